@@ -1,0 +1,77 @@
+//! Shared plumbing of the binaries: the error-to-exit-code policy and
+//! argument parsing helpers, so every `main` stays a few lines long.
+
+use crate::error::{Error, Result};
+use std::process::ExitCode;
+
+/// Run a stage body and turn its outcome into an exit code: 0 on success or
+/// on a broken pipe anywhere in the chain, 2 with one line on stderr
+/// (`fsim-sort: <error>`) otherwise.
+pub fn run(name: &str, body: impl FnOnce() -> Result<()>) -> ExitCode {
+    match body() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Parse a byte size such as `128M`, `1G`, `64k` or `4096` (powers of 1024).
+pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        None => (t, 1u64),
+        Some((i, _)) => {
+            let unit = t[i..].trim_end_matches(['b', 'B', 'i']);
+            let m = match unit.to_ascii_lowercase().as_str() {
+                "" => 1,
+                "k" => 1 << 10,
+                "m" => 1 << 20,
+                "g" => 1 << 30,
+                "t" => 1 << 40,
+                _ => return Err(format!("invalid size {s:?}: expected a number with an optional K, M, G or T suffix")),
+            };
+            (&t[..i], m)
+        }
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("invalid size {s:?}: expected a number with an optional K, M, G or T suffix"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("size {s:?} is too large"))
+}
+
+/// Check that a `--min-percent` style option is within 0..=100.
+pub fn parse_percent(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("invalid percentage {s:?}"))?;
+    if (0.0..=100.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("percentage {s:?} is outside 0..100"))
+    }
+}
+
+/// Reject impossible combinations early with one clear message.
+pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<()> {
+    if cond {
+        Ok(())
+    } else {
+        Err(Error::Msg(msg()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("128M"), Ok(128 << 20));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("64k"), Ok(64 << 10));
+        assert!(parse_size("12Q").is_err());
+        assert!(parse_size("").is_err());
+    }
+}

@@ -1,0 +1,147 @@
+//! Opening inputs (a path or `-` for standard input) and writing outputs
+//! atomically: a temp file in the target's folder, renamed over the target
+//! only when the stage finished, so a killed stage never leaves a file that
+//! `make` would take as done.
+
+use crate::error::{Context, Error, Result};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Buffer size for record streams: large enough to amortise syscalls.
+pub const BUF_SIZE: usize = 1 << 20;
+
+/// An input: a file or standard input, with its display name.
+pub fn open_input(path: &Path) -> Result<(Box<dyn BufRead + Send>, String)> {
+    if path.as_os_str() == "-" {
+        Ok((Box::new(BufReader::with_capacity(BUF_SIZE, io::stdin())), "-".to_string()))
+    } else {
+        let name = path.display().to_string();
+        let f = File::open(path).ctx(|| format!("cannot open {name}"))?;
+        Ok((Box::new(BufReader::with_capacity(BUF_SIZE, f)), name))
+    }
+}
+
+/// Where a stage writes: standard output, or a file that appears only when
+/// [`Output::finish`] succeeds.
+pub struct Output {
+    inner: Option<BufWriter<Sink>>,
+    target: Option<PathBuf>,
+    name: String,
+}
+
+enum Sink {
+    Stdout(io::Stdout),
+    Temp(tempfile::NamedTempFile),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Stdout(s) => s.write(buf),
+            Sink::Temp(t) => t.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::Stdout(s) => s.write_all(buf),
+            Sink::Temp(t) => t.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Stdout(s) => s.flush(),
+            Sink::Temp(t) => t.flush(),
+        }
+    }
+}
+
+impl Output {
+    /// `None` or `-` means standard output.
+    pub fn create(path: Option<&Path>) -> Result<Output> {
+        match path {
+            None => Ok(Self::stdout()),
+            Some(p) if p.as_os_str() == "-" => Ok(Self::stdout()),
+            Some(p) => {
+                let name = p.display().to_string();
+                let dir = match p.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                let file_name = p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                let tmp = tempfile::Builder::new()
+                    .prefix(&format!(".{file_name}."))
+                    .suffix(".tmp")
+                    .tempfile_in(&dir)
+                    .ctx(|| format!("cannot create a temporary file in {} for {name}", dir.display()))?;
+                Ok(Output { inner: Some(BufWriter::with_capacity(BUF_SIZE, Sink::Temp(tmp))), target: Some(p.to_path_buf()), name })
+            }
+        }
+    }
+
+    fn stdout() -> Output {
+        Output { inner: Some(BufWriter::with_capacity(BUF_SIZE, Sink::Stdout(io::stdout()))), target: None, name: "standard output".into() }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn is_stdout(&self) -> bool {
+        self.target.is_none()
+    }
+
+    /// Write bytes; a failure (full disk, closed pipe) names the output.
+    #[inline]
+    pub fn write_all(&mut self, buf: &[u8]) -> Result<()> {
+        let name = &self.name;
+        self.inner.as_mut().expect("write after finish").write_all(buf).ctx(|| format!("writing {name}"))
+    }
+
+    /// Flush, sync and rename into place. Without this call (an error, a
+    /// panic, a kill) the temp file is removed and the target untouched.
+    pub fn finish(mut self) -> Result<()> {
+        let name = self.name.clone();
+        let w = self.inner.take().expect("finish twice");
+        let sink = w.into_inner().map_err(|e| Error::Io { context: format!("writing {name}"), source: e.into_error() })?;
+        match sink {
+            Sink::Stdout(mut s) => s.flush().ctx(|| format!("writing {name}")),
+            Sink::Temp(t) => {
+                t.as_file().sync_all().ctx(|| format!("writing {name}"))?;
+                let target = self.target.take().expect("temp output has a target");
+                t.persist(&target).map_err(|e| Error::Io { context: format!("renaming the finished output to {name}"), source: e.error })?;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.as_mut().expect("write after finish").write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.as_mut().expect("write after finish").flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_appears_only_on_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.tsv");
+        let mut o = Output::create(Some(&target)).unwrap();
+        o.write_all(b"hello\n").unwrap();
+        assert!(!target.exists());
+        drop(o);
+        assert!(!target.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "temp file removed");
+        let mut o = Output::create(Some(&target)).unwrap();
+        o.write_all(b"hello\n").unwrap();
+        o.finish().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"hello\n");
+    }
+}

@@ -1,0 +1,32 @@
+//! fsim: find similar and duplicate files in document repositories far
+//! larger than memory, after Forman, Eshghi & Chiocchetti, "Finding Similar
+//! Files in Large Document Repositories" (KDD 2005).
+//!
+//! The pipeline is a chain of small programs (src/bin) that exchange
+//! line-oriented text records (see [`records`] and docs/formats.md):
+//!
+//! | stage | module | paper |
+//! |---|---|---|
+//! | fsim-chunk | [`chunker`], [`walk`], [`chunk`] | step 1: TTTD chunks, MD5 per chunk |
+//! | fsim-sort | [`sort`] | 2.5 step 2: external sort by hash |
+//! | fsim-partition | [`partition`], [`unionfind`] | 2.5 steps 3-4 |
+//! | fsim-binpack | [`binpack`] | 2.5 steps 5-6 |
+//! | fsim-analyze | [`analyze`] | steps 3-4 and 2.4 |
+//! | fsim-report | [`report`] | step 5 and 2.4 |
+
+pub mod analyze;
+pub mod binpack;
+pub mod chunk;
+pub mod chunker;
+pub mod cli;
+pub mod corpus;
+pub mod error;
+pub mod io;
+pub mod partition;
+pub mod records;
+pub mod report;
+pub mod sort;
+pub mod unionfind;
+pub mod walk;
+
+pub use error::{Error, Result};

@@ -1,0 +1,944 @@
+//! The line formats that flow between stages (docs/formats.md is the
+//! reference): parse, write and escape, in one place.
+//!
+//! Every intermediate file is text, one record per line, fields separated by
+//! a tab, so that `grep`, `awk` and `LC_ALL=C sort` work on it. Each file
+//! starts with a header line `#fsim <kind> v1\tkey=value...` that records the
+//! parameters of the run, and ends with a trailer `#end <kind>\tkey=value...`
+//! that holds counts and an order-independent digest, so a truncated or mixed
+//! input is refused with the file name and line instead of silently giving a
+//! smaller answer. Both start with `#`, which sorts before every hex digit, so
+//! `LC_ALL=C sort` keeps them at the top of a sorted chunk file.
+//!
+//! Hashes are 32 lowercase hex digits and file ids 10 zero-padded decimal
+//! digits: fixed widths make byte order equal numeric order, which is what
+//! lets `LC_ALL=C sort` replace `fsim-sort` byte for byte.
+
+use crate::error::{Error, Result};
+use std::io::BufRead;
+
+/// Format version written in every header.
+pub const VERSION: &str = "v1";
+
+/// Width of a file id in records.
+pub const ID_WIDTH: usize = 10;
+
+/// Width of a hash in records.
+pub const HASH_WIDTH: usize = 32;
+
+// ---------------------------------------------------------------------------
+// Escaping of paths
+// ---------------------------------------------------------------------------
+
+/// Escape a path (any bytes but NUL) into printable, valid UTF-8 without tabs
+/// or newlines: `\\` for a backslash, `\t`, `\n`, `\r`, and `\xHH` for other
+/// control bytes, DEL and bytes that are not part of valid UTF-8. Everything
+/// else, including non-ASCII UTF-8, is kept as is. [`unescape_path`] inverts it.
+pub fn escape_path(path: &[u8], out: &mut Vec<u8>) {
+    let mut rest = path;
+    while !rest.is_empty() {
+        let (valid, bad) = match std::str::from_utf8(rest) {
+            Ok(s) => (s.len(), 0),
+            Err(e) => (e.valid_up_to(), e.error_len().unwrap_or(rest.len() - e.valid_up_to())),
+        };
+        for &b in &rest[..valid] {
+            match b {
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                0..=0x1f | 0x7f => push_hex_escape(b, out),
+                _ => out.push(b),
+            }
+        }
+        for &b in &rest[valid..valid + bad] {
+            push_hex_escape(b, out);
+        }
+        rest = &rest[valid + bad..];
+    }
+}
+
+fn push_hex_escape(b: u8, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(&[b'\\', b'x', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+}
+
+/// Escape into a new `String` (always valid UTF-8).
+pub fn escape_path_string(path: &[u8]) -> String {
+    let mut v = Vec::with_capacity(path.len());
+    escape_path(path, &mut v);
+    String::from_utf8(v).expect("escape_path writes valid UTF-8")
+}
+
+/// Invert [`escape_path`]. Errors name what was wrong.
+pub fn unescape_path(s: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        if b != b'\\' {
+            if b < 0x20 || b == 0x7f {
+                return Err(format!("unescaped control byte 0x{b:02x} in path"));
+            }
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        match s.get(i + 1) {
+            Some(b'\\') => out.push(b'\\'),
+            Some(b't') => out.push(b'\t'),
+            Some(b'n') => out.push(b'\n'),
+            Some(b'r') => out.push(b'\r'),
+            Some(b'x') => {
+                let h = s.get(i + 2..i + 4).and_then(|h| Some(hex_val(h[0])? << 4 | hex_val(h[1])?));
+                match h {
+                    Some(v) if v != 0 => out.push(v),
+                    _ => return Err("bad \\x escape in path: expected \\xHH with two lowercase hex digits".into()),
+                }
+                i += 4;
+                continue;
+            }
+            _ => return Err("bad escape in path: expected \\\\, \\t, \\n, \\r or \\xHH".into()),
+        }
+        i += 2;
+    }
+    if out.is_empty() {
+        return Err("empty path".into());
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// Numbers and hashes
+// ---------------------------------------------------------------------------
+
+#[inline]
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
+}
+
+/// Append a 128-bit value as 32 lowercase hex digits.
+#[inline]
+pub fn write_hex128(v: u128, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 32];
+    for (i, slot) in buf.iter_mut().enumerate() {
+        *slot = HEX[((v >> (124 - 4 * i)) & 15) as usize];
+    }
+    out.extend_from_slice(&buf);
+}
+
+/// Format a 128-bit value as 32 lowercase hex digits.
+pub fn hex128(v: u128) -> String {
+    let mut out = Vec::with_capacity(32);
+    write_hex128(v, &mut out);
+    String::from_utf8(out).unwrap()
+}
+
+/// Parse exactly 32 lowercase hex digits.
+#[inline]
+pub fn parse_hex128(s: &[u8]) -> Option<u128> {
+    if s.len() != HASH_WIDTH {
+        return None;
+    }
+    let mut v: u128 = 0;
+    for &c in s {
+        v = (v << 4) | hex_val(c)? as u128;
+    }
+    Some(v)
+}
+
+/// The 16 bytes of an MD5 digest as the u128 whose hex is the usual digest text.
+#[inline]
+pub fn digest_to_u128(d: &[u8]) -> u128 {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&d[..16]);
+    u128::from_be_bytes(a)
+}
+
+/// Append a file id as 10 zero-padded decimal digits.
+#[inline]
+pub fn write_id(id: u32, out: &mut Vec<u8>) {
+    let mut buf = [b'0'; ID_WIDTH];
+    let mut v = id;
+    for slot in buf.iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out.extend_from_slice(&buf);
+}
+
+/// Format a file id (10 digits).
+pub fn id_string(id: u32) -> String {
+    let mut v = Vec::with_capacity(ID_WIDTH);
+    write_id(id, &mut v);
+    String::from_utf8(v).unwrap()
+}
+
+/// Parse a file id: exactly 10 decimal digits, within u32.
+#[inline]
+pub fn parse_id(s: &[u8]) -> Option<u32> {
+    if s.len() != ID_WIDTH {
+        return None;
+    }
+    let v = parse_u64(s)?;
+    u32::try_from(v).ok()
+}
+
+/// Append an unsigned integer in decimal.
+#[inline]
+pub fn write_u64(v: u64, out: &mut Vec<u8>) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Parse a decimal unsigned integer (no sign, no spaces, at most 20 digits).
+#[inline]
+pub fn parse_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in s {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(d as u64)?;
+    }
+    Some(v)
+}
+
+/// Split a line (without its newline) on tabs into a fixed array of fields.
+/// Returns None when the number of fields differs from `N`.
+#[inline]
+pub fn split_fields<const N: usize>(line: &[u8]) -> Option<[&[u8]; N]> {
+    let mut out: [&[u8]; N] = [&[]; N];
+    let mut rest = line;
+    for (i, slot) in out.iter_mut().enumerate() {
+        if i + 1 == N {
+            if rest.contains(&b'\t') {
+                return None;
+            }
+            *slot = rest;
+        } else {
+            let p = rest.iter().position(|&c| c == b'\t')?;
+            *slot = &rest[..p];
+            rest = &rest[p + 1..];
+        }
+    }
+    Some(out)
+}
+
+// ---------------------------------------------------------------------------
+// Chunk records
+// ---------------------------------------------------------------------------
+
+/// One chunk (or feature) of one file: `<hash>\t<file id>\t<length>`.
+///
+/// `len` is the chunk's byte length for the chunking methods (the weight of
+/// the feature for the others). A chunk that occurs twice in a file gives
+/// two identical records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChunkRecord {
+    pub hash: u128,
+    pub file: u32,
+    pub len: u32,
+}
+
+impl ChunkRecord {
+    pub const EXPECTED: &'static str =
+        "a chunk record: 32 lowercase hex digits, a tab, a 10-digit file id, a tab, a length";
+
+    #[inline]
+    pub fn write(&self, out: &mut Vec<u8>) {
+        write_hex128(self.hash, out);
+        out.push(b'\t');
+        write_id(self.file, out);
+        out.push(b'\t');
+        write_u64(self.len as u64, out);
+        out.push(b'\n');
+    }
+
+    /// Parse one line without its newline.
+    #[inline]
+    pub fn parse(line: &[u8]) -> Option<ChunkRecord> {
+        if line.len() < HASH_WIDTH + 1 + ID_WIDTH + 2 || line[HASH_WIDTH] != b'\t' || line[HASH_WIDTH + 1 + ID_WIDTH] != b'\t'
+        {
+            return None;
+        }
+        let hash = parse_hex128(&line[..HASH_WIDTH])?;
+        let file = parse_id(&line[HASH_WIDTH + 1..HASH_WIDTH + 1 + ID_WIDTH])?;
+        let len = parse_u64(&line[HASH_WIDTH + ID_WIDTH + 2..])?;
+        Some(ChunkRecord { hash, file, len: u32::try_from(len).ok()? })
+    }
+
+    /// The contribution of this record to a stream digest (see [`Digest`]).
+    #[inline]
+    pub fn mix(&self) -> u128 {
+        mix128(self.hash ^ ((self.file as u128) << 96) ^ ((self.len as u128) << 64))
+    }
+}
+
+/// A cheap bijective mixer so that the digest of a multiset of records is
+/// sensitive to each field.
+#[inline]
+pub fn mix128(x: u128) -> u128 {
+    const K1: u128 = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835;
+    const K2: u128 = 0xd6e8_feb8_6659_fd93_a0f4_3b2b_7bd2_2e41;
+    let x = x.wrapping_mul(K1);
+    let x = x ^ (x >> 67);
+    x.wrapping_mul(K2)
+}
+
+/// An order-independent digest of a multiset of records (wrapping sum of
+/// their mixes) plus their count. A sorted file has the same digest as the
+/// unsorted one, so each stage can check that it saw exactly the records its
+/// producer wrote, even after `LC_ALL=C sort`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Digest {
+    pub count: u64,
+    pub sum: u128,
+}
+
+impl Digest {
+    #[inline]
+    pub fn add(&mut self, r: &ChunkRecord) {
+        self.count += 1;
+        self.sum = self.sum.wrapping_add(r.mix());
+    }
+
+    #[inline]
+    pub fn add_mix(&mut self, m: u128) {
+        self.count += 1;
+        self.sum = self.sum.wrapping_add(m);
+    }
+
+    pub fn merge(&mut self, o: &Digest) {
+        self.count += o.count;
+        self.sum = self.sum.wrapping_add(o.sum);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// File table
+// ---------------------------------------------------------------------------
+
+/// Coarse content type, recorded while chunking (sif's file types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FileType {
+    Empty,
+    Text,
+    Binary,
+    Compressed,
+    Pdf,
+    Postscript,
+    Image,
+}
+
+impl FileType {
+    pub const ALL: [FileType; 7] = [
+        FileType::Empty,
+        FileType::Text,
+        FileType::Binary,
+        FileType::Compressed,
+        FileType::Pdf,
+        FileType::Postscript,
+        FileType::Image,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileType::Empty => "empty",
+            FileType::Text => "text",
+            FileType::Binary => "binary",
+            FileType::Compressed => "compressed",
+            FileType::Pdf => "pdf",
+            FileType::Postscript => "postscript",
+            FileType::Image => "image",
+        }
+    }
+
+    pub fn parse(s: &[u8]) -> Option<FileType> {
+        FileType::ALL.into_iter().find(|t| t.as_str().as_bytes() == s)
+    }
+
+    /// Classify a file from its first bytes (up to a few KB) and its size:
+    /// magic numbers first, then "text" when there is no NUL byte and the
+    /// bytes are mostly printable (valid UTF-8 or Latin-1 text).
+    pub fn classify(head: &[u8], size: u64) -> FileType {
+        if size == 0 {
+            return FileType::Empty;
+        }
+        let starts = |m: &[u8]| head.starts_with(m);
+        if starts(b"%PDF-") {
+            return FileType::Pdf;
+        }
+        if starts(b"%!PS") || starts(b"\xc5\xd0\xd3\xc6") {
+            return FileType::Postscript;
+        }
+        if starts(b"\x1f\x8b")
+            || starts(b"PK\x03\x04")
+            || starts(b"BZh")
+            || starts(b"\xfd7zXZ\x00")
+            || starts(b"\x28\xb5\x2f\xfd")
+            || starts(b"7z\xbc\xaf\x27\x1c")
+            || starts(b"Rar!\x1a\x07")
+            || starts(b"\x1f\x9d")
+        {
+            return FileType::Compressed;
+        }
+        if starts(b"\x89PNG\r\n\x1a\n") || starts(b"\xff\xd8\xff") || starts(b"GIF87a") || starts(b"GIF89a") {
+            return FileType::Image;
+        }
+        if head.contains(&0) {
+            return FileType::Binary;
+        }
+        let suspicious = head.iter().filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)).count();
+        if suspicious * 100 > head.len() {
+            FileType::Binary
+        } else {
+            FileType::Text
+        }
+    }
+}
+
+/// One line of the file table:
+/// `<id>\t<size>\t<mtime>\t<content hash>\t<type>\t<escaped path>`.
+///
+/// `mtime` is `seconds.nanoseconds` since the epoch (may be negative),
+/// `content` identifies the whole content (for the chunking methods: MD5 over
+/// the concatenated MD5 digests of the file's chunks, as the paper's section
+/// 2.4 suggests, so it costs nothing extra).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    pub id: u32,
+    pub size: u64,
+    pub mtime_s: i64,
+    pub mtime_ns: u32,
+    pub content: u128,
+    pub ftype: FileType,
+    pub path: Vec<u8>,
+}
+
+impl FileEntry {
+    pub const EXPECTED: &'static str =
+        "a file record: id, size, mtime, content hash, type and path separated by tabs";
+
+    pub fn write(&self, out: &mut Vec<u8>) {
+        write_id(self.id, out);
+        out.push(b'\t');
+        write_u64(self.size, out);
+        out.push(b'\t');
+        if self.mtime_s < 0 {
+            out.push(b'-');
+        }
+        write_u64(self.mtime_s.unsigned_abs(), out);
+        out.push(b'.');
+        let ns = format!("{:09}", self.mtime_ns);
+        out.extend_from_slice(ns.as_bytes());
+        out.push(b'\t');
+        write_hex128(self.content, out);
+        out.push(b'\t');
+        out.extend_from_slice(self.ftype.as_str().as_bytes());
+        out.push(b'\t');
+        escape_path(&self.path, out);
+        out.push(b'\n');
+    }
+
+    pub fn parse(line: &[u8]) -> std::result::Result<FileEntry, String> {
+        let [id, size, mtime, content, ftype, path] =
+            split_fields::<6>(line).ok_or_else(|| format!("expected {}", Self::EXPECTED))?;
+        let id = parse_id(id).ok_or("expected a 10-digit file id in field 1")?;
+        let size = parse_u64(size).ok_or("expected a size in bytes in field 2")?;
+        let (neg, mt) = match mtime.strip_prefix(b"-") {
+            Some(m) => (true, m),
+            None => (false, mtime),
+        };
+        let dot = mt.iter().position(|&c| c == b'.').ok_or("expected mtime as seconds.nanoseconds in field 3")?;
+        let secs = parse_u64(&mt[..dot]).ok_or("expected mtime as seconds.nanoseconds in field 3")?;
+        let frac = &mt[dot + 1..];
+        if frac.len() != 9 {
+            return Err("expected mtime as seconds.nanoseconds (9 digits) in field 3".into());
+        }
+        let ns = parse_u64(frac).ok_or("expected mtime as seconds.nanoseconds in field 3")? as u32;
+        let secs = i64::try_from(secs).map_err(|_| "mtime out of range")?;
+        let content = parse_hex128(content).ok_or("expected a 32-digit lowercase hex content hash in field 4")?;
+        let ftype = FileType::parse(ftype).ok_or("expected a file type (text, binary, ...) in field 5")?;
+        let path = unescape_path(path).map_err(|e| format!("field 6: {e}"))?;
+        Ok(FileEntry { id, size, mtime_s: if neg { -secs } else { secs }, mtime_ns: ns, content, ftype, path })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Headers, trailers and parameters
+// ---------------------------------------------------------------------------
+
+/// Ordered `key=value` parameters of a header or trailer line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Params(pub Vec<(String, String)>);
+
+impl Params {
+    pub fn new() -> Self {
+        Params(Vec::new())
+    }
+
+    pub fn with(mut self, k: &str, v: impl ToString) -> Self {
+        self.set(k, v);
+        self
+    }
+
+    pub fn set(&mut self, k: &str, v: impl ToString) {
+        let v = v.to_string();
+        match self.0.iter_mut().find(|(key, _)| key == k) {
+            Some(slot) => slot.1 = v,
+            None => self.0.push((k.to_string(), v)),
+        }
+    }
+
+    pub fn get(&self, k: &str) -> Option<&str> {
+        self.0.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str())
+    }
+
+    pub fn get_u64(&self, k: &str) -> Option<u64> {
+        self.get(k).and_then(|v| v.parse().ok())
+    }
+
+    pub fn get_u128_hex(&self, k: &str) -> Option<u128> {
+        self.get(k).and_then(|v| parse_hex128(v.as_bytes()))
+    }
+
+    /// Keep only the keys of `keys`, in their order (e.g. the chunking
+    /// parameters out of a longer header).
+    pub fn only(&self, keys: &[&str]) -> Params {
+        Params(keys.iter().filter_map(|k| self.get(k).map(|v| (k.to_string(), v.to_string()))).collect())
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        for (k, v) in &self.0 {
+            out.push(b'\t');
+            out.extend_from_slice(k.as_bytes());
+            out.push(b'=');
+            out.extend_from_slice(v.as_bytes());
+        }
+    }
+
+    fn parse(fields: &[u8]) -> std::result::Result<Params, String> {
+        let mut p = Params::new();
+        if fields.is_empty() {
+            return Ok(p);
+        }
+        for f in fields.split(|&c| c == b'\t') {
+            let s = std::str::from_utf8(f).map_err(|_| "header parameter is not UTF-8")?;
+            let (k, v) = s.split_once('=').ok_or_else(|| format!("expected key=value in header, found {s:?}"))?;
+            p.0.push((k.to_string(), v.to_string()));
+        }
+        Ok(p)
+    }
+
+    /// Describe the first difference with `other` in a sentence.
+    pub fn difference(&self, other: &Params) -> Option<String> {
+        for (k, v) in &self.0 {
+            match other.get(k) {
+                Some(w) if w == v => {}
+                Some(w) => return Some(format!("{k}={v} here but {k}={w} before")),
+                None => return Some(format!("{k}={v} here but no {k} before")),
+            }
+        }
+        for (k, w) in &other.0 {
+            if self.get(k).is_none() {
+                return Some(format!("no {k} here but {k}={w} before"));
+            }
+        }
+        None
+    }
+}
+
+/// The parameters of the chunking that define whether two chunk files can
+/// be compared: every later stage carries them in its header.
+pub const CHUNK_PARAM_KEYS: &[&str] = &["method", "avg", "min", "max", "div", "div2", "window", "hash"];
+
+/// The kinds of file fsim writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Files,
+    Chunks,
+    Partition,
+    Bins,
+    Pairs,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Files => "files",
+            Kind::Chunks => "chunks",
+            Kind::Partition => "partition",
+            Kind::Bins => "bins",
+            Kind::Pairs => "pairs",
+        }
+    }
+
+    fn parse(s: &[u8]) -> Option<Kind> {
+        [Kind::Files, Kind::Chunks, Kind::Partition, Kind::Bins, Kind::Pairs]
+            .into_iter()
+            .find(|k| k.as_str().as_bytes() == s)
+    }
+
+    /// Which stage writes this kind, for error messages.
+    pub fn producer(self) -> &'static str {
+        match self {
+            Kind::Files => "fsim-chunk --files-out",
+            Kind::Chunks => "fsim-chunk or fsim-sort",
+            Kind::Partition => "fsim-partition",
+            Kind::Bins => "fsim-binpack",
+            Kind::Pairs => "fsim-analyze",
+        }
+    }
+}
+
+/// Append a header line: `#fsim <kind> v1\tk=v...`.
+pub fn write_header(kind: Kind, params: &Params, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"#fsim ");
+    out.extend_from_slice(kind.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(VERSION.as_bytes());
+    params.write(out);
+    out.push(b'\n');
+}
+
+/// Append a trailer line: `#end <kind>\tk=v...`.
+pub fn write_trailer(kind: Kind, params: &Params, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"#end ");
+    out.extend_from_slice(kind.as_str().as_bytes());
+    params.write(out);
+    out.push(b'\n');
+}
+
+/// Params of a digest for a trailer.
+pub fn digest_params(d: &Digest, count_key: &str) -> Params {
+    Params::new().with(count_key, d.count).with("digest", hex128(d.sum))
+}
+
+/// A classified input line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    Header(Kind, Params),
+    Trailer(Kind, Params),
+    /// Another `#` line (comment or a section marker such as `#bin`).
+    Comment(&'a [u8]),
+    Data(&'a [u8]),
+}
+
+/// Reads lines of an fsim file with a reused buffer, knows its name and the
+/// current line number, and makes errors that say both.
+pub struct LineReader<R> {
+    inner: R,
+    name: String,
+    line: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> LineReader<R> {
+    pub fn new(inner: R, name: impl Into<String>) -> Self {
+        LineReader { inner, name: name.into(), line: 0, buf: Vec::with_capacity(256) }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn line_number(&self) -> u64 {
+        self.line
+    }
+
+    /// An input error at the current line.
+    pub fn error(&self, msg: impl Into<String>) -> Error {
+        Error::input(self.name.clone(), self.line, msg)
+    }
+
+    /// Next line without its newline, or None at the end. A last line
+    /// without a newline is an error: it is what a cut-off file looks like.
+    pub fn next_raw(&mut self) -> Result<Option<&[u8]>> {
+        self.buf.clear();
+        let n = self.inner.read_until(b'\n', &mut self.buf).map_err(|source| Error::Io {
+            context: format!("reading {} after line {}", self.name, self.line),
+            source,
+        })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        if self.buf.last() != Some(&b'\n') {
+            return Err(self.error("last line has no newline: the file is truncated"));
+        }
+        self.buf.pop();
+        Ok(Some(&self.buf))
+    }
+
+    /// Next line, classified.
+    pub fn next_line(&mut self) -> Result<Option<Line<'_>>> {
+        let name = self.name.clone();
+        let line_no = self.line + 1;
+        let raw = match self.next_raw()? {
+            None => return Ok(None),
+            Some(r) => r,
+        };
+        classify_line(raw).map(Some).map_err(|m| Error::input(name, line_no, m))
+    }
+}
+
+/// Classify one line (without newline).
+pub fn classify_line(raw: &[u8]) -> std::result::Result<Line<'_>, String> {
+    if raw.first() != Some(&b'#') {
+        return Ok(Line::Data(raw));
+    }
+    if let Some(rest) = raw.strip_prefix(b"#fsim ") {
+        let end = rest.iter().position(|&c| c == b'\t').unwrap_or(rest.len());
+        let mut words = rest[..end].split(|&c| c == b' ');
+        let kind = words.next().and_then(Kind::parse).ok_or("unknown fsim file kind in header")?;
+        let ver = words.next().unwrap_or(b"");
+        if ver != VERSION.as_bytes() {
+            return Err(format!(
+                "unsupported format version {:?} (this fsim reads {VERSION})",
+                String::from_utf8_lossy(ver)
+            ));
+        }
+        let params = Params::parse(rest.get(end + 1..).unwrap_or(b""))?;
+        return Ok(Line::Header(kind, params));
+    }
+    if let Some(rest) = raw.strip_prefix(b"#end ") {
+        let end = rest.iter().position(|&c| c == b'\t').unwrap_or(rest.len());
+        let kind = Kind::parse(&rest[..end]).ok_or("unknown fsim file kind in trailer")?;
+        let params = Params::parse(rest.get(end + 1..).unwrap_or(b""))?;
+        return Ok(Line::Trailer(kind, params));
+    }
+    Ok(Line::Comment(raw))
+}
+
+/// Tracks the headers and trailers seen in an input (which may be several
+/// files concatenated, or a sorted file where they all come first) and
+/// checks them: one kind, one set of chunking parameters, and at the end
+/// the record count and digest that the trailers announced.
+#[derive(Debug)]
+pub struct InputCheck {
+    pub kind: Kind,
+    /// Parameters of the first header.
+    pub params: Option<Params>,
+    /// Sum of the trailers' counts and digests.
+    pub expected: Digest,
+    pub trailers: u64,
+    count_key: &'static str,
+}
+
+impl InputCheck {
+    pub fn new(kind: Kind, count_key: &'static str) -> Self {
+        InputCheck { kind, params: None, expected: Digest::default(), trailers: 0, count_key }
+    }
+
+    /// Feed a header; errors (as messages for the current line) on another
+    /// kind or on parameters that differ from the first header's.
+    pub fn header(&mut self, kind: Kind, params: Params) -> std::result::Result<(), String> {
+        if kind != self.kind {
+            return Err(format!(
+                "this is a {} file (written by {}), expected a {} file (written by {})",
+                kind.as_str(),
+                kind.producer(),
+                self.kind.as_str(),
+                self.kind.producer()
+            ));
+        }
+        let chunk = params.only(CHUNK_PARAM_KEYS);
+        match &self.params {
+            None => self.params = Some(params),
+            Some(first) => {
+                if let Some(d) = chunk.difference(&first.only(CHUNK_PARAM_KEYS)) {
+                    return Err(format!("records from runs with different parameters are mixed: {d}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Feed a trailer.
+    pub fn trailer(&mut self, kind: Kind, params: &Params) -> std::result::Result<(), String> {
+        if kind != self.kind {
+            return Err(format!("trailer of a {} file in a {} file", kind.as_str(), self.kind.as_str()));
+        }
+        let count = params.get_u64(self.count_key).ok_or_else(|| format!("trailer without {}=", self.count_key))?;
+        let sum = params.get_u128_hex("digest").ok_or("trailer without digest=")?;
+        self.expected.merge(&Digest { count, sum });
+        self.trailers += 1;
+        Ok(())
+    }
+
+    /// At the end of the input: was there a header and a trailer, and did the
+    /// records add up to what the trailers announced?
+    pub fn finish(&self, seen: &Digest, name: &str, line: u64) -> Result<()> {
+        if self.params.is_none() {
+            return Err(Error::input(
+                name,
+                line,
+                format!("no '#fsim {} v1' header: expected a {} file written by {}", self.kind.as_str(), self.kind.as_str(), self.kind.producer()),
+            ));
+        }
+        if self.trailers == 0 {
+            return Err(Error::input(name, line, format!("no '#end {}' trailer: the file is truncated or its writer was interrupted", self.kind.as_str())));
+        }
+        if seen.count != self.expected.count {
+            return Err(Error::input(
+                name,
+                line,
+                format!(
+                    "{} {} read but the trailer announced {}: the file is truncated or was edited",
+                    seen.count, self.count_key, self.expected.count
+                ),
+            ));
+        }
+        if seen.sum != self.expected.sum {
+            return Err(Error::input(name, line, "the records do not match the trailer's digest: the file was edited or mixed with another run's records"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn escape_known_answers() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"plain/path.txt", "plain/path.txt"),
+            (b"tab\there", "tab\\there"),
+            (b"new\nline", "new\\nline"),
+            (b"back\\slash", "back\\\\slash"),
+            (b"cr\r", "cr\\r"),
+            (b"bell\x07", "bell\\x07"),
+            (b"bad\xffutf8", "bad\\xffutf8"),
+            ("caf\u{e9}".as_bytes(), "caf\u{e9}"),
+            (b"<script>=-x", "<script>=-x"),
+        ];
+        for (raw, esc) in cases {
+            assert_eq!(escape_path_string(raw), *esc);
+            assert_eq!(unescape_path(esc.as_bytes()).unwrap(), *raw);
+        }
+    }
+
+    #[test]
+    fn unescape_errors() {
+        assert!(unescape_path(b"a\\q").is_err());
+        assert!(unescape_path(b"a\\x0").is_err());
+        assert!(unescape_path(b"a\\x00").is_err());
+        assert!(unescape_path(b"a\tb").is_err());
+        assert!(unescape_path(b"").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn escape_round_trips(path in proptest::collection::vec(1u8..=255, 1..64)) {
+            let esc = escape_path_string(&path);
+            prop_assert!(!esc.contains('\t') && !esc.contains('\n'));
+            prop_assert_eq!(unescape_path(esc.as_bytes()).unwrap(), path);
+        }
+
+        #[test]
+        fn chunk_record_round_trips(hash: u128, file: u32, len: u32) {
+            let r = ChunkRecord { hash, file, len };
+            let mut v = Vec::new();
+            r.write(&mut v);
+            prop_assert_eq!(v.last(), Some(&b'\n'));
+            prop_assert_eq!(ChunkRecord::parse(&v[..v.len() - 1]), Some(r));
+        }
+
+        #[test]
+        fn parsers_never_panic(line in proptest::collection::vec(any::<u8>(), 0..120)) {
+            let _ = ChunkRecord::parse(&line);
+            let _ = FileEntry::parse(&line);
+            let _ = classify_line(&line);
+            let _ = unescape_path(&line);
+        }
+
+        #[test]
+        fn byte_order_is_numeric_order(a: (u128, u32), b: (u128, u32)) {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            ChunkRecord { hash: a.0, file: a.1, len: 7 }.write(&mut x);
+            ChunkRecord { hash: b.0, file: b.1, len: 7 }.write(&mut y);
+            prop_assert_eq!(x.cmp(&y), a.cmp(&b));
+        }
+    }
+
+    #[test]
+    fn file_entry_round_trip() {
+        let e = FileEntry {
+            id: 42,
+            size: 1234,
+            mtime_s: -5,
+            mtime_ns: 7,
+            content: 0xd41d8cd98f00b204e9800998ecf8427e,
+            ftype: FileType::Text,
+            path: b"dir/a\tb\nc\xff".to_vec(),
+        };
+        let mut v = Vec::new();
+        e.write(&mut v);
+        assert_eq!(
+            String::from_utf8(v.clone()).unwrap(),
+            "0000000042\t1234\t-5.000000007\td41d8cd98f00b204e9800998ecf8427e\ttext\tdir/a\\tb\\nc\\xff\n"
+        );
+        assert_eq!(FileEntry::parse(&v[..v.len() - 1]).unwrap(), e);
+    }
+
+    #[test]
+    fn headers_and_trailers() {
+        let p = Params::new().with("method", "tttd").with("avg", 1000);
+        let mut v = Vec::new();
+        write_header(Kind::Chunks, &p, &mut v);
+        assert_eq!(v, b"#fsim chunks v1\tmethod=tttd\tavg=1000\n");
+        assert_eq!(classify_line(&v[..v.len() - 1]).unwrap(), Line::Header(Kind::Chunks, p.clone()));
+        let mut check = InputCheck::new(Kind::Chunks, "records");
+        check.header(Kind::Chunks, p.clone()).unwrap();
+        let other = Params::new().with("method", "tttd").with("avg", 100);
+        let err = check.header(Kind::Chunks, other).unwrap_err();
+        assert_eq!(err, "records from runs with different parameters are mixed: avg=100 here but avg=1000 before");
+        assert!(check.header(Kind::Pairs, p).unwrap_err().contains("expected a chunks file"));
+    }
+
+    #[test]
+    fn digest_is_order_independent() {
+        let rs = [ChunkRecord { hash: 1, file: 2, len: 3 }, ChunkRecord { hash: 9, file: 0, len: 1 }];
+        let (mut a, mut b) = (Digest::default(), Digest::default());
+        a.add(&rs[0]);
+        a.add(&rs[1]);
+        b.add(&rs[1]);
+        b.add(&rs[0]);
+        assert_eq!(a, b);
+        let mut c = Digest::default();
+        c.add(&rs[0]);
+        c.add(&ChunkRecord { hash: 9, file: 1, len: 1 });
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn classify_types() {
+        assert_eq!(FileType::classify(b"", 0), FileType::Empty);
+        assert_eq!(FileType::classify(b"hello world\n", 12), FileType::Text);
+        assert_eq!(FileType::classify(b"%PDF-1.4 ...", 100), FileType::Pdf);
+        assert_eq!(FileType::classify(b"\x1f\x8b\x08\x00", 100), FileType::Compressed);
+        assert_eq!(FileType::classify(b"ab\x00cd", 5), FileType::Binary);
+    }
+}
