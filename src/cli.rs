@@ -31,15 +31,18 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
                 "m" => 1 << 20,
                 "g" => 1 << 30,
                 "t" => 1 << 40,
-                _ => return Err(format!("invalid size {s:?}: expected a number with an optional K, M, G or T suffix")),
+                _ => return Err(format!(
+                    "invalid size {s:?}: expected a number with an optional K, M, G or T suffix"
+                )),
             };
             (&t[..i], m)
         }
     };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("invalid size {s:?}: expected a number with an optional K, M, G or T suffix"))?;
-    n.checked_mul(mult).ok_or_else(|| format!("size {s:?} is too large"))
+    let n: u64 = num.parse().map_err(|_| {
+        format!("invalid size {s:?}: expected a number with an optional K, M, G or T suffix")
+    })?;
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size {s:?} is too large"))
 }
 
 /// Check that a `--min-percent` style option is within 0..=100.

@@ -11,7 +11,11 @@ pub enum Error {
     /// An I/O failure, with what fsim was doing at the time.
     Io { context: String, source: io::Error },
     /// Bad input: file name (or `-`), 1-based line number, what was expected.
-    Input { file: String, line: u64, msg: String },
+    Input {
+        file: String,
+        line: u64,
+        msg: String,
+    },
     /// Anything else (bad option, inconsistent inputs...).
     Msg(String),
 }
@@ -24,7 +28,11 @@ impl Error {
     }
 
     pub fn input(file: impl Into<String>, line: u64, msg: impl Into<String>) -> Self {
-        Error::Input { file: file.into(), line, msg: msg.into() }
+        Error::Input {
+            file: file.into(),
+            line,
+            msg: msg.into(),
+        }
     }
 
     /// True when the root cause is a closed pipe (`fsim-chunk DIR | head`):
@@ -53,6 +61,9 @@ pub trait Context<T> {
 
 impl<T> Context<T> for io::Result<T> {
     fn ctx<C: Into<String>>(self, context: impl FnOnce() -> C) -> Result<T> {
-        self.map_err(|source| Error::Io { context: context().into(), source })
+        self.map_err(|source| Error::Io {
+            context: context().into(),
+            source,
+        })
     }
 }

@@ -14,7 +14,10 @@ pub const BUF_SIZE: usize = 1 << 20;
 /// An input: a file or standard input, with its display name.
 pub fn open_input(path: &Path) -> Result<(Box<dyn BufRead + Send>, String)> {
     if path.as_os_str() == "-" {
-        Ok((Box::new(BufReader::with_capacity(BUF_SIZE, io::stdin())), "-".to_string()))
+        Ok((
+            Box::new(BufReader::with_capacity(BUF_SIZE, io::stdin())),
+            "-".to_string(),
+        ))
     } else {
         let name = path.display().to_string();
         let f = File::open(path).ctx(|| format!("cannot open {name}"))?;
@@ -68,19 +71,38 @@ impl Output {
                     Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                     _ => PathBuf::from("."),
                 };
-                let file_name = p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                let file_name = p
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 let tmp = tempfile::Builder::new()
                     .prefix(&format!(".{file_name}."))
                     .suffix(".tmp")
                     .tempfile_in(&dir)
-                    .ctx(|| format!("cannot create a temporary file in {} for {name}", dir.display()))?;
-                Ok(Output { inner: Some(BufWriter::with_capacity(BUF_SIZE, Sink::Temp(tmp))), target: Some(p.to_path_buf()), name })
+                    .ctx(|| {
+                        format!(
+                            "cannot create a temporary file in {} for {name}",
+                            dir.display()
+                        )
+                    })?;
+                Ok(Output {
+                    inner: Some(BufWriter::with_capacity(BUF_SIZE, Sink::Temp(tmp))),
+                    target: Some(p.to_path_buf()),
+                    name,
+                })
             }
         }
     }
 
     fn stdout() -> Output {
-        Output { inner: Some(BufWriter::with_capacity(BUF_SIZE, Sink::Stdout(io::stdout()))), target: None, name: "standard output".into() }
+        Output {
+            inner: Some(BufWriter::with_capacity(
+                BUF_SIZE,
+                Sink::Stdout(io::stdout()),
+            )),
+            target: None,
+            name: "standard output".into(),
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -95,7 +117,11 @@ impl Output {
     #[inline]
     pub fn write_all(&mut self, buf: &[u8]) -> Result<()> {
         let name = &self.name;
-        self.inner.as_mut().expect("write after finish").write_all(buf).ctx(|| format!("writing {name}"))
+        self.inner
+            .as_mut()
+            .expect("write after finish")
+            .write_all(buf)
+            .ctx(|| format!("writing {name}"))
     }
 
     /// Flush, sync and rename into place. Without this call (an error, a
@@ -103,13 +129,19 @@ impl Output {
     pub fn finish(mut self) -> Result<()> {
         let name = self.name.clone();
         let w = self.inner.take().expect("finish twice");
-        let sink = w.into_inner().map_err(|e| Error::Io { context: format!("writing {name}"), source: e.into_error() })?;
+        let sink = w.into_inner().map_err(|e| Error::Io {
+            context: format!("writing {name}"),
+            source: e.into_error(),
+        })?;
         match sink {
             Sink::Stdout(mut s) => s.flush().ctx(|| format!("writing {name}")),
             Sink::Temp(t) => {
                 t.as_file().sync_all().ctx(|| format!("writing {name}"))?;
                 let target = self.target.take().expect("temp output has a target");
-                t.persist(&target).map_err(|e| Error::Io { context: format!("renaming the finished output to {name}"), source: e.error })?;
+                t.persist(&target).map_err(|e| Error::Io {
+                    context: format!("renaming the finished output to {name}"),
+                    source: e.error,
+                })?;
                 Ok(())
             }
         }
@@ -138,7 +170,11 @@ mod tests {
         assert!(!target.exists());
         drop(o);
         assert!(!target.exists());
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "temp file removed");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "temp file removed"
+        );
         let mut o = Output::create(Some(&target)).unwrap();
         o.write_all(b"hello\n").unwrap();
         o.finish().unwrap();

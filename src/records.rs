@@ -39,7 +39,10 @@ pub fn escape_path(path: &[u8], out: &mut Vec<u8>) {
     while !rest.is_empty() {
         let (valid, bad) = match std::str::from_utf8(rest) {
             Ok(s) => (s.len(), 0),
-            Err(e) => (e.valid_up_to(), e.error_len().unwrap_or(rest.len() - e.valid_up_to())),
+            Err(e) => (
+                e.valid_up_to(),
+                e.error_len().unwrap_or(rest.len() - e.valid_up_to()),
+            ),
         };
         for &b in &rest[..valid] {
             match b {
@@ -90,10 +93,17 @@ pub fn unescape_path(s: &[u8]) -> std::result::Result<Vec<u8>, String> {
             Some(b'n') => out.push(b'\n'),
             Some(b'r') => out.push(b'\r'),
             Some(b'x') => {
-                let h = s.get(i + 2..i + 4).and_then(|h| Some(hex_val(h[0])? << 4 | hex_val(h[1])?));
+                let h = s
+                    .get(i + 2..i + 4)
+                    .and_then(|h| Some(hex_val(h[0])? << 4 | hex_val(h[1])?));
                 match h {
                     Some(v) if v != 0 => out.push(v),
-                    _ => return Err("bad \\x escape in path: expected \\xHH with two lowercase hex digits".into()),
+                    _ => {
+                        return Err(
+                            "bad \\x escape in path: expected \\xHH with two lowercase hex digits"
+                                .into(),
+                        )
+                    }
                 }
                 i += 4;
                 continue;
@@ -277,14 +287,20 @@ impl ChunkRecord {
     /// Parse one line without its newline.
     #[inline]
     pub fn parse(line: &[u8]) -> Option<ChunkRecord> {
-        if line.len() < HASH_WIDTH + 1 + ID_WIDTH + 2 || line[HASH_WIDTH] != b'\t' || line[HASH_WIDTH + 1 + ID_WIDTH] != b'\t'
+        if line.len() < HASH_WIDTH + 1 + ID_WIDTH + 2
+            || line[HASH_WIDTH] != b'\t'
+            || line[HASH_WIDTH + 1 + ID_WIDTH] != b'\t'
         {
             return None;
         }
         let hash = parse_hex128(&line[..HASH_WIDTH])?;
         let file = parse_id(&line[HASH_WIDTH + 1..HASH_WIDTH + 1 + ID_WIDTH])?;
         let len = parse_u64(&line[HASH_WIDTH + ID_WIDTH + 2..])?;
-        Some(ChunkRecord { hash, file, len: u32::try_from(len).ok()? })
+        Some(ChunkRecord {
+            hash,
+            file,
+            len: u32::try_from(len).ok()?,
+        })
     }
 
     /// The contribution of this record to a stream digest (see [`Digest`]).
@@ -374,7 +390,9 @@ impl FileType {
     }
 
     pub fn parse(s: &[u8]) -> Option<FileType> {
-        FileType::ALL.into_iter().find(|t| t.as_str().as_bytes() == s)
+        FileType::ALL
+            .into_iter()
+            .find(|t| t.as_str().as_bytes() == s)
     }
 
     /// Classify a file from its first bytes (up to a few KB) and its size:
@@ -402,13 +420,20 @@ impl FileType {
         {
             return FileType::Compressed;
         }
-        if starts(b"\x89PNG\r\n\x1a\n") || starts(b"\xff\xd8\xff") || starts(b"GIF87a") || starts(b"GIF89a") {
+        if starts(b"\x89PNG\r\n\x1a\n")
+            || starts(b"\xff\xd8\xff")
+            || starts(b"GIF87a")
+            || starts(b"GIF89a")
+        {
             return FileType::Image;
         }
         if head.contains(&0) {
             return FileType::Binary;
         }
-        let suspicious = head.iter().filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)).count();
+        let suspicious = head
+            .iter()
+            .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
+            .count();
         if suspicious * 100 > head.len() {
             FileType::Binary
         } else {
@@ -469,18 +494,32 @@ impl FileEntry {
             Some(m) => (true, m),
             None => (false, mtime),
         };
-        let dot = mt.iter().position(|&c| c == b'.').ok_or("expected mtime as seconds.nanoseconds in field 3")?;
-        let secs = parse_u64(&mt[..dot]).ok_or("expected mtime as seconds.nanoseconds in field 3")?;
+        let dot = mt
+            .iter()
+            .position(|&c| c == b'.')
+            .ok_or("expected mtime as seconds.nanoseconds in field 3")?;
+        let secs =
+            parse_u64(&mt[..dot]).ok_or("expected mtime as seconds.nanoseconds in field 3")?;
         let frac = &mt[dot + 1..];
         if frac.len() != 9 {
             return Err("expected mtime as seconds.nanoseconds (9 digits) in field 3".into());
         }
         let ns = parse_u64(frac).ok_or("expected mtime as seconds.nanoseconds in field 3")? as u32;
         let secs = i64::try_from(secs).map_err(|_| "mtime out of range")?;
-        let content = parse_hex128(content).ok_or("expected a 32-digit lowercase hex content hash in field 4")?;
-        let ftype = FileType::parse(ftype).ok_or("expected a file type (text, binary, ...) in field 5")?;
+        let content = parse_hex128(content)
+            .ok_or("expected a 32-digit lowercase hex content hash in field 4")?;
+        let ftype =
+            FileType::parse(ftype).ok_or("expected a file type (text, binary, ...) in field 5")?;
         let path = unescape_path(path).map_err(|e| format!("field 6: {e}"))?;
-        Ok(FileEntry { id, size, mtime_s: if neg { -secs } else { secs }, mtime_ns: ns, content, ftype, path })
+        Ok(FileEntry {
+            id,
+            size,
+            mtime_s: if neg { -secs } else { secs },
+            mtime_ns: ns,
+            content,
+            ftype,
+            path,
+        })
     }
 }
 
@@ -511,7 +550,10 @@ impl Params {
     }
 
     pub fn get(&self, k: &str) -> Option<&str> {
-        self.0.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
     }
 
     pub fn get_u64(&self, k: &str) -> Option<u64> {
@@ -525,7 +567,11 @@ impl Params {
     /// Keep only the keys of `keys`, in their order (e.g. the chunking
     /// parameters out of a longer header).
     pub fn only(&self, keys: &[&str]) -> Params {
-        Params(keys.iter().filter_map(|k| self.get(k).map(|v| (k.to_string(), v.to_string()))).collect())
+        Params(
+            keys.iter()
+                .filter_map(|k| self.get(k).map(|v| (k.to_string(), v.to_string())))
+                .collect(),
+        )
     }
 
     fn write(&self, out: &mut Vec<u8>) {
@@ -544,7 +590,9 @@ impl Params {
         }
         for f in fields.split(|&c| c == b'\t') {
             let s = std::str::from_utf8(f).map_err(|_| "header parameter is not UTF-8")?;
-            let (k, v) = s.split_once('=').ok_or_else(|| format!("expected key=value in header, found {s:?}"))?;
+            let (k, v) = s
+                .split_once('=')
+                .ok_or_else(|| format!("expected key=value in header, found {s:?}"))?;
             p.0.push((k.to_string(), v.to_string()));
         }
         Ok(p)
@@ -570,7 +618,9 @@ impl Params {
 
 /// The parameters of the chunking that define whether two chunk files can
 /// be compared: every later stage carries them in its header.
-pub const CHUNK_PARAM_KEYS: &[&str] = &["method", "avg", "min", "max", "div", "div2", "window", "hash"];
+pub const CHUNK_PARAM_KEYS: &[&str] = &[
+    "method", "avg", "min", "max", "div", "div2", "window", "hash",
+];
 
 /// The kinds of file fsim writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -594,9 +644,15 @@ impl Kind {
     }
 
     fn parse(s: &[u8]) -> Option<Kind> {
-        [Kind::Files, Kind::Chunks, Kind::Partition, Kind::Bins, Kind::Pairs]
-            .into_iter()
-            .find(|k| k.as_str().as_bytes() == s)
+        [
+            Kind::Files,
+            Kind::Chunks,
+            Kind::Partition,
+            Kind::Bins,
+            Kind::Pairs,
+        ]
+        .into_iter()
+        .find(|k| k.as_str().as_bytes() == s)
     }
 
     /// Which stage writes this kind, for error messages.
@@ -631,7 +687,9 @@ pub fn write_trailer(kind: Kind, params: &Params, out: &mut Vec<u8>) {
 
 /// Params of a digest for a trailer.
 pub fn digest_params(d: &Digest, count_key: &str) -> Params {
-    Params::new().with(count_key, d.count).with("digest", hex128(d.sum))
+    Params::new()
+        .with(count_key, d.count)
+        .with("digest", hex128(d.sum))
 }
 
 /// A classified input line.
@@ -655,7 +713,12 @@ pub struct LineReader<R> {
 
 impl<R: BufRead> LineReader<R> {
     pub fn new(inner: R, name: impl Into<String>) -> Self {
-        LineReader { inner, name: name.into(), line: 0, buf: Vec::with_capacity(256) }
+        LineReader {
+            inner,
+            name: name.into(),
+            line: 0,
+            buf: Vec::with_capacity(256),
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -675,10 +738,13 @@ impl<R: BufRead> LineReader<R> {
     /// without a newline is an error: it is what a cut-off file looks like.
     pub fn next_raw(&mut self) -> Result<Option<&[u8]>> {
         self.buf.clear();
-        let n = self.inner.read_until(b'\n', &mut self.buf).map_err(|source| Error::Io {
-            context: format!("reading {} after line {}", self.name, self.line),
-            source,
-        })?;
+        let n = self
+            .inner
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|source| Error::Io {
+                context: format!("reading {} after line {}", self.name, self.line),
+                source,
+            })?;
         if n == 0 {
             return Ok(None);
         }
@@ -698,7 +764,9 @@ impl<R: BufRead> LineReader<R> {
             None => return Ok(None),
             Some(r) => r,
         };
-        classify_line(raw).map(Some).map_err(|m| Error::input(name, line_no, m))
+        classify_line(raw)
+            .map(Some)
+            .map_err(|m| Error::input(name, line_no, m))
     }
 }
 
@@ -710,7 +778,10 @@ pub fn classify_line(raw: &[u8]) -> std::result::Result<Line<'_>, String> {
     if let Some(rest) = raw.strip_prefix(b"#fsim ") {
         let end = rest.iter().position(|&c| c == b'\t').unwrap_or(rest.len());
         let mut words = rest[..end].split(|&c| c == b' ');
-        let kind = words.next().and_then(Kind::parse).ok_or("unknown fsim file kind in header")?;
+        let kind = words
+            .next()
+            .and_then(Kind::parse)
+            .ok_or("unknown fsim file kind in header")?;
         let ver = words.next().unwrap_or(b"");
         if ver != VERSION.as_bytes() {
             return Err(format!(
@@ -747,7 +818,13 @@ pub struct InputCheck {
 
 impl InputCheck {
     pub fn new(kind: Kind, count_key: &'static str) -> Self {
-        InputCheck { kind, params: None, expected: Digest::default(), trailers: 0, count_key }
+        InputCheck {
+            kind,
+            params: None,
+            expected: Digest::default(),
+            trailers: 0,
+            count_key,
+        }
     }
 
     /// Feed a header; errors (as messages for the current line) on another
@@ -767,7 +844,9 @@ impl InputCheck {
             None => self.params = Some(params),
             Some(first) => {
                 if let Some(d) = chunk.difference(&first.only(CHUNK_PARAM_KEYS)) {
-                    return Err(format!("records from runs with different parameters are mixed: {d}"));
+                    return Err(format!(
+                        "records from runs with different parameters are mixed: {d}"
+                    ));
                 }
             }
         }
@@ -777,10 +856,18 @@ impl InputCheck {
     /// Feed a trailer.
     pub fn trailer(&mut self, kind: Kind, params: &Params) -> std::result::Result<(), String> {
         if kind != self.kind {
-            return Err(format!("trailer of a {} file in a {} file", kind.as_str(), self.kind.as_str()));
+            return Err(format!(
+                "trailer of a {} file in a {} file",
+                kind.as_str(),
+                self.kind.as_str()
+            ));
         }
-        let count = params.get_u64(self.count_key).ok_or_else(|| format!("trailer without {}=", self.count_key))?;
-        let sum = params.get_u128_hex("digest").ok_or("trailer without digest=")?;
+        let count = params
+            .get_u64(self.count_key)
+            .ok_or_else(|| format!("trailer without {}=", self.count_key))?;
+        let sum = params
+            .get_u128_hex("digest")
+            .ok_or("trailer without digest=")?;
         self.expected.merge(&Digest { count, sum });
         self.trailers += 1;
         Ok(())
@@ -793,11 +880,23 @@ impl InputCheck {
             return Err(Error::input(
                 name,
                 line,
-                format!("no '#fsim {} v1' header: expected a {} file written by {}", self.kind.as_str(), self.kind.as_str(), self.kind.producer()),
+                format!(
+                    "no '#fsim {} v1' header: expected a {} file written by {}",
+                    self.kind.as_str(),
+                    self.kind.as_str(),
+                    self.kind.producer()
+                ),
             ));
         }
         if self.trailers == 0 {
-            return Err(Error::input(name, line, format!("no '#end {}' trailer: the file is truncated or its writer was interrupted", self.kind.as_str())));
+            return Err(Error::input(
+                name,
+                line,
+                format!(
+                    "no '#end {}' trailer: the file is truncated or its writer was interrupted",
+                    self.kind.as_str()
+                ),
+            ));
         }
         if seen.count != self.expected.count {
             return Err(Error::input(
@@ -909,18 +1008,35 @@ mod tests {
         let mut v = Vec::new();
         write_header(Kind::Chunks, &p, &mut v);
         assert_eq!(v, b"#fsim chunks v1\tmethod=tttd\tavg=1000\n");
-        assert_eq!(classify_line(&v[..v.len() - 1]).unwrap(), Line::Header(Kind::Chunks, p.clone()));
+        assert_eq!(
+            classify_line(&v[..v.len() - 1]).unwrap(),
+            Line::Header(Kind::Chunks, p.clone())
+        );
         let mut check = InputCheck::new(Kind::Chunks, "records");
         check.header(Kind::Chunks, p.clone()).unwrap();
         let other = Params::new().with("method", "tttd").with("avg", 100);
         let err = check.header(Kind::Chunks, other).unwrap_err();
         assert_eq!(err, "records from runs with different parameters are mixed: avg=100 here but avg=1000 before");
-        assert!(check.header(Kind::Pairs, p).unwrap_err().contains("expected a chunks file"));
+        assert!(check
+            .header(Kind::Pairs, p)
+            .unwrap_err()
+            .contains("expected a chunks file"));
     }
 
     #[test]
     fn digest_is_order_independent() {
-        let rs = [ChunkRecord { hash: 1, file: 2, len: 3 }, ChunkRecord { hash: 9, file: 0, len: 1 }];
+        let rs = [
+            ChunkRecord {
+                hash: 1,
+                file: 2,
+                len: 3,
+            },
+            ChunkRecord {
+                hash: 9,
+                file: 0,
+                len: 1,
+            },
+        ];
         let (mut a, mut b) = (Digest::default(), Digest::default());
         a.add(&rs[0]);
         a.add(&rs[1]);
@@ -929,7 +1045,11 @@ mod tests {
         assert_eq!(a, b);
         let mut c = Digest::default();
         c.add(&rs[0]);
-        c.add(&ChunkRecord { hash: 9, file: 1, len: 1 });
+        c.add(&ChunkRecord {
+            hash: 9,
+            file: 1,
+            len: 1,
+        });
         assert_ne!(a, c);
     }
 
@@ -938,7 +1058,10 @@ mod tests {
         assert_eq!(FileType::classify(b"", 0), FileType::Empty);
         assert_eq!(FileType::classify(b"hello world\n", 12), FileType::Text);
         assert_eq!(FileType::classify(b"%PDF-1.4 ...", 100), FileType::Pdf);
-        assert_eq!(FileType::classify(b"\x1f\x8b\x08\x00", 100), FileType::Compressed);
+        assert_eq!(
+            FileType::classify(b"\x1f\x8b\x08\x00", 100),
+            FileType::Compressed
+        );
         assert_eq!(FileType::classify(b"ab\x00cd", 5), FileType::Binary);
     }
 }

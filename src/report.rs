@@ -1,1 +1,683 @@
-//! (to be written)
+//! Step 5 and section 2.4 of the paper: turn the similar pairs into what an
+//! analyst reads. Identical files are reported apart (sets, files, overhead
+//! bytes), and similar files are grouped into clusters (connected components
+//! of the similarity graph), largest first, each with its files, its links,
+//! total size, average similarity and a type.
+//!
+//! Thresholds are applied here again, on what the analysis kept, so trying a
+//! stricter threshold takes seconds and needs no re-run (sif's
+//! post-processing). Cluster and set ids are derived from content, so they
+//! stay the same across re-runs on the same data.
+//!
+//! Memory: the file table (ids, sizes, content hashes, paths) and the pairs
+//! that pass the thresholds are held in memory: the report is bounded by the
+//! number of files, like partition, not by the number of chunks.
+
+use crate::error::{Error, Result};
+use crate::io::{open_input, Output};
+use crate::records::{
+    escape_path_string, hex128, mix128, parse_id, parse_u64, split_fields, Digest, FileEntry,
+    InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
+};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Which file's size a percentage threshold refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PercentOf {
+    /// Of the smaller file: finds containment (a file wholly inside another).
+    Smaller,
+    /// Of the larger file: only files that are mostly the same.
+    Larger,
+}
+
+impl PercentOf {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PercentOf::Smaller => "smaller",
+            PercentOf::Larger => "larger",
+        }
+    }
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Tsv,
+}
+
+/// Options of `fsim-report`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub files: PathBuf,
+    pub pairs: PathBuf,
+    pub output: Option<PathBuf>,
+    pub format: Format,
+    pub min_percent: f64,
+    pub min_bytes: u64,
+    pub percent_of: PercentOf,
+}
+
+/// One similar pair as read from the analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair {
+    pub a: u32,
+    pub b: u32,
+    pub common: u64,
+    pub shared_chunks: u64,
+}
+
+/// A cluster of similar files.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub id: String,
+    pub kind: &'static str,
+    /// Representative file ids, by size descending then id.
+    pub files: Vec<u32>,
+    pub links: Vec<Pair>,
+    pub total_size: u64,
+    pub avg_similarity: f64,
+}
+
+/// A set of files with identical content.
+#[derive(Debug, Clone)]
+pub struct IdenticalSet {
+    pub id: String,
+    pub size: u64,
+    pub files: Vec<u32>,
+}
+
+impl IdenticalSet {
+    pub fn overhead(&self) -> u64 {
+        self.size * (self.files.len() as u64 - 1)
+    }
+}
+
+/// Everything a report format needs.
+pub struct Report {
+    pub files: Vec<FileEntry>,
+    pub params: Params,
+    pub config: Config,
+    pub identical: Vec<IdenticalSet>,
+    pub clusters: Vec<Cluster>,
+    /// Identical set of a representative file, by file id.
+    pub set_of: HashMap<u32, usize>,
+    pub pairs_read: u64,
+}
+
+/// Read the file table: entries indexed by id.
+pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
+    let (input, name) = open_input(path)?;
+    let mut r = LineReader::new(input, name.clone());
+    let mut check = InputCheck::new(Kind::Files, "files");
+    let mut files: Vec<FileEntry> = Vec::new();
+    let mut announced: Option<(u64, Params)> = None;
+    loop {
+        let line_no = r.line_number() + 1;
+        let line = match r.next_line()? {
+            None => break,
+            Some(l) => l,
+        };
+        match line {
+            Line::Header(k, p) => check
+                .header(k, p)
+                .map_err(|m| Error::input(&name, line_no, m))?,
+            Line::Trailer(k, p) => {
+                if k != Kind::Files {
+                    return Err(Error::input(
+                        &name,
+                        line_no,
+                        "expected '#end files' trailer",
+                    ));
+                }
+                let n = p
+                    .get_u64("files")
+                    .ok_or_else(|| Error::input(&name, line_no, "trailer without files="))?;
+                announced = Some((n, p));
+            }
+            Line::Comment(_) => {}
+            Line::Data(d) => {
+                if check.params.is_none() {
+                    return Err(Error::input(
+                        &name,
+                        line_no,
+                        "expected a '#fsim files v1' header (written by fsim-chunk --files-out)",
+                    ));
+                }
+                let e = FileEntry::parse(d).map_err(|m| Error::input(&name, line_no, m))?;
+                if e.id as usize != files.len() {
+                    return Err(Error::input(
+                        &name,
+                        line_no,
+                        format!(
+                            "expected file id {} (ids are consecutive), found {}",
+                            files.len(),
+                            e.id
+                        ),
+                    ));
+                }
+                files.push(e);
+            }
+        }
+    }
+    let line = r.line_number();
+    match &announced {
+        None => return Err(Error::input(&name, line, "no '#end files' trailer: the file table is truncated")),
+        Some((n, _)) if *n != files.len() as u64 => {
+            return Err(Error::input(&name, line, format!("{} files read but the trailer announced {n}: the file table is truncated or was edited", files.len())))
+        }
+        _ => {}
+    }
+    let params = check.params.clone().unwrap_or_default();
+    Ok((files, params))
+}
+
+/// Read the analysis' pairs, check them against the file table.
+fn read_pairs(
+    path: &Path,
+    files: &[FileEntry],
+    table_params: &Params,
+    files_name: &str,
+) -> Result<(Vec<Pair>, Params)> {
+    let (input, name) = open_input(path)?;
+    let mut r = LineReader::new(input, name.clone());
+    let mut check = InputCheck::new(Kind::Pairs, "pairs");
+    let mut seen = Digest::default();
+    let mut pairs = Vec::new();
+    let expected =
+        "a pair record: file id a, file id b, size a, size b, bytes in common, shared chunks";
+    loop {
+        let line_no = r.line_number() + 1;
+        let line = match r.next_line()? {
+            None => break,
+            Some(l) => l,
+        };
+        let err = |m: String| Error::input(&name, line_no, m);
+        match line {
+            Line::Header(k, p) => {
+                check.header(k, p.clone()).map_err(err)?;
+                if let Some(d) = p
+                    .only(CHUNK_PARAM_KEYS)
+                    .difference(&table_params.only(CHUNK_PARAM_KEYS))
+                {
+                    return Err(Error::input(
+                        &name,
+                        line_no,
+                        format!("pairs and file table {files_name} come from runs with different parameters: {d}"),
+                    ));
+                }
+            }
+            Line::Trailer(k, p) => check.trailer(k, &p).map_err(err)?,
+            Line::Comment(_) => {}
+            Line::Data(d) => {
+                let f = split_fields::<6>(d).ok_or_else(|| err(format!("expected {expected}")))?;
+                let a = parse_id(f[0]).ok_or_else(|| err(format!("expected {expected}")))?;
+                let b = parse_id(f[1]).ok_or_else(|| err(format!("expected {expected}")))?;
+                let nums: Option<Vec<u64>> = f[2..].iter().map(|x| parse_u64(x)).collect();
+                let nums = nums.ok_or_else(|| err(format!("expected {expected}")))?;
+                let (sa, sb, common, shared) = (nums[0], nums[1], nums[2], nums[3]);
+                let fa = files.get(a as usize);
+                let fb = files.get(b as usize);
+                match (fa, fb) {
+                    (Some(fa), Some(fb)) if fa.size == sa && fb.size == sb && a < b => {}
+                    _ => {
+                        return Err(err(format!(
+                            "pair {a}-{b} does not match the file table {files_name} (unknown id or other size): pairs from another run?"
+                        )))
+                    }
+                }
+                seen.add_mix(mix128(
+                    ((a as u128) << 96) | ((b as u128) << 64) | common as u128,
+                ));
+                pairs.push(Pair {
+                    a,
+                    b,
+                    common,
+                    shared_chunks: shared,
+                });
+            }
+        }
+    }
+    check.finish(&seen, &name, r.line_number())?;
+    Ok((pairs, check.params.unwrap_or_default()))
+}
+
+/// Percentage of `part` in `whole`, 0 when whole is 0.
+pub fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// Symmetric similarity of a pair: bytes in common over the mean size
+/// (Dice coefficient), 100 for identical files.
+pub fn symmetric(common: u64, sa: u64, sb: u64) -> f64 {
+    percent(2 * common, sa + sb)
+}
+
+/// Round to one decimal, so reports are stable and readable.
+fn r1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// Build the report from the file table and the pairs.
+pub fn build(config: Config) -> Result<Report> {
+    let (files, table_params) = read_file_table(&config.files)?;
+    let files_name = config.files.display().to_string();
+    let (pairs, pair_params) = read_pairs(&config.pairs, &files, &table_params, &files_name)?;
+    let pairs_read = pairs.len() as u64;
+
+    // Identical sets (2.4): equal content hash, non-empty files.
+    let mut by_content: BTreeMap<u128, Vec<u32>> = BTreeMap::new();
+    for f in files.iter().filter(|f| f.size > 0) {
+        by_content.entry(f.content).or_default().push(f.id);
+    }
+    let mut identical: Vec<IdenticalSet> = by_content
+        .into_iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(c, v)| IdenticalSet {
+            id: hex128(c)[..10].to_string(),
+            size: files[v[0] as usize].size,
+            files: v,
+        })
+        .collect();
+    identical.sort_by(|x, y| {
+        y.overhead()
+            .cmp(&x.overhead())
+            .then(x.files[0].cmp(&y.files[0]))
+    });
+    let mut set_of = HashMap::new();
+    for (i, s) in identical.iter().enumerate() {
+        set_of.insert(s.files[0], i);
+    }
+
+    // Thresholds on what the analysis kept.
+    let size = |id: u32| files[id as usize].size;
+    let keep = |p: &Pair| {
+        let (sa, sb) = (size(p.a), size(p.b));
+        let base = match config.percent_of {
+            PercentOf::Smaller => sa.min(sb),
+            PercentOf::Larger => sa.max(sb),
+        };
+        p.common >= config.min_bytes
+            && p.common > 0
+            && percent(p.common, base) >= config.min_percent
+    };
+    let kept: Vec<Pair> = pairs.into_iter().filter(keep).collect();
+
+    // Connected components of the similarity graph.
+    let mut adj: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, p) in kept.iter().enumerate() {
+        adj.entry(p.a).or_default().push(i);
+        adj.entry(p.b).or_default().push(i);
+    }
+    let mut done: HashMap<u32, ()> = HashMap::new();
+    let mut clusters = Vec::new();
+    for &start in adj.keys() {
+        if done.contains_key(&start) {
+            continue;
+        }
+        let mut members = vec![start];
+        let mut links = Vec::new();
+        done.insert(start, ());
+        let mut k = 0;
+        while k < members.len() {
+            let f = members[k];
+            k += 1;
+            for &pi in &adj[&f] {
+                let p = kept[pi];
+                if p.a == f {
+                    links.push(p);
+                }
+                let other = if p.a == f { p.b } else { p.a };
+                if done.insert(other, ()).is_none() {
+                    members.push(other);
+                }
+            }
+        }
+        links.sort_by_key(|p| (p.a, p.b));
+        members.sort_by(|&x, &y| size(y).cmp(&size(x)).then(x.cmp(&y)));
+        let total_size: u64 = members.iter().map(|&m| size(m)).sum();
+        let avg = links
+            .iter()
+            .map(|p| symmetric(p.common, size(p.a), size(p.b)))
+            .sum::<f64>()
+            / links.len() as f64;
+        let n = members.len();
+        let kind = if n == 2 {
+            let p = links[0];
+            let (small, large) = (size(p.a).min(size(p.b)), size(p.a).max(size(p.b)));
+            if percent(p.common, small) >= 90.0 && percent(p.common, large) < 90.0 {
+                "contains"
+            } else {
+                "pair"
+            }
+        } else if links.len() == n * (n - 1) / 2 {
+            "clique"
+        } else {
+            "group"
+        };
+        let id_hash = members
+            .iter()
+            .map(|&m| files[m as usize].content)
+            .min()
+            .unwrap_or(0);
+        clusters.push(Cluster {
+            id: hex128(id_hash)[..10].to_string(),
+            kind,
+            files: members,
+            links,
+            total_size,
+            avg_similarity: avg,
+        });
+    }
+    clusters.sort_by(|x, y| y.total_size.cmp(&x.total_size).then(x.id.cmp(&y.id)));
+
+    let mut params = pair_params;
+    params.set("report-min-percent", config.min_percent);
+    params.set("report-min-bytes", config.min_bytes);
+    params.set("report-percent-of", config.percent_of.as_str());
+    Ok(Report {
+        files,
+        params,
+        config,
+        identical,
+        clusters,
+        set_of,
+        pairs_read,
+    })
+}
+
+/// Human-readable size: `812 B`, `12.3 KiB`, `4.1 MiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+impl Report {
+    fn path(&self, id: u32) -> String {
+        escape_path_string(&self.files[id as usize].path)
+    }
+
+    fn size(&self, id: u32) -> u64 {
+        self.files[id as usize].size
+    }
+
+    /// Copies of a representative (other members of its identical set).
+    fn copies(&self, id: u32) -> &[u32] {
+        match self.set_of.get(&id) {
+            Some(&s) => &self.identical[s].files[1..],
+            None => &[],
+        }
+    }
+
+    pub fn summary(&self) -> Value {
+        let cluster_files: usize = self.clusters.iter().map(|c| c.files.len()).sum();
+        let cluster_bytes: u64 = self.clusters.iter().map(|c| c.total_size).sum();
+        let ident_files: usize = self.identical.iter().map(|s| s.files.len()).sum();
+        let overhead: u64 = self.identical.iter().map(|s| s.overhead()).sum();
+        json!({
+            "files": self.files.len(),
+            "clusters": self.clusters.len(),
+            "cluster_files": cluster_files,
+            "cluster_bytes": cluster_bytes,
+            "links": self.clusters.iter().map(|c| c.links.len()).sum::<usize>(),
+            "identical_sets": self.identical.len(),
+            "identical_files": ident_files,
+            "overhead_bytes": overhead,
+        })
+    }
+
+    fn link_json(&self, p: &Pair) -> Value {
+        let (sa, sb) = (self.size(p.a), self.size(p.b));
+        json!({
+            "a": self.path(p.a),
+            "b": self.path(p.b),
+            "a_id": p.a,
+            "b_id": p.b,
+            "bytes_in_common": p.common,
+            "shared_chunks": p.shared_chunks,
+            "percent_of_a": r1(percent(p.common, sa)),
+            "percent_of_b": r1(percent(p.common, sb)),
+            "percent_symmetric": r1(symmetric(p.common, sa, sb)),
+            "exact": false,
+        })
+    }
+
+    pub fn to_json(&self) -> Value {
+        let params: serde_json::Map<String, Value> = self
+            .params
+            .0
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let identical: Vec<Value> = self
+            .identical
+            .iter()
+            .map(|s| {
+                json!({
+                    "id": s.id,
+                    "size": s.size,
+                    "overhead_bytes": s.overhead(),
+                    "files": s.files.iter().map(|&f| self.path(f)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let clusters: Vec<Value> = self
+            .clusters
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "type": c.kind,
+                    "file_count": c.files.len(),
+                    "total_size": c.total_size,
+                    "average_similarity": r1(c.avg_similarity),
+                    "files": c.files.iter().map(|&f| {
+                        let e = &self.files[f as usize];
+                        json!({
+                            "id": f,
+                            "path": self.path(f),
+                            "size": e.size,
+                            "type": e.ftype.as_str(),
+                            "identical_copies": self.copies(f).iter().map(|&x| self.path(x)).collect::<Vec<_>>(),
+                        })
+                    }).collect::<Vec<_>>(),
+                    "links": c.links.iter().map(|p| self.link_json(p)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json!({
+            "fsim_report": 1,
+            "params": params,
+            "summary": self.summary(),
+            "identical_sets": identical,
+            "clusters": clusters,
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let s = self.summary();
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "fsim report: {} clusters, {} files, {}; {} identical sets, {} files, {} overhead",
+            s["clusters"],
+            s["cluster_files"],
+            human_bytes(s["cluster_bytes"].as_u64().unwrap_or(0)),
+            s["identical_sets"],
+            s["identical_files"],
+            human_bytes(s["overhead_bytes"].as_u64().unwrap_or(0)),
+        );
+        let p = &self.params;
+        let _ = writeln!(
+            o,
+            "{} files scanned; chunks: {} avg {} bytes; links kept at >= {}% of the {} file and >= {} bytes in common (lower bounds from shared chunks)",
+            self.files.len(),
+            p.get("method").unwrap_or("?"),
+            p.get("avg").unwrap_or("?"),
+            self.config.min_percent,
+            self.config.percent_of.as_str(),
+            self.config.min_bytes
+        );
+        let _ = writeln!(o);
+        let _ = writeln!(o, "A. Identical files: {} sets", self.identical.len());
+        for s in &self.identical {
+            let _ = writeln!(
+                o,
+                "  set {}  {} files x {} = {} overhead",
+                s.id,
+                s.files.len(),
+                human_bytes(s.size),
+                human_bytes(s.overhead())
+            );
+            for &f in &s.files {
+                let _ = writeln!(o, "    {}", self.path(f));
+            }
+        }
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "B. Clusters of similar files: {} (largest first)",
+            self.clusters.len()
+        );
+        for c in &self.clusters {
+            let _ = writeln!(
+                o,
+                "  cluster {}  {}  {} files  {} total  {} links  avg {:.1}% similar",
+                c.id,
+                c.kind,
+                c.files.len(),
+                human_bytes(c.total_size),
+                c.links.len(),
+                c.avg_similarity
+            );
+            for &f in &c.files {
+                let copies = self.copies(f);
+                let extra = if copies.is_empty() {
+                    String::new()
+                } else {
+                    format!("  (+{} identical copies)", copies.len())
+                };
+                let _ = writeln!(
+                    o,
+                    "    {:>10}  {}{}",
+                    human_bytes(self.size(f)),
+                    self.path(f),
+                    extra
+                );
+            }
+            for l in &c.links {
+                let (sa, sb) = (self.size(l.a), self.size(l.b));
+                let _ = writeln!(
+                    o,
+                    "      link {:5.1}%  {} <-> {}: {} in common ({:.1}% / {:.1}%)",
+                    symmetric(l.common, sa, sb),
+                    self.path(l.a),
+                    self.path(l.b),
+                    human_bytes(l.common),
+                    percent(l.common, sa),
+                    percent(l.common, sb)
+                );
+            }
+        }
+        o
+    }
+
+    /// One row per link, for scripts: cluster fields repeated on each row.
+    pub fn to_tsv(&self) -> String {
+        use std::fmt::Write;
+        let mut o = String::from(
+            "cluster\ttype\tcluster_files\tcluster_bytes\tpercent_symmetric\tbytes_in_common\tpercent_of_a\tpercent_of_b\tsize_a\tsize_b\tpath_a\tpath_b\n",
+        );
+        for c in &self.clusters {
+            for l in &c.links {
+                let (sa, sb) = (self.size(l.a), self.size(l.b));
+                let _ = writeln!(
+                    o,
+                    "{}\t{}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}",
+                    c.id,
+                    c.kind,
+                    c.files.len(),
+                    c.total_size,
+                    symmetric(l.common, sa, sb),
+                    l.common,
+                    percent(l.common, sa),
+                    percent(l.common, sb),
+                    sa,
+                    sb,
+                    self.path(l.a),
+                    self.path(l.b)
+                );
+            }
+        }
+        o
+    }
+}
+
+/// `fsim-report`: read, build, write in the chosen format.
+pub fn run(config: Config, quiet: bool) -> Result<()> {
+    let start = std::time::Instant::now();
+    let output = config.output.clone();
+    let format = config.format;
+    let report = build(config)?;
+    let text = match format {
+        Format::Text => report.to_text(),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&report.to_json())
+                .map_err(|e| Error::msg(format!("json: {e}")))?;
+            s.push('\n');
+            s
+        }
+        Format::Tsv => report.to_tsv(),
+    };
+    let mut out = Output::create(output.as_deref())?;
+    out.write_all(text.as_bytes())?;
+    out.finish()?;
+    if !quiet {
+        let s = report.summary();
+        eprintln!(
+            "fsim-report: {} pairs read, {} clusters, {} identical sets, {:.2} s",
+            report.pairs_read,
+            s["clusters"],
+            s["identical_sets"],
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human_bytes(812), "812 B");
+        assert_eq!(human_bytes(12 * 1024 + 300), "12.3 KiB");
+        assert_eq!(human_bytes(5 << 20), "5.0 MiB");
+    }
+
+    #[test]
+    fn similarity_measures() {
+        assert_eq!(symmetric(50, 100, 100), 50.0);
+        assert_eq!(symmetric(100, 100, 300), 50.0);
+        assert_eq!(percent(1, 0), 0.0);
+    }
+}

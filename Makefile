@@ -1,0 +1,111 @@
+# fsim: the pipeline as make targets, through named files in $(WORK), so a
+# failed or killed stage is resumed by running make again (every stage writes
+# its output atomically: a file that exists is complete).
+#
+#   make demo                         sample repository, whole pipeline, report
+#   make test                         all tests (what CI runs)
+#   make report REPO=<dir> WORK=<dir> WORK/report.txt and WORK/report.json
+#   make check                        fmt + clippy + tests
+
+REPO      ?=
+WORK      ?= work
+AVG       ?= 1000
+METHOD    ?= tttd
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+MEMORY    ?= 256M
+CAPACITY  ?= 1G
+# Analysis floor (percent of the smaller file): pairs below are not kept.
+FLOOR     ?= 10
+# Report threshold (percent of the smaller file), applied on what analysis kept.
+MIN_PERCENT ?= 50
+MIN_BYTES ?= 0
+# SORT=gnu uses `LC_ALL=C sort` instead of fsim-sort (same bytes out).
+SORT      ?= fsim
+FORMATS   ?= txt json
+QUIET     ?= -q
+
+CARGO ?= cargo
+BIN   := target/release
+STAGES := fsim-chunk fsim-sort fsim-partition fsim-binpack fsim-analyze fsim-report fsim-gen
+
+.PHONY: all build demo report test check clean clean-work
+.DELETE_ON_ERROR:
+
+all: build
+
+build:
+	$(CARGO) build --release --quiet --bins
+
+ifeq ($(SORT),gnu)
+SORT_CMD = LC_ALL=C sort -S $(MEMORY) -T $(WORK) -o $@.part $< && mv $@.part $@
+else
+SORT_CMD = $(BIN)/fsim-sort $(QUIET) --memory $(MEMORY) --tmpdir $(WORK) -o $@ $<
+endif
+
+report: $(addprefix $(WORK)/report.,$(FORMATS))
+
+$(WORK):
+	mkdir -p $@
+
+# Step 1: chunk every file (writes files.tsv first, then chunks.tsv).
+$(WORK)/chunks.tsv: | build $(WORK)
+	@test -n "$(REPO)" || { echo "make: set REPO=<folder to analyse>" >&2; exit 2; }
+	$(BIN)/fsim-chunk $(QUIET) --method $(METHOD) --avg-size $(AVG) -j $(JOBS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+
+$(WORK)/files.tsv: $(WORK)/chunks.tsv
+	@test -f $@ || { echo "make: $@ is missing: remove $< and run make again" >&2; exit 2; }
+
+# 2.5 step 2: sort the chunk records by hash on disk.
+$(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
+	$(SORT_CMD)
+
+# 2.5 steps 3-4: union-find, drop singletons and ubiquitous chunks.
+$(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv -o $@ $<
+
+# 2.5 steps 5-6: pack components into bins that fit in memory.
+$(WORK)/bins.tsv: $(WORK)/partition.tsv | build
+	$(BIN)/fsim-binpack $(QUIET) --capacity $(CAPACITY) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $<
+
+# Steps 3-4 and 2.4: similar pairs per bin.
+$(WORK)/pairs.tsv: $(WORK)/bins.tsv | build
+	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
+
+REPORT_OPTS = $(QUIET) --files $(WORK)/files.tsv --min-percent $(MIN_PERCENT) --min-bytes $(MIN_BYTES)
+
+# Step 5 and 2.4: clusters and identical sets.
+$(WORK)/report.txt: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-report $(REPORT_OPTS) --format text -o $@ $<
+
+$(WORK)/report.json: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-report $(REPORT_OPTS) --format json -o $@ $<
+
+$(WORK)/report.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-report $(REPORT_OPTS) --format tsv -o $@ $<
+
+# The built-in sample: a generated repository with planted near-duplicates,
+# a contained file, successive versions, identical copies and a template.
+DEMO := demo-work
+demo: build
+	rm -rf $(DEMO)
+	$(BIN)/fsim-gen --manifest $(DEMO)/planted.tsv $(DEMO)/repo
+	$(MAKE) --no-print-directory report REPO=$(DEMO)/repo WORK=$(DEMO)/work
+	@echo
+	@cat $(DEMO)/work/report.txt
+	@echo
+	@echo "Planted relationships (what the report should show): $(DEMO)/planted.tsv"
+	@echo "JSON report: $(DEMO)/work/report.json"
+
+test:
+	$(CARGO) test --all-targets
+
+check:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) test --all-targets
+
+clean-work:
+	rm -rf $(WORK) $(DEMO)
+
+clean: clean-work
+	$(CARGO) clean

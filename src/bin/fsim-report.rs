@@ -1,0 +1,56 @@
+//! fsim-report: cluster similar files and list identical ones (paper step 5, 2.4).
+use clap::Parser;
+use fsim::report::{self, Format, PercentOf};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Cluster the similar pairs found by fsim-analyze and list identical files
+/// apart. Memory: the file table (bounded by the number of files).
+#[derive(Parser)]
+#[command(name = "fsim-report", version)]
+struct Args {
+    /// File table written by fsim-chunk --files-out.
+    #[arg(long, default_value = "files.tsv")]
+    files: PathBuf,
+    /// Pairs written by fsim-analyze (`-` for standard input).
+    #[arg(default_value = "-")]
+    pairs: PathBuf,
+    /// Output file (default: standard output), written atomically.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Keep links whose bytes in common are at least this percentage of the
+    /// smaller (or larger) file. Applied to what fsim-analyze kept, so it can
+    /// only be stricter than the analysis floor.
+    #[arg(long, default_value = "50", value_parser = fsim::cli::parse_percent)]
+    min_percent: f64,
+    /// Keep links with at least this many bytes in common.
+    #[arg(long, default_value = "0")]
+    min_bytes: u64,
+    /// Which file the percentage refers to.
+    #[arg(long, value_enum, default_value = "smaller")]
+    percent_of: PercentOf,
+    /// No summary line on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    fsim::cli::run("fsim-report", || {
+        report::run(
+            report::Config {
+                files: a.files,
+                pairs: a.pairs,
+                output: a.output,
+                format: a.format,
+                min_percent: a.min_percent,
+                min_bytes: a.min_bytes,
+                percent_of: a.percent_of,
+            },
+            a.quiet,
+        )
+    })
+}
