@@ -25,7 +25,8 @@ FORMATS   ?= txt json
 QUIET     ?= -q
 
 CARGO ?= cargo
-BIN   := target/release
+# Where the binaries are; the tests point this at their own build.
+BIN   ?= target/release
 STAGES := fsim-chunk fsim-sort fsim-partition fsim-binpack fsim-analyze fsim-report fsim-gen
 
 .PHONY: all build demo report test check clean clean-work
@@ -34,7 +35,9 @@ STAGES := fsim-chunk fsim-sort fsim-partition fsim-binpack fsim-analyze fsim-rep
 all: build
 
 build:
+ifeq ($(BIN),target/release)
 	$(CARGO) build --release --quiet --bins
+endif
 
 ifeq ($(SORT),gnu)
 SORT_CMD = LC_ALL=C sort -S $(MEMORY) -T $(WORK) -o $@.part $< && mv $@.part $@

@@ -345,8 +345,8 @@ impl Default for CorpusSpec {
             groups: 1,
             identical_sets: 3,
             template_files: 5,
-            min_size: 3_000,
-            max_size: 20_000,
+            min_size: 6_000,
+            max_size: 24_000,
         }
     }
 }
@@ -375,7 +375,7 @@ pub fn generate(root: &Path, spec: &CorpusSpec) -> Result<Vec<Planted>> {
     for i in 0..spec.near_pairs {
         let n = size(&mut rng);
         let a = document(&mut rng, n);
-        let b = edit(&mut rng, &a, 3);
+        let b = edit(&mut rng, &a, 2);
         let (pa, pb) = (
             format!("manuals/v1/manual-{i:02}.txt"),
             format!("manuals/v2/manual-{i:02}.txt"),

@@ -31,6 +31,26 @@ pub struct Output {
     inner: Option<BufWriter<Sink>>,
     target: Option<PathBuf>,
     name: String,
+    written: u64,
+}
+
+/// Fault injection for tests: `FSIM_TEST_ABORT=<program>:<bytes>` makes that
+/// program abort (no cleanup, like `kill -9`) once it has written that many
+/// bytes to an output. Read once; costs one branch per write otherwise.
+fn abort_point() -> Option<u64> {
+    use std::sync::OnceLock;
+    static POINT: OnceLock<Option<u64>> = OnceLock::new();
+    *POINT.get_or_init(|| {
+        let spec = std::env::var("FSIM_TEST_ABORT").ok()?;
+        let (prog, bytes) = spec.split_once(':')?;
+        let me = std::env::args_os().next()?;
+        let me = Path::new(&me).file_name()?.to_string_lossy().into_owned();
+        if me == prog {
+            bytes.parse().ok()
+        } else {
+            None
+        }
+    })
 }
 
 enum Sink {
@@ -89,6 +109,7 @@ impl Output {
                     inner: Some(BufWriter::with_capacity(BUF_SIZE, Sink::Temp(tmp))),
                     target: Some(p.to_path_buf()),
                     name,
+                    written: 0,
                 })
             }
         }
@@ -102,6 +123,7 @@ impl Output {
             )),
             target: None,
             name: "standard output".into(),
+            written: 0,
         }
     }
 
@@ -116,6 +138,14 @@ impl Output {
     /// Write bytes; a failure (full disk, closed pipe) names the output.
     #[inline]
     pub fn write_all(&mut self, buf: &[u8]) -> Result<()> {
+        if let Some(limit) = abort_point() {
+            self.written += buf.len() as u64;
+            if self.written >= limit {
+                // Fault injection for the resume tests: die like `kill -9`,
+                // without unwinding, so the temp file stays behind unfinished.
+                std::process::abort();
+            }
+        }
         let name = &self.name;
         self.inner
             .as_mut()

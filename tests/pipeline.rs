@@ -1,0 +1,229 @@
+//! End-to-end: the real binaries on a generated repository with planted
+//! relationships. The report must show every planted relation, with the
+//! right order of magnitude of bytes in common, every identical set exactly,
+//! and nothing else; and it must not depend on how the stages are run
+//! (named files, a shell pipe, `LC_ALL=C sort`, -j, a killed stage resumed
+//! by make).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::process::Command;
+
+/// Relative path of a report path under the repository root.
+fn rel<'a>(repo: &Path, p: &'a str) -> &'a str {
+    let prefix = format!("{}/", repo.display());
+    p.strip_prefix(prefix.as_str()).unwrap_or_else(|| panic!("{p} is not under {prefix}"))
+}
+
+/// Check the JSON report against the manifest of planted relations.
+fn check_planted(report: &Value, repo: &Path, planted: &[Vec<String>]) {
+    // Identical sets: exactly the planted ones.
+    let got: BTreeSet<Vec<String>> = report["identical_sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let mut v: Vec<String> =
+                s["files"].as_array().unwrap().iter().map(|f| rel(repo, f.as_str().unwrap()).to_string()).collect();
+            v.sort();
+            v
+        })
+        .collect();
+    let want: BTreeSet<Vec<String>> = planted
+        .iter()
+        .filter(|r| r[0] == "identical")
+        .map(|r| {
+            let mut v = r[1..].to_vec();
+            v.sort();
+            v
+        })
+        .collect();
+    assert_eq!(got, want, "identical sets");
+
+    // Which planted relation each file belongs to.
+    let mut group_of: HashMap<&str, usize> = HashMap::new();
+    for (i, r) in planted.iter().enumerate() {
+        if r[0] != "identical" {
+            for p in &r[1..] {
+                group_of.insert(p.as_str(), i);
+            }
+        }
+    }
+    // Every link joins two files of one planted relation.
+    let mut links: HashMap<(String, String), Value> = HashMap::new();
+    for c in report["clusters"].as_array().unwrap() {
+        for l in c["links"].as_array().unwrap() {
+            let a = rel(repo, l["a"].as_str().unwrap()).to_string();
+            let b = rel(repo, l["b"].as_str().unwrap()).to_string();
+            let (ga, gb) = (group_of.get(a.as_str()), group_of.get(b.as_str()));
+            assert!(ga.is_some() && ga == gb, "unplanted link {a} <-> {b}: {l}");
+            links.insert((a.clone(), b.clone()), l.clone());
+            links.insert((b, a), l.clone());
+        }
+    }
+    // Every planted relation is found, with a plausible amount in common.
+    let size = |p: &str| std::fs::metadata(repo.join(p)).unwrap().len();
+    let check_link = |a: &str, b: &str| {
+        let l = links.get(&(a.to_string(), b.to_string())).unwrap_or_else(|| panic!("planted link {a} <-> {b} not found"));
+        let common = l["bytes_in_common"].as_u64().unwrap();
+        let smaller = size(a).min(size(b));
+        assert!(common * 2 >= smaller && common <= smaller, "{a} <-> {b}: {common} bytes in common, smaller file {smaller}");
+    };
+    for r in planted {
+        match r[0].as_str() {
+            "near" | "contains" => check_link(&r[1], &r[2]),
+            "group" => {
+                for w in r[1..].windows(2) {
+                    check_link(&w[0], &w[1]);
+                }
+            }
+            "template" => {
+                // All members end up in one cluster.
+                let cl: BTreeSet<String> = report["clusters"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| c["files"].as_array().unwrap().iter().any(|f| rel(repo, f["path"].as_str().unwrap()) == r[1]))
+                    .map(|c| c["id"].as_str().unwrap().to_string())
+                    .collect();
+                assert_eq!(cl.len(), 1, "template files in one cluster");
+                let c = report["clusters"].as_array().unwrap().iter().find(|c| cl.contains(c["id"].as_str().unwrap())).unwrap();
+                assert_eq!(c["file_count"].as_u64().unwrap() as usize, r.len() - 1, "template cluster size");
+            }
+            "identical" => {}
+            other => panic!("unknown planted kind {other}"),
+        }
+    }
+    // The contained file is reported as such.
+    let contains = planted.iter().find(|r| r[0] == "contains").unwrap();
+    let c = report["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["files"].as_array().unwrap().iter().any(|f| rel(repo, f["path"].as_str().unwrap()) == contains[1]))
+        .unwrap();
+    assert_eq!(c["type"], "contains");
+}
+
+#[test]
+fn sample_report_lists_planted_relations_and_nothing_else() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, planted) = gen_repo(t.path(), &[]);
+    let report = pipeline(&repo, &t.path().join("work"), &[]);
+    check_planted(&report, &repo, &planted);
+    // Every planted non-identical relation is one cluster; nothing else.
+    let expected_clusters = planted.iter().filter(|r| r[0] != "identical").count();
+    assert_eq!(report["clusters"].as_array().unwrap().len(), expected_clusters, "{report:#}");
+}
+
+#[test]
+fn small_chunks_find_the_same_relations() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, planted) = gen_repo(t.path(), &[]);
+    let report = pipeline(&repo, &t.path().join("work"), &["--avg-size", "100"]);
+    check_planted(&report, &repo, &planted);
+}
+
+#[test]
+fn gnu_sort_can_replace_fsim_sort() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let work = t.path().join("work");
+    let baseline = pipeline(&repo, &work, &[]);
+    let out = run_ok(
+        {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg("LC_ALL=C sort \"$1\"").arg("sh").arg(work.join("chunks.tsv"));
+            c
+        },
+        None,
+    );
+    assert_eq!(out.stdout, std::fs::read(work.join("sorted.tsv")).unwrap(), "fsim-sort and LC_ALL=C sort differ");
+    // And the final report from GNU-sorted chunks is the same.
+    std::fs::write(work.join("sorted.tsv"), &out.stdout).unwrap();
+    let files = work.join("files.tsv");
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg("\"$1\" -q --files \"$F\" \"$W/sorted.tsv\" | \"$2\" -q | \"$3\" -q | \"$4\" -q --format json --files \"$F\"")
+        .arg("sh")
+        .arg(bin("fsim-partition"))
+        .arg(bin("fsim-binpack"))
+        .arg(bin("fsim-analyze"))
+        .arg(bin("fsim-report"))
+        .env("F", &files)
+        .env("W", &work);
+    let out = run_ok(c, None);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report, baseline);
+}
+
+#[test]
+fn stages_compose_in_a_shell_pipe() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let baseline = std::fs::read(t.path().join("work/report.json")).ok();
+    assert!(baseline.is_none());
+    pipeline(&repo, &t.path().join("work"), &[]);
+    let baseline = std::fs::read(t.path().join("work/report.json")).unwrap();
+    let pipe_dir = t.path().join("pipe");
+    std::fs::create_dir(&pipe_dir).unwrap();
+    let mut c = Command::new("sh");
+    c.current_dir(&pipe_dir)
+        .arg("-c")
+        .arg("set -e; B=\"$1\"; $B/fsim-chunk -q \"$2\" | $B/fsim-sort -q | $B/fsim-partition -q | $B/fsim-binpack -q | $B/fsim-analyze -q | $B/fsim-report -q --format json")
+        .arg("sh")
+        .arg(bin_dir())
+        .arg(&repo);
+    let out = run_ok(c, None);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&baseline));
+}
+
+/// Run `make report` for the sample repository with the test's binaries.
+fn make_report(repo: &Path, work: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = Command::new("make");
+    c.current_dir(source_root())
+        .arg("--no-print-directory")
+        .arg("report")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!("REPO={}", repo.display()))
+        .arg(format!("WORK={}", work.display()))
+        .arg("CAPACITY=64K")
+        .arg("MEMORY=64K");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_raw(c, None)
+}
+
+#[test]
+fn make_resumes_after_any_stage_is_killed() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let clean = t.path().join("clean");
+    let out = make_report(&repo, &clean, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let want_txt = std::fs::read(clean.join("report.txt")).unwrap();
+    let want_json = std::fs::read(clean.join("report.json")).unwrap();
+    for stage in ["fsim-chunk", "fsim-sort", "fsim-partition", "fsim-binpack", "fsim-analyze", "fsim-report"] {
+        for at in ["1", "5000"] {
+            let work = t.path().join(format!("killed-{stage}-{at}"));
+            let out = make_report(&repo, &work, &[("FSIM_TEST_ABORT", &format!("{stage}:{at}"))]);
+            assert!(!out.status.success(), "{stage} was not killed at {at}");
+            // Nothing that looks finished is left by the killed stage.
+            let leftovers: Vec<String> = std::fs::read_dir(&work)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect();
+            assert!(!leftovers.iter().any(|n| n == "report.json"), "{stage}: {leftovers:?}");
+            let out = make_report(&repo, &work, &[]);
+            assert!(out.status.success(), "resume after {stage}: {}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(std::fs::read(work.join("report.txt")).unwrap(), want_txt, "text report after killing {stage} at {at}");
+            assert_eq!(std::fs::read(work.join("report.json")).unwrap(), want_json, "json report after killing {stage} at {at}");
+        }
+    }
+}
