@@ -507,3 +507,42 @@ mod tests {
             .any(|l| l.starts_with("contains\tguides/appendix.txt")));
     }
 }
+
+/// A large repository for benchmarks: `files` text documents of about
+/// `avg_size` bytes (sizes vary from half to one and a half times that) in
+/// `dirs` folders. One file in ten is an edited version of an earlier one and
+/// one in twenty an identical copy, so every stage has real work to do.
+/// Returns the number of bytes written.
+pub fn generate_bulk(root: &Path, files: usize, avg_size: usize, dirs: usize, seed: u64) -> Result<u64> {
+    let mut rng = Rng::new(seed);
+    let dirs = dirs.max(1);
+    for d in 0..dirs {
+        let p = root.join(format!("d{d:03}"));
+        fs::create_dir_all(&p).ctx(|| format!("cannot create {}", p.display()))?;
+    }
+    // Recent documents, to derive versions and copies from.
+    let mut recent: Vec<String> = Vec::new();
+    let mut total = 0u64;
+    for i in 0..files {
+        let roll = rng.below(20);
+        let text = if roll < 2 && !recent.is_empty() {
+            let base = &recent[rng.below(recent.len() as u64) as usize];
+            edit(&mut rng, base, 3)
+        } else if roll == 2 && !recent.is_empty() {
+            recent[rng.below(recent.len() as u64) as usize].clone()
+        } else {
+            let n = rng.range(avg_size as u64 / 2, avg_size as u64 * 3 / 2) as usize;
+            document(&mut rng, n)
+        };
+        let p = root.join(format!("d{:03}/f{i:07}.txt", i % dirs));
+        fs::write(&p, text.as_bytes()).ctx(|| format!("cannot write {}", p.display()))?;
+        total += text.len() as u64;
+        if recent.len() < 64 {
+            recent.push(text);
+        } else {
+            let k = rng.below(64) as usize;
+            recent[k] = text;
+        }
+    }
+    Ok(total)
+}

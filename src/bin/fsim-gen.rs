@@ -31,6 +31,16 @@ struct Args {
     /// Write the manifest of planted relations here (TSV: kind, paths...).
     #[arg(long)]
     manifest: Option<PathBuf>,
+    /// Instead of the sample, write N benchmark documents (one in ten an
+    /// edited version of another, one in twenty an identical copy).
+    #[arg(long, value_name = "N")]
+    bulk: Option<usize>,
+    /// Average size of the benchmark documents.
+    #[arg(long, default_value = "10000")]
+    bulk_size: usize,
+    /// Number of folders of the benchmark documents.
+    #[arg(long, default_value = "300")]
+    bulk_dirs: usize,
 }
 
 fn main() -> ExitCode {
@@ -46,6 +56,11 @@ fn main() -> ExitCode {
                 "{} exists and is not empty",
                 a.dir.display()
             )));
+        }
+        if let Some(n) = a.bulk {
+            let bytes = corpus::generate_bulk(&a.dir, n, a.bulk_size, a.bulk_dirs, a.seed)?;
+            eprintln!("fsim-gen: {n} files, {bytes} bytes in {}", a.dir.display());
+            return Ok(());
         }
         let spec = CorpusSpec {
             seed: a.seed,
