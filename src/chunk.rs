@@ -45,7 +45,7 @@ use std::io::{self, Read};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
@@ -55,6 +55,11 @@ pub const PROG: &str = "fsim-chunk";
 
 /// Bytes read per `read` call at most (and the minimum buffer size).
 pub const BLOCK: usize = 1 << 20;
+
+/// Files handed to a worker at a time: fewer wake-ups per file (each
+/// hand-over is a context switch on a small machine), still fine-grained
+/// enough to balance the workers.
+pub const BATCH: usize = 16;
 
 /// Bytes of the start of a file used to classify it.
 pub const HEAD: usize = 8 << 10;
@@ -232,26 +237,38 @@ pub fn chunk_file(
     path: PathBuf,
     chunker: &Chunker,
     buf: &mut [u8],
+    pieces: Vec<Piece>,
+) -> std::result::Result<FileResult, (PathBuf, Skip)> {
+    match chunk_open(&path, chunker, buf, pieces) {
+        Ok((info, meta, pieces)) => Ok(FileResult {
+            path,
+            info,
+            mtime_s: meta.mtime(),
+            mtime_ns: meta.mtime_nsec() as u32,
+            pieces,
+        }),
+        Err(e) => Err((path, e)),
+    }
+}
+
+fn chunk_open(
+    path: &Path,
+    chunker: &Chunker,
+    buf: &mut [u8],
     mut pieces: Vec<Piece>,
-) -> std::result::Result<FileResult, Skip> {
+) -> std::result::Result<(StreamInfo, Metadata, Vec<Piece>), Skip> {
     pieces.clear();
     let mut f = File::options()
         .read(true)
         .custom_flags(O_NONBLOCK)
-        .open(&path)
+        .open(path)
         .map_err(Skip::Io)?;
-    let meta: Metadata = f.metadata().map_err(Skip::Io)?;
+    let meta = f.metadata().map_err(Skip::Io)?;
     if !meta.is_file() {
         return Err(Skip::Special);
     }
     let info = chunk_stream(&mut f, chunker, buf, &mut pieces).map_err(Skip::Io)?;
-    Ok(FileResult {
-        path,
-        info,
-        mtime_s: meta.mtime(),
-        mtime_ns: meta.mtime_nsec() as u32,
-        pieces,
-    })
+    Ok((info, meta, pieces))
 }
 
 /// A result on its way to the writer, tagged with its sequence number.
@@ -264,32 +281,40 @@ enum Body {
 
 /// Lets the walker wait until the writer has caught up, and everyone stop.
 struct Flow {
-    emitted: Mutex<u64>,
+    /// Sequence numbers written so far (read without locking on the fast path).
+    emitted: AtomicU64,
+    lock: Mutex<()>,
     cv: Condvar,
     stop: AtomicBool,
 }
 
 impl Flow {
+    /// True when `seq` may be handed out now (within the window, not stopping).
+    fn ready(&self, seq: u64, window: u64) -> bool {
+        seq < self.emitted.load(Ordering::Acquire) + window && !self.stop.load(Ordering::Relaxed)
+    }
+
     /// Wait until `seq` is within the window; false when stopping.
     fn admit(&self, seq: u64, window: u64) -> bool {
-        let mut e = self.emitted.lock().unwrap_or_else(|p| p.into_inner());
-        while seq >= *e + window {
+        let mut g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        while seq >= self.emitted.load(Ordering::Acquire) + window {
             if self.stop.load(Ordering::Relaxed) {
                 return false;
             }
-            e = self.cv.wait(e).unwrap_or_else(|p| p.into_inner());
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
         }
         !self.stop.load(Ordering::Relaxed)
     }
 
     fn advance(&self, emitted: u64) {
-        *self.emitted.lock().unwrap_or_else(|p| p.into_inner()) = emitted;
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.emitted.store(emitted, Ordering::Release);
         self.cv.notify_all();
     }
 
     fn halt(&self) {
         self.stop.store(true, Ordering::Relaxed);
-        let _g = self.emitted.lock().unwrap_or_else(|p| p.into_inner());
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         self.cv.notify_all();
     }
 }
@@ -320,13 +345,14 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let jobs = cfg.jobs.max(1);
     let window = (64 * jobs) as u64;
     let flow = Flow {
-        emitted: Mutex::new(0),
+        emitted: AtomicU64::new(0),
+        lock: Mutex::new(()),
         cv: Condvar::new(),
         stop: AtomicBool::new(false),
     };
-    let (job_tx, job_rx) = sync_channel::<(u64, PathBuf)>(window as usize);
+    let (job_tx, job_rx) = sync_channel::<Vec<(u64, PathBuf)>>(window as usize);
     let job_rx = Mutex::new(job_rx);
-    let (res_tx, res_rx) = sync_channel::<(u64, Body)>(window as usize);
+    let (res_tx, res_rx) = sync_channel::<Vec<(u64, Body)>>(window as usize);
     let chunker = cfg.chunker;
 
     let (written, walked) = std::thread::scope(|s| {
@@ -334,17 +360,35 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         let walk_res_tx = res_tx.clone();
         let walker = s.spawn(move || -> Result<(WalkStats, u64)> {
             let mut seq = 0u64;
+            let mut batch: Vec<(u64, PathBuf)> = Vec::with_capacity(BATCH);
             let stats = walk::walk(&cfg.walk, |ev| {
-                if !flow.admit(seq, window) {
-                    return false;
+                if !flow.ready(seq, window) {
+                    // The writer may be waiting for a file of this batch.
+                    if !batch.is_empty() && job_tx.send(std::mem::take(&mut batch)).is_err() {
+                        return false;
+                    }
+                    if !flow.admit(seq, window) {
+                        return false;
+                    }
                 }
                 let sent = match ev {
-                    Event::File(p) => job_tx.send((seq, p)).is_ok(),
-                    Event::Warning(p, m) => walk_res_tx.send((seq, Body::Warning(p, m))).is_ok(),
+                    Event::File(p) => {
+                        batch.push((seq, p));
+                        batch.len() < BATCH
+                            || job_tx
+                                .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                                .is_ok()
+                    }
+                    Event::Warning(p, m) => {
+                        walk_res_tx.send(vec![(seq, Body::Warning(p, m))]).is_ok()
+                    }
                 };
                 seq += 1;
                 sent
             });
+            if !batch.is_empty() {
+                let _ = job_tx.send(batch);
+            }
             Ok((stats?, seq))
         });
         let job_rx = &job_rx;
@@ -419,19 +463,23 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 /// A worker: chunk files until the job channel closes or the writer is gone.
 fn worker(
     chunker: &Chunker,
-    jobs: &Mutex<Receiver<(u64, PathBuf)>>,
-    results: SyncSender<(u64, Body)>,
+    jobs: &Mutex<Receiver<Vec<(u64, PathBuf)>>>,
+    results: SyncSender<Vec<(u64, Body)>>,
 ) {
     let mut buf = read_buffer(chunker);
     loop {
         let job = jobs.lock().unwrap_or_else(|p| p.into_inner()).recv();
-        let Ok((seq, path)) = job else { return };
-        let body = match chunk_file(path.clone(), chunker, &mut buf, Vec::new()) {
-            Ok(r) => Body::File(r),
-            Err(Skip::Special) => Body::Special,
-            Err(Skip::Io(e)) => Body::Warning(path, e.to_string()),
-        };
-        if results.send((seq, body)).is_err() {
+        let Ok(batch) = job else { return };
+        let mut out = Vec::with_capacity(batch.len());
+        for (seq, path) in batch {
+            let body = match chunk_file(path, chunker, &mut buf, Vec::new()) {
+                Ok(r) => Body::File(r),
+                Err((_, Skip::Special)) => Body::Special,
+                Err((path, Skip::Io(e))) => Body::Warning(path, e.to_string()),
+            };
+            out.push((seq, body));
+        }
+        if results.send(out).is_err() {
             return;
         }
     }
@@ -446,7 +494,7 @@ struct Written {
 
 /// The writer: reorder by sequence number, assign ids, write.
 fn write_results(
-    rx: Receiver<(u64, Body)>,
+    rx: Receiver<Vec<(u64, Body)>>,
     flow: &Flow,
     chunks_out: &mut Output,
     files_out: &mut Output,
@@ -460,8 +508,8 @@ fn write_results(
     let mut pending: BTreeMap<u64, Body> = BTreeMap::new();
     let mut cbuf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
     let mut fbuf: Vec<u8> = Vec::with_capacity(64 << 10);
-    for (seq, body) in rx.iter() {
-        pending.insert(seq, body);
+    for msg in rx.iter() {
+        pending.extend(msg);
         let before = w.next_seq;
         while let Some(body) = pending.remove(&w.next_seq) {
             w.next_seq += 1;

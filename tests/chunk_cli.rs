@@ -467,3 +467,35 @@ fn records_after_files_table_and_files_from_stdin() {
     assert_eq!(rows[0].content, "d41d8cd98f00b204e9800998ecf8427e");
     assert!(rows[1..].iter().all(|r| r.path.starts_with(b"t/d0/")));
 }
+
+#[test]
+fn read_error_mid_file_skips_it_without_an_id() {
+    // Reading /proc/self/mem at offset 0 fails with EIO: a read error after
+    // a successful open, even for root.
+    if !Path::new("/proc/self/mem").exists() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join("a"), b"aaa").unwrap();
+    fs::write(d.path().join("b"), b"bbb").unwrap();
+    let o = ok(d.path(), &["-o", "c.tsv", "a", "/proc/self/mem", "b"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("fsim-chunk: warning: /proc/self/mem: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 files, 6 bytes, 2 chunks, 1 skipped"),
+        "{err}"
+    );
+    let table = fs::read(d.path().join("files.tsv")).unwrap();
+    let rows = file_rows(&table);
+    assert_eq!(
+        rows.iter()
+            .map(|r| (r.id.as_str(), r.path.clone()))
+            .collect::<Vec<_>>(),
+        [("0000000000", b"a".to_vec()), ("0000000001", b"b".to_vec())]
+    );
+    let recs = fs::read(d.path().join("c.tsv")).unwrap();
+    assert_eq!(data_lines(&recs).len(), 2);
+}
