@@ -1,1 +1,637 @@
-//! (to be written)
+//! The chunk stage (`fsim-chunk`, paper step 1): walk the repository, cut
+//! every file into content-defined chunks, hash each chunk with MD5, and
+//! write one chunk record per chunk plus a table of the files.
+//!
+//! # Threads and determinism
+//!
+//! The output is byte-identical whatever `--jobs`:
+//!
+//! * one walker thread numbers the files in walk order (a sequence number,
+//!   warnings included) and hands them to the workers through a bounded
+//!   channel;
+//! * `jobs` workers open, read, chunk and hash files, each with its own
+//!   reused read buffer;
+//! * the calling thread is the writer: it puts results back in sequence
+//!   order (a reorder buffer), gives file ids 0, 1, 2... to the files that
+//!   were read completely (a skipped file gets no id), formats the records
+//!   and prints warnings, so even stderr is in walk order.
+//!
+//! The walker never runs more than `window` sequence numbers ahead of the
+//! writer, which bounds the reorder buffer and the channels, and makes a
+//! full channel impossible (so shutting down after an error never blocks).
+//!
+//! # Memory
+//!
+//! Each worker holds a read buffer of 1 MiB (or four maximal chunks if that
+//! is more), allocated once. The records of a file are kept until the file
+//! is read to its end, because a read error must drop the whole file: 32
+//! bytes per chunk, about 3% of the file size at the default average.
+//!
+//! # Files that change
+//!
+//! A file that grows or shrinks while it is read is chunked as read, and its
+//! size in the table is the number of bytes actually read. A read error in
+//! the middle of a file drops the file (warning, counted as skipped).
+
+use crate::chunker::{Chunker, Cut};
+use crate::error::{Context, Error, Result};
+use crate::io::Output;
+use crate::records::{self, ChunkRecord, Digest, FileEntry, FileType, Kind, Params};
+use crate::walk::{self, Event, WalkConfig, WalkStats};
+use md5::{Digest as _, Md5};
+use std::collections::BTreeMap;
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
+
+/// Name used in messages.
+pub const PROG: &str = "fsim-chunk";
+
+/// Bytes read per `read` call at most (and the minimum buffer size).
+pub const BLOCK: usize = 1 << 20;
+
+/// Files handed to a worker at a time: fewer wake-ups per file (each
+/// hand-over is a context switch on a small machine), still fine-grained
+/// enough to balance the workers.
+pub const BATCH: usize = 16;
+
+/// Bytes of the start of a file used to classify it.
+pub const HEAD: usize = 8 << 10;
+
+/// Validated configuration of a run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub walk: WalkConfig,
+    /// Chunk records; `None` or `-` is standard output.
+    pub output: Option<PathBuf>,
+    /// The file table.
+    pub files_out: PathBuf,
+    pub chunker: Chunker,
+    /// Worker threads (at least 1).
+    pub jobs: usize,
+    /// No summary line.
+    pub quiet: bool,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Summary {
+    pub files: u64,
+    pub bytes: u64,
+    pub chunks: u64,
+    /// Files and directories that could not be read (warned).
+    pub skipped: u64,
+    pub walk: WalkStats,
+    pub seconds: f64,
+}
+
+impl Summary {
+    /// `fsim-chunk: N files, B bytes, R chunks, S skipped, T s (X MB/s)`.
+    pub fn line(&self) -> String {
+        let mbs = if self.seconds > 0.0 {
+            self.bytes as f64 / 1e6 / self.seconds
+        } else {
+            0.0
+        };
+        format!(
+            "{PROG}: {} files, {} bytes, {} chunks, {} skipped, {:.2} s ({:.1} MB/s)",
+            self.files, self.bytes, self.chunks, self.skipped, self.seconds, mbs
+        )
+    }
+}
+
+/// One chunk of a file before it has an id: (MD5 as u128, length).
+pub type Piece = (u128, u32);
+
+/// What reading one stream gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamInfo {
+    /// Bytes read.
+    pub size: u64,
+    /// MD5 over the concatenated chunk digests.
+    pub content: u128,
+    pub ftype: FileType,
+}
+
+/// A read buffer sized for `chunker`: [`BLOCK`] or four maximal chunks.
+pub fn read_buffer(chunker: &Chunker) -> Vec<u8> {
+    // Touched once here (zeroed) and reused for every file of a worker.
+    vec![0u8; BLOCK.max(4 * chunker.max_len())]
+}
+
+/// Chunk a whole stream with a reused buffer (from [`read_buffer`]),
+/// appending its chunks to `pieces`. The buffer is refilled block by block
+/// and the unfinished chunk is carried over, so streams larger than memory
+/// work. On an error, `pieces` holds a partial list: the caller drops it.
+pub fn chunk_stream(
+    r: &mut impl Read,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: &mut Vec<Piece>,
+) -> io::Result<StreamInfo> {
+    debug_assert!(buf.len() > chunker.max_len());
+    let mut filled = 0usize;
+    let mut size = 0u64;
+    let mut content = Md5::new();
+    let mut ftype = None;
+    loop {
+        let mut eof = false;
+        while filled < buf.len() {
+            match r.read(&mut buf[filled..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    filled += n;
+                    size += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if ftype.is_none() {
+            // First fill: the buffer starts at offset 0 of the stream.
+            ftype = Some(FileType::classify(&buf[..filled.min(HEAD)], size));
+        }
+        let mut pos = 0;
+        while let Some(len) = chunker.cut(&buf[pos..filled], eof) {
+            let d = Md5::digest(&buf[pos..pos + len]);
+            content.update(d);
+            pieces.push((records::digest_to_u128(&d), len as u32));
+            pos += len;
+        }
+        if eof {
+            break;
+        }
+        buf.copy_within(pos..filled, 0);
+        filled -= pos;
+    }
+    let ftype = if size == 0 {
+        FileType::Empty
+    } else {
+        ftype.unwrap_or(FileType::Binary)
+    };
+    Ok(StreamInfo {
+        size,
+        content: records::digest_to_u128(&content.finalize()),
+        ftype,
+    })
+}
+
+/// `O_NONBLOCK`, so that a path replaced by a FIFO between the walk and the
+/// open cannot block the worker (it is then refused by the `fstat` check).
+/// It has no effect on regular files. The value is that of the common Linux
+/// architectures; elsewhere the flag is left out and only the walk's file
+/// type check protects.
+#[cfg(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "x86",
+        target_arch = "aarch64",
+        target_arch = "arm",
+        target_arch = "riscv64"
+    )
+))]
+const O_NONBLOCK: i32 = 0o4000;
+#[cfg(not(all(
+    target_os = "linux",
+    any(
+        target_arch = "x86_64",
+        target_arch = "x86",
+        target_arch = "aarch64",
+        target_arch = "arm",
+        target_arch = "riscv64"
+    )
+)))]
+const O_NONBLOCK: i32 = 0;
+
+/// Why a file was not chunked.
+#[derive(Debug)]
+pub enum Skip {
+    /// Not a regular file when opened (replaced since the walk): silent.
+    Special,
+    /// Could not open or read it: warned.
+    Io(io::Error),
+}
+
+/// A file read completely.
+#[derive(Debug)]
+pub struct FileResult {
+    pub path: PathBuf,
+    pub info: StreamInfo,
+    pub mtime_s: i64,
+    pub mtime_ns: u32,
+    pub pieces: Vec<Piece>,
+}
+
+/// Open a regular file, chunk it, and note its mtime at open time.
+pub fn chunk_file(
+    path: PathBuf,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: Vec<Piece>,
+) -> std::result::Result<FileResult, (PathBuf, Skip)> {
+    match chunk_open(&path, chunker, buf, pieces) {
+        Ok((info, meta, pieces)) => Ok(FileResult {
+            path,
+            info,
+            mtime_s: meta.mtime(),
+            mtime_ns: meta.mtime_nsec() as u32,
+            pieces,
+        }),
+        Err(e) => Err((path, e)),
+    }
+}
+
+fn chunk_open(
+    path: &Path,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    mut pieces: Vec<Piece>,
+) -> std::result::Result<(StreamInfo, Metadata, Vec<Piece>), Skip> {
+    pieces.clear();
+    let mut f = File::options()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)
+        .map_err(Skip::Io)?;
+    let meta = f.metadata().map_err(Skip::Io)?;
+    if !meta.is_file() {
+        return Err(Skip::Special);
+    }
+    let info = chunk_stream(&mut f, chunker, buf, &mut pieces).map_err(Skip::Io)?;
+    Ok((info, meta, pieces))
+}
+
+/// A result on its way to the writer, tagged with its sequence number.
+enum Body {
+    File(FileResult),
+    Warning(PathBuf, String),
+    /// Not a regular file after all (race with the walk).
+    Special,
+}
+
+/// Lets the walker wait until the writer has caught up, and everyone stop.
+struct Flow {
+    /// Sequence numbers written so far (read without locking on the fast path).
+    emitted: AtomicU64,
+    lock: Mutex<()>,
+    cv: Condvar,
+    stop: AtomicBool,
+}
+
+impl Flow {
+    /// True when `seq` may be handed out now (within the window, not stopping).
+    fn ready(&self, seq: u64, window: u64) -> bool {
+        seq < self.emitted.load(Ordering::Acquire) + window && !self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Wait until `seq` is within the window; false when stopping.
+    fn admit(&self, seq: u64, window: u64) -> bool {
+        let mut g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        while seq >= self.emitted.load(Ordering::Acquire) + window {
+            if self.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+        !self.stop.load(Ordering::Relaxed)
+    }
+
+    fn advance(&self, emitted: u64) {
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.emitted.store(emitted, Ordering::Release);
+        self.cv.notify_all();
+    }
+
+    fn halt(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.cv.notify_all();
+    }
+}
+
+/// Run the chunk stage: walk, chunk, write both outputs atomically.
+pub fn run(cfg: &Config) -> Result<Summary> {
+    let start = Instant::now();
+    walk::check_roots(&cfg.walk.roots)?;
+    let to_stdout = cfg.output.as_deref().map_or(true, |p| p.as_os_str() == "-");
+    if to_stdout && cfg.files_out.as_os_str() == "-" {
+        return Err(Error::msg(
+            "--files-out - and chunk records on standard output would mix: give -o FILE",
+        ));
+    }
+    if !to_stdout && cfg.output.as_deref() == Some(cfg.files_out.as_path()) {
+        return Err(Error::msg("-o and --files-out name the same file"));
+    }
+    let params = cfg.chunker.params();
+    let mut chunks_out = Output::create(cfg.output.as_deref())?;
+    let mut files_out = Output::create(Some(&cfg.files_out))?;
+    let mut head = Vec::new();
+    records::write_header(Kind::Chunks, &params, &mut head);
+    chunks_out.write_all(&head)?;
+    head.clear();
+    records::write_header(Kind::Files, &params, &mut head);
+    files_out.write_all(&head)?;
+
+    let jobs = cfg.jobs.max(1);
+    let window = (64 * jobs) as u64;
+    let flow = Flow {
+        emitted: AtomicU64::new(0),
+        lock: Mutex::new(()),
+        cv: Condvar::new(),
+        stop: AtomicBool::new(false),
+    };
+    let (job_tx, job_rx) = sync_channel::<Vec<(u64, PathBuf)>>(window as usize);
+    let job_rx = Mutex::new(job_rx);
+    let (res_tx, res_rx) = sync_channel::<Vec<(u64, Body)>>(window as usize);
+    let chunker = cfg.chunker;
+
+    let (written, walked) = std::thread::scope(|s| {
+        let flow = &flow;
+        let walk_res_tx = res_tx.clone();
+        let walker = s.spawn(move || -> Result<(WalkStats, u64)> {
+            let mut seq = 0u64;
+            let mut batch: Vec<(u64, PathBuf)> = Vec::with_capacity(BATCH);
+            let stats = walk::walk(&cfg.walk, |ev| {
+                if !flow.ready(seq, window) {
+                    // The writer may be waiting for a file of this batch.
+                    if !batch.is_empty() && job_tx.send(std::mem::take(&mut batch)).is_err() {
+                        return false;
+                    }
+                    if !flow.admit(seq, window) {
+                        return false;
+                    }
+                }
+                let sent = match ev {
+                    Event::File(p) => {
+                        batch.push((seq, p));
+                        batch.len() < BATCH
+                            || job_tx
+                                .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                                .is_ok()
+                    }
+                    Event::Warning(p, m) => {
+                        walk_res_tx.send(vec![(seq, Body::Warning(p, m))]).is_ok()
+                    }
+                };
+                seq += 1;
+                sent
+            });
+            if !batch.is_empty() {
+                let _ = job_tx.send(batch);
+            }
+            Ok((stats?, seq))
+        });
+        let job_rx = &job_rx;
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                let res_tx = res_tx.clone();
+                s.spawn(move || worker(&chunker, job_rx, res_tx))
+            })
+            .collect();
+        drop(res_tx);
+        let written = write_results(res_rx, flow, &mut chunks_out, &mut files_out);
+        if written.is_err() {
+            flow.halt();
+        }
+        let walked = walker
+            .join()
+            .unwrap_or_else(|_| Err(Error::msg("internal error: the walker thread panicked")));
+        for w in workers {
+            if w.join().is_err() {
+                return (
+                    Err(Error::msg("internal error: a worker thread panicked")),
+                    walked,
+                );
+            }
+        }
+        (written, walked)
+    });
+    let mut w = written?;
+    let (wstats, total) = walked?;
+    if w.next_seq != total {
+        return Err(Error::msg(format!(
+            "internal error: {} of {total} walk events were written",
+            w.next_seq
+        )));
+    }
+    w.summary.walk = wstats;
+    w.summary.walk.special += w.special;
+
+    // Trailers, then make the outputs appear. Records in a file: the file
+    // table first, so that the records' presence means both are complete.
+    // Records on stdout: finish them first, so that a closed pipe leaves no
+    // file table behind.
+    let mut tail = Vec::new();
+    records::write_trailer(
+        Kind::Chunks,
+        &records::digest_params(&w.digest, "records"),
+        &mut tail,
+    );
+    chunks_out.write_all(&tail)?;
+    tail.clear();
+    let mut fp = Params::new().with("files", w.summary.files);
+    for (k, v) in records::digest_params(&w.digest, "records").0 {
+        fp.set(&k, v);
+    }
+    fp.set("skipped", w.summary.skipped);
+    records::write_trailer(Kind::Files, &fp, &mut tail);
+    files_out.write_all(&tail)?;
+    if to_stdout {
+        chunks_out.finish()?;
+        files_out.finish()?;
+    } else {
+        files_out.finish()?;
+        chunks_out.finish()?;
+    }
+    w.summary.seconds = start.elapsed().as_secs_f64();
+    if !cfg.quiet {
+        eprintln!("{}", w.summary.line());
+    }
+    Ok(w.summary)
+}
+
+/// A worker: chunk files until the job channel closes or the writer is gone.
+fn worker(
+    chunker: &Chunker,
+    jobs: &Mutex<Receiver<Vec<(u64, PathBuf)>>>,
+    results: SyncSender<Vec<(u64, Body)>>,
+) {
+    let mut buf = read_buffer(chunker);
+    loop {
+        let job = jobs.lock().unwrap_or_else(|p| p.into_inner()).recv();
+        let Ok(batch) = job else { return };
+        let mut out = Vec::with_capacity(batch.len());
+        for (seq, path) in batch {
+            let body = match chunk_file(path, chunker, &mut buf, Vec::new()) {
+                Ok(r) => Body::File(r),
+                Err((_, Skip::Special)) => Body::Special,
+                Err((path, Skip::Io(e))) => Body::Warning(path, e.to_string()),
+            };
+            out.push((seq, body));
+        }
+        if results.send(out).is_err() {
+            return;
+        }
+    }
+}
+
+struct Written {
+    summary: Summary,
+    digest: Digest,
+    next_seq: u64,
+    special: u64,
+}
+
+/// The writer: reorder by sequence number, assign ids, write.
+fn write_results(
+    rx: Receiver<Vec<(u64, Body)>>,
+    flow: &Flow,
+    chunks_out: &mut Output,
+    files_out: &mut Output,
+) -> Result<Written> {
+    let mut w = Written {
+        summary: Summary::default(),
+        digest: Digest::default(),
+        next_seq: 0,
+        special: 0,
+    };
+    let mut pending: BTreeMap<u64, Body> = BTreeMap::new();
+    let mut cbuf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
+    let mut fbuf: Vec<u8> = Vec::with_capacity(64 << 10);
+    for msg in rx.iter() {
+        pending.extend(msg);
+        let before = w.next_seq;
+        while let Some(body) = pending.remove(&w.next_seq) {
+            w.next_seq += 1;
+            match body {
+                Body::File(f) => {
+                    let id = u32::try_from(w.summary.files)
+                        .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
+                    for &(hash, len) in &f.pieces {
+                        let rec = ChunkRecord {
+                            hash,
+                            file: id,
+                            len,
+                        };
+                        rec.write(&mut cbuf);
+                        w.digest.add(&rec);
+                    }
+                    w.summary.files += 1;
+                    w.summary.bytes += f.info.size;
+                    w.summary.chunks += f.pieces.len() as u64;
+                    let entry = FileEntry {
+                        id,
+                        size: f.info.size,
+                        mtime_s: f.mtime_s,
+                        mtime_ns: f.mtime_ns,
+                        content: f.info.content,
+                        ftype: f.info.ftype,
+                        path: f.path.into_os_string().into_vec(),
+                    };
+                    entry.write(&mut fbuf);
+                    if cbuf.len() >= BLOCK {
+                        chunks_out.write_all(&cbuf)?;
+                        cbuf.clear();
+                    }
+                    if fbuf.len() >= 60 << 10 {
+                        files_out.write_all(&fbuf)?;
+                        fbuf.clear();
+                    }
+                }
+                Body::Warning(path, msg) => {
+                    w.summary.skipped += 1;
+                    eprintln!("{}", walk::warning_line(PROG, &path, &msg));
+                }
+                Body::Special => w.special += 1,
+            }
+        }
+        if w.next_seq != before {
+            flow.advance(w.next_seq);
+        }
+    }
+    chunks_out.write_all(&cbuf)?;
+    files_out.write_all(&fbuf)?;
+    if !pending.is_empty() {
+        return Err(Error::msg(
+            "internal error: results missing from the workers",
+        ));
+    }
+    Ok(w)
+}
+
+/// Chunk one file outside the pipeline (tests, tools): its pieces and info.
+pub fn chunk_path(path: &Path, chunker: &Chunker) -> Result<(Vec<Piece>, StreamInfo)> {
+    let mut buf = read_buffer(chunker);
+    let mut pieces = Vec::new();
+    let mut f = File::open(path).ctx(|| format!("cannot open {}", path.display()))?;
+    let info = chunk_stream(&mut f, chunker, &mut buf, &mut pieces)
+        .ctx(|| format!("reading {}", path.display()))?;
+    Ok((pieces, info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunker::Method;
+
+    #[test]
+    fn stream_matches_slice_chunking() {
+        let data = crate::chunker::pseudo_text(3 << 20, 17);
+        let c = Chunker::new(Method::Tttd, 1000).unwrap();
+        let mut buf = read_buffer(&c);
+        let mut pieces = Vec::new();
+        // A reader that returns odd-sized pieces.
+        struct Odd<'a>(&'a [u8], usize);
+        impl Read for Odd<'_> {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                self.1 = (self.1 * 7 + 3) % 5000 + 1;
+                let n = self.1.min(out.len()).min(self.0.len());
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let info = chunk_stream(&mut Odd(&data, 1), &c, &mut buf, &mut pieces).unwrap();
+        let expect: Vec<Piece> = c
+            .chunks(&data)
+            .map(|ch| {
+                (
+                    records::digest_to_u128(&Md5::digest(&data[ch.offset..ch.offset + ch.len])),
+                    ch.len as u32,
+                )
+            })
+            .collect();
+        assert_eq!(pieces, expect);
+        assert_eq!(info.size, data.len() as u64);
+        assert_eq!(info.ftype, FileType::Text);
+        let mut all = Md5::new();
+        for (h, _) in &expect {
+            all.update(h.to_be_bytes());
+        }
+        assert_eq!(info.content, records::digest_to_u128(&all.finalize()));
+    }
+
+    #[test]
+    fn empty_stream() {
+        let c = Chunker::new(Method::Tttd, 1000).unwrap();
+        let mut buf = read_buffer(&c);
+        let mut pieces = Vec::new();
+        let info = chunk_stream(&mut io::empty(), &c, &mut buf, &mut pieces).unwrap();
+        assert!(pieces.is_empty());
+        assert_eq!(info.ftype, FileType::Empty);
+        assert_eq!(
+            records::hex128(info.content),
+            "d41d8cd98f00b204e9800998ecf8427e"
+        );
+    }
+}

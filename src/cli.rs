@@ -31,9 +31,11 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
                 "m" => 1 << 20,
                 "g" => 1 << 30,
                 "t" => 1 << 40,
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "invalid size {s:?}: expected a number with an optional K, M, G or T suffix"
-                )),
+                ))
+                }
             };
             (&t[..i], m)
         }

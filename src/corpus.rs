@@ -513,7 +513,13 @@ mod tests {
 /// `dirs` folders. One file in ten is an edited version of an earlier one and
 /// one in twenty an identical copy, so every stage has real work to do.
 /// Returns the number of bytes written.
-pub fn generate_bulk(root: &Path, files: usize, avg_size: usize, dirs: usize, seed: u64) -> Result<u64> {
+pub fn generate_bulk(
+    root: &Path,
+    files: usize,
+    avg_size: usize,
+    dirs: usize,
+    seed: u64,
+) -> Result<u64> {
     let mut rng = Rng::new(seed);
     let dirs = dirs.max(1);
     for d in 0..dirs {

@@ -430,16 +430,33 @@ impl FileType {
         if head.contains(&0) {
             return FileType::Binary;
         }
-        let suspicious = head
-            .iter()
-            .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
-            .count();
+        let suspicious = count_suspicious(head);
         if suspicious * 100 > head.len() {
             FileType::Binary
         } else {
             FileType::Text
         }
     }
+}
+
+/// Control bytes other than tab, newline, carriage return, form feed and
+/// escape. Branch-free per byte with u8 lanes summed per 255-byte block, so
+/// it vectorises: classifying the first 8 KiB of every file was costing
+/// more than chunking it.
+fn count_suspicious(head: &[u8]) -> usize {
+    head.chunks(255)
+        .map(|block| {
+            block.iter().fold(0u8, |n, &b| {
+                let bad = (b < 0x20)
+                    & (b != b'\t')
+                    & (b != b'\n')
+                    & (b != b'\r')
+                    & (b != 0x0c)
+                    & (b != 0x1b);
+                n + bad as u8
+            }) as usize
+        })
+        .sum()
 }
 
 /// One line of the file table:
@@ -1063,5 +1080,12 @@ mod tests {
             FileType::Compressed
         );
         assert_eq!(FileType::classify(b"ab\x00cd", 5), FileType::Binary);
+        let model = |h: &[u8]| {
+            h.iter()
+                .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
+                .count()
+        };
+        let all: Vec<u8> = (0..=255u8).cycle().take(3000).collect();
+        assert_eq!(count_suspicious(&all), model(&all));
     }
 }

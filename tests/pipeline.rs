@@ -16,7 +16,8 @@ use std::process::Command;
 /// Relative path of a report path under the repository root.
 fn rel<'a>(repo: &Path, p: &'a str) -> &'a str {
     let prefix = format!("{}/", repo.display());
-    p.strip_prefix(prefix.as_str()).unwrap_or_else(|| panic!("{p} is not under {prefix}"))
+    p.strip_prefix(prefix.as_str())
+        .unwrap_or_else(|| panic!("{p} is not under {prefix}"))
 }
 
 /// Check the JSON report against the manifest of planted relations.
@@ -27,8 +28,12 @@ fn check_planted(report: &Value, repo: &Path, planted: &[Vec<String>]) {
         .unwrap()
         .iter()
         .map(|s| {
-            let mut v: Vec<String> =
-                s["files"].as_array().unwrap().iter().map(|f| rel(repo, f.as_str().unwrap()).to_string()).collect();
+            let mut v: Vec<String> = s["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| rel(repo, f.as_str().unwrap()).to_string())
+                .collect();
             v.sort();
             v
         })
@@ -68,10 +73,15 @@ fn check_planted(report: &Value, repo: &Path, planted: &[Vec<String>]) {
     // Every planted relation is found, with a plausible amount in common.
     let size = |p: &str| std::fs::metadata(repo.join(p)).unwrap().len();
     let check_link = |a: &str, b: &str| {
-        let l = links.get(&(a.to_string(), b.to_string())).unwrap_or_else(|| panic!("planted link {a} <-> {b} not found"));
+        let l = links
+            .get(&(a.to_string(), b.to_string()))
+            .unwrap_or_else(|| panic!("planted link {a} <-> {b} not found"));
         let common = l["bytes_in_common"].as_u64().unwrap();
         let smaller = size(a).min(size(b));
-        assert!(common * 2 >= smaller && common <= smaller, "{a} <-> {b}: {common} bytes in common, smaller file {smaller}");
+        assert!(
+            common * 2 >= smaller && common <= smaller,
+            "{a} <-> {b}: {common} bytes in common, smaller file {smaller}"
+        );
     };
     for r in planted {
         match r[0].as_str() {
@@ -87,12 +97,27 @@ fn check_planted(report: &Value, repo: &Path, planted: &[Vec<String>]) {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .filter(|c| c["files"].as_array().unwrap().iter().any(|f| rel(repo, f["path"].as_str().unwrap()) == r[1]))
+                    .filter(|c| {
+                        c["files"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .any(|f| rel(repo, f["path"].as_str().unwrap()) == r[1])
+                    })
                     .map(|c| c["id"].as_str().unwrap().to_string())
                     .collect();
                 assert_eq!(cl.len(), 1, "template files in one cluster");
-                let c = report["clusters"].as_array().unwrap().iter().find(|c| cl.contains(c["id"].as_str().unwrap())).unwrap();
-                assert_eq!(c["file_count"].as_u64().unwrap() as usize, r.len() - 1, "template cluster size");
+                let c = report["clusters"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| cl.contains(c["id"].as_str().unwrap()))
+                    .unwrap();
+                assert_eq!(
+                    c["file_count"].as_u64().unwrap() as usize,
+                    r.len() - 1,
+                    "template cluster size"
+                );
             }
             "identical" => {}
             other => panic!("unknown planted kind {other}"),
@@ -104,7 +129,13 @@ fn check_planted(report: &Value, repo: &Path, planted: &[Vec<String>]) {
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["files"].as_array().unwrap().iter().any(|f| rel(repo, f["path"].as_str().unwrap()) == contains[1]))
+        .find(|c| {
+            c["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| rel(repo, f["path"].as_str().unwrap()) == contains[1])
+        })
         .unwrap();
     assert_eq!(c["type"], "contains");
 }
@@ -117,7 +148,11 @@ fn sample_report_lists_planted_relations_and_nothing_else() {
     check_planted(&report, &repo, &planted);
     // Every planted non-identical relation is one cluster; nothing else.
     let expected_clusters = planted.iter().filter(|r| r[0] != "identical").count();
-    assert_eq!(report["clusters"].as_array().unwrap().len(), expected_clusters, "{report:#}");
+    assert_eq!(
+        report["clusters"].as_array().unwrap().len(),
+        expected_clusters,
+        "{report:#}"
+    );
 }
 
 #[test]
@@ -137,12 +172,19 @@ fn gnu_sort_can_replace_fsim_sort() {
     let out = run_ok(
         {
             let mut c = Command::new("sh");
-            c.arg("-c").arg("LC_ALL=C sort \"$1\"").arg("sh").arg(work.join("chunks.tsv"));
+            c.arg("-c")
+                .arg("LC_ALL=C sort \"$1\"")
+                .arg("sh")
+                .arg(work.join("chunks.tsv"));
             c
         },
         None,
     );
-    assert_eq!(out.stdout, std::fs::read(work.join("sorted.tsv")).unwrap(), "fsim-sort and LC_ALL=C sort differ");
+    assert_eq!(
+        out.stdout,
+        std::fs::read(work.join("sorted.tsv")).unwrap(),
+        "fsim-sort and LC_ALL=C sort differ"
+    );
     // And the final report from GNU-sorted chunks is the same.
     std::fs::write(work.join("sorted.tsv"), &out.stdout).unwrap();
     let files = work.join("files.tsv");
@@ -179,7 +221,10 @@ fn stages_compose_in_a_shell_pipe() {
         .arg(bin_dir())
         .arg(&repo);
     let out = run_ok(c, None);
-    assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&baseline));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&baseline)
+    );
 }
 
 /// Run `make report` for the sample repository with the test's binaries.
@@ -205,13 +250,28 @@ fn make_resumes_after_any_stage_is_killed() {
     let (repo, _) = gen_repo(t.path(), &[]);
     let clean = t.path().join("clean");
     let out = make_report(&repo, &clean, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let want_txt = std::fs::read(clean.join("report.txt")).unwrap();
     let want_json = std::fs::read(clean.join("report.json")).unwrap();
-    for stage in ["fsim-chunk", "fsim-sort", "fsim-partition", "fsim-binpack", "fsim-analyze", "fsim-report"] {
+    for stage in [
+        "fsim-chunk",
+        "fsim-sort",
+        "fsim-partition",
+        "fsim-binpack",
+        "fsim-analyze",
+        "fsim-report",
+    ] {
         for at in ["1", "5000"] {
             let work = t.path().join(format!("killed-{stage}-{at}"));
-            let out = make_report(&repo, &work, &[("FSIM_TEST_ABORT", &format!("{stage}:{at}"))]);
+            let out = make_report(
+                &repo,
+                &work,
+                &[("FSIM_TEST_ABORT", &format!("{stage}:{at}"))],
+            );
             assert!(!out.status.success(), "{stage} was not killed at {at}");
             // Nothing that looks finished is left by the killed stage.
             let leftovers: Vec<String> = std::fs::read_dir(&work)
@@ -219,11 +279,26 @@ fn make_resumes_after_any_stage_is_killed() {
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .filter(|n| !n.starts_with('.'))
                 .collect();
-            assert!(!leftovers.iter().any(|n| n == "report.json"), "{stage}: {leftovers:?}");
+            assert!(
+                !leftovers.iter().any(|n| n == "report.json"),
+                "{stage}: {leftovers:?}"
+            );
             let out = make_report(&repo, &work, &[]);
-            assert!(out.status.success(), "resume after {stage}: {}", String::from_utf8_lossy(&out.stderr));
-            assert_eq!(std::fs::read(work.join("report.txt")).unwrap(), want_txt, "text report after killing {stage} at {at}");
-            assert_eq!(std::fs::read(work.join("report.json")).unwrap(), want_json, "json report after killing {stage} at {at}");
+            assert!(
+                out.status.success(),
+                "resume after {stage}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                std::fs::read(work.join("report.txt")).unwrap(),
+                want_txt,
+                "text report after killing {stage} at {at}"
+            );
+            assert_eq!(
+                std::fs::read(work.join("report.json")).unwrap(),
+                want_json,
+                "json report after killing {stage} at {at}"
+            );
         }
     }
 }

@@ -14,7 +14,15 @@ fn params() -> Params {
 }
 
 fn file(id: u32, size: u64, content: u128, path: &[u8]) -> FileEntry {
-    FileEntry { id, size, mtime_s: 1, mtime_ns: 0, content, ftype: FileType::Text, path: path.to_vec() }
+    FileEntry {
+        id,
+        size,
+        mtime_s: 1,
+        mtime_ns: 0,
+        content,
+        ftype: FileType::Text,
+        path: path.to_vec(),
+    }
 }
 
 fn file_table(files: &[FileEntry]) -> Vec<u8> {
@@ -23,7 +31,14 @@ fn file_table(files: &[FileEntry]) -> Vec<u8> {
     for f in files {
         f.write(&mut v);
     }
-    write_trailer(Kind::Files, &Params::new().with("files", files.len()).with("records", 0).with("digest", "0"), &mut v);
+    write_trailer(
+        Kind::Files,
+        &Params::new()
+            .with("files", files.len())
+            .with("records", 0)
+            .with("digest", "0"),
+        &mut v,
+    );
     v
 }
 
@@ -33,7 +48,9 @@ fn pairs_file(pairs: &[(u32, u32, u64, u64, u64)]) -> Vec<u8> {
     let mut d = Digest::default();
     for &(a, b, sa, sb, c) in pairs {
         v.extend_from_slice(format!("{a:010}\t{b:010}\t{sa}\t{sb}\t{c}\t1\n").as_bytes());
-        d.add_mix(mix128(((a as u128) << 96) | ((b as u128) << 64) | c as u128));
+        d.add_mix(mix128(
+            ((a as u128) << 96) | ((b as u128) << 64) | c as u128,
+        ));
     }
     write_trailer(Kind::Pairs, &digest_params(&d, "pairs"), &mut v);
     v
@@ -56,7 +73,15 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     // 0-1: 80% pair; 0-2: 0 is 95% inside 2 (contains would need 0-2 alone);
     // 1-4: 30% of the smaller: below the default 50% report threshold.
     let p = t.path().join("pairs.tsv");
-    std::fs::write(&p, pairs_file(&[(0, 1, 1000, 1000, 800), (0, 2, 1000, 4000, 950), (1, 4, 1000, 500, 150)])).unwrap();
+    std::fs::write(
+        &p,
+        pairs_file(&[
+            (0, 1, 1000, 1000, 800),
+            (0, 2, 1000, 4000, 950),
+            (1, 4, 1000, 500, 150),
+        ]),
+    )
+    .unwrap();
     (t, f, p)
 }
 
@@ -79,30 +104,63 @@ A. Identical files: 1 sets
 B. Clusters of similar files: 1 (largest first)
   cluster 000000000  group  3 files  5.9 KiB total  2 links  avg 59.0% similar
 ";
-    assert!(text.starts_with(expected.split("  cluster").next().unwrap()), "{text}");
-    assert!(text.contains("group  3 files  5.9 KiB total  2 links"), "{text}");
+    assert!(
+        text.starts_with(expected.split("  cluster").next().unwrap()),
+        "{text}"
+    );
+    assert!(
+        text.contains("group  3 files  5.9 KiB total  2 links"),
+        "{text}"
+    );
     assert!(text.contains("   3.9 KiB  b/big.txt\n"), "{text}");
-    assert!(text.contains("    1000 B  a/one.txt  (+1 identical copies)\n"), "{text}");
-    assert!(text.contains("link  80.0%  a/one.txt <-> a/two.txt: 800 B in common (80.0% / 80.0%)"), "{text}");
-    assert!(!text.contains("odd"), "30% link must be filtered at 50%: {text}");
+    assert!(
+        text.contains("    1000 B  a/one.txt  (+1 identical copies)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link  80.0%  a/one.txt <-> a/two.txt: 800 B in common (80.0% / 80.0%)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("odd"),
+        "30% link must be filtered at 50%: {text}"
+    );
 }
 
 #[test]
 fn threshold_is_post_processing() {
     let (_t, f, p) = setup();
     let mut c = fsim("fsim-report");
-    c.args(["-q", "--format", "json", "--min-percent", "25", "--files"]).arg(&f).arg(&p);
+    c.args(["-q", "--format", "json", "--min-percent", "25", "--files"])
+        .arg(&f)
+        .arg(&p);
     let out = run_ok(c, None);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cl = &v["clusters"][0];
     assert_eq!(cl["file_count"], 4);
     // The hostile name is escaped, never interpreted.
-    let paths: Vec<&str> = cl["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
-    assert!(paths.contains(&"odd\\tname\\n<img src=x onerror=alert(1)>"), "{paths:?}");
-    assert_eq!(v["identical_sets"][0]["files"], serde_json::json!(["a/one.txt", "copy/one.txt"]));
-    assert_eq!(v["summary"]["identical_sets"], 1, "empty files are not an identical set");
+    let paths: Vec<&str> = cl["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.contains(&"odd\\tname\\n<img src=x onerror=alert(1)>"),
+        "{paths:?}"
+    );
+    assert_eq!(
+        v["identical_sets"][0]["files"],
+        serde_json::json!(["a/one.txt", "copy/one.txt"])
+    );
+    assert_eq!(
+        v["summary"]["identical_sets"], 1,
+        "empty files are not an identical set"
+    );
     let mut c = fsim("fsim-report");
-    c.args(["-q", "--format", "json", "--min-percent", "90", "--files"]).arg(&f).arg(&p);
+    c.args(["-q", "--format", "json", "--min-percent", "90", "--files"])
+        .arg(&f)
+        .arg(&p);
     let v: serde_json::Value = serde_json::from_slice(&run_ok(c, None).stdout).unwrap();
     assert_eq!(v["clusters"][0]["type"], "contains");
     assert_eq!(v["clusters"][0]["links"][0]["percent_of_a"], 95.0);
@@ -115,9 +173,16 @@ fn refuses_pairs_of_another_run() {
     let bad = t.path().join("bad.tsv");
     std::fs::write(&bad, pairs_file(&[(0, 1, 1000, 999, 800)])).unwrap();
     let mut c = fsim("fsim-report");
-    c.arg("--files").arg(&f).arg(&bad).arg("-o").arg(t.path().join("r.txt"));
+    c.arg("--files")
+        .arg(&f)
+        .arg(&bad)
+        .arg("-o")
+        .arg(t.path().join("r.txt"));
     let err = run_fail(c, None);
-    assert!(err.contains("bad.tsv:2: pair 0-1 does not match the file table"), "{err}");
+    assert!(
+        err.contains("bad.tsv:2: pair 0-1 does not match the file table"),
+        "{err}"
+    );
     assert!(!t.path().join("r.txt").exists());
     // Truncated: last line cut.
     let mut data = pairs_file(&[(0, 1, 1000, 1000, 800)]);
@@ -127,5 +192,8 @@ fn refuses_pairs_of_another_run() {
     c.arg("--files").arg(&f).arg(&bad);
     let err = run_fail(c, None);
     assert!(err.starts_with("fsim-report: "), "{err}");
-    assert!(err.contains("bad.tsv:3: last line has no newline: the file is truncated"), "{err}");
+    assert!(
+        err.contains("bad.tsv:3: last line has no newline: the file is truncated"),
+        "{err}"
+    );
 }

@@ -43,9 +43,15 @@ fn describe(cmd: &Command, out: &Output) -> String {
 
 /// Run a command with optional stdin; return its output whatever the status.
 pub fn run_raw(mut cmd: Command, stdin: Option<&[u8]>) -> Output {
-    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     let feeder = stdin.map(|data| {
         let data = data.to_vec();
         let mut si = child.stdin.take().unwrap();
@@ -76,7 +82,11 @@ pub fn run_ok(cmd: Command, stdin: Option<&[u8]>) -> Output {
 pub fn run_fail(cmd: Command, stdin: Option<&[u8]>) -> String {
     let dbg = format!("{cmd:?}");
     let out = run_raw(cmd, stdin);
-    assert!(!out.status.success(), "expected failure of {dbg}\nstdout: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "expected failure of {dbg}\nstdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -93,7 +103,10 @@ pub fn gen_repo(dir: &Path, extra: &[&str]) -> (PathBuf, Vec<Vec<String>>) {
     c.arg("--manifest").arg(&manifest).args(extra).arg(&repo);
     run_ok(c, None);
     let m = std::fs::read_to_string(&manifest).unwrap();
-    let rows = m.lines().map(|l| l.split('\t').map(str::to_string).collect()).collect();
+    let rows = m
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect();
     (repo, rows)
 }
 
@@ -103,22 +116,41 @@ pub fn pipeline(repo: &Path, work: &Path, chunk_args: &[&str]) -> serde_json::Va
     std::fs::create_dir_all(work).unwrap();
     let files = work.join("files.tsv");
     let mut c = fsim("fsim-chunk");
-    c.args(["-q", "--files-out"]).arg(&files).arg("-o").arg(work.join("chunks.tsv")).args(chunk_args).arg(repo);
+    c.args(["-q", "--files-out"])
+        .arg(&files)
+        .arg("-o")
+        .arg(work.join("chunks.tsv"))
+        .args(chunk_args)
+        .arg(repo);
     run_ok(c, None);
     let mut c = fsim("fsim-sort");
-    c.args(["-q", "-o"]).arg(work.join("sorted.tsv")).arg(work.join("chunks.tsv"));
+    c.args(["-q", "-o"])
+        .arg(work.join("sorted.tsv"))
+        .arg(work.join("chunks.tsv"));
     run_ok(c, None);
     let mut c = fsim("fsim-partition");
-    c.args(["-q", "--files"]).arg(&files).arg("-o").arg(work.join("partition.tsv")).arg(work.join("sorted.tsv"));
+    c.args(["-q", "--files"])
+        .arg(&files)
+        .arg("-o")
+        .arg(work.join("partition.tsv"))
+        .arg(work.join("sorted.tsv"));
     run_ok(c, None);
     let mut c = fsim("fsim-binpack");
-    c.args(["-q", "-o"]).arg(work.join("bins.tsv")).arg(work.join("partition.tsv"));
+    c.args(["-q", "-o"])
+        .arg(work.join("bins.tsv"))
+        .arg(work.join("partition.tsv"));
     run_ok(c, None);
     let mut c = fsim("fsim-analyze");
-    c.args(["-q", "-o"]).arg(work.join("pairs.tsv")).arg(work.join("bins.tsv"));
+    c.args(["-q", "-o"])
+        .arg(work.join("pairs.tsv"))
+        .arg(work.join("bins.tsv"));
     run_ok(c, None);
     let mut c = fsim("fsim-report");
-    c.args(["-q", "--format", "json", "--files"]).arg(&files).arg("-o").arg(work.join("report.json")).arg(work.join("pairs.tsv"));
+    c.args(["-q", "--format", "json", "--files"])
+        .arg(&files)
+        .arg("-o")
+        .arg(work.join("report.json"))
+        .arg(work.join("pairs.tsv"));
     run_ok(c, None);
     serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap()
 }
