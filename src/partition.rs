@@ -20,8 +20,8 @@
 use crate::error::{Error, Result};
 use crate::io::{open_input, Output};
 use crate::records::{
-    classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, split_fields,
-    write_header, write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
+    classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, write_header,
+    write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
 };
 use crate::sort::{parse_chunk_line, ChunkKey, FastLines, LineSink};
 use crate::unionfind::UnionFind;
@@ -133,12 +133,23 @@ struct FileTable {
 /// The fields of a file-table line that this stage needs: id, size, content
 /// and the (still escaped) path.
 fn parse_file_line(line: &[u8]) -> std::result::Result<(u32, u64, u128, &[u8]), String> {
-    let [id, size, _mtime, content, _ftype, path] = split_fields::<6>(line)
-        .ok_or_else(|| format!("expected {}", crate::records::FileEntry::EXPECTED))?;
-    let id = parse_id(id).ok_or("expected a 10-digit file id in field 1")?;
-    let size = parse_u64(size).ok_or("expected a size in bytes in field 2")?;
-    let content =
-        parse_hex128(content).ok_or("expected a 32-digit lowercase hex content hash in field 4")?;
+    // memchr rather than `split_fields`: this runs twice per file and the
+    // path is the longest field.
+    let bad = || format!("expected {}", crate::records::FileEntry::EXPECTED);
+    let mut tabs = [0usize; 5];
+    let mut it = memchr::memchr_iter(b'\t', line);
+    for t in tabs.iter_mut() {
+        *t = it.next().ok_or_else(bad)?;
+    }
+    let path = &line[tabs[4] + 1..];
+    if memchr::memchr(b'\t', path).is_some() {
+        return Err(bad());
+    }
+    let id = parse_id(&line[..tabs[0]]).ok_or("expected a 10-digit file id in field 1")?;
+    let size =
+        parse_u64(&line[tabs[0] + 1..tabs[1]]).ok_or("expected a size in bytes in field 2")?;
+    let content = parse_hex128(&line[tabs[2] + 1..tabs[3]])
+        .ok_or("expected a 32-digit lowercase hex content hash in field 4")?;
     Ok((id, size, content, path))
 }
 
@@ -236,6 +247,29 @@ fn read_file_table(path: &Path, keep: bool) -> Result<FileTable> {
     })
 }
 
+/// Unions in flight in [`Grouper`].
+const PENDING: usize = 16;
+
+/// Union `a` and `b` a few unions later: prefetch now, so that the random
+/// accesses of consecutive groups overlap instead of stalling one after the
+/// other.
+#[inline]
+fn queue_union(
+    uf: &mut UnionFind,
+    pending: &mut std::collections::VecDeque<(u32, u32)>,
+    a: u32,
+    b: u32,
+) {
+    uf.prefetch(a);
+    uf.prefetch(b);
+    pending.push_back((a, b));
+    if pending.len() > PENDING {
+        if let Some((x, y)) = pending.pop_front() {
+            uf.union(x, y);
+        }
+    }
+}
+
 /// (degree, reversed hash, length, example): larger is reported first.
 type TopKey = (u64, std::cmp::Reverse<u128>, u32, u32);
 
@@ -244,7 +278,9 @@ type TopKey = (u64, std::cmp::Reverse<u128>, u32, u32);
 /// hash and at the end.
 pub struct Grouper {
     pub limit: u64,
-    pub uf: UnionFind,
+    uf: UnionFind,
+    /// Unions waiting, so their cache misses overlap (see `queue_union`).
+    pending: std::collections::VecDeque<(u32, u32)>,
     hash: u128,
     /// (file, len) of the current group's records while it may be kept.
     recs: Vec<(u32, u32)>,
@@ -266,6 +302,7 @@ impl Grouper {
         Grouper {
             limit,
             uf: UnionFind::new(files),
+            pending: std::collections::VecDeque::with_capacity(PENDING + 1),
             hash: 0,
             recs: Vec::new(),
             nrecs: 0,
@@ -316,7 +353,7 @@ impl Grouper {
             let lo = self.hash as u64;
             for &(file, len) in &self.recs {
                 if file != prev {
-                    self.uf.union(first, file);
+                    queue_union(&mut self.uf, &mut self.pending, first, file);
                     prev = file;
                 }
                 let k = ChunkKey { hi, lo, file, len };
@@ -342,6 +379,14 @@ impl Grouper {
         self.recs.clear();
         self.nrecs = 0;
         Ok(())
+    }
+
+    /// Apply the queued unions and label the components.
+    pub fn into_components(mut self) -> crate::unionfind::Components {
+        while let Some((x, y)) = self.pending.pop_front() {
+            self.uf.union(x, y);
+        }
+        self.uf.into_components()
     }
 
     /// Dropped chunks of highest degree, highest first (ties: smaller hash).
@@ -462,7 +507,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let kept = g.kept;
     let (singleton_chunks, dropped_chunks, dropped_records) =
         (g.singleton_chunks, g.dropped_chunks, g.dropped_records);
-    let comps = g.uf.into_components();
+    let comps = g.into_components();
     let (components, files_in_components) = comps.multi_counts();
     let want_path = top.first().map(|t| t.example);
     let mut top_example_path = None;
@@ -595,7 +640,7 @@ mod tests {
             }]
         );
         assert_eq!(g.kept.count, 5);
-        let c = g.uf.into_components();
+        let c = g.into_components();
         let labels: Vec<u32> = (0..6).map(|i| c.label(i)).collect();
         assert_eq!(labels, [0, 0, 2, 3, 3, 5]);
         assert_eq!(c.multi_counts(), (2, 4));

@@ -57,6 +57,22 @@ impl UnionFind {
         }
     }
 
+    /// Hint that `x` will be looked up soon. With random ids over a large
+    /// table every `find` is a cache miss; callers that know their next
+    /// unions ahead (fsim-partition queues a few) overlap those misses.
+    #[inline]
+    pub fn prefetch(&self, x: u32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let p = self.parent.as_ptr().wrapping_add(x as usize) as *const i8;
+            // SAFETY: a prefetch is only a hint: it never faults and reads
+            // nothing into the program, whatever the address.
+            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = x;
+    }
+
     /// Merge the sets of `a` and `b`; true when they were different.
     #[inline]
     pub fn union(&mut self, a: u32, b: u32) -> bool {
