@@ -1,0 +1,66 @@
+//! fsim-sort: sort chunk records by hash in bounded memory, byte-identical
+//! to `LC_ALL=C sort` (paper 2.5 step 2). All logic is in `fsim::sort`.
+
+use clap::Parser;
+use fsim::cli;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Sort chunk records by hash, byte-identical to `LC_ALL=C sort`, in bounded memory.
+///
+/// Memory: --memory for the record buffer (24 bytes per record) plus about
+/// 3 MiB of I/O buffers. Disk: when the input does not fit, sorted binary
+/// runs (24 bytes per record) in a private directory under --tmpdir,
+/// removed at exit.
+#[derive(Parser, Debug)]
+#[command(name = "fsim-sort", version)]
+struct Args {
+    /// Output file (written atomically); standard output when absent or `-`.
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
+    /// Memory budget for records, e.g. 256M, 1G (minimum 4K).
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = cli::parse_size)]
+    memory: u64,
+    /// Directory for temporary runs (default: $TMPDIR or /tmp).
+    #[arg(long, value_name = "DIR")]
+    tmpdir: Option<PathBuf>,
+    /// Threads for in-memory sorting (default: available CPUs).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    jobs: Option<usize>,
+    /// Maximum number of runs merged at once.
+    #[arg(long, value_name = "N", default_value_t = fsim::sort::DEFAULT_FAN_IN, hide = true)]
+    fan_in: usize,
+    /// No summary on standard error.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Chunk files (concatenated, like sort); `-` or none for standard input.
+    #[arg(value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    cli::run("fsim-sort", || {
+        let cfg = fsim::sort::Config {
+            inputs: a.inputs,
+            output: a.output,
+            memory: a.memory,
+            tmpdir: a.tmpdir,
+            threads: a.jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            }),
+            fan_in: a.fan_in,
+            quiet: a.quiet,
+        };
+        let s = fsim::sort::run(&cfg)?;
+        if !cfg.quiet {
+            eprintln!(
+                "fsim-sort: {} records, {} header lines, {} runs spilled, {:.2} s",
+                s.records, s.header_lines, s.runs_spilled, s.seconds
+            );
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,234 @@
+//! fsim-partition end to end on hand-made file tables and chunk files.
+
+use fsim::records::{
+    classify_line, digest_params, hex128, write_header, write_trailer, ChunkRecord, Digest,
+    FileEntry, FileType, Kind, Line, Params,
+};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn params(avg: u32) -> Params {
+    Params::new()
+        .with("method", "tttd")
+        .with("avg", avg)
+        .with("hash", "md5")
+}
+
+/// Write `files.tsv` (n files) and `chunks.tsv` (records in the order
+/// given), with matching digests.
+fn write_inputs(dir: &Path, n: u32, recs: &[(u128, u32, u32)], avg: u32) -> (PathBuf, PathBuf) {
+    let mut d = Digest::default();
+    let mut chunks = Vec::new();
+    write_header(Kind::Chunks, &params(avg), &mut chunks);
+    for &(hash, file, len) in recs {
+        let r = ChunkRecord { hash, file, len };
+        d.add(&r);
+        r.write(&mut chunks);
+    }
+    write_trailer(Kind::Chunks, &digest_params(&d, "records"), &mut chunks);
+    let mut files = Vec::new();
+    write_header(Kind::Files, &params(avg), &mut files);
+    for id in 0..n {
+        FileEntry {
+            id,
+            size: 100 + id as u64,
+            mtime_s: 0,
+            mtime_ns: 0,
+            content: id as u128 + 0xabc,
+            ftype: FileType::Text,
+            path: format!("dir/file {id}\t.txt").into_bytes(),
+        }
+        .write(&mut files);
+    }
+    let tp = Params::new()
+        .with("files", n)
+        .with("records", d.count)
+        .with("digest", hex128(d.sum))
+        .with("skipped", 0);
+    write_trailer(Kind::Files, &tp, &mut files);
+    let (f, c) = (dir.join("files.tsv"), dir.join("chunks.tsv"));
+    std::fs::write(&f, files).unwrap();
+    std::fs::write(&c, chunks).unwrap();
+    (f, c)
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("run binary");
+    eprintln!(
+        "{cmd:?}\nstatus {}\nstderr {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn partition(files: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fsim-partition"));
+    c.arg("--files").arg(files);
+    c
+}
+
+/// Files 0-1-2 share chunks, 3-4 share one, 5 and 6 are alone; hash 0x50
+/// is in every file (degree 8 > limit 4) and must not merge everything.
+fn example() -> Vec<(u128, u32, u32)> {
+    let mut v = vec![
+        (0x10, 0, 100),
+        (0x10, 1, 100),
+        (0x20, 1, 50),
+        (0x20, 2, 50),
+        (0x20, 2, 50),
+        (0x30, 3, 70),
+        (0x30, 4, 70),
+        (0x40, 5, 9), // degree 1 (twice in one file): dropped silently
+        (0x40, 5, 9),
+    ];
+    for f in 0..8 {
+        v.push((0x50, f, 1203));
+    }
+    v.push((0x60, 6, 1));
+    v
+}
+
+fn lines(data: &[u8]) -> Vec<String> {
+    String::from_utf8(data.to_vec())
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn expected() -> Vec<String> {
+    let h = hex128;
+    vec![
+        "#fsim partition v1\tmethod=tttd\tavg=1000\thash=md5\tfiles=8\tlimit=4".to_string(),
+        format!("{}\t0000000000\t100", h(0x10)),
+        format!("{}\t0000000001\t100", h(0x10)),
+        format!("{}\t0000000001\t50", h(0x20)),
+        format!("{}\t0000000002\t50", h(0x20)),
+        format!("{}\t0000000002\t50", h(0x20)),
+        format!("{}\t0000000003\t70", h(0x30)),
+        format!("{}\t0000000004\t70", h(0x30)),
+        format!("F\t0000000000\t0000000000\t100\t{}", h(0xabc)),
+        format!("F\t0000000001\t0000000000\t101\t{}", h(0xabd)),
+        format!("F\t0000000002\t0000000000\t102\t{}", h(0xabe)),
+        format!("F\t0000000003\t0000000003\t103\t{}", h(0xabf)),
+        format!("F\t0000000004\t0000000003\t104\t{}", h(0xac0)),
+        format!("#dropped\t{}\t8\t1203\t0000000000", h(0x50)),
+    ]
+}
+
+#[test]
+fn components_and_dropped_ubiquitous_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let (files, chunks) = write_inputs(dir.path(), 8, &example(), 1000);
+    let out_path = dir.path().join("part.tsv");
+    let out = run(partition(&files).arg("-o").arg(&out_path).arg(&chunks));
+    assert!(out.status.success());
+    let got = lines(&std::fs::read(&out_path).unwrap());
+    let want = expected();
+    assert_eq!(got[..want.len()], want[..]);
+    assert_eq!(got.len(), want.len() + 1);
+    // The trailer's digest is the digest of the kept records.
+    let mut d = Digest::default();
+    for l in &got[1..8] {
+        d.add(&ChunkRecord::parse(l.as_bytes()).unwrap());
+    }
+    let trailer = got.last().unwrap();
+    assert_eq!(
+        *trailer,
+        format!(
+            "#end partition\trecords=7\tdigest={}\tfiles=5\tcomponents=2\tdropped_chunks=1\tdropped_records=8",
+            hex128(d.sum)
+        )
+    );
+    match classify_line(trailer.as_bytes()).unwrap() {
+        Line::Trailer(Kind::Partition, p) => assert_eq!(p.get_u128_hex("digest"), Some(d.sum)),
+        other => panic!("{other:?}"),
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("dropped 1 chunks above degree 4 (8 records); highest: degree 8, 1203 bytes, e.g. dir/file 0\\t.txt"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 components of 2 or more files holding 5 files"),
+        "{err}"
+    );
+
+    // A higher limit keeps the ubiquitous chunk: one component.
+    let out = run(partition(&files)
+        .args(["--max-degree", "8", "-q"])
+        .arg(&chunks));
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty());
+    let got = lines(&out.stdout);
+    assert!(
+        got.last()
+            .unwrap()
+            .contains("files=8\tcomponents=1\tdropped_chunks=0"),
+        "{got:?}"
+    );
+
+    // The file table through a pipe (kept in memory instead of read twice),
+    // the chunks from standard input.
+    let out = run(Command::new("sh").arg("-c").arg(format!(
+        "'{}' --files /dev/fd/3 -q 3< '{}' < '{}'",
+        env!("CARGO_BIN_EXE_fsim-partition"),
+        files.display(),
+        chunks.display()
+    )));
+    assert!(out.status.success());
+    assert_eq!(lines(&out.stdout)[..want.len()], want[..]);
+}
+
+#[test]
+fn unsorted_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut recs = example();
+    recs.swap(2, 6); // line 4 holds hash 0x30, line 5 hash 0x20
+    let (files, chunks) = write_inputs(dir.path(), 8, &recs, 1000);
+    let target = dir.path().join("part.tsv");
+    let out = run(partition(&files).arg("-o").arg(&target).arg(&chunks));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("fsim-partition: {}:5: input is not sorted by hash: run fsim-sort or LC_ALL=C sort first\n", chunks.display())
+    );
+    assert!(!target.exists());
+}
+
+#[test]
+fn mismatched_file_table_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (files, chunks) = write_inputs(dir.path(), 8, &example(), 1000);
+    // Another run's chunks (one record less) with this file table.
+    let other = tempfile::tempdir().unwrap();
+    let mut recs = example();
+    recs.pop();
+    let (_, chunks2) = write_inputs(other.path(), 8, &recs, 1000);
+    let target = dir.path().join("part.tsv");
+    let out = run(partition(&files).arg("-o").arg(&target).arg(&chunks2));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("does not belong to the file table") && err.contains("stale or foreign"),
+        "{err}"
+    );
+    assert!(!target.exists());
+    // Different chunking parameters.
+    let third = tempfile::tempdir().unwrap();
+    let (_, chunks3) = write_inputs(third.path(), 8, &example(), 100);
+    let out = run(partition(&files).arg(&chunks3));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "fsim-partition: {}:1: chunking parameters differ from the file table {}: avg=100 here but avg=1000 before (in the file table)\n",
+            chunks3.display(),
+            files.display()
+        )
+    );
+    // A file id beyond the table.
+    let (small_files, _) = write_inputs(third.path(), 4, &example(), 1000);
+    let out = run(partition(&small_files).arg(&chunks));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("file id 4 is not in the file table"));
+}
