@@ -28,8 +28,12 @@ impl Rng {
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let nfiles: u32 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(52_125);
-    let nrecords: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3_800_000);
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1u64));
+    let nrecords: u64 = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3_800_000);
+    let mut rng =
+        Rng(0x9e37_79b9_7f4a_7c15 ^ args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1u64));
     let per_file = nrecords as f64 / nfiles as f64;
     let mut recs: Vec<ChunkRecord> = Vec::with_capacity(nrecords as usize + 1000);
     let mut files: Vec<FileLine> = Vec::with_capacity(nfiles as usize);
@@ -96,9 +100,18 @@ fn main() -> std::io::Result<()> {
             let shared: u64 = chunks_of[src].iter().map(|c| c.1 as u64).sum();
             let size = shared + (records::mix128(src as u128 + first as u128) as u64 % 20_000);
             let content = records::mix128(((first as u128) << 64) | src as u128 | (1 << 100));
-            files.push(FileLine { id: first + i as u32, component: first, size, content });
+            files.push(FileLine {
+                id: first + i as u32,
+                component: first,
+                size,
+                content,
+            });
             for &(hash, len) in &chunks_of[src] {
-                recs.push(ChunkRecord { hash, file: first + i as u32, len });
+                recs.push(ChunkRecord {
+                    hash,
+                    file: first + i as u32,
+                    len,
+                });
             }
         }
         id += n;

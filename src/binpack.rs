@@ -522,11 +522,32 @@ pub fn run(cfg: &Config) -> Result<()> {
             File::open(&spool_path).ctx(|| format!("cannot open {}", spool_path.display()))?,
         );
         let mut rec = [0u8; SPOOL_RECORD];
+        // (hash, bin, file) of the previous record: a chunk whose files are
+        // in two bins would lose its links, so the first pass checks it.
+        let mut prev: Option<([u8; 16], usize, u32)> = None;
         for _ in 0..seen.count {
             sr.read_exact(&mut rec)
                 .ctx(|| format!("reading {}", spool_path.display()))?;
             let file = u32::from_le_bytes([rec[16], rec[17], rec[18], rec[19]]);
             let b = bin_of[file as usize] as usize;
+            if lo == 0 {
+                let hash: [u8; 16] = rec[..16].try_into().unwrap_or_default();
+                if let Some((h, pb, pf)) = prev {
+                    if h == hash && pb != b {
+                        return Err(input_err(
+                            r.name(),
+                            r.line_number(),
+                            format!(
+                                "chunk {} is in files {} and {} of different components: the partition file is inconsistent",
+                                records::hex128(u128::from_le_bytes(hash)),
+                                records::id_string(pf),
+                                records::id_string(file)
+                            ),
+                        ));
+                    }
+                }
+                prev = Some((hash, b, file));
+            }
             if (lo..hi).contains(&b) {
                 writers[b - lo]
                     .write_all(&rec)

@@ -205,3 +205,55 @@ fn wrong_kind_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("c.tsv:1: this is a chunks file"), "{err}");
 }
+
+#[test]
+fn chunk_across_components_is_refused() {
+    let files = [
+        PFile {
+            id: 1,
+            comp: 1,
+            size: 100,
+            content: 1,
+        },
+        PFile {
+            id: 2,
+            comp: 1,
+            size: 100,
+            content: 2,
+        },
+        PFile {
+            id: 3,
+            comp: 3,
+            size: 100,
+            content: 3,
+        },
+        PFile {
+            id: 4,
+            comp: 3,
+            size: 100,
+            content: 4,
+        },
+    ];
+    let recs = [
+        (5, 1, 40),
+        (5, 2, 40),
+        (6, 2, 40),
+        (6, 3, 40),
+        (7, 3, 40),
+        (7, 4, 40),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.tsv"), partition_text(&files, &recs)).unwrap();
+    let out = run(
+        BINPACK,
+        &["-o", "b.tsv", "--capacity", "500", "-q", "p.tsv"],
+        dir.path(),
+        false,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("chunk 00000000000000000000000000000006 is in files 0000000002 and 0000000003 of different components"),
+        "{err}"
+    );
+    assert!(!dir.path().join("b.tsv").exists());
+}
