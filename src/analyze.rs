@@ -841,9 +841,11 @@ impl Bin {
         self.path = Some(if spill {
             Route::Spill(Spiller::new(opts.capacity, opts.tmpdir.clone()))
         } else {
+            // Reserve what the #bin line announced, but never more than the
+            // capacity allows: a wrong count must not allocate terabytes.
             Route::Memory(Graph::with_capacity(
                 self.files.ids.len(),
-                self.head.records as usize,
+                self.head.records.min(opts.capacity / BYTES_PER_RECORD) as usize,
             ))
         });
     }
@@ -1372,16 +1374,16 @@ mod tests {
         let text = bins_text(&bins, false);
         let opts = Options::default();
         // Truncated: drop the trailer.
-        let cut = &text[..text.len()
-            - 1
-            - text[..text.len() - 1]
-                .iter()
-                .rposition(|&c| c == b'\n')
-                .map_or(0, |p| text.len() - 2 - p)];
+        let trailer_at = text[..text.len() - 1]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .unwrap()
+            + 1;
+        let cut = &text[..trailer_at];
         let e = analyze_reader(cut, "x.bins", &opts)
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("x.bins:"), "{e}");
+        assert!(e.starts_with("x.bins:6: no '#end bins' trailer"), "{e}");
         // Unsorted records.
         let s = String::from_utf8(text.clone()).unwrap().replace(
             "00000000000000000000000000000001\t0000000008",
