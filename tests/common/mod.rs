@@ -3,6 +3,7 @@
 //! stdout and stderr.
 #![allow(dead_code)]
 
+use fsim::records::{self, ChunkRecord, Digest, Kind, Params};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -153,4 +154,176 @@ pub fn pipeline(repo: &Path, work: &Path, chunk_args: &[&str]) -> serde_json::Va
         .arg(work.join("pairs.tsv"));
     run_ok(c, None);
     serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap()
+}
+
+// --- Hand-written partition files (binpack and analyze tests) ---
+
+/// A file of a hand-written partition: id, component, size, content hash.
+pub struct PFile {
+    pub id: u32,
+    pub comp: u32,
+    pub size: u64,
+    pub content: u128,
+}
+
+/// A partition file with these files and records (records are sorted here).
+pub fn partition_text(files: &[PFile], recs: &[(u128, u32, u32)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let p = Params::new()
+        .with("method", "tttd")
+        .with("avg", 1000)
+        .with("files", 20)
+        .with("limit", 10);
+    records::write_header(Kind::Partition, &p, &mut out);
+    let mut recs: Vec<ChunkRecord> = recs
+        .iter()
+        .map(|&(hash, file, len)| ChunkRecord { hash, file, len })
+        .collect();
+    recs.sort_by_key(|r| (r.hash, r.file, r.len));
+    let mut d = Digest::default();
+    for r in &recs {
+        r.write(&mut out);
+        d.add(r);
+    }
+    for f in files {
+        out.extend_from_slice(
+            format!(
+                "F\t{}\t{}\t{}\t{}\n",
+                records::id_string(f.id),
+                records::id_string(f.comp),
+                f.size,
+                records::hex128(f.content)
+            )
+            .as_bytes(),
+        );
+    }
+    out.extend_from_slice(b"#dropped\t0000000000000000000000000000ffff\t15\t80\t0000000001\n");
+    let comps = files.iter().filter(|f| f.id == f.comp).count();
+    let t = records::digest_params(&d, "records")
+        .with("files", files.len())
+        .with("components", comps)
+        .with("dropped_chunks", 1)
+        .with("dropped_records", 15);
+    records::write_trailer(Kind::Partition, &t, &mut out);
+    out
+}
+
+/// The example used by both test files: three components.
+///
+/// * component 1: files 1, 2, 5 (5 is a copy of 1); chunks A (100 bytes,
+///   in 1, 2, 5), B (200, in 1, 2, 5), C (50, twice in 1, once in 2):
+///   9 records, 3 chunks, estimate 3×96 + 9×16 + 3×8 = 456 bytes.
+/// * component 3: files 3, 4; chunks D (300), E (100): 4 records, 2
+///   chunks, estimate 2×96 + 4×16 + 2×8 = 272.
+/// * component 6: files 6-9; F (500, in all four), G (400, 6 7), H (300,
+///   8 9), I (250, 7 8): 10 records, 4 chunks, estimate 4×96 + 10×16 +
+///   4×8 = 576.
+pub fn example() -> Vec<u8> {
+    let files = [
+        PFile {
+            id: 1,
+            comp: 1,
+            size: 1000,
+            content: 0x111,
+        },
+        PFile {
+            id: 2,
+            comp: 1,
+            size: 800,
+            content: 0x222,
+        },
+        PFile {
+            id: 3,
+            comp: 3,
+            size: 500,
+            content: 0x333,
+        },
+        PFile {
+            id: 4,
+            comp: 3,
+            size: 600,
+            content: 0x444,
+        },
+        PFile {
+            id: 5,
+            comp: 1,
+            size: 1000,
+            content: 0x111,
+        },
+        PFile {
+            id: 6,
+            comp: 6,
+            size: 2000,
+            content: 0x666,
+        },
+        PFile {
+            id: 7,
+            comp: 6,
+            size: 2000,
+            content: 0x777,
+        },
+        PFile {
+            id: 8,
+            comp: 6,
+            size: 2000,
+            content: 0x888,
+        },
+        PFile {
+            id: 9,
+            comp: 6,
+            size: 2000,
+            content: 0x999,
+        },
+    ];
+    let (a, b, c, d, e, f, g, h, i) = (0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0, 0xf1, 0xf2, 0xf3);
+    let recs = [
+        (a, 1, 100),
+        (a, 2, 100),
+        (a, 5, 100),
+        (b, 1, 200),
+        (b, 2, 200),
+        (b, 5, 200),
+        (c, 1, 50),
+        (c, 1, 50),
+        (c, 2, 50),
+        (d, 3, 300),
+        (d, 4, 300),
+        (e, 3, 100),
+        (e, 4, 100),
+        (f, 6, 500),
+        (f, 7, 500),
+        (f, 8, 500),
+        (f, 9, 500),
+        (g, 6, 400),
+        (g, 7, 400),
+        (h, 8, 300),
+        (h, 9, 300),
+        (i, 7, 250),
+        (i, 8, 250),
+    ];
+    partition_text(&files, &recs)
+}
+
+/// Run a binary in `dir`; panic with the command, status and output unless
+/// its success matches `ok`.
+pub fn run(bin: &str, args: &[&str], dir: &Path, ok: bool) -> Output {
+    let out = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("cannot run the binary");
+    if out.status.success() != ok {
+        panic!(
+            "{bin} {args:?}: status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out
+}
+
+pub fn read(dir: &Path, name: &str) -> String {
+    String::from_utf8(std::fs::read(dir.join(name)).expect("output missing"))
+        .expect("output is UTF-8")
 }

@@ -1,0 +1,218 @@
+//! fsim-analyze end to end: hand-written partition → fsim-binpack →
+//! fsim-analyze, in memory and out of core.
+
+mod common;
+use common::*;
+use fsim::records;
+
+const BINPACK: &str = env!("CARGO_BIN_EXE_fsim-binpack");
+const ANALYZE: &str = env!("CARGO_BIN_EXE_fsim-analyze");
+
+/// The pairs of the example (see common::example), computed by hand:
+/// 1-2: A 100 + B 200 + C min(2,1)×50 = 350 in 3 chunks (5 is a copy of 1,
+/// collapsed); 3-4: D 300 + E 100; in component 6, F (500) links all, G, H
+/// and I add to 6-7, 8-9 and 7-8.
+const PAIRS: &[(u32, u32, u64, u64, u64, u32)] = &[
+    (1, 2, 1000, 800, 350, 3),
+    (3, 4, 500, 600, 400, 2),
+    (6, 7, 2000, 2000, 900, 2),
+    (6, 8, 2000, 2000, 500, 1),
+    (6, 9, 2000, 2000, 500, 1),
+    (7, 8, 2000, 2000, 750, 2),
+    (7, 9, 2000, 2000, 500, 1),
+    (8, 9, 2000, 2000, 800, 2),
+];
+
+fn expected(pairs: &[(u32, u32, u64, u64, u64, u32)], header: &str) -> String {
+    let mut s = format!("{header}\n");
+    let mut d = 0u128;
+    for &(a, b, sa, sb, c, n) in pairs {
+        s += &format!(
+            "{}\t{}\t{sa}\t{sb}\t{c}\t{n}\n",
+            records::id_string(a),
+            records::id_string(b)
+        );
+        d = d.wrapping_add(records::mix128(
+            ((a as u128) << 96) | ((b as u128) << 64) | c as u128,
+        ));
+    }
+    s + &format!(
+        "#end pairs\tpairs={}\tdigest={}\n",
+        pairs.len(),
+        records::hex128(d)
+    )
+}
+
+const HEADER: &str =
+    "#fsim pairs v1\tmethod=tttd\tavg=1000\tmin-bytes=0\tmin-percent=10\tpercent-of=smaller";
+
+#[test]
+fn exact_pairs_in_memory_oversized_and_forced_spill() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("p.tsv"), example()).unwrap();
+    run(
+        BINPACK,
+        &["-o", "b800.tsv", "--capacity", "800", "-q", "p.tsv"],
+        d,
+        true,
+    );
+    run(
+        BINPACK,
+        &["-o", "b500.tsv", "--capacity", "500", "-q", "p.tsv"],
+        d,
+        true,
+    );
+    let want = expected(PAIRS, HEADER);
+
+    let out = run(ANALYZE, &["-o", "pairs.tsv", "b800.tsv"], d, true);
+    assert_eq!(read(d, "pairs.tsv"), want);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "2 bins (0 out of core), 9 files, 23 records, 1 identical files collapsed, 8 pairs"
+        ),
+        "{err}"
+    );
+
+    // The oversized component (bin 1 at capacity 500) is analysed out of core.
+    let out = run(
+        ANALYZE,
+        &[
+            "-o",
+            "pairs500.tsv",
+            "--capacity",
+            "500",
+            "-j",
+            "1",
+            "b500.tsv",
+        ],
+        d,
+        true,
+    );
+    assert_eq!(read(d, "pairs500.tsv"), want);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("3 bins (1 out of core)"), "{err}");
+
+    for args in [
+        &["--force-spill", "-j", "2"][..],
+        &["-j", "4"][..],
+        &["--capacity", "1", "-j", "1"][..],
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["-q", "b800.tsv"]);
+        let out = run(ANALYZE, &a, d, true);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{args:?}");
+        assert!(out.stderr.is_empty());
+    }
+
+    // Standard input in, standard output out.
+    let out = std::process::Command::new(ANALYZE)
+        .args(["-q", "--force-spill"])
+        .stdin(std::fs::File::open(d.join("b500.tsv")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+}
+
+#[test]
+fn thresholds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("p.tsv"), example()).unwrap();
+    run(BINPACK, &["-o", "b.tsv", "-q", "p.tsv"], d, true);
+    // At least 40% of the smaller file: 350/800 = 43.75% kept, 400/500 kept,
+    // 900 and 800 of 2000 kept, 750 and 500 of 2000 not.
+    let out = run(ANALYZE, &["-q", "--min-percent", "40", "b.tsv"], d, true);
+    let keep: Vec<_> = PAIRS
+        .iter()
+        .copied()
+        .filter(|p| p.4 * 100 >= 40 * p.2.min(p.3))
+        .collect();
+    assert_eq!(keep.len(), 4);
+    let h = HEADER.replace("min-percent=10", "min-percent=40");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected(&keep, &h));
+    // Of the larger file: 350/1000 < 40%, 400/600 kept, 900 and 800 of 2000 kept.
+    let out = run(
+        ANALYZE,
+        &[
+            "-q",
+            "--min-percent",
+            "40",
+            "--percent-of",
+            "larger",
+            "b.tsv",
+        ],
+        d,
+        true,
+    );
+    let keep: Vec<_> = PAIRS
+        .iter()
+        .copied()
+        .filter(|p| p.4 * 100 >= 40 * p.2.max(p.3))
+        .collect();
+    assert_eq!(keep.len(), 3);
+    let h = h.replace("smaller", "larger");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected(&keep, &h));
+    // Bytes: at least 750.
+    let out = run(
+        ANALYZE,
+        &["-q", "--min-bytes", "750", "--min-percent", "0", "b.tsv"],
+        d,
+        true,
+    );
+    let keep: Vec<_> = PAIRS.iter().copied().filter(|p| p.4 >= 750).collect();
+    let h = HEADER.replace(
+        "min-bytes=0\tmin-percent=10",
+        "min-bytes=750\tmin-percent=0",
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected(&keep, &h));
+}
+
+#[test]
+fn truncated_input_names_file_and_line_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("p.tsv"), example()).unwrap();
+    run(
+        BINPACK,
+        &["-o", "b.tsv", "--capacity", "800", "-q", "p.tsv"],
+        d,
+        true,
+    );
+    let text = std::fs::read(d.join("b.tsv")).unwrap();
+    let starts: Vec<usize> = text
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    // Cut inside line 7.
+    std::fs::write(d.join("cut.tsv"), &text[..starts[5] + 30]).unwrap();
+    let out = run(ANALYZE, &["-o", "pairs.tsv", "cut.tsv"], d, false);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        "fsim-analyze: cut.tsv:7: last line has no newline: the file is truncated\n"
+    );
+    assert!(!d.join("pairs.tsv").exists());
+    // Cut after a whole line, in the middle of bin 1.
+    std::fs::write(d.join("cut.tsv"), &text[..starts[8]]).unwrap();
+    let out = run(ANALYZE, &["-o", "pairs.tsv", "cut.tsv"], d, false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("fsim-analyze: cut.tsv:9: bin 1 (line 2) announced records=10 but has 3"),
+        "{err}"
+    );
+    assert!(!d.join("pairs.tsv").exists());
+    // A record edited: the digest does not match.
+    let s = String::from_utf8(text)
+        .unwrap()
+        .replacen("\t500\n", "\t501\n", 4);
+    std::fs::write(d.join("edit.tsv"), s).unwrap();
+    let out = run(ANALYZE, &["-o", "pairs.tsv", "edit.tsv"], d, false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("edit.tsv:") && err.contains("digest"), "{err}");
+    assert!(!d.join("pairs.tsv").exists());
+}

@@ -1,0 +1,259 @@
+//! fsim-binpack end to end on a hand-written partition file.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+
+const BINPACK: &str = env!("CARGO_BIN_EXE_fsim-binpack");
+
+/// Bins of a bins file: number → (#bin line, F-line ids, record lines).
+fn parse_bins(text: &str) -> BTreeMap<u64, (String, Vec<u32>, Vec<String>)> {
+    let mut bins = BTreeMap::new();
+    let mut cur = 0;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("#bin\t") {
+            cur = rest.split('\t').next().unwrap().parse().unwrap();
+            bins.insert(cur, (line.to_string(), vec![], vec![]));
+        } else if let Some(rest) = line.strip_prefix("F\t") {
+            bins.get_mut(&cur)
+                .unwrap()
+                .1
+                .push(rest[..10].parse().unwrap());
+        } else if !line.starts_with('#') {
+            bins.get_mut(&cur).unwrap().2.push(line.to_string());
+        }
+    }
+    bins
+}
+
+#[test]
+fn plan_and_bins_at_two_capacities() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.tsv"), example()).unwrap();
+    // 800 bytes: component 6 (576) opens bin 1, component 1 (456) does not
+    // fit beside it and opens bin 2, component 3 (272) joins bin 2.
+    let out = run(
+        BINPACK,
+        &[
+            "-o",
+            "b.tsv",
+            "--capacity",
+            "800",
+            "--plan",
+            "plan.tsv",
+            "p.tsv",
+        ],
+        dir.path(),
+        true,
+    );
+    assert_eq!(read(dir.path(), "plan.tsv"), "bin\tcomponents\tfiles\trecords\tmemory\toversized\n1\t1\t4\t10\t576\t0\n2\t2\t5\t13\t728\t0\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("total"), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let text = read(dir.path(), "b.tsv");
+    assert!(
+        text.starts_with("#fsim bins v1\tmethod=tttd\tavg=1000\tbins=2\tcapacity=800\n"),
+        "{text}"
+    );
+    let bins = parse_bins(&text);
+    assert_eq!(
+        bins[&1].0,
+        "#bin\t1\tfiles=4\trecords=10\tmemory=576\toversized=0"
+    );
+    assert_eq!(bins[&1].1, vec![6, 7, 8, 9]);
+    assert_eq!(
+        bins[&2].0,
+        "#bin\t2\tfiles=5\trecords=13\tmemory=728\toversized=0"
+    );
+    assert_eq!(bins[&2].1, vec![1, 2, 3, 4, 5]);
+    // Every file in exactly one bin, records still in hash order, all kept.
+    let mut all: Vec<u32> = bins.values().flat_map(|b| b.1.clone()).collect();
+    all.sort();
+    assert_eq!(all, (1..=9).collect::<Vec<_>>());
+    for (_, _, recs) in bins.values() {
+        assert!(recs.windows(2).all(|w| w[0] <= w[1]));
+    }
+    assert_eq!(bins.values().map(|b| b.2.len()).sum::<usize>(), 23);
+    assert!(text
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("#end bins\trecords=23\tdigest="));
+    assert!(text.ends_with("\tbins=2\tfiles=9\n"));
+
+    // 500 bytes: component 6 is oversized, the others get a bin each.
+    let out = run(
+        BINPACK,
+        &[
+            "-o",
+            "b2.tsv",
+            "--capacity",
+            "500",
+            "--plan",
+            "plan2.tsv",
+            "-q",
+            "p.tsv",
+        ],
+        dir.path(),
+        true,
+    );
+    assert_eq!(
+        read(dir.path(), "plan2.tsv"),
+        "bin\tcomponents\tfiles\trecords\tmemory\toversized\n1\t1\t4\t10\t576\t1\n2\t1\t3\t9\t456\t0\n3\t1\t2\t4\t272\t0\n"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        "fsim-binpack: warning: component of file 0000000006: 576 B estimated > capacity 500 B: fsim-analyze will process it out of core\n"
+    );
+    let bins = parse_bins(&read(dir.path(), "b2.tsv"));
+    assert_eq!(bins.len(), 3);
+    assert!(bins[&1].0.ends_with("oversized=1"));
+    for (head, _, _) in bins.values() {
+        let mem: u64 = head
+            .split("memory=")
+            .nth(1)
+            .unwrap()
+            .split('\t')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(mem <= 500 || head.ends_with("oversized=1"), "{head}");
+    }
+}
+
+#[test]
+fn more_bins_than_open_files() {
+    // 300 two-file components at a capacity that fits one each: several
+    // routing passes of at most 256 open bins.
+    let mut files = vec![];
+    let mut recs = vec![];
+    for c in 0..300u32 {
+        let (x, y) = (2 * c, 2 * c + 1);
+        files.push(PFile {
+            id: x,
+            comp: x,
+            size: 100,
+            content: x as u128,
+        });
+        files.push(PFile {
+            id: y,
+            comp: x,
+            size: 100,
+            content: y as u128,
+        });
+        recs.push((1000 + c as u128, x, 40));
+        recs.push((1000 + c as u128, y, 40));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.tsv"), partition_text(&files, &recs)).unwrap();
+    run(
+        BINPACK,
+        &["-o", "b.tsv", "--capacity", "300", "-q", "p.tsv"],
+        dir.path(),
+        true,
+    );
+    let bins = parse_bins(&read(dir.path(), "b.tsv"));
+    assert_eq!(bins.len(), 300);
+    for (n, (_, ids, recs)) in &bins {
+        // FFD with equal sizes keeps component id order.
+        let c = *n as u32 - 1;
+        assert_eq!(ids, &vec![2 * c, 2 * c + 1]);
+        assert_eq!(recs.len(), 2);
+    }
+}
+
+#[test]
+fn truncated_input_names_file_and_line_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = example();
+    // Cut in the middle of the 5th line (the 4th record).
+    let starts: Vec<usize> = text
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    std::fs::write(dir.path().join("p.tsv"), &text[..starts[3] + 20]).unwrap();
+    let out = run(BINPACK, &["-o", "b.tsv", "p.tsv"], dir.path(), false);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("fsim-binpack: p.tsv:5: "), "{err}");
+    assert!(!dir.path().join("b.tsv").exists());
+    // Whole lines but no trailer.
+    std::fs::write(dir.path().join("p.tsv"), &text[..starts[10]]).unwrap();
+    let out = run(BINPACK, &["-o", "b.tsv", "p.tsv"], dir.path(), false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("fsim-binpack: p.tsv:11: no '#end partition' trailer"),
+        "{err}"
+    );
+    assert!(!dir.path().join("b.tsv").exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temp file left"
+    );
+}
+
+#[test]
+fn wrong_kind_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("c.tsv"), "#fsim chunks v1\tmethod=tttd\n#end chunks\trecords=0\tdigest=00000000000000000000000000000000\n").unwrap();
+    let out = run(BINPACK, &["c.tsv"], dir.path(), false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("c.tsv:1: this is a chunks file"), "{err}");
+}
+
+#[test]
+fn chunk_across_components_is_refused() {
+    let files = [
+        PFile {
+            id: 1,
+            comp: 1,
+            size: 100,
+            content: 1,
+        },
+        PFile {
+            id: 2,
+            comp: 1,
+            size: 100,
+            content: 2,
+        },
+        PFile {
+            id: 3,
+            comp: 3,
+            size: 100,
+            content: 3,
+        },
+        PFile {
+            id: 4,
+            comp: 3,
+            size: 100,
+            content: 4,
+        },
+    ];
+    let recs = [
+        (5, 1, 40),
+        (5, 2, 40),
+        (6, 2, 40),
+        (6, 3, 40),
+        (7, 3, 40),
+        (7, 4, 40),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.tsv"), partition_text(&files, &recs)).unwrap();
+    let out = run(
+        BINPACK,
+        &["-o", "b.tsv", "--capacity", "500", "-q", "p.tsv"],
+        dir.path(),
+        false,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("chunk 00000000000000000000000000000006 is in files 0000000002 and 0000000003 of different components"),
+        "{err}"
+    );
+    assert!(!dir.path().join("b.tsv").exists());
+}
