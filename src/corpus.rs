@@ -473,41 +473,6 @@ pub fn manifest(planted: &[Planted]) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deterministic() {
-        let a = document(&mut Rng::new(7), 5000);
-        let b = document(&mut Rng::new(7), 5000);
-        assert_eq!(a, b);
-        assert!(a.len() >= 5000 && a.len() < 5300);
-        assert_ne!(a, document(&mut Rng::new(8), 5000));
-    }
-
-    #[test]
-    fn generates_planted_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let planted = generate(dir.path(), &CorpusSpec::default()).unwrap();
-        assert!(planted
-            .iter()
-            .any(|p| matches!(p, Planted::Identical(v) if v.len() == 3)));
-        for p in &planted {
-            if let Planted::Identical(v) = p {
-                let first = fs::read(dir.path().join(&v[0])).unwrap();
-                for q in v {
-                    assert_eq!(fs::read(dir.path().join(q)).unwrap(), first);
-                }
-            }
-        }
-        let m = manifest(&planted);
-        assert!(m
-            .lines()
-            .any(|l| l.starts_with("contains\tguides/appendix.txt")));
-    }
-}
-
 /// A large repository for benchmarks: `files` text documents of about
 /// `avg_size` bytes (sizes vary from half to one and a half times that) in
 /// `dirs` folders. One file in ten is an edited version of an earlier one and
@@ -551,4 +516,39 @@ pub fn generate_bulk(
         }
     }
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deterministic() {
+        let a = document(&mut Rng::new(7), 5000);
+        let b = document(&mut Rng::new(7), 5000);
+        assert_eq!(a, b);
+        assert!(a.len() >= 5000 && a.len() < 5300);
+        assert_ne!(a, document(&mut Rng::new(8), 5000));
+    }
+
+    #[test]
+    fn generates_planted_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let planted = generate(dir.path(), &CorpusSpec::default()).unwrap();
+        assert!(planted
+            .iter()
+            .any(|p| matches!(p, Planted::Identical(v) if v.len() == 3)));
+        for p in &planted {
+            if let Planted::Identical(v) = p {
+                let first = fs::read(dir.path().join(&v[0])).unwrap();
+                for q in v {
+                    assert_eq!(fs::read(dir.path().join(q)).unwrap(), first);
+                }
+            }
+        }
+        let m = manifest(&planted);
+        assert!(m
+            .lines()
+            .any(|l| l.starts_with("contains\tguides/appendix.txt")));
+    }
 }

@@ -131,6 +131,19 @@ impl Output {
         &self.name
     }
 
+    /// Count bytes written, for the fault injection of the resume tests.
+    #[inline]
+    fn tick(&mut self, n: usize) {
+        if let Some(limit) = abort_point() {
+            self.written += n as u64;
+            if self.written >= limit {
+                // Die like `kill -9`, without unwinding, so the temp file
+                // stays behind unfinished.
+                std::process::abort();
+            }
+        }
+    }
+
     pub fn is_stdout(&self) -> bool {
         self.target.is_none()
     }
@@ -138,14 +151,7 @@ impl Output {
     /// Write bytes; a failure (full disk, closed pipe) names the output.
     #[inline]
     pub fn write_all(&mut self, buf: &[u8]) -> Result<()> {
-        if let Some(limit) = abort_point() {
-            self.written += buf.len() as u64;
-            if self.written >= limit {
-                // Fault injection for the resume tests: die like `kill -9`,
-                // without unwinding, so the temp file stays behind unfinished.
-                std::process::abort();
-            }
-        }
+        self.tick(buf.len());
         let name = &self.name;
         self.inner
             .as_mut()
@@ -180,11 +186,26 @@ impl Output {
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tick(buf.len());
         self.inner.as_mut().expect("write after finish").write(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
         self.inner.as_mut().expect("write after finish").flush()
     }
+}
+
+/// In a pipe (`fsim-chunk DIR | fsim-sort | fsim-partition`), the file table
+/// that `fsim-chunk` writes is complete only once the stream reaches the
+/// next stage: block until standard input has data (or ends) before reading
+/// a side file such as `--files`. Does nothing for a named input.
+pub fn wait_for_input(path: &Path) -> Result<()> {
+    if path.as_os_str() == "-" {
+        io::stdin()
+            .lock()
+            .fill_buf()
+            .ctx(|| "reading standard input".to_string())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

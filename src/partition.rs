@@ -412,6 +412,7 @@ impl Grouper {
 /// invalid, unsorted, truncated or does not belong to the file table.
 pub fn run(cfg: &Config) -> Result<Summary> {
     let t0 = Instant::now();
+    crate::io::wait_for_input(cfg.inputs.first().map_or(Path::new("-"), |p| p.as_path()))?;
     let twice = is_regular(&cfg.files);
     let table = read_file_table(&cfg.files, !twice)?;
     let n = table.files;

@@ -267,6 +267,7 @@ fn r1(x: f64) -> f64 {
 
 /// Build the report from the file table and the pairs.
 pub fn build(config: Config) -> Result<Report> {
+    crate::io::wait_for_input(&config.pairs)?;
     let (files, table_params) = read_file_table(&config.files)?;
     let files_name = config.files.display().to_string();
     let (pairs, pair_params) = read_pairs(&config.pairs, &files, &table_params, &files_name)?;
@@ -350,9 +351,11 @@ pub fn build(config: Config) -> Result<Report> {
             / links.len() as f64;
         let n = members.len();
         let kind = if n == 2 {
+            // The paper's "contains": the smaller file is (mostly) inside a
+            // file at least half as large again.
             let p = links[0];
             let (small, large) = (size(p.a).min(size(p.b)), size(p.a).max(size(p.b)));
-            if percent(p.common, small) >= 90.0 && percent(p.common, large) < 90.0 {
+            if large * 2 >= small * 3 {
                 "contains"
             } else {
                 "pair"

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 #[command(name = "fsim-partition", version)]
 struct Args {
     /// The file table of the run that wrote the chunks.
-    #[arg(long, value_name = "FILES.tsv")]
+    #[arg(long, value_name = "FILES.tsv", default_value = "files.tsv")]
     files: PathBuf,
     /// Output file (written atomically); standard output when absent or `-`.
     #[arg(short, long, value_name = "OUT")]
