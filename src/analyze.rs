@@ -32,10 +32,9 @@ use crate::records::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, Params,
     CHUNK_PARAM_KEYS,
 };
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use crate::sort::{ExternalSorter, PairRecord, SortOptions};
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -497,17 +496,11 @@ impl Graph {
 // Out-of-core path
 // ---------------------------------------------------------------------------
 
-/// Fan-in of a merge pass: bounds the open files.
-const MERGE_FAN_IN: usize = 64;
-
-/// Emits 16-byte (a, b, bytes) records for every pair of files in each chunk
-/// group, sorted in runs of bounded size on disk.
+/// Emits a (a, b, bytes) record for every pair of files in each chunk group
+/// into the shared external sorter ([`crate::sort::ExternalSorter`]), which
+/// keeps half the bin capacity in memory and spills sorted runs to disk.
 struct Spiller {
-    buf: Vec<(u64, u64)>,
-    cap: usize,
-    runs: Vec<(PathBuf, u64)>,
-    dir: Option<tempfile::TempDir>,
-    tmpdir: Option<PathBuf>,
+    sorter: ExternalSorter<PairRecord>,
     emitted: u64,
 }
 
@@ -515,13 +508,11 @@ impl GroupSink for Spiller {
     fn group(&mut self, len: u32, entries: &[Entry]) -> Result<()> {
         for (i, x) in entries.iter().enumerate() {
             for y in &entries[i + 1..] {
-                if self.buf.len() == self.cap {
-                    self.spill()?;
-                }
-                self.buf.push((
-                    ((x.idx as u64) << 32) | y.idx as u64,
-                    x.occ.min(y.occ) as u64 * len as u64,
-                ));
+                self.sorter.push(PairRecord {
+                    a: x.idx,
+                    b: y.idx,
+                    bytes: x.occ.min(y.occ) as u64 * len as u64,
+                })?;
             }
         }
         self.emitted += (entries.len() * (entries.len() - 1) / 2) as u64;
@@ -531,102 +522,22 @@ impl GroupSink for Spiller {
 
 impl Spiller {
     fn new(capacity: u64, tmpdir: Option<PathBuf>) -> Spiller {
-        // Half of the budget for the run buffer (16 bytes a record); at least
-        // 64 records so that tiny budgets still make progress.
-        let cap = ((capacity / 2 / 16) as usize).max(64);
+        let mut opts = SortOptions::with_memory(capacity / 2);
+        opts.tmpdir = tmpdir;
         Spiller {
-            buf: Vec::new(),
-            cap,
-            runs: Vec::new(),
-            dir: None,
-            tmpdir,
+            sorter: ExternalSorter::new(opts),
             emitted: 0,
         }
     }
 
-    fn dir(&mut self) -> Result<PathBuf> {
-        if self.dir.is_none() {
-            let b = tempfile::Builder::new()
-                .prefix("fsim-analyze.")
-                .tempdir_in(self.tmpdir.clone().unwrap_or_else(std::env::temp_dir));
-            self.dir = Some(b.ctx(|| {
-                "cannot create a temporary directory for the out-of-core analysis (see --tmpdir)"
-            })?);
-        }
-        Ok(self
-            .dir
-            .as_ref()
-            .map(|d| d.path().to_path_buf())
-            .unwrap_or_default())
-    }
-
-    fn new_run_path(&mut self) -> Result<PathBuf> {
-        let n = self.runs.len();
-        Ok(self.dir()?.join(format!("run{n:06}-{}", self.emitted)))
-    }
-
-    fn spill(&mut self) -> Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        self.buf.sort_unstable_by_key(|r| r.0);
-        let path = self.new_run_path()?;
-        let name = path.display().to_string();
-        let f = File::create(&path).ctx(|| format!("cannot create {name}"))?;
-        let mut w = BufWriter::with_capacity(1 << 16, f);
-        for &(k, v) in &self.buf {
-            let mut rec = [0u8; 16];
-            rec[..8].copy_from_slice(&k.to_le_bytes());
-            rec[8..].copy_from_slice(&v.to_le_bytes());
-            w.write_all(&rec).ctx(|| format!("writing {name}"))?;
-        }
-        w.flush().ctx(|| format!("writing {name}"))?;
-        self.runs.push((path, self.buf.len() as u64));
-        self.buf.clear();
-        Ok(())
-    }
-
     /// Sort everything and call `f(key, bytes, shared)` once per pair, in
     /// key order.
-    fn finish(mut self, mut f: impl FnMut(u64, u64, u32)) -> Result<()> {
+    fn finish(self, mut f: impl FnMut(u64, u64, u32)) -> Result<()> {
         let mut agg = Aggregate::default();
-        if self.runs.is_empty() {
-            self.buf.sort_unstable_by_key(|r| r.0);
-            for &(k, v) in &self.buf {
-                agg.add(k, v, &mut f);
-            }
-            agg.end(&mut f);
-            return Ok(());
+        for r in self.sorter.finish()? {
+            let r = r?;
+            agg.add(((r.a as u64) << 32) | r.b as u64, r.bytes, &mut f);
         }
-        self.spill()?;
-        self.buf = Vec::new();
-        while self.runs.len() > MERGE_FAN_IN {
-            let group: Vec<_> = self.runs.drain(..MERGE_FAN_IN).collect();
-            let path = self.new_run_path()?;
-            let name = path.display().to_string();
-            let mut w = BufWriter::with_capacity(
-                1 << 16,
-                File::create(&path).ctx(|| format!("cannot create {name}"))?,
-            );
-            let mut count = 0u64;
-            merge_runs(&group, |k, v| {
-                count += 1;
-                let mut rec = [0u8; 16];
-                rec[..8].copy_from_slice(&k.to_le_bytes());
-                rec[8..].copy_from_slice(&v.to_le_bytes());
-                w.write_all(&rec).ctx(|| format!("writing {name}"))
-            })?;
-            w.flush().ctx(|| format!("writing {name}"))?;
-            for (p, _) in &group {
-                let _ = std::fs::remove_file(p);
-            }
-            self.runs.push((path, count));
-        }
-        let runs = std::mem::take(&mut self.runs);
-        merge_runs(&runs, |k, v| {
-            agg.add(k, v, &mut f);
-            Ok(())
-        })?;
         agg.end(&mut f);
         Ok(())
     }
@@ -659,53 +570,6 @@ impl Aggregate {
             self.shared = 0;
         }
     }
-}
-
-/// k-way merge of sorted runs with a binary heap.
-fn merge_runs(runs: &[(PathBuf, u64)], mut f: impl FnMut(u64, u64) -> Result<()>) -> Result<()> {
-    struct Run {
-        r: BufReader<File>,
-        left: u64,
-        name: String,
-    }
-    impl Run {
-        fn next(&mut self) -> Result<Option<(u64, u64)>> {
-            if self.left == 0 {
-                return Ok(None);
-            }
-            self.left -= 1;
-            let mut rec = [0u8; 16];
-            let name = &self.name;
-            self.r
-                .read_exact(&mut rec)
-                .ctx(|| format!("reading {name}"))?;
-            let k = u64::from_le_bytes(rec[..8].try_into().unwrap_or_default());
-            let v = u64::from_le_bytes(rec[8..].try_into().unwrap_or_default());
-            Ok(Some((k, v)))
-        }
-    }
-    let mut open = Vec::with_capacity(runs.len());
-    let mut heap = BinaryHeap::with_capacity(runs.len());
-    for (i, (p, n)) in runs.iter().enumerate() {
-        let name = p.display().to_string();
-        let file = File::open(p).ctx(|| format!("cannot open {name}"))?;
-        let mut run = Run {
-            r: BufReader::with_capacity(1 << 16, file),
-            left: *n,
-            name,
-        };
-        if let Some((k, v)) = run.next()? {
-            heap.push(Reverse((k, v, i)));
-        }
-        open.push(run);
-    }
-    while let Some(Reverse((k, v, i))) = heap.pop() {
-        f(k, v)?;
-        if let Some((k2, v2)) = open[i].next()? {
-            heap.push(Reverse((k2, v2, i)));
-        }
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -1526,7 +1390,7 @@ mod tests {
         assert_eq!(spill.pairs, one.pairs);
         // 16 KiB budget: 512-record runs, so more runs than the merge fan-in.
         assert!(
-            spill.spilled_records > 512 * MERGE_FAN_IN as u64,
+            spill.spilled_records > 512 * crate::sort::DEFAULT_FAN_IN as u64,
             "{}",
             spill.spilled_records
         );
