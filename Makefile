@@ -29,7 +29,7 @@ CARGO ?= cargo
 BIN   ?= target/release
 STAGES := fsim-chunk fsim-sort fsim-partition fsim-binpack fsim-analyze fsim-report fsim-gen
 
-.PHONY: all build demo report test check clean clean-work
+.PHONY: all build demo report test check bench clean clean-work
 .DELETE_ON_ERROR:
 
 all: build
@@ -107,8 +107,13 @@ check:
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) test --all-targets
 
+# Benchmarks against md5sum, ssdeep, GNU sort and jdupes; rewrites
+# docs/performance.md (FILES=20000 BIG_MB=200 for a quicker run).
+bench:
+	bash scripts/bench.sh
+
 clean-work:
-	rm -rf $(WORK) $(DEMO)
+	rm -rf $(WORK) $(DEMO) bench-work
 
 clean: clean-work
 	$(CARGO) clean

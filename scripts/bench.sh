@@ -98,6 +98,27 @@ jdupes -r -q "$T" > "$W/jdupes.out" || true
 JD_SETS=$(awk 'BEGIN{n=0; inset=0} /^$/ {inset=0; next} { if (!inset) { n++; inset=1 } } END {print n}' "$W/jdupes.out")
 FS_SETS=$(python3 -c "import json,sys; print(json.load(open('$W/run/report.json'))['summary']['identical_sets'])")
 
+# Stages without a standard counterpart: synthetic inputs at the targets' scale.
+PFILES=${PFILES:-15000000}; PGROUPS=${PGROUPS:-30000000}
+cargo build --release --quiet --examples
+if [ ! -f "$W/psorted.tsv" ]; then
+  target/release/examples/sortpart-gen sorted "$PFILES" "$PGROUPS" "$W/pfiles.tsv" > "$W/psorted.tsv"
+fi
+PRECS=$(awk -F'\t' '/^#end chunks/ { for (i = 2; i <= NF; i++) if ($i ~ /^records=/) { sub("records=", "", $i); print $i } }' "$W/psorted.tsv")
+: > "$BENCH/single.md"
+single() { # NAME CMD ITEMS UNIT TARGET
+  measure "$1" 0 "$2"
+  local rate; rate=$(awk -v n="$3" -v w="$WALL" 'BEGIN { if (w > 0) printf "%.1f", n / w / 1e6; else print "-" }')
+  printf '| %s | `%s` | %s s | %s M %s/s | %s MB | %s |\n' "$1" "$2" "$WALL" "$rate" "$4" "$RSS" "$5" >> "$BENCH/single.md"
+}
+single "fsim-partition, $PFILES files, $PGROUPS chunk groups" "$B/fsim-partition -q --files $W/pfiles.tsv -o $W/ppart.tsv $W/psorted.tsv" "$PRECS" "records" "RSS ≤ 100 MB, ≥ 10 M records/s"
+rm -f "$W/ppart.tsv"
+if [ ! -f "$W/apart.tsv" ]; then
+  target/release/examples/gen_partition 52125 3800000 1 > "$W/apart.tsv"
+  $B/fsim-binpack -q -o "$W/abins.tsv" "$W/apart.tsv"
+fi
+single "fsim-analyze, paper scale (52,125 files, 3.8 M records)" "$B/fsim-analyze -q -j $JOBS -o $W/apairs.tsv $W/abins.tsv" 3800000 "records" "≤ 2 s"
+
 cat > "$OUT" <<EOF
 # Performance
 
@@ -112,6 +133,19 @@ in 300 folders; \`fsim-gen --bulk $FILES\`), and one file of $BIG_BYTES bytes of
 | fsim | command | time | RSS | reference | command | time | RSS | fsim / ref | target |
 |---|---|---|---|---|---|---|---|---|---|
 $(cat "$BENCH/table.md")
+
+## Stages without a standard counterpart
+
+| stage | command | time | rate | peak RSS | target |
+|---|---|---|---|---|---|
+$(cat "$BENCH/single.md")
+
+Synthetic inputs: \`cargo run --release --example sortpart-gen -- sorted $PFILES $PGROUPS FILES.tsv\`
+(sorted chunk stream, degree 1-4 plus a few ubiquitous chunks) and
+\`cargo run --release --example gen_partition\` (the paper's example scale:
+components of mostly 2-3 files, chunks in 2-10 files, 5% copies).
+
+## Checks made in the same run
 
 * fsim-sort output vs \`LC_ALL=C sort\` output: **$SORT_SAME**.
 * Identical sets: fsim $FS_SETS, jdupes $JD_SETS.
