@@ -19,7 +19,6 @@ OUT=${OUT:-docs/performance.md}
 JOBS=$(nproc)
 
 need() { command -v "$1" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
-need hyperfine hyperfine
 need jdupes jdupes
 need ssdeep ssdeep
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time >/dev/null; }
@@ -91,9 +90,9 @@ cmp -s "$W/s100.tsv" "$W/g100.tsv" && SORT_SAME="identical" || SORT_SAME="DIFFER
 
 # Whole pipeline, fast pass, against jdupes (identical files only).
 rm -rf "$W/run"
-PIPE="make -s report REPO=$T WORK=$W/run QUIET=-q && rm -rf $W/run"
+PIPE="make -s report BIN=./$B REPO=$T WORK=$W/run QUIET=-q && rm -rf $W/run"
 row "whole pipeline avg 1000 (make report)" "$PIPE" "jdupes -r" "jdupes -r -q $T" "$TREE_BYTES" "≤ 2.5"
-make -s report REPO="$T" WORK="$W/run" QUIET=-q
+make -s report BIN=./$B REPO="$T" WORK="$W/run" QUIET=-q
 jdupes -r -q "$T" > "$W/jdupes.out" || true
 JD_SETS=$(awk 'BEGIN{n=0; inset=0} /^$/ {inset=0; next} { if (!inset) { n++; inset=1 } } END {print n}' "$W/jdupes.out")
 FS_SETS=$(python3 -c "import json,sys; print(json.load(open('$W/run/report.json'))['summary']['identical_sets'])")
