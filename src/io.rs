@@ -56,6 +56,9 @@ fn abort_point() -> Option<u64> {
 enum Sink {
     Stdout(io::Stdout),
     Temp(tempfile::NamedTempFile),
+    /// An existing target that is not a regular file (`/dev/null`, a FIFO):
+    /// written in place, since renaming over it would replace the device.
+    Direct(File),
 }
 
 impl Write for Sink {
@@ -63,18 +66,21 @@ impl Write for Sink {
         match self {
             Sink::Stdout(s) => s.write(buf),
             Sink::Temp(t) => t.write(buf),
+            Sink::Direct(f) => f.write(buf),
         }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Sink::Stdout(s) => s.write_all(buf),
             Sink::Temp(t) => t.write_all(buf),
+            Sink::Direct(f) => f.write_all(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Sink::Stdout(s) => s.flush(),
             Sink::Temp(t) => t.flush(),
+            Sink::Direct(f) => f.flush(),
         }
     }
 }
@@ -85,6 +91,19 @@ impl Output {
         match path {
             None => Ok(Self::stdout()),
             Some(p) if p.as_os_str() == "-" => Ok(Self::stdout()),
+            Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) => {
+                let name = p.display().to_string();
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(p)
+                    .ctx(|| format!("cannot open {name} for writing"))?;
+                Ok(Output {
+                    inner: Some(BufWriter::with_capacity(BUF_SIZE, Sink::Direct(f))),
+                    target: None,
+                    name,
+                    written: 0,
+                })
+            }
             Some(p) => {
                 let name = p.display().to_string();
                 let dir = match p.parent() {
@@ -144,6 +163,8 @@ impl Output {
         }
     }
 
+    /// True when nothing is renamed at the end (standard output, a device
+    /// or a FIFO): the output is visible while it is written.
     pub fn is_stdout(&self) -> bool {
         self.target.is_none()
     }
@@ -171,6 +192,7 @@ impl Output {
         })?;
         match sink {
             Sink::Stdout(mut s) => s.flush().ctx(|| format!("writing {name}")),
+            Sink::Direct(mut f) => f.flush().ctx(|| format!("writing {name}")),
             Sink::Temp(t) => {
                 t.as_file().sync_all().ctx(|| format!("writing {name}"))?;
                 let target = self.target.take().expect("temp output has a target");
@@ -230,5 +252,14 @@ mod tests {
         o.write_all(b"hello\n").unwrap();
         o.finish().unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"hello\n");
+    }
+
+    #[test]
+    fn devices_are_written_in_place_not_replaced() {
+        let mut o = Output::create(Some(Path::new("/dev/null"))).unwrap();
+        o.write_all(b"nothing\n").unwrap();
+        o.finish().unwrap();
+        let m = std::fs::metadata("/dev/null").unwrap();
+        assert!(!m.is_file(), "/dev/null must still be a device");
     }
 }
