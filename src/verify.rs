@@ -471,7 +471,7 @@ pub type Stale = String;
 /// Read a file if it still is what the file table says; `buf` is reused.
 pub fn read_checked(e: &FileEntry, buf: &mut Vec<u8>) -> std::result::Result<(), Stale> {
     let path = Path::new(std::ffi::OsStr::from_bytes(&e.path));
-    let f = std::fs::File::open(path)
+    let mut f = std::fs::File::open(path)
         .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
     let meta = f
         .metadata()
@@ -495,12 +495,21 @@ pub fn read_checked(e: &FileEntry, buf: &mut Vec<u8>) -> std::result::Result<(),
             meta.mtime_nsec()
         ));
     }
+    // Read into a buffer one byte longer than expected, so a file that
+    // grew is noticed; two read calls for a small file.
+    let want = usize::try_from(e.size + 1).map_err(|_| "too large for memory".to_string())?;
     buf.clear();
-    buf.reserve(e.size as usize);
-    // Read one byte more than expected so a file that grew is noticed.
-    f.take(e.size + 1)
-        .read_to_end(buf)
-        .map_err(|err| format!("unreadable since chunking ({err})"))?;
+    buf.resize(want, 0);
+    let mut filled = 0;
+    while filled < want {
+        match f.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(format!("unreadable since chunking ({err})")),
+        }
+    }
+    buf.truncate(filled);
     if buf.len() as u64 != e.size {
         return Err(format!(
             "changed while being read (size {} -> {})",
@@ -608,7 +617,14 @@ impl Worker {
         }
     }
 
-    fn load(&mut self, e: &FileEntry, mode: Mode) -> std::result::Result<Arc<Tokens>, Stale> {
+    /// Tokens of a file: from the cache, or read and tokenized (and cached
+    /// when `reuse` says the batch needs the file again later).
+    fn load(
+        &mut self,
+        e: &FileEntry,
+        mode: Mode,
+        reuse: &[bool],
+    ) -> std::result::Result<Arc<Tokens>, Stale> {
         if let Some(s) = self.bad.get(&e.id) {
             return Err(s.clone());
         }
@@ -626,20 +642,28 @@ impl Worker {
             // Do not keep a huge file's buffer for the rest of the run.
             self.buf = Vec::new();
         }
-        self.cache.put((e.id, mode), t.clone());
+        if reuse[e.id as usize] {
+            self.cache.put((e.id, mode), t.clone());
+        }
         Ok(t)
     }
 
     /// Verify a run of pairs (consecutive pairs with the same a share the
     /// tokenization and interning of a).
-    fn run(&mut self, pairs: &[PairIn], files: &[FileEntry], want_regions: bool) -> Vec<Outcome> {
+    fn run(
+        &mut self,
+        pairs: &[PairIn],
+        files: &[FileEntry],
+        reuse: &[bool],
+        want_regions: bool,
+    ) -> Vec<Outcome> {
         let mut out = Vec::with_capacity(pairs.len());
         let mut cur: Option<(u32, Mode, std::result::Result<Arc<Tokens>, Stale>)> = None;
         for p in pairs {
             let (fa, fb) = (&files[p.a as usize], &files[p.b as usize]);
             let mode = Mode::of(fa.ftype, fb.ftype);
             if !matches!(&cur, Some((a, m, _)) if *a == p.a && *m == mode) {
-                let ta = self.load(fa, mode);
+                let ta = self.load(fa, mode, reuse);
                 if let Ok(t) = &ta {
                     self.differ.set_a(t);
                 }
@@ -662,7 +686,7 @@ impl Worker {
                     continue;
                 }
             };
-            let tb = match self.load(fb, mode) {
+            let tb = match self.load(fb, mode, reuse) {
                 Ok(t) => t,
                 Err(s) => {
                     out.push(lower(vec![(p.b, s)]));
@@ -838,11 +862,32 @@ fn process(
     batch: &[PairIn],
     workers: &mut [Worker],
     files: &[FileEntry],
+    reuse: &mut Vec<bool>,
     want_regions: bool,
 ) -> Vec<Outcome> {
+    // Files needed by more than one group of this batch are worth caching;
+    // caching the others only costs memory (first touch of fresh pages was
+    // a third of the run time on the benchmark, where each b is used once).
+    reuse.clear();
+    reuse.resize(files.len(), false);
+    let mut last_group = vec![u32::MAX; files.len()];
+    let mut group = 0u32;
+    for (i, p) in batch.iter().enumerate() {
+        if i > 0 && batch[i - 1].a != p.a {
+            group += 1;
+        }
+        for f in [p.a, p.b] {
+            let g = &mut last_group[f as usize];
+            if *g != u32::MAX && *g != group {
+                reuse[f as usize] = true;
+            }
+            *g = group;
+        }
+    }
+    let reuse = &reuse[..];
     let units = units(batch);
     if workers.len() == 1 || units.len() == 1 {
-        return workers[0].run(batch, files, want_regions);
+        return workers[0].run(batch, files, reuse, want_regions);
     }
     let next = AtomicUsize::new(0);
     let mut done: Vec<(usize, Vec<Outcome>)> = std::thread::scope(|s| {
@@ -855,7 +900,7 @@ fn process(
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(r) = units.get(i) else { break };
-                        mine.push((i, w.run(&batch[r.clone()], files, want_regions)));
+                        mine.push((i, w.run(&batch[r.clone()], files, reuse, want_regions)));
                     }
                     mine
                 })
@@ -900,6 +945,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let want_regions = sink.regions.is_some();
     let mut header_written = false;
+    let mut reuse = Vec::new();
     let mut batch: Vec<PairIn> = Vec::new();
     loop {
         let line_no = r.line_number() + 1;
@@ -971,7 +1017,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 if batch.len() >= BATCH_PAIRS
                     && (batch.last().map(|l| l.a) != Some(p.a) || batch.len() >= 4 * BATCH_PAIRS)
                 {
-                    let o = process(&batch, &mut workers, &files, want_regions);
+                    let o = process(&batch, &mut workers, &files, &mut reuse, want_regions);
                     sink.write_batch(&batch, &o, &files, cfg)?;
                     batch.clear();
                 }
@@ -980,7 +1026,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         }
     }
     check.finish(&seen, &name, r.line_number())?;
-    let o = process(&batch, &mut workers, &files, want_regions);
+    let o = process(&batch, &mut workers, &files, &mut reuse, want_regions);
     sink.write_batch(&batch, &o, &files, cfg)?;
     let mut t = Vec::new();
     write_trailer(Kind::Pairs, &digest_params(&sink.written, "pairs"), &mut t);
