@@ -12,6 +12,7 @@
 //! | fsim-partition | [`partition`], [`unionfind`] | 2.5 steps 3-4 |
 //! | fsim-binpack | [`binpack`] | 2.5 steps 5-6 |
 //! | fsim-analyze | [`analyze`] | steps 3-4 and 2.4 |
+//! | fsim-verify | [`verify`] | 2.3: exact bytes in common of candidate pairs |
 //! | fsim-report | [`report`] | step 5 and 2.4 |
 
 pub mod analyze;
@@ -27,6 +28,7 @@ pub mod records;
 pub mod report;
 pub mod sort;
 pub mod unionfind;
+pub mod verify;
 pub mod walk;
 
 pub use error::{Error, Result};

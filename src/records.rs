@@ -647,6 +647,8 @@ pub enum Kind {
     Partition,
     Bins,
     Pairs,
+    /// Shared regions of verified pairs (`fsim-verify --regions`).
+    Regions,
 }
 
 impl Kind {
@@ -657,6 +659,7 @@ impl Kind {
             Kind::Partition => "partition",
             Kind::Bins => "bins",
             Kind::Pairs => "pairs",
+            Kind::Regions => "regions",
         }
     }
 
@@ -667,6 +670,7 @@ impl Kind {
             Kind::Partition,
             Kind::Bins,
             Kind::Pairs,
+            Kind::Regions,
         ]
         .into_iter()
         .find(|k| k.as_str().as_bytes() == s)
@@ -680,6 +684,7 @@ impl Kind {
             Kind::Partition => "fsim-partition",
             Kind::Bins => "fsim-binpack",
             Kind::Pairs => "fsim-analyze",
+            Kind::Regions => "fsim-verify --regions",
         }
     }
 }

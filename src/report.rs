@@ -66,8 +66,11 @@ pub struct Config {
 pub struct Pair {
     pub a: u32,
     pub b: u32,
+    /// Bytes in common: exact when `exact`, else a lower bound.
     pub common: u64,
     pub shared_chunks: u64,
+    /// Verified by fsim-verify (`common` is the exact figure).
+    pub exact: bool,
 }
 
 /// A cluster of similar files.
@@ -213,12 +216,39 @@ fn read_pairs(
             Line::Trailer(k, p) => check.trailer(k, &p).map_err(err)?,
             Line::Comment(_) => {}
             Line::Data(d) => {
-                let f = split_fields::<6>(d).ok_or_else(|| err(format!("expected {expected}")))?;
-                let a = parse_id(f[0]).ok_or_else(|| err(format!("expected {expected}")))?;
-                let b = parse_id(f[1]).ok_or_else(|| err(format!("expected {expected}")))?;
+                // 6 fields from fsim-analyze, 8 from fsim-verify (exact
+                // figure and status appended).
+                let bad = || err(format!("expected {expected}"));
+                let mut verified: Option<(&[u8], &[u8])> = None;
+                let f: [&[u8]; 6] = match split_fields::<8>(d) {
+                    Some(x) => {
+                        verified = Some((x[6], x[7]));
+                        [x[0], x[1], x[2], x[3], x[4], x[5]]
+                    }
+                    None => split_fields::<6>(d).ok_or_else(bad)?,
+                };
+                let a = parse_id(f[0]).ok_or_else(bad)?;
+                let b = parse_id(f[1]).ok_or_else(bad)?;
                 let nums: Option<Vec<u64>> = f[2..].iter().map(|x| parse_u64(x)).collect();
-                let nums = nums.ok_or_else(|| err(format!("expected {expected}")))?;
+                let nums = nums.ok_or_else(bad)?;
                 let (sa, sb, common, shared) = (nums[0], nums[1], nums[2], nums[3]);
+                // The exact figure replaces the chunk lower bound; a
+                // lower-bound line keeps the better of its two lower bounds.
+                let (best, exact) = match verified {
+                    None => (common, false),
+                    Some((v, status)) => {
+                        let v = parse_u64(v).ok_or_else(bad)?;
+                        match status {
+                            b"exact" => (v, true),
+                            b"lower-bound" => (v.max(common), false),
+                            _ => {
+                                return Err(err(
+                                    "expected status 'exact' or 'lower-bound' in field 8".into(),
+                                ))
+                            }
+                        }
+                    }
+                };
                 let fa = files.get(a as usize);
                 let fb = files.get(b as usize);
                 match (fa, fb) {
@@ -235,8 +265,9 @@ fn read_pairs(
                 pairs.push(Pair {
                     a,
                     b,
-                    common,
+                    common: best,
                     shared_chunks: shared,
+                    exact,
                 });
             }
         }
@@ -458,7 +489,7 @@ impl Report {
             "percent_of_a": r1(percent(p.common, sa)),
             "percent_of_b": r1(percent(p.common, sb)),
             "percent_symmetric": r1(symmetric(p.common, sa, sb)),
-            "exact": false,
+            "exact": p.exact,
         })
     }
 
@@ -590,13 +621,14 @@ impl Report {
                 let (sa, sb) = (self.size(l.a), self.size(l.b));
                 let _ = writeln!(
                     o,
-                    "      link {:5.1}%  {} <-> {}: {} in common ({:.1}% / {:.1}%)",
+                    "      link {:5.1}%  {} <-> {}: {} in common ({:.1}% / {:.1}%), {}",
                     symmetric(l.common, sa, sb),
                     self.path(l.a),
                     self.path(l.b),
                     human_bytes(l.common),
                     percent(l.common, sa),
-                    percent(l.common, sb)
+                    percent(l.common, sb),
+                    if l.exact { "exact" } else { "lower bound" }
                 );
             }
         }

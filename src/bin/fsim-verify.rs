@@ -1,0 +1,74 @@
+//! fsim-verify: exact bytes in common of the candidate pairs (paper 2.3's
+//! post-processing). All the work is in `fsim::verify`.
+
+use clap::Parser;
+use fsim::report::PercentOf;
+use fsim::verify::{self, Config};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Compute the exact bytes in common of the pairs found by fsim-analyze.
+///
+/// Reads both files of each pair: text pairs are compared by a longest
+/// common subsequence of lines, other pairs by one of ~64-byte
+/// content-defined pieces. Writes the pairs with two more fields, the exact
+/// figure and `exact` or `lower-bound` (file changed, vanished or
+/// unreadable since chunking: the chunk lower bound is kept, with a
+/// warning). Paths are those of the file table: run from the directory
+/// fsim-chunk ran in. Output is identical whatever --jobs. Memory: the file
+/// table, a cache of tokenized files bounded by --memory, and both files of
+/// the pairs in flight.
+#[derive(Parser, Debug)]
+#[command(name = "fsim-verify", version)]
+struct Args {
+    /// Pairs written by fsim-analyze (`-` for standard input).
+    #[arg(value_name = "PAIRS", default_value = "-")]
+    pairs: PathBuf,
+    /// File table written by fsim-chunk --files-out.
+    #[arg(long, value_name = "PATH", default_value = "files.tsv")]
+    files: PathBuf,
+    /// Output file (default: standard output), written atomically.
+    #[arg(short, long, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Also write the shared regions (offset in a, offset in b, length).
+    #[arg(long, value_name = "PATH")]
+    regions: Option<PathBuf>,
+    /// Drop pairs whose sizes cannot reach this percentage (unread), and
+    /// verified pairs below it.
+    #[arg(long, value_name = "P", default_value = "0", value_parser = fsim::cli::parse_percent)]
+    min_percent: f64,
+    /// Which file the percentage refers to.
+    #[arg(long, value_enum, default_value = "smaller")]
+    percent_of: PercentOf,
+    /// Budget of the cache of tokenized files (e.g. 256M, 1G).
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = fsim::cli::parse_size)]
+    memory: u64,
+    /// Worker threads (default: number of cores).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    jobs: Option<u32>,
+    /// No summary line on standard error (warnings are still printed).
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    fsim::cli::run(verify::PROG, || {
+        let jobs = match a.jobs {
+            Some(j) => j as usize,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        verify::run(&Config {
+            files: a.files,
+            pairs: a.pairs,
+            output: a.output,
+            regions: a.regions,
+            min_percent: a.min_percent,
+            percent_of: a.percent_of,
+            memory: a.memory,
+            jobs,
+            quiet: a.quiet,
+        })
+        .map(|_| ())
+    })
+}

@@ -1,0 +1,1357 @@
+//! fsim-verify: the post-processing step of the paper's section 2.3. Shared
+//! chunks give only a lower bound of what two files have in common; this
+//! stage reads the two files of each candidate pair and computes the exact
+//! figure, and the shared regions (offsets) for a side-by-side view.
+//!
+//! * **Text pairs** (both files typed `text` or `empty` in the file table):
+//!   bytes of a longest common subsequence of **lines** (a line is the bytes
+//!   up to and including `\n`; the last line may lack it). Lines longer than
+//!   [`MAX_LINE`] are cut into content-defined pieces (TTTD, average
+//!   [`PIECE_AVG`]) so that a 100 MB file without newlines is not one
+//!   all-or-nothing token.
+//! * **Other pairs**: LCS over content-defined pieces of the whole file
+//!   (TTTD, average [`PIECE_AVG`] bytes), counting the bytes of the common
+//!   pieces.
+//!
+//! The diff is the `similar` crate's Myers algorithm over interned token
+//! ids. Why `similar` and not `imara-diff` (faster, used by gitoxide):
+//! imara-diff's Myers, even in `MyersMinimal` mode, prunes frequent lines
+//! (blank lines, `}`) that sit among unmatched ones before diffing, so its
+//! edit script is not guaranteed minimal: fine for display, not for a figure
+//! labelled exact. `similar`'s Myers is the plain `O((N+M)D)` algorithm with
+//! no heuristic, and takes any `Eq` tokens plus a hook that receives the
+//! equal runs, which is exactly what we need. We remove, before diffing,
+//! the tokens that do not occur in the other file at all (they can never be
+//! matched, so the LCS is unchanged) which makes dissimilar pairs cheap.
+//! Myers maximises the *number* of common lines; among subsequences of equal
+//! length the byte count may differ slightly, as with `diff`.
+//!
+//! Tokens are identified by their xxh3-128 hash (a false match has
+//! probability ~n²/2¹²⁹, negligible), so a tokenized file costs 24 bytes per
+//! token in the cache and the file's bytes are not kept.
+//!
+//! **Stale files**: before reading, the file's size and mtime are compared
+//! with the file table; if they differ, or the file is gone or unreadable,
+//! or the bytes read differ in number from the size, the pair keeps its
+//! chunk lower bound and is written `lower-bound`, with one warning per
+//! file. A file whose size and mtime match is trusted without rehashing: the
+//! content hash would cost an MD5 pass over every file (the paper's chunk
+//! stage bound) for a case that needs an edit that preserves both size and
+//! mtime.
+//!
+//! **Cost guard**: Myers costs `O((N+M)D)`. When the pruned token sequences
+//! are long (over [`EXACT_TOKENS`]) an upper bound of D is taken from a
+//! cheap common subsequence (LIS of the tokens unique in both files); if
+//! `(N+M)·D` could exceed [`MYERS_BUDGET`], that cheap subsequence is the
+//! answer and the pair is `lower-bound`. The decision depends only on the
+//! data, so the output does not depend on timing or `-j`.
+//!
+//! **Memory and I/O**: pairs are streamed in batches; within a batch, pairs
+//! are grouped by file a (the analysis writes them sorted by (a, b)), each
+//! worker reads and tokenizes a once per group, and keeps tokenized files
+//! in an LRU cache bounded by `--memory` / jobs. A pair needs both files'
+//! bytes in memory transiently (one reused buffer per worker).
+//!
+//! **Determinism**: groups are handed to `-j` workers dynamically, results
+//! are written in input order, so output and warnings are byte-identical
+//! for any `-j`.
+
+use crate::chunker::{Chunker, Cut, Method};
+use crate::error::{Error, Result};
+use crate::io::{open_input, Output};
+use crate::records::{
+    digest_params, escape_path_string, mix128, parse_id, parse_u64, split_fields, write_header,
+    write_id, write_trailer, write_u64, Digest, FileEntry, FileType, InputCheck, Kind, Line,
+    LineReader, CHUNK_PARAM_KEYS,
+};
+use crate::report::{percent, read_file_table, PercentOf};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Name used in messages.
+pub const PROG: &str = "fsim-verify";
+
+/// Average piece size for binary files and over-long lines: small enough
+/// that an edit costs few bytes of the figure, large enough that a 100 MB
+/// file is ~1.6 M tokens.
+pub const PIECE_AVG: usize = 64;
+
+/// Lines longer than this are cut into pieces.
+pub const MAX_LINE: usize = 64 << 10;
+
+/// Up to this many tokens (both files, after pruning) Myers runs without
+/// the cost guard: worst case ~N²/2 steps, well under a second.
+pub const EXACT_TOKENS: usize = 1 << 15;
+
+/// Largest `(N+M)·D` bound for which Myers runs on long inputs.
+pub const MYERS_BUDGET: u64 = 1 << 31;
+
+/// Pairs read before a batch is handed to the workers (memory: ~100 bytes
+/// per pair plus the regions of the batch).
+const BATCH_PAIRS: usize = 1 << 16;
+
+/// Pairs per unit of work handed to a worker (cut at group boundaries).
+const UNIT_PAIRS: usize = 64;
+
+/// Validated options of a run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub files: PathBuf,
+    pub pairs: PathBuf,
+    pub output: Option<PathBuf>,
+    pub regions: Option<PathBuf>,
+    pub min_percent: f64,
+    pub percent_of: PercentOf,
+    /// Cache budget in bytes (all workers together).
+    pub memory: u64,
+    pub jobs: usize,
+    pub quiet: bool,
+}
+
+/// How a pair's files are cut into tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Lines (over-long lines cut into pieces).
+    Lines,
+    /// Content-defined pieces of the whole file.
+    Pieces,
+}
+
+impl Mode {
+    /// Lines when both files are text (or empty), pieces otherwise: both
+    /// files of a pair must be cut the same way.
+    pub fn of(a: FileType, b: FileType) -> Mode {
+        let text = |t| matches!(t, FileType::Text | FileType::Empty);
+        if text(a) && text(b) {
+            Mode::Lines
+        } else {
+            Mode::Pieces
+        }
+    }
+}
+
+/// A file cut into tokens: the hash of each token and where it starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub hashes: Vec<u128>,
+    /// Start offset of each token, plus the file size at the end.
+    pub starts: Vec<u64>,
+}
+
+impl Tokens {
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+
+    /// Bytes of tokens `i..i + n`.
+    #[inline]
+    pub fn bytes(&self, i: usize, n: usize) -> u64 {
+        self.starts[i + n] - self.starts[i]
+    }
+
+    /// Approximate heap bytes, for the cache budget.
+    pub fn mem(&self) -> u64 {
+        (self.hashes.capacity() * 16 + self.starts.capacity() * 8 + 64) as u64
+    }
+
+    fn push(&mut self, data: &[u8], start: usize, end: usize) {
+        self.hashes
+            .push(xxhash_rust::xxh3::xxh3_128(&data[start..end]));
+        self.starts.push(end as u64);
+    }
+}
+
+/// The piece chunker (TTTD, average [`PIECE_AVG`]).
+pub fn piece_chunker() -> Chunker {
+    Chunker::new(Method::Tttd, PIECE_AVG).expect("PIECE_AVG is a valid average")
+}
+
+/// Cut `data` into tokens for `mode`.
+pub fn tokenize(data: &[u8], mode: Mode, pieces: &Chunker) -> Tokens {
+    let mut t = Tokens {
+        hashes: Vec::new(),
+        starts: vec![0],
+    };
+    match mode {
+        Mode::Pieces => {
+            t.hashes.reserve(data.len() / PIECE_AVG + 1);
+            for c in pieces.chunks(data) {
+                t.push(data, c.offset, c.offset + c.len);
+            }
+        }
+        Mode::Lines => {
+            t.hashes.reserve(data.len() / 32 + 1);
+            let mut start = 0;
+            let line = |t: &mut Tokens, s: usize, e: usize| {
+                if e - s > MAX_LINE {
+                    for c in pieces.chunks(&data[s..e]) {
+                        t.push(data, s + c.offset, s + c.offset + c.len);
+                    }
+                } else {
+                    t.push(data, s, e);
+                }
+            };
+            for nl in memchr::memchr_iter(b'\n', data) {
+                line(&mut t, start, nl + 1);
+                start = nl + 1;
+            }
+            if start < data.len() {
+                line(&mut t, start, data.len());
+            }
+        }
+    }
+    t
+}
+
+/// A region shared by two files: `len` bytes at `off_a` in a and `off_b` in b.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub off_a: u64,
+    pub off_b: u64,
+    pub len: u64,
+}
+
+/// The result of comparing two tokenized files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Comparison {
+    /// Bytes of the common subsequence found.
+    pub common: u64,
+    /// Maximal runs of consecutive matched tokens (when asked for).
+    pub regions: Vec<Region>,
+    /// True when `common` is the LCS (false: the cost guard gave up and
+    /// `common` is a lower bound).
+    pub exact: bool,
+}
+
+/// A hasher for keys that are already uniform hashes (xxh3-128).
+#[derive(Default)]
+struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64 ^ (v >> 64) as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type TokenMap = HashMap<u128, u32, BuildHasherDefault<PreHashed>>;
+
+/// Reusable state to compare one file a with many files b: a's tokens are
+/// interned once ([`Differ::set_a`]), each b is looked up in that table
+/// (tokens of b absent from a cannot match and are dropped on the spot).
+#[derive(Default)]
+pub struct Differ {
+    map: TokenMap,
+    a_ids: Vec<u32>,
+    stamp: Vec<u32>,
+    pair_no: u32,
+    pa: Vec<u32>,
+    pa_idx: Vec<u32>,
+    pb: Vec<u32>,
+    pb_idx: Vec<u32>,
+}
+
+impl Differ {
+    pub fn new() -> Differ {
+        Differ::default()
+    }
+
+    /// Intern the tokens of file a.
+    pub fn set_a(&mut self, a: &Tokens) {
+        self.map.clear();
+        self.a_ids.clear();
+        for &h in &a.hashes {
+            let next = self.map.len() as u32;
+            let id = *self.map.entry(h).or_insert(next);
+            self.a_ids.push(id);
+        }
+        self.stamp.clear();
+        self.stamp.resize(self.map.len(), 0);
+        self.pair_no = 0;
+    }
+
+    /// Compare b with the a given to [`Differ::set_a`].
+    pub fn compare(&mut self, a: &Tokens, b: &Tokens, want_regions: bool) -> Comparison {
+        debug_assert_eq!(a.len(), self.a_ids.len());
+        self.pair_no = self.pair_no.wrapping_add(1);
+        if self.pair_no == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.pair_no = 1;
+        }
+        let no = self.pair_no;
+        self.pb.clear();
+        self.pb_idx.clear();
+        for (j, h) in b.hashes.iter().enumerate() {
+            if let Some(&id) = self.map.get(h) {
+                self.stamp[id as usize] = no;
+                self.pb.push(id);
+                self.pb_idx.push(j as u32);
+            }
+        }
+        self.pa.clear();
+        self.pa_idx.clear();
+        for (i, &id) in self.a_ids.iter().enumerate() {
+            if self.stamp[id as usize] == no {
+                self.pa.push(id);
+                self.pa_idx.push(i as u32);
+            }
+        }
+        let mut hook = Runs {
+            pa_idx: &self.pa_idx,
+            pb_idx: &self.pb_idx,
+            a,
+            b,
+            want_regions,
+            out: Comparison {
+                exact: true,
+                ..Comparison::default()
+            },
+            cur: None,
+        };
+        let n = self.pa.len() + self.pb.len();
+        let affordable = n <= EXACT_TOKENS || {
+            let anchors = unique_lis(&self.pa, &self.pb, self.stamp.len());
+            let d_bound = (n - 2 * anchors.len()) as u64;
+            if (n as u64).saturating_mul(d_bound) <= MYERS_BUDGET {
+                true
+            } else {
+                for (i, j) in anchors {
+                    let _ = similar::algorithms::DiffHook::equal(&mut hook, i, j, 1);
+                }
+                hook.out.exact = false;
+                false
+            }
+        };
+        if affordable {
+            let _ = similar::algorithms::myers::diff(
+                &mut hook,
+                &self.pa[..],
+                0..self.pa.len(),
+                &self.pb[..],
+                0..self.pb.len(),
+            );
+        }
+        hook.flush();
+        hook.out
+    }
+}
+
+/// Compare two tokenized files (a fresh [`Differ`]: for tests and one-offs).
+pub fn compare(a: &Tokens, b: &Tokens, want_regions: bool) -> Comparison {
+    let mut d = Differ::new();
+    d.set_a(a);
+    d.compare(a, b, want_regions)
+}
+
+/// A cheap common subsequence of `pa` and `pb`: the longest increasing run
+/// of positions of the tokens that occur exactly once in each (patience
+/// anchors). Returns matched (index in pa, index in pb), increasing.
+fn unique_lis(pa: &[u32], pb: &[u32], ids: usize) -> Vec<(usize, usize)> {
+    const NONE: u32 = u32::MAX;
+    let mut count_a = vec![0u8; ids];
+    let mut count_b = vec![0u8; ids];
+    let mut pos_a = vec![NONE; ids];
+    for (i, &t) in pa.iter().enumerate() {
+        count_a[t as usize] = count_a[t as usize].saturating_add(1);
+        pos_a[t as usize] = i as u32;
+    }
+    for &t in pb {
+        count_b[t as usize] = count_b[t as usize].saturating_add(1);
+    }
+    // (position in a, position in b) of unique tokens, in b order.
+    let seq: Vec<(u32, u32)> = pb
+        .iter()
+        .enumerate()
+        .filter(|(_, &t)| count_a[t as usize] == 1 && count_b[t as usize] == 1)
+        .map(|(j, &t)| (pos_a[t as usize], j as u32))
+        .collect();
+    // Longest increasing subsequence on the a positions (patience sorting).
+    let mut tails: Vec<usize> = Vec::new();
+    let mut prev = vec![usize::MAX; seq.len()];
+    for (k, &(x, _)) in seq.iter().enumerate() {
+        let p = tails.partition_point(|&t| seq[t].0 < x);
+        if p > 0 {
+            prev[k] = tails[p - 1];
+        }
+        if p == tails.len() {
+            tails.push(k);
+        } else {
+            tails[p] = k;
+        }
+    }
+    let mut out = Vec::with_capacity(tails.len());
+    let mut k = tails.last().copied().unwrap_or(usize::MAX);
+    while k != usize::MAX {
+        out.push((seq[k].0 as usize, seq[k].1 as usize));
+        k = prev[k];
+    }
+    out.reverse();
+    out
+}
+
+/// Diff hook: sums the bytes of matched tokens and merges consecutive
+/// matches (in the original, unpruned positions) into regions.
+struct Runs<'x> {
+    pa_idx: &'x [u32],
+    pb_idx: &'x [u32],
+    a: &'x Tokens,
+    b: &'x Tokens,
+    want_regions: bool,
+    out: Comparison,
+    /// Current run: (token in a, token in b, tokens).
+    cur: Option<(usize, usize, usize)>,
+}
+
+impl Runs<'_> {
+    fn flush(&mut self) {
+        if let Some((i, j, n)) = self.cur.take() {
+            let len = self.a.bytes(i, n);
+            debug_assert_eq!(len, self.b.bytes(j, n));
+            self.out.common += len;
+            if self.want_regions {
+                self.out.regions.push(Region {
+                    off_a: self.a.starts[i],
+                    off_b: self.b.starts[j],
+                    len,
+                });
+            }
+        }
+    }
+}
+
+impl similar::algorithms::DiffHook for Runs<'_> {
+    type Error = std::convert::Infallible;
+
+    fn equal(
+        &mut self,
+        old: usize,
+        new: usize,
+        len: usize,
+    ) -> std::result::Result<(), Self::Error> {
+        for k in 0..len {
+            let i = self.pa_idx[old + k] as usize;
+            let j = self.pb_idx[new + k] as usize;
+            match &mut self.cur {
+                Some((ci, cj, n)) if *ci + *n == i && *cj + *n == j => *n += 1,
+                _ => {
+                    self.flush();
+                    self.cur = Some((i, j, 1));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reading files
+// ---------------------------------------------------------------------------
+
+/// Why a file could not be verified (the text after the escaped path).
+pub type Stale = String;
+
+/// Read a file if it still is what the file table says; `buf` is reused.
+pub fn read_checked(e: &FileEntry, buf: &mut Vec<u8>) -> std::result::Result<(), Stale> {
+    let path = Path::new(std::ffi::OsStr::from_bytes(&e.path));
+    let mut f = std::fs::File::open(path)
+        .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
+    let meta = f
+        .metadata()
+        .map_err(|err| format!("unreadable since chunking ({err})"))?;
+    if !meta.is_file() {
+        return Err("no longer a regular file".into());
+    }
+    if meta.len() != e.size {
+        return Err(format!(
+            "changed since chunking (size {} -> {})",
+            e.size,
+            meta.len()
+        ));
+    }
+    if meta.mtime() != e.mtime_s || meta.mtime_nsec() as u32 != e.mtime_ns {
+        return Err(format!(
+            "changed since chunking (mtime {}.{:09} -> {}.{:09})",
+            e.mtime_s,
+            e.mtime_ns,
+            meta.mtime(),
+            meta.mtime_nsec()
+        ));
+    }
+    // Read into a buffer one byte longer than expected, so a file that
+    // grew is noticed; two read calls for a small file.
+    let want = usize::try_from(e.size + 1).map_err(|_| "too large for memory".to_string())?;
+    buf.clear();
+    buf.resize(want, 0);
+    let mut filled = 0;
+    while filled < want {
+        match f.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(format!("unreadable since chunking ({err})")),
+        }
+    }
+    buf.truncate(filled);
+    if buf.len() as u64 != e.size {
+        return Err(format!(
+            "changed while being read (size {} -> {})",
+            e.size,
+            buf.len()
+        ));
+    }
+    Ok(())
+}
+
+/// An LRU cache of tokenized files, bounded in bytes.
+struct Cache {
+    budget: u64,
+    used: u64,
+    clock: u64,
+    map: HashMap<(u32, Mode), (Arc<Tokens>, u64)>,
+    order: BTreeMap<u64, (u32, Mode)>,
+}
+
+impl Cache {
+    fn new(budget: u64) -> Cache {
+        Cache {
+            budget,
+            used: 0,
+            clock: 0,
+            map: HashMap::new(),
+            order: BTreeMap::new(),
+        }
+    }
+
+    fn get(&mut self, key: (u32, Mode)) -> Option<Arc<Tokens>> {
+        let (t, stamp) = self.map.get_mut(&key)?;
+        self.order.remove(stamp);
+        self.clock += 1;
+        *stamp = self.clock;
+        self.order.insert(self.clock, key);
+        Some(t.clone())
+    }
+
+    fn put(&mut self, key: (u32, Mode), t: Arc<Tokens>) {
+        let m = t.mem();
+        if m > self.budget {
+            return;
+        }
+        while self.used + m > self.budget {
+            let Some((_, old)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some((o, _)) = self.map.remove(&old) {
+                self.used -= o.mem();
+            }
+        }
+        self.clock += 1;
+        self.order.insert(self.clock, key);
+        self.used += m;
+        self.map.insert(key, (t, self.clock));
+    }
+}
+
+/// One candidate pair as read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairIn {
+    pub a: u32,
+    pub b: u32,
+    pub size_a: u64,
+    pub size_b: u64,
+    /// Chunk lower bound (field 5).
+    pub common: u64,
+    pub shared: u64,
+}
+
+/// What verification gave for one pair.
+#[derive(Debug, Clone, Default)]
+struct Outcome {
+    /// Exact figure, or the best lower bound known.
+    common: u64,
+    exact: bool,
+    regions: Vec<Region>,
+    /// (file id, reason) of files found stale for this pair.
+    stale: Vec<(u32, Stale)>,
+}
+
+/// Per-thread state kept across batches.
+struct Worker {
+    cache: Cache,
+    differ: Differ,
+    buf: Vec<u8>,
+    pieces: Chunker,
+    /// Files found stale by this worker (not retried).
+    bad: HashMap<u32, Stale>,
+    files_read: u64,
+    bytes_read: u64,
+}
+
+impl Worker {
+    fn new(budget: u64) -> Worker {
+        Worker {
+            cache: Cache::new(budget),
+            differ: Differ::new(),
+            buf: Vec::new(),
+            pieces: piece_chunker(),
+            bad: HashMap::new(),
+            files_read: 0,
+            bytes_read: 0,
+        }
+    }
+
+    /// Tokens of a file: from the cache, or read and tokenized (and cached
+    /// when `reuse` says the batch needs the file again later).
+    fn load(
+        &mut self,
+        e: &FileEntry,
+        mode: Mode,
+        reuse: &[bool],
+    ) -> std::result::Result<Arc<Tokens>, Stale> {
+        if let Some(s) = self.bad.get(&e.id) {
+            return Err(s.clone());
+        }
+        if let Some(t) = self.cache.get((e.id, mode)) {
+            return Ok(t);
+        }
+        if let Err(s) = read_checked(e, &mut self.buf) {
+            self.bad.insert(e.id, s.clone());
+            return Err(s);
+        }
+        self.files_read += 1;
+        self.bytes_read += self.buf.len() as u64;
+        let t = Arc::new(tokenize(&self.buf, mode, &self.pieces));
+        if self.buf.capacity() > 64 << 20 {
+            // Do not keep a huge file's buffer for the rest of the run.
+            self.buf = Vec::new();
+        }
+        if reuse[e.id as usize] {
+            self.cache.put((e.id, mode), t.clone());
+        }
+        Ok(t)
+    }
+
+    /// Verify a run of pairs (consecutive pairs with the same a share the
+    /// tokenization and interning of a).
+    fn run(
+        &mut self,
+        pairs: &[PairIn],
+        files: &[FileEntry],
+        reuse: &[bool],
+        want_regions: bool,
+    ) -> Vec<Outcome> {
+        let mut out = Vec::with_capacity(pairs.len());
+        let mut cur: Option<(u32, Mode, std::result::Result<Arc<Tokens>, Stale>)> = None;
+        for p in pairs {
+            let (fa, fb) = (&files[p.a as usize], &files[p.b as usize]);
+            let mode = Mode::of(fa.ftype, fb.ftype);
+            if !matches!(&cur, Some((a, m, _)) if *a == p.a && *m == mode) {
+                let ta = self.load(fa, mode, reuse);
+                if let Ok(t) = &ta {
+                    self.differ.set_a(t);
+                }
+                cur = Some((p.a, mode, ta));
+            }
+            let ta = match &cur {
+                Some((_, _, r)) => r.clone(),
+                None => unreachable!("set above"),
+            };
+            let lower = |stale: Vec<(u32, Stale)>| Outcome {
+                common: p.common,
+                exact: false,
+                regions: Vec::new(),
+                stale,
+            };
+            let ta = match ta {
+                Ok(t) => t,
+                Err(s) => {
+                    out.push(lower(vec![(p.a, s)]));
+                    continue;
+                }
+            };
+            let tb = match self.load(fb, mode, reuse) {
+                Ok(t) => t,
+                Err(s) => {
+                    out.push(lower(vec![(p.b, s)]));
+                    continue;
+                }
+            };
+            let c = self.differ.compare(&ta, &tb, want_regions);
+            out.push(Outcome {
+                common: if c.exact {
+                    c.common
+                } else {
+                    c.common.max(p.common)
+                },
+                exact: c.exact,
+                regions: if c.exact { c.regions } else { Vec::new() },
+                stale: Vec::new(),
+            });
+        }
+        out
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Summary {
+    pub pairs_read: u64,
+    pub dropped_ratio: u64,
+    pub below_threshold: u64,
+    pub verified: u64,
+    pub lower_bound: u64,
+    pub files_read: u64,
+    pub bytes_read: u64,
+    pub seconds: f64,
+}
+
+impl Summary {
+    pub fn line(&self) -> String {
+        let rate = if self.seconds > 0.0 {
+            self.pairs_read as f64 / self.seconds
+        } else {
+            0.0
+        };
+        format!(
+            "{PROG}: {} pairs read, {} dropped by size ratio, {} verified ({} below the threshold), {} lower-bound only, {} files read, {} bytes read, {:.2} s ({:.0} pairs/s)",
+            self.pairs_read,
+            self.dropped_ratio,
+            self.verified,
+            self.below_threshold,
+            self.lower_bound,
+            self.files_read,
+            self.bytes_read,
+            self.seconds,
+            rate
+        )
+    }
+}
+
+/// The base of a percentage for `percent_of`.
+fn base(p: &PairIn, of: PercentOf) -> u64 {
+    match of {
+        PercentOf::Smaller => p.size_a.min(p.size_b),
+        PercentOf::Larger => p.size_a.max(p.size_b),
+    }
+}
+
+/// Digest contribution of a region.
+pub fn region_mix(a: u32, b: u32, r: &Region) -> u128 {
+    mix128(
+        mix128(((a as u128) << 96) | ((b as u128) << 64) | r.len as u128)
+            ^ (((r.off_a as u128) << 64) | r.off_b as u128),
+    )
+}
+
+/// Digest contribution of a pair (same as fsim-analyze's).
+pub fn pair_mix(a: u32, b: u32, common: u64) -> u128 {
+    mix128(((a as u128) << 96) | ((b as u128) << 64) | common as u128)
+}
+
+/// Outputs and counters of a run.
+struct Sink {
+    out: Output,
+    regions: Option<Output>,
+    line: Vec<u8>,
+    written: Digest,
+    regions_written: Digest,
+    warned: HashSet<u32>,
+    summary: Summary,
+}
+
+impl Sink {
+    fn write_batch(
+        &mut self,
+        batch: &[PairIn],
+        outcomes: &[Outcome],
+        files: &[FileEntry],
+        cfg: &Config,
+    ) -> Result<()> {
+        self.line.clear();
+        let mut rl = Vec::new();
+        for (p, o) in batch.iter().zip(outcomes) {
+            for (id, why) in &o.stale {
+                if self.warned.insert(*id) {
+                    eprintln!(
+                        "{PROG}: warning: {}: {why}; pair kept as a lower bound",
+                        escape_path_string(&files[*id as usize].path)
+                    );
+                }
+            }
+            if o.exact {
+                if percent(o.common, base(p, cfg.percent_of)) < cfg.min_percent {
+                    self.summary.below_threshold += 1;
+                    self.summary.verified += 1;
+                    continue;
+                }
+                self.summary.verified += 1;
+            } else {
+                self.summary.lower_bound += 1;
+            }
+            let l = &mut self.line;
+            write_id(p.a, l);
+            l.push(b'\t');
+            write_id(p.b, l);
+            for v in [p.size_a, p.size_b, p.common, p.shared, o.common] {
+                l.push(b'\t');
+                write_u64(v, l);
+            }
+            l.extend_from_slice(if o.exact {
+                b"\texact\n"
+            } else {
+                b"\tlower-bound\n"
+            });
+            self.written.add_mix(pair_mix(p.a, p.b, p.common));
+            if self.regions.is_some() {
+                for r in &o.regions {
+                    write_id(p.a, &mut rl);
+                    rl.push(b'\t');
+                    write_id(p.b, &mut rl);
+                    for v in [r.off_a, r.off_b, r.len] {
+                        rl.push(b'\t');
+                        write_u64(v, &mut rl);
+                    }
+                    rl.push(b'\n');
+                    self.regions_written.add_mix(region_mix(p.a, p.b, r));
+                }
+            }
+        }
+        self.out.write_all(&self.line)?;
+        if let Some(r) = &mut self.regions {
+            r.write_all(&rl)?;
+        }
+        Ok(())
+    }
+}
+
+/// Cut a batch into units of work at group boundaries.
+fn units(batch: &[PairIn]) -> Vec<std::ops::Range<usize>> {
+    let mut v = Vec::new();
+    let mut start = 0;
+    for i in 1..=batch.len() {
+        let boundary = i == batch.len()
+            || (batch[i].a != batch[i - 1].a && i - start >= UNIT_PAIRS)
+            || i - start >= 16 * UNIT_PAIRS;
+        if boundary {
+            v.push(start..i);
+            start = i;
+        }
+    }
+    v
+}
+
+/// Verify one batch on all workers; outcomes in input order.
+fn process(
+    batch: &[PairIn],
+    workers: &mut [Worker],
+    files: &[FileEntry],
+    reuse: &mut Vec<bool>,
+    want_regions: bool,
+) -> Vec<Outcome> {
+    // Files needed by more than one group of this batch are worth caching;
+    // caching the others only costs memory (first touch of fresh pages was
+    // a third of the run time on the benchmark, where each b is used once).
+    reuse.clear();
+    reuse.resize(files.len(), false);
+    let mut last_group = vec![u32::MAX; files.len()];
+    let mut group = 0u32;
+    for (i, p) in batch.iter().enumerate() {
+        if i > 0 && batch[i - 1].a != p.a {
+            group += 1;
+        }
+        for f in [p.a, p.b] {
+            let g = &mut last_group[f as usize];
+            if *g != u32::MAX && *g != group {
+                reuse[f as usize] = true;
+            }
+            *g = group;
+        }
+    }
+    let reuse = &reuse[..];
+    let units = units(batch);
+    if workers.len() == 1 || units.len() == 1 {
+        return workers[0].run(batch, files, reuse, want_regions);
+    }
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Vec<Outcome>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .iter_mut()
+            .map(|w| {
+                let (next, units) = (&next, &units);
+                s.spawn(move || {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(r) = units.get(i) else { break };
+                        mine.push((i, w.run(&batch[r.clone()], files, reuse, want_regions)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().flat_map(|(_, o)| o).collect()
+}
+
+const EXPECTED_PAIR: &str =
+    "a pair record: file id a, file id b, size a, size b, bytes in common, shared chunks";
+
+/// `fsim-verify`: read the pairs, verify them, write verified pairs.
+pub fn run(cfg: &Config) -> Result<Summary> {
+    let start = Instant::now();
+    let (files, table_params) = read_file_table(&cfg.files)?;
+    let files_name = cfg.files.display().to_string();
+    let (input, name) = open_input(&cfg.pairs)?;
+    let mut r = LineReader::new(input, name.clone());
+    let mut check = InputCheck::new(Kind::Pairs, "pairs");
+    let mut seen = Digest::default();
+    let jobs = cfg.jobs.max(1);
+    let mut workers: Vec<Worker> = (0..jobs)
+        .map(|_| Worker::new(cfg.memory / jobs as u64))
+        .collect();
+    let mut sink = Sink {
+        out: Output::create(cfg.output.as_deref())?,
+        regions: match &cfg.regions {
+            Some(p) => Some(Output::create(Some(p))?),
+            None => None,
+        },
+        line: Vec::with_capacity(1 << 20),
+        written: Digest::default(),
+        regions_written: Digest::default(),
+        warned: HashSet::new(),
+        summary: Summary::default(),
+    };
+    let want_regions = sink.regions.is_some();
+    let mut header_written = false;
+    let mut reuse = Vec::new();
+    let mut batch: Vec<PairIn> = Vec::new();
+    loop {
+        let line_no = r.line_number() + 1;
+        let line = match r.next_line()? {
+            None => break,
+            Some(l) => l,
+        };
+        let err = |m: String| Error::input(&name, line_no, m);
+        match line {
+            Line::Header(k, p) => {
+                check.header(k, p.clone()).map_err(err)?;
+                if let Some(d) = p
+                    .only(CHUNK_PARAM_KEYS)
+                    .difference(&table_params.only(CHUNK_PARAM_KEYS))
+                {
+                    return Err(err(format!(
+                        "pairs and file table {files_name} come from runs with different parameters: {d}"
+                    )));
+                }
+                if p.get("verified").is_some() {
+                    return Err(err(
+                        "these pairs are already verified (written by fsim-verify)".into(),
+                    ));
+                }
+                if !header_written {
+                    let mut hp = p.clone();
+                    hp.set("verified", 1);
+                    hp.set("verify-min-percent", cfg.min_percent);
+                    hp.set("verify-percent-of", cfg.percent_of.as_str());
+                    hp.set("verify-pieces", PIECE_AVG);
+                    let mut h = Vec::new();
+                    write_header(Kind::Pairs, &hp, &mut h);
+                    sink.out.write_all(&h)?;
+                    if let Some(ro) = &mut sink.regions {
+                        let mut h = Vec::new();
+                        let rp = p.only(CHUNK_PARAM_KEYS).with("verify-pieces", PIECE_AVG);
+                        write_header(Kind::Regions, &rp, &mut h);
+                        ro.write_all(&h)?;
+                    }
+                    header_written = true;
+                }
+            }
+            Line::Trailer(k, p) => check.trailer(k, &p).map_err(err)?,
+            Line::Comment(_) => {}
+            Line::Data(d) => {
+                if !header_written {
+                    return Err(err(
+                        "expected a '#fsim pairs v1' header (written by fsim-analyze)".into(),
+                    ));
+                }
+                let p = parse_pair(d).ok_or_else(|| err(format!("expected {EXPECTED_PAIR}")))?;
+                match (files.get(p.a as usize), files.get(p.b as usize)) {
+                    (Some(fa), Some(fb)) if fa.size == p.size_a && fb.size == p.size_b && p.a < p.b => {}
+                    _ => {
+                        return Err(err(format!(
+                            "pair {}-{} does not match the file table {files_name} (unknown id or other size): pairs from another run?",
+                            p.a, p.b
+                        )))
+                    }
+                }
+                seen.add_mix(pair_mix(p.a, p.b, p.common));
+                sink.summary.pairs_read += 1;
+                // Size-ratio filter: even if the smaller file were wholly
+                // inside the larger, the pair could not reach the threshold.
+                if percent(p.size_a.min(p.size_b), base(&p, cfg.percent_of)) < cfg.min_percent {
+                    sink.summary.dropped_ratio += 1;
+                    continue;
+                }
+                if batch.len() >= BATCH_PAIRS
+                    && (batch.last().map(|l| l.a) != Some(p.a) || batch.len() >= 4 * BATCH_PAIRS)
+                {
+                    let o = process(&batch, &mut workers, &files, &mut reuse, want_regions);
+                    sink.write_batch(&batch, &o, &files, cfg)?;
+                    batch.clear();
+                }
+                batch.push(p);
+            }
+        }
+    }
+    check.finish(&seen, &name, r.line_number())?;
+    let o = process(&batch, &mut workers, &files, &mut reuse, want_regions);
+    sink.write_batch(&batch, &o, &files, cfg)?;
+    let mut t = Vec::new();
+    write_trailer(Kind::Pairs, &digest_params(&sink.written, "pairs"), &mut t);
+    sink.out.write_all(&t)?;
+    if let Some(ro) = &mut sink.regions {
+        let mut t = Vec::new();
+        write_trailer(
+            Kind::Regions,
+            &digest_params(&sink.regions_written, "regions"),
+            &mut t,
+        );
+        ro.write_all(&t)?;
+    }
+    let Sink {
+        out,
+        regions,
+        mut summary,
+        ..
+    } = sink;
+    if let Some(ro) = regions {
+        ro.finish()?;
+    }
+    out.finish()?;
+    for w in &workers {
+        summary.files_read += w.files_read;
+        summary.bytes_read += w.bytes_read;
+    }
+    summary.seconds = start.elapsed().as_secs_f64();
+    if !cfg.quiet {
+        eprintln!("{}", summary.line());
+    }
+    Ok(summary)
+}
+
+/// Parse a 6-field pair line.
+pub fn parse_pair(d: &[u8]) -> Option<PairIn> {
+    let f = split_fields::<6>(d)?;
+    Some(PairIn {
+        a: parse_id(f[0])?,
+        b: parse_id(f[1])?,
+        size_a: parse_u64(f[2])?,
+        size_b: parse_u64(f[3])?,
+        common: parse_u64(f[4])?,
+        shared: parse_u64(f[5])?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(s: &[u8]) -> Tokens {
+        tokenize(s, Mode::Lines, &piece_chunker())
+    }
+
+    /// Reference: weighted LCS of lines by dynamic programming.
+    fn dp_lcs_bytes(a: &[u8], b: &[u8]) -> u64 {
+        let split = |s: &[u8]| -> Vec<Vec<u8>> {
+            s.split_inclusive(|&c| c == b'\n')
+                .map(|l| l.to_vec())
+                .collect()
+        };
+        let (la, lb) = (split(a), split(b));
+        let mut dp = vec![vec![0u64; lb.len() + 1]; la.len() + 1];
+        for i in 1..=la.len() {
+            for j in 1..=lb.len() {
+                dp[i][j] = if la[i - 1] == lb[j - 1] {
+                    dp[i - 1][j - 1] + la[i - 1].len() as u64
+                } else {
+                    dp[i - 1][j].max(dp[i][j - 1])
+                };
+            }
+        }
+        dp[la.len()][lb.len()]
+    }
+
+    #[test]
+    fn lcs_of_lines_known_answer() {
+        let c = compare(&lines(b"a\nb\nc\n"), &lines(b"a\nx\nc\n"), true);
+        assert_eq!(c.common, 4);
+        assert!(c.exact);
+        assert_eq!(
+            c.regions,
+            vec![
+                Region {
+                    off_a: 0,
+                    off_b: 0,
+                    len: 2
+                },
+                Region {
+                    off_a: 4,
+                    off_b: 4,
+                    len: 2
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn regions_merge_runs_and_shift() {
+        let a = b"intro\none\ntwo\nthree\nend\n";
+        let b = b"new first line\none\ntwo\nthree\nX\nend\n";
+        let c = compare(&lines(a), &lines(b), true);
+        assert_eq!(c.common, 4 + 4 + 6 + 4);
+        assert_eq!(
+            c.regions,
+            vec![
+                Region {
+                    off_a: 6,
+                    off_b: 15,
+                    len: 14
+                },
+                Region {
+                    off_a: 20,
+                    off_b: 31,
+                    len: 4
+                }
+            ]
+        );
+        for r in &c.regions {
+            assert_eq!(
+                &a[r.off_a as usize..(r.off_a + r.len) as usize],
+                &b[r.off_b as usize..(r.off_b + r.len) as usize]
+            );
+        }
+    }
+
+    #[test]
+    fn identical_and_disjoint() {
+        let a = b"x\ny\nz";
+        assert_eq!(compare(&lines(a), &lines(a), false).common, 5);
+        assert_eq!(compare(&lines(a), &lines(b"p\nq\n"), false).common, 0);
+        assert_eq!(compare(&lines(b""), &lines(a), false).common, 0);
+    }
+
+    #[test]
+    fn no_newline_last_line_is_a_token() {
+        // "c" without newline differs from "c\n".
+        let c = compare(&lines(b"a\nc"), &lines(b"a\nc\n"), false);
+        assert_eq!(c.common, 2);
+        let t = lines(b"no newline at all");
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.starts, vec![0, 17]);
+    }
+
+    #[test]
+    fn nul_bytes_are_ordinary_bytes() {
+        let a = b"a\0b\nsame\0\n\0\0\0\n";
+        let b = b"a\0c\nsame\0\n\0\0\0\n";
+        assert_eq!(compare(&lines(a), &lines(b), false).common, 10);
+        let pa = tokenize(a, Mode::Pieces, &piece_chunker());
+        assert_eq!(pa.starts.last(), Some(&(a.len() as u64)));
+    }
+
+    #[test]
+    fn very_long_line_is_cut_into_pieces() {
+        let mut x = 12345u64;
+        let mut a: Vec<u8> = (0..300_000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                b'a' + ((x >> 59) as u8 % 26)
+            })
+            .collect();
+        let mut b = a.clone();
+        b[150_000] = b'#';
+        a.push(b'\n');
+        b.push(b'\n');
+        let (ta, tb) = (lines(&a), lines(&b));
+        assert!(ta.len() > 1000, "the long line is cut: {} tokens", ta.len());
+        let c = compare(&ta, &tb, true);
+        assert!(c.exact);
+        // Only the pieces around the edit differ.
+        assert!(c.common > a.len() as u64 - 2000, "{}", c.common);
+        assert!(c.common < a.len() as u64);
+        for r in &c.regions {
+            assert_eq!(
+                &a[r.off_a as usize..(r.off_a + r.len) as usize],
+                &b[r.off_b as usize..(r.off_b + r.len) as usize]
+            );
+        }
+    }
+
+    #[test]
+    fn binary_pair_by_pieces() {
+        let mut x = 7u64;
+        let a: Vec<u8> = (0..20_000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (x >> 56) as u8
+            })
+            .collect();
+        let mut b = a[..8000].to_vec();
+        b.extend_from_slice(b"INSERTED\0\0BYTES");
+        b.extend_from_slice(&a[8000..]);
+        let p = piece_chunker();
+        let (ta, tb) = (
+            tokenize(&a, Mode::Pieces, &p),
+            tokenize(&b, Mode::Pieces, &p),
+        );
+        let c = compare(&ta, &tb, true);
+        assert!(c.exact);
+        assert!(
+            c.common >= 20_000 - 1500 && c.common < 20_000,
+            "{}",
+            c.common
+        );
+        for r in &c.regions {
+            assert_eq!(
+                &a[r.off_a as usize..(r.off_a + r.len) as usize],
+                &b[r.off_b as usize..(r.off_b + r.len) as usize]
+            );
+        }
+        assert_eq!(Mode::of(FileType::Text, FileType::Binary), Mode::Pieces);
+        assert_eq!(Mode::of(FileType::Text, FileType::Empty), Mode::Lines);
+    }
+
+    #[test]
+    fn differ_reuses_a_across_many_b() {
+        let a = b"l1\nl2\nl3\nl4\nl5\n";
+        let ta = lines(a);
+        let mut d = Differ::new();
+        d.set_a(&ta);
+        for b in [&b"l1\nl3\nl5\n"[..], b"l5\nl4\n", b"zz\n", a] {
+            let c = d.compare(&ta, &lines(b), false);
+            assert_eq!(
+                c.common,
+                dp_lcs_bytes(a, b),
+                "{:?}",
+                String::from_utf8_lossy(b)
+            );
+        }
+    }
+
+    #[test]
+    fn matches_dp_on_random_texts() {
+        // Distinct line lengths per content, so every longest subsequence
+        // by count is also longest by bytes only when lengths agree: use
+        // lines of equal length to make both definitions coincide.
+        let mut x = 99u64;
+        let mut rnd = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        for _ in 0..200 {
+            let mk = |rnd: &mut dyn FnMut(u64) -> u64| -> Vec<u8> {
+                let n = rnd(30);
+                let mut v = Vec::new();
+                for _ in 0..n {
+                    v.extend_from_slice(format!("line{}\n", rnd(8)).as_bytes());
+                }
+                v
+            };
+            let a = mk(&mut rnd);
+            let b = mk(&mut rnd);
+            let c = compare(&lines(&a), &lines(&b), true);
+            assert_eq!(c.common, dp_lcs_bytes(&a, &b));
+            let sum: u64 = c.regions.iter().map(|r| r.len).sum();
+            assert_eq!(sum, c.common);
+        }
+    }
+
+    #[test]
+    fn cost_guard_gives_a_lower_bound() {
+        let n = EXACT_TOKENS as u32;
+        // Same multiset of tokens in reverse order: huge D.
+        let a = Tokens {
+            hashes: (0..n as u128).collect(),
+            starts: (0..=n as u64).collect(),
+        };
+        let b = Tokens {
+            hashes: (0..n as u128).rev().collect(),
+            starts: (0..=n as u64).collect(),
+        };
+        let c = compare(&a, &b, false);
+        assert!(!c.exact);
+        assert_eq!(c.common, 1);
+        // Long but nearly equal: guard lets Myers run.
+        let mut h: Vec<u128> = (0..n as u128).collect();
+        h.swap(10, 20);
+        let b = Tokens {
+            hashes: h,
+            starts: (0..=n as u64).collect(),
+        };
+        let c = compare(&a, &b, false);
+        assert!(c.exact);
+        assert_eq!(
+            c.common,
+            n as u64 - 2,
+            "10 and 20 swapped: one of them and 11..19 kept"
+        );
+    }
+
+    #[test]
+    fn lru_cache_stays_in_budget() {
+        let t = Arc::new(lines(b"a\nb\n"));
+        let m = t.mem();
+        let mut c = Cache::new(2 * m);
+        c.put((1, Mode::Lines), t.clone());
+        c.put((2, Mode::Lines), t.clone());
+        assert!(c.get((1, Mode::Lines)).is_some());
+        c.put((3, Mode::Lines), t.clone());
+        assert!(
+            c.get((2, Mode::Lines)).is_none(),
+            "least recently used evicted"
+        );
+        assert!(c.get((1, Mode::Lines)).is_some());
+        assert!(c.used <= c.budget);
+    }
+
+    #[test]
+    fn units_cut_at_group_boundaries() {
+        let mk = |a| PairIn {
+            a,
+            b: a + 1,
+            size_a: 1,
+            size_b: 1,
+            common: 1,
+            shared: 1,
+        };
+        let batch: Vec<PairIn> = (0..200).map(|i| mk(i / 50)).collect();
+        let u = units(&batch);
+        assert_eq!(u, vec![0..100, 100..200]);
+    }
+}
