@@ -19,6 +19,9 @@ FLOOR     ?= 10
 # Report threshold (percent of the smaller file), applied on what analysis kept.
 MIN_PERCENT ?= 50
 MIN_BYTES ?= 0
+# VERIFY=0 skips fsim-verify (exact bytes in common, read from the files):
+# for runs where the files are not reachable (metadata from another site).
+VERIFY    ?= 1
 # SORT=gnu uses `LC_ALL=C sort` instead of fsim-sort (same bytes out).
 SORT      ?= fsim
 FORMATS   ?= txt json
@@ -27,7 +30,6 @@ QUIET     ?= -q
 CARGO ?= cargo
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
-STAGES := fsim-chunk fsim-sort fsim-partition fsim-binpack fsim-analyze fsim-report fsim-gen
 
 .PHONY: all build demo report test check bench clean clean-work
 .DELETE_ON_ERROR:
@@ -74,16 +76,27 @@ $(WORK)/bins.tsv: $(WORK)/partition.tsv | build
 $(WORK)/pairs.tsv: $(WORK)/bins.tsv | build
 	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
+# Exact similarity of the candidate pairs (line LCS for text), and the
+# shared regions for the side-by-side views.
+$(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv --regions $(WORK)/regions.tsv -j $(JOBS) -o $@ $<
+
+ifeq ($(VERIFY),0)
+PAIRS := $(WORK)/pairs.tsv
+else
+PAIRS := $(WORK)/verified.tsv
+endif
+
 REPORT_OPTS = $(QUIET) --files $(WORK)/files.tsv --min-percent $(MIN_PERCENT) --min-bytes $(MIN_BYTES)
 
 # Step 5 and 2.4: clusters and identical sets.
-$(WORK)/report.txt: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+$(WORK)/report.txt: $(PAIRS) $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format text -o $@ $<
 
-$(WORK)/report.json: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+$(WORK)/report.json: $(PAIRS) $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format json -o $@ $<
 
-$(WORK)/report.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+$(WORK)/report.tsv: $(PAIRS) $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format tsv -o $@ $<
 
 # The built-in sample: a generated repository with planted near-duplicates,

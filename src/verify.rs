@@ -921,6 +921,7 @@ const EXPECTED_PAIR: &str =
 /// `fsim-verify`: read the pairs, verify them, write verified pairs.
 pub fn run(cfg: &Config) -> Result<Summary> {
     let start = Instant::now();
+    crate::io::wait_for_input(&cfg.pairs)?;
     let (files, table_params) = read_file_table(&cfg.files)?;
     let files_name = cfg.files.display().to_string();
     let (input, name) = open_input(&cfg.pairs)?;

@@ -190,12 +190,13 @@ fn gnu_sort_can_replace_fsim_sort() {
     let files = work.join("files.tsv");
     let mut c = Command::new("sh");
     c.arg("-c")
-        .arg("\"$1\" -q --files \"$F\" \"$W/sorted.tsv\" | \"$2\" -q | \"$3\" -q | \"$4\" -q --format json --files \"$F\"")
+        .arg("\"$1\" -q --files \"$F\" \"$W/sorted.tsv\" | \"$2\" -q | \"$3\" -q | \"$5\" -q --files \"$F\" | \"$4\" -q --format json --files \"$F\"")
         .arg("sh")
         .arg(bin("fsim-partition"))
         .arg(bin("fsim-binpack"))
         .arg(bin("fsim-analyze"))
         .arg(bin("fsim-report"))
+        .arg(bin("fsim-verify"))
         .env("F", &files)
         .env("W", &work);
     let out = run_ok(c, None);
@@ -216,7 +217,7 @@ fn stages_compose_in_a_shell_pipe() {
     let mut c = Command::new("sh");
     c.current_dir(&pipe_dir)
         .arg("-c")
-        .arg("set -e; B=\"$1\"; $B/fsim-chunk -q \"$2\" | $B/fsim-sort -q | $B/fsim-partition -q | $B/fsim-binpack -q | $B/fsim-analyze -q | $B/fsim-report -q --format json")
+        .arg("set -e; B=\"$1\"; $B/fsim-chunk -q \"$2\" | $B/fsim-sort -q | $B/fsim-partition -q | $B/fsim-binpack -q | $B/fsim-analyze -q | $B/fsim-verify -q | $B/fsim-report -q --format json")
         .arg("sh")
         .arg(bin_dir())
         .arg(&repo);

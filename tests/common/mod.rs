@@ -17,6 +17,7 @@ pub fn bin(name: &str) -> PathBuf {
         "fsim-binpack" => env!("CARGO_BIN_EXE_fsim-binpack"),
         "fsim-analyze" => env!("CARGO_BIN_EXE_fsim-analyze"),
         "fsim-report" => env!("CARGO_BIN_EXE_fsim-report"),
+        "fsim-verify" => env!("CARGO_BIN_EXE_fsim-verify"),
         "fsim-gen" => env!("CARGO_BIN_EXE_fsim-gen"),
         other => panic!("unknown binary {other}"),
     };
@@ -146,12 +147,19 @@ pub fn pipeline(repo: &Path, work: &Path, chunk_args: &[&str]) -> serde_json::Va
         .arg(work.join("pairs.tsv"))
         .arg(work.join("bins.tsv"));
     run_ok(c, None);
+    let mut c = fsim("fsim-verify");
+    c.args(["-q", "--files"])
+        .arg(&files)
+        .arg("-o")
+        .arg(work.join("verified.tsv"))
+        .arg(work.join("pairs.tsv"));
+    run_ok(c, None);
     let mut c = fsim("fsim-report");
     c.args(["-q", "--format", "json", "--files"])
         .arg(&files)
         .arg("-o")
         .arg(work.join("report.json"))
-        .arg(work.join("pairs.tsv"));
+        .arg(work.join("verified.tsv"));
     run_ok(c, None);
     serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap()
 }
