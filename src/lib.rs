@@ -14,6 +14,7 @@
 //! | fsim-analyze | [`analyze`] | steps 3-4 and 2.4 |
 //! | fsim-verify | [`verify`] | 2.3: exact bytes in common of candidate pairs |
 //! | fsim-report | [`report`] | step 5 and 2.4 |
+//! | fsim-index, fsim-query | [`index`] | sif's one-against-all queries |
 
 pub mod analyze;
 pub mod binpack;
@@ -22,6 +23,7 @@ pub mod chunker;
 pub mod cli;
 pub mod corpus;
 pub mod error;
+pub mod index;
 pub mod io;
 pub mod partition;
 pub mod records;

@@ -213,6 +213,27 @@ impl Chunker {
         })
     }
 
+    /// The chunker that wrote records with these header parameters, so a
+    /// later stage (a query, a side-by-side view) cuts files the same way.
+    /// Errors when the header names another method or sizes this version
+    /// does not derive from `avg` (records of an incompatible run).
+    pub fn from_params(p: &Params) -> std::result::Result<Chunker, String> {
+        let method: Method = p.get("method").ok_or("no method= in the header")?.parse()?;
+        let avg = p
+            .get_u64("avg")
+            .ok_or("no avg= in the header")?
+            .try_into()
+            .map_err(|_| "avg= out of range")?;
+        let c = Chunker::new(method, avg)?;
+        let mine = c.params();
+        if let Some(d) = mine.difference(&p.only(crate::records::CHUNK_PARAM_KEYS)) {
+            return Err(format!(
+                "the records were made with other chunking parameters than this fsim makes for method={method} avg={avg}: {d}"
+            ));
+        }
+        Ok(c)
+    }
+
     pub fn method(&self) -> Method {
         match self {
             Chunker::Tttd(_) => Method::Tttd,

@@ -18,6 +18,8 @@ pub fn bin(name: &str) -> PathBuf {
         "fsim-analyze" => env!("CARGO_BIN_EXE_fsim-analyze"),
         "fsim-report" => env!("CARGO_BIN_EXE_fsim-report"),
         "fsim-verify" => env!("CARGO_BIN_EXE_fsim-verify"),
+        "fsim-index" => env!("CARGO_BIN_EXE_fsim-index"),
+        "fsim-query" => env!("CARGO_BIN_EXE_fsim-query"),
         "fsim-gen" => env!("CARGO_BIN_EXE_fsim-gen"),
         other => panic!("unknown binary {other}"),
     };
