@@ -23,23 +23,7 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-/// Which file's size a percentage threshold refers to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PercentOf {
-    /// Of the smaller file: finds containment (a file wholly inside another).
-    Smaller,
-    /// Of the larger file: only files that are mostly the same.
-    Larger,
-}
-
-impl PercentOf {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PercentOf::Smaller => "smaller",
-            PercentOf::Larger => "larger",
-        }
-    }
-}
+pub use crate::records::PercentOf;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -332,10 +316,7 @@ pub fn build(config: Config) -> Result<Report> {
     let size = |id: u32| files[id as usize].size;
     let keep = |p: &Pair| {
         let (sa, sb) = (size(p.a), size(p.b));
-        let base = match config.percent_of {
-            PercentOf::Smaller => sa.min(sb),
-            PercentOf::Larger => sa.max(sb),
-        };
+        let base = config.percent_of.base(sa, sb);
         p.common >= config.min_bytes
             && p.common > 0
             && percent(p.common, base) >= config.min_percent
