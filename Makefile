@@ -5,6 +5,8 @@
 #   make demo                         sample repository, whole pipeline, report
 #   make test                         all tests (what CI runs)
 #   make report REPO=<dir> WORK=<dir> WORK/report.txt and WORK/report.json
+#     ... SHARDS=8                    chunk in 8 resumable shards (use make -j)
+#     ... PREVIOUS=<old work dir>     re-chunk only files changed since then
 #   make check                        fmt + clippy + tests
 
 REPO      ?=
@@ -31,7 +33,7 @@ CARGO ?= cargo
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: all build demo report test check bench clean clean-work
+.PHONY: all build demo report test check bench clean clean-work check-repo chunk-shards
 .DELETE_ON_ERROR:
 
 all: build
@@ -53,9 +55,38 @@ $(WORK):
 	mkdir -p $@
 
 # Step 1: chunk every file (writes files.tsv first, then chunks.tsv).
-$(WORK)/chunks.tsv: | build $(WORK)
+# PREVIOUS=<old work dir>: reuse the records of unchanged files (same path,
+# size, mtime) from that run's files.tsv and chunks.tsv, reading only the
+# others. SHARDS=N: chunk in N shards, one target each (make -j runs them
+# in parallel; a killed shard loses only its own work), then merge them
+# (a walk + stat, nothing read) into the same bytes as an unsharded run.
+SHARDS    ?= 1
+PREVIOUS  ?=
+CHUNK_OPTS = $(QUIET) --method $(METHOD) --avg-size $(AVG)
+PREV_OPTS  = $(if $(PREVIOUS),--previous $(PREVIOUS)/files.tsv --previous-chunks $(PREVIOUS)/chunks.tsv)
+SHARD_DIR  = $(WORK)/shards-$(SHARDS)
+SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
+SHARD_CHUNKS = $(foreach i,$(SHARD_IDS),$(SHARD_DIR)/chunks.$(i).tsv)
+
+check-repo:
 	@test -n "$(REPO)" || { echo "make: set REPO=<folder to analyse>" >&2; exit 2; }
-	$(BIN)/fsim-chunk $(QUIET) --method $(METHOD) --avg-size $(AVG) -j $(JOBS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+
+ifeq ($(SHARDS),1)
+$(WORK)/chunks.tsv: | build $(WORK) check-repo
+	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+else
+$(SHARD_DIR):
+	mkdir -p $@
+
+# One shard: its file table is renamed into place before its chunk file.
+$(SHARD_DIR)/chunks.%.tsv: | build $(SHARD_DIR) check-repo
+	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j 1 --shard $*/$(SHARDS) $(PREV_OPTS) --files-out $(SHARD_DIR)/files.$*.tsv -o $@ $(REPO)
+
+chunk-shards: $(SHARD_CHUNKS)
+
+$(WORK)/chunks.tsv: $(SHARD_CHUNKS) | build $(WORK)
+	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(foreach i,$(SHARD_IDS),--previous $(SHARD_DIR)/files.$(i).tsv --previous-chunks $(SHARD_DIR)/chunks.$(i).tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+endif
 
 $(WORK)/files.tsv: $(WORK)/chunks.tsv
 	@test -f $@ || { echo "make: $@ is missing: remove $< and run make again" >&2; exit 2; }

@@ -28,6 +28,7 @@ pub mod io;
 pub mod partition;
 pub mod records;
 pub mod report;
+pub mod reuse;
 pub mod sort;
 pub mod unionfind;
 pub mod verify;

@@ -258,15 +258,17 @@ fn make_resumes_after_any_stage_is_killed() {
     );
     let want_txt = std::fs::read(clean.join("report.txt")).unwrap();
     let want_json = std::fs::read(clean.join("report.json")).unwrap();
-    for stage in [
-        "fsim-chunk",
-        "fsim-sort",
-        "fsim-partition",
-        "fsim-binpack",
-        "fsim-analyze",
-        "fsim-report",
+    for (stage, output) in [
+        ("fsim-chunk", "chunks.tsv"),
+        ("fsim-sort", "sorted.tsv"),
+        ("fsim-partition", "partition.tsv"),
+        ("fsim-binpack", "bins.tsv"),
+        ("fsim-analyze", "pairs.tsv"),
+        ("fsim-report", "report.txt"),
     ] {
-        for at in ["1", "300"] {
+        // Kill points: in the header, in the first records, mid-output.
+        let half = (std::fs::metadata(clean.join(output)).unwrap().len() / 2).to_string();
+        for at in ["1", "300", half.as_str()] {
             let work = t.path().join(format!("killed-{stage}-{at}"));
             let out = make_report(
                 &repo,
