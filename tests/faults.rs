@@ -35,6 +35,10 @@ fn stages(repo: &Path) -> Vec<(&'static str, Vec<String>)> {
         ("fsim-binpack", s(&["-q", "-o", "out.tsv", "partition.tsv"])),
         ("fsim-analyze", s(&["-q", "-o", "out.tsv", "bins.tsv"])),
         (
+            "fsim-verify",
+            s(&["-q", "--files", "files.tsv", "-o", "out.tsv", "pairs.tsv"]),
+        ),
+        (
             "fsim-report",
             s(&["-q", "--files", "files.tsv", "-o", "out.tsv", "pairs.tsv"]),
         ),
@@ -50,6 +54,7 @@ fn extra_files(dir: &Path) -> Vec<String> {
         "partition.tsv",
         "bins.tsv",
         "pairs.tsv",
+        "verified.tsv",
         "report.json",
     ];
     std::fs::read_dir(dir)
