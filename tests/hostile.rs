@@ -262,3 +262,40 @@ fn a_chunk_in_every_file_is_dropped_and_the_run_finishes() {
     assert!(trailer.contains("components=20"), "{trailer}");
     assert_eq!(json["clusters"].as_array().unwrap().len(), 20);
 }
+
+/// A sparse file over 4 GiB (zeros with a little text): sizes and lengths
+/// past u32, chunked in bounded memory, chunk lengths add up to the size.
+#[test]
+fn a_sparse_file_over_4_gib() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("big");
+    std::fs::create_dir(&dir).unwrap();
+    let size: u64 = (4 << 30) + 12_345;
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::File::create(dir.join("sparse.bin")).unwrap();
+        f.set_len(size).unwrap();
+        for off in [0u64, 1 << 32, size - 100] {
+            f.seek(SeekFrom::Start(off)).unwrap();
+            f.write_all(b"some text in a sea of zeros\n").unwrap();
+        }
+    }
+    let mut c = fsim("fsim-chunk");
+    c.arg("-q")
+        .arg("--files-out")
+        .arg(t.path().join("f.tsv"))
+        .arg("-o")
+        .arg(t.path().join("c.tsv"))
+        .arg(&dir);
+    run_ok(c, None);
+    let table = std::fs::read_to_string(t.path().join("f.tsv")).unwrap();
+    let line = table.lines().find(|l| !l.starts_with('#')).unwrap();
+    assert_eq!(line.split('\t').nth(1).unwrap(), size.to_string());
+    let chunks = std::fs::read_to_string(t.path().join("c.tsv")).unwrap();
+    let total: u64 = chunks
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.rsplit('\t').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, size);
+}
