@@ -12,7 +12,7 @@
 //! | fsim-partition | [`partition`], [`unionfind`] | 2.5 steps 3-4 |
 //! | fsim-binpack | [`binpack`] | 2.5 steps 5-6 |
 //! | fsim-analyze | [`analyze`] | steps 3-4 and 2.4 |
-//! | fsim-report | [`report`] | step 5 and 2.4 |
+//! | fsim-report | [`report`], [`report_html`], [`report_xlsx`] | step 5 and 2.4 |
 
 pub mod analyze;
 pub mod binpack;
@@ -25,6 +25,8 @@ pub mod io;
 pub mod partition;
 pub mod records;
 pub mod report;
+pub mod report_html;
+pub mod report_xlsx;
 pub mod sort;
 pub mod unionfind;
 pub mod walk;

@@ -47,6 +47,10 @@ pub enum Format {
     Text,
     Json,
     Tsv,
+    /// One self-contained page (src/report_html.rs).
+    Html,
+    /// A workbook with outlined rows (src/report_xlsx.rs); needs `-o FILE`.
+    Xlsx,
 }
 
 /// Options of `fsim-report`.
@@ -59,6 +63,8 @@ pub struct Config {
     pub min_percent: f64,
     pub min_bytes: u64,
     pub percent_of: PercentOf,
+    /// Options of the HTML format.
+    pub html: crate::report_html::HtmlOptions,
 }
 
 /// One similar pair as read from the analysis.
@@ -639,19 +645,26 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
     let start = std::time::Instant::now();
     let output = config.output.clone();
     let format = config.format;
+    if format == Format::Xlsx && output.as_deref().is_none_or(|p| p.as_os_str() == "-") {
+        return Err(Error::msg(
+            "--format xlsx writes a workbook: give the output file with -o FILE.xlsx",
+        ));
+    }
     let report = build(config)?;
-    let text = match format {
-        Format::Text => report.to_text(),
+    let bytes = match format {
+        Format::Text => report.to_text().into_bytes(),
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&report.to_json())
                 .map_err(|e| Error::msg(format!("json: {e}")))?;
             s.push('\n');
-            s
+            s.into_bytes()
         }
-        Format::Tsv => report.to_tsv(),
+        Format::Tsv => report.to_tsv().into_bytes(),
+        Format::Html => crate::report_html::render(&report, &report.config.html)?.into_bytes(),
+        Format::Xlsx => crate::report_xlsx::render(&report)?,
     };
     let mut out = Output::create(output.as_deref())?;
-    out.write_all(text.as_bytes())?;
+    out.write_all(&bytes)?;
     out.finish()?;
     if !quiet {
         let s = report.summary();
