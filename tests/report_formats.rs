@@ -4,51 +4,12 @@
 //! changed and unreadable files), and the workbook read back.
 
 mod common;
+#[path = "support/hostile_repo.rs"]
+mod hostile_repo;
 
 use common::*;
+use hostile_repo::{setup, HOSTILE};
 use std::path::{Path, PathBuf};
-
-/// The hostile name of the browser test and of the escaping checks.
-pub const HOSTILE: &str = "<img src=x onerror=alert(1)>.txt";
-
-/// Text lines shared by the hostile file and its near-duplicate.
-fn lines() -> Vec<String> {
-    let words = [
-        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda", "sigma",
-    ];
-    let mut x = 12345u64;
-    (0..300)
-        .map(|_| {
-            (0..12)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    words[(x >> 33) as usize % words.len()]
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
-}
-
-/// The sample repository plus a file named [`HOSTILE`] holding hostile
-/// text, and its near-duplicate; the pipeline's outputs in `dir/work`.
-fn setup(dir: &Path) -> PathBuf {
-    let (repo, _) = gen_repo(dir, &[]);
-    let l = lines();
-    let a = format!(
-        "{}\n</script><script>alert('text')</script>\n",
-        l.join("\n")
-    );
-    let mut b = l.clone();
-    b.splice(150..160, std::iter::repeat_n("CHANGED LINE".to_string(), 5));
-    std::fs::write(repo.join(HOSTILE), a).unwrap();
-    std::fs::write(repo.join("near-copy.txt"), b.join("\n") + "\n").unwrap();
-    let work = dir.join("work");
-    pipeline(&repo, &work, &[]);
-    work
-}
 
 fn report(work: &Path, format: &str, out: &str, extra: &[&str]) -> PathBuf {
     let target = work.join(out);
