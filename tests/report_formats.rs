@@ -135,3 +135,142 @@ fn xlsx_needs_an_output_file() {
     let err = run_fail(c, None);
     assert!(err.contains("-o FILE"), "{err}");
 }
+
+/// Cell text of a calamine row: strings as is, numbers without ".0".
+fn cells(row: &[calamine::Data]) -> Vec<String> {
+    row.iter()
+        .map(|c| match c {
+            calamine::Data::Float(f) if f.fract() == 0.0 => format!("{}", *f as i64),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// The XML of one worksheet of the workbook.
+fn sheet_xml(path: &Path, n: usize) -> String {
+    use std::io::Read;
+    let mut z = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut s = String::new();
+    z.by_name(&format!("xl/worksheets/sheet{n}.xml"))
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
+#[test]
+fn xlsx_reads_back_with_outlines() {
+    use calamine::Reader;
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap();
+    let path = report(&work, "xlsx", "report.xlsx", &[]);
+    let mut wb: calamine::Xlsx<_> = calamine::open_workbook(&path).unwrap();
+    assert_eq!(
+        wb.sheet_names(),
+        ["A Identical", "B Clusters", "C Links", "Summary"]
+    );
+
+    // A: one row per set, then its files.
+    let a = wb.worksheet_range("A Identical").unwrap();
+    let rows: Vec<Vec<String>> = a.rows().map(cells).collect();
+    assert_eq!(
+        rows[0],
+        ["Set", "Files", "Overhead (bytes)", "Size (bytes)", "Path"]
+    );
+    let sets = json["identical_sets"].as_array().unwrap();
+    assert!(!sets.is_empty());
+    let mut r = 1;
+    for s in sets {
+        let files = s["files"].as_array().unwrap();
+        assert_eq!(rows[r][0], s["id"].as_str().unwrap());
+        assert_eq!(rows[r][1], files.len().to_string());
+        assert_eq!(rows[r][2], s["overhead_bytes"].to_string());
+        for (k, f) in files.iter().enumerate() {
+            assert_eq!(rows[r + 1 + k][4], f.as_str().unwrap());
+        }
+        r += files.len() + 1;
+    }
+    assert_eq!(rows.len(), r);
+
+    // B: clusters in report order, files below (figure 5).
+    let b = wb.worksheet_range("B Clusters").unwrap();
+    let rows: Vec<Vec<String>> = b.rows().map(cells).collect();
+    assert_eq!(rows[0][0], "Cluster #");
+    assert_eq!(rows[0][9], "Filename");
+    let clusters = json["clusters"].as_array().unwrap();
+    let mut r = 1;
+    let mut saw_hostile = false;
+    for (i, c) in clusters.iter().enumerate() {
+        assert_eq!(rows[r][0], (i + 1).to_string());
+        assert_eq!(rows[r][1], c["id"].as_str().unwrap());
+        assert_eq!(rows[r][2], c["type"].as_str().unwrap());
+        assert_eq!(rows[r][3], c["total_size"].to_string());
+        assert_eq!(rows[r][4], c["file_count"].to_string());
+        for (k, f) in c["files"].as_array().unwrap().iter().enumerate() {
+            let row = &rows[r + 1 + k];
+            assert_eq!(row[7], f["size"].to_string());
+            assert_eq!(row[9], f["path"].as_str().unwrap());
+            saw_hostile |= row[9].ends_with(HOSTILE);
+        }
+        r += c["files"].as_array().unwrap().len() + 1;
+    }
+    assert_eq!(rows.len(), r);
+    assert!(saw_hostile, "the hostile name is a plain string cell");
+
+    // C: every link.
+    let c = wb.worksheet_range("C Links").unwrap();
+    let rows: Vec<Vec<String>> = c.rows().map(cells).collect();
+    let links: Vec<&serde_json::Value> = clusters
+        .iter()
+        .flat_map(|c| c["links"].as_array().unwrap())
+        .collect();
+    assert_eq!(rows.len(), links.len() + 1);
+    for (row, l) in rows[1..].iter().zip(&links) {
+        assert_eq!(row[4], l["bytes_in_common"].to_string());
+        assert_eq!(row[10], l["a"].as_str().unwrap());
+        assert_eq!(row[11], l["b"].as_str().unwrap());
+    }
+
+    // Outline levels (calamine does not expose them): the sheet XML. Group
+    // rows are level 0, their files level 1; 1-based row numbers.
+    for (sheet, groups, members) in [
+        (
+            1,
+            sets.len(),
+            sets.iter()
+                .map(|s| s["files"].as_array().unwrap().len())
+                .sum::<usize>(),
+        ),
+        (
+            2,
+            clusters.len(),
+            clusters
+                .iter()
+                .map(|c| c["files"].as_array().unwrap().len())
+                .sum(),
+        ),
+    ] {
+        let xml = sheet_xml(&path, sheet);
+        assert_eq!(
+            xml.matches("outlineLevel=\"1\"").count(),
+            members,
+            "sheet {sheet}: one level-1 row per file"
+        );
+        assert!(
+            xml.contains("autoFilter"),
+            "sheet {sheet} has an autofilter"
+        );
+        assert!(
+            xml.contains("summaryBelow=\"0\""),
+            "group row above its files"
+        );
+        // The first group row (row 2) is not outlined, its first file (row 3) is.
+        assert!(groups > 0);
+        let row3 = &xml[xml.find("<row r=\"3\"").unwrap()..];
+        assert!(row3[..row3.find('>').unwrap()].contains("outlineLevel=\"1\""));
+        let row2 = &xml[xml.find("<row r=\"2\"").unwrap()..];
+        assert!(!row2[..row2.find('>').unwrap()].contains("outlineLevel"));
+    }
+}
