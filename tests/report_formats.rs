@@ -274,3 +274,28 @@ fn xlsx_reads_back_with_outlines() {
         assert!(!row2[..row2.find('>').unwrap()].contains("outlineLevel"));
     }
 }
+
+#[test]
+fn make_report_writes_every_format() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let work = t.path().join("work");
+    let mut c = std::process::Command::new("make");
+    c.current_dir(source_root())
+        .arg("--no-print-directory")
+        .arg("report")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!("REPO={}", repo.display()))
+        .arg(format!("WORK={}", work.display()))
+        .arg("FORMATS=txt json tsv html xlsx");
+    run_ok(c, None);
+    for f in ["txt", "json", "tsv", "html", "xlsx"] {
+        let len = std::fs::metadata(work.join(format!("report.{f}")))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(len > 100, "report.{f} missing or empty");
+    }
+    let html = std::fs::read_to_string(work.join("report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(page_data(&html)["views"].as_array().unwrap().len() > 3);
+}
