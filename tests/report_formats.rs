@@ -299,3 +299,32 @@ fn make_report_writes_every_format() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(page_data(&html)["views"].as_array().unwrap().len() > 3);
 }
+
+#[test]
+fn text_colour_only_when_asked_or_on_a_terminal() {
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    let text = |extra: &[&str]| {
+        let mut c = fsim("fsim-report");
+        c.args(["-q", "--files"])
+            .arg(work.join("files.tsv"))
+            .args(extra)
+            .arg(work.join("pairs.tsv"));
+        String::from_utf8(run_ok(c, None).stdout).unwrap()
+    };
+    let plain = text(&[]);
+    assert!(!plain.contains('\x1b'), "auto: no colour in a pipe");
+    assert_eq!(text(&["--color", "never"]), plain);
+    let coloured = text(&["--color", "always"]);
+    assert!(coloured.contains("\x1b[1m"));
+    // Without its escape sequences, the coloured text is the plain text.
+    let mut stripped = String::new();
+    let mut rest = coloured.as_str();
+    while let Some(i) = rest.find('\x1b') {
+        stripped.push_str(&rest[..i]);
+        let end = rest[i..].find('m').unwrap();
+        rest = &rest[i + end + 1..];
+    }
+    stripped.push_str(rest);
+    assert_eq!(stripped, plain);
+}

@@ -41,6 +41,10 @@ struct Args {
     /// HTML: bytes of text embedded per viewed file at most (K, M suffixes).
     #[arg(long, default_value = "256K", value_parser = fsim::cli::parse_size)]
     html_text_cap: u64,
+    /// Colour in the text report: auto (only when standard output is a
+    /// terminal and NO_COLOR is unset), always, never.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: report::ColorChoice,
     /// No summary line on stderr.
     #[arg(short, long)]
     quiet: bool,
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
                     max_views: a.html_max_views,
                     text_cap: a.html_text_cap.min(usize::MAX as u64) as usize,
                 },
+                color: a.color,
             },
             a.quiet,
         )
