@@ -7,6 +7,7 @@
 #   make report REPO=<dir> WORK=<dir> WORK/report.txt and WORK/report.json
 #     ... SHARDS=8                    chunk in 8 resumable shards (use make -j)
 #     ... PREVIOUS=<old work dir>     re-chunk only files changed since then
+#                                     (FORMATS="txt json tsv html xlsx" for more)
 #   make check                        fmt + clippy + tests
 
 REPO      ?=
@@ -26,7 +27,10 @@ MIN_BYTES ?= 0
 VERIFY    ?= 1
 # SORT=gnu uses `LC_ALL=C sort` instead of fsim-sort (same bytes out).
 SORT      ?= fsim
+# Reports written by `make report`: any of txt json tsv html xlsx.
 FORMATS   ?= txt json
+# HTML: side-by-side views for at most this many links.
+HTML_MAX_VIEWS ?= 200
 QUIET     ?= -q
 
 CARGO ?= cargo
@@ -130,18 +134,27 @@ $(WORK)/report.json: $(PAIRS) $(WORK)/files.tsv | build
 $(WORK)/report.tsv: $(PAIRS) $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format tsv -o $@ $<
 
+# One self-contained page; re-reads the files of the viewed links.
+$(WORK)/report.html: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-report $(REPORT_OPTS) --format html --html-max-views $(HTML_MAX_VIEWS) -o $@ $<
+
+# Workbook with outlined clusters (paper figures 5 and 6).
+$(WORK)/report.xlsx: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-report $(REPORT_OPTS) --format xlsx -o $@ $<
+
 # The built-in sample: a generated repository with planted near-duplicates,
 # a contained file, successive versions, identical copies and a template.
 DEMO := demo-work
 demo: build
 	rm -rf $(DEMO)
 	$(BIN)/fsim-gen --manifest $(DEMO)/planted.tsv $(DEMO)/repo
-	$(MAKE) --no-print-directory report REPO=$(DEMO)/repo WORK=$(DEMO)/work
+	$(MAKE) --no-print-directory report REPO=$(DEMO)/repo WORK=$(DEMO)/work FORMATS="txt json html"
 	@echo
 	@cat $(DEMO)/work/report.txt
 	@echo
 	@echo "Planted relationships (what the report should show): $(DEMO)/planted.tsv"
 	@echo "JSON report: $(DEMO)/work/report.json"
+	@echo "HTML report (open in a browser): $(DEMO)/work/report.html"
 
 test:
 	$(CARGO) test --all-targets

@@ -363,7 +363,7 @@ impl Flow {
 pub fn run(cfg: &Config) -> Result<Summary> {
     let start = Instant::now();
     walk::check_roots(&cfg.walk.roots)?;
-    let to_stdout = cfg.output.as_deref().map_or(true, |p| p.as_os_str() == "-");
+    let to_stdout = cfg.output.as_deref().is_none_or(|p| p.as_os_str() == "-");
     if to_stdout && cfg.files_out.as_os_str() == "-" {
         return Err(Error::msg(
             "--files-out - and chunk records on standard output would mix: give -o FILE",
