@@ -55,7 +55,7 @@ fn html_report_in_headless_chromium() {
         .arg(work.join("files.tsv"))
         .arg("-o")
         .arg(&html)
-        .arg(work.join("pairs.tsv"));
+        .arg(work.join("verified.tsv"));
     run_ok(c, None);
 
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_browser");

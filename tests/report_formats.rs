@@ -19,7 +19,7 @@ fn report(work: &Path, format: &str, out: &str, extra: &[&str]) -> PathBuf {
         .args(extra)
         .arg("-o")
         .arg(&target)
-        .arg(work.join("pairs.tsv"));
+        .arg(work.join("verified.tsv"));
     run_ok(c, None);
     target
 }
@@ -309,7 +309,7 @@ fn text_colour_only_when_asked_or_on_a_terminal() {
         c.args(["-q", "--files"])
             .arg(work.join("files.tsv"))
             .args(extra)
-            .arg(work.join("pairs.tsv"));
+            .arg(work.join("verified.tsv"));
         String::from_utf8(run_ok(c, None).stdout).unwrap()
     };
     let plain = text(&[]);
