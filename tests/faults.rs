@@ -206,7 +206,7 @@ fn records_from_a_run_with_other_parameters_are_refused() {
     let (repo, work) = clean_work(t.path());
     let mut c = fsim("fsim-chunk");
     c.current_dir(&work)
-        .args(["-q", "--avg-size", "100", "-o", "c100.tsv"])
+        .args(["-q", "--avg-size", "1000", "-o", "c100.tsv"])
         .args(["--files-out", "f100.tsv"])
         .arg(&repo);
     run_ok(c, None);
@@ -224,15 +224,15 @@ fn records_from_a_run_with_other_parameters_are_refused() {
     };
     assert_eq!(
         fail("fsim-sort", &["-q", "-o", "out.tsv", "mixed.tsv"]),
-        format!("fsim-sort: mixed.tsv:{}: records from runs with different parameters are mixed: avg=100 here but avg=1000 before\n", n + 1)
+        format!("fsim-sort: mixed.tsv:{}: records from runs with different parameters are mixed: avg=1000 here but avg=100 before\n", n + 1)
     );
     assert_eq!(
         fail("fsim-partition", &["-q", "--files", "f100.tsv", "-o", "out.tsv", "sorted.tsv"]),
-        "fsim-partition: sorted.tsv:2: chunking parameters differ from the file table f100.tsv: avg=1000 here but avg=100 before (in the file table)\n"
+        "fsim-partition: sorted.tsv:2: chunking parameters differ from the file table f100.tsv: avg=100 here but avg=1000 before (in the file table)\n"
     );
     assert_eq!(
         fail("fsim-report", &["-q", "--files", "f100.tsv", "-o", "out.tsv", "pairs.tsv"]),
-        "fsim-report: pairs.tsv:1: pairs and file table f100.tsv come from runs with different parameters: avg=1000 here but avg=100 before\n"
+        "fsim-report: pairs.tsv:1: pairs and file table f100.tsv come from runs with different parameters: avg=100 here but avg=1000 before\n"
     );
 }
 

@@ -209,8 +209,8 @@ fn previous_runs_that_do_not_fit_are_refused() {
         "fsim-chunk: sorted.tsv:1: this chunk file is sorted (its trailer comes first): give the unsorted chunks.tsv of the previous run, not sorted.tsv\n"
     );
     assert_eq!(
-        try_prev("files.tsv", "chunks.tsv", &["--avg-size", "100"]),
-        "fsim-chunk: files.tsv:1: the previous run was chunked with avg=1000 but this run uses avg=100: its records cannot be reused\n"
+        try_prev("files.tsv", "chunks.tsv", &["--avg-size", "1000"]),
+        "fsim-chunk: files.tsv:1: the previous run was chunked with avg=100 but this run uses avg=1000: its records cannot be reused\n"
     );
     assert_eq!(
         try_prev("chunks.tsv", "chunks.tsv", &[]),
