@@ -450,6 +450,48 @@ pub fn common_bytes(r: f64, sa: u64, sb: u64) -> u64 {
     c.min(sa.min(sb))
 }
 
+/// The chunk stage's reader for feature methods: read the whole stream
+/// (features such as Min_n need all of it), classify it from its first
+/// 8 KiB, hash the raw content with MD5 (the file table's content hash: equal
+/// content, equal hash, whatever the normalisation) and append its features
+/// as (hash, weight) pieces. Memory: the largest file being read, per
+/// thread. `buf` is the worker's read buffer, used for reading.
+pub fn chunk_stream(
+    r: &mut impl std::io::Read,
+    spec: &MethodSpec,
+    buf: &mut [u8],
+    pieces: &mut Vec<crate::chunk::Piece>,
+) -> std::io::Result<crate::chunk::StreamInfo> {
+    use md5::{Digest as _, Md5};
+    let mut data = Vec::new();
+    let mut md5 = Md5::new();
+    loop {
+        match r.read(buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                md5.update(&buf[..n]);
+                data.extend_from_slice(&buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let size = data.len() as u64;
+    let ftype = if size == 0 {
+        crate::records::FileType::Empty
+    } else {
+        crate::records::FileType::classify(&data[..data.len().min(crate::chunk::HEAD)], size)
+    };
+    let mut feats = Vec::new();
+    extract(spec, &data, &mut feats);
+    pieces.extend(feats.iter().map(|f| (f.hash, f.weight)));
+    Ok(crate::chunk::StreamInfo {
+        size,
+        content: crate::records::digest_to_u128(&md5.finalize()),
+        ftype,
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
