@@ -11,6 +11,8 @@ REPO      ?=
 WORK      ?= work
 AVG       ?= 1000
 METHOD    ?= tttd
+# Extra fsim-chunk options, e.g. for feature methods: CHUNK_OPTS='-n 50 --fold-case'
+CHUNK_OPTS ?=
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 MEMORY    ?= 256M
 CAPACITY  ?= 1G
@@ -55,7 +57,7 @@ $(WORK):
 # Step 1: chunk every file (writes files.tsv first, then chunks.tsv).
 $(WORK)/chunks.tsv: | build $(WORK)
 	@test -n "$(REPO)" || { echo "make: set REPO=<folder to analyse>" >&2; exit 2; }
-	$(BIN)/fsim-chunk $(QUIET) --method $(METHOD) --avg-size $(AVG) -j $(JOBS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+	$(BIN)/fsim-chunk $(QUIET) --method $(METHOD) --avg-size $(AVG) $(CHUNK_OPTS) -j $(JOBS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
 
 $(WORK)/files.tsv: $(WORK)/chunks.tsv
 	@test -f $@ || { echo "make: $@ is missing: remove $< and run make again" >&2; exit 2; }
