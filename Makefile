@@ -16,6 +16,8 @@ WORK      ?= work
 # AVG=1000 is the paper's fast coarse pass (~10x fewer records, lower recall).
 AVG       ?= 100
 METHOD    ?= tttd
+# Extra fsim-chunk options, e.g. for feature methods: METHOD_OPTS='-n 50 --fold-case'
+METHOD_OPTS ?=
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 MEMORY    ?= 256M
 CAPACITY  ?= 1G
@@ -69,7 +71,7 @@ $(WORK):
 # (a walk + stat, nothing read) into the same bytes as an unsharded run.
 SHARDS    ?= 1
 PREVIOUS  ?=
-CHUNK_OPTS = $(QUIET) --method $(METHOD) --avg-size $(AVG)
+CHUNK_OPTS = $(QUIET) --method $(METHOD) --avg-size $(AVG) $(METHOD_OPTS)
 PREV_OPTS  = $(if $(PREVIOUS),--previous $(PREVIOUS)/files.tsv --previous-chunks $(PREVIOUS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
 SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)

@@ -105,6 +105,7 @@ fn main() -> std::io::Result<()> {
                 component: first,
                 size,
                 content,
+                features: None,
             });
             for &(hash, len) in &chunks_of[src] {
                 recs.push(ChunkRecord {

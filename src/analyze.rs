@@ -27,6 +27,7 @@
 
 use crate::binpack::FileLine;
 use crate::error::{Context, Result};
+use crate::features::{self, MethodSpec};
 use crate::io::{open_input, Output};
 use crate::records::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, Params,
@@ -400,17 +401,7 @@ impl Graph {
             cand.sort_unstable();
             for &b in cand.iter() {
                 let (common, shared) = self.common(la, self.chunks_of(b as usize));
-                let (sa, sb) = (bin.sizes[a], bin.sizes[b as usize]);
-                if th.keep(common, sa, sb) {
-                    out.push(Pair {
-                        a: bin.ids[a],
-                        b: bin.ids[b as usize],
-                        size_a: sa,
-                        size_b: sb,
-                        common,
-                        shared,
-                    });
-                }
+                out.extend(bin.pair(a, b as usize, common, shared, th));
             }
         }
     }
@@ -568,6 +559,42 @@ struct BinFiles {
     /// true for the smallest id of each content (the one analysed).
     is_rep: Vec<bool>,
     by_content: HashMap<u128, u32>,
+    /// Feature methods: each file's distinct features (F line field 6).
+    features: Vec<u32>,
+    /// Feature methods: how shared features become a similarity.
+    spec: Option<MethodSpec>,
+}
+
+impl BinFiles {
+    /// The pair of local files `x < y` with `common` bytes and `shared`
+    /// chunks in common, if it passes the thresholds. For feature methods
+    /// `common` becomes the estimated bytes in common of the method's
+    /// similarity estimate ([`crate::features::common_bytes`]); a pair
+    /// whose estimate is 0 (megashingles: fewer than two supershingles;
+    /// b-bit: at or below chance) is not a candidate.
+    #[inline]
+    fn pair(&self, x: usize, y: usize, common: u64, shared: u32, th: &Thresholds) -> Option<Pair> {
+        let (sa, sb) = (self.sizes[x], self.sizes[y]);
+        let common = match &self.spec {
+            None => common,
+            Some(spec) => {
+                let (fa, fb) = (self.features[x] as u64, self.features[y] as u64);
+                let r = features::estimate(spec, shared as u64, fa, fb);
+                if r <= 0.0 {
+                    return None;
+                }
+                features::common_bytes(r, sa, sb)
+            }
+        };
+        th.keep(common, sa, sb).then(|| Pair {
+            a: self.ids[x],
+            b: self.ids[y],
+            size_a: sa,
+            size_b: sb,
+            common,
+            shared,
+        })
+    }
 }
 
 /// What the `#bin` line announced.
@@ -662,17 +689,7 @@ impl Bin {
                 let (files, th, pairs) = (&self.files, &opts.thresholds, &mut a.pairs);
                 s.finish(|key, common, shared| {
                     let (x, y) = ((key >> 32) as usize, (key & 0xffff_ffff) as usize);
-                    let (sa, sb) = (files.sizes[x], files.sizes[y]);
-                    if th.keep(common, sa, sb) {
-                        pairs.push(Pair {
-                            a: files.ids[x],
-                            b: files.ids[y],
-                            size_a: sa,
-                            size_b: sb,
-                            common,
-                            shared,
-                        });
-                    }
+                    pairs.extend(files.pair(x, y, common, shared, th));
                 })?;
             }
         }
@@ -713,6 +730,7 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
     let mut a = Analysis::default();
     let mut cur: Option<Bin> = None;
     let mut announced_bins: Option<u64> = None;
+    let mut spec: Option<MethodSpec> = None;
     let mut trailer_seen = false;
     let name = r.name().to_string();
     loop {
@@ -734,6 +752,10 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
                         ));
                     }
                     let bins = p.get_u64("bins");
+                    if p.get("method").is_some_and(features::is_feature_method) {
+                        spec =
+                            Some(MethodSpec::from_params(&p).map_err(|m| input_err(&name, ln, m))?);
+                    }
                     check.header(kind, p).map_err(|m| input_err(&name, ln, m))?;
                     announced_bins = Some(bins.ok_or_else(|| {
                         input_err(
@@ -783,7 +805,10 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
                     }
                     cur = Some(Bin {
                         head,
-                        files: BinFiles::default(),
+                        files: BinFiles {
+                            spec,
+                            ..BinFiles::default()
+                        },
                         path: None,
                         grouper: Grouper::new(),
                         records: 0,
@@ -821,6 +846,16 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
             bin.files.ids.push(f.id);
             bin.files.sizes.push(f.size);
             bin.files.is_rep.push(rep);
+            if bin.files.spec.is_some() {
+                let n = f.features.ok_or_else(|| {
+                    input_err(
+                        &name,
+                        ln,
+                        "F line without its feature count (field 6): a feature-method bin file needs the counts fsim-partition writes",
+                    )
+                })?;
+                bin.files.features.push(n);
+            }
             continue;
         }
         let rec = ChunkRecord::parse(raw).ok_or_else(|| {
@@ -896,6 +931,14 @@ pub fn write_pairs(a: &Analysis, th: &Thresholds, out: &mut impl Write, name: &s
         .with("min-bytes", th.min_bytes)
         .with("min-percent", th.min_percent)
         .with("percent-of", th.percent_of.as_str());
+    let params = match a
+        .params
+        .get("method")
+        .map(str::parse::<features::FeatureMethod>)
+    {
+        Some(Ok(m)) => params.with("estimate", m.estimator().as_str()),
+        _ => params,
+    };
     records::write_header(Kind::Pairs, &params, &mut buf);
     let mut sum = 0u128;
     for p in &a.pairs {
@@ -994,6 +1037,7 @@ mod tests {
                     component: files[0].id,
                     size: f.size,
                     content: f.content,
+                    features: None,
                 }
                 .write(&mut out);
             }

@@ -46,13 +46,15 @@ pub struct Config {
 }
 
 /// One `F` line of a partition or bins file:
-/// `F\t<file id>\t<component>\t<size>\t<content hash>`.
+/// `F\t<file id>\t<component>\t<size>\t<content hash>[\t<features>]`
+/// (the sixth field for feature methods only: the file's distinct features).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileLine {
     pub id: u32,
     pub component: u32,
     pub size: u64,
     pub content: u128,
+    pub features: Option<u32>,
 }
 
 impl FileLine {
@@ -60,6 +62,15 @@ impl FileLine {
         "an F line: F, file id, component, size and content hash separated by tabs";
 
     pub fn parse(line: &[u8]) -> std::result::Result<FileLine, String> {
+        let (line, features) = match records::split_fields::<6>(line) {
+            Some(f) => {
+                let n = records::parse_u64(f[5])
+                    .and_then(|v| u32::try_from(v).ok())
+                    .ok_or("expected a feature count in field 6 of the F line")?;
+                (&line[..line.len() - f[5].len() - 1], Some(n))
+            }
+            None => (line, None),
+        };
         let [f, id, comp, size, content] = records::split_fields::<5>(line)
             .ok_or_else(|| format!("expected {}", Self::EXPECTED))?;
         if f != b"F" {
@@ -74,6 +85,7 @@ impl FileLine {
                 .ok_or("expected a size in bytes in field 4 of the F line")?,
             content: records::parse_hex128(content)
                 .ok_or("expected a 32-digit lowercase hex content hash in field 5 of the F line")?,
+            features,
         })
     }
 
@@ -86,6 +98,10 @@ impl FileLine {
         records::write_u64(self.size, out);
         out.push(b'\t');
         records::write_hex128(self.content, out);
+        if let Some(n) = self.features {
+            out.push(b'\t');
+            records::write_u64(n as u64, out);
+        }
         out.push(b'\n');
     }
 }
@@ -650,6 +666,7 @@ mod tests {
             component: 3,
             size: 1234,
             content: 0xabc,
+            features: None,
         };
         let mut v = Vec::new();
         f.write(&mut v);
@@ -658,6 +675,14 @@ mod tests {
             b"F\t0000000007\t0000000003\t1234\t00000000000000000000000000000abc\n"
         );
         assert_eq!(FileLine::parse(&v[..v.len() - 1]), Ok(f));
+        let g = FileLine {
+            features: Some(42),
+            ..f
+        };
+        v.clear();
+        g.write(&mut v);
+        assert!(v.ends_with(b"abc\t42\n"));
+        assert_eq!(FileLine::parse(&v[..v.len() - 1]), Ok(g));
         assert!(FileLine::parse(
             b"G\t0000000007\t0000000003\t1234\t00000000000000000000000000000abc"
         )

@@ -152,6 +152,9 @@ pub fn chunk_stream(
     buf: &mut [u8],
     pieces: &mut Vec<Piece>,
 ) -> io::Result<StreamInfo> {
+    if let Chunker::Features(spec) = chunker {
+        return crate::features::chunk_stream(r, spec, buf, pieces);
+    }
     debug_assert!(buf.len() > chunker.max_len());
     let mut filled = 0usize;
     let mut size = 0u64;

@@ -319,6 +319,15 @@ pub struct BuildConfig {
 /// index folder (created if needed). Returns (files, records).
 pub fn add_segment(cfg: &BuildConfig) -> Result<(usize, u64)> {
     let (entries, table_params) = crate::report::read_file_table(&cfg.files)?;
+    if let Some(m) = table_params
+        .get("method")
+        .filter(|m| crate::features::is_feature_method(m))
+    {
+        return Err(Error::msg(format!(
+            "{}: method={m} makes features, not chunks with byte lengths: fsim-index indexes tttd and bsw chunk files only",
+            cfg.files.display()
+        )));
+    }
     std::fs::create_dir_all(&cfg.index).ctx(|| format!("cannot create {}", cfg.index.display()))?;
     let existing = segment_paths(&cfg.index)?;
     if let Some(first) = existing.first() {

@@ -24,6 +24,7 @@ pub mod chunker;
 pub mod cli;
 pub mod corpus;
 pub mod error;
+pub mod features;
 pub mod index;
 pub mod io;
 pub mod partition;

@@ -438,6 +438,13 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         &cfg.inputs
     };
     let mut prev: Option<(u64, u64, u32)> = None;
+    // Feature methods: distinct features per file (all of them, before
+    // degree-1 and ubiquitous ones are dropped), for the F lines: the
+    // analysis needs each file's set size for resemblance. 4 bytes per file.
+    let mut feature_counts: Option<Vec<u32>> = chunk_params
+        .get("method")
+        .is_some_and(crate::features::is_feature_method)
+        .then(|| vec![0u32; n as usize]);
     let (mut last_name, mut last_line) = (String::from("-"), 0);
     for path in inputs {
         let (r, name) = open_input(path)?;
@@ -460,6 +467,12 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                         "file id {} is not in the file table {} ({n} files): wrong or stale file table",
                         k.file, table.name
                     )));
+                }
+                if let Some(c) = feature_counts.as_mut() {
+                    if prev != Some(key) {
+                        let slot = &mut c[k.file as usize];
+                        *slot = slot.saturating_add(1);
+                    }
                 }
                 prev = Some(key);
                 seen.add(&k.record());
@@ -525,6 +538,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             crate::records::write_u64(size, &mut b);
             b.push(b'\t');
             crate::records::write_hex128(content, &mut b);
+            if let Some(c) = &feature_counts {
+                b.push(b'\t');
+                crate::records::write_u64(c[id as usize] as u64, &mut b);
+            }
             b.push(b'\n');
             sink.raw(&b, out)
         };

@@ -661,9 +661,28 @@ impl PercentOf {
 }
 
 /// The parameters of the chunking that define whether two chunk files can
-/// be compared: every later stage carries them in its header.
+/// be compared: every later stage carries them in its header. The first
+/// eight are those of the chunk methods (tttd, bsw); the others those of the
+/// feature methods (`crate::features::MethodSpec::params`). A key absent
+/// from both headers compares equal.
 pub const CHUNK_PARAM_KEYS: &[&str] = &[
-    "method", "avg", "min", "max", "div", "div2", "window", "hash",
+    "method",
+    "avg",
+    "min",
+    "max",
+    "div",
+    "div2",
+    "window",
+    "hash",
+    "n",
+    "bits",
+    "anchors",
+    "k",
+    "s",
+    "b",
+    "fold-case",
+    "collapse-whitespace",
+    "strip-html",
 ];
 
 /// The kinds of file fsim writes.

@@ -608,12 +608,35 @@ impl Report {
             human_bytes(s["overhead_bytes"].as_u64().unwrap_or(0)),
         );
         let p = &self.params;
+        let (basis, bound) = match p.get("estimate") {
+            // Feature methods (docs/formats.md): bytes in common are the
+            // method's similarity estimate expressed in bytes.
+            Some(e) => (
+                format!(
+                    "features: {} window {} bytes",
+                    p.get("method").unwrap_or("?"),
+                    p.get("window").unwrap_or("?")
+                ),
+                format!("the method's {e} estimate in bytes, exact where fsim-verify measured it"),
+            ),
+            None => (
+                format!(
+                    "chunks: {} avg {} bytes",
+                    p.get("method").unwrap_or("?"),
+                    p.get("avg").unwrap_or("?")
+                ),
+                if p.get("verified") == Some("1") {
+                    "exact where fsim-verify measured them, else lower bounds from shared chunks"
+                        .to_string()
+                } else {
+                    "lower bounds from shared chunks".to_string()
+                },
+            ),
+        };
         let _ = writeln!(
             o,
-            "{dim}{} files scanned; chunks: {} avg {} bytes; links kept at >= {}% of the {} file and >= {} bytes in common (lower bounds from shared chunks){reset}",
+            "{dim}{} files scanned; {basis}; links kept at >= {}% of the {} file and >= {} bytes in common ({bound}){reset}",
             self.files.len(),
-            p.get("method").unwrap_or("?"),
-            p.get("avg").unwrap_or("?"),
             self.config.min_percent,
             self.config.percent_of.as_str(),
             self.config.min_bytes

@@ -5,6 +5,7 @@
 use clap::Parser;
 use fsim::chunk::{self, Config};
 use fsim::chunker::{Chunker, Method};
+use fsim::features::{FeatureMethod, MethodSpec, Normalize};
 use fsim::walk::WalkConfig;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,9 +43,43 @@ struct Args {
     /// a fast coarse pass with ~10x fewer records) finds ~40%.
     #[arg(long, value_name = "N", default_value = "100", value_parser = parse_avg)]
     avg_size: usize,
-    /// Chunking method: tttd (paper) or bsw (basic sliding window).
+    /// Chunking method: tttd (paper) or bsw (basic sliding window); or a
+    /// feature method: sif, mod, min, sketch, bsw-min, supershingle,
+    /// oneperm, bbit (docs/formats.md, "Feature methods").
     #[arg(long, value_name = "METHOD", default_value = "tttd")]
-    method: Method,
+    method: String,
+    /// Feature methods: window (shingle) length in bytes (default 50 for
+    /// sif, 20 for the others).
+    #[arg(long, value_name = "W")]
+    window: Option<usize>,
+    /// Feature methods: n of Mod_n, Min_n, Sketch_n, BSW_n, one-permutation
+    /// bins, b-bit sketch length (default 100).
+    #[arg(short = 'n', long = "sampling", value_name = "N")]
+    n: Option<u32>,
+    /// sif: select windows whose fingerprint has its low K bits zero (default 8).
+    #[arg(long, value_name = "K")]
+    bits: Option<u32>,
+    /// sif: anchors variant, windows start at hashed anchors of L bytes (0: off).
+    #[arg(long, value_name = "L")]
+    anchors: Option<u32>,
+    /// supershingle: sketch values per supershingle (default 14).
+    #[arg(long = "super-k", value_name = "K")]
+    super_k: Option<u32>,
+    /// supershingle: supershingles per file (default 6).
+    #[arg(long = "super-s", value_name = "S")]
+    super_s: Option<u32>,
+    /// bbit: bits kept per sketch value (default 8).
+    #[arg(long = "b-bits", value_name = "B")]
+    b_bits: Option<u32>,
+    /// Feature methods: fold ASCII letters to lower case first.
+    #[arg(long)]
+    fold_case: bool,
+    /// Feature methods: collapse runs of white space to one space first.
+    #[arg(long)]
+    collapse_whitespace: bool,
+    /// Feature methods: strip HTML tags and comments first.
+    #[arg(long)]
+    strip_html: bool,
     /// Worker threads (default: number of cores).
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     jobs: Option<u32>,
@@ -92,6 +127,44 @@ fn parse_avg(s: &str) -> Result<usize, String> {
     Ok(v)
 }
 
+/// A chunk method (`--avg-size`) or a feature method (its own options).
+fn make_chunker(a: &Args) -> Result<Chunker, String> {
+    if let Ok(m) = a.method.parse::<Method>() {
+        let feature_opts = a.window.is_some()
+            || a.n.is_some()
+            || a.bits.is_some()
+            || a.anchors.is_some()
+            || a.super_k.is_some()
+            || a.super_s.is_some()
+            || a.b_bits.is_some()
+            || a.fold_case
+            || a.collapse_whitespace
+            || a.strip_html;
+        if feature_opts {
+            return Err(format!(
+                "--window, -n, --bits, --anchors, --super-k, --super-s, --b-bits and the normalisation options apply to feature methods, not to {m}"
+            ));
+        }
+        return Chunker::new(m, a.avg_size);
+    }
+    let method: FeatureMethod = a.method.parse()?;
+    let mut s = MethodSpec::new(method);
+    s.window = a.window.unwrap_or(s.window);
+    s.n = a.n.unwrap_or(s.n);
+    s.bits = a.bits.unwrap_or(s.bits);
+    s.anchors = a.anchors.unwrap_or(s.anchors);
+    s.k = a.super_k.unwrap_or(s.k);
+    s.s = a.super_s.unwrap_or(s.s);
+    s.b = a.b_bits.unwrap_or(s.b);
+    s.norm = Normalize {
+        fold_case: a.fold_case,
+        collapse_whitespace: a.collapse_whitespace,
+        strip_html: a.strip_html,
+    };
+    s.validate()?;
+    Ok(Chunker::Features(s))
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     fsim::cli::run(chunk::PROG, || {
@@ -101,7 +174,7 @@ fn main() -> ExitCode {
         fsim::cli::ensure(args.previous.len() == args.previous_chunks.len(), || {
             "give one --previous-chunks for each --previous".to_string()
         })?;
-        let chunker = Chunker::new(args.method, args.avg_size).map_err(fsim::Error::Msg)?;
+        let chunker = make_chunker(&args).map_err(fsim::Error::Msg)?;
         let jobs = match args.jobs {
             Some(j) => j as usize,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),

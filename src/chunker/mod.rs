@@ -196,6 +196,9 @@ impl FromStr for Method {
 pub enum Chunker {
     Tttd(Tttd),
     Bsw(Bsw),
+    /// A feature method ([`crate::features`]): files are not cut but read
+    /// whole and turned into features (`crate::features::chunk_stream`).
+    Features(crate::features::MethodSpec),
 }
 
 impl Chunker {
@@ -218,6 +221,11 @@ impl Chunker {
     /// Errors when the header names another method or sizes this version
     /// does not derive from `avg` (records of an incompatible run).
     pub fn from_params(p: &Params) -> std::result::Result<Chunker, String> {
+        if p.get("method")
+            .is_some_and(crate::features::is_feature_method)
+        {
+            return crate::features::MethodSpec::from_params(p).map(Chunker::Features);
+        }
         let method: Method = p.get("method").ok_or("no method= in the header")?.parse()?;
         let avg = p
             .get_u64("avg")
@@ -234,22 +242,25 @@ impl Chunker {
         Ok(c)
     }
 
-    pub fn method(&self) -> Method {
+    /// The chunk method, or None for a feature method.
+    pub fn method(&self) -> Option<Method> {
         match self {
-            Chunker::Tttd(_) => Method::Tttd,
-            Chunker::Bsw(_) => Method::Bsw,
+            Chunker::Tttd(_) => Some(Method::Tttd),
+            Chunker::Bsw(_) => Some(Method::Bsw),
+            Chunker::Features(_) => None,
         }
     }
 
     /// The header parameters ([`crate::records::CHUNK_PARAM_KEYS`]) that say
     /// how the chunk records were made.
     pub fn params(&self) -> Params {
-        let (avg, min, max, div, div2) = match self {
-            Chunker::Tttd(t) => (t.avg, t.min, t.max, t.div, t.div2),
-            Chunker::Bsw(b) => (b.avg, b.min, b.max, b.div, 0),
+        let (method, avg, min, max, div, div2) = match self {
+            Chunker::Tttd(t) => (Method::Tttd, t.avg, t.min, t.max, t.div, t.div2),
+            Chunker::Bsw(b) => (Method::Bsw, b.avg, b.min, b.max, b.div, 0),
+            Chunker::Features(f) => return f.params(),
         };
         Params::new()
-            .with("method", self.method())
+            .with("method", method)
             .with("avg", avg)
             .with("min", min)
             .with("max", max)
@@ -266,6 +277,8 @@ impl Cut for Chunker {
         match self {
             Chunker::Tttd(t) => t.cut(data, eof),
             Chunker::Bsw(b) => b.cut(data, eof),
+            // Feature methods do not cut: the whole stream is one piece.
+            Chunker::Features(_) => (eof && !data.is_empty()).then_some(data.len()),
         }
     }
 
@@ -273,6 +286,7 @@ impl Cut for Chunker {
         match self {
             Chunker::Tttd(t) => t.max_len(),
             Chunker::Bsw(b) => b.max_len(),
+            Chunker::Features(_) => 0,
         }
     }
 }
@@ -345,7 +359,7 @@ mod tests {
         assert!(Chunker::new(Method::Tttd, 31).is_err());
         let p = Chunker::new(Method::Tttd, 1000).unwrap().params();
         let keys: Vec<&str> = p.0.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, crate::records::CHUNK_PARAM_KEYS);
+        assert_eq!(keys, crate::records::CHUNK_PARAM_KEYS[..8]);
         assert_eq!(
             p.0.iter()
                 .map(|(k, v)| format!("{k}={v}"))
