@@ -299,3 +299,121 @@ fn a_sparse_file_over_4_gib() {
         .sum();
     assert_eq!(total, size);
 }
+
+/// Check a chunk run's outputs are consistent: every file's size in the
+/// table equals the sum of its chunk lengths. Returns (paths, sizes).
+fn consistent_outputs(files: &Path, chunks: &Path) -> Vec<(String, u64)> {
+    let table = std::fs::read_to_string(files).unwrap();
+    let mut sizes: Vec<(String, u64)> = Vec::new();
+    for l in table.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = l.split('\t').collect();
+        sizes.push((f[5].to_string(), f[1].parse().unwrap()));
+    }
+    let mut sums = vec![0u64; sizes.len()];
+    for l in std::fs::read_to_string(chunks)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let f: Vec<&str> = l.split('\t').collect();
+        sums[f[1].parse::<usize>().unwrap()] += f[2].parse::<u64>().unwrap();
+    }
+    for (i, (p, s)) in sizes.iter().enumerate() {
+        assert_eq!(*s, sums[i], "{p}: size in the table vs its chunks");
+    }
+    sizes
+}
+
+/// Files truncated, grown and deleted, and a directory removed, while
+/// fsim-chunk runs (timing is the machine's; the assertions hold whatever
+/// the interleaving): the run completes, what was read is recorded
+/// consistently, what vanished is warned about and counted.
+#[test]
+fn files_and_directories_changing_during_the_run() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir_all(repo.join("a-big")).unwrap();
+    let big = vec![b'x'; 64 << 20];
+    let mut chunky = text(64 << 20, 3);
+    chunky.extend_from_slice(&big[..1024]);
+    std::fs::write(repo.join("a-big/shrinks.txt"), &chunky).unwrap();
+    std::fs::write(repo.join("a-big/grows.txt"), &chunky).unwrap();
+    for d in 0..4 {
+        std::fs::create_dir_all(repo.join(format!("d{d}"))).unwrap();
+        for i in 0..500 {
+            std::fs::write(
+                repo.join(format!("d{d}/f{i:03}.txt")),
+                text(2000, (d * 1000 + i) as u64),
+            )
+            .unwrap();
+        }
+    }
+    let mut c = std::process::Command::new(bin("fsim-chunk"));
+    c.args(["-j", "1", "--files-out"])
+        .arg(t.path().join("f.tsv"))
+        .arg("-o")
+        .arg(t.path().join("c.tsv"))
+        .arg(&repo)
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    // While it runs: shrink one big file, grow the other, delete files,
+    // remove a whole directory.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(repo.join("a-big/shrinks.txt"))
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(repo.join("a-big/grows.txt"))
+            .unwrap();
+        f.write_all(&text(1 << 20, 9)).unwrap();
+    }
+    for i in (0..500).step_by(2) {
+        let _ = std::fs::remove_file(repo.join(format!("d2/f{i:03}.txt")));
+    }
+    let _ = std::fs::remove_dir_all(repo.join("d3"));
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let sizes = consistent_outputs(&t.path().join("f.tsv"), &t.path().join("c.tsv"));
+    // Every file in the table was read whole as it was at that moment.
+    for (p, s) in &sizes {
+        if p.ends_with("shrinks.txt") {
+            assert!(
+                *s == chunky.len() as u64 || *s <= chunky.len() as u64,
+                "{p} {s}"
+            );
+        } else if p.ends_with("grows.txt") {
+            assert!(
+                *s >= chunky.len() as u64 && *s <= chunky.len() as u64 + (1 << 20),
+                "{p} {s}"
+            );
+        } else {
+            assert_eq!(*s, 2000, "{p}");
+        }
+    }
+    // What vanished between the walk and the read is warned about and
+    // counted; the summary's skipped count matches the warnings.
+    let warnings = stderr.lines().filter(|l| l.contains(": warning: ")).count();
+    let summary = stderr.lines().last().unwrap_or_default();
+    assert!(
+        summary.contains(&format!(" {warnings} skipped")),
+        "{stderr}"
+    );
+    let listed: std::collections::HashSet<&str> = sizes.iter().map(|(p, _)| p.as_str()).collect();
+    for d in 0..2 {
+        for i in 0..500 {
+            let p = repo.join(format!("d{d}/f{i:03}.txt"));
+            assert!(
+                listed.contains(p.to_str().unwrap()),
+                "{} missing",
+                p.display()
+            );
+        }
+    }
+}
