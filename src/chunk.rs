@@ -65,6 +65,10 @@ pub const BATCH: usize = 16;
 /// Bytes of the start of a file used to classify it.
 pub const HEAD: usize = 8 << 10;
 
+/// Files at least this large are hashed on several threads when `--jobs`
+/// is more than 1 ([`crate::parhash`]): one 1 GB file then uses every core.
+pub const PAR_MIN: u64 = 8 << 20;
+
 /// Validated configuration of a run.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -257,13 +261,16 @@ pub struct FileResult {
 }
 
 /// Open a regular file, chunk it, and note its mtime at open time.
+/// `hashers` > 1: a file of at least [`PAR_MIN`] bytes is hashed on that
+/// many threads (same result).
 pub fn chunk_file(
     path: PathBuf,
     chunker: &Chunker,
     buf: &mut [u8],
     pieces: Vec<Piece>,
+    hashers: usize,
 ) -> std::result::Result<FileResult, (PathBuf, Skip)> {
-    match chunk_open(&path, chunker, buf, pieces) {
+    match chunk_open(&path, chunker, buf, pieces, hashers) {
         Ok((info, meta, pieces)) => Ok(FileResult {
             path,
             info,
@@ -282,6 +289,7 @@ fn chunk_open(
     chunker: &Chunker,
     buf: &mut [u8],
     mut pieces: Vec<Piece>,
+    hashers: usize,
 ) -> std::result::Result<(StreamInfo, Metadata, Vec<Piece>), Skip> {
     pieces.clear();
     let mut f = File::options()
@@ -293,7 +301,15 @@ fn chunk_open(
     if !meta.is_file() {
         return Err(Skip::Special);
     }
-    let info = chunk_stream(&mut f, chunker, buf, &mut pieces).map_err(Skip::Io)?;
+    // Feature methods read files whole (crate::features); only the
+    // chunking methods cut and hash in parallel.
+    let cuts = !matches!(chunker, Chunker::Features(_));
+    let info = if hashers > 1 && cuts && meta.len() >= PAR_MIN {
+        crate::parhash::chunk_stream_par(&mut f, chunker, hashers, &mut pieces)
+    } else {
+        chunk_stream(&mut f, chunker, buf, &mut pieces)
+    }
+    .map_err(Skip::Io)?;
     Ok((info, meta, pieces))
 }
 
@@ -511,7 +527,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         let workers: Vec<_> = (0..jobs)
             .map(|_| {
                 let res_tx = res_tx.clone();
-                s.spawn(move || worker(&chunker, job_rx, res_tx))
+                s.spawn(move || worker(&chunker, jobs, job_rx, res_tx))
             })
             .collect();
         drop(res_tx);
@@ -582,6 +598,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 /// A worker: chunk files until the job channel closes or the writer is gone.
 fn worker(
     chunker: &Chunker,
+    hashers: usize,
     jobs: &Mutex<Receiver<Vec<Job>>>,
     results: SyncSender<Vec<(u64, Body)>>,
 ) {
@@ -591,7 +608,7 @@ fn worker(
         let Ok(batch) = job else { return };
         let mut out = Vec::with_capacity(batch.len());
         for (seq, pos, path) in batch {
-            let body = match chunk_file(path, chunker, &mut buf, Vec::new()) {
+            let body = match chunk_file(path, chunker, &mut buf, Vec::new(), hashers) {
                 Ok(mut r) => {
                     r.pos = pos;
                     Body::File(r)

@@ -18,6 +18,7 @@
 //! | fsim-report | [`report`], [`report_html`], [`report_xlsx`] | step 5 and 2.4 |
 
 pub mod analyze;
+pub mod bgwrite;
 pub mod binpack;
 pub mod chunk;
 pub mod chunker;
@@ -27,6 +28,7 @@ pub mod error;
 pub mod features;
 pub mod index;
 pub mod io;
+pub mod parhash;
 pub mod partition;
 pub mod records;
 pub mod report;

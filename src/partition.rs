@@ -13,19 +13,27 @@
 //! parent + rank, reused afterwards for component labels) plus the largest
 //! chunk group (8 bytes per record, and no more than `limit + 1` distinct
 //! files are kept per group). File sizes and content hashes for the `F`
-//! lines are not kept: the file table is read a second time, which is why
-//! `--files` must be a regular file. (If it is a pipe, 24 more bytes per file
-//! are kept from the first read instead.)
+//! lines are not kept: only the first and last lines of the file table are
+//! read up front (its header and trailer: parameters, file count, digest of
+//! the records), and the whole table once at the end, which is why
+//! `--files` must be a regular file. (If it is a pipe, it is read up front
+//! and 24 more bytes per file are kept instead.)
+//!
+//! Time: the chunk stream is parsed on one thread while another groups,
+//! unions and formats, and a third writes (about 10 M records/s on two
+//! cores, docs/performance.md).
 
+use crate::bgwrite::BgWriter;
 use crate::error::{Error, Result};
 use crate::io::{open_input, Output};
 use crate::records::{
     classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, write_header,
     write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
 };
-use crate::sort::{parse_chunk_line, ChunkKey, FastLines, LineSink};
+use crate::sort::{format_chunk_line, parse_chunk_line, ChunkKey, FastLines};
 use crate::unionfind::UnionFind;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
 
 /// How many of the dropped chunks of highest degree are reported.
@@ -120,20 +128,19 @@ impl Summary {
     }
 }
 
-/// What the first read of the file table gives.
+/// What reading the file table gives.
+#[derive(Debug, Clone, PartialEq)]
 struct FileTable {
     name: String,
     params: Params,
     files: u64,
     chunk_digest: Digest,
-    /// Size and content per file when the table cannot be read twice.
-    kept: Option<Vec<(u64, u128)>>,
 }
 
 /// The fields of a file-table line that this stage needs: id, size, content
 /// and the (still escaped) path.
 fn parse_file_line(line: &[u8]) -> std::result::Result<(u32, u64, u128, &[u8]), String> {
-    // memchr rather than `split_fields`: this runs twice per file and the
+    // memchr rather than `split_fields`: this runs for every file and the
     // path is the longest field.
     let bad = || format!("expected {}", crate::records::FileEntry::EXPECTED);
     let mut tabs = [0usize; 5];
@@ -160,14 +167,54 @@ fn is_regular(path: &Path) -> bool {
             .unwrap_or(false)
 }
 
-/// Read the whole file table once: header, ids 0..N in order, trailer.
-fn read_file_table(path: &Path, keep: bool) -> Result<FileTable> {
+/// The header and trailer of a regular file table without reading its
+/// records: its first line and its last line. `None` when they are not a
+/// well-formed files header and trailer (the full read then says why).
+fn peek_file_table(path: &Path) -> Option<FileTable> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut head = vec![0u8; 64 << 10];
+    let n = f.read(&mut head).ok()?;
+    let first = &head[..memchr::memchr(b'\n', &head[..n])?];
+    let Ok(Line::Header(Kind::Files, params)) = classify_line(first) else {
+        return None;
+    };
+    let tail_len = len.min(64 << 10);
+    f.seek(SeekFrom::Start(len - tail_len)).ok()?;
+    let mut tail = vec![0u8; tail_len as usize];
+    f.read_exact(&mut tail).ok()?;
+    let body = tail.strip_suffix(b"\n")?;
+    let last = &body[memchr::memrchr(b'\n', body)? + 1..];
+    let Ok(Line::Trailer(Kind::Files, t)) = classify_line(last) else {
+        return None;
+    };
+    let files = t.get_u64("files")?;
+    if files > u32::MAX as u64 + 1 {
+        return None;
+    }
+    Some(FileTable {
+        name: path.display().to_string(),
+        params,
+        files,
+        chunk_digest: Digest {
+            count: t.get_u64("records")?,
+            sum: t.get_u128_hex("digest")?,
+        },
+    })
+}
+
+/// Read the whole file table: header, ids 0..N in order, trailer; `each`
+/// sees every record's (id, size, content, escaped path).
+fn read_file_table(
+    path: &Path,
+    mut each: impl FnMut(u32, u64, u128, &[u8]) -> Result<()>,
+) -> Result<FileTable> {
     let (r, name) = open_input(path)?;
     let mut lines = FastLines::new(r, name);
     let mut params = None;
     let mut files = 0u64;
     let mut trailer = None;
-    let mut kept = keep.then(Vec::new);
     while let Some((line, at)) = lines.next_line_at()? {
         if line.first() == Some(&b'#') {
             match classify_line(line).map_err(|m| at.error(m))? {
@@ -199,15 +246,13 @@ fn read_file_table(path: &Path, keep: bool) -> Result<FileTable> {
         if trailer.is_some() {
             return Err(lines.error("record after the trailer"));
         }
-        let (id, size, content, _) = parse_file_line(line).map_err(|m| at.error(m))?;
+        let (id, size, content, path) = parse_file_line(line).map_err(|m| at.error(m))?;
         if id as u64 != files {
             return Err(lines.error(format!(
                 "file id {id} out of order: expected {files} (ids are 0, 1, 2... in order)"
             )));
         }
-        if let Some(k) = kept.as_mut() {
-            k.push((size, content));
-        }
+        each(id, size, content, path)?;
         files += 1;
     }
     let line = lines.line_number();
@@ -243,7 +288,6 @@ fn read_file_table(path: &Path, keep: bool) -> Result<FileTable> {
         params,
         files,
         chunk_digest: Digest { count, sum },
-        kept,
     })
 }
 
@@ -408,35 +452,32 @@ impl Grouper {
     }
 }
 
-/// Partition; see the module doc. Nothing is written when an input is
-/// invalid, unsorted, truncated or does not belong to the file table.
-pub fn run(cfg: &Config) -> Result<Summary> {
-    let t0 = Instant::now();
-    crate::io::wait_for_input(cfg.inputs.first().map_or(Path::new("-"), |p| p.as_path()))?;
-    let twice = is_regular(&cfg.files);
-    let table = read_file_table(&cfg.files, !twice)?;
-    let n = table.files;
-    let limit = cfg.limit.resolve(n);
-    let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
-    let mut out = Output::create(cfg.output.as_deref())?;
-    let mut head = Vec::new();
-    write_header(
-        Kind::Partition,
-        &chunk_params.clone().with("files", n).with("limit", limit),
-        &mut head,
-    );
-    out.write_all(&head)?;
+/// Records per batch handed from the parser thread to the grouping thread.
+const BATCH: usize = 1 << 14;
 
-    let mut g = Grouper::new(n as usize, limit);
-    let mut sink = LineSink::new();
+/// What the parser thread found besides the records.
+struct Parsed {
+    seen: Digest,
+    check: InputCheck,
+    last_name: String,
+    last_line: u64,
+    /// Feature methods: distinct features per file (see `parse_input`).
+    feature_counts: Option<Vec<u32>>,
+}
+
+/// The parser thread of [`run`]: read and check the sorted chunk stream,
+/// send its records in batches (returned empty through `back` for reuse).
+/// `Ok(None)` when the grouping thread stopped listening (it has the error).
+fn parse_chunks(
+    inputs: &[PathBuf],
+    table: &FileTable,
+    chunk_params: &Params,
+    tx: SyncSender<Vec<ChunkKey>>,
+    back: Receiver<Vec<ChunkKey>>,
+) -> Result<Option<Parsed>> {
+    let n = table.files;
     let mut check = InputCheck::new(Kind::Chunks, "records");
     let mut seen = Digest::default();
-    let default_input = [PathBuf::from("-")];
-    let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
-        &default_input
-    } else {
-        &cfg.inputs
-    };
     let mut prev: Option<(u64, u64, u32)> = None;
     // Feature methods: distinct features per file (all of them, before
     // degree-1 and ubiquitous ones are dropped), for the F lines: the
@@ -446,21 +487,17 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         .is_some_and(crate::features::is_feature_method)
         .then(|| vec![0u32; n as usize]);
     let (mut last_name, mut last_line) = (String::from("-"), 0);
+    let mut batch: Vec<ChunkKey> = Vec::with_capacity(BATCH);
     for path in inputs {
         let (r, name) = open_input(path)?;
         let mut lines = FastLines::new(r, name);
         while let Some((line, at)) = lines.next_line_at()? {
             if let Some(k) = parse_chunk_line(line) {
                 let key = (k.hi, k.lo, k.file);
-                if let Some(p) = prev {
-                    if key < p {
-                        return Err(lines.error(
-                            "input is not sorted by hash: run fsim-sort or LC_ALL=C sort first",
-                        ));
-                    }
-                    if (k.hi, k.lo) != (p.0, p.1) {
-                        g.end_group(|k| sink.chunk(k, &mut out))?;
-                    }
+                if prev.is_some_and(|p| key < p) {
+                    return Err(lines.error(
+                        "input is not sorted by hash: run fsim-sort or LC_ALL=C sort first",
+                    ));
                 }
                 if k.file as u64 >= n {
                     return Err(lines.error(format!(
@@ -476,12 +513,20 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 }
                 prev = Some(key);
                 seen.add(&k.record());
-                g.add(k.hash(), k.file, k.len);
+                batch.push(k);
+                if batch.len() == BATCH {
+                    let next = back
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    if tx.send(std::mem::replace(&mut batch, next)).is_err() {
+                        return Ok(None);
+                    }
+                }
                 continue;
             }
             match classify_line(line).map_err(|m| at.error(m))? {
                 Line::Header(kind, params) => {
-                    if let Some(d) = params.only(CHUNK_PARAM_KEYS).difference(&chunk_params) {
+                    if let Some(d) = params.only(CHUNK_PARAM_KEYS).difference(chunk_params) {
                         return Err(lines.error(format!(
                             "chunking parameters differ from the file table {}: {d} (in the file table)",
                             table.name
@@ -504,8 +549,111 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         last_name = lines.name().to_string();
         last_line = lines.line_number();
     }
-    g.end_group(|k| sink.chunk(k, &mut out))?;
-    check.finish(&seen, &last_name, last_line)?;
+    if !batch.is_empty() && tx.send(batch).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(Parsed {
+        seen,
+        check,
+        last_name,
+        last_line,
+        feature_counts,
+    }))
+}
+
+/// Append a kept record's text line to the writer.
+#[inline]
+fn write_chunk(k: &ChunkKey, w: &mut BgWriter) -> Result<()> {
+    let mut line = [0u8; 64];
+    let n = format_chunk_line(k, &mut line);
+    w.raw(&line[..n])
+}
+
+/// Partition; see the module doc. Nothing is written when an input is
+/// invalid, unsorted, truncated or does not belong to the file table.
+///
+/// Threads: one reads and parses the chunk stream (and checks its order),
+/// this one groups and unions, a third writes the output
+/// ([`BgWriter`]). A regular file table is read once, at the end, for the
+/// `F` lines; only its first and last lines are read up front.
+pub fn run(cfg: &Config) -> Result<Summary> {
+    let t0 = Instant::now();
+    crate::io::wait_for_input(cfg.inputs.first().map_or(Path::new("-"), |p| p.as_path()))?;
+    // Size and content per file, when the table cannot be read again (a
+    // pipe) or its ends do not look right (the full read says why).
+    let mut kept_files: Option<Vec<(u64, u128)>> = None;
+    let peeked = if is_regular(&cfg.files) {
+        peek_file_table(&cfg.files)
+    } else {
+        None
+    };
+    let table = match peeked {
+        Some(t) => t,
+        None => {
+            let mut k = Vec::new();
+            let t = read_file_table(&cfg.files, |_, size, content, _| {
+                k.push((size, content));
+                Ok(())
+            })?;
+            kept_files = Some(k);
+            t
+        }
+    };
+    let n = table.files;
+    let limit = cfg.limit.resolve(n);
+    let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
+    let mut w = BgWriter::new(Output::create(cfg.output.as_deref())?);
+    let mut head = Vec::new();
+    write_header(
+        Kind::Partition,
+        &chunk_params.clone().with("files", n).with("limit", limit),
+        &mut head,
+    );
+    w.raw(&head)?;
+
+    let mut g = Grouper::new(n as usize, limit);
+    let default_input = [PathBuf::from("-")];
+    let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
+        &default_input
+    } else {
+        &cfg.inputs
+    };
+    let (grouped, parsed) = std::thread::scope(|s| {
+        let (tx, rx) = sync_channel::<Vec<ChunkKey>>(4);
+        let (back_tx, back_rx) = sync_channel::<Vec<ChunkKey>>(8);
+        let (table, chunk_params) = (&table, &chunk_params);
+        let parser = s.spawn(move || parse_chunks(inputs, table, chunk_params, tx, back_rx));
+        let mut group = || -> Result<()> {
+            let mut cur: Option<(u64, u64)> = None;
+            for batch in rx.iter() {
+                for k in &batch {
+                    if cur != Some((k.hi, k.lo)) {
+                        g.end_group(|k| write_chunk(k, &mut w))?;
+                        cur = Some((k.hi, k.lo));
+                    }
+                    g.add(k.hash(), k.file, k.len);
+                }
+                let mut batch = batch;
+                batch.clear();
+                let _ = back_tx.try_send(batch);
+            }
+            Ok(())
+        };
+        let grouped = group();
+        // Stop the parser if grouping failed (it sees the channel closed).
+        drop(rx);
+        let parsed = parser
+            .join()
+            .unwrap_or_else(|_| Err(Error::msg("internal error: the parser thread panicked")));
+        (grouped, parsed)
+    });
+    // The grouping error came first in input order (the parser is ahead).
+    grouped?;
+    let parsed = parsed?.ok_or_else(|| Error::msg("internal error: the parser thread stopped"))?;
+    g.end_group(|k| write_chunk(k, &mut w))?;
+    let feature_counts = parsed.feature_counts;
+    let (seen, last_name) = (parsed.seen, parsed.last_name);
+    parsed.check.finish(&seen, &last_name, parsed.last_line)?;
     if seen != table.chunk_digest {
         return Err(Error::msg(format!(
             "{last_name} does not belong to the file table {}: it holds {} records (digest {}) but the file table was written with {} records (digest {}); a stale or foreign file table",
@@ -527,55 +675,47 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let mut top_example_path = None;
 
     // F lines, in id order.
-    let fline =
-        |id: u32, size: u64, content: u128, sink: &mut LineSink, out: &mut Output| -> Result<()> {
-            let mut b = Vec::with_capacity(80);
-            b.extend_from_slice(b"F\t");
-            crate::records::write_id(id, &mut b);
+    let fline = |id: u32, size: u64, content: u128, w: &mut BgWriter| -> Result<()> {
+        let b = w.buf();
+        b.extend_from_slice(b"F\t");
+        crate::records::write_id(id, b);
+        b.push(b'\t');
+        crate::records::write_id(comps.label(id), b);
+        b.push(b'\t');
+        crate::records::write_u64(size, b);
+        b.push(b'\t');
+        crate::records::write_hex128(content, b);
+        if let Some(c) = &feature_counts {
             b.push(b'\t');
-            crate::records::write_id(comps.label(id), &mut b);
-            b.push(b'\t');
-            crate::records::write_u64(size, &mut b);
-            b.push(b'\t');
-            crate::records::write_hex128(content, &mut b);
-            if let Some(c) = &feature_counts {
-                b.push(b'\t');
-                crate::records::write_u64(c[id as usize] as u64, &mut b);
-            }
-            b.push(b'\n');
-            sink.raw(&b, out)
-        };
-    if let Some(kept_files) = &table.kept {
+            crate::records::write_u64(c[id as usize] as u64, b);
+        }
+        b.push(b'\n');
+        w.maybe_flush()
+    };
+    if let Some(kept_files) = &kept_files {
         for (id, &(size, content)) in kept_files.iter().enumerate() {
             if comps.in_multi(id as u32) {
-                fline(id as u32, size, content, &mut sink, &mut out)?;
+                fline(id as u32, size, content, &mut w)?;
             }
         }
     } else {
-        let (r, name) = open_input(&cfg.files)?;
-        let mut lines = FastLines::new(r, name);
-        let mut count = 0u64;
-        while let Some((line, at)) = lines.next_line_at()? {
-            if line.first() == Some(&b'#') {
-                continue;
-            }
-            let (id, size, content, path) = parse_file_line(line).map_err(|m| at.error(m))?;
-            if id as u64 != count {
-                return Err(
-                    lines.error("the file table changed while fsim-partition was reading it")
-                );
-            }
-            count += 1;
+        // The one full read of the table: it checks every line, as the
+        // read up front of a pipe does.
+        let again = read_file_table(&cfg.files, |id, size, content, path| {
             if Some(id) == want_path {
                 // Escaped already in the file table: printable, valid UTF-8.
                 top_example_path = Some(String::from_utf8_lossy(path).into_owned());
             }
             if comps.in_multi(id) {
-                fline(id, size, content, &mut sink, &mut out)?;
+                fline(id, size, content, &mut w)?;
             }
-        }
-        if count != n {
-            return Err(lines.error("the file table changed while fsim-partition was reading it"));
+            Ok(())
+        })?;
+        if again != table {
+            return Err(Error::msg(format!(
+                "{}: the file table changed while fsim-partition was reading it",
+                table.name
+            )));
         }
     }
     drop(comps);
@@ -594,9 +734,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         .with("dropped_chunks", dropped_chunks)
         .with("dropped_records", dropped_records);
     write_trailer(Kind::Partition, &tp, &mut tail);
-    sink.raw(&tail, &mut out)?;
-    sink.flush(&mut out)?;
-    out.finish()?;
+    w.raw(&tail)?;
+    w.finish()?.finish()?;
     Ok(Summary {
         files: n,
         limit,

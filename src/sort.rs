@@ -989,7 +989,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             "--memory must be at least {MIN_MEMORY} bytes (4K)"
         )));
     }
-    let mut out = Output::create(cfg.output.as_deref())?;
+    let out = Output::create(cfg.output.as_deref())?;
     let mut opts = SortOptions::with_memory(cfg.memory);
     opts.tmpdir = cfg.tmpdir.clone();
     opts.threads = cfg.threads.max(1);
@@ -1042,20 +1042,22 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     // `#` sorts before every hex digit: these lines come first, in byte order.
     hash_lines.sort_unstable();
-    let mut sink = LineSink::new();
+    // Formatting (here) overlaps writing (on the writer's thread).
+    let mut w = crate::bgwrite::BgWriter::new(out);
     for l in &hash_lines {
-        sink.raw(l, &mut out)?;
-        sink.raw(b"\n", &mut out)?;
+        w.raw(l)?;
+        w.raw(b"\n")?;
     }
     let records = sorter.len();
     let mut sorted = sorter.finish()?;
     let runs_spilled = sorted.runs_spilled();
+    let mut line = [0u8; 64];
     while let Some(k) = sorted.next_item()? {
-        sink.chunk(&k, &mut out)?;
+        let n = format_chunk_line(&k, &mut line);
+        w.raw(&line[..n])?;
     }
-    sink.flush(&mut out)?;
     drop(sorted);
-    out.finish()?;
+    w.finish()?.finish()?;
     Ok(Summary {
         records,
         header_lines: hash_lines.len(),
