@@ -30,7 +30,6 @@ use crate::error::{Context, Result};
 use crate::io::{open_input, Output};
 use crate::records::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, Params,
-    CHUNK_PARAM_KEYS,
 };
 use crate::sort::{ExternalSorter, PairRecord, SortOptions};
 use std::collections::HashMap;
@@ -880,7 +879,7 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
     a.params = check
         .params
         .as_ref()
-        .map(|p| p.only(CHUNK_PARAM_KEYS))
+        .map(records::stage_params)
         .unwrap_or_default();
     // Bins hold disjoint files but components interleave ids across bins.
     a.pairs.sort_unstable();

@@ -20,7 +20,7 @@ use crate::analyze::{estimate_memory, input_err};
 use crate::error::{Context, Error, Result};
 use crate::io::{open_input, Output};
 use crate::records::{
-    self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, CHUNK_PARAM_KEYS,
+    self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
 };
 use std::collections::HashMap;
 use std::fs::File;
@@ -496,7 +496,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     let params = check
         .params
         .as_ref()
-        .map(|p| p.only(CHUNK_PARAM_KEYS))
+        .map(records::stage_params)
         .unwrap_or_default()
         .with("bins", bins.len())
         .with("capacity", cfg.capacity);

@@ -57,6 +57,9 @@ pub struct Config {
     pub output: Option<PathBuf>,
     pub limit: Limit,
     pub quiet: bool,
+    /// Templates files (`--templates`): their chunks are ignored and file
+    /// sizes reduced to their payload (`crate::templates`).
+    pub templates: Vec<PathBuf>,
 }
 
 /// A dropped chunk of high degree, for the report.
@@ -85,6 +88,8 @@ pub struct Summary {
     pub top: Vec<Dropped>,
     /// Escaped path of the example file of the highest dropped chunk.
     pub top_example_path: Option<String>,
+    /// `; templates: ...` phrase, empty without templates.
+    pub templates: String,
     pub seconds: f64,
 }
 
@@ -92,13 +97,14 @@ impl Summary {
     /// The stderr report: the analyst must see what was dropped.
     pub fn report(&self) -> String {
         let mut s = format!(
-            "fsim-partition: {} files, {} components of 2 or more files holding {} files, {} records kept of {} ({} single-file chunks dropped), {:.2} s\n",
+            "fsim-partition: {} files, {} components of 2 or more files holding {} files, {} records kept of {} ({} single-file chunks dropped){}, {:.2} s\n",
             self.files,
             self.components,
             self.files_in_components,
             self.kept.count,
             self.records_in,
             self.singleton_chunks,
+            self.templates,
             self.seconds
         );
         s += &format!(
@@ -418,13 +424,17 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let n = table.files;
     let limit = cfg.limit.resolve(n);
     let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
+    let mut tmpl = crate::templates::PayloadCounter::new(
+        crate::templates::TemplateSet::load(&cfg.templates, &chunk_params)?,
+        n as usize,
+    );
     let mut out = Output::create(cfg.output.as_deref())?;
     let mut head = Vec::new();
-    write_header(
-        Kind::Partition,
-        &chunk_params.clone().with("files", n).with("limit", limit),
-        &mut head,
-    );
+    let mut hp = chunk_params.clone().with("files", n).with("limit", limit);
+    for (k, v) in tmpl.set.header_params().0 {
+        hp.set(&k, v);
+    }
+    write_header(Kind::Partition, &hp, &mut head);
     out.write_all(&head)?;
 
     let mut g = Grouper::new(n as usize, limit);
@@ -463,6 +473,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 }
                 prev = Some(key);
                 seen.add(&k.record());
+                if tmpl.take(k.hash(), k.file, k.len) {
+                    continue;
+                }
                 g.add(k.hash(), k.file, k.len);
                 continue;
             }
@@ -522,7 +535,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             b.push(b'\t');
             crate::records::write_id(comps.label(id), &mut b);
             b.push(b'\t');
-            crate::records::write_u64(size, &mut b);
+            crate::records::write_u64(tmpl.payload(id, size), &mut b);
             b.push(b'\t');
             crate::records::write_hex128(content, &mut b);
             b.push(b'\n');
@@ -592,6 +605,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         dropped_records,
         top,
         top_example_path,
+        templates: tmpl.summary(),
         seconds: t0.elapsed().as_secs_f64(),
     })
 }
