@@ -189,7 +189,7 @@ $(WORK)/report.xlsx: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
 TEMPLATES_OUT = $(or $(firstword $(TEMPLATES)),$(WORK)/templates.tsv)
 template: | build
 	@test -n "$(CLUSTER)" || { echo "make: set CLUSTER=<cluster id from $(WORK)/report.txt>" >&2; exit 2; }
-	$(BIN)/fsim-template $(QUIET) --cluster $(CLUSTER) --fraction $(FRACTION) --report $(WORK)/report.json --files $(WORK)/files.tsv --append -o $(TEMPLATES_OUT) $(WORK)/partition.tsv
+	$(BIN)/fsim-template $(QUIET) --cluster $(CLUSTER) --fraction $(FRACTION) --report $(WORK)/report.json --files $(WORK)/files.tsv -o $(TEMPLATES_OUT) $(WORK)/partition.tsv
 	@echo "marked: run make report again with TEMPLATES=$(TEMPLATES_OUT)"
 
 # The built-in sample: a generated repository with planted near-duplicates,

@@ -501,7 +501,7 @@ pub fn build(config: Config) -> Result<Report> {
         let template = crate::templates::likely_template(n, &commons, config.template_min_files)
             .map(|t| TemplateHint {
                 bytes: t,
-                command: crate::templates::mark_command(&id, &config.files),
+                command: crate::templates::mark_command(&id),
             });
         clusters.push(Cluster {
             id,
@@ -776,7 +776,7 @@ impl Report {
             if let Some(t) = &c.template {
                 let _ = writeln!(
                     o,
-                    "    {pct}likely template{reset}: about {} shared by almost all its files; to ignore those chunks from now on:\n      {}",
+                    "    {pct}likely template{reset}: about {} shared by almost all its files; to ignore those chunks from now on, in the work folder:\n      {}",
                     human_bytes(t.bytes),
                     t.command
                 );

@@ -255,14 +255,15 @@ pub struct Config {
     /// report.json of the last run.
     pub report: PathBuf,
     /// File table of the run (checks that the report belongs to it).
-    pub files: Option<PathBuf>,
+    pub files: PathBuf,
     /// Chunk records: partition, sorted or chunk file of the run.
     pub chunks: Vec<PathBuf>,
     /// A chunk is a template chunk when it is in at least this fraction of
     /// the cluster's files.
     pub fraction: f64,
     pub output: Option<PathBuf>,
-    /// Keep what the output file holds and add a section to it.
+    /// Keep what the output file holds and add a section to it (else the
+    /// file is replaced).
     pub append: bool,
     pub quiet: bool,
 }
@@ -351,7 +352,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     let (clusters, rparams) = read_report(&cfg.report, &cfg.clusters)?;
     let chunk_params = rparams.only(CHUNK_PARAM_KEYS);
-    if let Some(files) = &cfg.files {
+    {
+        let files = &cfg.files;
         let (table, tparams) = crate::report::read_file_table(files)?;
         if let Some(d) = tparams.only(CHUNK_PARAM_KEYS).difference(&chunk_params) {
             return Err(Error::msg(format!(
@@ -451,7 +453,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     let mut body = Vec::new();
     if cfg.append {
-        if let Some(o) = &cfg.output {
+        if let Some(o) = cfg.output.as_ref().filter(|o| o.as_os_str() != "-") {
             if o.exists() {
                 // Validate what is there before keeping it.
                 TemplateSet::load(std::slice::from_ref(o), &chunk_params)?;
@@ -558,7 +560,7 @@ mod tests {
 // ---------------------------------------------------------------------------
 
 /// Smallest cluster flagged as a likely template by default.
-pub const LIKELY_MIN_FILES: usize = 8;
+pub const LIKELY_MIN_FILES: usize = 5;
 
 /// Is a cluster of `files` files with these links' bytes in common most
 /// likely template similarity? The report sees pairs, not chunks, so this
@@ -596,21 +598,12 @@ pub fn shell_word(s: &str) -> String {
     }
 }
 
-/// The command that marks cluster `id` as a template, for the report: the
-/// paths of a `make report` work folder, the folder of the file table.
-pub fn mark_command(id: &str, files: &Path) -> String {
-    let dir = files
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let at = |name: &str| shell_word(&dir.join(name).to_string_lossy());
-    format!(
-        "fsim-template --cluster {id} --report {} --files {} --append -o {} {}",
-        at("report.json"),
-        shell_word(&files.to_string_lossy()),
-        at("templates.tsv"),
-        at("partition.tsv"),
-    )
+/// The command that marks cluster `id` as a template, for the report. It
+/// runs in the work folder (fsim-template's defaults are the names a
+/// `make report` work folder holds), so the report does not depend on
+/// where that folder is.
+pub fn mark_command(id: &str) -> String {
+    format!("fsim-template --cluster {}", shell_word(id))
 }
 
 #[cfg(test)]

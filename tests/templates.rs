@@ -145,8 +145,8 @@ fn mark(work: &Path, cluster: &str, out: &Path, append: bool) -> String {
         .arg(work.join("files.tsv"))
         .arg("-o")
         .arg(out);
-    if append {
-        c.arg("--append");
+    if !append {
+        c.arg("--replace");
     }
     c.arg(work.join("partition.tsv"));
     String::from_utf8(run_ok(c, None).stderr).unwrap()
@@ -162,7 +162,10 @@ fn flagged(report: &Value) -> (String, usize) {
         .collect();
     assert_eq!(f.len(), 1, "one likely template expected: {report:#}");
     let cmd = f[0]["template_command"].as_str().unwrap();
-    assert!(cmd.starts_with("fsim-template --cluster "), "{cmd}");
+    assert_eq!(
+        cmd,
+        format!("fsim-template --cluster {}", f[0]["id"].as_str().unwrap())
+    );
     (
         f[0]["id"].as_str().unwrap().to_string(),
         f[0]["file_count"].as_u64().unwrap() as usize,

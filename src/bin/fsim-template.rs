@@ -14,6 +14,7 @@ use std::process::ExitCode;
 /// Reads the json report of the last run (for the cluster's files), its
 /// file table (to check that the report belongs to it) and one of its
 /// chunk record files: partition.tsv (smallest), sorted.tsv or chunks.tsv.
+/// The defaults are the names in a `make report` work folder: run it there.
 /// Memory: one counter per distinct chunk of the cluster's files.
 #[derive(Parser, Debug)]
 #[command(name = "fsim-template", version)]
@@ -25,24 +26,30 @@ struct Args {
     #[arg(long, value_name = "REPORT.json", default_value = "report.json")]
     report: PathBuf,
     /// The file table of the run.
-    #[arg(long, value_name = "FILES.tsv")]
-    files: Option<PathBuf>,
+    #[arg(long, value_name = "FILES.tsv", default_value = "files.tsv")]
+    files: PathBuf,
     /// A chunk is a template chunk when at least this fraction of the
     /// cluster's files hold it.
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     fraction: f64,
-    /// Output file (default: standard output), written atomically.
-    #[arg(short, long, value_name = "TEMPLATES.tsv")]
-    output: Option<PathBuf>,
-    /// Keep what the -o file holds and add this cluster's section to it.
-    #[arg(long, requires = "output")]
-    append: bool,
+    /// Templates file: this cluster's section is added to what it holds
+    /// (it is created if needed), atomically; `-` for standard output.
+    #[arg(
+        short,
+        long,
+        value_name = "TEMPLATES.tsv",
+        default_value = "templates.tsv"
+    )]
+    output: PathBuf,
+    /// Replace the templates file instead of adding to it.
+    #[arg(long)]
+    replace: bool,
     /// No summary line on standard error.
     #[arg(short, long)]
     quiet: bool,
     /// Chunk records of the run: partition.tsv, sorted.tsv or chunks.tsv
-    /// (`-` or none: standard input).
-    #[arg(value_name = "CHUNKS")]
+    /// (`-`: standard input).
+    #[arg(value_name = "CHUNKS", default_value = "partition.tsv")]
     chunks: Vec<PathBuf>,
 }
 
@@ -55,8 +62,8 @@ fn main() -> ExitCode {
             files: a.files,
             chunks: a.chunks,
             fraction: a.fraction,
-            output: a.output,
-            append: a.append,
+            output: Some(a.output),
+            append: !a.replace,
             quiet: a.quiet,
         };
         let s = templates::run(&cfg)?;
