@@ -285,8 +285,11 @@ fn slot(v: &mut Vec<u32>, id: u32) -> &mut u32 {
 
 /// The whole stage.
 pub fn run(cfg: &Config) -> Result<()> {
+    let t0 = std::time::Instant::now();
     let (input, name) = open_input(&cfg.input)?;
-    let mut r = LineReader::new(input, name);
+    let progress =
+        crate::progress::Progress::for_inputs("fsim-binpack", &[cfg.input.as_path()], cfg.quiet);
+    let mut r = LineReader::new(progress.reader(input), name);
     let tmp = tempfile::Builder::new()
         .prefix("fsim-binpack.")
         .tempdir_in(cfg.tmpdir.clone().unwrap_or_else(std::env::temp_dir))
@@ -599,7 +602,18 @@ pub fn run(cfg: &Config) -> Result<()> {
         .with("files", files.len());
     records::write_trailer(Kind::Bins, &t, &mut buf);
     out.write_all(&buf)?;
-    out.finish()
+    out.finish()?;
+    progress.finish();
+    if !cfg.quiet {
+        eprintln!(
+            "fsim-binpack: {} bins, {} files, {} records, {:.2} s",
+            bins.len(),
+            files.len(),
+            seen.count,
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -172,6 +172,7 @@ pub struct MergeConfig {
     pub inputs: Vec<Input>,
     pub files_out: PathBuf,
     pub output: Option<PathBuf>,
+    pub quiet: bool,
 }
 
 /// What a merge did.
@@ -257,6 +258,8 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
         ..Default::default()
     };
     let mut buf = Vec::with_capacity(1 << 16);
+    let chunk_paths: Vec<&Path> = cfg.inputs.iter().map(|i| i.chunks.as_path()).collect();
+    let progress = crate::progress::Progress::for_inputs("fsim-merge", &chunk_paths, cfg.quiet);
     for inp in &cfg.inputs {
         let table = read_table(&inp.files)?;
         let params = table.params.only(CHUNK_PARAM_KEYS);
@@ -295,7 +298,7 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
         }
         // The chunk stream, ids offset.
         let (input, name) = open_input(&inp.chunks)?;
-        let mut r = LineReader::new(input, name.clone());
+        let mut r = LineReader::new(progress.reader(input), name.clone());
         let mut check = InputCheck::new(Kind::Chunks, "records");
         let mut seen = Digest::default();
         loop {
@@ -349,6 +352,7 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
             )));
         }
     }
+    progress.finish();
     write_trailer(Kind::Chunks, &digest_params(&written, "records"), &mut buf);
 
     // The file table first (renamed into place), then the chunk stream.

@@ -30,6 +30,7 @@ pub mod error;
 pub mod index;
 pub mod io;
 pub mod partition;
+pub mod progress;
 pub mod records;
 pub mod report;
 pub mod report_collections;

@@ -94,10 +94,10 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// The stderr report: the analyst must see what was dropped.
+    /// The stderr report, one line: the analyst must see what was dropped.
     pub fn report(&self) -> String {
         let mut s = format!(
-            "fsim-partition: {} files, {} components of 2 or more files holding {} files, {} records kept of {} ({} single-file chunks dropped){}, {:.2} s\n",
+            "fsim-partition: {} files, {} components of 2 or more files holding {} files, {} records kept of {} ({} single-file chunks dropped){}",
             self.files,
             self.components,
             self.files_in_components,
@@ -105,10 +105,9 @@ impl Summary {
             self.records_in,
             self.singleton_chunks,
             self.templates,
-            self.seconds
         );
         s += &format!(
-            "fsim-partition: dropped {} chunks above degree {} ({} records)",
+            "; dropped {} chunks above degree {} ({} records)",
             self.dropped_chunks, self.limit, self.dropped_records
         );
         if let Some(t) = self.top.first() {
@@ -121,7 +120,7 @@ impl Summary {
                 t.degree, t.len, ex
             );
         }
-        s.push('\n');
+        s += &format!("; {:.2} s\n", self.seconds);
         s
     }
 }
@@ -449,8 +448,11 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let mut prev: Option<(u64, u64, u32)> = None;
     let (mut last_name, mut last_line) = (String::from("-"), 0);
+    let paths: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
+    let progress = crate::progress::Progress::for_inputs("fsim-partition", &paths, cfg.quiet);
     for path in inputs {
         let (r, name) = open_input(path)?;
+        let r = progress.reader(r);
         let mut lines = FastLines::new(r, name);
         while let Some((line, at)) = lines.next_line_at()? {
             if let Some(k) = parse_chunk_line(line) {
@@ -505,6 +507,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         last_line = lines.line_number();
     }
     g.end_group(|k| sink.chunk(k, &mut out))?;
+    progress.finish();
     check.finish(&seen, &last_name, last_line)?;
     if seen != table.chunk_digest {
         return Err(Error::msg(format!(

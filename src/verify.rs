@@ -945,7 +945,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (files, table_params) = read_file_table(&cfg.files)?;
     let files_name = cfg.files.display().to_string();
     let (input, name) = open_input(&cfg.pairs)?;
-    let mut r = LineReader::new(input, name.clone());
+    let progress = crate::progress::Progress::for_inputs(PROG, &[cfg.pairs.as_path()], cfg.quiet);
+    let mut r = LineReader::new(progress.reader(input), name.clone());
     let mut check = InputCheck::new(Kind::Pairs, "pairs");
     let mut seen = Digest::default();
     let jobs = cfg.jobs.max(1);
@@ -1068,6 +1069,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     check.finish(&seen, &name, r.line_number())?;
     let o = process(&batch, &mut workers, &files, &mut reuse, want_regions);
+    progress.finish();
     sink.write_batch(&batch, &o, &files, cfg)?;
     let mut t = Vec::new();
     write_trailer(Kind::Pairs, &digest_params(&sink.written, "pairs"), &mut t);

@@ -40,6 +40,7 @@ fn main() -> ExitCode {
             inputs: a.inputs,
             files_out: a.files_out,
             output: a.output,
+            quiet: a.quiet,
         })?;
         if !a.quiet {
             eprintln!("{}", s.line());
