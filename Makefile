@@ -8,6 +8,12 @@
 #     ... SHARDS=8                    chunk in 8 resumable shards (use make -j)
 #     ... PREVIOUS=<old work dir>     re-chunk only files changed since then
 #                                     (FORMATS="txt json tsv html xlsx" for more)
+#     ... REPO="a=/data/x b=/data/y"  named collections, chunked apart, merged
+#     ... COLLECTIONS="s=<dir>..."    collections chunked elsewhere (files.tsv
+#                                     and chunks.tsv in <dir>), merged in
+#     ... TEMPLATES=<file>            ignore the chunks of these templates
+#   make template WORK=<dir> CLUSTER=<id>  mark a cluster of the last report as
+#                                     template similarity (WORK/templates.tsv)
 #   make check                        fmt + clippy + tests
 
 REPO      ?=
@@ -37,12 +43,26 @@ FORMATS   ?= txt json
 # HTML: side-by-side views for at most this many links.
 HTML_MAX_VIEWS ?= 200
 QUIET     ?= -q
+# Templates files (fsim-template) whose chunks every analysis ignores:
+# sizes become payloads. Several files: space-separated.
+TEMPLATES ?=
+TEMPLATE_OPTS = $(foreach t,$(TEMPLATES),--templates $(t))
+# make template: which cluster, and the fraction of its files a chunk must be in.
+CLUSTER   ?=
+FRACTION  ?= 1
+# Collections chunked elsewhere: NAME=DIR with DIR holding files.tsv and
+# chunks.tsv (only metadata travels). REPO may also name its roots:
+# REPO="manuals=/data/a notes=/data/b".
+COLLECTIONS ?=
+NAMED_ROOTS := $(strip $(foreach w,$(REPO),$(if $(findstring =,$(w)),$(w))))
+PLAIN_ROOTS := $(strip $(foreach w,$(REPO),$(if $(findstring =,$(w)),,$(w))))
+COLL_NAMES  := $(foreach w,$(NAMED_ROOTS),$(firstword $(subst =, ,$(w))))
 
 CARGO ?= cargo
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: all build demo report test check bench quality clean clean-work check-repo chunk-shards
+.PHONY: all build demo report test check bench quality clean clean-work check-repo chunk-shards template
 .DELETE_ON_ERROR:
 
 all: build
@@ -78,9 +98,23 @@ SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
 SHARD_CHUNKS = $(foreach i,$(SHARD_IDS),$(SHARD_DIR)/chunks.$(i).tsv)
 
 check-repo:
-	@test -n "$(REPO)" || { echo "make: set REPO=<folder to analyse>" >&2; exit 2; }
+	@test -n "$(REPO)$(COLLECTIONS)" || { echo "make: set REPO=<folder to analyse>" >&2; exit 2; }
 
-ifeq ($(SHARDS),1)
+ifneq ($(strip $(NAMED_ROOTS)$(COLLECTIONS)),)
+# Collections: each named root is chunked on its own, then fsim-merge joins
+# them (and the COLLECTIONS chunked elsewhere) with ids that never collide.
+ifneq ($(PLAIN_ROOTS),)
+$(error REPO mixes named roots and plain ones ($(PLAIN_ROOTS)): name every root, NAME=DIR)
+endif
+COLL_CHUNKS = $(foreach n,$(COLL_NAMES),$(WORK)/collections/$(n)/chunks.tsv)
+
+$(WORK)/collections/%/chunks.tsv: | build check-repo
+	mkdir -p $(@D)
+	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) --files-out $(@D)/files.tsv -o $@ $(patsubst $*=%,%,$(filter $*=%,$(REPO)))
+
+$(WORK)/chunks.tsv: $(COLL_CHUNKS) | build $(WORK)
+	$(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS)
+else ifeq ($(SHARDS),1)
 $(WORK)/chunks.tsv: | build $(WORK) check-repo
 	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
 else
@@ -105,8 +139,10 @@ $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 	$(SORT_CMD)
 
 # 2.5 steps 3-4: union-find, drop singletons and ubiquitous chunks.
-$(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv | build
-	$(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv -o $@ $<
+# TEMPLATES: template chunks dropped, F sizes become payloads (a newer
+# templates file re-runs from here; nothing is re-chunked).
+$(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) | build
+	$(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv $(TEMPLATE_OPTS) -o $@ $<
 
 # 2.5 steps 5-6: pack components into bins that fit in memory.
 $(WORK)/bins.tsv: $(WORK)/partition.tsv | build
@@ -119,7 +155,7 @@ $(WORK)/pairs.tsv: $(WORK)/bins.tsv | build
 # Exact similarity of the candidate pairs (line LCS for text), and the
 # shared regions for the side-by-side views.
 $(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
-	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv --regions $(WORK)/regions.tsv -j $(JOBS) -o $@ $<
+	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv $(TEMPLATE_OPTS) --regions $(WORK)/regions.tsv -j $(JOBS) -o $@ $<
 
 ifeq ($(VERIFY),0)
 PAIRS := $(WORK)/pairs.tsv
@@ -127,7 +163,11 @@ else
 PAIRS := $(WORK)/verified.tsv
 endif
 
-REPORT_OPTS = $(QUIET) --files $(WORK)/files.tsv --min-percent $(MIN_PERCENT) --min-bytes $(MIN_BYTES)
+# More fsim-report options, e.g. REPORT_FILTERS="--same-type --max-size-ratio 3
+# --cross-collections-only" (sif's post-processing; remove the reports, or
+# make -B them, to apply new ones: nothing else is re-run).
+REPORT_FILTERS ?=
+REPORT_OPTS = $(QUIET) --files $(WORK)/files.tsv --min-percent $(MIN_PERCENT) --min-bytes $(MIN_BYTES) $(REPORT_FILTERS)
 
 # Step 5 and 2.4: clusters and identical sets.
 $(WORK)/report.txt: $(PAIRS) $(WORK)/files.tsv | build
@@ -146,6 +186,16 @@ $(WORK)/report.html: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
 # Workbook with outlined clusters (paper figures 5 and 6).
 $(WORK)/report.xlsx: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format xlsx -o $@ $<
+
+# Paper section 4: mark cluster CLUSTER of the last report as template
+# similarity; its shared chunks are appended to the templates file (the
+# first of TEMPLATES, else WORK/templates.tsv). Then run make report again
+# with TEMPLATES=<that file>: from fsim-partition on, nothing re-chunked.
+TEMPLATES_OUT = $(or $(firstword $(TEMPLATES)),$(WORK)/templates.tsv)
+template: | build
+	@test -n "$(CLUSTER)" || { echo "make: set CLUSTER=<cluster id from $(WORK)/report.txt>" >&2; exit 2; }
+	$(BIN)/fsim-template $(QUIET) --cluster $(CLUSTER) --fraction $(FRACTION) --report $(WORK)/report.json --files $(WORK)/files.tsv -o $(TEMPLATES_OUT) $(WORK)/partition.tsv
+	@echo "marked: run make report again with TEMPLATES=$(TEMPLATES_OUT)"
 
 # The built-in sample: a generated repository with planted near-duplicates,
 # a contained file, successive versions, identical copies and a template.

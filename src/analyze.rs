@@ -31,7 +31,6 @@ use crate::features::{self, MethodSpec};
 use crate::io::{open_input, Output};
 use crate::records::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, Params,
-    CHUNK_PARAM_KEYS,
 };
 use crate::sort::{ExternalSorter, PairRecord, SortOptions};
 use std::collections::HashMap;
@@ -915,7 +914,7 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
     a.params = check
         .params
         .as_ref()
-        .map(|p| p.only(CHUNK_PARAM_KEYS))
+        .map(records::stage_params)
         .unwrap_or_default();
     // Bins hold disjoint files but components interleave ids across bins.
     a.pairs.sort_unstable();

@@ -20,7 +20,7 @@ use crate::analyze::{estimate_memory, input_err};
 use crate::error::{Context, Error, Result};
 use crate::io::{open_input, Output};
 use crate::records::{
-    self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, CHUNK_PARAM_KEYS,
+    self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
 };
 use std::collections::HashMap;
 use std::fs::File;
@@ -301,8 +301,11 @@ fn slot(v: &mut Vec<u32>, id: u32) -> &mut u32 {
 
 /// The whole stage.
 pub fn run(cfg: &Config) -> Result<()> {
+    let t0 = std::time::Instant::now();
     let (input, name) = open_input(&cfg.input)?;
-    let mut r = LineReader::new(input, name);
+    let progress =
+        crate::progress::Progress::for_inputs("fsim-binpack", &[cfg.input.as_path()], cfg.quiet);
+    let mut r = LineReader::new(progress.reader(input), name);
     let tmp = tempfile::Builder::new()
         .prefix("fsim-binpack.")
         .tempdir_in(cfg.tmpdir.clone().unwrap_or_else(std::env::temp_dir))
@@ -512,7 +515,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     let params = check
         .params
         .as_ref()
-        .map(|p| p.only(CHUNK_PARAM_KEYS))
+        .map(records::stage_params)
         .unwrap_or_default()
         .with("bins", bins.len())
         .with("capacity", cfg.capacity);
@@ -615,7 +618,18 @@ pub fn run(cfg: &Config) -> Result<()> {
         .with("files", files.len());
     records::write_trailer(Kind::Bins, &t, &mut buf);
     out.write_all(&buf)?;
-    out.finish()
+    out.finish()?;
+    progress.finish();
+    if !cfg.quiet {
+        eprintln!(
+            "fsim-binpack: {} bins, {} files, {} records, {:.2} s",
+            bins.len(),
+            files.len(),
+            seen.count,
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@
 //! | fsim-verify | [`verify`] | 2.3: exact bytes in common of candidate pairs |
 //! | fsim-report | [`report`] | step 5 and 2.4 |
 //! | fsim-index, fsim-query | [`index`] | sif's one-against-all queries |
-//! | fsim-report | [`report`], [`report_html`], [`report_xlsx`] | step 5 and 2.4 |
+//! | fsim-report | [`report`], [`report_html`], [`report_xlsx`], [`report_filter`], [`report_collections`] | step 5 and 2.4; sif's post-processing |
+//! | fsim-template | [`templates`] | section 4: templates |
+//! | fsim-merge | [`collections`] | section 4: collections chunked apart |
 
 pub mod analyze;
 pub mod bgwrite;
@@ -23,6 +25,7 @@ pub mod binpack;
 pub mod chunk;
 pub mod chunker;
 pub mod cli;
+pub mod collections;
 pub mod corpus;
 pub mod error;
 pub mod features;
@@ -30,12 +33,16 @@ pub mod index;
 pub mod io;
 pub mod parhash;
 pub mod partition;
+pub mod progress;
 pub mod records;
 pub mod report;
+pub mod report_collections;
+pub mod report_filter;
 pub mod report_html;
 pub mod report_xlsx;
 pub mod reuse;
 pub mod sort;
+pub mod templates;
 pub mod unionfind;
 pub mod verify;
 pub mod walk;

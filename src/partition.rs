@@ -65,6 +65,9 @@ pub struct Config {
     pub output: Option<PathBuf>,
     pub limit: Limit,
     pub quiet: bool,
+    /// Templates files (`--templates`): their chunks are ignored and file
+    /// sizes reduced to their payload (`crate::templates`).
+    pub templates: Vec<PathBuf>,
 }
 
 /// A dropped chunk of high degree, for the report.
@@ -93,24 +96,26 @@ pub struct Summary {
     pub top: Vec<Dropped>,
     /// Escaped path of the example file of the highest dropped chunk.
     pub top_example_path: Option<String>,
+    /// `; templates: ...` phrase, empty without templates.
+    pub templates: String,
     pub seconds: f64,
 }
 
 impl Summary {
-    /// The stderr report: the analyst must see what was dropped.
+    /// The stderr report, one line: the analyst must see what was dropped.
     pub fn report(&self) -> String {
         let mut s = format!(
-            "fsim-partition: {} files, {} components of 2 or more files holding {} files, {} records kept of {} ({} single-file chunks dropped), {:.2} s\n",
+            "fsim-partition: {} files, {} components of 2 or more files holding {} files, {} records kept of {} ({} single-file chunks dropped){}",
             self.files,
             self.components,
             self.files_in_components,
             self.kept.count,
             self.records_in,
             self.singleton_chunks,
-            self.seconds
+            self.templates,
         );
         s += &format!(
-            "fsim-partition: dropped {} chunks above degree {} ({} records)",
+            "; dropped {} chunks above degree {} ({} records)",
             self.dropped_chunks, self.limit, self.dropped_records
         );
         if let Some(t) = self.top.first() {
@@ -123,7 +128,7 @@ impl Summary {
                 t.degree, t.len, ex
             );
         }
-        s.push('\n');
+        s += &format!("; {:.2} s\n", self.seconds);
         s
     }
 }
@@ -461,8 +466,10 @@ struct Parsed {
     check: InputCheck,
     last_name: String,
     last_line: u64,
-    /// Feature methods: distinct features per file (see `parse_input`).
+    /// Feature methods: distinct features per file (see `parse_chunks`).
     feature_counts: Option<Vec<u32>>,
+    /// Template bytes per file (`--templates`).
+    tmpl: crate::templates::PayloadCounter,
 }
 
 /// The parser thread of [`run`]: read and check the sorted chunk stream,
@@ -472,6 +479,8 @@ fn parse_chunks(
     inputs: &[PathBuf],
     table: &FileTable,
     chunk_params: &Params,
+    mut tmpl: crate::templates::PayloadCounter,
+    quiet: bool,
     tx: SyncSender<Vec<ChunkKey>>,
     back: Receiver<Vec<ChunkKey>>,
 ) -> Result<Option<Parsed>> {
@@ -488,8 +497,11 @@ fn parse_chunks(
         .then(|| vec![0u32; n as usize]);
     let (mut last_name, mut last_line) = (String::from("-"), 0);
     let mut batch: Vec<ChunkKey> = Vec::with_capacity(BATCH);
+    let paths: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
+    let progress = crate::progress::Progress::for_inputs("fsim-partition", &paths, quiet);
     for path in inputs {
         let (r, name) = open_input(path)?;
+        let r = progress.reader(r);
         let mut lines = FastLines::new(r, name);
         while let Some((line, at)) = lines.next_line_at()? {
             if let Some(k) = parse_chunk_line(line) {
@@ -513,6 +525,9 @@ fn parse_chunks(
                 }
                 prev = Some(key);
                 seen.add(&k.record());
+                if tmpl.take(k.hash(), k.file, k.len) {
+                    continue;
+                }
                 batch.push(k);
                 if batch.len() == BATCH {
                     let next = back
@@ -552,12 +567,14 @@ fn parse_chunks(
     if !batch.is_empty() && tx.send(batch).is_err() {
         return Ok(None);
     }
+    progress.finish();
     Ok(Some(Parsed {
         seen,
         check,
         last_name,
         last_line,
         feature_counts,
+        tmpl,
     }))
 }
 
@@ -602,13 +619,17 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let n = table.files;
     let limit = cfg.limit.resolve(n);
     let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
+    let tmpl = crate::templates::PayloadCounter::new(
+        crate::templates::TemplateSet::load(&cfg.templates, &chunk_params)?,
+        n as usize,
+    );
     let mut w = BgWriter::new(Output::create(cfg.output.as_deref())?);
     let mut head = Vec::new();
-    write_header(
-        Kind::Partition,
-        &chunk_params.clone().with("files", n).with("limit", limit),
-        &mut head,
-    );
+    let mut hp = chunk_params.clone().with("files", n).with("limit", limit);
+    for (k, v) in tmpl.set.header_params().0 {
+        hp.set(&k, v);
+    }
+    write_header(Kind::Partition, &hp, &mut head);
     w.raw(&head)?;
 
     let mut g = Grouper::new(n as usize, limit);
@@ -622,7 +643,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         let (tx, rx) = sync_channel::<Vec<ChunkKey>>(4);
         let (back_tx, back_rx) = sync_channel::<Vec<ChunkKey>>(8);
         let (table, chunk_params) = (&table, &chunk_params);
-        let parser = s.spawn(move || parse_chunks(inputs, table, chunk_params, tx, back_rx));
+        let quiet = cfg.quiet;
+        let parser =
+            s.spawn(move || parse_chunks(inputs, table, chunk_params, tmpl, quiet, tx, back_rx));
         let mut group = || -> Result<()> {
             let mut cur: Option<(u64, u64)> = None;
             for batch in rx.iter() {
@@ -652,6 +675,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let parsed = parsed?.ok_or_else(|| Error::msg("internal error: the parser thread stopped"))?;
     g.end_group(|k| write_chunk(k, &mut w))?;
     let feature_counts = parsed.feature_counts;
+    let tmpl = parsed.tmpl;
     let (seen, last_name) = (parsed.seen, parsed.last_name);
     parsed.check.finish(&seen, &last_name, parsed.last_line)?;
     if seen != table.chunk_digest {
@@ -682,7 +706,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         b.push(b'\t');
         crate::records::write_id(comps.label(id), b);
         b.push(b'\t');
-        crate::records::write_u64(size, b);
+        crate::records::write_u64(tmpl.payload(id, size), b);
         b.push(b'\t');
         crate::records::write_hex128(content, b);
         if let Some(c) = &feature_counts {
@@ -748,6 +772,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         dropped_records,
         top,
         top_example_path,
+        templates: tmpl.summary(),
         seconds: t0.elapsed().as_secs_f64(),
     })
 }

@@ -685,6 +685,18 @@ pub const CHUNK_PARAM_KEYS: &[&str] = &[
     "strip-html",
 ];
 
+/// The header parameters a stage passes on to the next: the chunking
+/// parameters plus the identity of the templates ignored since
+/// fsim-partition (`templates=`, `template-chunks=`; see
+/// [`crate::templates`]).
+pub fn stage_params(p: &Params) -> Params {
+    let mut out = p.only(CHUNK_PARAM_KEYS);
+    for (k, v) in p.only(crate::templates::TEMPLATE_PARAM_KEYS).0 {
+        out.set(&k, v);
+    }
+    out
+}
+
 /// The kinds of file fsim writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -695,6 +707,8 @@ pub enum Kind {
     Pairs,
     /// Shared regions of verified pairs (`fsim-verify --regions`).
     Regions,
+    /// Template chunks to ignore (`fsim-template`).
+    Templates,
 }
 
 impl Kind {
@@ -706,6 +720,7 @@ impl Kind {
             Kind::Bins => "bins",
             Kind::Pairs => "pairs",
             Kind::Regions => "regions",
+            Kind::Templates => "templates",
         }
     }
 
@@ -717,6 +732,7 @@ impl Kind {
             Kind::Bins,
             Kind::Pairs,
             Kind::Regions,
+            Kind::Templates,
         ]
         .into_iter()
         .find(|k| k.as_str().as_bytes() == s)
@@ -731,6 +747,7 @@ impl Kind {
             Kind::Bins => "fsim-binpack",
             Kind::Pairs => "fsim-analyze",
             Kind::Regions => "fsim-verify --regions",
+            Kind::Templates => "fsim-template",
         }
     }
 }

@@ -96,6 +96,19 @@ pub struct Config {
     pub html: crate::report_html::HtmlOptions,
     /// Colour in the text report.
     pub color: ColorChoice,
+    /// sif's post-processing filters (src/report_filter.rs).
+    pub filters: crate::report_filter::Filters,
+    /// Smallest cluster flagged as a likely template.
+    pub template_min_files: usize,
+}
+
+/// A cluster flagged as a likely template (`crate::templates::likely_template`).
+#[derive(Debug, Clone)]
+pub struct TemplateHint {
+    /// Bytes shared by almost all its links (the 10th percentile).
+    pub bytes: u64,
+    /// The command that marks it.
+    pub command: String,
 }
 
 /// One similar pair as read from the analysis.
@@ -120,6 +133,8 @@ pub struct Cluster {
     pub links: Vec<Pair>,
     pub total_size: u64,
     pub avg_similarity: f64,
+    /// Set when the cluster looks like template similarity.
+    pub template: Option<TemplateHint>,
 }
 
 /// A set of files with identical content.
@@ -146,6 +161,16 @@ pub struct Report {
     /// Identical set of a representative file, by file id.
     pub set_of: HashMap<u32, usize>,
     pub pairs_read: u64,
+    /// Size of each file as the percentages use it: its payload (size less
+    /// its template chunks) when the analysis ignored templates, else its
+    /// size.
+    pub sizes: Vec<u64>,
+    /// Collections of a merged file table (empty: one unnamed collection).
+    pub collections: Vec<crate::collections::Collection>,
+    /// Collection index of each file.
+    pub coll: Vec<usize>,
+    /// Links that passed the thresholds but not the filters.
+    pub filtered_links: u64,
 }
 
 /// Read the file table: entries indexed by id.
@@ -221,7 +246,9 @@ fn read_pairs(
     files: &[FileEntry],
     table_params: &Params,
     files_name: &str,
+    sizes: &mut [u64],
 ) -> Result<(Vec<Pair>, Params)> {
+    let mut payloads = false;
     let (input, name) = open_input(path)?;
     let mut r = LineReader::new(input, name.clone());
     let mut check = InputCheck::new(Kind::Pairs, "pairs");
@@ -238,6 +265,7 @@ fn read_pairs(
         let err = |m: String| Error::input(&name, line_no, m);
         match line {
             Line::Header(k, p) => {
+                payloads |= p.get("templates").is_some();
                 check.header(k, p.clone()).map_err(err)?;
                 if let Some(d) = p
                     .only(CHUNK_PARAM_KEYS)
@@ -288,8 +316,13 @@ fn read_pairs(
                 };
                 let fa = files.get(a as usize);
                 let fb = files.get(b as usize);
+                // With templates the pairs carry payload sizes.
+                let fits = |f: &FileEntry, s: u64| f.size == s || (payloads && f.size > s);
                 match (fa, fb) {
-                    (Some(fa), Some(fb)) if fa.size == sa && fb.size == sb && a < b => {}
+                    (Some(fa), Some(fb)) if fits(fa, sa) && fits(fb, sb) && a < b => {
+                        sizes[a as usize] = sa;
+                        sizes[b as usize] = sb;
+                    }
                     _ => {
                         return Err(err(format!(
                             "pair {a}-{b} does not match the file table {files_name} (unknown id or other size): pairs from another run?"
@@ -338,12 +371,31 @@ pub fn build(config: Config) -> Result<Report> {
     crate::io::wait_for_input(&config.pairs)?;
     let (files, table_params) = read_file_table(&config.files)?;
     let files_name = config.files.display().to_string();
-    let (pairs, pair_params) = read_pairs(&config.pairs, &files, &table_params, &files_name)?;
+    let collections = crate::collections::read(&config.files)?;
+    let coll = crate::collections::of_files(&collections, files.len())
+        .map_err(|m| Error::msg(format!("{files_name}: {m}")))?;
+    let mut sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+    let (pairs, pair_params) = read_pairs(
+        &config.pairs,
+        &files,
+        &table_params,
+        &files_name,
+        &mut sizes,
+    )?;
     let pairs_read = pairs.len() as u64;
+    let filters = &config.filters;
+    let path_filtered = !filters.include.is_empty() || !filters.exclude.is_empty();
+    let path_ok: Vec<bool> = files
+        .iter()
+        .map(|f| !path_filtered || filters.file_ok(&escape_path_string(&f.path)))
+        .collect();
 
     // Identical sets (2.4): equal content hash, non-empty files.
     let mut by_content: BTreeMap<u128, Vec<u32>> = BTreeMap::new();
-    for f in files.iter().filter(|f| f.size > 0) {
+    for f in files
+        .iter()
+        .filter(|f| f.size > 0 && path_ok[f.id as usize])
+    {
         by_content.entry(f.content).or_default().push(f.id);
     }
     let mut identical: Vec<IdenticalSet> = by_content
@@ -365,8 +417,8 @@ pub fn build(config: Config) -> Result<Report> {
         set_of.insert(s.files[0], i);
     }
 
-    // Thresholds on what the analysis kept.
-    let size = |id: u32| files[id as usize].size;
+    // Thresholds on what the analysis kept, then the filters.
+    let size = |id: u32| sizes[id as usize];
     let keep = |p: &Pair| {
         let (sa, sb) = (size(p.a), size(p.b));
         let base = config.percent_of.base(sa, sb);
@@ -374,7 +426,16 @@ pub fn build(config: Config) -> Result<Report> {
             && p.common > 0
             && percent(p.common, base) >= config.min_percent
     };
-    let kept: Vec<Pair> = pairs.into_iter().filter(keep).collect();
+    let pass = |p: &Pair| {
+        let (a, b) = (p.a as usize, p.b as usize);
+        path_ok[a]
+            && path_ok[b]
+            && filters.link_ok(&files[a], &files[b], size(p.a), size(p.b), coll[a], coll[b])
+    };
+    let above: Vec<Pair> = pairs.into_iter().filter(keep).collect();
+    let n_above = above.len() as u64;
+    let kept: Vec<Pair> = above.into_iter().filter(pass).collect();
+    let filtered_links = n_above - kept.len() as u64;
 
     // Connected components of the similarity graph.
     let mut adj: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
@@ -435,13 +496,21 @@ pub fn build(config: Config) -> Result<Report> {
             .map(|&m| files[m as usize].content)
             .min()
             .unwrap_or(0);
+        let id = hex128(id_hash)[..10].to_string();
+        let commons: Vec<u64> = links.iter().map(|p| p.common).collect();
+        let template = crate::templates::likely_template(n, &commons, config.template_min_files)
+            .map(|t| TemplateHint {
+                bytes: t,
+                command: crate::templates::mark_command(&id),
+            });
         clusters.push(Cluster {
-            id: hex128(id_hash)[..10].to_string(),
+            id,
             kind,
             files: members,
             links,
             total_size,
             avg_similarity: avg,
+            template,
         });
     }
     clusters.sort_by(|x, y| y.total_size.cmp(&x.total_size).then(x.id.cmp(&y.id)));
@@ -450,6 +519,7 @@ pub fn build(config: Config) -> Result<Report> {
     params.set("report-min-percent", config.min_percent);
     params.set("report-min-bytes", config.min_bytes);
     params.set("report-percent-of", config.percent_of.as_str());
+    params.set("report-filters", config.filters.describe());
     Ok(Report {
         files,
         params,
@@ -458,6 +528,10 @@ pub fn build(config: Config) -> Result<Report> {
         clusters,
         set_of,
         pairs_read,
+        sizes,
+        collections,
+        coll,
+        filtered_links,
     })
 }
 
@@ -482,8 +556,25 @@ impl Report {
         escape_path_string(&self.files[id as usize].path)
     }
 
-    fn size(&self, id: u32) -> u64 {
-        self.files[id as usize].size
+    /// The size percentages refer to: the payload when templates were
+    /// ignored, else the file's size.
+    pub fn size(&self, id: u32) -> u64 {
+        self.sizes[id as usize]
+    }
+
+    /// Name of a file's collection, when there are collections.
+    pub fn collection(&self, id: u32) -> Option<&str> {
+        self.collections
+            .get(self.coll[id as usize])
+            .map(|c| c.name.as_str())
+    }
+
+    /// Template chunks ignored by the analysis: (count, digest).
+    pub fn templates(&self) -> Option<(&str, &str)> {
+        Some((
+            self.params.get("template-chunks")?,
+            self.params.get("templates")?,
+        ))
     }
 
     /// Copies of a representative (other members of its identical set).
@@ -508,6 +599,8 @@ impl Report {
             "identical_sets": self.identical.len(),
             "identical_files": ident_files,
             "overhead_bytes": overhead,
+            "filtered_links": self.filtered_links,
+            "likely_templates": self.clusters.iter().filter(|c| c.template.is_some()).count(),
         })
     }
 
@@ -556,13 +649,18 @@ impl Report {
                     "file_count": c.files.len(),
                     "total_size": c.total_size,
                     "average_similarity": r1(c.avg_similarity),
+                    "likely_template": c.template.is_some(),
+                    "template_bytes": c.template.as_ref().map(|t| t.bytes),
+                    "template_command": c.template.as_ref().map(|t| t.command.clone()),
                     "files": c.files.iter().map(|&f| {
                         let e = &self.files[f as usize];
                         json!({
                             "id": f,
                             "path": self.path(f),
-                            "size": e.size,
+                            "size": self.size(f),
+                            "file_size": e.size,
                             "type": e.ftype.as_str(),
+                            "collection": self.collection(f),
                             "identical_copies": self.copies(f).iter().map(|&x| self.path(x)).collect::<Vec<_>>(),
                         })
                     }).collect::<Vec<_>>(),
@@ -576,6 +674,12 @@ impl Report {
             "summary": self.summary(),
             "identical_sets": identical,
             "clusters": clusters,
+            "collections": self.collections.iter().map(|c| json!({
+                "name": c.name,
+                "files": c.files,
+                "bytes": self.files[c.first as usize..(c.first + c.files) as usize].iter().map(|f| f.size).sum::<u64>(),
+            })).collect::<Vec<_>>(),
+            "collection_overlap": crate::report_collections::overlap(self).iter().map(|o| o.to_json(self)).collect::<Vec<_>>(),
         })
     }
 
@@ -641,6 +745,21 @@ impl Report {
             self.config.percent_of.as_str(),
             self.config.min_bytes
         );
+        if let Some((n, digest)) = self.templates() {
+            let _ = writeln!(
+                o,
+                "{dim}templates: {n} chunks ignored (templates={}); sizes and percentages are of the payload (file less its template chunks){reset}",
+                &digest[..digest.len().min(10)]
+            );
+        }
+        if self.config.filters.describe() != "none" || self.filtered_links > 0 {
+            let _ = writeln!(
+                o,
+                "{dim}filters: {}; {} links dropped by them{reset}",
+                self.config.filters.describe(),
+                self.filtered_links
+            );
+        }
         let _ = writeln!(o);
         let _ = writeln!(
             o,
@@ -677,6 +796,14 @@ impl Report {
                 c.links.len(),
                 c.avg_similarity
             );
+            if let Some(t) = &c.template {
+                let _ = writeln!(
+                    o,
+                    "    {pct}likely template{reset}: about {} shared by almost all its files; to ignore those chunks from now on, in the work folder:\n      {}",
+                    human_bytes(t.bytes),
+                    t.command
+                );
+            }
             for &f in &c.files {
                 let copies = self.copies(f);
                 let extra = if copies.is_empty() {
@@ -684,9 +811,13 @@ impl Report {
                 } else {
                     format!("  (+{} identical copies)", copies.len())
                 };
+                let coll = match self.collection(f) {
+                    Some(c) if self.collections.len() > 1 => format!("[{c}] "),
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     o,
-                    "    {:>10}  {}{}",
+                    "    {:>10}  {coll}{}{}",
                     human_bytes(self.size(f)),
                     self.path(f),
                     extra
@@ -706,6 +837,9 @@ impl Report {
                     if l.exact { "exact" } else { "lower bound" }
                 );
             }
+        }
+        if !self.collections.is_empty() {
+            crate::report_collections::text(self, &mut o, st.head, st.reset);
         }
         o
     }

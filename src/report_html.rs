@@ -237,7 +237,7 @@ fn shared_flags(of: &[(u128, u32)], other: &HashSet<u128>, n: usize) -> (String,
 /// The page's data: summary, identical sets, clusters, views.
 pub fn data(report: &Report, opts: &HtmlOptions) -> Value {
     let path = |id: u32| escape_path_string(&report.files[id as usize].path);
-    let size = |id: u32| report.files[id as usize].size;
+    let size = |id: u32| report.size(id);
     let copies = |id: u32| -> &[u32] {
         match report.set_of.get(&id) {
             Some(&s) => &report.identical[s].files[1..],
@@ -336,6 +336,8 @@ pub fn data(report: &Report, opts: &HtmlOptions) -> Value {
             "avg": r1(c.avg_similarity),
             "files": files,
             "links": links,
+            "template": c.template.as_ref().map(|t| t.command.clone()),
+            "template_bytes": c.template.as_ref().map(|t| t.bytes),
         }));
     }
     let total_links: usize = report.clusters.iter().map(|c| c.links.len()).sum();

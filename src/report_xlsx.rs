@@ -85,7 +85,7 @@ fn truncated(ws: &mut Worksheet, row: u32, left: usize) -> Result<()> {
 pub fn render(report: &Report) -> Result<Vec<u8>> {
     let s = Styles::new();
     let path = |id: u32| escape_path_string(&report.files[id as usize].path);
-    let size = |id: u32| report.files[id as usize].size as f64;
+    let size = |id: u32| report.size(id) as f64;
     let mut wb = Workbook::new();
 
     // Sheet A: identical sets, files folded under each set.
@@ -194,7 +194,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                     .links
                     .iter()
                     .filter(|l| l.a == f || l.b == f)
-                    .map(|l| percent(l.common, report.files[f as usize].size))
+                    .map(|l| percent(l.common, report.size(f)))
                     .fold(0.0, f64::max);
                 let copies = report
                     .set_of

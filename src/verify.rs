@@ -113,6 +113,9 @@ pub struct Config {
     pub memory: u64,
     pub jobs: usize,
     pub quiet: bool,
+    /// Templates files the analysis used (`--templates`): their chunks are
+    /// cut out of each file before comparing (the payload).
+    pub templates: Vec<PathBuf>,
 }
 
 /// How a pair's files are cut into tokens.
@@ -602,6 +605,9 @@ struct Worker {
     bad: HashMap<u32, Stale>,
     files_read: u64,
     bytes_read: u64,
+    /// Templates and the run's chunker, when the analysis ignored templates.
+    templates: Option<Arc<(crate::templates::TemplateSet, Chunker)>>,
+    payload: Vec<u8>,
 }
 
 impl Worker {
@@ -614,6 +620,8 @@ impl Worker {
             bad: HashMap::new(),
             files_read: 0,
             bytes_read: 0,
+            templates: None,
+            payload: Vec::new(),
         }
     }
 
@@ -622,6 +630,7 @@ impl Worker {
     fn load(
         &mut self,
         e: &FileEntry,
+        payload: u64,
         mode: Mode,
         reuse: &[bool],
     ) -> std::result::Result<Arc<Tokens>, Stale> {
@@ -637,7 +646,21 @@ impl Worker {
         }
         self.files_read += 1;
         self.bytes_read += self.buf.len() as u64;
-        let t = Arc::new(tokenize(&self.buf, mode, &self.pieces));
+        let t = match &self.templates {
+            None => Arc::new(tokenize(&self.buf, mode, &self.pieces)),
+            Some(tc) => {
+                tc.0.payload(&self.buf, &tc.1, &mut self.payload);
+                if self.payload.len() as u64 != payload {
+                    let s = format!(
+                        "its payload is {} bytes now, {payload} in the analysis (file or templates changed)",
+                        self.payload.len()
+                    );
+                    self.bad.insert(e.id, s.clone());
+                    return Err(s);
+                }
+                Arc::new(tokenize(&self.payload, mode, &self.pieces))
+            }
+        };
         if self.buf.capacity() > 64 << 20 {
             // Do not keep a huge file's buffer for the rest of the run.
             self.buf = Vec::new();
@@ -663,7 +686,7 @@ impl Worker {
             let (fa, fb) = (&files[p.a as usize], &files[p.b as usize]);
             let mode = Mode::of(fa.ftype, fb.ftype);
             if !matches!(&cur, Some((a, m, _)) if *a == p.a && *m == mode) {
-                let ta = self.load(fa, mode, reuse);
+                let ta = self.load(fa, p.size_a, mode, reuse);
                 if let Ok(t) = &ta {
                     self.differ.set_a(t);
                 }
@@ -686,7 +709,7 @@ impl Worker {
                     continue;
                 }
             };
-            let tb = match self.load(fb, mode, reuse) {
+            let tb = match self.load(fb, p.size_b, mode, reuse) {
                 Ok(t) => t,
                 Err(s) => {
                     out.push(lower(vec![(p.b, s)]));
@@ -922,12 +945,26 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (files, table_params) = read_file_table(&cfg.files)?;
     let files_name = cfg.files.display().to_string();
     let (input, name) = open_input(&cfg.pairs)?;
-    let mut r = LineReader::new(input, name.clone());
+    let progress = crate::progress::Progress::for_inputs(PROG, &[cfg.pairs.as_path()], cfg.quiet);
+    let mut r = LineReader::new(progress.reader(input), name.clone());
     let mut check = InputCheck::new(Kind::Pairs, "pairs");
     let mut seen = Digest::default();
     let jobs = cfg.jobs.max(1);
+    let tset = crate::templates::TemplateSet::load(&cfg.templates, &table_params)?;
+    let tshared = if tset.is_empty() {
+        None
+    } else {
+        let c = Chunker::from_params(&table_params)
+            .map_err(|m| Error::msg(format!("{files_name}: {m}")))?;
+        Some(Arc::new((tset.clone(), c)))
+    };
+    let with_templates = tshared.is_some();
     let mut workers: Vec<Worker> = (0..jobs)
-        .map(|_| Worker::new(cfg.memory / jobs as u64))
+        .map(|_| {
+            let mut w = Worker::new(cfg.memory / jobs as u64);
+            w.templates = tshared.clone();
+            w
+        })
         .collect();
     let mut sink = Sink {
         out: Output::create(cfg.output.as_deref())?,
@@ -963,6 +1000,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                         "pairs and file table {files_name} come from runs with different parameters: {d}"
                     )));
                 }
+                tset.check_against(&p, "these pairs").map_err(err)?;
                 if p.get("verified").is_some() {
                     return Err(err(
                         "these pairs are already verified (written by fsim-verify)".into(),
@@ -996,7 +1034,13 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 }
                 let p = parse_pair(d).ok_or_else(|| err(format!("expected {EXPECTED_PAIR}")))?;
                 match (files.get(p.a as usize), files.get(p.b as usize)) {
-                    (Some(fa), Some(fb)) if fa.size == p.size_a && fb.size == p.size_b && p.a < p.b => {}
+                    // With templates the pairs carry payload sizes.
+                    (Some(fa), Some(fb))
+                        if p.a < p.b
+                            && (fa.size == p.size_a
+                                || (with_templates && fa.size > p.size_a))
+                            && (fb.size == p.size_b
+                                || (with_templates && fb.size > p.size_b)) => {}
                     _ => {
                         return Err(err(format!(
                             "pair {}-{} does not match the file table {files_name} (unknown id or other size): pairs from another run?",
@@ -1025,6 +1069,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     check.finish(&seen, &name, r.line_number())?;
     let o = process(&batch, &mut workers, &files, &mut reuse, want_regions);
+    progress.finish();
     sink.write_batch(&batch, &o, &files, cfg)?;
     let mut t = Vec::new();
     write_trailer(Kind::Pairs, &digest_params(&sink.written, "pairs"), &mut t);

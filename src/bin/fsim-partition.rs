@@ -33,6 +33,11 @@ struct Args {
     /// Drop chunks found in more than floor(files × F) files (the paper: half).
     #[arg(long, value_name = "F", default_value_t = 0.5)]
     max_degree_fraction: f64,
+    /// Ignore the chunks of this templates file (written by fsim-template;
+    /// repeat for several): they link no files, and each file's size in its
+    /// F line becomes its payload (size less its template chunks).
+    #[arg(long, value_name = "TEMPLATES.tsv")]
+    templates: Vec<PathBuf>,
     /// No summary on standard error.
     #[arg(short, long)]
     quiet: bool,
@@ -60,6 +65,7 @@ fn main() -> ExitCode {
             output: a.output,
             limit,
             quiet: a.quiet,
+            templates: a.templates,
         };
         let s = fsim::partition::run(&cfg)?;
         if !cfg.quiet {

@@ -45,6 +45,37 @@ struct Args {
     /// terminal and NO_COLOR is unset), always, never.
     #[arg(long, value_enum, default_value = "auto")]
     color: report::ColorChoice,
+    /// Drop links whose larger file is more than R times the smaller (sif's
+    /// size ratio; sizes are payloads when templates were ignored).
+    #[arg(long, value_name = "R")]
+    max_size_ratio: Option<f64>,
+    /// Link only files with the same suffix (text after the last '.' of the
+    /// name, case-insensitive).
+    #[arg(long)]
+    same_suffix: bool,
+    /// Link only files of the same type (text, binary, pdf... as in the file table).
+    #[arg(long)]
+    same_type: bool,
+    /// Which types may be linked: separate (text-like files, text and
+    /// postscript, are not linked to binary-like ones: binary, compressed,
+    /// pdf, image) or any.
+    #[arg(long, value_enum, default_value = "separate")]
+    link_types: fsim::report_filter::LinkTypes,
+    /// Only files whose path matches: a glob on the whole path (`*`, `?`,
+    /// `[...]`; `*` crosses `/`) or, without glob characters, a substring.
+    /// Repeat for several (a file matching any is kept).
+    #[arg(long, value_name = "PATTERN")]
+    path_include: Vec<String>,
+    /// Leave out files whose path matches (glob or substring, as above).
+    #[arg(long, value_name = "PATTERN")]
+    path_exclude: Vec<String>,
+    /// Keep only links between files of different collections (fsim-merge).
+    #[arg(long)]
+    cross_collections_only: bool,
+    /// Flag clusters of at least this many files as likely templates (when
+    /// almost every link shares about the same bytes).
+    #[arg(long, value_name = "N", default_value_t = fsim::templates::LIKELY_MIN_FILES)]
+    template_min_files: usize,
     /// No summary line on stderr.
     #[arg(short, long)]
     quiet: bool,
@@ -53,6 +84,9 @@ struct Args {
 fn main() -> ExitCode {
     let a = Args::parse();
     fsim::cli::run("fsim-report", || {
+        fsim::cli::ensure(a.max_size_ratio.is_none_or(|r| r >= 1.0), || {
+            "--max-size-ratio must be at least 1".into()
+        })?;
         report::run(
             report::Config {
                 files: a.files,
@@ -67,6 +101,24 @@ fn main() -> ExitCode {
                     text_cap: a.html_text_cap.min(usize::MAX as u64) as usize,
                 },
                 color: a.color,
+                filters: fsim::report_filter::Filters {
+                    max_size_ratio: a.max_size_ratio,
+                    same_suffix: a.same_suffix,
+                    same_type: a.same_type,
+                    include: a
+                        .path_include
+                        .iter()
+                        .map(|p| fsim::report_filter::PathPattern::parse(p))
+                        .collect(),
+                    exclude: a
+                        .path_exclude
+                        .iter()
+                        .map(|p| fsim::report_filter::PathPattern::parse(p))
+                        .collect(),
+                    link_types: a.link_types,
+                    cross_collections_only: a.cross_collections_only,
+                },
+                template_min_files: a.template_min_files,
             },
             a.quiet,
         )

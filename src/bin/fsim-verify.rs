@@ -46,6 +46,10 @@ struct Args {
     /// Worker threads (default: number of cores).
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     jobs: Option<u32>,
+    /// The templates files given to fsim-partition (repeat for several): their
+    /// chunks are cut out of each file and the payloads compared.
+    #[arg(long, value_name = "TEMPLATES.tsv")]
+    templates: Vec<PathBuf>,
     /// No summary line on standard error (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
@@ -68,6 +72,7 @@ fn main() -> ExitCode {
             memory: a.memory,
             jobs,
             quiet: a.quiet,
+            templates: a.templates,
         })
         .map(|_| ())
     })

@@ -21,6 +21,8 @@ pub fn bin(name: &str) -> PathBuf {
         "fsim-index" => env!("CARGO_BIN_EXE_fsim-index"),
         "fsim-query" => env!("CARGO_BIN_EXE_fsim-query"),
         "fsim-gen" => env!("CARGO_BIN_EXE_fsim-gen"),
+        "fsim-template" => env!("CARGO_BIN_EXE_fsim-template"),
+        "fsim-merge" => env!("CARGO_BIN_EXE_fsim-merge"),
         other => panic!("unknown binary {other}"),
     };
     PathBuf::from(p)

@@ -1,0 +1,270 @@
+//! Templates end to end (paper section 4): a repository where 200 files
+//! share a long preamble and a few pairs are truly near-duplicates. Before
+//! marking, one big clique flagged as a likely template; after marking it
+//! once with fsim-template, exactly the true pairs, with sizes and
+//! percentages of the payload in analyze, verify and report alike. A nested
+//! template (a footer in half of them) needs a second round, appended to
+//! the same templates file or given as a second one.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Deterministic text: `lines` lines of pseudo-random words.
+fn text(seed: u64, lines: usize) -> String {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut s = String::new();
+    for _ in 0..lines {
+        let words = 6 + (x % 7) as usize;
+        for w in 0..words {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = 2 + (x % 8) as usize;
+            for k in 0..len {
+                s.push((b'a' + ((x >> (8 + 5 * k)) % 26) as u8) as char);
+            }
+            s.push(if w + 1 == words { '\n' } else { ' ' });
+        }
+    }
+    s
+}
+
+/// The true near-duplicate pairs (file numbers of the templated files).
+const TRUE_PAIRS: [(usize, usize); 3] = [(0, 1), (2, 3), (4, 5)];
+
+/// 200 files `t/docNNN.txt` = preamble + payload (+ footer for 100..199
+/// when `footer`), and 220 unrelated small files `other/` so that the
+/// preamble's degree (200) stays under partition's limit (half the files).
+fn make_repo(dir: &Path, footer: bool) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(repo.join("t")).unwrap();
+    std::fs::create_dir_all(repo.join("other")).unwrap();
+    let preamble = text(1, 400); // ~24 KB
+    let foot = text(2, 130); // ~8 KB
+    for i in 0..200usize {
+        let mut payload = text(1000 + i as u64, 100); // ~6 KB
+        if let Some(&(a, _)) = TRUE_PAIRS.iter().find(|p| p.1 == i) {
+            // A near-duplicate of file a: one line changed.
+            payload = text(1000 + a as u64, 100);
+            let mid = payload.len() / 2;
+            let nl = mid + payload[mid..].find('\n').unwrap() + 1;
+            payload.insert_str(nl, "an edited line in the copy\n");
+        }
+        let mut body = preamble.clone() + &payload;
+        if footer && i >= 100 {
+            body += &foot;
+        }
+        std::fs::write(repo.join(format!("t/doc{i:03}.txt")), body).unwrap();
+    }
+    for i in 0..220u64 {
+        std::fs::write(
+            repo.join(format!("other/o{i:03}.txt")),
+            text(50_000 + i, 15),
+        )
+        .unwrap();
+    }
+    repo
+}
+
+fn true_pairs(repo: &Path) -> BTreeSet<(String, String)> {
+    TRUE_PAIRS
+        .iter()
+        .map(|&(a, b)| {
+            let p = |i: usize| repo.join(format!("t/doc{i:03}.txt")).display().to_string();
+            (p(a), p(b))
+        })
+        .collect()
+}
+
+/// Link paths of every cluster.
+fn links(report: &Value) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for c in report["clusters"].as_array().unwrap() {
+        for l in c["links"].as_array().unwrap() {
+            out.insert((
+                l["a"].as_str().unwrap().to_string(),
+                l["b"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// partition (with templates) .. report, in `work`; returns the json report.
+fn rerun(work: &Path, templates: &[&Path]) -> Value {
+    let files = work.join("files.tsv");
+    let tpl: Vec<String> = templates
+        .iter()
+        .flat_map(|t| ["--templates".to_string(), t.display().to_string()])
+        .collect();
+    let mut c = fsim("fsim-partition");
+    c.args(["-q", "--files"])
+        .arg(&files)
+        .args(&tpl)
+        .arg("-o")
+        .arg(work.join("partition.tsv"))
+        .arg(work.join("sorted.tsv"));
+    run_ok(c, None);
+    let mut c = fsim("fsim-binpack");
+    c.args(["-q", "-o"])
+        .arg(work.join("bins.tsv"))
+        .arg(work.join("partition.tsv"));
+    run_ok(c, None);
+    let mut c = fsim("fsim-analyze");
+    c.args(["-q", "-o"])
+        .arg(work.join("pairs.tsv"))
+        .arg(work.join("bins.tsv"));
+    run_ok(c, None);
+    let mut c = fsim("fsim-verify");
+    c.args(["-q", "--files"])
+        .arg(&files)
+        .args(&tpl)
+        .arg("-o")
+        .arg(work.join("verified.tsv"))
+        .arg(work.join("pairs.tsv"));
+    run_ok(c, None);
+    let mut c = fsim("fsim-report");
+    c.args(["-q", "--format", "json", "--files"])
+        .arg(&files)
+        .arg("-o")
+        .arg(work.join("report.json"))
+        .arg(work.join("verified.tsv"));
+    run_ok(c, None);
+    serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap()
+}
+
+fn mark(work: &Path, cluster: &str, out: &Path, append: bool) -> String {
+    let mut c = fsim("fsim-template");
+    c.args(["--cluster", cluster, "--report"])
+        .arg(work.join("report.json"))
+        .arg("--files")
+        .arg(work.join("files.tsv"))
+        .arg("-o")
+        .arg(out);
+    if !append {
+        c.arg("--replace");
+    }
+    c.arg(work.join("partition.tsv"));
+    String::from_utf8(run_ok(c, None).stderr).unwrap()
+}
+
+/// The one cluster that is flagged as a likely template.
+fn flagged(report: &Value) -> (String, usize) {
+    let f: Vec<&Value> = report["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["likely_template"] == true)
+        .collect();
+    assert_eq!(f.len(), 1, "one likely template expected: {report:#}");
+    let cmd = f[0]["template_command"].as_str().unwrap();
+    assert_eq!(
+        cmd,
+        format!("fsim-template --cluster {}", f[0]["id"].as_str().unwrap())
+    );
+    (
+        f[0]["id"].as_str().unwrap().to_string(),
+        f[0]["file_count"].as_u64().unwrap() as usize,
+    )
+}
+
+#[test]
+fn template_marked_once_leaves_the_true_pairs() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = make_repo(t.path(), false);
+    let work = t.path().join("work");
+    let before = pipeline(&repo, &work, &[]);
+    // One big clique of the 200 templated files, flagged.
+    let clusters = before["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 1, "{before:#}");
+    assert_eq!(clusters[0]["file_count"], 200);
+    assert_eq!(clusters[0]["type"], "clique");
+    let (id, n) = flagged(&before);
+    assert_eq!(n, 200);
+
+    let tpl = work.join("templates.tsv");
+    let msg = mark(&work, &id, &tpl, false);
+    assert!(msg.contains("template chunks"), "{msg}");
+    let text = std::fs::read_to_string(&tpl).unwrap();
+    assert!(
+        text.starts_with("#fsim templates v1\tmethod=tttd"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("# cluster {id}: 200 files")),
+        "{text}"
+    );
+    assert!(text.contains("t/doc"), "a sample file is named: {text}");
+
+    let after = rerun(&work, &[&tpl]);
+    assert_eq!(links(&after), true_pairs(&repo), "{after:#}");
+    assert!(after["params"]["template-chunks"].as_str().is_some());
+    for c in after["clusters"].as_array().unwrap() {
+        assert_eq!(c["likely_template"], false);
+        for f in c["files"].as_array().unwrap() {
+            // Sizes are payloads: well under the file size.
+            let (size, file_size) = (
+                f["size"].as_u64().unwrap(),
+                f["file_size"].as_u64().unwrap(),
+            );
+            assert!(size < file_size && size > 4000, "{f}");
+        }
+        let l = &c["links"][0];
+        assert_eq!(l["exact"], true, "verified on the payloads: {l}");
+        assert!(l["percent_of_a"].as_f64().unwrap() > 90.0, "{l}");
+    }
+    // Pairs, verified pairs and report agree on the payload sizes.
+    let pairs = std::fs::read_to_string(work.join("pairs.tsv")).unwrap();
+    let verified = std::fs::read_to_string(work.join("verified.tsv")).unwrap();
+    assert!(pairs.lines().next().unwrap().contains("templates="));
+    let sizes = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split('\t').take(4).collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    assert_eq!(sizes(&pairs), sizes(&verified));
+
+    // Verify refuses pairs analysed with templates when not given them.
+    let mut c = fsim("fsim-verify");
+    c.args(["-q", "--files"])
+        .arg(work.join("files.tsv"))
+        .arg(work.join("pairs.tsv"));
+    let err = run_fail(c, None);
+    assert!(err.contains("give the same --templates"), "{err}");
+}
+
+#[test]
+fn nested_template_takes_a_second_round() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = make_repo(t.path(), true);
+    let work = t.path().join("work");
+    let before = pipeline(&repo, &work, &[]);
+    let (id, n) = flagged(&before);
+    assert_eq!(n, 200);
+    let tpl = work.join("templates.tsv");
+    mark(&work, &id, &tpl, false);
+    // Round two: the footer shared by files 100..199 is what is left.
+    let mid = rerun(&work, &[&tpl]);
+    let (id2, n2) = flagged(&mid);
+    assert_eq!(n2, 100);
+    // A second templates file...
+    let tpl2 = work.join("templates2.tsv");
+    mark(&work, &id2, &tpl2, false);
+    // ... or the same section appended to the first.
+    mark(&work, &id2, &tpl, true);
+    let appended = std::fs::read_to_string(&tpl).unwrap();
+    assert_eq!(appended.matches("#fsim templates v1").count(), 2);
+
+    let two_files = rerun(&work, &[&tpl2, &tpl]);
+    let part_two = std::fs::read(work.join("partition.tsv")).unwrap();
+    assert_eq!(links(&two_files), true_pairs(&repo), "{two_files:#}");
+    let one_file = rerun(&work, &[&tpl]);
+    assert_eq!(links(&one_file), true_pairs(&repo));
+    // The same set of chunks, whatever the files that hold it.
+    assert_eq!(std::fs::read(work.join("partition.tsv")).unwrap(), part_two);
+}
