@@ -5,16 +5,22 @@
 #   make demo                         sample repository, whole pipeline, report
 #   make test                         all tests (what CI runs)
 #   make report REPO=<dir> WORK=<dir> WORK/report.txt and WORK/report.json
+#     ... SHARDS=8                    chunk in 8 resumable shards (use make -j)
+#     ... PREVIOUS=<old work dir>     re-chunk only files changed since then
+#                                     (FORMATS="txt json tsv html xlsx" for more)
 #   make check                        fmt + clippy + tests
 
 REPO      ?=
 WORK      ?= work
-AVG       ?= 1000
+# Average chunk size: 100 chosen by measurement (docs/quality.md, make quality);
+# AVG=1000 is the paper's fast coarse pass (~10x fewer records, lower recall).
+AVG       ?= 100
 METHOD    ?= tttd
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 MEMORY    ?= 256M
 CAPACITY  ?= 1G
 # Analysis floor (percent of the smaller file): pairs below are not kept.
+# 10 measured in docs/quality.md (5 finds slightly more pairs at T=30).
 FLOOR     ?= 10
 # Report threshold (percent of the smaller file), applied on what analysis kept.
 MIN_PERCENT ?= 50
@@ -24,14 +30,17 @@ MIN_BYTES ?= 0
 VERIFY    ?= 1
 # SORT=gnu uses `LC_ALL=C sort` instead of fsim-sort (same bytes out).
 SORT      ?= fsim
+# Reports written by `make report`: any of txt json tsv html xlsx.
 FORMATS   ?= txt json
+# HTML: side-by-side views for at most this many links.
+HTML_MAX_VIEWS ?= 200
 QUIET     ?= -q
 
 CARGO ?= cargo
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: all build demo report test check bench clean clean-work
+.PHONY: all build demo report test check bench quality clean clean-work check-repo chunk-shards
 .DELETE_ON_ERROR:
 
 all: build
@@ -53,9 +62,38 @@ $(WORK):
 	mkdir -p $@
 
 # Step 1: chunk every file (writes files.tsv first, then chunks.tsv).
-$(WORK)/chunks.tsv: | build $(WORK)
+# PREVIOUS=<old work dir>: reuse the records of unchanged files (same path,
+# size, mtime) from that run's files.tsv and chunks.tsv, reading only the
+# others. SHARDS=N: chunk in N shards, one target each (make -j runs them
+# in parallel; a killed shard loses only its own work), then merge them
+# (a walk + stat, nothing read) into the same bytes as an unsharded run.
+SHARDS    ?= 1
+PREVIOUS  ?=
+CHUNK_OPTS = $(QUIET) --method $(METHOD) --avg-size $(AVG)
+PREV_OPTS  = $(if $(PREVIOUS),--previous $(PREVIOUS)/files.tsv --previous-chunks $(PREVIOUS)/chunks.tsv)
+SHARD_DIR  = $(WORK)/shards-$(SHARDS)
+SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
+SHARD_CHUNKS = $(foreach i,$(SHARD_IDS),$(SHARD_DIR)/chunks.$(i).tsv)
+
+check-repo:
 	@test -n "$(REPO)" || { echo "make: set REPO=<folder to analyse>" >&2; exit 2; }
-	$(BIN)/fsim-chunk $(QUIET) --method $(METHOD) --avg-size $(AVG) -j $(JOBS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+
+ifeq ($(SHARDS),1)
+$(WORK)/chunks.tsv: | build $(WORK) check-repo
+	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+else
+$(SHARD_DIR):
+	mkdir -p $@
+
+# One shard: its file table is renamed into place before its chunk file.
+$(SHARD_DIR)/chunks.%.tsv: | build $(SHARD_DIR) check-repo
+	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j 1 --shard $*/$(SHARDS) $(PREV_OPTS) --files-out $(SHARD_DIR)/files.$*.tsv -o $@ $(REPO)
+
+chunk-shards: $(SHARD_CHUNKS)
+
+$(WORK)/chunks.tsv: $(SHARD_CHUNKS) | build $(WORK)
+	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(foreach i,$(SHARD_IDS),--previous $(SHARD_DIR)/files.$(i).tsv --previous-chunks $(SHARD_DIR)/chunks.$(i).tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+endif
 
 $(WORK)/files.tsv: $(WORK)/chunks.tsv
 	@test -f $@ || { echo "make: $@ is missing: remove $< and run make again" >&2; exit 2; }
@@ -99,18 +137,27 @@ $(WORK)/report.json: $(PAIRS) $(WORK)/files.tsv | build
 $(WORK)/report.tsv: $(PAIRS) $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format tsv -o $@ $<
 
+# One self-contained page; re-reads the files of the viewed links.
+$(WORK)/report.html: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-report $(REPORT_OPTS) --format html --html-max-views $(HTML_MAX_VIEWS) -o $@ $<
+
+# Workbook with outlined clusters (paper figures 5 and 6).
+$(WORK)/report.xlsx: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-report $(REPORT_OPTS) --format xlsx -o $@ $<
+
 # The built-in sample: a generated repository with planted near-duplicates,
 # a contained file, successive versions, identical copies and a template.
 DEMO := demo-work
 demo: build
 	rm -rf $(DEMO)
 	$(BIN)/fsim-gen --manifest $(DEMO)/planted.tsv $(DEMO)/repo
-	$(MAKE) --no-print-directory report REPO=$(DEMO)/repo WORK=$(DEMO)/work
+	$(MAKE) --no-print-directory report REPO=$(DEMO)/repo WORK=$(DEMO)/work FORMATS="txt json html"
 	@echo
 	@cat $(DEMO)/work/report.txt
 	@echo
 	@echo "Planted relationships (what the report should show): $(DEMO)/planted.tsv"
 	@echo "JSON report: $(DEMO)/work/report.json"
+	@echo "HTML report (open in a browser): $(DEMO)/work/report.html"
 
 test:
 	$(CARGO) test --all-targets
@@ -124,6 +171,17 @@ check:
 # docs/performance.md (FILES=20000 BIG_MB=200 for a quicker run).
 bench:
 	bash scripts/bench.sh
+
+# Precision, recall and F1 of fsim (chunk sizes, floors, with and without
+# verification) and of datasketch MinHash-LSH against exact line-LCS
+# similarity on releases of Django downloaded with pip; rewrites
+# docs/quality.md. Cache (corpus, runs, truth): $(QDIR), not committed.
+QDIR ?= quality-work
+quality: build
+	QDIR=$(QDIR) bash scripts/quality/fetch.sh
+	test -x $(QDIR)/venv/bin/python || python3 -m venv $(QDIR)/venv
+	$(QDIR)/venv/bin/python -c 'import datasketch' 2>/dev/null || $(QDIR)/venv/bin/pip install --quiet datasketch==2.0.0
+	QDIR=$(QDIR) JOBS=$(JOBS) python3 scripts/quality/evaluate.py
 
 clean-work:
 	rm -rf $(WORK) $(DEMO) bench-work

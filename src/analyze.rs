@@ -71,21 +71,7 @@ pub fn estimate_memory(files: u64, records: u64, chunks: u64) -> u64 {
 // Configuration
 // ---------------------------------------------------------------------------
 
-/// Which file's size the percentage threshold refers to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PercentOf {
-    Smaller,
-    Larger,
-}
-
-impl PercentOf {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PercentOf::Smaller => "smaller",
-            PercentOf::Larger => "larger",
-        }
-    }
-}
+pub use crate::records::PercentOf;
 
 /// The thresholds of step 4(c).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -113,10 +99,7 @@ impl Thresholds {
         if common < self.min_bytes {
             return false;
         }
-        let base = match self.percent_of {
-            PercentOf::Smaller => size_a.min(size_b),
-            PercentOf::Larger => size_a.max(size_b),
-        };
+        let base = self.percent_of.base(size_a, size_b);
         common as f64 * 100.0 >= self.min_percent * base as f64
     }
 }

@@ -37,12 +37,13 @@ use crate::chunker::{Chunker, Cut};
 use crate::error::{Context, Error, Result};
 use crate::io::Output;
 use crate::records::{self, ChunkRecord, Digest, FileEntry, FileType, Kind, Params};
+use crate::reuse::{Found, Previous, Shard};
 use crate::walk::{self, Event, WalkConfig, WalkStats};
 use md5::{Digest as _, Md5};
 use std::collections::BTreeMap;
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -77,6 +78,11 @@ pub struct Config {
     pub jobs: usize,
     /// No summary line.
     pub quiet: bool,
+    /// Read only the walk positions of this shard; ids are walk positions.
+    pub shard: Option<Shard>,
+    /// (file table, chunk file) pairs of earlier runs whose records are
+    /// reused for unchanged files (see [`crate::reuse`]).
+    pub previous: Vec<(PathBuf, PathBuf)>,
 }
 
 /// What a run did.
@@ -87,12 +93,16 @@ pub struct Summary {
     pub chunks: u64,
     /// Files and directories that could not be read (warned).
     pub skipped: u64,
+    /// Files opened and read in this run.
+    pub read: u64,
+    /// Files whose records were taken from a previous run (not opened).
+    pub reused: u64,
     pub walk: WalkStats,
     pub seconds: f64,
 }
 
 impl Summary {
-    /// `fsim-chunk: N files, B bytes, R chunks, S skipped, T s (X MB/s)`.
+    /// `fsim-chunk: N files, B bytes, R chunks, S skipped, N read, U reused, T s (X MB/s)`.
     pub fn line(&self) -> String {
         let mbs = if self.seconds > 0.0 {
             self.bytes as f64 / 1e6 / self.seconds
@@ -100,8 +110,15 @@ impl Summary {
             0.0
         };
         format!(
-            "{PROG}: {} files, {} bytes, {} chunks, {} skipped, {:.2} s ({:.1} MB/s)",
-            self.files, self.bytes, self.chunks, self.skipped, self.seconds, mbs
+            "{PROG}: {} files, {} bytes, {} chunks, {} skipped, {} read, {} reused, {:.2} s ({:.1} MB/s)",
+            self.files,
+            self.bytes,
+            self.chunks,
+            self.skipped,
+            self.read,
+            self.reused,
+            self.seconds,
+            mbs
         )
     }
 }
@@ -230,6 +247,10 @@ pub struct FileResult {
     pub mtime_s: i64,
     pub mtime_ns: u32,
     pub pieces: Vec<Piece>,
+    /// Walk position (the file id of a shard run).
+    pub pos: u64,
+    /// Taken from a previous run, not read.
+    pub reused: bool,
 }
 
 /// Open a regular file, chunk it, and note its mtime at open time.
@@ -246,6 +267,8 @@ pub fn chunk_file(
             mtime_s: meta.mtime(),
             mtime_ns: meta.mtime_nsec() as u32,
             pieces,
+            pos: 0,
+            reused: false,
         }),
         Err(e) => Err((path, e)),
     }
@@ -269,6 +292,23 @@ fn chunk_open(
     }
     let info = chunk_stream(&mut f, chunker, buf, &mut pieces).map_err(Skip::Io)?;
     Ok((info, meta, pieces))
+}
+
+/// A file to read: (sequence number, walk position, path).
+type Job = (u64, u64, PathBuf);
+
+/// Stat a walked file and look it up in the previous run. A file that
+/// cannot be examined is not reused (it is read, and warned about then).
+fn reuse_lookup(prev: &mut Previous, pos: u64, path: &Path) -> Result<Option<Found>> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(None);
+    };
+    prev.lookup(
+        pos,
+        path.as_os_str().as_bytes(),
+        meta.len(),
+        (meta.mtime(), meta.mtime_nsec() as u32),
+    )
 }
 
 /// A result on its way to the writer, tagged with its sequence number.
@@ -323,7 +363,7 @@ impl Flow {
 pub fn run(cfg: &Config) -> Result<Summary> {
     let start = Instant::now();
     walk::check_roots(&cfg.walk.roots)?;
-    let to_stdout = cfg.output.as_deref().map_or(true, |p| p.as_os_str() == "-");
+    let to_stdout = cfg.output.as_deref().is_none_or(|p| p.as_os_str() == "-");
     if to_stdout && cfg.files_out.as_os_str() == "-" {
         return Err(Error::msg(
             "--files-out - and chunk records on standard output would mix: give -o FILE",
@@ -332,7 +372,15 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     if !to_stdout && cfg.output.as_deref() == Some(cfg.files_out.as_path()) {
         return Err(Error::msg("-o and --files-out name the same file"));
     }
-    let params = cfg.chunker.params();
+    let mut params = cfg.chunker.params();
+    let mut previous = if cfg.previous.is_empty() {
+        None
+    } else {
+        Some(Previous::open(&cfg.previous, &params)?)
+    };
+    if let Some(sh) = cfg.shard {
+        params.set("shard", sh.text());
+    }
     let mut chunks_out = Output::create(cfg.output.as_deref())?;
     let mut files_out = Output::create(Some(&cfg.files_out))?;
     let mut head = Vec::new();
@@ -350,7 +398,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         cv: Condvar::new(),
         stop: AtomicBool::new(false),
     };
-    let (job_tx, job_rx) = sync_channel::<Vec<(u64, PathBuf)>>(window as usize);
+    let (job_tx, job_rx) = sync_channel::<Vec<Job>>(window as usize);
     let job_rx = Mutex::new(job_rx);
     let (res_tx, res_rx) = sync_channel::<Vec<(u64, Body)>>(window as usize);
     let chunker = cfg.chunker;
@@ -358,13 +406,28 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (written, walked) = std::thread::scope(|s| {
         let flow = &flow;
         let walk_res_tx = res_tx.clone();
+        let previous = &mut previous;
         let walker = s.spawn(move || -> Result<(WalkStats, u64)> {
+            // `seq` numbers the events this run handles (the writer's
+            // order), `pos` every walk event (shard assignment, shard ids).
             let mut seq = 0u64;
-            let mut batch: Vec<(u64, PathBuf)> = Vec::with_capacity(BATCH);
+            let mut pos = 0u64;
+            let mut failed = None;
+            let mut batch: Vec<Job> = Vec::with_capacity(BATCH);
+            let mut reused: Vec<(u64, Body)> = Vec::new();
             let stats = walk::walk(&cfg.walk, |ev| {
+                let p_here = pos;
+                pos += 1;
+                if cfg.shard.is_some_and(|sh| p_here % sh.count != sh.index) {
+                    return true;
+                }
                 if !flow.ready(seq, window) {
-                    // The writer may be waiting for a file of this batch.
+                    // The writer may be waiting for a file of these batches.
                     if !batch.is_empty() && job_tx.send(std::mem::take(&mut batch)).is_err() {
+                        return false;
+                    }
+                    if !reused.is_empty() && walk_res_tx.send(std::mem::take(&mut reused)).is_err()
+                    {
                         return false;
                     }
                     if !flow.admit(seq, window) {
@@ -373,14 +436,52 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 }
                 let sent = match ev {
                     Event::File(p) => {
-                        batch.push((seq, p));
-                        batch.len() < BATCH
-                            || job_tx
-                                .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
-                                .is_ok()
+                        let found = match previous.as_mut() {
+                            Some(prev) => match reuse_lookup(prev, p_here, &p) {
+                                Ok(f) => f,
+                                Err(e) => {
+                                    failed = Some(e);
+                                    return false;
+                                }
+                            },
+                            None => None,
+                        };
+                        match found {
+                            Some(f) => {
+                                reused.push((
+                                    seq,
+                                    Body::File(FileResult {
+                                        path: p,
+                                        info: StreamInfo {
+                                            size: f.entry.size,
+                                            content: f.entry.content,
+                                            ftype: f.entry.ftype,
+                                        },
+                                        mtime_s: f.entry.mtime_s,
+                                        mtime_ns: f.entry.mtime_ns,
+                                        pieces: f.pieces,
+                                        pos: p_here,
+                                        reused: true,
+                                    }),
+                                ));
+                                reused.len() < BATCH
+                                    || walk_res_tx.send(std::mem::take(&mut reused)).is_ok()
+                            }
+                            None => {
+                                batch.push((seq, p_here, p));
+                                batch.len() < BATCH
+                                    || job_tx
+                                        .send(std::mem::replace(
+                                            &mut batch,
+                                            Vec::with_capacity(BATCH),
+                                        ))
+                                        .is_ok()
+                            }
+                        }
                     }
                     Event::Warning(p, m) => {
-                        walk_res_tx.send(vec![(seq, Body::Warning(p, m))]).is_ok()
+                        (reused.is_empty() || walk_res_tx.send(std::mem::take(&mut reused)).is_ok())
+                            && walk_res_tx.send(vec![(seq, Body::Warning(p, m))]).is_ok()
                     }
                 };
                 seq += 1;
@@ -388,6 +489,18 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             });
             if !batch.is_empty() {
                 let _ = job_tx.send(batch);
+            }
+            if !reused.is_empty() {
+                let _ = walk_res_tx.send(reused);
+            }
+            if let Some(e) = failed {
+                flow.halt();
+                return Err(e);
+            }
+            if pos > u32::MAX as u64 + 1 && cfg.shard.is_some() {
+                return Err(Error::msg(
+                    "more than 2^32 walk positions: shard file ids are 32-bit",
+                ));
             }
             Ok((stats?, seq))
         });
@@ -399,7 +512,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             })
             .collect();
         drop(res_tx);
-        let written = write_results(res_rx, flow, &mut chunks_out, &mut files_out);
+        let written = write_results(res_rx, flow, cfg.shard, &mut chunks_out, &mut files_out);
         if written.is_err() {
             flow.halt();
         }
@@ -418,6 +531,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     });
     let mut w = written?;
     let (wstats, total) = walked?;
+    if let Some(prev) = previous {
+        prev.finish()?;
+    }
     if w.next_seq != total {
         return Err(Error::msg(format!(
             "internal error: {} of {total} walk events were written",
@@ -463,7 +579,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 /// A worker: chunk files until the job channel closes or the writer is gone.
 fn worker(
     chunker: &Chunker,
-    jobs: &Mutex<Receiver<Vec<(u64, PathBuf)>>>,
+    jobs: &Mutex<Receiver<Vec<Job>>>,
     results: SyncSender<Vec<(u64, Body)>>,
 ) {
     let mut buf = read_buffer(chunker);
@@ -471,9 +587,12 @@ fn worker(
         let job = jobs.lock().unwrap_or_else(|p| p.into_inner()).recv();
         let Ok(batch) = job else { return };
         let mut out = Vec::with_capacity(batch.len());
-        for (seq, path) in batch {
+        for (seq, pos, path) in batch {
             let body = match chunk_file(path, chunker, &mut buf, Vec::new()) {
-                Ok(r) => Body::File(r),
+                Ok(mut r) => {
+                    r.pos = pos;
+                    Body::File(r)
+                }
                 Err((_, Skip::Special)) => Body::Special,
                 Err((path, Skip::Io(e))) => Body::Warning(path, e.to_string()),
             };
@@ -496,6 +615,7 @@ struct Written {
 fn write_results(
     rx: Receiver<Vec<(u64, Body)>>,
     flow: &Flow,
+    shard: Option<Shard>,
     chunks_out: &mut Output,
     files_out: &mut Output,
 ) -> Result<Written> {
@@ -515,8 +635,17 @@ fn write_results(
             w.next_seq += 1;
             match body {
                 Body::File(f) => {
-                    let id = u32::try_from(w.summary.files)
-                        .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
+                    let id = u32::try_from(if shard.is_some() {
+                        f.pos
+                    } else {
+                        w.summary.files
+                    })
+                    .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
+                    if f.reused {
+                        w.summary.reused += 1;
+                    } else {
+                        w.summary.read += 1;
+                    }
                     for &(hash, len) in &f.pieces {
                         let rec = ChunkRecord {
                             hash,

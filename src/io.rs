@@ -34,24 +34,47 @@ pub struct Output {
     written: u64,
 }
 
-/// Fault injection for tests: `FSIM_TEST_ABORT=<program>:<bytes>` makes that
-/// program abort (no cleanup, like `kill -9`) once it has written that many
-/// bytes to an output. Read once; costs one branch per write otherwise.
+/// Fault injection for tests, read once from the environment; costs one
+/// branch per write otherwise.
+///
+/// * `FSIM_TEST_ABORT=<program>:<bytes>[:<arg>]` makes that program abort
+///   (no cleanup, like `kill -9`) once it has written that many bytes to an
+///   output; with `<arg>`, only a run that has this exact argument (e.g.
+///   `2/4` for one shard of fsim-chunk).
+/// * `FSIM_TEST_ENOSPC=<program>:<bytes>[:<arg>]` makes writes fail with
+///   "No space left on device" (ENOSPC) from that point on.
+fn fault_point(var: &str) -> Option<u64> {
+    let spec = std::env::var(var).ok()?;
+    let mut parts = spec.splitn(3, ':');
+    let (prog, bytes, arg) = (parts.next()?, parts.next()?, parts.next());
+    let mut args = std::env::args_os();
+    let me = args.next()?;
+    let me = Path::new(&me).file_name()?.to_string_lossy().into_owned();
+    if me != prog {
+        return None;
+    }
+    if let Some(a) = arg {
+        if !args.any(|x| x == a) {
+            return None;
+        }
+    }
+    bytes.parse().ok()
+}
+
 fn abort_point() -> Option<u64> {
     use std::sync::OnceLock;
     static POINT: OnceLock<Option<u64>> = OnceLock::new();
-    *POINT.get_or_init(|| {
-        let spec = std::env::var("FSIM_TEST_ABORT").ok()?;
-        let (prog, bytes) = spec.split_once(':')?;
-        let me = std::env::args_os().next()?;
-        let me = Path::new(&me).file_name()?.to_string_lossy().into_owned();
-        if me == prog {
-            bytes.parse().ok()
-        } else {
-            None
-        }
-    })
+    *POINT.get_or_init(|| fault_point("FSIM_TEST_ABORT"))
 }
+
+fn enospc_point() -> Option<u64> {
+    use std::sync::OnceLock;
+    static POINT: OnceLock<Option<u64>> = OnceLock::new();
+    *POINT.get_or_init(|| fault_point("FSIM_TEST_ENOSPC"))
+}
+
+/// ENOSPC, as the kernel reports a full file system.
+const ENOSPC: i32 = 28;
 
 enum Sink {
     Stdout(io::Stdout),
@@ -150,17 +173,23 @@ impl Output {
         &self.name
     }
 
-    /// Count bytes written, for the fault injection of the resume tests.
+    /// Count bytes written, for the fault injection of the resume and
+    /// full-disk tests.
     #[inline]
-    fn tick(&mut self, n: usize) {
-        if let Some(limit) = abort_point() {
+    fn tick(&mut self, n: usize) -> io::Result<()> {
+        let (abort, full) = (abort_point(), enospc_point());
+        if abort.is_some() || full.is_some() {
             self.written += n as u64;
-            if self.written >= limit {
+            if abort.is_some_and(|limit| self.written >= limit) {
                 // Die like `kill -9`, without unwinding, so the temp file
                 // stays behind unfinished.
                 std::process::abort();
             }
+            if full.is_some_and(|limit| self.written >= limit) {
+                return Err(io::Error::from_raw_os_error(ENOSPC));
+            }
         }
+        Ok(())
     }
 
     /// True when nothing is renamed at the end (standard output, a device
@@ -172,7 +201,12 @@ impl Output {
     /// Write bytes; a failure (full disk, closed pipe) names the output.
     #[inline]
     pub fn write_all(&mut self, buf: &[u8]) -> Result<()> {
-        self.tick(buf.len());
+        if let Err(e) = self.tick(buf.len()) {
+            return Err(Error::Io {
+                context: format!("writing {}", self.name),
+                source: e,
+            });
+        }
         let name = &self.name;
         self.inner
             .as_mut()
@@ -208,7 +242,7 @@ impl Output {
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.tick(buf.len());
+        self.tick(buf.len())?;
         self.inner.as_mut().expect("write after finish").write(buf)
     }
     fn flush(&mut self) -> io::Result<()> {

@@ -15,6 +15,7 @@
 //! | fsim-verify | [`verify`] | 2.3: exact bytes in common of candidate pairs |
 //! | fsim-report | [`report`] | step 5 and 2.4 |
 //! | fsim-index, fsim-query | [`index`] | sif's one-against-all queries |
+//! | fsim-report | [`report`], [`report_html`], [`report_xlsx`] | step 5 and 2.4 |
 
 pub mod analyze;
 pub mod binpack;
@@ -29,6 +30,9 @@ pub mod io;
 pub mod partition;
 pub mod records;
 pub mod report;
+pub mod report_html;
+pub mod report_xlsx;
+pub mod reuse;
 pub mod sort;
 pub mod unionfind;
 pub mod verify;

@@ -633,6 +633,33 @@ impl Params {
     }
 }
 
+/// Which file's size a percentage threshold refers to (`--percent-of`), as
+/// recorded in pairs headers (`percent-of=smaller`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PercentOf {
+    /// Of the smaller file: finds containment (a file wholly inside another).
+    Smaller,
+    /// Of the larger file: only files that are mostly the same.
+    Larger,
+}
+
+impl PercentOf {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PercentOf::Smaller => "smaller",
+            PercentOf::Larger => "larger",
+        }
+    }
+
+    /// The size a percentage of a pair of sizes refers to.
+    pub fn base(self, a: u64, b: u64) -> u64 {
+        match self {
+            PercentOf::Smaller => a.min(b),
+            PercentOf::Larger => a.max(b),
+        }
+    }
+}
+
 /// The parameters of the chunking that define whether two chunk files can
 /// be compared: every later stage carries them in its header. The first
 /// eight are those of the chunk methods (tttd, bsw); the others those of the

@@ -23,23 +23,7 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-/// Which file's size a percentage threshold refers to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PercentOf {
-    /// Of the smaller file: finds containment (a file wholly inside another).
-    Smaller,
-    /// Of the larger file: only files that are mostly the same.
-    Larger,
-}
-
-impl PercentOf {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PercentOf::Smaller => "smaller",
-            PercentOf::Larger => "larger",
-        }
-    }
-}
+pub use crate::records::PercentOf;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -47,6 +31,55 @@ pub enum Format {
     Text,
     Json,
     Tsv,
+    /// One self-contained page (src/report_html.rs).
+    Html,
+    /// A workbook with outlined rows (src/report_xlsx.rs); needs `-o FILE`.
+    Xlsx,
+}
+
+/// When the text report is coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// When writing to a terminal and `NO_COLOR` is not set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// ANSI styles of the text report; all empty without colour.
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    bold: &'static str,
+    dim: &'static str,
+    head: &'static str,
+    kind: &'static str,
+    pct: &'static str,
+    reset: &'static str,
+}
+
+impl Style {
+    fn new(color: bool) -> Style {
+        if color {
+            Style {
+                bold: "\x1b[1m",
+                dim: "\x1b[2m",
+                head: "\x1b[1;34m",
+                kind: "\x1b[35m",
+                pct: "\x1b[33m",
+                reset: "\x1b[0m",
+            }
+        } else {
+            Style {
+                bold: "",
+                dim: "",
+                head: "",
+                kind: "",
+                pct: "",
+                reset: "",
+            }
+        }
+    }
 }
 
 /// Options of `fsim-report`.
@@ -59,6 +92,10 @@ pub struct Config {
     pub min_percent: f64,
     pub min_bytes: u64,
     pub percent_of: PercentOf,
+    /// Options of the HTML format.
+    pub html: crate::report_html::HtmlOptions,
+    /// Colour in the text report.
+    pub color: ColorChoice,
 }
 
 /// One similar pair as read from the analysis.
@@ -332,10 +369,7 @@ pub fn build(config: Config) -> Result<Report> {
     let size = |id: u32| files[id as usize].size;
     let keep = |p: &Pair| {
         let (sa, sb) = (size(p.a), size(p.b));
-        let base = match config.percent_of {
-            PercentOf::Smaller => sa.min(sb),
-            PercentOf::Larger => sa.max(sb),
-        };
+        let base = config.percent_of.base(sa, sb);
         p.common >= config.min_bytes
             && p.common > 0
             && percent(p.common, base) >= config.min_percent
@@ -546,12 +580,26 @@ impl Report {
     }
 
     pub fn to_text(&self) -> String {
+        self.to_text_styled(false)
+    }
+
+    /// The text report, with ANSI colours when `color`.
+    pub fn to_text_styled(&self, color: bool) -> String {
         use std::fmt::Write;
+        let st = Style::new(color);
+        let Style {
+            bold,
+            dim,
+            head,
+            kind,
+            pct,
+            reset,
+        } = st;
         let s = self.summary();
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "fsim report: {} clusters, {} files, {}; {} identical sets, {} files, {} overhead",
+            "{bold}fsim report{reset}: {} clusters, {} files, {}; {} identical sets, {} files, {} overhead",
             s["clusters"],
             s["cluster_files"],
             human_bytes(s["cluster_bytes"].as_u64().unwrap_or(0)),
@@ -562,7 +610,7 @@ impl Report {
         let p = &self.params;
         let _ = writeln!(
             o,
-            "{} files scanned; chunks: {} avg {} bytes; links kept at >= {}% of the {} file and >= {} bytes in common (lower bounds from shared chunks)",
+            "{dim}{} files scanned; chunks: {} avg {} bytes; links kept at >= {}% of the {} file and >= {} bytes in common (lower bounds from shared chunks){reset}",
             self.files.len(),
             p.get("method").unwrap_or("?"),
             p.get("avg").unwrap_or("?"),
@@ -571,11 +619,15 @@ impl Report {
             self.config.min_bytes
         );
         let _ = writeln!(o);
-        let _ = writeln!(o, "A. Identical files: {} sets", self.identical.len());
+        let _ = writeln!(
+            o,
+            "{head}A. Identical files: {} sets{reset}",
+            self.identical.len()
+        );
         for s in &self.identical {
             let _ = writeln!(
                 o,
-                "  set {}  {} files x {} = {} overhead",
+                "  {bold}set {}{reset}  {} files x {} = {} overhead",
                 s.id,
                 s.files.len(),
                 human_bytes(s.size),
@@ -588,13 +640,13 @@ impl Report {
         let _ = writeln!(o);
         let _ = writeln!(
             o,
-            "B. Clusters of similar files: {} (largest first)",
+            "{head}B. Clusters of similar files: {} (largest first){reset}",
             self.clusters.len()
         );
         for c in &self.clusters {
             let _ = writeln!(
                 o,
-                "  cluster {}  {}  {} files  {} total  {} links  avg {:.1}% similar",
+                "  {bold}cluster {}{reset}  {kind}{}{reset}  {} files  {} total  {} links  avg {pct}{:.1}%{reset} similar",
                 c.id,
                 c.kind,
                 c.files.len(),
@@ -621,7 +673,7 @@ impl Report {
                 let (sa, sb) = (self.size(l.a), self.size(l.b));
                 let _ = writeln!(
                     o,
-                    "      link {:5.1}%  {} <-> {}: {} in common ({:.1}% / {:.1}%), {}",
+                    "      {dim}link{reset} {pct}{:5.1}%{reset}  {} <-> {}: {} in common ({:.1}% / {:.1}%), {}",
                     symmetric(l.common, sa, sb),
                     self.path(l.a),
                     self.path(l.b),
@@ -671,19 +723,36 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
     let start = std::time::Instant::now();
     let output = config.output.clone();
     let format = config.format;
+    if format == Format::Xlsx && output.as_deref().is_none_or(|p| p.as_os_str() == "-") {
+        return Err(Error::msg(
+            "--format xlsx writes a workbook: give the output file with -o FILE.xlsx",
+        ));
+    }
+    let color = match config.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            use std::io::IsTerminal;
+            output.as_deref().is_none_or(|p| p.as_os_str() == "-")
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
     let report = build(config)?;
-    let text = match format {
-        Format::Text => report.to_text(),
+    let bytes = match format {
+        Format::Text => report.to_text_styled(color).into_bytes(),
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&report.to_json())
                 .map_err(|e| Error::msg(format!("json: {e}")))?;
             s.push('\n');
-            s
+            s.into_bytes()
         }
-        Format::Tsv => report.to_tsv(),
+        Format::Tsv => report.to_tsv().into_bytes(),
+        Format::Html => crate::report_html::render(&report, &report.config.html)?.into_bytes(),
+        Format::Xlsx => crate::report_xlsx::render(&report)?,
     };
     let mut out = Output::create(output.as_deref())?;
-    out.write_all(text.as_bytes())?;
+    out.write_all(&bytes)?;
     out.finish()?;
     if !quiet {
         let s = report.summary();

@@ -746,10 +746,7 @@ impl Summary {
 
 /// The base of a percentage for `percent_of`.
 fn base(p: &PairIn, of: PercentOf) -> u64 {
-    match of {
-        PercentOf::Smaller => p.size_a.min(p.size_b),
-        PercentOf::Larger => p.size_a.max(p.size_b),
-    }
+    of.base(p.size_a, p.size_b)
 }
 
 /// Digest contribution of a region.

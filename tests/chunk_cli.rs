@@ -119,7 +119,19 @@ fn output_identical_for_any_jobs() {
     let mut outs = Vec::new();
     for j in ["1", "2", "4"] {
         let files = format!("files{j}.tsv");
-        let o = ok(d.path(), &["-j", j, "-q", "--files-out", &files, "t"]);
+        let o = ok(
+            d.path(),
+            &[
+                "-j",
+                j,
+                "-q",
+                "--avg-size",
+                "1000",
+                "--files-out",
+                &files,
+                "t",
+            ],
+        );
         assert!(o.stderr.is_empty());
         outs.push((o.stdout, fs::read(d.path().join(&files)).unwrap()));
     }
@@ -357,7 +369,7 @@ fn one_chunk_md5_matches_md5sum() {
 fn avg_100_gives_about_ten_times_the_records() {
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join("big.txt"), text(2 << 20, 99)).unwrap();
-    let a = data_lines(&ok(d.path(), &["-q", "big.txt"]).stdout).len() as f64;
+    let a = data_lines(&ok(d.path(), &["-q", "--avg-size", "1000", "big.txt"]).stdout).len() as f64;
     let b = data_lines(
         &ok(
             d.path(),

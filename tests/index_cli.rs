@@ -110,7 +110,7 @@ fn other_parameters_and_damage_are_refused() {
     build_index(t.path(), &repo, "files.tsv", &[]);
     // A segment of another chunk size cannot join the index.
     let mut c = fsim("fsim-chunk");
-    c.args(["-q", "--avg-size", "100", "--files-out"])
+    c.args(["-q", "--avg-size", "1000", "--files-out"])
         .arg(t.path().join("f100.tsv"))
         .arg("-o")
         .arg(t.path().join("c100"))
@@ -125,7 +125,7 @@ fn other_parameters_and_damage_are_refused() {
     let err = run_fail(c, None);
     assert!(
         err.contains(
-            "the index was built with other chunking parameters: avg=100 here but avg=1000 before"
+            "the index was built with other chunking parameters: avg=1000 here but avg=100 before"
         ),
         "{err}"
     );
@@ -137,8 +137,8 @@ fn other_parameters_and_damage_are_refused() {
         .unwrap()
         .path();
     let mut bytes = std::fs::read(&seg).unwrap();
-    let pos = bytes.windows(8).position(|w| w == b"min=453\t").unwrap();
-    bytes[pos + 6] = b'4';
+    let pos = bytes.windows(7).position(|w| w == b"min=45\t").unwrap();
+    bytes[pos + 5] = b'6';
     std::fs::write(&seg, &bytes).unwrap();
     let mut c = fsim("fsim-query");
     c.arg("--index")
@@ -146,7 +146,7 @@ fn other_parameters_and_damage_are_refused() {
         .arg(repo.join("notes/doc-0001.txt"));
     let err = run_fail(c, None);
     assert!(
-        err.contains("cannot query this index") && err.contains("min=453 here but min=454 before"),
+        err.contains("cannot query this index") && err.contains("min=45 here but min=46 before"),
         "{err}"
     );
     // A damaged segment.

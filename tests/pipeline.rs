@@ -230,6 +230,15 @@ fn stages_compose_in_a_shell_pipe() {
 
 /// Run `make report` for the sample repository with the test's binaries.
 fn make_report(repo: &Path, work: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    make_report_with(repo, work, env, &[])
+}
+
+fn make_report_with(
+    repo: &Path,
+    work: &Path,
+    env: &[(&str, &str)],
+    vars: &[&str],
+) -> std::process::Output {
     let mut c = Command::new("make");
     c.current_dir(source_root())
         .arg("--no-print-directory")
@@ -238,7 +247,8 @@ fn make_report(repo: &Path, work: &Path, env: &[(&str, &str)]) -> std::process::
         .arg(format!("REPO={}", repo.display()))
         .arg(format!("WORK={}", work.display()))
         .arg("CAPACITY=64K")
-        .arg("MEMORY=64K");
+        .arg("MEMORY=64K")
+        .args(vars);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -258,15 +268,17 @@ fn make_resumes_after_any_stage_is_killed() {
     );
     let want_txt = std::fs::read(clean.join("report.txt")).unwrap();
     let want_json = std::fs::read(clean.join("report.json")).unwrap();
-    for stage in [
-        "fsim-chunk",
-        "fsim-sort",
-        "fsim-partition",
-        "fsim-binpack",
-        "fsim-analyze",
-        "fsim-report",
+    for (stage, output) in [
+        ("fsim-chunk", "chunks.tsv"),
+        ("fsim-sort", "sorted.tsv"),
+        ("fsim-partition", "partition.tsv"),
+        ("fsim-binpack", "bins.tsv"),
+        ("fsim-analyze", "pairs.tsv"),
+        ("fsim-report", "report.txt"),
     ] {
-        for at in ["1", "300"] {
+        // Kill points: in the header, in the first records, mid-output.
+        let half = (std::fs::metadata(clean.join(output)).unwrap().len() / 2).to_string();
+        for at in ["1", "300", half.as_str()] {
             let work = t.path().join(format!("killed-{stage}-{at}"));
             let out = make_report(
                 &repo,
@@ -299,6 +311,76 @@ fn make_resumes_after_any_stage_is_killed() {
                 std::fs::read(work.join("report.json")).unwrap(),
                 want_json,
                 "json report after killing {stage} at {at}"
+            );
+        }
+    }
+}
+
+/// The same repository, files created in reverse order (another directory
+/// listing order), every stage at -j1 then -j2 (and GNU sort): identical
+/// report bytes.
+#[test]
+fn reports_do_not_depend_on_jobs_listing_order_or_sort_tool() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let one = t.path().join("one");
+    let out = make_report_with(&repo, &one, &[], &["JOBS=1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Recreate every file in reverse order, keeping contents and mtimes.
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    let mut stack = vec![repo.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let saved: Vec<(std::path::PathBuf, Vec<u8>, std::fs::Metadata)> = files
+        .iter()
+        .map(|p| {
+            (
+                p.clone(),
+                std::fs::read(p).unwrap(),
+                std::fs::metadata(p).unwrap(),
+            )
+        })
+        .collect();
+    std::fs::remove_dir_all(&repo).unwrap();
+    for (p, data, meta) in saved.iter().rev() {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, data).unwrap();
+        let f = std::fs::File::options().write(true).open(p).unwrap();
+        f.set_modified(meta.modified().unwrap()).unwrap();
+    }
+    for (name, vars) in [("two", vec!["JOBS=2"]), ("gnu", vec!["JOBS=2", "SORT=gnu"])] {
+        let w = t.path().join(name);
+        let out = make_report_with(&repo, &w, &[], &vars);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for f in [
+            "files.tsv",
+            "sorted.tsv",
+            "pairs.tsv",
+            "verified.tsv",
+            "report.txt",
+            "report.json",
+        ] {
+            assert_eq!(
+                std::fs::read(one.join(f)).unwrap(),
+                std::fs::read(w.join(f)).unwrap(),
+                "{f} differs between JOBS=1 and {vars:?} with another listing order"
             );
         }
     }

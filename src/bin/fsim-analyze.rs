@@ -1,16 +1,10 @@
 //! fsim-analyze: find the similar file pairs of each bin (paper steps 3-4).
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use fsim::analyze::{run, Config, Options, PercentOf, Thresholds};
 use fsim::cli;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Of {
-    Smaller,
-    Larger,
-}
 
 /// Find the pairs of similar files in a bins file (fsim-binpack) and write
 /// them as a pairs file.
@@ -34,7 +28,7 @@ struct Args {
     min_percent: f64,
     /// Which file's size --min-percent refers to.
     #[arg(long, value_name = "WHICH", value_enum, default_value = "smaller")]
-    percent_of: Of,
+    percent_of: PercentOf,
     /// Memory budget: bins estimated above it are processed out of core.
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = cli::parse_size)]
     capacity: u64,
@@ -61,10 +55,7 @@ fn main() -> ExitCode {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
-    let percent_of = match a.percent_of {
-        Of::Smaller => PercentOf::Smaller,
-        Of::Larger => PercentOf::Larger,
-    };
+    let percent_of = a.percent_of;
     let cfg = Config {
         input: a.input,
         output: a.output,

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Cluster the similar pairs found by fsim-analyze and list identical files
-/// apart. Memory: the file table (bounded by the number of files).
+/// apart. Formats: text, json, tsv, html (one self-contained page with
+/// side-by-side views), xlsx (needs -o). Memory: the file table (bounded by
+/// the number of files); html re-reads the viewed files.
 #[derive(Parser)]
 #[command(name = "fsim-report", version)]
 struct Args {
@@ -32,6 +34,17 @@ struct Args {
     /// Which file the percentage refers to.
     #[arg(long, value_enum, default_value = "smaller")]
     percent_of: PercentOf,
+    /// HTML: side-by-side views (files re-read and re-chunked) for at most
+    /// this many links, those of the largest clusters first.
+    #[arg(long, default_value = "200")]
+    html_max_views: usize,
+    /// HTML: bytes of text embedded per viewed file at most (K, M suffixes).
+    #[arg(long, default_value = "256K", value_parser = fsim::cli::parse_size)]
+    html_text_cap: u64,
+    /// Colour in the text report: auto (only when standard output is a
+    /// terminal and NO_COLOR is unset), always, never.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: report::ColorChoice,
     /// No summary line on stderr.
     #[arg(short, long)]
     quiet: bool,
@@ -49,6 +62,11 @@ fn main() -> ExitCode {
                 min_percent: a.min_percent,
                 min_bytes: a.min_bytes,
                 percent_of: a.percent_of,
+                html: fsim::report_html::HtmlOptions {
+                    max_views: a.html_max_views,
+                    text_cap: a.html_text_cap.min(usize::MAX as u64) as usize,
+                },
+                color: a.color,
             },
             a.quiet,
         )

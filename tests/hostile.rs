@@ -1,0 +1,301 @@
+//! Hostile input: names no one expected, and things in the tree that are not
+//! regular files. Names must go through every stage and come out escaped
+//! (never interpreted) in every report; special files must never be opened.
+
+mod common;
+
+use common::*;
+use fsim::records::{escape_path_string, unescape_path};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::process::Command;
+
+/// Deterministic text of `len` bytes.
+fn text(len: usize, seed: u64) -> Vec<u8> {
+    let words = [
+        "alpha", "beta", "gamma", "delta", "report", "file", "copy", "of", "the", "and",
+    ];
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut out = Vec::with_capacity(len + 16);
+    while out.len() < len {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        out.extend_from_slice(words[(x >> 33) as usize % words.len()].as_bytes());
+        out.push(if (x >> 20) % 13 == 0 { b'\n' } else { b' ' });
+    }
+    out.truncate(len);
+    out
+}
+
+const HOSTILE: &[&[u8]] = &[
+    b"new\nline.txt",
+    b"tab\there.txt",
+    b"back\\slash.txt",
+    b"-leading-dash.txt",
+    b"--files=x.txt",
+    b"a=b.txt",
+    b"<script>alert(1)<\\script>.txt",
+    b"bad\xff\xfeutf8.txt",
+    b"\"quoted\" & 'single'.txt",
+];
+
+fn run_report(repo: &Path, work: &Path, format: &str) -> Vec<u8> {
+    let mut c = fsim("fsim-report");
+    c.args(["-q", "--format", format, "--files"])
+        .arg(work.join("files.tsv"))
+        .arg(work.join("pairs.tsv"));
+    let _ = repo;
+    run_ok(c, None).stdout
+}
+
+#[test]
+fn hostile_names_are_escaped_in_every_report() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    // Names in pairs: one pair identical, the others near-duplicates (a
+    // few copies only, so that no chunk is above the degree limit).
+    let names: Vec<&[u8]> = HOSTILE.iter().copied().chain([&b"plain.txt"[..]]).collect();
+    for (i, name) in names.iter().enumerate() {
+        let mut data = text(20_000, 100 + i as u64 / 2);
+        if i % 2 == 1 && i > 1 {
+            data.extend_from_slice(&text(3_000, 7));
+        }
+        std::fs::write(repo.join(OsStr::from_bytes(name)), data).unwrap();
+    }
+    let work = t.path().join("work");
+    let json = pipeline(&repo, &work, &[]);
+    let prefix = format!("{}/", repo.display());
+    let mut seen = Vec::new();
+    for set in json["identical_sets"].as_array().unwrap() {
+        for f in set["files"].as_array().unwrap() {
+            seen.push(f.as_str().unwrap().to_string());
+        }
+    }
+    for c in json["clusters"].as_array().unwrap() {
+        for f in c["files"].as_array().unwrap() {
+            seen.push(f["path"].as_str().unwrap().to_string());
+        }
+    }
+    for name in HOSTILE {
+        let esc = format!("{prefix}{}", escape_path_string(name));
+        assert!(seen.contains(&esc), "{esc:?} not in {seen:?}");
+        let raw = unescape_path(esc.as_bytes()).unwrap();
+        assert!(raw.ends_with(name));
+    }
+    // Text and TSV: one line per path, no raw control bytes, no raw tab in a path.
+    for fmt in ["text", "tsv"] {
+        let out = run_report(&repo, &work, fmt);
+        let s = String::from_utf8(out).expect("reports are UTF-8");
+        // The TSV report lists links only (not the identical pair 0-1).
+        let skip = if fmt == "tsv" { 2 } else { 0 };
+        for name in &HOSTILE[skip..] {
+            assert!(
+                s.contains(&escape_path_string(name)),
+                "{fmt}: {:?} missing",
+                escape_path_string(name)
+            );
+        }
+        assert!(!s.contains("new\nline") && !s.contains("tab\there"));
+        assert!(!s.bytes().any(|b| b < 0x20 && b != b'\n' && b != b'\t'));
+    }
+}
+
+#[test]
+fn special_files_links_and_empty_files() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    let outside = t.path().join("outside.txt");
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    let body = text(30_000, 7);
+    std::fs::write(repo.join("a.txt"), &body).unwrap();
+    std::fs::write(&outside, text(5_000, 9)).unwrap();
+    // A hard link: the same file twice, reported identical.
+    std::fs::hard_link(repo.join("a.txt"), repo.join("sub/hardlink.txt")).unwrap();
+    std::fs::write(repo.join("empty1"), b"").unwrap();
+    std::fs::write(repo.join("sub/empty2"), b"").unwrap();
+    // A symlink loop, a link outside the tree, a dangling link.
+    std::os::unix::fs::symlink("..", repo.join("sub/loop")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("out-link")).unwrap();
+    std::os::unix::fs::symlink("nowhere", repo.join("dangling")).unwrap();
+    // A FIFO (opening it would block forever) and a socket.
+    let st = Command::new("mkfifo")
+        .arg(repo.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let _sock = std::os::unix::net::UnixListener::bind(repo.join("sock")).unwrap();
+    let work = t.path().join("work");
+    let json = pipeline(&repo, &work, &[]);
+    let table = std::fs::read_to_string(work.join("files.tsv")).unwrap();
+    let paths: Vec<&str> = table
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.rsplit('\t').next().unwrap())
+        .collect();
+    let p = |s: &str| format!("{}/{s}", repo.display());
+    assert_eq!(
+        paths,
+        [
+            p("a.txt"),
+            p("empty1"),
+            p("sub/empty2"),
+            p("sub/hardlink.txt")
+        ]
+    );
+    assert!(table.contains("\t0\t") && table.contains("\tempty\t"));
+    let sets = json["identical_sets"].to_string();
+    assert!(
+        sets.contains("hardlink.txt") && sets.contains("a.txt"),
+        "{sets}"
+    );
+    // Following links (-L): the loop is warned about and skipped, the
+    // outside file is read, the run completes.
+    let mut c = fsim("fsim-chunk");
+    c.args(["-L", "-o", "-", "--files-out"])
+        .arg(work.join("fl.tsv"))
+        .arg(&repo);
+    let out = run_ok(c, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("file system loop"), "{err}");
+    let fl = std::fs::read_to_string(work.join("fl.tsv")).unwrap();
+    assert!(fl.contains("out-link"));
+    // A device given as a root is not opened (it is not a regular file).
+    let mut c = fsim("fsim-chunk");
+    c.args(["-q", "-o", "-", "--files-out"])
+        .arg(work.join("dev.tsv"))
+        .arg("/dev/zero");
+    run_ok(c, None);
+    assert!(std::fs::read_to_string(work.join("dev.tsv"))
+        .unwrap()
+        .contains("files=0"));
+}
+
+/// 100,000 entries in one directory: all chunked, in name order.
+#[test]
+fn a_directory_with_100000_entries() {
+    let t = tempfile::tempdir().unwrap();
+    let big = t.path().join("big");
+    std::fs::create_dir_all(&big).unwrap();
+    // touch through xargs: far fewer syscalls than a write per file.
+    let st = Command::new("bash")
+        .arg("-c")
+        .arg("cd \"$1\" && seq -f 'f%06g' 0 99999 | xargs touch")
+        .arg("sh")
+        .arg(&big)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::write(big.join("f050000"), b"not empty").unwrap();
+    let mut c = fsim("fsim-chunk");
+    c.args(["-q", "-o", "-", "--files-out"])
+        .arg(t.path().join("f.tsv"))
+        .arg(&big);
+    run_ok(c, None);
+    let table = std::fs::read_to_string(t.path().join("f.tsv")).unwrap();
+    assert!(table.lines().last().unwrap().contains("files=100000"));
+    let l = table.lines().nth(50_001).unwrap();
+    assert!(
+        l.starts_with("0000050000\t9\t") && l.ends_with("/f050000"),
+        "{l}"
+    );
+}
+
+/// A path longer than PATH_MAX (4096 bytes), made with relative mkdir and
+/// cd: the walk cannot open it by its full path (ENAMETOOLONG), so it is
+/// warned about, counted as skipped, and the run completes.
+#[test]
+fn a_path_longer_than_4096_bytes_is_warned_and_skipped() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir_all(repo.join("deep")).unwrap();
+    std::fs::write(repo.join("short.txt"), b"short\n").unwrap();
+    // A shell, since the test threads share one working folder.
+    let comp = "d".repeat(200);
+    let st = Command::new("bash")
+        .arg("-c")
+        .arg("set -e; cd \"$1\"; for i in $(seq 22); do mkdir \"$2\"; cd \"$2\"; done; echo leaf > leaf.txt")
+        .arg("sh")
+        .arg(repo.join("deep"))
+        .arg(&comp)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut c = fsim("fsim-chunk");
+    c.args(["-o", "-", "--files-out"])
+        .arg(t.path().join("f.tsv"))
+        .arg(&repo);
+    let out = run_ok(c, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("File name too long"), "{err}");
+    assert!(
+        err.contains("1 files, 6 bytes, 1 chunks, 1 skipped"),
+        "{err}"
+    );
+}
+
+/// The copyright-header case: one chunk in every file. Partitioning drops it
+/// (degree above the limit) and still splits the files into components.
+#[test]
+fn a_chunk_in_every_file_is_dropped_and_the_run_finishes() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let header = text(5_000, 100);
+    for i in 0..40u64 {
+        let mut d = header.clone();
+        d.extend_from_slice(b"\n\n=== body ===\n");
+        // Pairs of near-duplicates: files 2k and 2k+1 share their body.
+        d.extend_from_slice(&text(20_000, 1000 + i / 2));
+        d.extend_from_slice(&text(1_000, 5000 + i));
+        std::fs::write(repo.join(format!("doc{i:02}.txt")), d).unwrap();
+    }
+    let work = t.path().join("work");
+    let json = pipeline(&repo, &work, &[]);
+    let part = std::fs::read_to_string(work.join("partition.tsv")).unwrap();
+    let trailer = part.lines().last().unwrap();
+    assert!(!trailer.contains("dropped_chunks=0"), "{trailer}");
+    assert!(trailer.contains("components=20"), "{trailer}");
+    assert_eq!(json["clusters"].as_array().unwrap().len(), 20);
+}
+
+/// A sparse file over 4 GiB (zeros with a little text): sizes and lengths
+/// past u32, chunked in bounded memory, chunk lengths add up to the size.
+#[test]
+fn a_sparse_file_over_4_gib() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("big");
+    std::fs::create_dir(&dir).unwrap();
+    let size: u64 = (4 << 30) + 12_345;
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::File::create(dir.join("sparse.bin")).unwrap();
+        f.set_len(size).unwrap();
+        for off in [0u64, 1 << 32, size - 100] {
+            f.seek(SeekFrom::Start(off)).unwrap();
+            f.write_all(b"some text in a sea of zeros\n").unwrap();
+        }
+    }
+    let mut c = fsim("fsim-chunk");
+    c.arg("-q")
+        .arg("--files-out")
+        .arg(t.path().join("f.tsv"))
+        .arg("-o")
+        .arg(t.path().join("c.tsv"))
+        .arg(&dir);
+    run_ok(c, None);
+    let table = std::fs::read_to_string(t.path().join("f.tsv")).unwrap();
+    let line = table.lines().find(|l| !l.starts_with('#')).unwrap();
+    assert_eq!(line.split('\t').nth(1).unwrap(), size.to_string());
+    let chunks = std::fs::read_to_string(t.path().join("c.tsv")).unwrap();
+    let total: u64 = chunks
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.rsplit('\t').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total, size);
+}

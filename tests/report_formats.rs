@@ -1,0 +1,330 @@
+//! fsim-report's HTML and xlsx formats on a generated repository with a
+//! hostile file name: escaping of every path and piece of text (without a
+//! browser), side-by-side views rebuilt from the files (shared chunks,
+//! changed and unreadable files), and the workbook read back.
+
+mod common;
+#[path = "support/hostile_repo.rs"]
+mod hostile_repo;
+
+use common::*;
+use hostile_repo::{setup, HOSTILE};
+use std::path::{Path, PathBuf};
+
+fn report(work: &Path, format: &str, out: &str, extra: &[&str]) -> PathBuf {
+    let target = work.join(out);
+    let mut c = fsim("fsim-report");
+    c.args(["-q", "--format", format, "--files"])
+        .arg(work.join("files.tsv"))
+        .args(extra)
+        .arg("-o")
+        .arg(&target)
+        .arg(work.join("verified.tsv"));
+    run_ok(c, None);
+    target
+}
+
+/// The JSON data block of the page, parsed.
+fn page_data(html: &str) -> serde_json::Value {
+    let open = "<script type=\"application/json\" id=\"fsim-data\">";
+    let start = html.find(open).expect("data block") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).expect("data block is JSON")
+}
+
+#[test]
+fn html_escapes_every_path_and_text() {
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    let html = std::fs::read_to_string(report(&work, "html", "report.html", &[])).unwrap();
+    // Neither the name nor the file's text appears as markup anywhere.
+    assert!(!html.contains("<img"), "raw <img in the page");
+    assert!(!html.contains("alert('text')</script>"));
+    assert_eq!(
+        html.matches("<script").count(),
+        2,
+        "only the page's two script tags"
+    );
+    // No external resource, and every network request is forbidden.
+    assert!(!html.contains("http://") && !html.contains("https://"));
+    assert!(html.contains("default-src 'none'"));
+    // The data parses back and holds the name as text.
+    let d = page_data(&html);
+    let c = d["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["files"].to_string().contains(HOSTILE))
+        .expect("the hostile file is in a cluster");
+    assert_eq!(c["type"], "pair");
+    // Its link has a view; both files are shown, chunks shared and not.
+    let v = &d["views"][c["links"][0][7].as_u64().expect("a view") as usize];
+    let fa = &d["vfiles"][v["a"].as_u64().unwrap() as usize];
+    let fb = &d["vfiles"][v["b"].as_u64().unwrap() as usize];
+    assert_eq!(fa["status"], "ok");
+    assert_eq!(fb["status"], "ok");
+    let flags = format!("{}{}", v["flags_a"], v["flags_b"]);
+    assert!(flags.contains('1') && flags.contains('0'), "{flags}");
+    let text: String = fa["text"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(fb["text"].as_array().unwrap())
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(text.contains("</script><script>alert('text')</script>"));
+    assert!(text.contains("CHANGED LINE"));
+}
+
+#[test]
+fn html_views_say_when_a_file_changed_or_is_gone() {
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    let repo = t.path().join("repo");
+    std::fs::write(repo.join("near-copy.txt"), "now something else\n").unwrap();
+    std::fs::remove_file(repo.join(HOSTILE)).unwrap();
+    let html = std::fs::read_to_string(report(&work, "html", "report.html", &[])).unwrap();
+    let d = page_data(&html);
+    let status = |name: &str| {
+        d["vfiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with(name))
+            .map(|f| (f["status"].clone(), f["note"].clone()))
+            .unwrap()
+    };
+    let (s, note) = status("near-copy.txt");
+    assert_eq!(s, "changed", "{note}");
+    let (s, note) = status(HOSTILE);
+    assert_eq!(s, "unreadable", "{note}");
+    assert!(!html.contains("<img"));
+}
+
+#[test]
+fn html_views_are_capped() {
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    let html = report(
+        &work,
+        "html",
+        "report.html",
+        &["--html-max-views", "1", "--html-text-cap", "1K"],
+    );
+    let d = page_data(&std::fs::read_to_string(html).unwrap());
+    assert_eq!(d["views"].as_array().unwrap().len(), 1);
+    let f = &d["vfiles"][0];
+    assert_eq!(f["truncated"], true);
+    let shown: usize = f["text"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().len())
+        .sum();
+    assert!(shown <= 1024 + 4, "{shown}");
+    assert!(d["views_note"].as_str().unwrap().contains("first 1 links"));
+}
+
+#[test]
+fn xlsx_needs_an_output_file() {
+    let t = tempfile::tempdir().unwrap();
+    let mut c = fsim("fsim-report");
+    c.args(["--format", "xlsx", "--files"])
+        .arg(t.path().join("files.tsv"))
+        .arg(t.path().join("pairs.tsv"));
+    let err = run_fail(c, None);
+    assert!(err.contains("-o FILE"), "{err}");
+}
+
+/// Cell text of a calamine row: strings as is, numbers without ".0".
+fn cells(row: &[calamine::Data]) -> Vec<String> {
+    row.iter()
+        .map(|c| match c {
+            calamine::Data::Float(f) if f.fract() == 0.0 => format!("{}", *f as i64),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// The XML of one worksheet of the workbook.
+fn sheet_xml(path: &Path, n: usize) -> String {
+    use std::io::Read;
+    let mut z = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut s = String::new();
+    z.by_name(&format!("xl/worksheets/sheet{n}.xml"))
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
+#[test]
+fn xlsx_reads_back_with_outlines() {
+    use calamine::Reader;
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap();
+    let path = report(&work, "xlsx", "report.xlsx", &[]);
+    let mut wb: calamine::Xlsx<_> = calamine::open_workbook(&path).unwrap();
+    assert_eq!(
+        wb.sheet_names(),
+        ["A Identical", "B Clusters", "C Links", "Summary"]
+    );
+
+    // A: one row per set, then its files.
+    let a = wb.worksheet_range("A Identical").unwrap();
+    let rows: Vec<Vec<String>> = a.rows().map(cells).collect();
+    assert_eq!(
+        rows[0],
+        ["Set", "Files", "Overhead (bytes)", "Size (bytes)", "Path"]
+    );
+    let sets = json["identical_sets"].as_array().unwrap();
+    assert!(!sets.is_empty());
+    let mut r = 1;
+    for s in sets {
+        let files = s["files"].as_array().unwrap();
+        assert_eq!(rows[r][0], s["id"].as_str().unwrap());
+        assert_eq!(rows[r][1], files.len().to_string());
+        assert_eq!(rows[r][2], s["overhead_bytes"].to_string());
+        for (k, f) in files.iter().enumerate() {
+            assert_eq!(rows[r + 1 + k][4], f.as_str().unwrap());
+        }
+        r += files.len() + 1;
+    }
+    assert_eq!(rows.len(), r);
+
+    // B: clusters in report order, files below (figure 5).
+    let b = wb.worksheet_range("B Clusters").unwrap();
+    let rows: Vec<Vec<String>> = b.rows().map(cells).collect();
+    assert_eq!(rows[0][0], "Cluster #");
+    assert_eq!(rows[0][9], "Filename");
+    let clusters = json["clusters"].as_array().unwrap();
+    let mut r = 1;
+    let mut saw_hostile = false;
+    for (i, c) in clusters.iter().enumerate() {
+        assert_eq!(rows[r][0], (i + 1).to_string());
+        assert_eq!(rows[r][1], c["id"].as_str().unwrap());
+        assert_eq!(rows[r][2], c["type"].as_str().unwrap());
+        assert_eq!(rows[r][3], c["total_size"].to_string());
+        assert_eq!(rows[r][4], c["file_count"].to_string());
+        for (k, f) in c["files"].as_array().unwrap().iter().enumerate() {
+            let row = &rows[r + 1 + k];
+            assert_eq!(row[7], f["size"].to_string());
+            assert_eq!(row[9], f["path"].as_str().unwrap());
+            saw_hostile |= row[9].ends_with(HOSTILE);
+        }
+        r += c["files"].as_array().unwrap().len() + 1;
+    }
+    assert_eq!(rows.len(), r);
+    assert!(saw_hostile, "the hostile name is a plain string cell");
+
+    // C: every link.
+    let c = wb.worksheet_range("C Links").unwrap();
+    let rows: Vec<Vec<String>> = c.rows().map(cells).collect();
+    let links: Vec<&serde_json::Value> = clusters
+        .iter()
+        .flat_map(|c| c["links"].as_array().unwrap())
+        .collect();
+    assert_eq!(rows.len(), links.len() + 1);
+    for (row, l) in rows[1..].iter().zip(&links) {
+        assert_eq!(row[4], l["bytes_in_common"].to_string());
+        assert_eq!(row[10], l["a"].as_str().unwrap());
+        assert_eq!(row[11], l["b"].as_str().unwrap());
+    }
+
+    // Outline levels (calamine does not expose them): the sheet XML. Group
+    // rows are level 0, their files level 1; 1-based row numbers.
+    for (sheet, groups, members) in [
+        (
+            1,
+            sets.len(),
+            sets.iter()
+                .map(|s| s["files"].as_array().unwrap().len())
+                .sum::<usize>(),
+        ),
+        (
+            2,
+            clusters.len(),
+            clusters
+                .iter()
+                .map(|c| c["files"].as_array().unwrap().len())
+                .sum(),
+        ),
+    ] {
+        let xml = sheet_xml(&path, sheet);
+        assert_eq!(
+            xml.matches("outlineLevel=\"1\"").count(),
+            members,
+            "sheet {sheet}: one level-1 row per file"
+        );
+        assert!(
+            xml.contains("autoFilter"),
+            "sheet {sheet} has an autofilter"
+        );
+        assert!(
+            xml.contains("summaryBelow=\"0\""),
+            "group row above its files"
+        );
+        // The first group row (row 2) is not outlined, its first file (row 3) is.
+        assert!(groups > 0);
+        let row3 = &xml[xml.find("<row r=\"3\"").unwrap()..];
+        assert!(row3[..row3.find('>').unwrap()].contains("outlineLevel=\"1\""));
+        let row2 = &xml[xml.find("<row r=\"2\"").unwrap()..];
+        assert!(!row2[..row2.find('>').unwrap()].contains("outlineLevel"));
+    }
+}
+
+#[test]
+fn make_report_writes_every_format() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let work = t.path().join("work");
+    let mut c = std::process::Command::new("make");
+    c.current_dir(source_root())
+        .arg("--no-print-directory")
+        .arg("report")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!("REPO={}", repo.display()))
+        .arg(format!("WORK={}", work.display()))
+        .arg("FORMATS=txt json tsv html xlsx");
+    run_ok(c, None);
+    for f in ["txt", "json", "tsv", "html", "xlsx"] {
+        let len = std::fs::metadata(work.join(format!("report.{f}")))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(len > 100, "report.{f} missing or empty");
+    }
+    let html = std::fs::read_to_string(work.join("report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(page_data(&html)["views"].as_array().unwrap().len() > 3);
+}
+
+#[test]
+fn text_colour_only_when_asked_or_on_a_terminal() {
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    let text = |extra: &[&str]| {
+        let mut c = fsim("fsim-report");
+        c.args(["-q", "--files"])
+            .arg(work.join("files.tsv"))
+            .args(extra)
+            .arg(work.join("verified.tsv"));
+        String::from_utf8(run_ok(c, None).stdout).unwrap()
+    };
+    let plain = text(&[]);
+    assert!(!plain.contains('\x1b'), "auto: no colour in a pipe");
+    assert_eq!(text(&["--color", "never"]), plain);
+    let coloured = text(&["--color", "always"]);
+    assert!(coloured.contains("\x1b[1m"));
+    // Without its escape sequences, the coloured text is the plain text.
+    let mut stripped = String::new();
+    let mut rest = coloured.as_str();
+    while let Some(i) = rest.find('\x1b') {
+        stripped.push_str(&rest[..i]);
+        let end = rest[i..].find('m').unwrap();
+        rest = &rest[i + end + 1..];
+    }
+    stripped.push_str(rest);
+    assert_eq!(stripped, plain);
+}

@@ -1,0 +1,233 @@
+//! Resume inside the chunk stage (shards) and incremental re-runs
+//! (`--previous`): the output must be byte-identical to a plain run from
+//! scratch, and the summary line must show that finished or unchanged
+//! files were not read again.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// `make report` with the test's binaries; extra `VAR=value` arguments.
+fn make(repo: &Path, work: &Path, vars: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = Command::new("make");
+    c.current_dir(source_root())
+        .arg("--no-print-directory")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!("REPO={}", repo.display()))
+        .arg(format!("WORK={}", work.display()))
+        .arg("CAPACITY=64K")
+        .arg("MEMORY=64K")
+        .arg("QUIET=")
+        .args(vars)
+        .arg("report");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_raw(c, None)
+}
+
+fn ok(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "make failed:\n{err}");
+    err
+}
+
+/// The summary lines of fsim-chunk in some stderr output.
+fn chunk_summaries(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("fsim-chunk: ") && l.contains(" reused"))
+        .collect()
+}
+
+fn same_files(a: &Path, b: &Path, names: &[&str]) {
+    for n in names {
+        assert!(
+            std::fs::read(a.join(n)).unwrap() == std::fs::read(b.join(n)).unwrap(),
+            "{n} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
+
+#[test]
+fn shards_merge_to_the_bytes_of_an_unsharded_run() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let d = t.path();
+    let chunk = |args: &[&str]| {
+        let mut c = fsim("fsim-chunk");
+        c.current_dir(d).args(args).arg(&repo);
+        run_ok(c, None)
+    };
+    chunk(&["-q", "-o", "c.tsv", "--files-out", "f.tsv"]);
+    let mut merge = vec!["-j", "2", "-o", "cm.tsv", "--files-out", "fm.tsv"];
+    let names: Vec<(String, String)> = (0..3)
+        .map(|i| (format!("f.{i}.tsv"), format!("c.{i}.tsv")))
+        .collect();
+    for (i, (f, c)) in names.iter().enumerate() {
+        let shard = format!("{i}/3");
+        chunk(&["-q", "--shard", &shard, "-o", c, "--files-out", f]);
+        merge.extend(["--previous", f.as_str(), "--previous-chunks", c.as_str()]);
+    }
+    let out = chunk(&merge);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(" 0 read, 68 reused"), "{err}");
+    same_files(d, d, &[]);
+    assert_eq!(read(d, "c.tsv"), read(d, "cm.tsv"));
+    assert_eq!(read(d, "f.tsv"), read(d, "fm.tsv"));
+    // Shards in the wrong order are refused, naming the file.
+    let mut c = fsim("fsim-chunk");
+    c.current_dir(d)
+        .args(["-o", "x.tsv", "--files-out", "fx.tsv"])
+        .args(["--previous", "f.1.tsv", "--previous-chunks", "c.1.tsv"])
+        .args(["--previous", "f.0.tsv", "--previous-chunks", "c.0.tsv"])
+        .args(["--previous", "f.2.tsv", "--previous-chunks", "c.2.tsv"])
+        .arg(&repo);
+    let err = run_fail(c, None);
+    assert_eq!(
+        err,
+        "fsim-chunk: f.1.tsv: expected the file table of shard 0/3 (shards must be given all, in order), found shard 1/3\n"
+    );
+    assert!(!d.join("x.tsv").exists() && !d.join("fx.tsv").exists());
+}
+
+#[test]
+fn a_killed_shard_is_the_only_work_redone() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let clean = t.path().join("clean");
+    ok(&make(&repo, &clean, &[], &[]));
+    let work = t.path().join("work");
+    // Shard 1 of 4 dies like kill -9 after 300 bytes; -k lets the others finish.
+    let out = make(
+        &repo,
+        &work,
+        &["-k", "SHARDS=4"],
+        &[("FSIM_TEST_ABORT", "fsim-chunk:300:1/4")],
+    );
+    assert!(!out.status.success());
+    let shards = work.join("shards-4");
+    for i in [0, 2, 3] {
+        assert!(shards.join(format!("chunks.{i}.tsv")).exists());
+    }
+    assert!(!shards.join("chunks.1.tsv").exists());
+    assert!(!work.join("chunks.tsv").exists());
+    // Re-run: only shard 1 reads files, the merge reads none.
+    let err = ok(&make(&repo, &work, &["SHARDS=4"], &[]));
+    let files = std::fs::read_to_string(clean.join("files.tsv")).unwrap();
+    let total = files.lines().filter(|l| !l.starts_with('#')).count();
+    let in_shard_1 = (0..total).filter(|i| i % 4 == 1).count();
+    let sums = chunk_summaries(&err);
+    assert_eq!(sums.len(), 2, "{err}");
+    assert!(
+        sums[0].contains(&format!(" {in_shard_1} read, 0 reused")),
+        "{}",
+        sums[0]
+    );
+    assert!(
+        sums[1].contains(&format!(" 0 read, {total} reused")),
+        "{}",
+        sums[1]
+    );
+    same_files(
+        &clean,
+        &work,
+        &["files.tsv", "chunks.tsv", "report.txt", "report.json"],
+    );
+}
+
+#[test]
+fn incremental_rerun_reads_only_changed_files() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let old = t.path().join("old");
+    ok(&make(&repo, &old, &[], &[]));
+    // Change one file, add one, delete one.
+    let mut all: Vec<_> = walk_files(&repo);
+    all.sort();
+    let changed = &all[4];
+    let mut data = std::fs::read(changed).unwrap();
+    data.extend_from_slice(b"one more line\n");
+    std::fs::write(changed, &data).unwrap();
+    std::fs::write(repo.join("zz-new.txt"), b"a new file\n").unwrap();
+    std::fs::remove_file(&all[8]).unwrap();
+    let fresh = t.path().join("fresh");
+    ok(&make(&repo, &fresh, &[], &[]));
+    let inc = t.path().join("inc");
+    let prev = format!("PREVIOUS={}", old.display());
+    let err = ok(&make(&repo, &inc, &[&prev], &[]));
+    let total = all.len(); // one deleted, one added
+    let sums = chunk_summaries(&err);
+    assert_eq!(sums.len(), 1, "{err}");
+    assert!(
+        sums[0].contains(&format!(" 2 read, {} reused", total - 2)),
+        "{}",
+        sums[0]
+    );
+    same_files(
+        &fresh,
+        &inc,
+        &["files.tsv", "chunks.tsv", "report.txt", "report.json"],
+    );
+    // Sharded and incremental at once.
+    let both = t.path().join("both");
+    let err = ok(&make(&repo, &both, &[&prev, "SHARDS=3", "-j2"], &[]));
+    let read: u64 = chunk_summaries(&err)
+        .iter()
+        .map(|l| {
+            let i = l.find(" read,").unwrap();
+            l[..i].rsplit(' ').next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(read, 2, "{err}");
+    same_files(&fresh, &both, &["files.tsv", "chunks.tsv", "report.json"]);
+}
+
+#[test]
+fn previous_runs_that_do_not_fit_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let work = t.path().join("w");
+    pipeline(&repo, &work, &[]);
+    let try_prev = |files: &str, chunks: &str, extra: &[&str]| {
+        let mut c = fsim("fsim-chunk");
+        c.current_dir(&work)
+            .args(["-q", "-o", "new.tsv", "--files-out", "newf.tsv"])
+            .args(["--previous", files, "--previous-chunks", chunks])
+            .args(extra)
+            .arg(&repo);
+        let e = run_fail(c, None);
+        assert!(!work.join("new.tsv").exists() && !work.join("newf.tsv").exists());
+        e
+    };
+    assert_eq!(
+        try_prev("files.tsv", "sorted.tsv", &[]),
+        "fsim-chunk: sorted.tsv:1: this chunk file is sorted (its trailer comes first): give the unsorted chunks.tsv of the previous run, not sorted.tsv\n"
+    );
+    assert_eq!(
+        try_prev("files.tsv", "chunks.tsv", &["--avg-size", "1000"]),
+        "fsim-chunk: files.tsv:1: the previous run was chunked with avg=100 but this run uses avg=1000: its records cannot be reused\n"
+    );
+    assert_eq!(
+        try_prev("chunks.tsv", "chunks.tsv", &[]),
+        "fsim-chunk: chunks.tsv:1: expected a '#fsim files v1' header: a file table written by fsim-chunk --files-out\n"
+    );
+}
+
+/// Regular files under `dir`, recursively.
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
