@@ -15,6 +15,7 @@
 //! | fsim-verify | [`verify`] | 2.3: exact bytes in common of candidate pairs |
 //! | fsim-report | [`report`] | step 5 and 2.4 |
 //! | fsim-index, fsim-query | [`index`] | sif's one-against-all queries |
+//! | fsim-eval | [`eval`] | the HP paper's controlled experiment (docs/evaluation.md) |
 //! | fsim-report | [`report`], [`report_html`], [`report_xlsx`] | step 5 and 2.4 |
 
 pub mod analyze;
@@ -24,6 +25,7 @@ pub mod chunker;
 pub mod cli;
 pub mod corpus;
 pub mod error;
+pub mod eval;
 pub mod features;
 pub mod index;
 pub mod io;

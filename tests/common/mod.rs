@@ -21,6 +21,7 @@ pub fn bin(name: &str) -> PathBuf {
         "fsim-index" => env!("CARGO_BIN_EXE_fsim-index"),
         "fsim-query" => env!("CARGO_BIN_EXE_fsim-query"),
         "fsim-gen" => env!("CARGO_BIN_EXE_fsim-gen"),
+        "fsim-eval" => env!("CARGO_BIN_EXE_fsim-eval"),
         other => panic!("unknown binary {other}"),
     };
     PathBuf::from(p)
