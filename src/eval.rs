@@ -995,14 +995,14 @@ pub fn pair_stats(v: &[f64]) -> PairStats {
     }
 }
 
-/// The CDF at similarity 0, 0.005, ..., 1: (x, share of the non-zero
+/// The CDF at similarity 0, 0.01, ..., 1: (x, share of the non-zero
 /// pairs at or below x, share of all pairs at or below x).
 pub fn cdf_points(v: &[f64]) -> Vec<(f64, f64, f64)> {
     let nz = v.iter().filter(|&&x| x > 0.0).count().max(1) as f64;
     let all = v.len().max(1) as f64;
-    (0..=200)
+    (0..=100)
         .map(|k| {
-            let x = k as f64 / 200.0;
+            let x = k as f64 / 100.0;
             let a = v.iter().filter(|&&s| s <= x + 1e-12).count() as f64;
             let z = v.iter().filter(|&&s| s > 0.0 && s <= x + 1e-12).count() as f64;
             (x, z / nz, a / all)
