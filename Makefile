@@ -15,6 +15,7 @@
 #   make template WORK=<dir> CLUSTER=<id>  mark a cluster of the last report as
 #                                     template similarity (WORK/templates.tsv)
 #   make check                        fmt + clippy + tests
+#   make eval [DOCS=<folder>]         the HP paper's experiment: docs/evaluation.md
 
 REPO      ?=
 WORK      ?= work
@@ -62,7 +63,7 @@ CARGO ?= cargo
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: all build demo report test check bench quality clean clean-work check-repo chunk-shards template
+.PHONY: all build demo report test check bench quality eval clean clean-work check-repo chunk-shards template
 .DELETE_ON_ERROR:
 
 all: build
@@ -234,6 +235,28 @@ quality: build
 	test -x $(QDIR)/venv/bin/python || python3 -m venv $(QDIR)/venv
 	$(QDIR)/venv/bin/python -c 'import datasketch' 2>/dev/null || $(QDIR)/venv/bin/pip install --quiet datasketch==2.0.0
 	QDIR=$(QDIR) JOBS=$(JOBS) python3 scripts/quality/evaluate.py
+
+# The HP evaluation paper's controlled experiment (fsim-eval): 100 distinct
+# documents of DOCS, near-duplicates with 1..50 words inserted or deleted,
+# every method; rewrites $(EVAL_OUT)/ (CSV, SVG) and docs/evaluation.md.
+# Default DOCS: Debian's Python standard library (/usr/lib/python3.N, from
+# libpython3.N-minimal and -stdlib), else the Rust toolchain's docs.
+PYSTDLIB := $(lastword $(sort $(wildcard /usr/lib/python3.[0-9]*)))
+ifeq ($(origin DOCS),undefined)
+ifneq ($(PYSTDLIB),)
+DOCS := $(PYSTDLIB)
+DOCS_LABEL ?= Debian's Python $(subst python,,$(notdir $(PYSTDLIB))) standard library
+else
+DOCS := $(shell rustc --print sysroot 2>/dev/null)/share/doc/rust
+DOCS_LABEL ?= the Rust toolchain's documentation
+endif
+endif
+DOCS_LABEL ?= $(DOCS)
+EVAL_OUT ?= docs/evaluation
+EVAL_MD  ?= docs/evaluation.md
+
+eval: build
+	$(BIN)/fsim-eval -j $(JOBS) --docs "$(DOCS)" --docs-label "$(DOCS_LABEL)" -o $(EVAL_OUT) --markdown $(EVAL_MD)
 
 clean-work:
 	rm -rf $(WORK) $(DEMO) bench-work

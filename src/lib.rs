@@ -18,6 +18,7 @@
 //! | fsim-report | [`report`], [`report_html`], [`report_xlsx`], [`report_filter`], [`report_collections`] | step 5 and 2.4; sif's post-processing |
 //! | fsim-template | [`templates`] | section 4: templates |
 //! | fsim-merge | [`collections`] | section 4: collections chunked apart |
+//! | fsim-eval | [`eval`] | the HP paper's controlled experiment (docs/evaluation.md) |
 
 pub mod analyze;
 pub mod bgwrite;
@@ -28,6 +29,7 @@ pub mod cli;
 pub mod collections;
 pub mod corpus;
 pub mod error;
+pub mod eval;
 pub mod features;
 pub mod index;
 pub mod io;
