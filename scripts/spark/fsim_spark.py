@@ -198,7 +198,9 @@ def main(argv=None):
         work_uri = "file://" + local
     os.makedirs(local, exist_ok=True)
     L = lambda name: os.path.join(local, name)  # noqa: E731
-    repo = os.path.abspath(a.repo)
+    # As given: the file table records the root as given (make does the
+    # same), so a relative --repo only works where tasks share the cwd.
+    repo = a.repo
     bins = {b: os.path.join(bindir, b) for b in BINARIES}
     q = ["-q"]
 
