@@ -16,6 +16,8 @@
 #                                     template similarity (WORK/templates.tsv)
 #   make check                        fmt + clippy + tests
 #   make eval [DOCS=<folder>]         the HP paper's experiment: docs/evaluation.md
+#   make spark-demo                   the same pipeline on Apache Spark, local mode
+#   make spark-report REPO=.. WORK=.. on Spark (SPARK_MASTER=local[4], yarn...)
 
 REPO      ?=
 WORK      ?= work
@@ -63,7 +65,7 @@ CARGO ?= cargo
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: all build demo report test check bench quality eval clean clean-work check-repo chunk-shards template
+.PHONY: all build demo report test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo
 .DELETE_ON_ERROR:
 
 all: build
@@ -212,6 +214,39 @@ demo: build
 	@echo "JSON report: $(DEMO)/work/report.json"
 	@echo "HTML report (open in a browser): $(DEMO)/work/report.html"
 
+# Apache Spark (docs/distributed.md): pyspark from PyPI in a venv (Java 17).
+SPARK_VENV   ?= .venv-spark
+SPARK_PY      = $(SPARK_VENV)/bin/python
+PYSPARK_VERSION ?= 3.5.5
+SPARK_MASTER ?= local[2]
+SPARK_OPTS   ?=
+SDEMO        := spark-demo-work
+
+spark-venv:
+	@test -x $(SPARK_PY) || python3 -m venv $(SPARK_VENV)
+	@$(SPARK_PY) -c 'import pyspark' 2>/dev/null || $(SPARK_PY) -m pip install --quiet pyspark==$(PYSPARK_VERSION)
+
+# The whole pipeline on Spark, same settings as `make report`, same bytes out.
+spark-report: build spark-venv check-repo
+	FSIM_SPARK_PYTHON=$(SPARK_PY) scripts/spark/fsim-spark --master '$(SPARK_MASTER)' --bin $(BIN) \
+	  --repo $(REPO) --work $(WORK) --avg $(AVG) --method $(METHOD) --chunk-opts '$(METHOD_OPTS)' \
+	  --jobs $(JOBS) --capacity $(CAPACITY) --floor $(FLOOR) --min-percent $(MIN_PERCENT) \
+	  --min-bytes $(MIN_BYTES) --verify $(VERIFY) --formats '$(FORMATS)' \
+	  --html-max-views $(HTML_MAX_VIEWS) $(SPARK_OPTS)
+
+# The demo repository through Spark in local mode, checked against make report.
+spark-demo: build spark-venv
+	rm -rf $(SDEMO)
+	$(BIN)/fsim-gen --manifest $(SDEMO)/planted.tsv $(SDEMO)/repo
+	$(MAKE) --no-print-directory spark-report REPO=$(SDEMO)/repo WORK=$(SDEMO)/spark
+	$(MAKE) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local
+	cmp $(SDEMO)/spark/report.txt $(SDEMO)/local/report.txt
+	cmp $(SDEMO)/spark/report.json $(SDEMO)/local/report.json
+	@echo
+	@cat $(SDEMO)/spark/report.txt
+	@echo
+	@echo "Spark ($(SPARK_MASTER)) report: $(SDEMO)/spark/report.txt, byte-identical to make report's ($(SDEMO)/local)"
+
 test:
 	$(CARGO) test --all-targets
 
@@ -259,7 +294,7 @@ eval: build
 	$(BIN)/fsim-eval -j $(JOBS) --docs "$(DOCS)" --docs-label "$(DOCS_LABEL)" -o $(EVAL_OUT) --markdown $(EVAL_MD)
 
 clean-work:
-	rm -rf $(WORK) $(DEMO) bench-work
+	rm -rf $(WORK) $(DEMO) $(SDEMO) bench-work
 
 clean: clean-work
 	$(CARGO) clean

@@ -777,6 +777,158 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     })
 }
 
+/// Options of the forest mode (`fsim-partition --emit-forest`), the map side
+/// of a distributed partition (scripts/spark, docs/distributed.md).
+#[derive(Debug, Clone)]
+pub struct ForestConfig {
+    /// Files in the whole run's file table (ids are below it; the degree
+    /// limit is resolved against it).
+    pub files: u64,
+    pub inputs: Vec<PathBuf>,
+    pub output: Option<PathBuf>,
+    pub limit: Limit,
+    /// Also write `N\t<file>\t<distinct features>` per file seen (feature
+    /// methods: partition's sixth `F` field, summed over the hash ranges).
+    pub feature_counts: bool,
+}
+
+/// Forest mode: one hash range of the sorted chunk records (no file table,
+/// `#` lines ignored) reduced to what the final union-find needs. Writes
+///
+/// * the kept records, unchanged (the range's share of the partition file);
+/// * `E\t<a>\t<b>` for the edges of a spanning forest of the file graph of
+///   the range's kept chunk groups (at most files − 1 edges): the union of
+///   the forests of all ranges has the components of the whole graph;
+/// * `N\t<file>\t<count>` distinct features per file (with `feature_counts`);
+/// * the range's highest dropped chunks as `#dropped` lines (the global top
+///   is the top of the union of the ranges' tops);
+/// * `#forest\tfiles=N\tlimit=L\trecords=R\tdigest=D\tkept=K\tkept_digest=KD\tdropped_chunks=X\tdropped_records=Y\tsingleton_chunks=S\tedges=E`
+///   (R, D over the records read; K, KD over the kept ones: digests add up
+///   over the ranges).
+///
+/// Memory: 5 bytes per file for the range's forest (plus the grouping's 5).
+pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
+    let n = cfg.files;
+    if n > u32::MAX as u64 + 1 {
+        return Err(Error::msg("more than 2^32 files"));
+    }
+    let limit = cfg.limit.resolve(n);
+    let mut out = Output::create(cfg.output.as_deref())?;
+    let mut g = Grouper::new(n as usize, limit);
+    let mut forest = UnionFind::new(n as usize);
+    let mut sink = LineSink::new();
+    let mut seen = Digest::default();
+    let mut edges = 0u64;
+    let mut counts: Option<Vec<u32>> = cfg.feature_counts.then(|| vec![0u32; n as usize]);
+    let mut group: Vec<u32> = Vec::new();
+    // Close the current group: write its kept records, then the forest
+    // edges it adds (first file to each other file, when they merge).
+    let mut close = |g: &mut Grouper, sink: &mut LineSink, out: &mut Output| -> Result<()> {
+        group.clear();
+        g.end_group(|k| {
+            if group.last() != Some(&k.file) {
+                group.push(k.file);
+            }
+            sink.chunk(k, out)
+        })?;
+        if let Some((&first, rest)) = group.split_first() {
+            for &f in rest {
+                if forest.union(first, f) {
+                    edges += 1;
+                    let mut b = Vec::with_capacity(24);
+                    b.extend_from_slice(b"E\t");
+                    crate::records::write_id(first, &mut b);
+                    b.push(b'\t');
+                    crate::records::write_id(f, &mut b);
+                    b.push(b'\n');
+                    sink.raw(&b, out)?;
+                }
+            }
+        }
+        Ok(())
+    };
+    let default_input = [PathBuf::from("-")];
+    let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
+        &default_input
+    } else {
+        &cfg.inputs
+    };
+    let mut prev: Option<(u64, u64, u32)> = None;
+    for path in inputs {
+        let (r, name) = open_input(path)?;
+        let mut lines = FastLines::new(r, name);
+        while let Some((line, _)) = lines.next_line_at()? {
+            if line.first() == Some(&b'#') {
+                continue;
+            }
+            let k = parse_chunk_line(line).ok_or_else(|| {
+                lines.error(format!(
+                    "expected {}",
+                    crate::records::ChunkRecord::EXPECTED
+                ))
+            })?;
+            let key = (k.hi, k.lo, k.file);
+            if let Some(p) = prev {
+                if key < p {
+                    return Err(lines.error("input is not sorted by hash"));
+                }
+                if (k.hi, k.lo) != (p.0, p.1) {
+                    close(&mut g, &mut sink, &mut out)?;
+                }
+            }
+            if k.file as u64 >= n {
+                return Err(
+                    lines.error(format!("file id {} is not below --files-count {n}", k.file))
+                );
+            }
+            if let Some(c) = counts.as_mut() {
+                if prev != Some(key) {
+                    let slot = &mut c[k.file as usize];
+                    *slot = slot.saturating_add(1);
+                }
+            }
+            prev = Some(key);
+            seen.add(&k.record());
+            g.add(k.hash(), k.file, k.len);
+        }
+    }
+    close(&mut g, &mut sink, &mut out)?;
+    let mut tail = Vec::new();
+    if let Some(c) = &counts {
+        for (id, &v) in c.iter().enumerate() {
+            if v > 0 {
+                tail.extend_from_slice(b"N\t");
+                crate::records::write_id(id as u32, &mut tail);
+                tail.extend_from_slice(format!("\t{v}\n").as_bytes());
+            }
+        }
+    }
+    for t in g.top_dropped() {
+        tail.extend_from_slice(b"#dropped\t");
+        tail.extend_from_slice(hex128(t.hash).as_bytes());
+        tail.extend_from_slice(format!("\t{}\t{}\t", t.degree, t.len).as_bytes());
+        crate::records::write_id(t.example, &mut tail);
+        tail.push(b'\n');
+    }
+    tail.extend_from_slice(
+        format!(
+            "#forest\tfiles={n}\tlimit={limit}\trecords={}\tdigest={}\tkept={}\tkept_digest={}\tdropped_chunks={}\tdropped_records={}\tsingleton_chunks={}\tedges={edges}\n",
+            seen.count,
+            hex128(seen.sum),
+            g.kept.count,
+            hex128(g.kept.sum),
+            g.dropped_chunks,
+            g.dropped_records,
+            g.singleton_chunks
+        )
+        .as_bytes(),
+    );
+    sink.raw(&tail, &mut out)?;
+    sink.flush(&mut out)?;
+    out.finish()?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

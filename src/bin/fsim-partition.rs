@@ -41,6 +41,20 @@ struct Args {
     /// No summary on standard error.
     #[arg(short, long)]
     quiet: bool,
+    /// Forest mode (distributed runs, docs/distributed.md): read one hash
+    /// range of sorted chunk records (no file table; `#` lines ignored) and
+    /// write its kept records, the edges `E<TAB>a<TAB>b` of a spanning
+    /// forest of its file graph, its top dropped chunks and a `#forest`
+    /// summary line. Needs --files-count.
+    #[arg(long, requires = "files_count")]
+    emit_forest: bool,
+    /// Forest mode: number of files in the run's file table.
+    #[arg(long, value_name = "N")]
+    files_count: Option<u64>,
+    /// Forest mode: also write `N<TAB>file<TAB>count` (distinct features
+    /// per file, for feature methods).
+    #[arg(long, requires = "emit_forest")]
+    feature_counts: bool,
     /// Sorted chunk files; `-` or none for standard input.
     #[arg(value_name = "SORTED_CHUNKS")]
     inputs: Vec<PathBuf>,
@@ -59,6 +73,15 @@ fn main() -> ExitCode {
             Some(n) => Limit::Absolute(n),
             None => Limit::Fraction(a.max_degree_fraction),
         };
+        if a.emit_forest {
+            return fsim::partition::run_forest(&fsim::partition::ForestConfig {
+                files: a.files_count.unwrap_or(0),
+                inputs: a.inputs,
+                output: a.output,
+                limit,
+                feature_counts: a.feature_counts,
+            });
+        }
         let cfg = Config {
             files: a.files,
             inputs: a.inputs,

@@ -1,0 +1,180 @@
+//! fsim-spark (scripts/spark, docs/distributed.md): the pipeline on Apache
+//! Spark in local mode gives the bytes of `make report`, also when tasks
+//! fail and Spark retries them. Needs Java 17+ and pyspark (`make
+//! spark-venv`); skipped with a SKIP line when they are missing, except
+//! under CI (env var CI set), where that is a failure.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The Python that has pyspark: $FSIM_SPARK_PYTHON, the repository's
+/// .venv-spark, or python3 (as scripts/spark/fsim-spark chooses).
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("FSIM_SPARK_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = source_root().join(".venv-spark/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    }
+}
+
+/// Why the Spark tests cannot run here, if they cannot.
+fn missing() -> Option<String> {
+    let java = Command::new("java").arg("-version").output();
+    let Ok(java) = java else {
+        return Some("java is not installed (Java 17+ needed)".into());
+    };
+    let text = String::from_utf8_lossy(&java.stderr).into_owned();
+    let major: Option<u32> = text
+        .split('"')
+        .nth(1)
+        .and_then(|v| v.split(['.', '-', '+']).next())
+        .and_then(|m| m.parse().ok());
+    if !java.status.success() || major.is_none_or(|m| m < 17) {
+        return Some(format!("Java 17+ needed, found: {}", text.trim()));
+    }
+    let py = python();
+    let ok = Command::new(&py)
+        .args(["-c", "import pyspark"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        return Some(format!(
+            "pyspark is not importable by {} (make spark-venv)",
+            py.display()
+        ));
+    }
+    None
+}
+
+fn skip(test: &str) -> bool {
+    match missing() {
+        None => false,
+        Some(why) if std::env::var_os("CI").is_some() => {
+            panic!("{test} cannot run under CI: {why}")
+        }
+        Some(why) => {
+            println!("SKIP {test}: {why}");
+            true
+        }
+    }
+}
+
+fn make_report(repo: &Path, work: &Path) {
+    let mut c = Command::new("make");
+    c.current_dir(source_root())
+        .arg("--no-print-directory")
+        .arg("report")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!("REPO={}", repo.display()))
+        .arg(format!("WORK={}", work.display()))
+        .arg("CAPACITY=64K")
+        .arg("MEMORY=64K");
+    run_ok(c, None);
+}
+
+fn fsim_spark(repo: &Path, work: &Path, env: &[(&str, &str)]) -> String {
+    let mut c = Command::new(source_root().join("scripts/spark/fsim-spark"));
+    c.env("FSIM_SPARK_PYTHON", python())
+        .arg("--master")
+        .arg("local[2]")
+        .arg("--bin")
+        .arg(bin_dir())
+        .arg("--repo")
+        .arg(repo)
+        .arg("--work")
+        .arg(work)
+        .args(["--capacity", "64K", "--jobs", "2"]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    String::from_utf8_lossy(&run_ok(c, None).stderr).into_owned()
+}
+
+/// Every file both runs write, and the sorted partitions concatenated
+/// against fsim-sort's output.
+fn assert_same(local: &Path, spark: &Path) {
+    for f in [
+        "files.tsv",
+        "partition.tsv",
+        "plan.tsv",
+        "bins.tsv",
+        "pairs.tsv",
+        "verified.tsv",
+        "regions.tsv",
+        "report.txt",
+        "report.json",
+    ] {
+        let a = std::fs::read(local.join(f)).unwrap();
+        let b = std::fs::read(spark.join(f)).unwrap_or_else(|e| panic!("spark {f}: {e}"));
+        assert!(a == b, "{f} differs between make report and fsim-spark");
+    }
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(spark.join("sorted.parts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("part-")
+        })
+        .collect();
+    parts.sort();
+    assert!(parts.len() >= 2, "expected several hash ranges: {parts:?}");
+    let mut sorted = Vec::new();
+    for p in &parts {
+        sorted.extend(std::fs::read(p).unwrap());
+    }
+    assert!(
+        sorted == std::fs::read(local.join("sorted.tsv")).unwrap(),
+        "the sorted partitions concatenated differ from fsim-sort's output"
+    );
+}
+
+#[test]
+fn spark_local_mode_report_is_byte_identical_to_make_report() {
+    if skip("spark_local_mode_report_is_byte_identical_to_make_report") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    make_report(&repo, &t.path().join("local"));
+    fsim_spark(&repo, &t.path().join("spark"), &[]);
+    assert_same(&t.path().join("local"), &t.path().join("spark"));
+}
+
+#[test]
+fn failed_tasks_are_retried_and_the_report_is_unchanged() {
+    if skip("failed_tasks_are_retried_and_the_report_is_unchanged") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    make_report(&repo, &t.path().join("local"));
+    // One task of each distributed stage fails once, after part of its
+    // output; Spark runs it again (local[2,4]: 4 attempts per task).
+    let marks = t.path().join("failed");
+    let spec = format!("chunk,forest,analyze:{}", marks.display());
+    let err = fsim_spark(
+        &repo,
+        &t.path().join("spark"),
+        &[("FSIM_SPARK_FAIL_ONCE", &spec)],
+    );
+    for stage in ["chunk", "forest", "analyze"] {
+        assert!(
+            marks.join(stage).is_dir(),
+            "no {stage} task failed: the injection did not run"
+        );
+        assert!(
+            err.contains(&format!("injected failure in a {stage} task")),
+            "{err}"
+        );
+    }
+    assert_same(&t.path().join("local"), &t.path().join("spark"));
+}
