@@ -30,7 +30,7 @@ use crate::records::{
     classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, write_header,
     write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
 };
-use crate::sort::{format_chunk_line, parse_chunk_line, ChunkKey, FastLines};
+use crate::sort::{format_chunk_line, parse_chunk_line, ChunkKey, FastLines, LineSink};
 use crate::unionfind::UnionFind;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
