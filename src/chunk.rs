@@ -140,6 +140,22 @@ pub struct StreamInfo {
     pub ftype: FileType,
 }
 
+/// Read into `buf` until it is full or the stream ends: (bytes read, end
+/// reached). Short reads and EINTR are retried, so a block boundary never
+/// depends on how the kernel split the reads.
+pub(crate) fn fill(r: &mut impl Read, buf: &mut [u8]) -> io::Result<(usize, bool)> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => return Ok((filled, true)),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((filled, false))
+}
+
 /// A read buffer sized for `chunker`: [`BLOCK`] or four maximal chunks.
 pub fn read_buffer(chunker: &Chunker) -> Vec<u8> {
     // Touched once here (zeroed) and reused for every file of a worker.
@@ -165,21 +181,9 @@ pub fn chunk_stream(
     let mut content = Md5::new();
     let mut ftype = None;
     loop {
-        let mut eof = false;
-        while filled < buf.len() {
-            match r.read(&mut buf[filled..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => {
-                    filled += n;
-                    size += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        let (n, eof) = fill(r, &mut buf[filled..])?;
+        filled += n;
+        size += n as u64;
         if ftype.is_none() {
             // First fill: the buffer starts at offset 0 of the stream.
             ftype = Some(FileType::classify(&buf[..filled.min(HEAD)], size));

@@ -142,20 +142,10 @@ fn cut_and_collect(
         b.buf[..carry.len()].copy_from_slice(&carry);
         let mut filled = carry.len();
         let want = filled + PAR_BLOCK.min(cap - filled);
-        while filled < want {
-            match r.read(&mut b.buf[filled..want]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => {
-                    filled += n;
-                    size += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        let (n, end) = crate::chunk::fill(r, &mut b.buf[filled..want])?;
+        filled += n;
+        size += n as u64;
+        eof = end;
         if ftype.is_none() {
             ftype = Some(FileType::classify(&b.buf[..filled.min(HEAD)], size));
         }
