@@ -26,16 +26,12 @@ impl Rng {
     }
 }
 
+/// The parameters fsim-chunk writes for TTTD at 1000 bytes, so that the
+/// synthetic files are accepted everywhere (fsim-query checks them).
 fn params() -> Params {
-    Params::new()
-        .with("method", "tttd")
-        .with("avg", 1000)
-        .with("min", 460)
-        .with("max", 2800)
-        .with("div", 540)
-        .with("div2", 270)
-        .with("window", 48)
-        .with("hash", "md5")
+    fsim::chunker::Chunker::new(fsim::chunker::Method::Tttd, 1000)
+        .expect("1000 is a valid average")
+        .params()
 }
 
 /// Visit the records of the sorted stream in order.
