@@ -96,45 +96,11 @@ fn links(report: &Value) -> BTreeSet<(String, String)> {
 
 /// partition (with templates) .. report, in `work`; returns the json report.
 fn rerun(work: &Path, templates: &[&Path]) -> Value {
-    let files = work.join("files.tsv");
     let tpl: Vec<String> = templates
         .iter()
         .flat_map(|t| ["--templates".to_string(), t.display().to_string()])
         .collect();
-    let mut c = fsim("fsim-partition");
-    c.args(["-q", "--files"])
-        .arg(&files)
-        .args(&tpl)
-        .arg("-o")
-        .arg(work.join("partition.tsv"))
-        .arg(work.join("sorted.tsv"));
-    run_ok(c, None);
-    let mut c = fsim("fsim-binpack");
-    c.args(["-q", "-o"])
-        .arg(work.join("bins.tsv"))
-        .arg(work.join("partition.tsv"));
-    run_ok(c, None);
-    let mut c = fsim("fsim-analyze");
-    c.args(["-q", "-o"])
-        .arg(work.join("pairs.tsv"))
-        .arg(work.join("bins.tsv"));
-    run_ok(c, None);
-    let mut c = fsim("fsim-verify");
-    c.args(["-q", "--files"])
-        .arg(&files)
-        .args(&tpl)
-        .arg("-o")
-        .arg(work.join("verified.tsv"))
-        .arg(work.join("pairs.tsv"));
-    run_ok(c, None);
-    let mut c = fsim("fsim-report");
-    c.args(["-q", "--format", "json", "--files"])
-        .arg(&files)
-        .arg("-o")
-        .arg(work.join("report.json"))
-        .arg(work.join("verified.tsv"));
-    run_ok(c, None);
-    serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap()
+    rest_of_pipeline(work, &tpl)
 }
 
 fn mark(work: &Path, cluster: &str, out: &Path, append: bool) -> String {

@@ -135,9 +135,18 @@ pub fn pipeline(repo: &Path, work: &Path, chunk_args: &[&str]) -> serde_json::Va
         .arg(work.join("sorted.tsv"))
         .arg(work.join("chunks.tsv"));
     run_ok(c, None);
+    rest_of_pipeline(work, &[])
+}
+
+/// The stages after the sort (partition .. report) in `work`, with extra
+/// arguments for fsim-partition and fsim-verify (e.g. `--templates F`);
+/// returns the JSON report.
+pub fn rest_of_pipeline(work: &Path, extra: &[String]) -> serde_json::Value {
+    let files = work.join("files.tsv");
     let mut c = fsim("fsim-partition");
     c.args(["-q", "--files"])
         .arg(&files)
+        .args(extra)
         .arg("-o")
         .arg(work.join("partition.tsv"))
         .arg(work.join("sorted.tsv"));
@@ -155,6 +164,7 @@ pub fn pipeline(repo: &Path, work: &Path, chunk_args: &[&str]) -> serde_json::Va
     let mut c = fsim("fsim-verify");
     c.args(["-q", "--files"])
         .arg(&files)
+        .args(extra)
         .arg("-o")
         .arg(work.join("verified.tsv"))
         .arg(work.join("pairs.tsv"));
