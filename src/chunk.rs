@@ -156,6 +156,23 @@ pub(crate) fn fill(r: &mut impl Read, buf: &mut [u8]) -> io::Result<(usize, bool
     Ok((filled, false))
 }
 
+impl StreamInfo {
+    /// The info of a stream read to its end: `size` bytes, the MD5 over its
+    /// chunk digests, the type seen in its first block (none: empty).
+    pub(crate) fn finish(size: u64, content: Md5, ftype: Option<FileType>) -> StreamInfo {
+        let ftype = if size == 0 {
+            FileType::Empty
+        } else {
+            ftype.unwrap_or(FileType::Binary)
+        };
+        StreamInfo {
+            size,
+            content: records::digest_to_u128(&content.finalize()),
+            ftype,
+        }
+    }
+}
+
 /// A read buffer sized for `chunker`: [`BLOCK`] or four maximal chunks.
 pub fn read_buffer(chunker: &Chunker) -> Vec<u8> {
     // Touched once here (zeroed) and reused for every file of a worker.
@@ -201,16 +218,7 @@ pub fn chunk_stream(
         buf.copy_within(pos..filled, 0);
         filled -= pos;
     }
-    let ftype = if size == 0 {
-        FileType::Empty
-    } else {
-        ftype.unwrap_or(FileType::Binary)
-    };
-    Ok(StreamInfo {
-        size,
-        content: records::digest_to_u128(&content.finalize()),
-        ftype,
-    })
+    Ok(StreamInfo::finish(size, content, ftype))
 }
 
 /// `O_NONBLOCK`, so that a path replaced by a FIFO between the walk and the

@@ -171,16 +171,7 @@ fn cut_and_collect(
         };
         take(d, &mut waiting, &mut free, &mut next_out, &mut content);
     }
-    let ftype = if size == 0 {
-        FileType::Empty
-    } else {
-        ftype.unwrap_or(FileType::Binary)
-    };
-    Ok(StreamInfo {
-        size,
-        content: records::digest_to_u128(&content.finalize()),
-        ftype,
-    })
+    Ok(StreamInfo::finish(size, content, ftype))
 }
 
 #[cfg(test)]
