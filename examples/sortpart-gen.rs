@@ -78,11 +78,11 @@ fn main() -> std::io::Result<()> {
             let mut last = None;
             for _ in 0..n {
                 let r = match last {
-                    Some(r) if rng.next() % 20 == 0 => r,
+                    Some(r) if rng.next().is_multiple_of(20) => r,
                     _ => {
                         let hash = ((rng.next() as u128) << 64) | rng.next() as u128;
                         // small hash space part: equal hashes with different files
-                        let hash = if rng.next() % 4 == 0 {
+                        let hash = if rng.next().is_multiple_of(4) {
                             hash & 0xffff
                         } else {
                             hash

@@ -197,6 +197,7 @@ pub fn chunk_stream(
     let mut size = 0u64;
     let mut content = Md5::new();
     let mut ftype = None;
+    let mut digests = Vec::new();
     loop {
         let (n, eof) = fill(r, &mut buf[filled..])?;
         filled += n;
@@ -205,13 +206,20 @@ pub fn chunk_stream(
             // First fill: the buffer starts at offset 0 of the stream.
             ftype = Some(FileType::classify(&buf[..filled.min(HEAD)], size));
         }
+        // Cut the whole buffer, then hash its chunks together (several at
+        // a time: crate::md5batch).
+        let first = pieces.len();
         let mut pos = 0;
         while let Some(len) = chunker.cut(&buf[pos..filled], eof) {
-            let d = Md5::digest(&buf[pos..pos + len]);
-            content.update(d);
-            pieces.push((records::digest_to_u128(&d), len as u32));
+            pieces.push((0, len as u32));
             pos += len;
         }
+        hash_pieces(
+            &buf[..pos],
+            &mut pieces[first..],
+            &mut digests,
+            &mut content,
+        );
         if eof {
             break;
         }
@@ -219,6 +227,28 @@ pub fn chunk_stream(
         filled -= pos;
     }
     Ok(StreamInfo::finish(size, content, ftype))
+}
+
+/// Fill in the digests of `pieces`, whose lengths cut `data` from its
+/// start, and add them to the content hash in order. `digests` is scratch.
+pub(crate) fn hash_pieces(
+    data: &[u8],
+    pieces: &mut [Piece],
+    digests: &mut Vec<u128>,
+    content: &mut Md5,
+) {
+    digests.clear();
+    let mut pos = 0usize;
+    let msgs = pieces.iter().map(|&(_, len)| {
+        let m = &data[pos..pos + len as usize];
+        pos += len as usize;
+        m
+    });
+    crate::md5batch::digest_many(msgs, digests);
+    for (p, &d) in pieces.iter_mut().zip(digests.iter()) {
+        p.0 = d;
+        content.update(d.to_be_bytes());
+    }
 }
 
 /// `O_NONBLOCK`, so that a path replaced by a FIFO between the walk and the

@@ -234,7 +234,7 @@ impl Grid {
     pub fn has(self, variant: Variant, i: usize) -> bool {
         match self {
             Grid::Full => true,
-            Grid::Sweep => variant == Variant::Insert && (i <= 3 || i % 5 == 0),
+            Grid::Sweep => variant == Variant::Insert && (i <= 3 || i.is_multiple_of(5)),
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod eval;
 pub mod features;
 pub mod index;
 pub mod io;
+pub mod md5batch;
 pub mod parhash;
 pub mod partition;
 pub mod progress;

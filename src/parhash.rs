@@ -15,7 +15,7 @@
 
 use crate::chunk::{Piece, StreamInfo, HEAD};
 use crate::chunker::{Chunker, Cut};
-use crate::records::{self, FileType};
+use crate::records::FileType;
 use md5::{Digest as _, Md5};
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -58,11 +58,12 @@ pub fn chunk_stream_par(
                 let job = job_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
                 let Ok(mut b) = job else { return };
                 b.digests.clear();
-                for &(start, len) in &b.cuts {
-                    let (start, len) = (start as usize, len as usize);
-                    let d = Md5::digest(&b.buf[start..start + len]);
-                    b.digests.push(records::digest_to_u128(&d));
-                }
+                let buf = &b.buf;
+                let msgs = b
+                    .cuts
+                    .iter()
+                    .map(|&(start, len)| &buf[start as usize..start as usize + len as usize]);
+                crate::md5batch::digest_many(msgs, &mut b.digests);
                 if done_tx.send(b).is_err() {
                     return;
                 }

@@ -19,7 +19,7 @@ fn text(len: usize, seed: u64) -> Vec<u8> {
         for k in 0..n {
             out.push(b"etaoinshrdlucmfwypvbgkjqxz"[(r >> (3 + k * 2)) % 26]);
         }
-        out.push(if r % 13 == 0 { b'\n' } else { b' ' });
+        out.push(if r.is_multiple_of(13) { b'\n' } else { b' ' });
     }
     out
 }

@@ -304,8 +304,8 @@ pub(crate) fn pseudo_text(len: usize, seed: u64) -> Vec<u8> {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         let r = (x >> 33) as u32;
-        if word > 2 && r % 6 == 0 {
-            out.push(if r % 71 == 0 { b'\n' } else { b' ' });
+        if word > 2 && r.is_multiple_of(6) {
+            out.push(if r.is_multiple_of(71) { b'\n' } else { b' ' });
             word = 0;
         } else {
             out.push(LETTERS[(r >> 8) as usize % 32]);
