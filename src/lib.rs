@@ -7,7 +7,7 @@
 //!
 //! | stage | module | paper |
 //! |---|---|---|
-//! | fsim-chunk | [`chunker`], [`walk`], [`chunk`] | step 1: TTTD chunks, MD5 per chunk |
+//! | fsim-chunk | [`chunker`], [`walk`], [`longpath`], [`chunk`] | step 1: TTTD chunks, MD5 per chunk |
 //! | fsim-sort | [`sort`] | 2.5 step 2: external sort by hash |
 //! | fsim-partition | [`partition`], [`unionfind`] | 2.5 steps 3-4 |
 //! | fsim-binpack | [`binpack`] | 2.5 steps 5-6 |
@@ -33,6 +33,7 @@ pub mod eval;
 pub mod features;
 pub mod index;
 pub mod io;
+pub mod longpath;
 pub mod parhash;
 pub mod partition;
 pub mod progress;
