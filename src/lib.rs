@@ -8,7 +8,7 @@
 //! | stage | module | paper |
 //! |---|---|---|
 //! | fsim-chunk | [`chunker`], [`walk`], [`longpath`], [`chunk`] | step 1: TTTD chunks, MD5 per chunk |
-//! | fsim-sort | [`sort`] | 2.5 step 2: external sort by hash |
+//! | fsim-sort | [`sort`], [`sort_resume`] | 2.5 step 2: external sort by hash |
 //! | fsim-partition | [`partition`], [`unionfind`] | 2.5 steps 3-4 |
 //! | fsim-binpack | [`binpack`] | 2.5 steps 5-6 |
 //! | fsim-analyze | [`analyze`] | steps 3-4 and 2.4 |
@@ -45,6 +45,7 @@ pub mod report_html;
 pub mod report_xlsx;
 pub mod reuse;
 pub mod sort;
+pub mod sort_resume;
 pub mod templates;
 pub mod unionfind;
 pub mod verify;
