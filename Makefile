@@ -78,7 +78,9 @@ endif
 ifeq ($(SORT),gnu)
 SORT_CMD = LC_ALL=C sort -S $(MEMORY) -T $(WORK) -o $@.part $< && mv $@.part $@
 else
-SORT_CMD = $(BIN)/fsim-sort $(QUIET) --memory $(MEMORY) --tmpdir $(WORK) -o $@ $<
+# Finished runs are kept in $@.runs with a journal: a killed sort resumed
+# by make continues after its last finished run (docs/reliability.md).
+SORT_CMD = $(BIN)/fsim-sort $(QUIET) --memory $(MEMORY) --resume-dir $@.runs -o $@ $<
 endif
 
 report: $(addprefix $(WORK)/report.,$(FORMATS))

@@ -41,10 +41,10 @@ use crate::reuse::{Found, Previous, Shard};
 use crate::walk::{self, Event, WalkConfig, WalkStats};
 use md5::{Digest as _, Md5};
 use std::collections::BTreeMap;
-use std::fs::{File, Metadata};
+use std::fs::Metadata;
 use std::io::{self, Read};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -251,34 +251,6 @@ pub(crate) fn hash_pieces(
     }
 }
 
-/// `O_NONBLOCK`, so that a path replaced by a FIFO between the walk and the
-/// open cannot block the worker (it is then refused by the `fstat` check).
-/// It has no effect on regular files. The value is that of the common Linux
-/// architectures; elsewhere the flag is left out and only the walk's file
-/// type check protects.
-#[cfg(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "aarch64",
-        target_arch = "arm",
-        target_arch = "riscv64"
-    )
-))]
-const O_NONBLOCK: i32 = 0o4000;
-#[cfg(not(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "aarch64",
-        target_arch = "arm",
-        target_arch = "riscv64"
-    )
-)))]
-const O_NONBLOCK: i32 = 0;
-
 /// Why a file was not chunked.
 #[derive(Debug)]
 pub enum Skip {
@@ -334,11 +306,9 @@ fn chunk_open(
     hashers: usize,
 ) -> std::result::Result<(StreamInfo, Metadata, Vec<Piece>), Skip> {
     pieces.clear();
-    let mut f = File::options()
-        .read(true)
-        .custom_flags(O_NONBLOCK)
-        .open(path)
-        .map_err(Skip::Io)?;
+    // O_NONBLOCK (a FIFO put in the file's place since the walk cannot
+    // block), and paths over PATH_MAX opened piecewise.
+    let mut f = crate::longpath::open_file(path).map_err(Skip::Io)?;
     let meta = f.metadata().map_err(Skip::Io)?;
     if !meta.is_file() {
         return Err(Skip::Special);
@@ -361,7 +331,7 @@ type Job = (u64, u64, PathBuf);
 /// Stat a walked file and look it up in the previous run. A file that
 /// cannot be examined is not reused (it is read, and warned about then).
 fn reuse_lookup(prev: &mut Previous, pos: u64, path: &Path) -> Result<Option<Found>> {
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Ok(meta) = crate::longpath::metadata(path) else {
         return Ok(None);
     };
     prev.lookup(
@@ -764,7 +734,8 @@ fn write_results(
 pub fn chunk_path(path: &Path, chunker: &Chunker) -> Result<(Vec<Piece>, StreamInfo)> {
     let mut buf = read_buffer(chunker);
     let mut pieces = Vec::new();
-    let mut f = File::open(path).ctx(|| format!("cannot open {}", path.display()))?;
+    let mut f =
+        crate::longpath::open_file(path).ctx(|| format!("cannot open {}", path.display()))?;
     let info = chunk_stream(&mut f, chunker, &mut buf, &mut pieces)
         .ctx(|| format!("reading {}", path.display()))?;
     Ok((pieces, info))

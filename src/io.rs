@@ -43,6 +43,8 @@ pub struct Output {
 ///   `2/4` for one shard of fsim-chunk).
 /// * `FSIM_TEST_ENOSPC=<program>:<bytes>[:<arg>]` makes writes fail with
 ///   "No space left on device" (ENOSPC) from that point on.
+/// * `FSIM_TEST_ABORT_RUN=<program>:<n>[:<arg>]` makes that program abort
+///   right after its n-th sort run is journaled ([`test_abort_after_run`]).
 fn fault_point(var: &str) -> Option<u64> {
     let spec = std::env::var(var).ok()?;
     let mut parts = spec.splitn(3, ':');
@@ -71,6 +73,16 @@ fn enospc_point() -> Option<u64> {
     use std::sync::OnceLock;
     static POINT: OnceLock<Option<u64>> = OnceLock::new();
     *POINT.get_or_init(|| fault_point("FSIM_TEST_ENOSPC"))
+}
+
+/// Abort like `kill -9` when `runs` is the point set by
+/// `FSIM_TEST_ABORT_RUN` (the resume tests of `fsim-sort --resume-dir`).
+pub fn test_abort_after_run(runs: u64) {
+    use std::sync::OnceLock;
+    static POINT: OnceLock<Option<u64>> = OnceLock::new();
+    if *POINT.get_or_init(|| fault_point("FSIM_TEST_ABORT_RUN")) == Some(runs) {
+        std::process::abort();
+    }
 }
 
 /// ENOSPC, as the kernel reports a full file system.

@@ -7,8 +7,8 @@
 //!
 //! | stage | module | paper |
 //! |---|---|---|
-//! | fsim-chunk | [`chunker`], [`walk`], [`chunk`] | step 1: TTTD chunks, MD5 per chunk |
-//! | fsim-sort | [`sort`] | 2.5 step 2: external sort by hash |
+//! | fsim-chunk | [`chunker`], [`walk`], [`longpath`], [`chunk`] | step 1: TTTD chunks, MD5 per chunk |
+//! | fsim-sort | [`sort`], [`sort_resume`] | 2.5 step 2: external sort by hash |
 //! | fsim-partition | [`partition`], [`unionfind`] | 2.5 steps 3-4 |
 //! | fsim-binpack | [`binpack`] | 2.5 steps 5-6 |
 //! | fsim-analyze | [`analyze`] | steps 3-4 and 2.4 |
@@ -33,6 +33,7 @@ pub mod eval;
 pub mod features;
 pub mod index;
 pub mod io;
+pub mod longpath;
 pub mod md5batch;
 pub mod parhash;
 pub mod partition;
@@ -45,6 +46,7 @@ pub mod report_html;
 pub mod report_xlsx;
 pub mod reuse;
 pub mod sort;
+pub mod sort_resume;
 pub mod templates;
 pub mod unionfind;
 pub mod verify;

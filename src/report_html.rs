@@ -193,8 +193,8 @@ fn view_file(
     v["shown"] = json!(cap);
     if e.ftype == FileType::Text {
         let mut head = Vec::with_capacity(cap);
-        let read =
-            std::fs::File::open(path).and_then(|f| f.take(cap as u64).read_to_end(&mut head));
+        let read = crate::longpath::open_file(path)
+            .and_then(|f| f.take(cap as u64).read_to_end(&mut head));
         if let Err(err) = read {
             return fail(v, "unreadable", format!("cannot read the file now: {err}"));
         }

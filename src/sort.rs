@@ -21,6 +21,10 @@
 //! assert_eq!(out[0].a, 1);
 //! ```
 //!
+//! With `--resume-dir`, runs are kept (fsynced) in that directory with a
+//! journal instead, so that a killed sort continues after its last finished
+//! run ([`crate::sort_resume`]).
+//!
 //! Memory: `--memory` bounds the record buffer (and, while merging, the run
 //! read buffers); fixed I/O buffers of about 3 MiB come on top. Disk: one
 //! binary copy of the input (24 bytes per record, less than half the text).
@@ -30,6 +34,7 @@ use crate::io::{open_input, Output};
 use crate::records::{
     classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, HASH_WIDTH, ID_WIDTH,
 };
+use crate::sort_resume::{Journal, Position};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
@@ -227,15 +232,28 @@ impl SortOptions {
 /// written as a binary run to a private temp dir (created on first spill
 /// under [`SortOptions::tmpdir`], removed when the sorter or the returned
 /// [`Sorted`] is dropped). If nothing was spilled, `finish` spills nothing.
+///
+/// [`ExternalSorter::keep_runs_in`] instead keeps the runs in a given
+/// directory, fsynced, so that a caller that journals them (`fsim-sort
+/// --resume-dir`, [`crate::sort_resume`]) can continue after a kill.
 pub struct ExternalSorter<T: FixedRecord> {
     opts: SortOptions,
     cap: usize,
     buf: Vec<T>,
-    dir: Option<tempfile::TempDir>,
-    runs: Vec<PathBuf>,
+    dir: RunDir,
+    /// Finished runs: path and number of items.
+    runs: Vec<(PathBuf, u64)>,
     next_run: usize,
     spilled: usize,
     pushed: u64,
+}
+
+/// Where runs go.
+enum RunDir {
+    /// A private temp dir, created on the first spill, removed on drop.
+    Temp(Option<tempfile::TempDir>),
+    /// A directory the caller owns: runs are fsynced and left there.
+    Kept(PathBuf),
 }
 
 impl<T: FixedRecord> ExternalSorter<T> {
@@ -249,12 +267,51 @@ impl<T: FixedRecord> ExternalSorter<T> {
             opts,
             cap,
             buf: Vec::new(),
-            dir: None,
+            dir: RunDir::Temp(None),
             runs: Vec::new(),
             next_run: 0,
             spilled: 0,
             pushed: 0,
         }
+    }
+
+    /// A sorter whose runs are written (and fsynced) into `dir`, which the
+    /// caller owns, starting with `runs` finished earlier (path, items):
+    /// they count as pushed. New runs are numbered after the highest
+    /// `run<N>.bin` among them, so a run written but never journaled is
+    /// simply overwritten.
+    pub fn keep_runs_in(opts: SortOptions, dir: PathBuf, runs: Vec<(PathBuf, u64)>) -> Self {
+        let mut s = Self::new(opts);
+        s.next_run = runs
+            .iter()
+            .filter_map(|(p, _)| run_number(p))
+            .max()
+            .unwrap_or(0);
+        s.pushed = runs.iter().map(|r| r.1).sum();
+        s.runs = runs;
+        s.dir = RunDir::Kept(dir);
+        s
+    }
+
+    /// True when the next [`ExternalSorter::push`] would sort and spill the
+    /// buffer: a caller that journals its input position spills here
+    /// itself ([`ExternalSorter::spill`]), where the position is known.
+    #[inline]
+    pub fn spill_due(&self) -> bool {
+        self.buf.len() == self.buf.capacity() && self.buf.capacity() >= self.cap
+    }
+
+    /// Sort and write the buffer as a run now (nothing when it is empty).
+    pub fn spill(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.spill_buffer()
+    }
+
+    /// The finished runs: path and number of items.
+    pub fn runs(&self) -> &[(PathBuf, u64)] {
+        &self.runs
     }
 
     /// Add one item; may sort and spill a run.
@@ -301,15 +358,21 @@ impl<T: FixedRecord> ExternalSorter<T> {
         while let Some(x) = merge.next() {
             w.push(x)?;
         }
-        w.finish()?;
-        self.runs.push(path);
+        w.finish(self.durable())?;
+        self.runs.push((path, self.buf.len() as u64));
         self.spilled += 1;
         self.buf.clear();
         Ok(())
     }
 
+    /// Runs are fsynced only when kept for a resume: a private temp dir
+    /// dies with the process anyway.
+    fn durable(&self) -> bool {
+        matches!(self.dir, RunDir::Kept(_))
+    }
+
     fn new_run_path(&mut self) -> Result<PathBuf> {
-        if self.dir.is_none() {
+        if let RunDir::Temp(None) = self.dir {
             let parent = self.opts.tmpdir.clone().unwrap_or_else(std::env::temp_dir);
             let d = tempfile::Builder::new()
                 .prefix("fsim-sort.")
@@ -320,15 +383,29 @@ impl<T: FixedRecord> ExternalSorter<T> {
                         parent.display()
                     )
                 })?;
-            self.dir = Some(d);
+            self.dir = RunDir::Temp(Some(d));
         }
-        let dir = self.dir.as_ref().expect("temp dir just created");
+        let dir = match &self.dir {
+            RunDir::Temp(d) => d.as_ref().expect("temp dir just created").path(),
+            RunDir::Kept(d) => d.as_path(),
+        };
         self.next_run += 1;
-        Ok(dir.path().join(format!("run{:06}.bin", self.next_run)))
+        Ok(dir.join(format!("run{:06}.bin", self.next_run)))
     }
 
     /// Sort what is left and return all items in order.
-    pub fn finish(mut self) -> Result<Sorted<T>> {
+    pub fn finish(self) -> Result<Sorted<T>> {
+        self.finish_with(|_| Ok(()))
+    }
+
+    /// [`ExternalSorter::finish`], calling `on_runs` with the list of
+    /// finished runs each time it changes on disk: after the last buffer is
+    /// spilled, and after each merge pass, before the runs it merged are
+    /// removed (so a journal written there never names a removed run).
+    pub fn finish_with(
+        mut self,
+        mut on_runs: impl FnMut(&[(PathBuf, u64)]) -> Result<()>,
+    ) -> Result<Sorted<T>> {
         if self.runs.is_empty() {
             let parts = sort_parts(&mut self.buf, self.opts.threads);
             let pos = parts.iter().map(|p| p.0).collect();
@@ -345,29 +422,35 @@ impl<T: FixedRecord> ExternalSorter<T> {
         if !self.buf.is_empty() {
             self.spill_buffer()?;
         }
+        on_runs(&self.runs)?;
         self.buf = Vec::new(); // give the budget to the merge buffers
         let block = self.read_block();
         while self.runs.len() > self.opts.fan_in {
-            let group: Vec<PathBuf> = self.runs.drain(..self.opts.fan_in).collect();
+            let group: Vec<(PathBuf, u64)> = self.runs.drain(..self.opts.fan_in).collect();
             let path = self.new_run_path()?;
             let mut merge = HeapMerge::<T>::open(&group, block)?;
             let mut w = RunWriter::create(&path)?;
             while let Some(x) = merge.next_item()? {
                 w.push(x)?;
             }
-            w.finish()?;
+            w.finish(self.durable())?;
             drop(merge);
-            for p in &group {
+            self.runs.push((path, group.iter().map(|r| r.1).sum()));
+            self.spilled += 1;
+            on_runs(&self.runs)?;
+            for (p, _) in &group {
                 std::fs::remove_file(p).ctx(|| format!("removing {}", p.display()))?;
             }
-            self.runs.push(path);
-            self.spilled += 1;
         }
         let merge = HeapMerge::open(&self.runs, block)?;
+        let dir = match std::mem::replace(&mut self.dir, RunDir::Temp(None)) {
+            RunDir::Temp(d) => d,
+            RunDir::Kept(_) => None,
+        };
         Ok(Sorted {
             inner: SortedInner::Disk(merge),
             spilled: self.spilled,
-            _dir: self.dir.take(),
+            _dir: dir,
         })
     }
 
@@ -378,6 +461,12 @@ impl<T: FixedRecord> ExternalSorter<T> {
         let per = per.clamp(4 << 10, 1 << 20);
         (per / T::SIZE).max(1) * T::SIZE
     }
+}
+
+/// N of a run file named `run<N>.bin`.
+fn run_number(p: &Path) -> Option<usize> {
+    let name = p.file_name()?.to_str()?;
+    name.strip_prefix("run")?.strip_suffix(".bin")?.parse().ok()
 }
 
 /// Sort `buf` in `threads` parts in parallel; returns the part ranges.
@@ -465,12 +554,19 @@ impl<T: FixedRecord> RunWriter<T> {
             .ctx(|| format!("writing sort run {}", path.display()))
     }
 
-    fn finish(self) -> Result<()> {
+    /// Flush; `durable`: also fsync, so that a journal written next may
+    /// name the run.
+    fn finish(self, durable: bool) -> Result<()> {
         let path = self.path;
-        self.w
+        let f = self
+            .w
             .into_inner()
             .map_err(|e| e.into_error())
             .ctx(|| format!("writing sort run {}", path.display()))?;
+        if durable {
+            f.sync_all()
+                .ctx(|| format!("writing sort run {}", path.display()))?;
+        }
         Ok(())
     }
 }
@@ -563,10 +659,10 @@ struct HeapMerge<T> {
 }
 
 impl<T: FixedRecord> HeapMerge<T> {
-    fn open(paths: &[PathBuf], block: usize) -> Result<Self> {
-        let mut readers = Vec::with_capacity(paths.len());
-        let mut heap = BinaryHeap::with_capacity(paths.len());
-        for (i, p) in paths.iter().enumerate() {
+    fn open(runs: &[(PathBuf, u64)], block: usize) -> Result<Self> {
+        let mut readers = Vec::with_capacity(runs.len());
+        let mut heap = BinaryHeap::with_capacity(runs.len());
+        for (i, (p, _)) in runs.iter().enumerate() {
             let mut r = RunReader::open(p, block)?;
             if let Some(x) = r.next::<T>()? {
                 heap.push(HeapItem(x, i));
@@ -839,6 +935,8 @@ pub struct FastLines<R> {
     eof: bool,
     line: u64,
     last: usize,
+    /// Input bytes up to the end of the line last returned.
+    offset: u64,
 }
 
 impl<R: Read> FastLines<R> {
@@ -852,7 +950,22 @@ impl<R: Read> FastLines<R> {
             eof: false,
             line: 0,
             last: 0,
+            offset: 0,
         }
+    }
+
+    /// Continue numbering from a resume point: `inner` was positioned at
+    /// byte `offset`, just after line `line`.
+    pub fn starting_at(mut self, line: u64, offset: u64) -> Self {
+        self.line = line;
+        self.offset = offset;
+        self
+    }
+
+    /// Input bytes up to the end of the line last returned (its newline
+    /// included).
+    pub fn offset(&self) -> u64 {
+        self.offset
     }
 
     pub fn name(&self) -> &str {
@@ -878,6 +991,7 @@ impl<R: Read> FastLines<R> {
                 self.last = s;
                 self.start += p + 1;
                 self.line += 1;
+                self.offset += p as u64 + 1;
                 return Ok(Some(&self.buf[s..s + p]));
             }
             if self.eof {
@@ -969,19 +1083,54 @@ pub struct Config {
     pub threads: usize,
     pub fan_in: usize,
     pub quiet: bool,
+    /// Keep finished runs here with a journal, to resume after a kill
+    /// ([`crate::sort_resume`]).
+    pub resume_dir: Option<PathBuf>,
 }
 
 /// What a run did (for the summary and for tests).
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
+    /// Records in the output.
     pub records: u64,
+    /// Of these, records in runs kept from a killed sort (not read again).
+    pub resumed: u64,
     pub header_lines: usize,
     pub runs_spilled: usize,
     pub seconds: f64,
 }
 
+impl Summary {
+    /// `fsim-sort: R records (S sorted, K resumed), H header lines, N runs spilled, T s`.
+    pub fn line(&self) -> String {
+        format!(
+            "fsim-sort: {} records ({} sorted, {} resumed), {} header lines, {} runs spilled, {:.2} s",
+            self.records,
+            self.records - self.resumed,
+            self.resumed,
+            self.header_lines,
+            self.runs_spilled,
+            self.seconds
+        )
+    }
+}
+
+/// An input file read from byte `offset` on (a resumed sort).
+fn open_input_at(path: &Path, offset: u64) -> Result<(Box<dyn std::io::BufRead + Send>, String)> {
+    use std::io::{Seek, SeekFrom};
+    let name = path.display().to_string();
+    let mut f = File::open(path).ctx(|| format!("cannot open {name}"))?;
+    f.seek(SeekFrom::Start(offset))
+        .ctx(|| format!("cannot seek in {name}"))?;
+    Ok((
+        Box::new(std::io::BufReader::with_capacity(64 << 10, f)),
+        name,
+    ))
+}
+
 /// Sort chunk files; see the module doc. Nothing is written when an input
-/// is invalid, truncated or mixed.
+/// is invalid, truncated or mixed. With `resume_dir`, finished runs are
+/// journaled there and a killed sort continues after them.
 pub fn run(cfg: &Config) -> Result<Summary> {
     let t0 = Instant::now();
     if cfg.memory < MIN_MEMORY {
@@ -989,27 +1138,85 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             "--memory must be at least {MIN_MEMORY} bytes (4K)"
         )));
     }
-    let out = Output::create(cfg.output.as_deref())?;
-    let mut opts = SortOptions::with_memory(cfg.memory);
-    opts.tmpdir = cfg.tmpdir.clone();
-    opts.threads = cfg.threads.max(1);
-    opts.fan_in = cfg.fan_in;
-    let mut sorter = ExternalSorter::<ChunkKey>::new(opts);
-    let mut hash_lines: Vec<Vec<u8>> = Vec::new();
-    let mut all = InputCheck::new(Kind::Chunks, "records");
     let default_input = [PathBuf::from("-")];
     let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
         &default_input
     } else {
         &cfg.inputs
     };
-    for path in inputs {
-        let (reader, name) = open_input(path)?;
-        let mut lines = FastLines::new(reader, name);
+    let (journal, cp) = match &cfg.resume_dir {
+        Some(d) => {
+            let (j, cp) = Journal::open(d, inputs, cfg.memory)?;
+            (Some(j), cp)
+        }
+        None => (None, None),
+    };
+    let out = Output::create(cfg.output.as_deref())?;
+    let mut opts = SortOptions::with_memory(cfg.memory);
+    opts.tmpdir = cfg.tmpdir.clone();
+    opts.threads = cfg.threads.max(1);
+    opts.fan_in = cfg.fan_in;
+    let mut sorter = match &journal {
+        Some(j) => ExternalSorter::<ChunkKey>::keep_runs_in(
+            opts,
+            j.dir().to_path_buf(),
+            cp.as_ref().map(|c| c.runs.clone()).unwrap_or_default(),
+        ),
+        None => ExternalSorter::<ChunkKey>::new(opts),
+    };
+    let resumed = sorter.len();
+    // The '#' lines read before the kill passed these checks then; they are
+    // replayed so that the checks go on from where they were.
+    let mut meta: Vec<(usize, Vec<u8>)> = cp.as_ref().map(|c| c.meta.clone()).unwrap_or_default();
+    let mut hash_lines: Vec<Vec<u8>> = meta.iter().map(|m| m.1.clone()).collect();
+    let mut all = InputCheck::new(Kind::Chunks, "records");
+    for (_, l) in &meta {
+        if let Ok(Line::Header(kind, params)) = classify_line(l) {
+            all.header(kind, params).map_err(Error::msg)?;
+        }
+    }
+    let start = cp.as_ref().map_or(0, |c| c.at.input);
+    for (idx, path) in inputs.iter().enumerate().skip(start) {
+        let here = cp.as_ref().map(|c| c.at).filter(|at| at.input == idx);
         let mut check = InputCheck::new(Kind::Chunks, "records");
         let mut seen = Digest::default();
+        let mut lines = match here {
+            Some(at) => {
+                for (_, l) in meta.iter().filter(|m| m.0 == idx) {
+                    match classify_line(l) {
+                        Ok(Line::Header(kind, params)) => check.header(kind, params),
+                        Ok(Line::Trailer(kind, params)) => check.trailer(kind, &params),
+                        _ => Ok(()),
+                    }
+                    .map_err(Error::msg)?;
+                }
+                seen = at.seen;
+                let (reader, name) = open_input_at(path, at.offset)?;
+                FastLines::new(reader, name).starting_at(at.line, at.offset)
+            }
+            None => {
+                let (reader, name) = open_input(path)?;
+                FastLines::new(reader, name)
+            }
+        };
         while let Some(line) = lines.next_line()? {
             if let Some(k) = parse_chunk_line(line) {
+                if let Some(j) = &journal {
+                    if sorter.spill_due() {
+                        // Spill here, where the input position is known,
+                        // then journal it: it starts at this line.
+                        let len = line.len() as u64 + 1;
+                        sorter.spill()?;
+                        let at = Position {
+                            input: idx,
+                            offset: lines.offset() - len,
+                            line: lines.line_number() - 1,
+                            seen,
+                        };
+                        j.write(sorter.runs(), &at, &meta)?;
+                        crate::io::test_abort_after_run(sorter.runs_spilled() as u64);
+                    }
+                }
                 seen.add(&k.record());
                 sorter.push(k)?;
                 continue;
@@ -1027,6 +1234,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                         check.trailer(kind, &params).map_err(|m| lines.error(m))?
                     }
                     Line::Comment(_) | Line::Data(_) => {}
+                }
+                if journal.is_some() {
+                    meta.push((idx, owned.clone()));
                 }
                 hash_lines.push(owned);
                 continue;
@@ -1049,7 +1259,14 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         w.raw(b"\n")?;
     }
     let records = sorter.len();
-    let mut sorted = sorter.finish()?;
+    let end = Position {
+        input: inputs.len(),
+        ..Position::default()
+    };
+    let mut sorted = sorter.finish_with(|runs| match &journal {
+        Some(j) => j.write(runs, &end, &meta),
+        None => Ok(()),
+    })?;
     let runs_spilled = sorted.runs_spilled();
     let mut line = [0u8; 64];
     while let Some(k) = sorted.next_item()? {
@@ -1058,8 +1275,12 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     drop(sorted);
     w.finish()?.finish()?;
+    if let Some(j) = journal {
+        j.remove();
+    }
     Ok(Summary {
         records,
+        resumed,
         header_lines: hash_lines.len(),
         runs_spilled,
         seconds: t0.elapsed().as_secs_f64(),

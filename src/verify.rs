@@ -474,7 +474,7 @@ pub type Stale = String;
 /// Read a file if it still is what the file table says; `buf` is reused.
 pub fn read_checked(e: &FileEntry, buf: &mut Vec<u8>) -> std::result::Result<(), Stale> {
     let path = Path::new(std::ffi::OsStr::from_bytes(&e.path));
-    let mut f = std::fs::File::open(path)
+    let mut f = crate::longpath::open_file(path)
         .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
     let meta = f
         .metadata()

@@ -1,5 +1,6 @@
-//! Faults injected into the real binaries: a full disk while writing, and
-//! truncated or corrupted intermediate files for every consuming stage.
+//! Faults injected into the real binaries: a full disk while writing,
+//! permission denied, and truncated or corrupted intermediate files for
+//! every consuming stage.
 //! (Kills of every stage at several points, resumed by make, are in
 //! tests/pipeline.rs and tests/resume.rs.) Each failure must be one line
 //! naming the file (and line), exit code 2, and no output left behind.
@@ -266,5 +267,116 @@ fn make_resumes_after_a_full_disk() {
             std::fs::read(work.join(f)).unwrap(),
             std::fs::read(clean.join(f)).unwrap()
         );
+    }
+}
+
+/// Restores the modes of the denied entries, so that the temp dir can be
+/// removed (by a non-root owner) even when an assertion failed.
+struct Modes(Vec<PathBuf>);
+
+impl Drop for Modes {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        for p in &self.0 {
+            let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+/// Permission denied on a file and on a directory: each is warned about by
+/// name, counted as skipped, the other files are chunked, exit status 0.
+///
+/// Root bypasses permissions, so as root fsim-chunk runs as `nobody`
+/// (uid/gid 65534, no supplementary groups) through `setpriv` (util-linux);
+/// the test fails, rather than pass without testing, when setpriv is
+/// missing. The binary is copied into the test dir and run from there with
+/// relative paths, so that nobody needs no access to the build or temp
+/// directories above it. As another user, chmod alone denies.
+#[test]
+fn permission_denied_on_files_and_directories_is_warned_and_skipped() {
+    use std::fs;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    const NOBODY: u32 = 65534;
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let mode = |p: &Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+    let t = dir.join("t");
+    fs::create_dir_all(t.join("locked")).unwrap();
+    for (name, data) in [
+        ("a", &b"aaa"[..]),
+        ("locked/inside", b"never read"),
+        ("secret", b"hidden"),
+        ("z", b"zzz"),
+    ] {
+        fs::write(t.join(name), data).unwrap();
+        mode(&t.join(name), 0o644);
+    }
+    mode(&t, 0o755);
+    let _restore = Modes(vec![t.join("locked"), t.join("secret")]);
+    mode(&t.join("locked"), 0o000);
+    mode(&t.join("secret"), 0o000);
+    let is_root = fs::metadata(dir).unwrap().uid() == 0;
+    let mut cmd = if is_root {
+        let setpriv = ["/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .expect(
+                "running as root, where chmod 000 denies nothing: this test needs \
+                 setpriv (util-linux) to run fsim-chunk as an unprivileged user",
+            );
+        fs::copy(bin("fsim-chunk"), dir.join("fsim-chunk")).unwrap();
+        mode(&dir.join("fsim-chunk"), 0o755);
+        std::os::unix::fs::chown(dir, Some(NOBODY), Some(NOBODY)).unwrap();
+        let mut c = Command::new(setpriv);
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+            "./fsim-chunk",
+        ]);
+        c
+    } else {
+        fsim("fsim-chunk")
+    };
+    cmd.current_dir(dir).args(["-o", "c.tsv", "t"]);
+    let out = run_ok(cmd, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert_eq!(
+        lines[..2],
+        [
+            "fsim-chunk: warning: t/locked: Permission denied (os error 13)",
+            "fsim-chunk: warning: t/secret: Permission denied (os error 13)",
+        ],
+        "{err}"
+    );
+    assert!(
+        lines[2]
+            .starts_with("fsim-chunk: 2 files, 6 bytes, 2 chunks, 2 skipped, 2 read, 0 reused, "),
+        "{err}"
+    );
+    let table = fs::read_to_string(dir.join("files.tsv")).unwrap();
+    let rows: Vec<(&str, &str)> = table
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| (&l[..10], l.rsplit('\t').next().unwrap()))
+        .collect();
+    assert_eq!(rows, [("0000000000", "t/a"), ("0000000001", "t/z")]);
+    assert!(
+        table.lines().last().unwrap().ends_with("\tskipped=2"),
+        "{table}"
+    );
+    let chunks = fs::read_to_string(dir.join("c.tsv")).unwrap();
+    let files: Vec<&str> = chunks
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('\t').nth(1).unwrap())
+        .collect();
+    assert_eq!(files, ["0000000000", "0000000001"]);
+    if is_root {
+        // Written by the unprivileged run, not by root.
+        assert_eq!(fs::metadata(dir.join("c.tsv")).unwrap().uid(), NOBODY);
     }
 }

@@ -43,6 +43,15 @@ const HOSTILE: &[&[u8]] = &[
     b"\"quoted\" & 'single'.txt",
 ];
 
+/// The (escaped) paths of a file table, in id order.
+fn table_paths(table: &str) -> Vec<&str> {
+    table
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.rsplit('\t').next().unwrap())
+        .collect()
+}
+
 fn run_report(repo: &Path, work: &Path, format: &str) -> Vec<u8> {
     let mut c = fsim("fsim-report");
     c.args(["-q", "--format", format, "--files"])
@@ -132,11 +141,7 @@ fn special_files_links_and_empty_files() {
     let work = t.path().join("work");
     let json = pipeline(&repo, &work, &[]);
     let table = std::fs::read_to_string(work.join("files.tsv")).unwrap();
-    let paths: Vec<&str> = table
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.rsplit('\t').next().unwrap())
-        .collect();
+    let paths = table_paths(&table);
     let p = |s: &str| format!("{}/{s}", repo.display());
     assert_eq!(
         paths,
@@ -205,37 +210,97 @@ fn a_directory_with_100000_entries() {
     );
 }
 
-/// A path longer than PATH_MAX (4096 bytes), made with relative mkdir and
-/// cd: the walk cannot open it by its full path (ENAMETOOLONG), so it is
-/// warned about, counted as skipped, and the run completes.
+/// Paths longer than PATH_MAX (4096 bytes): 20 levels of 250-byte names
+/// (one with a tab, `<` and `&` in it), two near-identical files at the
+/// bottom and a copy of one near the top. They are chunked (not skipped),
+/// found similar and identical by the whole pipeline, verified exactly by
+/// fsim-verify (which re-reads them), shown side by side in the HTML
+/// report, and printed escaped everywhere.
 #[test]
-fn a_path_longer_than_4096_bytes_is_warned_and_skipped() {
+fn paths_longer_than_4096_bytes_are_chunked_found_and_verified() {
     let t = tempfile::tempdir().unwrap();
     let repo = t.path().join("repo");
-    std::fs::create_dir_all(repo.join("deep")).unwrap();
-    std::fs::write(repo.join("short.txt"), b"short\n").unwrap();
-    // A shell, since the test threads share one working folder.
-    let comp = "d".repeat(200);
-    let st = Command::new("bash")
-        .arg("-c")
-        .arg("set -e; cd \"$1\"; for i in $(seq 22); do mkdir \"$2\"; cd \"$2\"; done; echo leaf > leaf.txt")
-        .arg("sh")
-        .arg(repo.join("deep"))
-        .arg(&comp)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let mut c = fsim("fsim-chunk");
-    c.args(["-o", "-", "--files-out"])
-        .arg(t.path().join("f.tsv"))
-        .arg(&repo);
-    let out = run_ok(c, None);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("File name too long"), "{err}");
-    assert!(
-        err.contains("1 files, 6 bytes, 1 chunks, 1 skipped"),
-        "{err}"
+    let mut deep = repo.join("deep");
+    for i in 0..20 {
+        let head = if i == 10 {
+            "10-tab\there<b>&".to_string()
+        } else {
+            format!("{i:02}-")
+        };
+        deep.push(format!("{head}{}", "d".repeat(250 - head.len())));
+    }
+    assert!(deep.as_os_str().len() > 5000);
+    fsim::longpath::create_dir_all(&deep).unwrap();
+    let body = text(20_000, 1);
+    let mut near = body.clone();
+    near.extend_from_slice(&text(3_000, 2));
+    fsim::longpath::write(&deep.join("a.txt"), &body).unwrap();
+    fsim::longpath::write(&deep.join("b.txt"), &near).unwrap();
+    std::fs::create_dir(repo.join("top")).unwrap();
+    std::fs::write(repo.join("top/copy.txt"), &body).unwrap();
+    // Unrelated files, so that chunks in three files stay under the degree
+    // limit (half the files).
+    std::fs::create_dir(repo.join("other")).unwrap();
+    for i in 0..5 {
+        std::fs::write(repo.join(format!("other/f{i}")), text(5_000, 100 + i)).unwrap();
+    }
+    let esc = |p: &Path| escape_path_string(p.as_os_str().as_bytes());
+    let (a, b, copy) = (
+        esc(&deep.join("a.txt")),
+        esc(&deep.join("b.txt")),
+        esc(&repo.join("top/copy.txt")),
     );
+    assert!(a.contains("10-tab\\there<b>&"));
+
+    let work = t.path().join("work");
+    let json = pipeline(&repo, &work, &[]);
+    // Chunked, in walk order, none skipped.
+    let table = std::fs::read_to_string(work.join("files.tsv")).unwrap();
+    let paths = table_paths(&table);
+    assert_eq!(
+        [paths[0], paths[1], paths[7]],
+        [a.as_str(), b.as_str(), copy.as_str()]
+    );
+    let trailer = table.lines().last().unwrap();
+    assert!(
+        trailer.starts_with("#end files\tfiles=8\t") && trailer.ends_with("\tskipped=0"),
+        "{trailer}"
+    );
+    // Identical: the copy near the top and the deep original.
+    let sets = json["identical_sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 1, "{sets:?}");
+    assert_eq!(sets[0]["files"], serde_json::json!([a, copy]));
+    // Similar: one cluster of the three, its paths unescaping to the bytes.
+    let clusters = json["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 1, "{clusters:?}");
+    let members: Vec<&str> = clusters[0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(members.contains(&a.as_str()) && members.contains(&b.as_str()));
+    assert_eq!(
+        unescape_path(b.as_bytes()).unwrap(),
+        deep.join("b.txt").as_os_str().as_bytes()
+    );
+    // fsim-verify read both deep files again (the copy is collapsed into
+    // its identical set before analysis): exact, not stale.
+    let verified = std::fs::read_to_string(work.join("verified.tsv")).unwrap();
+    let rows: Vec<&str> = verified.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows.len(), 1, "{verified}");
+    assert!(
+        rows[0].starts_with("0000000000\t0000000001\t20000\t23000\t")
+            && rows[0].ends_with("\texact"),
+        "{verified}"
+    );
+    // The text report prints the escaped path; the HTML report's side-by-side
+    // views read the deep files.
+    let report = String::from_utf8(run_report(&repo, &work, "text")).unwrap();
+    assert!(report.contains(&b), "{report}");
+    let html = String::from_utf8(run_report(&repo, &work, "html")).unwrap();
+    assert!(!html.contains("cannot read the file now"));
+    assert!(html.contains("\"status\":\"ok\""));
 }
 
 /// The copyright-header case: one chunk in every file. Partitioning drops it

@@ -191,3 +191,164 @@ fn mixed_parameters_and_other_kinds_are_refused() {
     let out = run(fsim_sort().arg(&p));
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected a chunks file"));
 }
+
+/// Records per run at `--memory 4K`: 4096 / 24 bytes.
+const RUN_4K: u64 = 170;
+
+/// Two inputs sorted plainly: the reference output.
+fn two_inputs(d: &Path) -> Vec<u8> {
+    std::fs::write(d.join("a.tsv"), chunk_file(1000, 11, 100)).unwrap();
+    std::fs::write(d.join("b.tsv"), chunk_file(1000, 12, 100)).unwrap();
+    let out = run(fsim_sort()
+        .current_dir(d)
+        .args(["--memory", "4K", "-o", "ref.tsv", "a.tsv", "b.tsv"]));
+    assert!(out.status.success());
+    std::fs::read(d.join("ref.tsv")).unwrap()
+}
+
+/// fsim-sort with `--resume-dir runs` on the two inputs; extra environment.
+fn resumable(d: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = fsim_sort();
+    c.current_dir(d)
+        .args(["--memory", "4K", "--resume-dir", "runs", "-o", "out.tsv"])
+        .args(["a.tsv", "b.tsv"]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run(&mut c)
+}
+
+/// The summary line's counts: (records, sorted, resumed, runs spilled).
+fn counts(out: &Output) -> (u64, u64, u64, u64) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("fsim-sort: ") && l.contains(" records ("))
+        .unwrap_or_else(|| panic!("no summary in {err}"));
+    let nums: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    // records, sorted, resumed, header lines, runs spilled, seconds...
+    (nums[0], nums[1], nums[2], nums[4])
+}
+
+/// Killed after its 8th run (1,360 records, past the end of the first
+/// input): the re-run keeps those runs, reads only the rest (seeking into
+/// the second input), and writes the bytes of a plain sort. A run file
+/// written but never journaled is overwritten; other files in the directory
+/// are left alone (and so is the directory).
+#[test]
+fn a_killed_sort_resumes_after_its_last_finished_run() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let want = two_inputs(d);
+    let total = counts(&run(fsim_sort()
+        .current_dir(d)
+        .args(["--memory", "4K", "-o", "-", "a.tsv", "b.tsv"])))
+    .0;
+    let first = resumable(d, &[("FSIM_TEST_ABORT_RUN", "fsim-sort:8")]);
+    assert!(!first.status.success());
+    assert!(!d.join("out.tsv").exists());
+    let journal = std::fs::read_to_string(d.join("runs/journal")).unwrap();
+    assert_eq!(
+        journal.lines().filter(|l| l.starts_with("run\t")).count(),
+        8
+    );
+    assert!(journal.contains("\nat\t1\t"), "{journal}");
+    std::fs::write(d.join("runs/run000009.bin"), b"half a run").unwrap();
+    std::fs::write(d.join("runs/notes.txt"), b"mine").unwrap();
+    let second = resumable(d, &[]);
+    assert!(second.status.success());
+    let resumed = 8 * RUN_4K;
+    assert_eq!(
+        counts(&second),
+        (
+            total,
+            total - resumed,
+            resumed,
+            (total - resumed).div_ceil(RUN_4K)
+        )
+    );
+    assert!(std::fs::read(d.join("out.tsv")).unwrap() == want);
+    let left: Vec<_> = std::fs::read_dir(d.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["notes.txt"]);
+}
+
+/// Killed while merging (the output half written): every run is kept, the
+/// re-run reads no input record and spills nothing, same bytes; the
+/// resume directory is gone afterwards.
+#[test]
+fn a_sort_killed_while_merging_reads_nothing_again() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let want = two_inputs(d);
+    let first = resumable(d, &[("FSIM_TEST_ABORT", "fsim-sort:40000")]);
+    assert!(!first.status.success());
+    assert!(!d.join("out.tsv").exists());
+    let second = resumable(d, &[]);
+    assert!(second.status.success());
+    let (total, sorted, resumed, spilled) = counts(&second);
+    assert_eq!((sorted, resumed, spilled), (0, total, 0));
+    assert!(std::fs::read(d.join("out.tsv")).unwrap() == want);
+    assert!(!d.join("runs").exists());
+}
+
+/// A journal that does not fit (an input changed, another --memory) is
+/// not used: one warning, everything sorted again, same bytes. Standard
+/// input cannot be resumed.
+#[test]
+fn a_journal_that_does_not_fit_is_not_used() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let want = two_inputs(d);
+    assert!(!resumable(d, &[("FSIM_TEST_ABORT_RUN", "fsim-sort:3")])
+        .status
+        .success());
+    let f = std::fs::File::options()
+        .write(true)
+        .open(d.join("b.tsv"))
+        .unwrap();
+    f.set_modified(std::time::SystemTime::UNIX_EPOCH).unwrap();
+    drop(f);
+    let again = resumable(d, &[]);
+    assert!(again.status.success());
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.starts_with(
+        "fsim-sort: warning: runs/journal: written for other inputs, or an input changed since (size or mtime): sorting from the start\n"
+    ), "{err}");
+    assert_eq!(counts(&again).2, 0);
+    assert!(std::fs::read(d.join("out.tsv")).unwrap() == want);
+
+    assert!(!resumable(d, &[("FSIM_TEST_ABORT_RUN", "fsim-sort:3")])
+        .status
+        .success());
+    let other = run(fsim_sort().current_dir(d).args([
+        "--memory",
+        "8K",
+        "--resume-dir",
+        "runs",
+        "-o",
+        "out.tsv",
+        "a.tsv",
+        "b.tsv",
+    ]));
+    assert!(String::from_utf8_lossy(&other.stderr)
+        .contains("runs/journal: written with --memory 4096, this sort has 8192"));
+    assert_eq!(counts(&other).2, 0);
+    assert!(std::fs::read(d.join("out.tsv")).unwrap() == want);
+
+    let stdin = run(fsim_sort()
+        .current_dir(d)
+        .args(["--resume-dir", "runs", "-o", "x.tsv"])
+        .stdin(std::process::Stdio::null()));
+    assert_eq!(stdin.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&stdin.stderr),
+        "fsim-sort: --resume-dir needs input files: standard input cannot be read again\n"
+    );
+}

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 /// Memory: --memory for the record buffer (24 bytes per record) plus about
 /// 3 MiB of I/O buffers. Disk: when the input does not fit, sorted binary
 /// runs (24 bytes per record) in a private directory under --tmpdir,
-/// removed at exit.
+/// removed at exit; with --resume-dir, in that directory, kept until the
+/// sort completes.
 #[derive(Parser, Debug)]
 #[command(name = "fsim-sort", version)]
 struct Args {
@@ -30,6 +31,12 @@ struct Args {
     /// Maximum number of runs merged at once.
     #[arg(long, value_name = "N", default_value_t = fsim::sort::DEFAULT_FAN_IN, hide = true)]
     fan_in: usize,
+    /// Keep finished runs in DIR with a journal: the same command run again
+    /// after a kill continues after the last finished run (same inputs,
+    /// unchanged, and same --memory; otherwise it starts over). DIR is
+    /// removed when the sort completes. Costs one fsync per run.
+    #[arg(long, value_name = "DIR")]
+    resume_dir: Option<PathBuf>,
     /// No summary on standard error.
     #[arg(short, long)]
     quiet: bool,
@@ -53,13 +60,11 @@ fn main() -> ExitCode {
             }),
             fan_in: a.fan_in,
             quiet: a.quiet,
+            resume_dir: a.resume_dir,
         };
         let s = fsim::sort::run(&cfg)?;
         if !cfg.quiet {
-            eprintln!(
-                "fsim-sort: {} records, {} header lines, {} runs spilled, {:.2} s",
-                s.records, s.header_lines, s.runs_spilled, s.seconds
-            );
+            eprintln!("{}", s.line());
         }
         Ok(())
     })
