@@ -683,6 +683,8 @@ struct Plan {
     /// Index in the batch of the last pair that uses the file ([`NONE`]:
     /// not in the batch).
     last: Vec<u32>,
+    /// Index of the first pair that uses it (valid when `last` is).
+    first: Vec<u32>,
     /// The group (run of pairs with the same a) that last used the file.
     group: Vec<u32>,
     /// Used by more than one group: worth caching. Caching the others only
@@ -697,6 +699,7 @@ impl Plan {
     fn new(files: usize) -> Plan {
         Plan {
             last: vec![NONE; files],
+            first: vec![0; files],
             group: vec![0; files],
             reuse: vec![false; files],
         }
@@ -709,7 +712,9 @@ impl Plan {
                 group += 1;
             }
             for f in [p.a as usize, p.b as usize] {
-                if self.last[f] != NONE && self.group[f] != group {
+                if self.last[f] == NONE {
+                    self.first[f] = i as u32;
+                } else if self.group[f] != group {
                     self.reuse[f] = true;
                 }
                 self.group[f] = group;
@@ -1042,13 +1047,18 @@ impl Sink {
     }
 }
 
-/// Cut a batch into units of work at group boundaries.
-fn units(batch: &[PairIn]) -> Vec<std::ops::Range<usize>> {
+/// Cut a batch into units of work at group boundaries, not before a group
+/// whose file a the unit already read (as a b: a version compared with its
+/// document, then with the other versions): cut there, the next unit could
+/// go to the other worker, which would read the file again.
+fn units(batch: &[PairIn], plan: &Plan) -> Vec<std::ops::Range<usize>> {
     let mut v = Vec::new();
     let mut start = 0;
     for i in 1..=batch.len() {
         let boundary = i == batch.len()
-            || (batch[i].a != batch[i - 1].a && i - start >= UNIT_PAIRS)
+            || (batch[i].a != batch[i - 1].a
+                && i - start >= UNIT_PAIRS
+                && !(start as u32..i as u32).contains(&plan.first[batch[i].a as usize]))
             || i - start >= 16 * UNIT_PAIRS;
         if boundary {
             v.push(start..i);
@@ -1067,7 +1077,7 @@ fn process(
     want_regions: bool,
 ) -> Vec<Outcome> {
     plan.set(batch);
-    let units = units(batch);
+    let units = units(batch, plan);
     let out = if workers.len() == 1 || units.len() == 1 {
         workers[0].run(batch, 0, files, plan, want_regions)
     } else {
@@ -1602,16 +1612,27 @@ mod tests {
 
     #[test]
     fn units_cut_at_group_boundaries() {
-        let mk = |a| PairIn {
+        let mk = |a, b| PairIn {
             a,
-            b: a + 1,
+            b,
             size_a: 1,
             size_b: 1,
             common: 1,
             shared: 1,
         };
-        let batch: Vec<PairIn> = (0..200).map(|i| mk(i / 50)).collect();
-        let u = units(&batch);
-        assert_eq!(u, vec![0..100, 100..200]);
+        let cut = |batch: &[PairIn]| {
+            let mut plan = Plan::new(2000);
+            plan.set(batch);
+            units(batch, &plan)
+        };
+        let batch: Vec<PairIn> = (0..250).map(|i| mk(i / 50, 1000 + i)).collect();
+        assert_eq!(cut(&batch), vec![0..100, 100..200, 200..250]);
+        // Group 4's a is a b of the unit that starts at 100: not cut there.
+        let mut chained = batch.clone();
+        chained[160].b = 4;
+        assert_eq!(cut(&chained), vec![0..100, 100..250]);
+        // Unless an earlier unit read it first.
+        chained[10].b = 4;
+        assert_eq!(cut(&chained), vec![0..100, 100..200, 200..250]);
     }
 }
