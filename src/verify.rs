@@ -48,9 +48,11 @@
 //!
 //! **Memory and I/O**: pairs are streamed in batches; within a batch, pairs
 //! are grouped by file a (the analysis writes them sorted by (a, b)), each
-//! worker reads and tokenizes a once per group, and keeps tokenized files
-//! in an LRU cache bounded by `--memory` / jobs. A pair needs both files'
-//! bytes in memory transiently (one reused buffer per worker).
+//! worker reads and tokenizes a once per group, and keeps the tokenized
+//! files that a later group of the batch needs, until their last use, in an
+//! LRU cache bounded by `--memory` / jobs. A pair needs both files' bytes in
+//! memory transiently (one reused buffer per worker); token buffers are
+//! recycled, so a worker allocates nothing per file or pair once warm.
 //!
 //! **Determinism**: groups are handed to `-j` workers dynamically, results
 //! are written in input order, so output and warnings are byte-identical
@@ -182,19 +184,29 @@ pub fn piece_chunker() -> Chunker {
 
 /// Cut `data` into tokens for `mode`.
 pub fn tokenize(data: &[u8], mode: Mode, pieces: &Chunker) -> Tokens {
-    let mut t = Tokens {
-        hashes: Vec::new(),
-        starts: vec![0],
-    };
+    let mut t = Tokens::default();
+    tokenize_into(data, mode, pieces, &mut t);
+    t
+}
+
+/// [`tokenize`] into `t`, reusing its buffers: the workers tokenize every
+/// file into recycled [`Tokens`], so the hot loop allocates nothing once
+/// the buffers have grown to the largest file seen.
+pub fn tokenize_into(data: &[u8], mode: Mode, pieces: &Chunker, t: &mut Tokens) {
+    t.hashes.clear();
+    t.starts.clear();
+    t.starts.push(0);
     match mode {
         Mode::Pieces => {
             t.hashes.reserve(data.len() / PIECE_AVG + 1);
+            t.starts.reserve(data.len() / PIECE_AVG + 1);
             for c in pieces.chunks(data) {
                 t.push(data, c.offset, c.offset + c.len);
             }
         }
         Mode::Lines => {
             t.hashes.reserve(data.len() / 32 + 1);
+            t.starts.reserve(data.len() / 32 + 1);
             let mut start = 0;
             let line = |t: &mut Tokens, s: usize, e: usize| {
                 if e - s > MAX_LINE {
@@ -206,15 +218,14 @@ pub fn tokenize(data: &[u8], mode: Mode, pieces: &Chunker) -> Tokens {
                 }
             };
             for nl in memchr::memchr_iter(b'\n', data) {
-                line(&mut t, start, nl + 1);
+                line(t, start, nl + 1);
                 start = nl + 1;
             }
             if start < data.len() {
-                line(&mut t, start, data.len());
+                line(t, start, data.len());
             }
         }
     }
-    t
 }
 
 /// A region shared by two files: `len` bytes at `off_a` in a and `off_b` in b.
@@ -471,8 +482,25 @@ impl similar::algorithms::DiffHook for Runs<'_> {
 /// Why a file could not be verified (the text after the escaped path).
 pub type Stale = String;
 
-/// Read a file if it still is what the file table says; `buf` is reused.
-pub fn read_checked(e: &FileEntry, buf: &mut Vec<u8>) -> std::result::Result<(), Stale> {
+/// Read a file if it still is what the file table says, into `buf`, and
+/// return its bytes (a prefix of `buf`).
+///
+/// Three system calls for a small file: open, fstat on the open file (so
+/// that size and mtime are those of the file read, not of a path that may
+/// have been replaced in between) and one read. The read asks for one byte
+/// more than the size, so a file that grew is noticed. When it returns
+/// exactly the size, that short read has met the end of the file (Linux
+/// returns short reads of regular files only there), so no second read is
+/// made to see `0`; any other short read is followed by more reads. A file
+/// changed after that read is a race no check can exclude: the mtime was
+/// checked just before.
+///
+/// `buf` keeps its largest length between calls: only new bytes are zeroed
+/// when it grows, instead of the whole file's length on every call.
+pub fn read_checked<'b>(
+    e: &FileEntry,
+    buf: &'b mut Vec<u8>,
+) -> std::result::Result<&'b [u8], Stale> {
     let path = Path::new(std::ffi::OsStr::from_bytes(&e.path));
     let mut f = crate::longpath::open_file(path)
         .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
@@ -498,38 +526,61 @@ pub fn read_checked(e: &FileEntry, buf: &mut Vec<u8>) -> std::result::Result<(),
             meta.mtime_nsec()
         ));
     }
-    // Read into a buffer one byte longer than expected, so a file that
-    // grew is noticed; two read calls for a small file.
     let want = usize::try_from(e.size + 1).map_err(|_| "too large for memory".to_string())?;
-    buf.clear();
-    buf.resize(want, 0);
+    if buf.len() < want {
+        buf.resize(want, 0);
+    }
     let mut filled = 0;
     while filled < want {
-        match f.read(&mut buf[filled..]) {
+        match f.read(&mut buf[filled..want]) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(n) => {
+                let short = n < want - filled;
+                filled += n;
+                if short && filled as u64 == e.size {
+                    break;
+                }
+            }
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
             Err(err) => return Err(format!("unreadable since chunking ({err})")),
         }
     }
-    buf.truncate(filled);
-    if buf.len() as u64 != e.size {
+    if filled as u64 != e.size {
         return Err(format!(
-            "changed while being read (size {} -> {})",
+            "changed while being read (size {} -> {}{})",
             e.size,
-            buf.len()
+            filled,
+            if filled == want { " or more" } else { "" }
         ));
     }
-    Ok(())
+    Ok(&buf[..filled])
 }
 
-/// An LRU cache of tokenized files, bounded in bytes.
+/// Largest token buffers kept for reuse: a huge file's buffers are freed.
+const SPARE_MAX: u64 = 4 << 20;
+
+/// Token buffers kept for reuse (per worker).
+const SPARE_COUNT: usize = 8;
+
+/// Tokenized files kept for later pairs of the batch, and the token buffers
+/// of files no longer needed, reused for the next files read.
+///
+/// An LRU bounded in bytes, from which a file is also removed as soon as
+/// the batch has no later pair that needs it ([`Plan::last`]): the cache
+/// then holds the few files needed again soon, instead of growing to its
+/// budget, and recycling the buffers keeps the hot loop off the allocator
+/// (fresh memory costs a page fault per 4 KiB on first touch: allocation
+/// and page faults were ~20% of the benchmark's CPU time, and its RSS
+/// 140 MB instead of 17, before; docs/performance-verify.md).
 struct Cache {
     budget: u64,
     used: u64,
     clock: u64,
     map: HashMap<(u32, Mode), (Arc<Tokens>, u64)>,
     order: BTreeMap<u64, (u32, Mode)>,
+    spare: Vec<Tokens>,
+    /// Entries being removed by [`Cache::retain`] (reused).
+    gone: Vec<(u64, Arc<Tokens>)>,
 }
 
 impl Cache {
@@ -540,6 +591,8 @@ impl Cache {
             clock: 0,
             map: HashMap::new(),
             order: BTreeMap::new(),
+            spare: Vec::new(),
+            gone: Vec::new(),
         }
     }
 
@@ -553,6 +606,11 @@ impl Cache {
     }
 
     fn put(&mut self, key: (u32, Mode), t: Arc<Tokens>) {
+        if let Some((o, stamp)) = self.map.remove(&key) {
+            self.order.remove(&stamp);
+            self.used -= o.mem();
+            self.recycle(o);
+        }
         let m = t.mem();
         if m > self.budget {
             return;
@@ -563,12 +621,121 @@ impl Cache {
             };
             if let Some((o, _)) = self.map.remove(&old) {
                 self.used -= o.mem();
+                self.recycle(o);
             }
         }
         self.clock += 1;
         self.order.insert(self.clock, key);
         self.used += m;
         self.map.insert(key, (t, self.clock));
+    }
+
+    /// Remove a file (in both modes).
+    fn remove(&mut self, id: u32) {
+        if self.map.is_empty() {
+            return;
+        }
+        for mode in [Mode::Lines, Mode::Pieces] {
+            if let Some((t, stamp)) = self.map.remove(&(id, mode)) {
+                self.order.remove(&stamp);
+                self.used -= t.mem();
+                self.recycle(t);
+            }
+        }
+    }
+
+    /// Keep only the files for which `keep(id)` holds.
+    fn retain(&mut self, keep: impl Fn(u32) -> bool) {
+        let mut gone = std::mem::take(&mut self.gone);
+        self.map.retain(|&(id, _), (t, stamp)| {
+            keep(id) || {
+                gone.push((*stamp, t.clone()));
+                false
+            }
+        });
+        for (stamp, t) in gone.drain(..) {
+            self.order.remove(&stamp);
+            self.used -= t.mem();
+            self.recycle(t);
+        }
+        self.gone = gone;
+    }
+
+    /// Take back a file's tokens once nobody else holds them.
+    fn recycle(&mut self, t: Arc<Tokens>) {
+        if let Ok(t) = Arc::try_unwrap(t) {
+            if self.spare.len() < SPARE_COUNT && t.mem() <= SPARE_MAX {
+                self.spare.push(t);
+            }
+        }
+    }
+
+    /// Token buffers to fill: recycled ones when there are.
+    fn fresh(&mut self) -> Tokens {
+        self.spare.pop().unwrap_or_default()
+    }
+}
+
+/// What the current batch needs of each file, indexed by file id (kept
+/// across batches and reset by visiting the batch's pairs: the cost is per
+/// pair, not per file of the table).
+struct Plan {
+    /// Index in the batch of the last pair that uses the file ([`NONE`]:
+    /// not in the batch).
+    last: Vec<u32>,
+    /// Index of the first pair that uses it (valid when `last` is).
+    first: Vec<u32>,
+    /// The group (run of pairs with the same a) that last used the file.
+    group: Vec<u32>,
+    /// Used by more than one group: worth caching. Caching the others only
+    /// costs memory (each b of the benchmark is used once).
+    reuse: Vec<bool>,
+}
+
+/// No pair of the batch uses the file.
+const NONE: u32 = u32::MAX;
+
+impl Plan {
+    fn new(files: usize) -> Plan {
+        Plan {
+            last: vec![NONE; files],
+            first: vec![0; files],
+            group: vec![0; files],
+            reuse: vec![false; files],
+        }
+    }
+
+    fn set(&mut self, batch: &[PairIn]) {
+        let mut group = 0u32;
+        for (i, p) in batch.iter().enumerate() {
+            if i > 0 && batch[i - 1].a != p.a {
+                group += 1;
+            }
+            for f in [p.a as usize, p.b as usize] {
+                if self.last[f] == NONE {
+                    self.first[f] = i as u32;
+                } else if self.group[f] != group {
+                    self.reuse[f] = true;
+                }
+                self.group[f] = group;
+                self.last[f] = i as u32;
+            }
+        }
+    }
+
+    fn clear(&mut self, batch: &[PairIn]) {
+        for p in batch {
+            for f in [p.a as usize, p.b as usize] {
+                self.last[f] = NONE;
+                self.reuse[f] = false;
+            }
+        }
+    }
+
+    /// Is file `id` used by a pair at index `at` or later?
+    fn needed_from(&self, id: u32, at: u32) -> bool {
+        let l = self.last[id as usize];
+        l != NONE && l >= at
     }
 }
 
@@ -599,6 +766,7 @@ struct Outcome {
 struct Worker {
     cache: Cache,
     differ: Differ,
+    /// File bytes: kept at the largest length read (see [`read_checked`]).
     buf: Vec<u8>,
     pieces: Chunker,
     /// Files found stale by this worker (not retried).
@@ -625,14 +793,14 @@ impl Worker {
         }
     }
 
-    /// Tokens of a file: from the cache, or read and tokenized (and cached
-    /// when `reuse` says the batch needs the file again later).
+    /// Tokens of a file: from the cache, or read and tokenized into
+    /// recycled buffers (and cached when `keep`: a later group needs it).
     fn load(
         &mut self,
         e: &FileEntry,
         payload: u64,
         mode: Mode,
-        reuse: &[bool],
+        keep: bool,
     ) -> std::result::Result<Arc<Tokens>, Stale> {
         if let Some(s) = self.bad.get(&e.id) {
             return Err(s.clone());
@@ -640,16 +808,20 @@ impl Worker {
         if let Some(t) = self.cache.get((e.id, mode)) {
             return Ok(t);
         }
-        if let Err(s) = read_checked(e, &mut self.buf) {
-            self.bad.insert(e.id, s.clone());
-            return Err(s);
-        }
+        let data = match read_checked(e, &mut self.buf) {
+            Ok(d) => d,
+            Err(s) => {
+                self.bad.insert(e.id, s.clone());
+                return Err(s);
+            }
+        };
         self.files_read += 1;
-        self.bytes_read += self.buf.len() as u64;
-        let t = match &self.templates {
-            None => Arc::new(tokenize(&self.buf, mode, &self.pieces)),
+        self.bytes_read += data.len() as u64;
+        let mut t = self.cache.fresh();
+        match &self.templates {
+            None => tokenize_into(data, mode, &self.pieces, &mut t),
             Some(tc) => {
-                tc.0.payload(&self.buf, &tc.1, &mut self.payload);
+                tc.0.payload(data, &tc.1, &mut self.payload);
                 if self.payload.len() as u64 != payload {
                     let s = format!(
                         "its payload is {} bytes now, {payload} in the analysis (file or templates changed)",
@@ -658,75 +830,89 @@ impl Worker {
                     self.bad.insert(e.id, s.clone());
                     return Err(s);
                 }
-                Arc::new(tokenize(&self.payload, mode, &self.pieces))
+                tokenize_into(&self.payload, mode, &self.pieces, &mut t);
             }
-        };
-        if self.buf.capacity() > 64 << 20 {
+        }
+        if self.buf.len() > 64 << 20 {
             // Do not keep a huge file's buffer for the rest of the run.
             self.buf = Vec::new();
         }
-        if reuse[e.id as usize] {
+        let t = Arc::new(t);
+        if keep {
             self.cache.put((e.id, mode), t.clone());
         }
         Ok(t)
     }
 
-    /// Verify a run of pairs (consecutive pairs with the same a share the
-    /// tokenization and interning of a).
+    /// Verify a run of pairs, `first` the index in the batch of the first
+    /// (consecutive pairs with the same a share the tokenization and
+    /// interning of a).
     fn run(
         &mut self,
         pairs: &[PairIn],
+        first: usize,
         files: &[FileEntry],
-        reuse: &[bool],
+        plan: &Plan,
         want_regions: bool,
     ) -> Vec<Outcome> {
+        let first = first as u32;
+        // Files cached for pairs that another worker took are not needed.
+        self.cache.retain(|id| plan.needed_from(id, first));
         let mut out = Vec::with_capacity(pairs.len());
         let mut cur: Option<(u32, Mode, std::result::Result<Arc<Tokens>, Stale>)> = None;
-        for p in pairs {
+        for (k, p) in pairs.iter().enumerate() {
+            let at = first + k as u32;
             let (fa, fb) = (&files[p.a as usize], &files[p.b as usize]);
             let mode = Mode::of(fa.ftype, fb.ftype);
             if !matches!(&cur, Some((a, m, _)) if *a == p.a && *m == mode) {
-                let ta = self.load(fa, p.size_a, mode, reuse);
+                if let Some((_, _, Ok(t))) = cur.take() {
+                    self.cache.recycle(t);
+                }
+                let ta = self.load(fa, p.size_a, mode, plan.reuse[p.a as usize]);
                 if let Ok(t) = &ta {
                     self.differ.set_a(t);
                 }
                 cur = Some((p.a, mode, ta));
             }
-            let ta = match &cur {
-                Some((_, _, r)) => r.clone(),
-                None => unreachable!("set above"),
-            };
             let lower = |stale: Vec<(u32, Stale)>| Outcome {
                 common: p.common,
                 exact: false,
                 regions: Vec::new(),
                 stale,
             };
-            let ta = match ta {
-                Ok(t) => t,
-                Err(s) => {
-                    out.push(lower(vec![(p.a, s)]));
-                    continue;
+            let o = match &cur {
+                Some((_, _, Ok(ta))) => {
+                    match self.load(fb, p.size_b, mode, plan.reuse[p.b as usize]) {
+                        Ok(tb) => {
+                            let c = self.differ.compare(ta, &tb, want_regions);
+                            self.cache.recycle(tb);
+                            Outcome {
+                                common: if c.exact {
+                                    c.common
+                                } else {
+                                    c.common.max(p.common)
+                                },
+                                exact: c.exact,
+                                regions: if c.exact { c.regions } else { Vec::new() },
+                                stale: Vec::new(),
+                            }
+                        }
+                        Err(s) => lower(vec![(p.b, s)]),
+                    }
                 }
+                Some((_, _, Err(s))) => lower(vec![(p.a, s.clone())]),
+                None => unreachable!("set above"),
             };
-            let tb = match self.load(fb, p.size_b, mode, reuse) {
-                Ok(t) => t,
-                Err(s) => {
-                    out.push(lower(vec![(p.b, s)]));
-                    continue;
+            out.push(o);
+            // No later pair of the batch needs these: free their tokens.
+            for f in [p.a, p.b] {
+                if !plan.needed_from(f, at + 1) {
+                    self.cache.remove(f);
                 }
-            };
-            let c = self.differ.compare(&ta, &tb, want_regions);
-            out.push(Outcome {
-                common: if c.exact {
-                    c.common
-                } else {
-                    c.common.max(p.common)
-                },
-                exact: c.exact,
-                regions: if c.exact { c.regions } else { Vec::new() },
-                stale: Vec::new(),
-            });
+            }
+        }
+        if let Some((_, _, Ok(t))) = cur {
+            self.cache.recycle(t);
         }
         out
     }
@@ -861,13 +1047,18 @@ impl Sink {
     }
 }
 
-/// Cut a batch into units of work at group boundaries.
-fn units(batch: &[PairIn]) -> Vec<std::ops::Range<usize>> {
+/// Cut a batch into units of work at group boundaries, not before a group
+/// whose file a the unit already read (as a b: a version compared with its
+/// document, then with the other versions): cut there, the next unit could
+/// go to the other worker, which would read the file again.
+fn units(batch: &[PairIn], plan: &Plan) -> Vec<std::ops::Range<usize>> {
     let mut v = Vec::new();
     let mut start = 0;
     for i in 1..=batch.len() {
         let boundary = i == batch.len()
-            || (batch[i].a != batch[i - 1].a && i - start >= UNIT_PAIRS)
+            || (batch[i].a != batch[i - 1].a
+                && i - start >= UNIT_PAIRS
+                && !(start as u32..i as u32).contains(&plan.first[batch[i].a as usize]))
             || i - start >= 16 * UNIT_PAIRS;
         if boundary {
             v.push(start..i);
@@ -882,57 +1073,43 @@ fn process(
     batch: &[PairIn],
     workers: &mut [Worker],
     files: &[FileEntry],
-    reuse: &mut Vec<bool>,
+    plan: &mut Plan,
     want_regions: bool,
 ) -> Vec<Outcome> {
-    // Files needed by more than one group of this batch are worth caching;
-    // caching the others only costs memory (first touch of fresh pages was
-    // a third of the run time on the benchmark, where each b is used once).
-    reuse.clear();
-    reuse.resize(files.len(), false);
-    let mut last_group = vec![u32::MAX; files.len()];
-    let mut group = 0u32;
-    for (i, p) in batch.iter().enumerate() {
-        if i > 0 && batch[i - 1].a != p.a {
-            group += 1;
-        }
-        for f in [p.a, p.b] {
-            let g = &mut last_group[f as usize];
-            if *g != u32::MAX && *g != group {
-                reuse[f as usize] = true;
-            }
-            *g = group;
-        }
-    }
-    let reuse = &reuse[..];
-    let units = units(batch);
-    if workers.len() == 1 || units.len() == 1 {
-        return workers[0].run(batch, files, reuse, want_regions);
-    }
-    let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, Vec<Outcome>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = workers
-            .iter_mut()
-            .map(|w| {
-                let (next, units) = (&next, &units);
-                s.spawn(move || {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(r) = units.get(i) else { break };
-                        mine.push((i, w.run(&batch[r.clone()], files, reuse, want_regions)));
-                    }
-                    mine
+    plan.set(batch);
+    let units = units(batch, plan);
+    let out = if workers.len() == 1 || units.len() == 1 {
+        workers[0].run(batch, 0, files, plan, want_regions)
+    } else {
+        let plan = &*plan;
+        let next = AtomicUsize::new(0);
+        let mut done: Vec<(usize, Vec<Outcome>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = workers
+                .iter_mut()
+                .map(|w| {
+                    let (next, units) = (&next, &units);
+                    s.spawn(move || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(r) = units.get(i) else { break };
+                            let o = w.run(&batch[r.clone()], r.start, files, plan, want_regions);
+                            mine.push((i, o));
+                        }
+                        mine
+                    })
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().flat_map(|(_, o)| o).collect()
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        done.sort_by_key(|(i, _)| *i);
+        done.into_iter().flat_map(|(_, o)| o).collect()
+    };
+    plan.clear(batch);
+    out
 }
 
 const EXPECTED_PAIR: &str =
@@ -980,7 +1157,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let want_regions = sink.regions.is_some();
     let mut header_written = false;
-    let mut reuse = Vec::new();
+    let mut plan = Plan::new(files.len());
     let mut batch: Vec<PairIn> = Vec::new();
     loop {
         let line_no = r.line_number() + 1;
@@ -1059,7 +1236,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 if batch.len() >= BATCH_PAIRS
                     && (batch.last().map(|l| l.a) != Some(p.a) || batch.len() >= 4 * BATCH_PAIRS)
                 {
-                    let o = process(&batch, &mut workers, &files, &mut reuse, want_regions);
+                    let o = process(&batch, &mut workers, &files, &mut plan, want_regions);
                     sink.write_batch(&batch, &o, &files, cfg)?;
                     batch.clear();
                 }
@@ -1068,7 +1245,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         }
     }
     check.finish(&seen, &name, r.line_number())?;
-    let o = process(&batch, &mut workers, &files, &mut reuse, want_regions);
+    let o = process(&batch, &mut workers, &files, &mut plan, want_regions);
     progress.finish();
     sink.write_batch(&batch, &o, &files, cfg)?;
     let mut t = Vec::new();
@@ -1381,20 +1558,81 @@ mod tests {
         );
         assert!(c.get((1, Mode::Lines)).is_some());
         assert!(c.used <= c.budget);
+        c.put((1, Mode::Lines), t.clone());
+        assert_eq!(c.used, 2 * m, "replacing an entry is not counted twice");
     }
 
     #[test]
-    fn units_cut_at_group_boundaries() {
-        let mk = |a| PairIn {
+    fn cache_removes_and_recycles() {
+        let mut c = Cache::new(1 << 20);
+        for id in 0..4 {
+            c.put((id, Mode::Lines), Arc::new(lines(b"x\ny\n")));
+        }
+        c.put((1, Mode::Pieces), Arc::new(lines(b"x\ny\n")));
+        c.remove(1);
+        assert!(c.get((1, Mode::Lines)).is_none() && c.get((1, Mode::Pieces)).is_none());
+        assert_eq!(c.spare.len(), 2, "buffers of removed entries are kept");
+        let held = c.get((2, Mode::Lines)).unwrap();
+        c.retain(|id| id == 3);
+        assert_eq!(c.map.len(), 1);
+        assert_eq!(c.order.len(), 1);
+        assert_eq!(
+            c.spare.len(),
+            3,
+            "a buffer still held elsewhere is not taken"
+        );
+        c.recycle(held);
+        assert_eq!(c.spare.len(), 4);
+        let mut t = c.fresh();
+        tokenize_into(b"p\nq\nr", Mode::Lines, &piece_chunker(), &mut t);
+        assert_eq!(t, lines(b"p\nq\nr"), "recycled buffers hold no old tokens");
+        assert_eq!(c.used, c.map.values().map(|(t, _)| t.mem()).sum::<u64>());
+    }
+
+    #[test]
+    fn plan_marks_reuse_and_last_use() {
+        let mk = |a, b| PairIn {
             a,
-            b: a + 1,
+            b,
             size_a: 1,
             size_b: 1,
             common: 1,
             shared: 1,
         };
-        let batch: Vec<PairIn> = (0..200).map(|i| mk(i / 50)).collect();
-        let u = units(&batch);
-        assert_eq!(u, vec![0..100, 100..200]);
+        let batch = [mk(0, 1), mk(0, 2), mk(1, 2), mk(3, 4)];
+        let mut p = Plan::new(6);
+        p.set(&batch);
+        assert_eq!(&p.reuse[..5], &[false, true, true, false, false]);
+        assert_eq!(&p.last[..5], &[1, 2, 2, 3, 3]);
+        assert_eq!(p.last[5], NONE);
+        assert!(p.needed_from(1, 2) && !p.needed_from(1, 3) && !p.needed_from(5, 0));
+        p.clear(&batch);
+        assert!(p.last.iter().all(|&l| l == NONE) && p.reuse.iter().all(|&r| !r));
+    }
+
+    #[test]
+    fn units_cut_at_group_boundaries() {
+        let mk = |a, b| PairIn {
+            a,
+            b,
+            size_a: 1,
+            size_b: 1,
+            common: 1,
+            shared: 1,
+        };
+        let cut = |batch: &[PairIn]| {
+            let mut plan = Plan::new(2000);
+            plan.set(batch);
+            units(batch, &plan)
+        };
+        let batch: Vec<PairIn> = (0..250).map(|i| mk(i / 50, 1000 + i)).collect();
+        assert_eq!(cut(&batch), vec![0..100, 100..200, 200..250]);
+        // Group 4's a is a b of the unit that starts at 100: not cut there.
+        let mut chained = batch.clone();
+        chained[160].b = 4;
+        assert_eq!(cut(&chained), vec![0..100, 100..250]);
+        // Unless an earlier unit read it first.
+        chained[10].b = 4;
+        assert_eq!(cut(&chained), vec![0..100, 100..200, 200..250]);
     }
 }

@@ -115,13 +115,18 @@ fn make_repo(contents: &[(&str, Vec<u8>)]) -> Repo {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, data).unwrap();
     }
+    chunk_repo(dir, &root)
+}
+
+/// Chunk the files under `root` (inside `dir`).
+fn chunk_repo(dir: tempfile::TempDir, root: &Path) -> Repo {
     let files = dir.path().join("files.tsv");
     let mut c = bin("fsim-chunk");
     c.args(["-q", "--avg-size", "100", "--files-out"])
         .arg(&files)
         .arg("-o")
         .arg(dir.path().join("chunks.tsv"))
-        .arg(&root);
+        .arg(root);
     run(c);
     let table = std::fs::read_to_string(&files).unwrap();
     let mut paths = Vec::new();
@@ -334,6 +339,55 @@ fn output_is_identical_for_any_jobs() {
     );
     assert_eq!(o1, o4);
     assert_eq!(std::fs::read(&r1).unwrap(), std::fs::read(&r4).unwrap());
+}
+
+/// The benchmark's corpus (`fsim-gen --versions`): each document with its
+/// two versions, the three pairs of each. Enough pairs for several units of
+/// work, so a version read as b in one group and needed as a in the next
+/// may sit in the other worker's cache, or in none (`--memory 1k`): the
+/// figures agree with the DP and the output does not change.
+#[test]
+fn versions_corpus_every_pair_exact_for_any_jobs_and_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    let spec = fsim::corpus::Bulk {
+        docs: 70,
+        avg_size: 2000,
+        dirs: 7,
+        seed: 11,
+    };
+    fsim::corpus::generate_versions(&root, &spec).unwrap();
+    let repo = chunk_repo(dir, &root);
+    assert_eq!(repo.paths.len(), 210);
+    let names: Vec<[String; 3]> = (0..70)
+        .map(|i| [0, 1, 2].map(|v| format!("d{:03}/v{i:07}-{v}.txt", i % 7)))
+        .collect();
+    let pairs: Vec<(&str, &str)> = names
+        .iter()
+        .flat_map(|[d, v1, v2]| [(d.as_str(), v1.as_str()), (d, v2), (v1, v2)])
+        .collect();
+    let pairs = repo.pairs(&pairs);
+    let (o2, err) = repo.verify(&pairs, &["-j2"]);
+    assert!(
+        err.contains("210 pairs read, 0 dropped by size ratio, 210 verified"),
+        "{err}"
+    );
+    for r in records(&o2) {
+        assert_eq!(r[7], "exact");
+        let content = |id: &str| std::fs::read(&repo.paths[id.parse::<usize>().unwrap()]).unwrap();
+        let (a, b) = (content(&r[0]), content(&r[1]));
+        assert_ne!(a, b, "versions differ from their document");
+        assert_eq!(
+            r[6].parse::<u64>().unwrap(),
+            dp_lcs_bytes(&a, &b),
+            "pair {} {}",
+            r[0],
+            r[1]
+        );
+    }
+    for args in [&["-j1", "-q"][..], &["-j3", "-q", "--memory", "1k"]] {
+        assert_eq!(repo.verify(&pairs, args).0, o2, "{args:?}");
+    }
 }
 
 #[test]

@@ -35,10 +35,16 @@ struct Args {
     /// edited version of another, one in twenty an identical copy).
     #[arg(long, value_name = "N")]
     bulk: Option<usize>,
-    /// Average size of the benchmark documents.
+    /// Instead of the sample, write N documents of about --bulk-size bytes,
+    /// each with two versions of 1-5 line edits (`-0` the document, `-1`
+    /// and `-2` its versions): the fsim-verify benchmark (3N files; the
+    /// analysis finds 3N pairs).
+    #[arg(long, value_name = "N", conflicts_with = "bulk")]
+    versions: Option<usize>,
+    /// Average size of the benchmark documents (--bulk, --versions).
     #[arg(long, default_value = "10000")]
     bulk_size: usize,
-    /// Number of folders of the benchmark documents.
+    /// Number of folders of the benchmark documents (--bulk, --versions).
     #[arg(long, default_value = "300")]
     bulk_dirs: usize,
 }
@@ -57,9 +63,24 @@ fn main() -> ExitCode {
                 a.dir.display()
             )));
         }
+        let bulk = |docs| corpus::Bulk {
+            docs,
+            avg_size: a.bulk_size,
+            dirs: a.bulk_dirs,
+            seed: a.seed,
+        };
         if let Some(n) = a.bulk {
-            let bytes = corpus::generate_bulk(&a.dir, n, a.bulk_size, a.bulk_dirs, a.seed)?;
+            let bytes = corpus::generate_bulk(&a.dir, &bulk(n))?;
             eprintln!("fsim-gen: {n} files, {bytes} bytes in {}", a.dir.display());
+            return Ok(());
+        }
+        if let Some(n) = a.versions {
+            let bytes = corpus::generate_versions(&a.dir, &bulk(n))?;
+            eprintln!(
+                "fsim-gen: {} files ({n} documents, two versions of each), {bytes} bytes in {}",
+                3 * n,
+                a.dir.display()
+            );
             return Ok(());
         }
         let spec = CorpusSpec {
