@@ -959,6 +959,10 @@ impl At<'_> {
 // fsim-sort
 // ---------------------------------------------------------------------------
 
+/// Records merged between two updates of the merge's progress bar: the
+/// update is an atomic store, kept out of the per-record path.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
 /// Validated options of `fsim-sort`.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -1003,9 +1007,12 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     } else {
         &cfg.inputs
     };
+    // Progress, phase 1: bytes of input read (ETA when the inputs are files).
+    let paths: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let progress = crate::progress::Progress::for_inputs("fsim-sort", &paths, cfg.quiet);
     for path in inputs {
         let (reader, name) = open_input(path)?;
-        let mut lines = FastLines::new(reader, name);
+        let mut lines = FastLines::new(progress.reader(reader), name);
         let mut check = InputCheck::new(Kind::Chunks, "records");
         let mut seen = Digest::default();
         while let Some(line) = lines.next_line()? {
@@ -1049,15 +1056,26 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         w.raw(b"\n")?;
     }
     let records = sorter.len();
+    progress.finish();
+    // Phase 2: records merged and written (the bar is up while the last run
+    // is sorted and any intermediate merge passes run, its clock going).
+    let progress =
+        crate::progress::Progress::items("fsim-sort: merging", records, "records", cfg.quiet);
     let mut sorted = sorter.finish()?;
     let runs_spilled = sorted.runs_spilled();
     let mut line = [0u8; 64];
+    let mut done = 0u64;
     while let Some(k) = sorted.next_item()? {
         let n = format_chunk_line(&k, &mut line);
         w.raw(&line[..n])?;
+        done += 1;
+        if done % PROGRESS_EVERY == 0 {
+            progress.set_position(done);
+        }
     }
     drop(sorted);
     w.finish()?.finish()?;
+    progress.finish();
     Ok(Summary {
         records,
         header_lines: hash_lines.len(),
