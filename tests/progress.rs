@@ -148,6 +148,14 @@ fn repo_and_list(dir: &Path) -> usize {
         .count()
 }
 
+/// The sample repository, run through the pipeline in `dir/work`.
+fn analysed(dir: &Path) -> std::path::PathBuf {
+    let (repo, _) = gen_repo(dir, &[]);
+    let work = dir.join("work");
+    pipeline(&repo, &work, &[]);
+    work
+}
+
 #[test]
 fn chunk_shows_files_and_bytes_done_on_a_terminal() {
     if !have_script() {
@@ -257,9 +265,7 @@ fn analyze_shows_bins_done_of_those_announced_on_a_terminal() {
     }
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    let (repo, _) = gen_repo(d, &[]);
-    let work = d.join("work");
-    pipeline(&repo, &work, &[]);
+    let work = analysed(d);
     // Small bins, so there are several.
     let mut c = fsim("fsim-binpack");
     c.args(["-q", "--capacity", "4K", "-o"])
@@ -336,4 +342,38 @@ fn nothing_but_the_summary_on_a_pipe_or_when_quiet() {
          {sort} -q -o sorted.tsv chunks.tsv && {analyze} -q -o pairs.tsv bins.tsv"
     );
     assert_eq!(on_terminal(&quiet, d, &[]), "");
+}
+
+#[test]
+fn binpack_prints_its_plan_above_the_bar() {
+    if !have_script() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    analysed(d);
+    // Small bins: warnings about oversized components, a long plan.
+    let cmd = format!(
+        "{} --capacity 4K -o bins.tsv work/partition.tsv",
+        bin("fsim-binpack").display()
+    );
+    let piped = on_pipe(&cmd, d);
+    let raw = on_terminal(&cmd, d, &[]);
+    let f = frames(&raw);
+    // Every line the pipe got, warnings and plan, is on the terminal whole,
+    // in order, none drawn over by the bar.
+    let lines: Vec<String> = piped.lines().map(|l| l.trim_end().to_string()).collect();
+    assert!(lines.iter().any(|l| l.contains("warning")), "{piped}");
+    assert!(
+        lines.iter().any(|l| l.trim_start().starts_with("total")),
+        "{piped}"
+    );
+    let plan = &lines[..lines.len() - 1];
+    let at = f
+        .iter()
+        .position(|x| *x == plan[0])
+        .unwrap_or_else(|| panic!("{:?} not on the terminal: {f:#?}", plan[0]));
+    assert_eq!(&f[at..at + plan.len()], plan, "{f:#?}");
+    let summary = lines.last().unwrap().split(", ").next().unwrap();
+    ends_with_summary(&raw, &f, &format!("{summary}, "));
 }

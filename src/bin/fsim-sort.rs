@@ -30,7 +30,7 @@ struct Args {
     /// Maximum number of runs merged at once.
     #[arg(long, value_name = "N", default_value_t = fsim::sort::DEFAULT_FAN_IN, hide = true)]
     fan_in: usize,
-    /// No summary on standard error.
+    /// No progress bar and no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
     /// Chunk files (concatenated, like sort); `-` or none for standard input.
