@@ -997,7 +997,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     write_pairs(&a, &cfg.options.thresholds, &mut out, &oname)?;
     out.finish()?;
     if !cfg.quiet {
-        eprintln!(
+        crate::cli::stderr_line(format_args!(
             "fsim-analyze: {} bins ({} out of core), {} files, {} records, {} identical files collapsed, {} pairs in {:.2} s",
             a.bins,
             a.spilled_bins,
@@ -1006,7 +1006,7 @@ pub fn run(cfg: &Config) -> Result<()> {
             a.collapsed,
             a.pairs.len(),
             t0.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
 }

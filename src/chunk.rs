@@ -612,7 +612,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     w.summary.seconds = start.elapsed().as_secs_f64();
     progress.finish();
     if !cfg.quiet {
-        eprintln!("{}", w.summary.line());
+        crate::cli::stderr_line(w.summary.line());
     }
     Ok(w.summary)
 }
@@ -722,7 +722,8 @@ fn write_results(
                 }
                 Body::Warning(path, msg) => {
                     w.summary.skipped += 1;
-                    progress.suspend(|| eprintln!("{}", walk::warning_line(PROG, &path, &msg)));
+                    progress
+                        .suspend(|| crate::cli::stderr_line(walk::warning_line(PROG, &path, &msg)));
                 }
                 Body::Special => w.special += 1,
             }

@@ -591,12 +591,12 @@ pub fn run_query(cfg: &QueryConfig) -> Result<()> {
     }
     out.finish()?;
     if !cfg.quiet {
-        eprintln!(
+        crate::cli::stderr_line(format_args!(
             "fsim-query: {} files ({bytes} bytes) queried against {} segments, {listed} matches, {:.2} s",
             cfg.queries.len(),
             segs.len(),
             start.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
 }
@@ -611,11 +611,11 @@ pub fn run_build(cfg: &BuildConfig, merge_segments: bool, quiet: bool) -> Result
         add_segment(cfg)?
     };
     if !quiet {
-        eprintln!(
+        crate::cli::stderr_line(format_args!(
             "fsim-index: {files} files, {records} records in {}, {:.2} s",
             cfg.index.display(),
             start.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
 }

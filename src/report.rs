@@ -934,13 +934,13 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
     out.finish()?;
     if !quiet {
         let s = report.summary();
-        eprintln!(
+        crate::cli::stderr_line(format_args!(
             "fsim-report: {} pairs read, {} clusters, {} identical sets, {:.2} s",
             report.pairs_read,
             s["clusters"],
             s["identical_sets"],
             start.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
 }

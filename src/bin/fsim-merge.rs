@@ -43,7 +43,7 @@ fn main() -> ExitCode {
             quiet: a.quiet,
         })?;
         if !a.quiet {
-            eprintln!("{}", s.line());
+            fsim::cli::stderr_line(s.line());
         }
         Ok(())
     })

@@ -92,7 +92,7 @@ fn main() -> ExitCode {
         };
         let s = fsim::partition::run(&cfg)?;
         if !cfg.quiet {
-            eprint!("{}", s.report());
+            fsim::cli::stderr_line(s.report());
         }
         Ok(())
     })

@@ -56,10 +56,10 @@ fn main() -> ExitCode {
         };
         let s = fsim::sort::run(&cfg)?;
         if !cfg.quiet {
-            eprintln!(
+            cli::stderr_line(format_args!(
                 "fsim-sort: {} records, {} header lines, {} runs spilled, {:.2} s",
                 s.records, s.header_lines, s.runs_spilled, s.seconds
-            );
+            ));
         }
         Ok(())
     })
