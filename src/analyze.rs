@@ -29,6 +29,7 @@ use crate::binpack::FileLine;
 use crate::error::{Context, Result};
 use crate::features::{self, MethodSpec};
 use crate::io::{open_input, Output};
+use crate::progress::Progress;
 use crate::records::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, Params,
 };
@@ -649,7 +650,14 @@ struct Bin {
 impl Bin {
     /// Finish reading: run step 4 (or the out-of-core merge) and add the
     /// pairs to `out`.
-    fn finish(mut self, opts: &Options, a: &mut Analysis, name: &str, ln: u64) -> Result<()> {
+    fn finish(
+        mut self,
+        opts: &Options,
+        a: &mut Analysis,
+        name: &str,
+        ln: u64,
+        progress: &Progress,
+    ) -> Result<()> {
         if self.files.ids.len() as u64 != self.head.files {
             return Err(input_err(name, ln, format!(
                 "bin {} (line {}) announced files={} but has {} F lines: the file is truncated or was edited",
@@ -692,6 +700,7 @@ impl Bin {
                 })?;
             }
         }
+        progress.set_count(a.bins);
         Ok(())
     }
 
@@ -723,6 +732,17 @@ pub(crate) fn input_err(name: &str, line: u64, msg: impl Into<String>) -> crate:
 /// caller writes [`Analysis::pairs`] only when this returned Ok, so a bad
 /// input never leaves an output.
 pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Result<Analysis> {
+    analyze_with_progress(input, name, opts, &Progress::none())
+}
+
+/// [`analyze_reader`], counting finished bins on `progress` (whose bytes
+/// follow the input when it wraps `input`).
+pub fn analyze_with_progress<R: BufRead>(
+    input: R,
+    name: &str,
+    opts: &Options,
+    progress: &Progress,
+) -> Result<Analysis> {
     let mut r = LineReader::new(input, name);
     let mut check = InputCheck::new(Kind::Bins, "records");
     let mut seen = Digest::default();
@@ -756,6 +776,7 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
                             Some(MethodSpec::from_params(&p).map_err(|m| input_err(&name, ln, m))?);
                     }
                     check.header(kind, p).map_err(|m| input_err(&name, ln, m))?;
+                    progress.set_count_total(bins.unwrap_or(0));
                     announced_bins = Some(bins.ok_or_else(|| {
                         input_err(
                             &name,
@@ -766,7 +787,7 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
                 }
                 Line::Trailer(kind, p) => {
                     if let Some(b) = cur.take() {
-                        b.finish(opts, &mut a, &name, ln)?;
+                        b.finish(opts, &mut a, &name, ln, progress)?;
                     }
                     check
                         .trailer(kind, &p)
@@ -800,7 +821,7 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
                     let mut head = parse_bin_line(c).map_err(|m| input_err(&name, ln, m))?;
                     head.line = r.line_number();
                     if let Some(b) = cur.take() {
-                        b.finish(opts, &mut a, &name, ln)?;
+                        b.finish(opts, &mut a, &name, ln, progress)?;
                     }
                     cur = Some(Bin {
                         head,
@@ -900,7 +921,7 @@ pub fn analyze_reader<R: BufRead>(input: R, name: &str, opts: &Options) -> Resul
     }
     if let Some(b) = cur.take() {
         // No trailer: still check the bin's counts for a precise message.
-        b.finish(opts, &mut a, r.name(), r.line_number())?;
+        b.finish(opts, &mut a, r.name(), r.line_number(), progress)?;
     }
     check.finish(&seen, r.name(), r.line_number())?;
     if let Some(b) = announced_bins {
@@ -960,13 +981,23 @@ pub fn write_pairs(a: &Analysis, th: &Thresholds, out: &mut impl Write, name: &s
 pub fn run(cfg: &Config) -> Result<()> {
     let t0 = Instant::now();
     let (input, name) = open_input(&cfg.input)?;
-    let a = analyze_reader(input, &name, &cfg.options)?;
+    // Progress: bytes of the bins file read (a bin is analysed as soon as
+    // it is read, so this tracks the work; ETA when it is a file) and bins
+    // done of those the header announces.
+    let progress = Progress::bytes_and(
+        "fsim-analyze",
+        crate::progress::inputs_size(&[cfg.input.as_path()]),
+        "bins",
+        cfg.quiet,
+    );
+    let a = analyze_with_progress(progress.reader(input), &name, &cfg.options, &progress)?;
+    progress.finish();
     let mut out = Output::create(cfg.output.as_deref())?;
     let oname = out.name().to_string();
     write_pairs(&a, &cfg.options.thresholds, &mut out, &oname)?;
     out.finish()?;
     if !cfg.quiet {
-        eprintln!(
+        crate::cli::stderr_line(format_args!(
             "fsim-analyze: {} bins ({} out of core), {} files, {} records, {} identical files collapsed, {} pairs in {:.2} s",
             a.bins,
             a.spilled_bins,
@@ -975,7 +1006,7 @@ pub fn run(cfg: &Config) -> Result<()> {
             a.collapsed,
             a.pairs.len(),
             t0.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
 }

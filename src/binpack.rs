@@ -489,19 +489,22 @@ pub fn run(cfg: &Config) -> Result<()> {
         )));
     }
 
-    // The plan, before the long part.
-    for b in bins.iter().filter(|b| b.oversized) {
-        let c = &comps[b.components[0]];
-        eprintln!(
-            "fsim-binpack: warning: component of file {}: {} estimated > capacity {}: fsim-analyze will process it out of core",
-            records::id_string(c.id),
-            human_size(c.memory),
-            human_size(cfg.capacity)
-        );
-    }
-    if !cfg.quiet {
-        eprint!("{}", plan_table(&bins, cfg.capacity));
-    }
+    // The plan, before the long part; printed above the progress bar, which
+    // would otherwise be redrawn over its last line.
+    progress.suspend(|| {
+        for b in bins.iter().filter(|b| b.oversized) {
+            let c = &comps[b.components[0]];
+            crate::cli::stderr_line(format_args!(
+                "fsim-binpack: warning: component of file {}: {} estimated > capacity {}: fsim-analyze will process it out of core",
+                records::id_string(c.id),
+                human_size(c.memory),
+                human_size(cfg.capacity)
+            ));
+        }
+        if !cfg.quiet {
+            crate::cli::stderr_line(plan_table(&bins, cfg.capacity));
+        }
+    });
     if let Some(p) = &cfg.plan {
         let mut o = Output::create(Some(p))?;
         o.write_all(&plan_tsv(&bins))?;
@@ -621,13 +624,13 @@ pub fn run(cfg: &Config) -> Result<()> {
     out.finish()?;
     progress.finish();
     if !cfg.quiet {
-        eprintln!(
+        crate::cli::stderr_line(format_args!(
             "fsim-binpack: {} bins, {} files, {} records, {:.2} s",
             bins.len(),
             files.len(),
             seen.count,
             t0.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
 }

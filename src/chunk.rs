@@ -36,6 +36,7 @@
 use crate::chunker::{Chunker, Cut};
 use crate::error::{Context, Error, Result};
 use crate::io::Output;
+use crate::progress::Progress;
 use crate::records::{self, ChunkRecord, Digest, FileEntry, FileType, Kind, Params};
 use crate::reuse::{Found, Previous, Shard};
 use crate::walk::{self, Event, WalkConfig, WalkStats};
@@ -80,7 +81,7 @@ pub struct Config {
     pub chunker: Chunker,
     /// Worker threads (at least 1).
     pub jobs: usize,
-    /// No summary line.
+    /// No summary line, no progress.
     pub quiet: bool,
     /// Read only the walk positions of this shard; ids are walk positions.
     pub shard: Option<Shard>,
@@ -421,6 +422,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     records::write_header(Kind::Files, &params, &mut head);
     files_out.write_all(&head)?;
 
+    let progress = progress_for(cfg);
     let jobs = cfg.jobs.max(1);
     let window = (64 * jobs) as u64;
     let flow = Flow {
@@ -543,7 +545,14 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             })
             .collect();
         drop(res_tx);
-        let written = write_results(res_rx, flow, cfg.shard, &mut chunks_out, &mut files_out);
+        let written = write_results(
+            res_rx,
+            flow,
+            cfg.shard,
+            &mut chunks_out,
+            &mut files_out,
+            &progress,
+        );
         if written.is_err() {
             flow.halt();
         }
@@ -601,8 +610,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         chunks_out.finish()?;
     }
     w.summary.seconds = start.elapsed().as_secs_f64();
+    progress.finish();
     if !cfg.quiet {
-        eprintln!("{}", w.summary.line());
+        crate::cli::stderr_line(w.summary.line());
     }
     Ok(w.summary)
 }
@@ -650,6 +660,7 @@ fn write_results(
     shard: Option<Shard>,
     chunks_out: &mut Output,
     files_out: &mut Output,
+    progress: &Progress,
 ) -> Result<Written> {
     let mut w = Written {
         summary: Summary::default(),
@@ -711,13 +722,16 @@ fn write_results(
                 }
                 Body::Warning(path, msg) => {
                     w.summary.skipped += 1;
-                    eprintln!("{}", walk::warning_line(PROG, &path, &msg));
+                    progress
+                        .suspend(|| crate::cli::stderr_line(walk::warning_line(PROG, &path, &msg)));
                 }
                 Body::Special => w.special += 1,
             }
         }
         if w.next_seq != before {
             flow.advance(w.next_seq);
+            progress.set_position(w.summary.bytes);
+            progress.set_count(w.summary.files);
         }
     }
     chunks_out.write_all(&cbuf)?;
@@ -728,6 +742,23 @@ fn write_results(
         ));
     }
     Ok(w)
+}
+
+/// The chunk stage's progress: files and bytes written so far, set by the
+/// writer once per batch of results. The total is known only when every
+/// root is a regular file and there is no list or shard (a stat per root,
+/// as `check_roots` does anyway): the size of a directory would cost a
+/// second walk of every entry before the first byte is read, so for
+/// directories the display is a spinner with files, bytes and rate.
+fn progress_for(cfg: &Config) -> Progress {
+    let plain = cfg.walk.files_from.is_none() && cfg.shard.is_none() && !cfg.walk.roots.is_empty();
+    let total = plain
+        .then(|| {
+            let roots: Vec<&Path> = cfg.walk.roots.iter().map(PathBuf::as_path).collect();
+            crate::progress::inputs_size(&roots)
+        })
+        .flatten();
+    Progress::bytes_and(PROG, total, "files", cfg.quiet)
 }
 
 /// Chunk one file outside the pipeline (tests, tools): its pieces and info.

@@ -2,7 +2,22 @@
 //! argument parsing helpers, so every `main` stays a few lines long.
 
 use crate::error::{Error, Result};
+use std::io::Write;
 use std::process::ExitCode;
+
+/// Write `text` (a line, or several ending in a newline) to standard error
+/// in one `write`, adding the final newline if missing. `eprintln!` writes
+/// the text and the newline separately, so the summaries of stages run side
+/// by side (`make -j`) could be cut by another stage's line; one write of
+/// less than 4 KiB to a pipe is never split. A failed write is ignored, as
+/// there is nowhere left to report it.
+pub fn stderr_line(text: impl std::fmt::Display) {
+    let mut s = text.to_string();
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    let _ = std::io::stderr().write_all(s.as_bytes());
+}
 
 /// Run a stage body and turn its outcome into an exit code: 0 on success or
 /// on a broken pipe anywhere in the chain, 2 with one line on stderr
@@ -12,7 +27,7 @@ pub fn run(name: &str, body: impl FnOnce() -> Result<()>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{name}: {e}");
+            stderr_line(format_args!("{name}: {e}"));
             ExitCode::from(2)
         }
     }

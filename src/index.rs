@@ -489,6 +489,8 @@ pub struct QueryConfig {
     /// boilerplate): they would make a query touch most of the index.
     pub max_degree: usize,
     pub output: Option<PathBuf>,
+    /// No summary line on stderr.
+    pub quiet: bool,
 }
 
 /// Query one file against open segments.
@@ -553,6 +555,7 @@ pub fn query_file(
 /// `fsim-query`: TSV lines `query, indexed file, bytes in common, % of the
 /// query, % of the indexed file, identical`, best first, per query file.
 pub fn run_query(cfg: &QueryConfig) -> Result<()> {
+    let start = std::time::Instant::now();
     let segs = open_index(&cfg.index)?;
     let chunker = Chunker::from_params(&segs[0].params).map_err(|m| {
         Error::msg(format!(
@@ -564,14 +567,17 @@ pub fn run_query(cfg: &QueryConfig) -> Result<()> {
     out.write_all(
         b"query\tindexed\tbytes_in_common\tpercent_of_query\tpercent_of_indexed\tidentical\n",
     )?;
+    let (mut listed, mut bytes) = (0u64, 0u64);
     for q in &cfg.queries {
         let (matches, qsize) = query_file(&segs, &chunker, q, cfg.max_degree)?;
+        bytes += qsize;
         let qname = escape_path_string(q.as_os_str().as_encoded_bytes());
         for m in matches
             .iter()
             .filter(|m| crate::report::percent(m.common, qsize.min(m.size)) >= cfg.min_percent)
             .take(cfg.top)
         {
+            listed += 1;
             let line = format!(
                 "{qname}\t{}\t{}\t{:.1}\t{:.1}\t{}\n",
                 escape_path_string(&m.path),
@@ -583,5 +589,33 @@ pub fn run_query(cfg: &QueryConfig) -> Result<()> {
             out.write_all(line.as_bytes())?;
         }
     }
-    out.finish()
+    out.finish()?;
+    if !cfg.quiet {
+        crate::cli::stderr_line(format_args!(
+            "fsim-query: {} files ({bytes} bytes) queried against {} segments, {listed} matches, {:.2} s",
+            cfg.queries.len(),
+            segs.len(),
+            start.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(())
+}
+
+/// `fsim-index`: add a segment (or, with `merge`, merge the segments) and
+/// print the one-line summary unless `quiet`.
+pub fn run_build(cfg: &BuildConfig, merge_segments: bool, quiet: bool) -> Result<()> {
+    let start = std::time::Instant::now();
+    let (files, records) = if merge_segments {
+        merge(&cfg.index)?
+    } else {
+        add_segment(cfg)?
+    };
+    if !quiet {
+        crate::cli::stderr_line(format_args!(
+            "fsim-index: {files} files, {records} records in {}, {:.2} s",
+            cfg.index.display(),
+            start.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(())
 }

@@ -100,6 +100,9 @@ pub struct Config {
     pub filters: crate::report_filter::Filters,
     /// Smallest cluster flagged as a likely template.
     pub template_min_files: usize,
+    /// The templates files the analysis ignored (`--templates`): checked
+    /// against the pairs header; the HTML views mark their chunks.
+    pub templates: Vec<PathBuf>,
 }
 
 /// A cluster flagged as a likely template (`crate::templates::likely_template`).
@@ -875,6 +878,20 @@ impl Report {
     }
 }
 
+/// The templates files given with `--templates`, if any. They must be the
+/// set the analysis ignored (the pairs header names it): marking other
+/// chunks as template in the views would mislead the analyst.
+fn load_templates(report: &Report) -> Result<Option<crate::templates::TemplateSet>> {
+    let paths = &report.config.templates;
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let set = crate::templates::TemplateSet::load(paths, &report.params)?;
+    set.check_against(&report.params, "the pairs")
+        .map_err(|m| Error::msg(format!("{}: {m}", report.config.pairs.display())))?;
+    Ok(Some(set))
+}
+
 /// `fsim-report`: read, build, write in the chosen format.
 pub fn run(config: Config, quiet: bool) -> Result<()> {
     let start = std::time::Instant::now();
@@ -896,6 +913,7 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
         }
     };
     let report = build(config)?;
+    let templates = load_templates(&report)?;
     let bytes = match format {
         Format::Text => report.to_text_styled(color).into_bytes(),
         Format::Json => {
@@ -905,7 +923,10 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
             s.into_bytes()
         }
         Format::Tsv => report.to_tsv().into_bytes(),
-        Format::Html => crate::report_html::render(&report, &report.config.html)?.into_bytes(),
+        Format::Html => {
+            crate::report_html::render(&report, &report.config.html, templates.as_ref())?
+                .into_bytes()
+        }
         Format::Xlsx => crate::report_xlsx::render(&report)?,
     };
     let mut out = Output::create(output.as_deref())?;
@@ -913,13 +934,13 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
     out.finish()?;
     if !quiet {
         let s = report.summary();
-        eprintln!(
+        crate::cli::stderr_line(format_args!(
             "fsim-report: {} pairs read, {} clusters, {} identical sets, {:.2} s",
             report.pairs_read,
             s["clusters"],
             s["identical_sets"],
             start.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
 }

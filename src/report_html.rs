@@ -11,6 +11,19 @@
 //! that changed since the scan is reported as changed, never shown wrongly),
 //! and a chunk of one file is shared when its hash occurs in the other.
 //!
+//! # Template chunks
+//!
+//! When the analysis ignored templates (`--templates`, paper section 4),
+//! the files still hold the template chunks, and two files made from one
+//! template share them all: shown as shared, they would look like the
+//! reason for the link, which is exactly what the analyst asked to ignore.
+//! Given the same templates files (`fsim-report --templates`, checked
+//! against the pairs header), each chunk of a view is flagged `2` when it
+//! is a template chunk, and the page draws those in their own colour with
+//! a legend and a title, apart from the shared payload chunks (`1`) and
+//! the chunks of one file only (`0`). Without them, a note says that the
+//! template chunks show as shared.
+//!
 //! # Escaping
 //!
 //! All data (paths, file text, notes) goes into one
@@ -31,6 +44,7 @@ use crate::chunker::{Chunker, Method};
 use crate::error::Result;
 use crate::records::{escape_path_string, FileType, CHUNK_PARAM_KEYS};
 use crate::report::{percent, symmetric, Report};
+use crate::templates::TemplateSet;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -217,25 +231,51 @@ fn view_file(
     (pieces, v)
 }
 
-/// Flags ('1' shared, '0' not) for the first `n` chunks of `of`: shared
-/// when the chunk's hash occurs in `other`. Also the shared bytes of `of`.
-fn shared_flags(of: &[(u128, u32)], other: &HashSet<u128>, n: usize) -> (String, u64) {
-    let mut flags = String::with_capacity(n);
-    let mut bytes = 0u64;
-    for (i, (h, l)) in of.iter().enumerate() {
-        let s = other.contains(h);
-        if s {
-            bytes += *l as u64;
-        }
-        if i < n {
-            flags.push(if s { '1' } else { '0' });
-        }
-    }
-    (flags, bytes)
+/// What the chunks of one file of a view are.
+#[derive(Debug, PartialEq, Eq)]
+struct Flags {
+    /// One character per chunk shown: '2' a template chunk (ignored by the
+    /// analysis, shared or not), '1' shared with the other file, '0' not.
+    flags: String,
+    /// Bytes of the whole file in shared chunks that are not template.
+    shared: u64,
+    /// Bytes of the whole file in template chunks.
+    template: u64,
 }
 
-/// The page's data: summary, identical sets, clusters, views.
-pub fn data(report: &Report, opts: &HtmlOptions) -> Value {
+/// [`Flags`] for the first `n` chunks of `of`: shared when the chunk's
+/// hash occurs in `other`, template when it is in `templates`.
+fn chunk_flags(
+    of: &[(u128, u32)],
+    other: &HashSet<u128>,
+    templates: Option<&TemplateSet>,
+    n: usize,
+) -> Flags {
+    let mut f = Flags {
+        flags: String::with_capacity(n.min(of.len())),
+        shared: 0,
+        template: 0,
+    };
+    for (i, &(h, l)) in of.iter().enumerate() {
+        let c = if templates.is_some_and(|t| t.contains(h)) {
+            f.template += l as u64;
+            '2'
+        } else if other.contains(&h) {
+            f.shared += l as u64;
+            '1'
+        } else {
+            '0'
+        };
+        if i < n {
+            f.flags.push(c);
+        }
+    }
+    f
+}
+
+/// The page's data: summary, identical sets, clusters, views. `templates`:
+/// the set the analysis ignored, to mark its chunks in the views.
+pub fn data(report: &Report, opts: &HtmlOptions, templates: Option<&TemplateSet>) -> Value {
     let path = |id: u32| escape_path_string(&report.files[id as usize].path);
     let size = |id: u32| report.size(id);
     let copies = |id: u32| -> &[u32] {
@@ -291,15 +331,17 @@ pub fn data(report: &Report, opts: &HtmlOptions) -> Value {
                     let nb = vfiles[fb.index]["lens"].as_array().map_or(0, |x| x.len());
                     let ha: HashSet<u128> = fa.pieces.iter().map(|p| p.0).collect();
                     let hb: HashSet<u128> = fb.pieces.iter().map(|p| p.0).collect();
-                    let (flags_a, bytes_a) = shared_flags(&fa.pieces, &hb, na);
-                    let (flags_b, bytes_b) = shared_flags(&fb.pieces, &ha, nb);
+                    let fl_a = chunk_flags(&fa.pieces, &hb, templates, na);
+                    let fl_b = chunk_flags(&fb.pieces, &ha, templates, nb);
                     views.push(json!({
                         "a": fa.index,
                         "b": fb.index,
-                        "flags_a": flags_a,
-                        "flags_b": flags_b,
-                        "shared_a": bytes_a,
-                        "shared_b": bytes_b,
+                        "flags_a": fl_a.flags,
+                        "flags_b": fl_b.flags,
+                        "shared_a": fl_a.shared,
+                        "shared_b": fl_b.shared,
+                        "template_a": fl_a.template,
+                        "template_b": fl_b.template,
                     }));
                     view = Value::from(views.len() - 1);
                 }
@@ -341,7 +383,7 @@ pub fn data(report: &Report, opts: &HtmlOptions) -> Value {
         }));
     }
     let total_links: usize = report.clusters.iter().map(|c| c.links.len()).sum();
-    let views_note = match &chunker {
+    let mut views_note = match &chunker {
         Err(why) => format!("No side-by-side views: {why}."),
         Ok(_) if views.len() < total_links => format!(
             "Side-by-side views for the first {} links (largest clusters first; --html-max-views), at most {} KiB of text per file.",
@@ -352,6 +394,20 @@ pub fn data(report: &Report, opts: &HtmlOptions) -> Value {
             "Side-by-side views for every link, at most {} KiB of text per file.",
             opts.text_cap >> 10
         ),
+    };
+    let templates_known = templates.is_some_and(|t| !t.is_empty());
+    match report.templates() {
+        Some((n, _)) if templates_known => views_note.push_str(&format!(
+            " The analysis ignored {n} template chunks (--templates): the views mark them apart from the shared chunks."
+        )),
+        Some((n, _)) if !views.is_empty() => views_note.push_str(&format!(
+            " The analysis ignored {n} template chunks, but fsim-report was not given them (--templates FILE): in the views they show as shared chunks."
+        )),
+        _ => {}
+    }
+    let template_info = match (report.templates(), templates_known) {
+        (Some((n, digest)), true) => json!({"chunks": n, "digest": digest}),
+        _ => Value::Null,
     };
     let params: serde_json::Map<String, Value> = report
         .params
@@ -368,6 +424,7 @@ pub fn data(report: &Report, opts: &HtmlOptions) -> Value {
         "views": views,
         "vfiles": vfiles,
         "views_note": views_note,
+        "templates": template_info,
     })
 }
 
@@ -376,8 +433,12 @@ fn r1(x: f64) -> f64 {
 }
 
 /// The whole page.
-pub fn render(report: &Report, opts: &HtmlOptions) -> Result<String> {
-    let data = serde_json::to_string(&data(report, opts))
+pub fn render(
+    report: &Report,
+    opts: &HtmlOptions,
+    templates: Option<&TemplateSet>,
+) -> Result<String> {
+    let data = serde_json::to_string(&data(report, opts, templates))
         .map_err(|e| crate::Error::msg(format!("html: {e}")))?;
     let data = escape_json_for_script(&data);
     let (head, tail) = PAGE

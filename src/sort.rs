@@ -1073,6 +1073,10 @@ impl At<'_> {
 // fsim-sort
 // ---------------------------------------------------------------------------
 
+/// Records merged between two updates of the merge's progress bar: the
+/// update is an atomic store, kept out of the per-record path.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
 /// Validated options of `fsim-sort`.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -1175,6 +1179,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             all.header(kind, params).map_err(Error::msg)?;
         }
     }
+    // Progress, phase 1: bytes of input read (ETA when the inputs are files).
+    let paths: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let progress = crate::progress::Progress::for_inputs("fsim-sort", &paths, cfg.quiet);
     let start = cp.as_ref().map_or(0, |c| c.at.input);
     for (idx, path) in inputs.iter().enumerate().skip(start) {
         let here = cp.as_ref().map(|c| c.at).filter(|at| at.input == idx);
@@ -1192,11 +1199,11 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 }
                 seen = at.seen;
                 let (reader, name) = open_input_at(path, at.offset)?;
-                FastLines::new(reader, name).starting_at(at.line, at.offset)
+                FastLines::new(progress.reader(reader), name).starting_at(at.line, at.offset)
             }
             None => {
                 let (reader, name) = open_input(path)?;
-                FastLines::new(reader, name)
+                FastLines::new(progress.reader(reader), name)
             }
         };
         while let Some(line) = lines.next_line()? {
@@ -1259,6 +1266,11 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         w.raw(b"\n")?;
     }
     let records = sorter.len();
+    progress.finish();
+    // Phase 2: records merged and written (the bar is up while the last run
+    // is sorted and any intermediate merge passes run, its clock going).
+    let progress =
+        crate::progress::Progress::items("fsim-sort: merging", records, "records", cfg.quiet);
     let end = Position {
         input: inputs.len(),
         ..Position::default()
@@ -1269,15 +1281,21 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     })?;
     let runs_spilled = sorted.runs_spilled();
     let mut line = [0u8; 64];
+    let mut done = 0u64;
     while let Some(k) = sorted.next_item()? {
         let n = format_chunk_line(&k, &mut line);
         w.raw(&line[..n])?;
+        done += 1;
+        if done % PROGRESS_EVERY == 0 {
+            progress.set_position(done);
+        }
     }
     drop(sorted);
     w.finish()?.finish()?;
     if let Some(j) = journal {
         j.remove();
     }
+    progress.finish();
     Ok(Summary {
         records,
         resumed,

@@ -1,7 +1,9 @@
 //! The HTML report in a real headless browser: tests/browser/report.mjs
 //! drives Debian's /usr/bin/chromium through playwright-core (sort, filter,
-//! expand, side-by-side view, hostile name as text, no dialog, no network)
-//! and saves screenshots in `target/tmp/html_browser/`.
+//! expand, side-by-side view, hostile name as text, no dialog, no network;
+//! then a report made with `--templates`, whose view marks the template
+//! chunks apart from the shared ones) and saves screenshots in
+//! `target/tmp/html_browser/`.
 //!
 //! Needs node, `tests/browser/node_modules/playwright-core` (`npm ci
 //! --prefix tests/browser`) and /usr/bin/chromium; .ci/run installs them.
@@ -11,6 +13,8 @@
 mod common;
 #[path = "support/hostile_repo.rs"]
 mod hostile_repo;
+#[path = "support/template_repo.rs"]
+mod template_repo;
 
 use common::*;
 use hostile_repo::{setup, HOSTILE};
@@ -57,6 +61,11 @@ fn html_report_in_headless_chromium() {
         .arg(&html)
         .arg(work.join("verified.tsv"));
     run_ok(c, None);
+    let tt = tempfile::tempdir().unwrap();
+    let templated = template_repo::setup(tt.path());
+    let templated_html = tt.path().join("templated.html");
+    let tpl = templated.templates.to_str().unwrap();
+    template_repo::html_report(&templated, &["--templates", tpl], &templated_html);
 
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_browser");
     std::fs::create_dir_all(&out).unwrap();
@@ -64,7 +73,8 @@ fn html_report_in_headless_chromium() {
     c.arg(browser_dir.join("report.mjs"))
         .arg(&html)
         .arg(&out)
-        .arg(HOSTILE);
+        .arg(HOSTILE)
+        .arg(&templated_html);
     let o = run_raw(c, None);
     let stdout = String::from_utf8_lossy(&o.stdout);
     println!("{stdout}");
@@ -73,7 +83,11 @@ fn html_report_in_headless_chromium() {
         "browser checks failed\n--- stdout\n{stdout}\n--- stderr\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    for shot in ["report-clusters.png", "report-view.png"] {
+    for shot in [
+        "report-clusters.png",
+        "report-view.png",
+        "report-template-view.png",
+    ] {
         let p = out.join(shot);
         let len = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
         assert!(len > 10_000, "screenshot {} missing or empty", p.display());

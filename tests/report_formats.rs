@@ -1,11 +1,14 @@
 //! fsim-report's HTML and xlsx formats on a generated repository with a
 //! hostile file name: escaping of every path and piece of text (without a
 //! browser), side-by-side views rebuilt from the files (shared chunks,
-//! changed and unreadable files), and the workbook read back.
+//! changed and unreadable files, template chunks apart from shared ones),
+//! and the workbook read back.
 
 mod common;
 #[path = "support/hostile_repo.rs"]
 mod hostile_repo;
+#[path = "support/template_repo.rs"]
+mod template_repo;
 
 use common::*;
 use hostile_repo::{setup, HOSTILE};
@@ -123,6 +126,146 @@ fn html_views_are_capped() {
         .sum();
     assert!(shown <= 1024 + 4, "{shown}");
     assert!(d["views_note"].as_str().unwrap().contains("first 1 links"));
+}
+
+/// One file of a side-by-side view: which side, its flags, chunk lengths
+/// and page data.
+struct Side {
+    key: &'static str,
+    flags: String,
+    lens: Vec<usize>,
+    file: serde_json::Value,
+}
+
+/// The view of the one link of a templated run and its sides, doc00 first.
+fn pair_view(d: &serde_json::Value) -> (serde_json::Value, [Side; 2]) {
+    let c = &d["clusters"][0];
+    let v = d["views"][c["links"][0][7].as_u64().expect("a view") as usize].clone();
+    let side = |key: &'static str| {
+        let file = d["vfiles"][v[key].as_u64().unwrap() as usize].clone();
+        assert_eq!(file["status"], "ok", "{file}");
+        assert_eq!(file["truncated"], false);
+        let lens = file["lens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_u64().unwrap() as usize)
+            .collect();
+        let flags = v[format!("flags_{key}")].as_str().unwrap().to_string();
+        Side {
+            key,
+            flags,
+            lens,
+            file,
+        }
+    };
+    let (a, b) = (side("a"), side("b"));
+    let sides = if a.file["path"].as_str().unwrap().ends_with("doc00.txt") {
+        [a, b]
+    } else {
+        [b, a]
+    };
+    (v, sides)
+}
+
+impl Side {
+    /// Bytes of the chunks flagged `flag`.
+    fn bytes(&self, flag: char) -> u64 {
+        self.flags
+            .chars()
+            .zip(&self.lens)
+            .filter(|(f, _)| *f == flag)
+            .map(|(_, &l)| l as u64)
+            .sum()
+    }
+}
+
+#[test]
+fn html_views_mark_template_chunks_apart_from_shared_ones() {
+    let t = tempfile::tempdir().unwrap();
+    let tr = template_repo::setup(t.path());
+    let out = t.path().join("report.html");
+    let tpl = tr.templates.to_str().unwrap();
+    template_repo::html_report(&tr, &["--templates", tpl], &out);
+    let d = page_data(&std::fs::read_to_string(&out).unwrap());
+    let chunks = d["params"]["template-chunks"].as_str().unwrap();
+    assert_eq!(d["templates"]["chunks"], chunks);
+    assert_eq!(d["templates"]["digest"], d["params"]["templates"]);
+    let note = d["views_note"].as_str().unwrap();
+    assert!(
+        note.contains(&format!(
+            "The analysis ignored {chunks} template chunks (--templates): the views mark them apart"
+        )),
+        "{note}"
+    );
+    let (v, sides) = pair_view(&d);
+    for s in &sides {
+        assert_eq!(s.flags.len(), s.lens.len());
+        let text = s.file["text"].as_array().unwrap();
+        // Every chunk inside the preamble is a template chunk; none after
+        // it is: the template chunks are the preamble up to its last cut.
+        let mut start = 0;
+        let mut template_text = String::new();
+        for ((flag, len), t) in s.flags.chars().zip(&s.lens).zip(text) {
+            let end = start + len;
+            if end <= tr.preamble.len() {
+                assert_eq!(flag, '2', "chunk {start}..{end} of {}", s.file["path"]);
+                template_text.push_str(t.as_str().unwrap());
+            } else {
+                assert_ne!(flag, '2', "chunk {start}..{end} of {}", s.file["path"]);
+            }
+            start = end;
+        }
+        assert!(tr.preamble.starts_with(&template_text));
+        // Short of the preamble by less than one maximal chunk (276 bytes).
+        assert!(template_text.len() + 276 >= tr.preamble.len());
+        // The payload is shared but for the edited line's chunks.
+        assert!(
+            s.flags.contains('1') && s.flags.contains('0'),
+            "{}",
+            s.flags
+        );
+        // The byte counts are those of the flags (every chunk is shown).
+        assert_eq!(v[format!("template_{}", s.key)], s.bytes('2'));
+        assert_eq!(v[format!("shared_{}", s.key)], s.bytes('1'));
+    }
+
+    // Without --templates: no template marks, the preamble shows as shared,
+    // and the page says why.
+    template_repo::html_report(&tr, &[], &out);
+    let d = page_data(&std::fs::read_to_string(&out).unwrap());
+    assert!(d["templates"].is_null());
+    let note = d["views_note"].as_str().unwrap();
+    assert!(
+        note.contains(&format!(
+            "The analysis ignored {chunks} template chunks, but fsim-report was not given them (--templates FILE)"
+        )),
+        "{note}"
+    );
+    let (_, [plain, _]) = pair_view(&d);
+    assert!(!plain.flags.contains('2'), "{}", plain.flags);
+    assert_eq!(plain.bytes('1'), sides[0].bytes('1') + sides[0].bytes('2'));
+    assert_eq!(plain.bytes('0'), sides[0].bytes('0'));
+}
+
+#[test]
+fn report_refuses_templates_the_analysis_did_not_use() {
+    let t = tempfile::tempdir().unwrap();
+    let tr = template_repo::setup(t.path());
+    let mut c = fsim("fsim-report");
+    c.args(["-q", "--format", "json", "--files"])
+        .arg(tr.work.join("files.tsv"))
+        .arg("--templates")
+        .arg(&tr.templates)
+        .arg(&tr.before);
+    let err = run_fail(c, None);
+    assert_eq!(
+        err,
+        format!(
+            "fsim-report: {}: the pairs were made without templates but --templates was given: drop it, or re-run from fsim-partition with it\n",
+            tr.before.display()
+        )
+    );
 }
 
 #[test]
@@ -275,11 +418,8 @@ fn xlsx_reads_back_with_outlines() {
     }
 }
 
-#[test]
-fn make_report_writes_every_format() {
-    let t = tempfile::tempdir().unwrap();
-    let (repo, _) = gen_repo(t.path(), &[]);
-    let work = t.path().join("work");
+/// `make report` of `repo` into `work`, with more make variables.
+fn make_report(repo: &Path, work: &Path, vars: &[String]) {
     let mut c = std::process::Command::new("make");
     c.current_dir(source_root())
         .arg("--no-print-directory")
@@ -287,8 +427,16 @@ fn make_report_writes_every_format() {
         .arg(format!("BIN={}", bin_dir().display()))
         .arg(format!("REPO={}", repo.display()))
         .arg(format!("WORK={}", work.display()))
-        .arg("FORMATS=txt json tsv html xlsx");
+        .args(vars);
     run_ok(c, None);
+}
+
+#[test]
+fn make_report_writes_every_format() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let work = t.path().join("work");
+    make_report(&repo, &work, &["FORMATS=txt json tsv html xlsx".into()]);
     for f in ["txt", "json", "tsv", "html", "xlsx"] {
         let len = std::fs::metadata(work.join(format!("report.{f}")))
             .map(|m| m.len())
@@ -298,6 +446,19 @@ fn make_report_writes_every_format() {
     let html = std::fs::read_to_string(work.join("report.html")).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(page_data(&html)["views"].as_array().unwrap().len() > 3);
+}
+
+#[test]
+fn make_report_passes_templates_to_the_html_report() {
+    let t = tempfile::tempdir().unwrap();
+    let tr = template_repo::setup(t.path());
+    let work = t.path().join("make-work");
+    let templates = format!("TEMPLATES={}", tr.templates.display());
+    make_report(&tr.repo, &work, &[templates, "FORMATS=json html".into()]);
+    let d = page_data(&std::fs::read_to_string(work.join("report.html")).unwrap());
+    assert_eq!(d["templates"]["digest"], d["params"]["templates"]);
+    let (_, [doc00, doc01]) = pair_view(&d);
+    assert!(doc00.flags.starts_with("222") && doc01.flags.starts_with("222"));
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Every stage ends with a one-line summary on stderr, and draws no
 //! progress when stderr is not a terminal (issue 4): run the whole
-//! pipeline on the sample repository without -q, stderr piped.
+//! pipeline, fsim-template, fsim-merge, fsim-index and fsim-query on the
+//! sample repository without -q, stderr piped. (tests/progress.rs runs
+//! stages on a terminal.)
 
 mod common;
 
@@ -76,4 +78,17 @@ fn every_stage_ends_with_a_summary_line() {
         &["--files-out", "m-files.tsv", "-o", "m-chunks.tsv", "a=site"],
         d,
     );
+    // sif's query mode: build an index, then query it with a file.
+    stage(
+        "fsim-index",
+        &["--index", "idx", "--files", "files.tsv", "sorted.tsv"],
+        d,
+    );
+    let files = std::fs::read_to_string(d.join("files.tsv")).unwrap();
+    let query = files
+        .lines()
+        .find(|l| !l.starts_with('#'))
+        .and_then(|l| l.rsplit('\t').next())
+        .unwrap();
+    stage("fsim-query", &["--index", "idx", query], d);
 }

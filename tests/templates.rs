@@ -7,31 +7,14 @@
 //! the same templates file or given as a second one.
 
 mod common;
+#[path = "support/template_repo.rs"]
+mod template_repo;
 
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-/// Deterministic text: `lines` lines of pseudo-random words.
-fn text(seed: u64, lines: usize) -> String {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut s = String::new();
-    for _ in 0..lines {
-        let words = 6 + (x % 7) as usize;
-        for w in 0..words {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = 2 + (x % 8) as usize;
-            for k in 0..len {
-                s.push((b'a' + ((x >> (8 + 5 * k)) % 26) as u8) as char);
-            }
-            s.push(if w + 1 == words { '\n' } else { ' ' });
-        }
-    }
-    s
-}
+use template_repo::{flagged, mark, text};
 
 /// The true near-duplicate pairs (file numbers of the templated files).
 const TRUE_PAIRS: [(usize, usize); 3] = [(0, 1), (2, 3), (4, 5)];
@@ -101,41 +84,6 @@ fn rerun(work: &Path, templates: &[&Path]) -> Value {
         .flat_map(|t| ["--templates".to_string(), t.display().to_string()])
         .collect();
     rest_of_pipeline(work, &tpl)
-}
-
-fn mark(work: &Path, cluster: &str, out: &Path, append: bool) -> String {
-    let mut c = fsim("fsim-template");
-    c.args(["--cluster", cluster, "--report"])
-        .arg(work.join("report.json"))
-        .arg("--files")
-        .arg(work.join("files.tsv"))
-        .arg("-o")
-        .arg(out);
-    if !append {
-        c.arg("--replace");
-    }
-    c.arg(work.join("partition.tsv"));
-    String::from_utf8(run_ok(c, None).stderr).unwrap()
-}
-
-/// The one cluster that is flagged as a likely template.
-fn flagged(report: &Value) -> (String, usize) {
-    let f: Vec<&Value> = report["clusters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["likely_template"] == true)
-        .collect();
-    assert_eq!(f.len(), 1, "one likely template expected: {report:#}");
-    let cmd = f[0]["template_command"].as_str().unwrap();
-    assert_eq!(
-        cmd,
-        format!("fsim-template --cluster {}", f[0]["id"].as_str().unwrap())
-    );
-    (
-        f[0]["id"].as_str().unwrap().to_string(),
-        f[0]["file_count"].as_u64().unwrap() as usize,
-    )
 }
 
 #[test]

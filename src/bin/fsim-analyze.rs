@@ -41,7 +41,7 @@ struct Args {
     /// Process every bin out of core (for tests).
     #[arg(long, hide = true)]
     force_spill: bool,
-    /// No summary on stderr.
+    /// No progress bar and no summary on stderr.
     #[arg(short, long)]
     quiet: bool,
     /// Bins file, or - for standard input.

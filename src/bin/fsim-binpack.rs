@@ -30,7 +30,7 @@ struct Args {
     /// Directory for the temporary spool (default: $TMPDIR).
     #[arg(long, value_name = "DIR")]
     tmpdir: Option<PathBuf>,
-    /// Do not print the plan (warnings are still printed).
+    /// No plan, progress bar or summary (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
     /// Partition file, or - for standard input.

@@ -92,7 +92,7 @@ struct Args {
     /// Paths in --files-from are separated by NUL bytes, not newlines.
     #[arg(short = '0', long = "null")]
     null: bool,
-    /// No summary line on standard error (warnings are still printed).
+    /// No progress and no summary line on standard error (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
     /// Read only the files at walk positions I, I+N, I+2N...; file ids are

@@ -30,22 +30,14 @@ struct Args {
 fn main() -> ExitCode {
     let a = Args::parse();
     fsim::cli::run("fsim-index", || {
-        let (files, records) = if a.merge {
-            index::merge(&a.index)?
-        } else {
-            index::add_segment(&BuildConfig {
-                index: a.index.clone(),
+        index::run_build(
+            &BuildConfig {
+                index: a.index,
                 files: a.files,
                 sorted: a.sorted,
-            })?
-        };
-        if !a.quiet {
-            eprintln!(
-                "fsim-index: {} files, {records} records in {}",
-                files,
-                a.index.display()
-            );
-        }
-        Ok(())
+            },
+            a.merge,
+            a.quiet,
+        )
     })
 }

@@ -25,7 +25,7 @@ struct Args {
     /// Merged chunk records (default: standard output), written atomically.
     #[arg(short, long, value_name = "CHUNKS.tsv")]
     output: Option<PathBuf>,
-    /// No summary line on standard error.
+    /// No progress bar and no summary line on standard error.
     #[arg(short, long)]
     quiet: bool,
     /// NAME=DIR or NAME=FILES.tsv,CHUNKS.tsv, one per collection.
@@ -43,7 +43,7 @@ fn main() -> ExitCode {
             quiet: a.quiet,
         })?;
         if !a.quiet {
-            eprintln!("{}", s.line());
+            fsim::cli::stderr_line(s.line());
         }
         Ok(())
     })

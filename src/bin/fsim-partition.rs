@@ -38,7 +38,7 @@ struct Args {
     /// F line becomes its payload (size less its template chunks).
     #[arg(long, value_name = "TEMPLATES.tsv")]
     templates: Vec<PathBuf>,
-    /// No summary on standard error.
+    /// No progress bar and no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
     /// Forest mode (distributed runs, docs/distributed.md): read one hash
@@ -92,7 +92,7 @@ fn main() -> ExitCode {
         };
         let s = fsim::partition::run(&cfg)?;
         if !cfg.quiet {
-            eprint!("{}", s.report());
+            fsim::cli::stderr_line(s.report());
         }
         Ok(())
     })

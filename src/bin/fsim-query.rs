@@ -30,6 +30,9 @@ struct Args {
     /// Output file (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// No summary line on stderr.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
             min_percent: a.min_percent,
             max_degree: a.max_degree,
             output: a.output,
+            quiet: a.quiet,
         })
     })
 }

@@ -76,6 +76,11 @@ struct Args {
     /// almost every link shares about the same bytes).
     #[arg(long, value_name = "N", default_value_t = fsim::templates::LIKELY_MIN_FILES)]
     template_min_files: usize,
+    /// Templates files the analysis ignored (the --templates given to
+    /// fsim-partition and fsim-verify; checked against the pairs): the HTML
+    /// side-by-side views mark their chunks apart from the shared ones.
+    #[arg(long, value_name = "FILE")]
+    templates: Vec<PathBuf>,
     /// No summary line on stderr.
     #[arg(short, long)]
     quiet: bool,
@@ -119,6 +124,7 @@ fn main() -> ExitCode {
                     cross_collections_only: a.cross_collections_only,
                 },
                 template_min_files: a.template_min_files,
+                templates: a.templates,
             },
             a.quiet,
         )

@@ -37,7 +37,7 @@ struct Args {
     /// removed when the sort completes. Costs one fsync per run.
     #[arg(long, value_name = "DIR")]
     resume_dir: Option<PathBuf>,
-    /// No summary on standard error.
+    /// No progress bar and no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
     /// Chunk files (concatenated, like sort); `-` or none for standard input.
@@ -64,7 +64,7 @@ fn main() -> ExitCode {
         };
         let s = fsim::sort::run(&cfg)?;
         if !cfg.quiet {
-            eprintln!("{}", s.line());
+            cli::stderr_line(format_args!("{}", s.line()));
         }
         Ok(())
     })

@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         };
         let s = templates::run(&cfg)?;
         if !cfg.quiet {
-            eprintln!("{}", s.line());
+            fsim::cli::stderr_line(s.line());
         }
         Ok(())
     })

@@ -3,19 +3,26 @@
 // sort, filter, expand a cluster, open a side-by-side view, and check what is
 // on screen. Run by tests/html_browser.rs:
 //
-//   node tests/browser/report.mjs REPORT.html OUTDIR HOSTILE_NAME
+//   node tests/browser/report.mjs REPORT.html OUTDIR HOSTILE_NAME [TEMPLATED.html]
+//
+// TEMPLATED.html, a report made with --templates, is checked for the
+// template chunks of its first side-by-side view: their own colour, legend
+// and title, apart from the shared chunks.
 //
 // Exits 0 when every check passed, 1 otherwise; screenshots go to OUTDIR.
 import { chromium } from 'playwright-core';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [report, outdir, hostile] = process.argv.slice(2);
+const [report, outdir, hostile, templated] = process.argv.slice(2);
 if (!report || !outdir || !hostile) {
   console.error('usage: node report.mjs REPORT.html OUTDIR HOSTILE_NAME');
   process.exit(2);
 }
 const url = pathToFileURL(path.resolve(report)).href;
+const templatedUrl = templated && pathToFileURL(path.resolve(templated)).href;
+// The pages themselves are the only requests allowed.
+const pages = new Set([url, templatedUrl]);
 let checks = 0;
 function check(cond, what) {
   if (!cond) throw new Error('check failed: ' + what);
@@ -33,7 +40,7 @@ try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const dialogs = [], requests = [], errors = [];
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
-  page.on('request', (r) => { if (r.url() !== url) requests.push(r.url()); });
+  page.on('request', (r) => { if (!pages.has(r.url())) requests.push(r.url()); });
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(url);
 
@@ -96,6 +103,8 @@ try {
   const bg = await page.locator('#pane-a pre span.sh').first()
     .evaluate((e) => getComputedStyle(e).backgroundColor);
   check(bg === 'rgb(255, 224, 138)', `shared chunks highlighted (${bg})`);
+  check(await page.locator('#legend-tpl').isHidden(), 'no template legend without --templates');
+  check(await page.locator('#viewer pre span.tp').count() === 0, 'no template chunks without --templates');
   const text = await page.locator('#viewer').textContent();
   check(text.includes("<script>alert('text')</script>"), 'file text shown as text');
   check(await page.locator('#viewer .map i.sh').count() > 0, 'chunk map marks shared chunks');
@@ -105,6 +114,39 @@ try {
   await page.screenshot({ path: path.join(outdir, 'report-view.png') });
   await page.keyboard.press('Escape');
   check(!(await viewer.isVisible()), 'Escape closes the view');
+
+  if (templated) {
+    // A report made with --templates: the view of its one link.
+    await page.goto(templatedUrl);
+    await page.locator('#cbody tr.cluster').first().click();
+    await page.locator('#cbody tr.detail button.view').first().click();
+    check(await viewer.isVisible(), 'templated: side-by-side view opens');
+    const legend = page.locator('#legend-tpl');
+    check(await legend.isVisible(), 'templated: the legend shows template chunks');
+    check((await legend.textContent()).includes('template chunk (ignored)'), 'templated: legend text');
+    for (const id of ['#pane-a', '#pane-b']) {
+      const tp = await page.locator(`${id} pre span.tp`).count();
+      const sh = await page.locator(`${id} pre span.sh`).count();
+      check(tp > 0 && sh > 0, `templated ${id}: ${tp} template and ${sh} shared chunks marked`);
+      check(await page.locator(`${id} pre span.tp.sh`).count() === 0, `templated ${id}: no chunk marked both`);
+      check(await page.locator(`${id} .map i.tp`).count() === tp, `templated ${id}: chunk map marks the template chunks`);
+      check((await page.textContent(`${id} .pmeta`)).includes('in template chunks'), `templated ${id}: template bytes stated`);
+    }
+    const first = page.locator('#pane-a pre span.c').first();
+    check(await first.getAttribute('class') === 'c tp', 'templated: the file starts with its template');
+    check((await first.getAttribute('title')).includes('template chunk (ignored by the analysis'), 'templated: template chunk title');
+    const tbg = await first.evaluate((e) => getComputedStyle(e).backgroundColor);
+    const sbg = await page.locator('#pane-a pre span.sh').first()
+      .evaluate((e) => getComputedStyle(e).backgroundColor);
+    check(tbg === 'rgb(226, 227, 232)' && sbg === 'rgb(255, 224, 138)',
+      `template chunks in their own colour (${tbg}), shared ones in theirs (${sbg})`);
+    const shTitle = await page.locator('#pane-a pre span.sh').first().getAttribute('title');
+    check(shTitle.endsWith(', in both files'), `shared chunk title (${shTitle})`);
+    // Show where the template ends and the shared payload begins.
+    await page.locator('#pane-a pre span.sh').first().scrollIntoViewIfNeeded();
+    await page.locator('#pane-b pre span.sh').first().scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(outdir, 'report-template-view.png') });
+  }
 
   check(dialogs.length === 0, `no dialog fired (${dialogs})`);
   check(requests.length === 0, `no network request (${requests})`);
