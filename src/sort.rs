@@ -1286,7 +1286,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         let n = format_chunk_line(&k, &mut line);
         w.raw(&line[..n])?;
         done += 1;
-        if done % PROGRESS_EVERY == 0 {
+        if done.is_multiple_of(PROGRESS_EVERY) {
             progress.set_position(done);
         }
     }

@@ -250,7 +250,11 @@ fn sort_shows_bytes_read_then_records_merged_on_a_terminal() {
             .any(|p| p.starts_with("merging: [") && p.contains(&of)),
         "no merge bar over {records} records: {f:#?}"
     );
-    ends_with_summary(&raw, &f, &format!("fsim-sort: {records} records, "));
+    ends_with_summary(
+        &raw,
+        &f,
+        &format!("fsim-sort: {records} records ({records} sorted, 0 resumed), "),
+    );
 
     // From a file: its size is the total, with an ETA.
     let size = std::fs::metadata(d.join("chunks.tsv")).unwrap().len();
