@@ -42,8 +42,8 @@ use crate::reuse::{Found, Previous, Shard};
 use crate::walk::{self, Event, WalkConfig, WalkStats};
 use md5::{Digest as _, Md5};
 use std::collections::BTreeMap;
-use std::fs::Metadata;
-use std::io::{self, Read};
+use std::fs::{File, Metadata};
+use std::io::{self, Read, Seek, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -190,6 +190,18 @@ pub fn chunk_stream(
     buf: &mut [u8],
     pieces: &mut Vec<Piece>,
 ) -> io::Result<StreamInfo> {
+    chunk_stream_with(r, chunker, buf, pieces, &mut |_| Ok(()))
+}
+
+/// [`chunk_stream`], calling `block_done` with the pieces after each
+/// buffer's chunks are appended (where [`Spill`] moves them to disk).
+pub(crate) fn chunk_stream_with(
+    r: &mut impl Read,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: &mut Vec<Piece>,
+    block_done: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
+) -> io::Result<StreamInfo> {
     if let Chunker::Features(spec) = chunker {
         return crate::features::chunk_stream(r, spec, buf, pieces);
     }
@@ -221,6 +233,7 @@ pub fn chunk_stream(
             &mut digests,
             &mut content,
         );
+        block_done(pieces)?;
         if eof {
             break;
         }
@@ -252,6 +265,75 @@ pub(crate) fn hash_pieces(
     }
 }
 
+/// Pieces of one file kept in memory at most; beyond, they go to a
+/// temporary file ([`Spill`]): 1 Mi pieces, 32 MiB, a file of ~100 MB at
+/// the default average chunk size.
+pub const SPILL_AT: usize = 1 << 20;
+
+/// The pieces of a large file moved out of memory while it is read: its
+/// records must wait until the file is read to its end (a read error drops
+/// the whole file), and at 32 bytes per chunk a file of many GB would
+/// otherwise hold a third of its size in memory. 20 bytes per piece
+/// (digest big-endian, length little-endian) in an unnamed temporary file
+/// (`TMPDIR`), read back in order by the writer, removed when dropped.
+#[derive(Debug)]
+pub struct Spill {
+    file: io::BufWriter<File>,
+    /// Pieces written.
+    pub count: u64,
+}
+
+impl Spill {
+    /// Move `pieces` to the spill file (created on first use) once there
+    /// are at least `limit` of them.
+    pub fn offload(
+        spill: &mut Option<Spill>,
+        pieces: &mut Vec<Piece>,
+        limit: usize,
+    ) -> io::Result<()> {
+        if pieces.len() < limit {
+            return Ok(());
+        }
+        if spill.is_none() {
+            *spill = Some(Spill {
+                file: io::BufWriter::with_capacity(1 << 16, tempfile::tempfile()?),
+                count: 0,
+            });
+        }
+        let Some(s) = spill.as_mut() else {
+            unreachable!()
+        };
+        for &(d, len) in pieces.iter() {
+            s.file.write_all(&d.to_be_bytes())?;
+            s.file.write_all(&len.to_le_bytes())?;
+        }
+        s.count += pieces.len() as u64;
+        pieces.clear();
+        Ok(())
+    }
+
+    /// Call `each` with every spilled piece, in order.
+    pub fn replay(self, mut each: impl FnMut(Piece) -> Result<()>) -> Result<()> {
+        let ctx = || "fsim-chunk: reading back a large file's records from a temporary file";
+        let mut f = self
+            .file
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .ctx(ctx)?;
+        f.seek(io::SeekFrom::Start(0)).ctx(ctx)?;
+        let mut r = io::BufReader::with_capacity(1 << 16, f);
+        let mut rec = [0u8; 20];
+        for _ in 0..self.count {
+            r.read_exact(&mut rec).ctx(ctx)?;
+            let mut d = [0u8; 16];
+            d.copy_from_slice(&rec[..16]);
+            let len = u32::from_le_bytes([rec[16], rec[17], rec[18], rec[19]]);
+            each((u128::from_be_bytes(d), len))?;
+        }
+        Ok(())
+    }
+}
+
 /// Why a file was not chunked.
 #[derive(Debug)]
 pub enum Skip {
@@ -269,6 +351,9 @@ pub struct FileResult {
     pub mtime_s: i64,
     pub mtime_ns: u32,
     pub pieces: Vec<Piece>,
+    /// The first pieces of a large file, when they were moved to disk:
+    /// they come before `pieces`.
+    pub spilled: Option<Spill>,
     /// Walk position (the file id of a shard run).
     pub pos: u64,
     /// Taken from a previous run, not read.
@@ -286,12 +371,13 @@ pub fn chunk_file(
     hashers: usize,
 ) -> std::result::Result<FileResult, (PathBuf, Skip)> {
     match chunk_open(&path, chunker, buf, pieces, hashers) {
-        Ok((info, meta, pieces)) => Ok(FileResult {
+        Ok((info, meta, pieces, spilled)) => Ok(FileResult {
             path,
             info,
             mtime_s: meta.mtime(),
             mtime_ns: meta.mtime_nsec() as u32,
             pieces,
+            spilled,
             pos: 0,
             reused: false,
         }),
@@ -305,7 +391,7 @@ fn chunk_open(
     buf: &mut [u8],
     mut pieces: Vec<Piece>,
     hashers: usize,
-) -> std::result::Result<(StreamInfo, Metadata, Vec<Piece>), Skip> {
+) -> std::result::Result<(StreamInfo, Metadata, Vec<Piece>, Option<Spill>), Skip> {
     pieces.clear();
     // O_NONBLOCK (a FIFO put in the file's place since the walk cannot
     // block), and paths over PATH_MAX opened piecewise.
@@ -317,13 +403,15 @@ fn chunk_open(
     // Feature methods read files whole (crate::features); only the
     // chunking methods cut and hash in parallel.
     let cuts = !matches!(chunker, Chunker::Features(_));
+    let mut spilled = None;
+    let mut offload = |p: &mut Vec<Piece>| Spill::offload(&mut spilled, p, SPILL_AT);
     let info = if hashers > 1 && cuts && meta.len() >= PAR_MIN {
-        crate::parhash::chunk_stream_par(&mut f, chunker, hashers, &mut pieces)
+        crate::parhash::chunk_stream_par(&mut f, chunker, hashers, &mut pieces, &mut offload)
     } else {
-        chunk_stream(&mut f, chunker, buf, &mut pieces)
+        chunk_stream_with(&mut f, chunker, buf, &mut pieces, &mut offload)
     }
     .map_err(Skip::Io)?;
-    Ok((info, meta, pieces))
+    Ok((info, meta, pieces, spilled))
 }
 
 /// A file to read: (sequence number, walk position, path).
@@ -493,6 +581,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                                         mtime_s: f.entry.mtime_s,
                                         mtime_ns: f.entry.mtime_ns,
                                         pieces: f.pieces,
+                                        spilled: None,
                                         pos: p_here,
                                         reused: true,
                                     }),
@@ -689,7 +778,9 @@ fn write_results(
                     } else {
                         w.summary.read += 1;
                     }
-                    for &(hash, len) in &f.pieces {
+                    // The text goes out a block at a time, also within a
+                    // file: a large file's records are not all held here.
+                    let mut put = |(hash, len): Piece| -> Result<()> {
                         let rec = ChunkRecord {
                             hash,
                             file: id,
@@ -697,6 +788,18 @@ fn write_results(
                         };
                         rec.write(&mut cbuf);
                         w.digest.add(&rec);
+                        if cbuf.len() >= BLOCK {
+                            chunks_out.write_all(&cbuf)?;
+                            cbuf.clear();
+                        }
+                        Ok(())
+                    };
+                    if let Some(s) = f.spilled {
+                        w.summary.chunks += s.count;
+                        s.replay(&mut put)?;
+                    }
+                    for &p in &f.pieces {
+                        put(p)?;
                     }
                     w.summary.files += 1;
                     w.summary.bytes += f.info.size;
@@ -711,10 +814,6 @@ fn write_results(
                         path: f.path.into_os_string().into_vec(),
                     };
                     entry.write(&mut fbuf);
-                    if cbuf.len() >= BLOCK {
-                        chunks_out.write_all(&cbuf)?;
-                        cbuf.clear();
-                    }
                     if fbuf.len() >= 60 << 10 {
                         files_out.write_all(&fbuf)?;
                         fbuf.clear();
@@ -776,6 +875,39 @@ pub fn chunk_path(path: &Path, chunker: &Chunker) -> Result<(Vec<Piece>, StreamI
 mod tests {
     use super::*;
     use crate::chunker::Method;
+
+    #[test]
+    fn spilled_pieces_come_back_in_order_one_or_many_threads() {
+        let data = crate::chunker::pseudo_text(3 << 20, 23);
+        let c = Chunker::new(Method::Tttd, 100).unwrap();
+        let mut buf = read_buffer(&c);
+        let mut want = Vec::new();
+        let wi = chunk_stream(&mut &data[..], &c, &mut buf, &mut want).unwrap();
+        for hashers in [1, 2] {
+            let mut spilled = None;
+            let mut offload = |p: &mut Vec<Piece>| Spill::offload(&mut spilled, p, 1000);
+            let mut rest = Vec::new();
+            let gi = if hashers == 1 {
+                chunk_stream_with(&mut &data[..], &c, &mut buf, &mut rest, &mut offload)
+            } else {
+                crate::parhash::chunk_stream_par(&mut &data[..], &c, 2, &mut rest, &mut offload)
+            }
+            .unwrap();
+            assert_eq!(gi, wi);
+            let spill = spilled.expect("spilled");
+            assert!(rest.len() < 1000 + 20_000, "{}", rest.len());
+            assert!(spill.count > 20_000);
+            let mut got = Vec::new();
+            spill
+                .replay(|p| {
+                    got.push(p);
+                    Ok(())
+                })
+                .unwrap();
+            got.extend(rest);
+            assert_eq!(got, want, "{hashers} hashers");
+        }
+    }
 
     #[test]
     fn stream_matches_slice_chunking() {

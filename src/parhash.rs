@@ -43,6 +43,7 @@ pub fn chunk_stream_par(
     chunker: &Chunker,
     hashers: usize,
     pieces: &mut Vec<Piece>,
+    block_done: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
 ) -> io::Result<StreamInfo> {
     let hashers = hashers.max(1);
     let cap = PAR_BLOCK.max(2 * chunker.max_len()) + chunker.max_len();
@@ -70,7 +71,14 @@ pub fn chunk_stream_par(
             });
         }
         drop(done_tx);
-        let res = cut_and_collect(r, chunker, cap, nbufs, &job_tx, &done_rx, pieces);
+        let res = cut_and_collect(
+            r,
+            chunker,
+            (cap, nbufs),
+            (&job_tx, &done_rx),
+            pieces,
+            block_done,
+        );
         // Hashers stop when the job channel closes; results still queued
         // are dropped with `done_rx`.
         drop(job_tx);
@@ -84,11 +92,13 @@ pub fn chunk_stream_par(
 fn cut_and_collect(
     r: &mut impl Read,
     chunker: &Chunker,
-    cap: usize,
-    nbufs: usize,
-    job_tx: &std::sync::mpsc::SyncSender<Block>,
-    done_rx: &std::sync::mpsc::Receiver<Block>,
+    (cap, nbufs): (usize, usize),
+    (job_tx, done_rx): (
+        &std::sync::mpsc::SyncSender<Block>,
+        &std::sync::mpsc::Receiver<Block>,
+    ),
     pieces: &mut Vec<Piece>,
+    block_done: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
 ) -> io::Result<StreamInfo> {
     let mut free: Vec<Block> = Vec::with_capacity(nbufs);
     let mut allocated = 0usize;
@@ -107,7 +117,8 @@ fn cut_and_collect(
                     waiting: &mut BTreeMap<u64, Block>,
                     free: &mut Vec<Block>,
                     next_out: &mut u64,
-                    content: &mut Md5| {
+                    content: &mut Md5|
+     -> io::Result<()> {
         waiting.insert(b.seq, b);
         while let Some(b) = waiting.remove(next_out) {
             for (&d, &(_, len)) in b.digests.iter().zip(&b.cuts) {
@@ -116,7 +127,9 @@ fn cut_and_collect(
             }
             *next_out += 1;
             free.push(b);
+            block_done(pieces)?;
         }
+        Ok(())
     };
 
     let mut eof = false;
@@ -136,7 +149,7 @@ fn cut_and_collect(
                 let Ok(d) = done_rx.recv() else {
                     return Err(io::Error::other("internal error: a hasher thread stopped"));
                 };
-                take(d, &mut waiting, &mut free, &mut next_out, &mut content);
+                take(d, &mut waiting, &mut free, &mut next_out, &mut content)?;
                 continue;
             }
         };
@@ -170,7 +183,7 @@ fn cut_and_collect(
         let Ok(d) = done_rx.recv() else {
             return Err(io::Error::other("internal error: a hasher thread stopped"));
         };
-        take(d, &mut waiting, &mut free, &mut next_out, &mut content);
+        take(d, &mut waiting, &mut free, &mut next_out, &mut content)?;
     }
     Ok(StreamInfo::finish(size, content, ftype))
 }
@@ -209,7 +222,9 @@ mod tests {
             let wi = chunk_stream(&mut &data[..], &c, &mut buf, &mut want).unwrap();
             for hashers in [1, 3] {
                 let mut got = Vec::new();
-                let gi = chunk_stream_par(&mut Odd(&data, 1), &c, hashers, &mut got).unwrap();
+                let gi =
+                    chunk_stream_par(&mut Odd(&data, 1), &c, hashers, &mut got, &mut |_| Ok(()))
+                        .unwrap();
                 assert_eq!(got, want, "{method} {avg} {len} {hashers}");
                 assert_eq!(gi, wi);
             }
@@ -232,7 +247,7 @@ mod tests {
         }
         let c = Chunker::new(Method::Tttd, 1000).unwrap();
         let mut got = Vec::new();
-        let e = chunk_stream_par(&mut Fails(50), &c, 2, &mut got).unwrap_err();
+        let e = chunk_stream_par(&mut Fails(50), &c, 2, &mut got, &mut |_| Ok(())).unwrap_err();
         assert_eq!(e.to_string(), "boom");
     }
 }
