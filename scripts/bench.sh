@@ -27,10 +27,11 @@ cargo build --release --quiet --bins
 B=target/release
 mkdir -p "$BENCH"
 TREE=$BENCH/tree
-if [ ! -f "$BENCH/tree.done" ]; then
-  rm -rf "$TREE"
+# The cached tree is kept only if it was made with these sizes.
+if [ "$(cat "$BENCH/tree.done" 2>/dev/null)" != "$FILES $SIZE" ]; then
+  rm -rf "$TREE" "$BENCH/tree.done"
   $B/fsim-gen --bulk "$FILES" --bulk-size "$SIZE" --bulk-dirs 300 "$TREE"
-  touch "$BENCH/tree.done"
+  echo "$FILES $SIZE" > "$BENCH/tree.done"
 fi
 BIG=$BENCH/big.txt
 if [ ! -f "$BIG" ] || [ "$(stat -c %s "$BIG")" -lt $((BIG_MB * 1000000)) ]; then
