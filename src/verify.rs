@@ -995,10 +995,11 @@ impl Sink {
         for (p, o) in batch.iter().zip(outcomes) {
             for (id, why) in &o.stale {
                 if self.warned.insert(*id) {
-                    eprintln!(
+                    // One write per line: whole under `make -j`.
+                    crate::cli::stderr_line(format_args!(
                         "{PROG}: warning: {}: {why}; pair kept as a lower bound",
                         escape_path_string(&files[*id as usize].path)
-                    );
+                    ));
                 }
             }
             if o.exact {
@@ -1276,7 +1277,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     summary.seconds = start.elapsed().as_secs_f64();
     if !cfg.quiet {
-        eprintln!("{}", summary.line());
+        crate::cli::stderr_line(summary.line());
     }
     Ok(summary)
 }
