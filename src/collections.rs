@@ -301,12 +301,7 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
         let mut r = LineReader::new(progress.reader(input), name.clone());
         let mut check = InputCheck::new(Kind::Chunks, "records");
         let mut seen = Digest::default();
-        loop {
-            let line_no = r.line_number() + 1;
-            let line = match r.next_line()? {
-                None => break,
-                Some(l) => l,
-            };
+        while let Some((line, line_no)) = r.next_numbered()? {
             let err = |m: String| Error::input(&name, line_no, m);
             match line {
                 Line::Header(k, p) => {

@@ -843,15 +843,21 @@ impl<R: BufRead> LineReader<R> {
 
     /// Next line, classified.
     pub fn next_line(&mut self) -> Result<Option<Line<'_>>> {
-        let name = self.name.clone();
-        let line_no = self.line + 1;
-        let raw = match self.next_raw()? {
-            None => return Ok(None),
-            Some(r) => r,
-        };
-        classify_line(raw)
-            .map(Some)
-            .map_err(|m| Error::input(name, line_no, m))
+        Ok(self.next_numbered()?.map(|(line, _)| line))
+    }
+
+    /// Next line, classified, with its line number (for the caller's own
+    /// errors about it).
+    pub fn next_numbered(&mut self) -> Result<Option<(Line<'_>, u64)>> {
+        if self.next_raw()?.is_none() {
+            return Ok(None);
+        }
+        // The name is cloned only for an error, not for every line.
+        let (name, line_no) = (&self.name, self.line);
+        match classify_line(&self.buf) {
+            Ok(line) => Ok(Some((line, line_no))),
+            Err(m) => Err(Error::input(name.clone(), line_no, m)),
+        }
     }
 }
 

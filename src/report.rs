@@ -183,12 +183,7 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
     let mut check = InputCheck::new(Kind::Files, "files");
     let mut files: Vec<FileEntry> = Vec::new();
     let mut announced: Option<(u64, Params)> = None;
-    loop {
-        let line_no = r.line_number() + 1;
-        let line = match r.next_line()? {
-            None => break,
-            Some(l) => l,
-        };
+    while let Some((line, line_no)) = r.next_numbered()? {
         match line {
             Line::Header(k, p) => check
                 .header(k, p)
@@ -259,12 +254,7 @@ fn read_pairs(
     let mut pairs = Vec::new();
     let expected =
         "a pair record: file id a, file id b, size a, size b, bytes in common, shared chunks";
-    loop {
-        let line_no = r.line_number() + 1;
-        let line = match r.next_line()? {
-            None => break,
-            Some(l) => l,
-        };
+    while let Some((line, line_no)) = r.next_numbered()? {
         let err = |m: String| Error::input(&name, line_no, m);
         match line {
             Line::Header(k, p) => {

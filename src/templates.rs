@@ -69,12 +69,7 @@ impl TemplateSet {
         let mut check = InputCheck::new(Kind::Templates, "templates");
         let mut seen = Digest::default();
         let want = chunk_params.only(CHUNK_PARAM_KEYS);
-        loop {
-            let line_no = r.line_number() + 1;
-            let line = match r.next_line()? {
-                None => break,
-                Some(l) => l,
-            };
+        while let Some((line, line_no)) = r.next_numbered()? {
             let err = |m: String| Error::input(&name, line_no, m);
             match line {
                 Line::Header(k, p) => {
@@ -397,12 +392,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     for path in inputs {
         let (input, name) = open_input(path)?;
         let mut r = LineReader::new(input, name.clone());
-        loop {
-            let line_no = r.line_number() + 1;
-            let line = match r.next_line()? {
-                None => break,
-                Some(l) => l,
-            };
+        while let Some((line, line_no)) = r.next_numbered()? {
             match line {
                 Line::Header(k, p) => {
                     if !matches!(k, Kind::Chunks | Kind::Partition | Kind::Bins) {

@@ -1160,12 +1160,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let mut header_written = false;
     let mut plan = Plan::new(files.len());
     let mut batch: Vec<PairIn> = Vec::new();
-    loop {
-        let line_no = r.line_number() + 1;
-        let line = match r.next_line()? {
-            None => break,
-            Some(l) => l,
-        };
+    while let Some((line, line_no)) = r.next_numbered()? {
         let err = |m: String| Error::input(&name, line_no, m);
         match line {
             Line::Header(k, p) => {
