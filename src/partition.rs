@@ -11,17 +11,20 @@
 //!
 //! Memory, bounded by files and not by chunks: 5 bytes per file (union-find
 //! parent + rank, reused afterwards for component labels) plus the largest
-//! chunk group (8 bytes per record, and no more than `limit + 1` distinct
-//! files are kept per group). File sizes and content hashes for the `F`
+//! chunk group kept (8 bytes per record, plus its text while it is under
+//! [`TEXT_GROUP_MAX`] records; a group is let go as soon as its degree
+//! passes the limit). File sizes and content hashes for the `F`
 //! lines are not kept: only the first and last lines of the file table are
 //! read up front (its header and trailer: parameters, file count, digest of
 //! the records), and the whole table once at the end, which is why
 //! `--files` must be a regular file. (If it is a pipe, it is read up front
 //! and 24 more bytes per file are kept instead.)
 //!
-//! Time: the chunk stream is parsed on one thread while another groups,
-//! unions and formats, and a third writes (about 10 M records/s on two
-//! cores, docs/performance.md).
+//! Time: one thread parses, checks and groups the chunk stream and copies
+//! the kept records' text; this one runs the union-find on the file pairs
+//! it is sent (random memory accesses, the one part that cannot be split);
+//! a third writes. Records are never formatted again unless their group is
+//! long. Figures in docs/performance.md.
 
 use crate::bgwrite::BgWriter;
 use crate::error::{Error, Result};
@@ -30,7 +33,7 @@ use crate::records::{
     classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, write_header,
     write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
 };
-use crate::sort::{format_chunk_line, parse_chunk_line, ChunkKey, FastLines, LineSink};
+use crate::sort::{format_chunk_line, parse_chunk_line, ChunkKey, FastLines};
 use crate::unionfind::UnionFind;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -296,40 +299,77 @@ fn read_file_table(
     })
 }
 
-/// Unions in flight in [`Grouper`].
+/// Unions in flight in [`Unions`].
 const PENDING: usize = 16;
 
-/// Union `a` and `b` a few unions later: prefetch now, so that the random
-/// accesses of consecutive groups overlap instead of stalling one after the
-/// other.
-#[inline]
-fn queue_union(
-    uf: &mut UnionFind,
-    pending: &mut std::collections::VecDeque<(u32, u32)>,
-    a: u32,
-    b: u32,
-) {
-    uf.prefetch(a);
-    uf.prefetch(b);
-    pending.push_back((a, b));
-    if pending.len() > PENDING {
-        if let Some((x, y)) = pending.pop_front() {
-            uf.union(x, y);
+/// The union-find of [`run`] fed with the pairs of files that share a kept
+/// chunk, each union a few unions later than asked: prefetching now lets
+/// the random accesses of consecutive pairs overlap instead of stalling one
+/// after the other.
+struct Unions {
+    uf: UnionFind,
+    pending: std::collections::VecDeque<(u32, u32)>,
+}
+
+impl Unions {
+    fn new(files: usize) -> Self {
+        Unions {
+            uf: UnionFind::new(files),
+            pending: std::collections::VecDeque::with_capacity(PENDING + 1),
         }
     }
+
+    #[inline]
+    fn queue(&mut self, a: u32, b: u32) {
+        self.uf.prefetch(a);
+        self.uf.prefetch(b);
+        self.pending.push_back((a, b));
+        if self.pending.len() > PENDING {
+            if let Some((x, y)) = self.pending.pop_front() {
+                self.uf.union(x, y);
+            }
+        }
+    }
+
+    /// Apply the queued unions and label the components.
+    fn into_components(mut self) -> crate::unionfind::Components {
+        while let Some((x, y)) = self.pending.pop_front() {
+            self.uf.union(x, y);
+        }
+        self.uf.into_components()
+    }
+}
+
+/// Where [`Grouper`] puts what it keeps.
+pub trait Keep {
+    /// The output block: kept records are appended to it as text lines.
+    fn text(&mut self) -> &mut Vec<u8>;
+    /// The text before the current group may be written out now (called
+    /// between groups, and while a long kept group is formatted).
+    fn spill(&mut self) -> Result<()>;
+    /// Files `a` and `b` share a kept chunk (`a` is the group's first file).
+    fn link(&mut self, a: u32, b: u32) -> Result<()>;
 }
 
 /// (degree, reversed hash, length, example): larger is reported first.
 type TopKey = (u64, std::cmp::Reverse<u128>, u32, u32);
 
+/// Kept groups of up to this many records are copied to the output as the
+/// input text while they are read; longer ones are formatted again from
+/// their (file, length) pairs at the end, so that the text held for one
+/// group stays small whatever its degree.
+pub const TEXT_GROUP_MAX: u64 = 4096;
+
 /// The grouping state machine, separate from I/O so it can be unit tested:
-/// feed records in sorted order, call [`Grouper::end_group`] at each new
-/// hash and at the end.
+/// feed the records in sorted order with [`Grouper::add`] (a new hash closes
+/// the group before it), then [`Grouper::finish`].
+///
+/// A kept group's records go out unchanged: their input lines are copied
+/// into [`Keep::text`] as they come (parse, then format again, would cost
+/// twice as much), and taken back out if the group turns out to be a
+/// singleton or above the limit.
 pub struct Grouper {
     pub limit: u64,
-    uf: UnionFind,
-    /// Unions waiting, so their cache misses overlap (see `queue_union`).
-    pending: std::collections::VecDeque<(u32, u32)>,
     hash: u128,
     /// (file, len) of the current group's records while it may be kept.
     recs: Vec<(u32, u32)>,
@@ -338,6 +378,11 @@ pub struct Grouper {
     last_file: u32,
     first_len: u32,
     example: u32,
+    /// Sum of the current group's record mixes (its share of the digest).
+    mix: u128,
+    /// Where the current group's text begins in [`Keep::text`].
+    text_at: usize,
+    text_max: u64,
     pub kept: Digest,
     pub singleton_chunks: u64,
     pub dropped_chunks: u64,
@@ -347,11 +392,9 @@ pub struct Grouper {
 }
 
 impl Grouper {
-    pub fn new(files: usize, limit: u64) -> Self {
+    pub fn new(limit: u64) -> Self {
         Grouper {
             limit,
-            uf: UnionFind::new(files),
-            pending: std::collections::VecDeque::with_capacity(PENDING + 1),
             hash: 0,
             recs: Vec::new(),
             nrecs: 0,
@@ -359,6 +402,9 @@ impl Grouper {
             last_file: 0,
             first_len: 0,
             example: 0,
+            mix: 0,
+            text_at: 0,
+            text_max: TEXT_GROUP_MAX,
             kept: Digest::default(),
             singleton_chunks: 0,
             dropped_chunks: 0,
@@ -367,47 +413,94 @@ impl Grouper {
         }
     }
 
-    /// Add a record of the current group (same hash as the previous one, or
-    /// the first of a group after `end_group`); file ids ascending.
-    #[inline]
-    pub fn add(&mut self, hash: u128, file: u32, len: u32) {
-        if self.nrecs == 0 {
-            self.hash = hash;
-            self.first_len = len;
-            self.example = file;
-            self.degree = 1;
-        } else if file != self.last_file {
-            self.degree += 1;
-        }
-        self.last_file = file;
-        self.nrecs += 1;
-        if self.degree <= self.limit {
-            self.recs.push((file, len));
-        }
+    /// Kept groups longer than `n` records are formatted from their keys
+    /// (tests use a small `n` to cover that path).
+    pub fn with_text_max(mut self, n: u64) -> Self {
+        self.text_max = n;
+        self
     }
 
-    /// Close the current group: union and return its records when kept
-    /// (via `keep`), count it otherwise.
+    /// Add a record (sorted order: file ids ascending within a hash);
+    /// `mix` is its digest contribution, `line` its canonical text without
+    /// newline. A new hash first closes the previous group.
     #[inline]
-    pub fn end_group(&mut self, mut keep: impl FnMut(&ChunkKey) -> Result<()>) -> Result<()> {
+    pub fn add(
+        &mut self,
+        k: &ChunkKey,
+        mix: u128,
+        line: &[u8],
+        keep: &mut impl Keep,
+    ) -> Result<()> {
+        let hash = k.hash();
+        if self.nrecs > 0 && hash != self.hash {
+            self.end_group(keep)?;
+            keep.spill()?;
+        }
+        if self.nrecs == 0 {
+            self.hash = hash;
+            self.first_len = k.len;
+            self.example = k.file;
+            self.degree = 1;
+            self.mix = 0;
+            self.text_at = keep.text().len();
+        } else if k.file != self.last_file {
+            self.degree += 1;
+            if self.degree == self.limit.saturating_add(1) {
+                // Dropped whatever follows: let go of what was held.
+                self.recs.clear();
+                keep.text().truncate(self.text_at);
+            }
+        }
+        self.last_file = k.file;
+        self.nrecs += 1;
+        self.mix = self.mix.wrapping_add(mix);
+        if self.degree <= self.limit {
+            self.recs.push((k.file, k.len));
+            if self.nrecs <= self.text_max {
+                let t = keep.text();
+                t.extend_from_slice(line);
+                t.push(b'\n');
+            }
+        }
+        Ok(())
+    }
+
+    /// Close the last group.
+    pub fn finish(&mut self, keep: &mut impl Keep) -> Result<()> {
+        self.end_group(keep)?;
+        keep.spill()
+    }
+
+    /// Close the current group: keep (text, digest, links) or count it.
+    fn end_group(&mut self, keep: &mut impl Keep) -> Result<()> {
         if self.nrecs == 0 {
             return Ok(());
         }
         if self.degree == 1 {
             self.singleton_chunks += 1;
+            keep.text().truncate(self.text_at);
         } else if self.degree <= self.limit {
+            self.kept.count += self.nrecs;
+            self.kept.sum = self.kept.sum.wrapping_add(self.mix);
+            if self.nrecs > self.text_max {
+                keep.text().truncate(self.text_at);
+                let (hi, lo) = ((self.hash >> 64) as u64, self.hash as u64);
+                for (i, &(file, len)) in self.recs.iter().enumerate() {
+                    let mut line = [0u8; 64];
+                    let n = format_chunk_line(&ChunkKey { hi, lo, file, len }, &mut line);
+                    keep.text().extend_from_slice(&line[..n]);
+                    if i % 4096 == 4095 {
+                        keep.spill()?;
+                    }
+                }
+            }
             let first = self.recs[0].0;
             let mut prev = first;
-            let hi = (self.hash >> 64) as u64;
-            let lo = self.hash as u64;
-            for &(file, len) in &self.recs {
+            for &(file, _) in &self.recs {
                 if file != prev {
-                    queue_union(&mut self.uf, &mut self.pending, first, file);
+                    keep.link(first, file)?;
                     prev = file;
                 }
-                let k = ChunkKey { hi, lo, file, len };
-                self.kept.add(&k.record());
-                keep(&k)?;
             }
         } else {
             self.dropped_chunks += 1;
@@ -430,14 +523,6 @@ impl Grouper {
         Ok(())
     }
 
-    /// Apply the queued unions and label the components.
-    pub fn into_components(mut self) -> crate::unionfind::Components {
-        while let Some((x, y)) = self.pending.pop_front() {
-            self.uf.union(x, y);
-        }
-        self.uf.into_components()
-    }
-
     /// Dropped chunks of highest degree, highest first (ties: smaller hash).
     pub fn top_dropped(&self) -> Vec<Dropped> {
         let mut v: Vec<Dropped> = self
@@ -457,33 +542,82 @@ impl Grouper {
     }
 }
 
-/// Records per batch handed from the parser thread to the grouping thread.
-const BATCH: usize = 1 << 14;
+/// File pairs per batch handed from the grouping thread to the union-find.
+const LINKS: usize = 1 << 15;
 
-/// What the parser thread found besides the records.
-struct Parsed {
+/// What the grouping thread found besides the kept records.
+struct Grouped {
+    grouper: Grouper,
+    /// The output, the kept records written (or queued) into it.
+    out: BgWriter,
     seen: Digest,
     check: InputCheck,
     last_name: String,
     last_line: u64,
-    /// Feature methods: distinct features per file (see `parse_chunks`).
+    /// Feature methods: distinct features per file (see `group_chunks`).
     feature_counts: Option<Vec<u32>>,
     /// Template bytes per file (`--templates`).
     tmpl: crate::templates::PayloadCounter,
 }
 
-/// The parser thread of [`run`]: read and check the sorted chunk stream,
-/// send its records in batches (returned empty through `back` for reuse).
-/// `Ok(None)` when the grouping thread stopped listening (it has the error).
-fn parse_chunks(
+/// [`Keep`] of [`run`]: kept text into the output's current block, file
+/// pairs in batches to the union-find thread (returned empty for reuse).
+struct RunKeep {
+    out: BgWriter,
+    links: Vec<(u32, u32)>,
+    tx: SyncSender<Vec<(u32, u32)>>,
+    back: Receiver<Vec<(u32, u32)>>,
+    /// The union-find thread is gone (it only stops early on a panic).
+    closed: bool,
+}
+
+impl RunKeep {
+    fn send_links(&mut self) {
+        let next = self
+            .back
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(LINKS));
+        let full = std::mem::replace(&mut self.links, next);
+        self.closed |= self.tx.send(full).is_err();
+    }
+}
+
+impl Keep for RunKeep {
+    #[inline]
+    fn text(&mut self) -> &mut Vec<u8> {
+        self.out.buf()
+    }
+
+    #[inline]
+    fn spill(&mut self) -> Result<()> {
+        self.out.maybe_flush()
+    }
+
+    #[inline]
+    fn link(&mut self, a: u32, b: u32) -> Result<()> {
+        self.links.push((a, b));
+        if self.links.len() == LINKS {
+            self.send_links();
+        }
+        Ok(())
+    }
+}
+
+/// The grouping thread of [`run`]: read and check the sorted chunk stream,
+/// group it, write the kept records to `out` and send the file pairs to
+/// link to the union-find thread.
+#[allow(clippy::too_many_arguments)]
+fn group_chunks(
     inputs: &[PathBuf],
     table: &FileTable,
     chunk_params: &Params,
     mut tmpl: crate::templates::PayloadCounter,
+    limit: u64,
     quiet: bool,
-    tx: SyncSender<Vec<ChunkKey>>,
-    back: Receiver<Vec<ChunkKey>>,
-) -> Result<Option<Parsed>> {
+    out: BgWriter,
+    tx: SyncSender<Vec<(u32, u32)>>,
+    back: Receiver<Vec<(u32, u32)>>,
+) -> Result<Grouped> {
     let n = table.files;
     let mut check = InputCheck::new(Kind::Chunks, "records");
     let mut seen = Digest::default();
@@ -496,7 +630,14 @@ fn parse_chunks(
         .is_some_and(crate::features::is_feature_method)
         .then(|| vec![0u32; n as usize]);
     let (mut last_name, mut last_line) = (String::from("-"), 0);
-    let mut batch: Vec<ChunkKey> = Vec::with_capacity(BATCH);
+    let mut grouper = Grouper::new(limit);
+    let mut keep = RunKeep {
+        out,
+        links: Vec::with_capacity(LINKS),
+        tx,
+        back,
+        closed: false,
+    };
     let paths: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
     let progress = crate::progress::Progress::for_inputs("fsim-partition", &paths, quiet);
     for path in inputs {
@@ -507,12 +648,12 @@ fn parse_chunks(
             if let Some(k) = parse_chunk_line(line) {
                 let key = (k.hi, k.lo, k.file);
                 if prev.is_some_and(|p| key < p) {
-                    return Err(lines.error(
+                    return Err(at.error(
                         "input is not sorted by hash: run fsim-sort or LC_ALL=C sort first",
                     ));
                 }
                 if k.file as u64 >= n {
-                    return Err(lines.error(format!(
+                    return Err(at.error(format!(
                         "file id {} is not in the file table {} ({n} files): wrong or stale file table",
                         k.file, table.name
                     )));
@@ -524,37 +665,30 @@ fn parse_chunks(
                     }
                 }
                 prev = Some(key);
-                seen.add(&k.record());
+                let mix = k.record().mix();
+                seen.add_mix(mix);
                 if tmpl.take(k.hash(), k.file, k.len) {
                     continue;
                 }
-                batch.push(k);
-                if batch.len() == BATCH {
-                    let next = back
-                        .try_recv()
-                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                    if tx.send(std::mem::replace(&mut batch, next)).is_err() {
-                        return Ok(None);
-                    }
-                }
+                grouper.add(&k, mix, line, &mut keep)?;
                 continue;
             }
             match classify_line(line).map_err(|m| at.error(m))? {
                 Line::Header(kind, params) => {
                     if let Some(d) = params.only(CHUNK_PARAM_KEYS).difference(chunk_params) {
-                        return Err(lines.error(format!(
+                        return Err(at.error(format!(
                             "chunking parameters differ from the file table {}: {d} (in the file table)",
                             table.name
                         )));
                     }
-                    check.header(kind, params).map_err(|m| lines.error(m))?;
+                    check.header(kind, params).map_err(|m| at.error(m))?;
                 }
                 Line::Trailer(kind, params) => {
-                    check.trailer(kind, &params).map_err(|m| lines.error(m))?
+                    check.trailer(kind, &params).map_err(|m| at.error(m))?
                 }
                 Line::Comment(_) => {}
                 Line::Data(_) => {
-                    return Err(lines.error(format!(
+                    return Err(at.error(format!(
                         "expected {}",
                         crate::records::ChunkRecord::EXPECTED
                     )));
@@ -564,26 +698,24 @@ fn parse_chunks(
         last_name = lines.name().to_string();
         last_line = lines.line_number();
     }
-    if !batch.is_empty() && tx.send(batch).is_err() {
-        return Ok(None);
+    grouper.finish(&mut keep)?;
+    if !keep.links.is_empty() {
+        keep.send_links();
+    }
+    if keep.closed {
+        return Err(Error::msg("internal error: the union-find thread stopped"));
     }
     progress.finish();
-    Ok(Some(Parsed {
+    Ok(Grouped {
+        grouper,
+        out: keep.out,
         seen,
         check,
         last_name,
         last_line,
         feature_counts,
         tmpl,
-    }))
-}
-
-/// Append a kept record's text line to the writer.
-#[inline]
-fn write_chunk(k: &ChunkKey, w: &mut BgWriter) -> Result<()> {
-    let mut line = [0u8; 64];
-    let n = format_chunk_line(k, &mut line);
-    w.raw(&line[..n])
+    })
 }
 
 /// Partition; see the module doc. Nothing is written when an input is
@@ -632,52 +764,49 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     write_header(Kind::Partition, &hp, &mut head);
     w.raw(&head)?;
 
-    let mut g = Grouper::new(n as usize, limit);
     let default_input = [PathBuf::from("-")];
     let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
         &default_input
     } else {
         &cfg.inputs
     };
-    let (grouped, parsed) = std::thread::scope(|s| {
-        let (tx, rx) = sync_channel::<Vec<ChunkKey>>(4);
-        let (back_tx, back_rx) = sync_channel::<Vec<ChunkKey>>(8);
+    let (grouped, unions) = std::thread::scope(|s| {
+        let (tx, rx) = sync_channel::<Vec<(u32, u32)>>(4);
+        let (back_tx, back_rx) = sync_channel::<Vec<(u32, u32)>>(8);
         let (table, chunk_params) = (&table, &chunk_params);
         let quiet = cfg.quiet;
-        let parser =
-            s.spawn(move || parse_chunks(inputs, table, chunk_params, tmpl, quiet, tx, back_rx));
-        let mut group = || -> Result<()> {
-            let mut cur: Option<(u64, u64)> = None;
-            for batch in rx.iter() {
-                for k in &batch {
-                    if cur != Some((k.hi, k.lo)) {
-                        g.end_group(|k| write_chunk(k, &mut w))?;
-                        cur = Some((k.hi, k.lo));
-                    }
-                    g.add(k.hash(), k.file, k.len);
-                }
-                let mut batch = batch;
-                batch.clear();
-                let _ = back_tx.try_send(batch);
+        let grouping = s.spawn(move || {
+            group_chunks(
+                inputs,
+                table,
+                chunk_params,
+                tmpl,
+                limit,
+                quiet,
+                w,
+                tx,
+                back_rx,
+            )
+        });
+        // This thread: the union-find, fed in input order.
+        let mut unions = Unions::new(n as usize);
+        for mut links in rx.iter() {
+            for &(a, b) in &links {
+                unions.queue(a, b);
             }
-            Ok(())
-        };
-        let grouped = group();
-        // Stop the parser if grouping failed (it sees the channel closed).
-        drop(rx);
-        let parsed = parser
+            links.clear();
+            let _ = back_tx.try_send(links);
+        }
+        let grouped = grouping
             .join()
-            .unwrap_or_else(|_| Err(Error::msg("internal error: the parser thread panicked")));
-        (grouped, parsed)
+            .unwrap_or_else(|_| Err(Error::msg("internal error: the grouping thread panicked")));
+        (grouped, unions)
     });
-    // The grouping error came first in input order (the parser is ahead).
-    grouped?;
-    let parsed = parsed?.ok_or_else(|| Error::msg("internal error: the parser thread stopped"))?;
-    g.end_group(|k| write_chunk(k, &mut w))?;
-    let feature_counts = parsed.feature_counts;
-    let tmpl = parsed.tmpl;
-    let (seen, last_name) = (parsed.seen, parsed.last_name);
-    parsed.check.finish(&seen, &last_name, parsed.last_line)?;
+    let gr = grouped?;
+    let (g, mut w, seen, tmpl, feature_counts) =
+        (gr.grouper, gr.out, gr.seen, gr.tmpl, gr.feature_counts);
+    let last_name = gr.last_name;
+    gr.check.finish(&seen, &last_name, gr.last_line)?;
     if seen != table.chunk_digest {
         return Err(Error::msg(format!(
             "{last_name} does not belong to the file table {}: it holds {} records (digest {}) but the file table was written with {} records (digest {}); a stale or foreign file table",
@@ -693,7 +822,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let kept = g.kept;
     let (singleton_chunks, dropped_chunks, dropped_records) =
         (g.singleton_chunks, g.dropped_chunks, g.dropped_records);
-    let comps = g.into_components();
+    let comps = unions.into_components();
     let (components, files_in_components) = comps.multi_counts();
     let want_path = top.first().map(|t| t.example);
     let mut top_example_path = None;
@@ -813,40 +942,14 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
         return Err(Error::msg("more than 2^32 files"));
     }
     let limit = cfg.limit.resolve(n);
-    let mut out = Output::create(cfg.output.as_deref())?;
-    let mut g = Grouper::new(n as usize, limit);
-    let mut forest = UnionFind::new(n as usize);
-    let mut sink = LineSink::new();
-    let mut seen = Digest::default();
-    let mut edges = 0u64;
-    let mut counts: Option<Vec<u32>> = cfg.feature_counts.then(|| vec![0u32; n as usize]);
-    let mut group: Vec<u32> = Vec::new();
-    // Close the current group: write its kept records, then the forest
-    // edges it adds (first file to each other file, when they merge).
-    let mut close = |g: &mut Grouper, sink: &mut LineSink, out: &mut Output| -> Result<()> {
-        group.clear();
-        g.end_group(|k| {
-            if group.last() != Some(&k.file) {
-                group.push(k.file);
-            }
-            sink.chunk(k, out)
-        })?;
-        if let Some((&first, rest)) = group.split_first() {
-            for &f in rest {
-                if forest.union(first, f) {
-                    edges += 1;
-                    let mut b = Vec::with_capacity(24);
-                    b.extend_from_slice(b"E\t");
-                    crate::records::write_id(first, &mut b);
-                    b.push(b'\t');
-                    crate::records::write_id(f, &mut b);
-                    b.push(b'\n');
-                    sink.raw(&b, out)?;
-                }
-            }
-        }
-        Ok(())
+    let mut g = Grouper::new(limit);
+    let mut keep = ForestKeep {
+        out: BgWriter::new(Output::create(cfg.output.as_deref())?),
+        forest: UnionFind::new(n as usize),
+        edges: 0,
     };
+    let mut seen = Digest::default();
+    let mut counts: Option<Vec<u32>> = cfg.feature_counts.then(|| vec![0u32; n as usize]);
     let default_input = [PathBuf::from("-")];
     let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
         &default_input
@@ -857,29 +960,22 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
     for path in inputs {
         let (r, name) = open_input(path)?;
         let mut lines = FastLines::new(r, name);
-        while let Some((line, _)) = lines.next_line_at()? {
+        while let Some((line, at)) = lines.next_line_at()? {
             if line.first() == Some(&b'#') {
                 continue;
             }
             let k = parse_chunk_line(line).ok_or_else(|| {
-                lines.error(format!(
+                at.error(format!(
                     "expected {}",
                     crate::records::ChunkRecord::EXPECTED
                 ))
             })?;
             let key = (k.hi, k.lo, k.file);
-            if let Some(p) = prev {
-                if key < p {
-                    return Err(lines.error("input is not sorted by hash"));
-                }
-                if (k.hi, k.lo) != (p.0, p.1) {
-                    close(&mut g, &mut sink, &mut out)?;
-                }
+            if prev.is_some_and(|p| key < p) {
+                return Err(at.error("input is not sorted by hash"));
             }
             if k.file as u64 >= n {
-                return Err(
-                    lines.error(format!("file id {} is not below --files-count {n}", k.file))
-                );
+                return Err(at.error(format!("file id {} is not below --files-count {n}", k.file)));
             }
             if let Some(c) = counts.as_mut() {
                 if prev != Some(key) {
@@ -888,11 +984,13 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
                 }
             }
             prev = Some(key);
-            seen.add(&k.record());
-            g.add(k.hash(), k.file, k.len);
+            let mix = k.record().mix();
+            seen.add_mix(mix);
+            g.add(&k, mix, line, &mut keep)?;
         }
     }
-    close(&mut g, &mut sink, &mut out)?;
+    g.finish(&mut keep)?;
+    let (mut w, edges) = (keep.out, keep.edges);
     let mut tail = Vec::new();
     if let Some(c) = &counts {
         for (id, &v) in c.iter().enumerate() {
@@ -923,35 +1021,105 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
         )
         .as_bytes(),
     );
-    sink.raw(&tail, &mut out)?;
-    sink.flush(&mut out)?;
-    out.finish()?;
+    w.raw(&tail)?;
+    w.finish()?.finish()?;
     Ok(())
+}
+
+/// [`Keep`] of [`run_forest`]: each kept group's records, then the edges it
+/// adds to the spanning forest (first file to each other file, when they
+/// merge).
+struct ForestKeep {
+    out: BgWriter,
+    forest: UnionFind,
+    edges: u64,
+}
+
+impl Keep for ForestKeep {
+    fn text(&mut self) -> &mut Vec<u8> {
+        self.out.buf()
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        self.out.maybe_flush()
+    }
+
+    fn link(&mut self, a: u32, b: u32) -> Result<()> {
+        if self.forest.union(a, b) {
+            self.edges += 1;
+            let t = self.out.buf();
+            t.extend_from_slice(b"E\t");
+            crate::records::write_id(a, t);
+            t.push(b'\t');
+            crate::records::write_id(b, t);
+            t.push(b'\n');
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn feed(g: &mut Grouper, groups: &[(u128, &[u32])]) -> Vec<(u128, u32)> {
-        let mut kept = Vec::new();
+    /// Collects what a [`Grouper`] keeps: text, links, and how often the
+    /// text was allowed out.
+    #[derive(Default)]
+    struct Collect {
+        text: Vec<u8>,
+        links: Vec<(u32, u32)>,
+    }
+
+    impl Keep for Collect {
+        fn text(&mut self) -> &mut Vec<u8> {
+            &mut self.text
+        }
+        fn spill(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn link(&mut self, a: u32, b: u32) -> Result<()> {
+            self.links.push((a, b));
+            Ok(())
+        }
+    }
+
+    /// Kept records as (hash, file), and links.
+    type Kept = (Vec<(u128, u32)>, Vec<(u32, u32)>);
+
+    /// Feed groups of (hash, files) with length 100; the kept records
+    /// parsed back from the text, and the links.
+    fn feed(g: &mut Grouper, groups: &[(u128, &[u32])]) -> Kept {
+        let mut c = Collect::default();
         for &(h, files) in groups {
             for &f in files {
-                g.add(h, f, 100);
+                let k = ChunkKey {
+                    hi: (h >> 64) as u64,
+                    lo: h as u64,
+                    file: f,
+                    len: 100,
+                };
+                let mut line = [0u8; 64];
+                let n = format_chunk_line(&k, &mut line);
+                g.add(&k, k.record().mix(), &line[..n - 1], &mut c).unwrap();
             }
-            g.end_group(|k| {
-                kept.push((k.hash(), k.file));
-                Ok(())
-            })
-            .unwrap();
         }
-        kept
+        g.finish(&mut c).unwrap();
+        let kept = c
+            .text
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                let k = parse_chunk_line(l).unwrap();
+                (k.hash(), k.file)
+            })
+            .collect();
+        (kept, c.links)
     }
 
     #[test]
     fn groups_limits_and_unions() {
-        let mut g = Grouper::new(6, 3);
-        let kept = feed(
+        let mut g = Grouper::new(3);
+        let (kept, links) = feed(
             &mut g,
             &[
                 (1, &[0, 1]),          // kept: 0-1
@@ -974,23 +1142,48 @@ mod tests {
             }]
         );
         assert_eq!(g.kept.count, 5);
-        let c = g.into_components();
+        assert_eq!(links, [(0, 1), (3, 4)]);
+        let mut u = Unions::new(6);
+        for (a, b) in links {
+            u.queue(a, b);
+        }
+        let c = u.into_components();
         let labels: Vec<u32> = (0..6).map(|i| c.label(i)).collect();
         assert_eq!(labels, [0, 0, 2, 3, 3, 5]);
         assert_eq!(c.multi_counts(), (2, 4));
     }
 
+    /// Long kept groups are formatted again from their keys: the same text,
+    /// links and digest as when copied, and a dropped group leaves no text.
+    #[test]
+    fn long_groups_are_formatted_the_same() {
+        let files: Vec<u32> = (0..40).flat_map(|f| [f, f]).collect();
+        let groups: &[(u128, &[u32])] = &[(7, &files), (8, &[1, 2, 3]), (9, &[5])];
+        let mut copied = Grouper::new(50);
+        let mut formatted = Grouper::new(50).with_text_max(5);
+        let a = feed(&mut copied, groups);
+        let b = feed(&mut formatted, groups);
+        assert_eq!(a, b);
+        assert_eq!(a.0.len(), 83);
+        assert_eq!(copied.kept, formatted.kept);
+        let mut low = Grouper::new(39).with_text_max(5);
+        let (kept, links) = feed(&mut low, groups);
+        assert_eq!(kept, [(8, 1), (8, 2), (8, 3)]);
+        assert_eq!(links, [(1, 2), (1, 3)]);
+        assert_eq!((low.dropped_chunks, low.dropped_records), (1, 80));
+    }
+
     #[test]
     fn degree_at_limit_is_kept() {
-        let mut g = Grouper::new(4, 2);
-        let kept = feed(&mut g, &[(9, &[1, 2]), (10, &[0, 1, 2])]);
+        let mut g = Grouper::new(2);
+        let (kept, _) = feed(&mut g, &[(9, &[1, 2]), (10, &[0, 1, 2])]);
         assert_eq!(kept.len(), 2);
         assert_eq!(g.dropped_chunks, 1);
     }
 
     #[test]
     fn top_keeps_highest_degrees() {
-        let mut g = Grouper::new(100, 1);
+        let mut g = Grouper::new(1);
         for h in 0..30u128 {
             let files: Vec<u32> = (0..(h as u32 % 25) + 2).collect();
             feed(&mut g, &[(h, &files)]);

@@ -131,13 +131,38 @@ fn hex_val(c: u8) -> Option<u8> {
     }
 }
 
+const fn hex_pairs() -> [[u8; 2]; 256] {
+    const H: &[u8; 16] = b"0123456789abcdef";
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [H[i >> 4], H[i & 15]];
+        i += 1;
+    }
+    t
+}
+
+const fn dec_pairs() -> [[u8; 2]; 100] {
+    let mut t = [[0u8; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    t
+}
+
+/// Byte -> its two lowercase hex digits.
+pub(crate) static HEX_PAIRS: [[u8; 2]; 256] = hex_pairs();
+/// 0..100 -> its two decimal digits.
+pub(crate) static DEC_PAIRS: [[u8; 2]; 100] = dec_pairs();
+
 /// Append a 128-bit value as 32 lowercase hex digits.
 #[inline]
 pub fn write_hex128(v: u128, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut buf = [0u8; 32];
-    for (i, slot) in buf.iter_mut().enumerate() {
-        *slot = HEX[((v >> (124 - 4 * i)) & 15) as usize];
+    for (pair, b) in buf.chunks_exact_mut(2).zip(v.to_be_bytes()) {
+        pair.copy_from_slice(&HEX_PAIRS[b as usize]);
     }
     out.extend_from_slice(&buf);
 }
@@ -150,16 +175,65 @@ pub fn hex128(v: u128) -> String {
 }
 
 /// Parse exactly 32 lowercase hex digits.
+///
+/// Every chunk record, file-table line and partition `F` line holds one, so
+/// this is the hottest parse of the pipeline: with AVX2 (fsim is built with
+/// `target-cpu=native`) the 32 digits are checked and packed in a handful
+/// of vector instructions instead of 32 dependent table steps.
 #[inline]
 pub fn parse_hex128(s: &[u8]) -> Option<u128> {
-    if s.len() != HASH_WIDTH {
-        return None;
+    let s: &[u8; HASH_WIDTH] = s.try_into().ok()?;
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    {
+        // SAFETY: AVX2 is enabled at compile time (cfg above), and the load
+        // reads exactly the 32 bytes of `s`.
+        unsafe { parse_hex128_avx2(s) }
     }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    parse_hex128_scalar(s)
+}
+
+/// The portable [`parse_hex128`] (and the reference its vector form is
+/// tested against).
+#[inline]
+pub fn parse_hex128_scalar(s: &[u8; HASH_WIDTH]) -> Option<u128> {
     let mut v: u128 = 0;
     for &c in s {
         v = (v << 4) | hex_val(c)? as u128;
     }
     Some(v)
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+#[inline]
+unsafe fn parse_hex128_avx2(s: &[u8; HASH_WIDTH]) -> Option<u128> {
+    use std::arch::x86_64::*;
+    let v = _mm256_loadu_si256(s.as_ptr() as *const __m256i);
+    let set = |c: u8| _mm256_set1_epi8(c as i8);
+    // Signed compares: bytes >= 0x80 are negative and fail both ranges.
+    let digit = _mm256_and_si256(
+        _mm256_cmpgt_epi8(v, set(b'0' - 1)),
+        _mm256_cmpgt_epi8(set(b'9' + 1), v),
+    );
+    let alpha = _mm256_and_si256(
+        _mm256_cmpgt_epi8(v, set(b'a' - 1)),
+        _mm256_cmpgt_epi8(set(b'f' + 1), v),
+    );
+    if _mm256_movemask_epi8(_mm256_or_si256(digit, alpha)) != -1 {
+        return None;
+    }
+    // '0'..'9' -> 0..9 (low nibble); 'a'..'f' -> 1..6 + 9.
+    let nib = _mm256_add_epi8(
+        _mm256_and_si256(v, set(0x0f)),
+        _mm256_and_si256(alpha, set(9)),
+    );
+    // Each pair of digits -> 16 * first + second, then the 16-bit lanes
+    // packed back to bytes (per 128-bit half: its 8 bytes, twice).
+    let pairs = _mm256_maddubs_epi16(nib, _mm256_set1_epi16(0x0110));
+    let packed = _mm256_packus_epi16(pairs, pairs);
+    let hi = _mm_cvtsi128_si64(_mm256_castsi256_si128(packed)) as u64;
+    let lo = _mm_cvtsi128_si64(_mm256_extracti128_si256(packed, 1)) as u64;
+    Some(((hi.swap_bytes() as u128) << 64) | lo.swap_bytes() as u128)
 }
 
 /// The 16 bytes of an MD5 digest as the u128 whose hex is the usual digest text.
@@ -175,9 +249,9 @@ pub fn digest_to_u128(d: &[u8]) -> u128 {
 pub fn write_id(id: u32, out: &mut Vec<u8>) {
     let mut buf = [b'0'; ID_WIDTH];
     let mut v = id;
-    for slot in buf.iter_mut().rev() {
-        *slot = b'0' + (v % 10) as u8;
-        v /= 10;
+    for i in (0..ID_WIDTH / 2).rev() {
+        buf[2 * i..2 * i + 2].copy_from_slice(&DEC_PAIRS[(v % 100) as usize]);
+        v /= 100;
     }
     out.extend_from_slice(&buf);
 }
@@ -192,11 +266,31 @@ pub fn id_string(id: u32) -> String {
 /// Parse a file id: exactly 10 decimal digits, within u32.
 #[inline]
 pub fn parse_id(s: &[u8]) -> Option<u32> {
-    if s.len() != ID_WIDTH {
+    let s: &[u8; ID_WIDTH] = s.try_into().ok()?;
+    // The first eight digits at once (SWAR), then the last two.
+    let high = parse_8_digits(u64::from_le_bytes(s[..8].try_into().unwrap()))?;
+    let (a, b) = (s[8].wrapping_sub(b'0'), s[9].wrapping_sub(b'0'));
+    if a > 9 || b > 9 {
         return None;
     }
-    let v = parse_u64(s)?;
-    u32::try_from(v).ok()
+    u32::try_from(high * 100 + (a * 10 + b) as u64).ok()
+}
+
+/// Eight ASCII decimal digits, first digit in the lowest byte, as a number;
+/// `None` unless all eight are digits.
+#[inline]
+fn parse_8_digits(v: u64) -> Option<u64> {
+    const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    // High nibble 3 in every byte, and low nibble <= 9 (adding 6 must not
+    // carry into the high nibble).
+    if v & HIGH != ZEROS || v.wrapping_add(0x0606_0606_0606_0606) & HIGH != ZEROS {
+        return None;
+    }
+    let v = v - ZEROS;
+    let v = (v.wrapping_mul(10) + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_ffff_0000_ffff;
+    Some((v.wrapping_mul(10000) + (v >> 32)) & 0xffff_ffff)
 }
 
 /// Append an unsigned integer in decimal.
@@ -1039,6 +1133,61 @@ mod tests {
         assert!(unescape_path(b"").is_err());
     }
 
+    /// The vector hex parser against the portable one, on digests, on
+    /// every single-byte corruption of a digest, and on its edge values.
+    #[test]
+    fn hex128_vector_matches_scalar() {
+        let mut rng = 0x1234_5678_9abc_def0u64;
+        for round in 0..2000u32 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let v = mix128(rng as u128 ^ ((round as u128) << 64));
+            let v = match round {
+                0 => 0,
+                1 => u128::MAX,
+                _ => v,
+            };
+            let text = hex128(v);
+            let mut s: [u8; HASH_WIDTH] = text.as_bytes().try_into().unwrap();
+            assert_eq!(parse_hex128(&s), Some(v));
+            assert_eq!(parse_hex128_scalar(&s), Some(v));
+            let at = (rng >> 32) as usize % HASH_WIDTH;
+            s[at] = (rng >> 40) as u8;
+            assert_eq!(parse_hex128(&s), parse_hex128_scalar(&s), "{:?}", s);
+        }
+        for c in 0..=255u8 {
+            let mut s = [b'0'; HASH_WIDTH];
+            s[HASH_WIDTH - 1] = c;
+            let want = match c {
+                b'0'..=b'9' => Some((c - b'0') as u128),
+                b'a'..=b'f' => Some((c - b'a' + 10) as u128),
+                _ => None,
+            };
+            assert_eq!(parse_hex128(&s), want, "byte {c}");
+        }
+        assert_eq!(parse_hex128(b"0123"), None);
+    }
+
+    #[test]
+    fn parse_id_known_answers() {
+        assert_eq!(parse_id(b"0000000000"), Some(0));
+        assert_eq!(parse_id(b"0000000042"), Some(42));
+        assert_eq!(parse_id(b"1234567890"), Some(1_234_567_890));
+        assert_eq!(parse_id(b"4294967295"), Some(u32::MAX));
+        assert_eq!(parse_id(b"4294967296"), None);
+        assert_eq!(parse_id(b"9999999999"), None);
+        assert_eq!(parse_id(b"000000004"), None);
+        assert_eq!(parse_id(b"00000000042"), None);
+        for at in 0..ID_WIDTH {
+            for c in [b'/', b':', b' ', b'a', 0x80, 0xb0, 0x3a, 0x2f] {
+                let mut s = *b"1234567890";
+                s[at] = c;
+                assert_eq!(parse_id(&s), None, "{:?}", s);
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn escape_round_trips(path in proptest::collection::vec(1u8..=255, 1..64)) {
@@ -1054,6 +1203,15 @@ mod tests {
             r.write(&mut v);
             prop_assert_eq!(v.last(), Some(&b'\n'));
             prop_assert_eq!(ChunkRecord::parse(&v[..v.len() - 1]), Some(r));
+        }
+
+        #[test]
+        fn parse_id_matches_decimal(id: u32, small in 0u32..100_000) {
+            for v in [id, small] {
+                let mut s = Vec::new();
+                write_id(v, &mut s);
+                prop_assert_eq!(parse_id(&s), Some(v));
+            }
         }
 
         #[test]

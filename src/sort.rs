@@ -731,39 +731,6 @@ impl<T: FixedRecord> Iterator for Sorted<T> {
 // Fast text conversion
 // ---------------------------------------------------------------------------
 
-const fn hex_table() -> [u8; 256] {
-    let mut t = [0xffu8; 256];
-    let mut i = 0;
-    while i < 10 {
-        t[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        t[b'a' as usize + i] = 10 + i as u8;
-        i += 1;
-    }
-    t
-}
-
-static HEX_VAL: [u8; 256] = hex_table();
-
-#[inline]
-fn parse_hex64(s: &[u8]) -> Option<u64> {
-    let mut v = 0u64;
-    let mut bad = 0u8;
-    for &c in &s[..16] {
-        let d = HEX_VAL[c as usize];
-        bad |= d;
-        v = (v << 4) | (d & 15) as u64;
-    }
-    if bad & 0xf0 != 0 {
-        None
-    } else {
-        Some(v)
-    }
-}
-
 /// Parse a chunk record line (without newline) into a [`ChunkKey`], only
 /// when it is in canonical form (the form [`ChunkRecord::write`] writes:
 /// lowercase hex, 10-digit id, length without leading zeros), so that
@@ -779,16 +746,8 @@ pub fn parse_chunk_line(line: &[u8]) -> Option<ChunkKey> {
     {
         return None;
     }
-    let hi = parse_hex64(&line[..16])?;
-    let lo = parse_hex64(&line[16..32])?;
-    let mut file = 0u64;
-    for &c in &line[ID_AT..ID_AT + ID_WIDTH] {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        file = file * 10 + d as u64;
-    }
+    let hash = crate::records::parse_hex128(&line[..HASH_WIDTH])?;
+    let file = crate::records::parse_id(&line[ID_AT..ID_AT + ID_WIDTH])?;
     let lens = &line[LEN_AT..];
     if lens[0] == b'0' && lens.len() > 1 {
         return None;
@@ -802,36 +761,12 @@ pub fn parse_chunk_line(line: &[u8]) -> Option<ChunkKey> {
         len = len * 10 + d as u64;
     }
     Some(ChunkKey {
-        hi,
-        lo,
-        file: u32::try_from(file).ok()?,
+        hi: (hash >> 64) as u64,
+        lo: hash as u64,
+        file,
         len: u32::try_from(len).ok()?,
     })
 }
-
-const fn hex_pairs() -> [[u8; 2]; 256] {
-    const H: &[u8; 16] = b"0123456789abcdef";
-    let mut t = [[0u8; 2]; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = [H[i >> 4], H[i & 15]];
-        i += 1;
-    }
-    t
-}
-
-const fn dec_pairs() -> [[u8; 2]; 100] {
-    let mut t = [[0u8; 2]; 100];
-    let mut i = 0;
-    while i < 100 {
-        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
-        i += 1;
-    }
-    t
-}
-
-static HEX_PAIRS: [[u8; 2]; 256] = hex_pairs();
-static DEC_PAIRS: [[u8; 2]; 100] = dec_pairs();
 
 /// Longest formatted chunk line: 32 + 1 + 10 + 1 + 10 + newline.
 pub const MAX_CHUNK_LINE: usize = 55;
@@ -844,13 +779,13 @@ pub fn format_chunk_line(k: &ChunkKey, out: &mut [u8; 64]) -> usize {
     let hb = k.hi.to_be_bytes();
     let lb = k.lo.to_be_bytes();
     for i in 0..8 {
-        out[2 * i..2 * i + 2].copy_from_slice(&HEX_PAIRS[hb[i] as usize]);
-        out[16 + 2 * i..16 + 2 * i + 2].copy_from_slice(&HEX_PAIRS[lb[i] as usize]);
+        out[2 * i..2 * i + 2].copy_from_slice(&crate::records::HEX_PAIRS[hb[i] as usize]);
+        out[16 + 2 * i..16 + 2 * i + 2].copy_from_slice(&crate::records::HEX_PAIRS[lb[i] as usize]);
     }
     out[32] = b'\t';
     let mut f = k.file;
     for i in (0..5).rev() {
-        out[33 + 2 * i..35 + 2 * i].copy_from_slice(&DEC_PAIRS[(f % 100) as usize]);
+        out[33 + 2 * i..35 + 2 * i].copy_from_slice(&crate::records::DEC_PAIRS[(f % 100) as usize]);
         f /= 100;
     }
     out[43] = b'\t';
@@ -859,12 +794,12 @@ pub fn format_chunk_line(k: &ChunkKey, out: &mut [u8; 64]) -> usize {
     let mut i = 44 + n;
     while v >= 100 {
         i -= 2;
-        out[i..i + 2].copy_from_slice(&DEC_PAIRS[(v % 100) as usize]);
+        out[i..i + 2].copy_from_slice(&crate::records::DEC_PAIRS[(v % 100) as usize]);
         v /= 100;
     }
     if v >= 10 {
         i -= 2;
-        out[i..i + 2].copy_from_slice(&DEC_PAIRS[v as usize]);
+        out[i..i + 2].copy_from_slice(&crate::records::DEC_PAIRS[v as usize]);
     } else {
         i -= 1;
         out[i] = b'0' + v as u8;
