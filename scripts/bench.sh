@@ -139,7 +139,15 @@ single() { # NAME CMD ITEMS UNIT TARGET
   printf '| %s | `%s` | %s s | %s M %s/s | %s MB | %s |\n' "$1" "$2" "$WALL" "$rate" "$4" "$RSS" "$5" >> "$BENCH/single.md"
 }
 single "fsim-partition, $PFILES files, $PGROUPS chunk groups" "$B/fsim-partition -q --files $W/pfiles.tsv -o $W/ppart.tsv $W/psorted.tsv" "$PRECS" "records" "RSS ≤ 100 MB, ≥ 10 M records/s"
-rm -f "$W/ppart.tsv"
+PWALL=$WALL; POUT=$(stat -c %s "$W/ppart.tsv")
+# Its I/O floor, side by side: reading its inputs (up to the output's size)
+# and writing a file of the output's size, made durable as fsim-partition
+# makes its output.
+PCOPY="cat $W/psorted.tsv $W/pfiles.tsv | head -c $POUT > $W/pcopy.tsv && sync $W/pcopy.tsv"
+measure "partition I/O floor" 0 "$PCOPY"
+printf '| fsim-partition against its I/O floor (copy %s MB of its inputs to a new file and fsync it) | `%s` | %s s | **%s** × the floor | | |\n' \
+  "$((POUT / 1000000))" "$PCOPY" "$WALL" "$(ratio "$PWALL" "$WALL")" >> "$BENCH/single.md"
+rm -f "$W/ppart.tsv" "$W/pcopy.tsv"
 if [ ! -f "$W/apart.tsv" ]; then
   target/release/examples/gen_partition 52125 3800000 1 > "$W/apart.tsv"
   $B/fsim-binpack -q -o "$W/abins.tsv" "$W/apart.tsv"

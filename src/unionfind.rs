@@ -64,10 +64,17 @@ impl UnionFind {
     pub fn prefetch(&self, x: u32) {
         #[cfg(target_arch = "x86_64")]
         {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let p = self.parent.as_ptr().wrapping_add(x as usize) as *const i8;
+            // A set met for the first time is its own root: its rank is
+            // read too.
+            let r = self.rank.as_ptr().wrapping_add(x as usize) as *const i8;
             // SAFETY: a prefetch is only a hint: it never faults and reads
             // nothing into the program, whatever the address.
-            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) }
+            unsafe {
+                _mm_prefetch(p, _MM_HINT_T0);
+                _mm_prefetch(r, _MM_HINT_T0);
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = x;

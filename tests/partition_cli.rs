@@ -68,6 +68,19 @@ fn partition(files: &Path) -> Command {
     c
 }
 
+/// fsim-partition with the file table through a pipe (kept in memory
+/// instead of read twice) and the chunks on standard input.
+fn piped_table(files: &Path, chunks: &Path) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(format!(
+        "'{}' --files /dev/fd/3 -q 3< '{}' < '{}'",
+        env!("CARGO_BIN_EXE_fsim-partition"),
+        files.display(),
+        chunks.display()
+    ));
+    c
+}
+
 /// Files 0-1-2 share chunks, 3-4 share one, 5 and 6 are alone; hash 0x50
 /// is in every file (degree 8 > limit 4) and must not merge everything.
 fn example() -> Vec<(u128, u32, u32)> {
@@ -171,12 +184,7 @@ fn components_and_dropped_ubiquitous_chunk() {
 
     // The file table through a pipe (kept in memory instead of read twice),
     // the chunks from standard input.
-    let out = run(Command::new("sh").arg("-c").arg(format!(
-        "'{}' --files /dev/fd/3 -q 3< '{}' < '{}'",
-        env!("CARGO_BIN_EXE_fsim-partition"),
-        files.display(),
-        chunks.display()
-    )));
+    let out = run(&mut piped_table(&files, &chunks));
     assert!(out.status.success());
     assert_eq!(lines(&out.stdout)[..want.len()], want[..]);
 }
@@ -231,4 +239,84 @@ fn mismatched_file_table_is_refused() {
     let (small_files, _) = write_inputs(third.path(), 4, &example(), 1000);
     let out = run(partition(&small_files).arg(&chunks));
     assert!(String::from_utf8_lossy(&out.stderr).contains("file id 4 is not in the file table"));
+}
+
+/// A file table of several MiB is read back in blocks on two threads: the
+/// F lines are those of the serial read of a pipe, in order, and a damaged
+/// line far into it is named with its line number.
+#[test]
+fn large_file_table_blocks_match_the_serial_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60_000u32;
+    // Files 2i and 2i+1 share a chunk for i not a multiple of 3; a chunk in
+    // files 0..5 links the first six; the rest stay alone.
+    let mut recs: Vec<(u128, u32, u32)> = Vec::new();
+    for i in 0..n / 2 {
+        if i % 3 != 0 {
+            let h = 0x1000 + i as u128;
+            recs.push((h, 2 * i, 64));
+            recs.push((h, 2 * i + 1, 64));
+        }
+    }
+    for f in 0..6 {
+        recs.push((0x10, f, 80));
+    }
+    recs.sort();
+    let (files, chunks) = write_inputs(dir.path(), n, &recs, 1000);
+    assert!(std::fs::metadata(&files).unwrap().len() > 3 << 20);
+    let target = dir.path().join("part.tsv");
+    let out = run(partition(&files)
+        .arg("-q")
+        .arg("-o")
+        .arg(&target)
+        .arg(&chunks));
+    assert!(out.status.success());
+    let got = std::fs::read(&target).unwrap();
+    let piped = run(&mut piped_table(&files, &chunks));
+    assert!(piped.status.success());
+    assert_eq!(got, piped.stdout);
+    let f_lines: Vec<&str> = std::str::from_utf8(&got)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("F\t"))
+        .collect();
+    // 6 + 2 per linked pair beyond the first three files' pairs.
+    let linked = (0..n / 2).filter(|i| i % 3 != 0 && *i >= 3).count();
+    assert_eq!(f_lines.len(), 6 + 2 * linked);
+    assert_eq!(
+        f_lines[0],
+        "F\t0000000000\t0000000000\t100\t00000000000000000000000000000abc"
+    );
+    assert_eq!(
+        f_lines.last().unwrap(),
+        &format!(
+            "F\t{:010}\t{:010}\t{}\t{:032x}",
+            n - 1,
+            n - 2,
+            100 + n - 1,
+            n - 1 + 0xabc
+        )
+    );
+
+    // Damage a record in the third MiB: the error names that line.
+    let table = std::fs::read_to_string(&files).unwrap();
+    let mut lines: Vec<&str> = table.lines().collect();
+    let at = lines.len() * 3 / 4;
+    lines[at] = "0000049999\tnot a size";
+    let bad = dir.path().join("bad.tsv");
+    std::fs::write(&bad, lines.join("\n") + "\n").unwrap();
+    let out = run(partition(&bad)
+        .arg("-q")
+        .arg("-o")
+        .arg(&target)
+        .arg(&chunks));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "fsim-partition: {}:{}: expected a file record: id, size, mtime, content hash, type and path separated by tabs\n",
+            bad.display(),
+            at + 1
+        )
+    );
 }
