@@ -34,7 +34,7 @@ use crate::records::{
     write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
 };
 use crate::sort::{format_chunk_line, parse_chunk_line, ChunkKey, FastLines};
-use crate::unionfind::UnionFind;
+use crate::unionfind::{QueuedUnions as Unions, UnionFind};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
@@ -305,47 +305,6 @@ fn read_file_table(
         files,
         chunk_digest: Digest { count, sum },
     })
-}
-
-/// Unions in flight in [`Unions`].
-const PENDING: usize = 16;
-
-/// The union-find of [`run`] fed with the pairs of files that share a kept
-/// chunk, each union a few unions later than asked: prefetching now lets
-/// the random accesses of consecutive pairs overlap instead of stalling one
-/// after the other.
-struct Unions {
-    uf: UnionFind,
-    pending: std::collections::VecDeque<(u32, u32)>,
-}
-
-impl Unions {
-    fn new(files: usize) -> Self {
-        Unions {
-            uf: UnionFind::new(files),
-            pending: std::collections::VecDeque::with_capacity(PENDING + 1),
-        }
-    }
-
-    #[inline]
-    fn queue(&mut self, a: u32, b: u32) {
-        self.uf.prefetch(a);
-        self.uf.prefetch(b);
-        self.pending.push_back((a, b));
-        if self.pending.len() > PENDING {
-            if let Some((x, y)) = self.pending.pop_front() {
-                self.uf.union(x, y);
-            }
-        }
-    }
-
-    /// Apply the queued unions and label the components.
-    fn into_components(mut self) -> crate::unionfind::Components {
-        while let Some((x, y)) = self.pending.pop_front() {
-            self.uf.union(x, y);
-        }
-        self.uf.into_components()
-    }
 }
 
 /// Where [`Grouper`] puts what it keeps.

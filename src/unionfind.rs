@@ -12,6 +12,34 @@
 //! halving in [`UnionFind::find`] makes the amortised cost near constant
 //! without recursion or a second pass.
 
+/// Back a large, not yet touched vector with transparent huge pages where
+/// the system allows it (Linux `MADV_HUGEPAGE`). Every find is a random
+/// access into tables of tens of MB: with 4 KiB pages nearly each one also
+/// misses the TLB, which costs as much as the cache miss itself.
+fn huge_pages<T>(v: &mut Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let addr = v.as_mut_ptr() as usize;
+        let start = addr.next_multiple_of(PAGE);
+        let end = (addr + v.capacity() * std::mem::size_of::<T>()) / PAGE * PAGE;
+        if end >= start + (4 << 20) {
+            // SAFETY: the range lies inside the vector's own allocation;
+            // the advice changes how its pages are backed, never their
+            // contents. Failure (no THP support) only means small pages.
+            let _ = unsafe {
+                rustix::mm::madvise(
+                    start as *mut std::ffi::c_void,
+                    end - start,
+                    rustix::mm::Advice::LinuxHugepage,
+                )
+            };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
+}
+
 /// Disjoint sets over `0..n`.
 #[derive(Debug, Clone)]
 pub struct UnionFind {
@@ -26,10 +54,13 @@ impl UnionFind {
             n as u64 <= u32::MAX as u64 + 1,
             "union-find over more than 2^32 elements"
         );
-        UnionFind {
-            parent: (0..n as u64).map(|i| i as u32).collect(),
-            rank: vec![0; n],
-        }
+        let mut parent = Vec::with_capacity(n);
+        let mut rank = Vec::with_capacity(n);
+        huge_pages(&mut parent);
+        huge_pages(&mut rank);
+        parent.extend(0..n as u32);
+        rank.resize(n, 0u8);
+        UnionFind { parent, rank }
     }
 
     pub fn len(&self) -> usize {
@@ -146,6 +177,57 @@ impl UnionFind {
             label: self.parent,
             multi: self.rank,
         }
+    }
+}
+
+/// A [`UnionFind`] fed with a stream of pairs, each union done
+/// [`QueuedUnions::DEPTH`] pairs after it was asked for, so that the cache
+/// misses of consecutive pairs overlap instead of stalling one after the
+/// other (`fsim-partition`: random file ids over a table larger than the
+/// caches). Two stages: a pair's elements are prefetched when it arrives;
+/// halfway, their parents (now in cache) are read and the grandparents
+/// prefetched, which covers the two levels a find usually walks.
+pub struct QueuedUnions {
+    uf: UnionFind,
+    pending: std::collections::VecDeque<(u32, u32)>,
+}
+
+impl QueuedUnions {
+    /// Pairs in flight.
+    pub const DEPTH: usize = 32;
+
+    pub fn new(n: usize) -> Self {
+        QueuedUnions {
+            uf: UnionFind::new(n),
+            pending: std::collections::VecDeque::with_capacity(Self::DEPTH + 1),
+        }
+    }
+
+    /// Union `a` and `b` (later).
+    #[inline]
+    pub fn queue(&mut self, a: u32, b: u32) {
+        self.uf.prefetch(a);
+        self.uf.prefetch(b);
+        self.pending.push_back((a, b));
+        let len = self.pending.len();
+        if len > Self::DEPTH / 2 {
+            let (x, y) = self.pending[len - 1 - Self::DEPTH / 2];
+            self.uf.prefetch(self.uf.parent[x as usize]);
+            self.uf.prefetch(self.uf.parent[y as usize]);
+        }
+        if len > Self::DEPTH {
+            if let Some((x, y)) = self.pending.pop_front() {
+                self.uf.union(x, y);
+            }
+        }
+    }
+
+    /// Apply the queued unions and label the components.
+    pub fn into_components(mut self) -> Components {
+        while let Some((x, y)) = self.pending.pop_front() {
+            self.uf.union(x, y);
+        }
+        self.uf.into_components()
     }
 }
 
