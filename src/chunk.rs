@@ -37,7 +37,7 @@ use crate::chunker::{Chunker, Cut};
 use crate::error::{Context, Error, Result};
 use crate::io::Output;
 use crate::progress::Progress;
-use crate::records::{self, ChunkRecord, Digest, FileEntry, FileType, Kind, Params};
+use crate::records::{self, ChunkLines, ChunkRecord, Digest, FileEntry, FileType, Kind, Params};
 use crate::reuse::{Found, Previous, Shard};
 use crate::walk::{self, Event, WalkConfig, WalkStats};
 use md5::{Digest as _, Md5};
@@ -261,7 +261,15 @@ pub(crate) fn hash_pieces(
     crate::md5batch::digest_many(msgs, digests);
     for (p, &d) in pieces.iter_mut().zip(digests.iter()) {
         p.0 = d;
-        content.update(d.to_be_bytes());
+    }
+    // The content hash takes the digests 64 at a time (one call per 1 KiB,
+    // not per 16 bytes).
+    let mut bytes = [0u8; 64 * 16];
+    for group in digests.chunks(64) {
+        for (slot, &d) in bytes.chunks_exact_mut(16).zip(group) {
+            slot.copy_from_slice(&d.to_be_bytes());
+        }
+        content.update(&bytes[..16 * group.len()]);
     }
 }
 
@@ -780,14 +788,14 @@ fn write_results(
                     }
                     // The text goes out a block at a time, also within a
                     // file: a large file's records are not all held here.
+                    let lines = ChunkLines::new(id);
                     let mut put = |(hash, len): Piece| -> Result<()> {
-                        let rec = ChunkRecord {
+                        lines.write(hash, len, &mut cbuf);
+                        w.digest.add(&ChunkRecord {
                             hash,
                             file: id,
                             len,
-                        };
-                        rec.write(&mut cbuf);
-                        w.digest.add(&rec);
+                        });
                         if cbuf.len() >= BLOCK {
                             chunks_out.write_all(&cbuf)?;
                             cbuf.clear();
