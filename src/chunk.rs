@@ -16,9 +16,12 @@
 //!   were read completely (a skipped file gets no id), formats the records
 //!   and prints warnings, so even stderr is in walk order.
 //!
-//! The walker never runs more than `window` sequence numbers ahead of the
-//! writer, which bounds the reorder buffer and the channels, and makes a
-//! full channel impossible (so shutting down after an error never blocks).
+//! The walker never runs more than `window` sequence numbers (256 per
+//! worker) ahead of the writer, which bounds the reorder buffer and the
+//! channels, and makes a full channel impossible (so shutting down after an
+//! error never blocks). The chunk records go to the output through a
+//! writer thread of their own ([`crate::bgwrite`]), so the writer formats
+//! while the kernel copies and starts the write-back.
 //!
 //! # Memory
 //!
@@ -33,6 +36,7 @@
 //! size in the table is the number of bytes actually read. A read error in
 //! the middle of a file drops the file (warning, counted as skipped).
 
+use crate::bgwrite::BgWriter;
 use crate::chunker::{Chunker, Cut};
 use crate::error::{Context, Error, Result};
 use crate::io::Output;
@@ -614,9 +618,15 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     records::write_header(Kind::Files, &params, &mut head);
     files_out.write_all(&head)?;
 
+    // The records are written by a thread of their own (crate::bgwrite):
+    // the write system calls copy ~0.5 byte per byte read at avg 100 and
+    // start the write-back (crate::io), and while the writer waits there,
+    // the workers run out of work once the window below is full.
+    let mut bg = BgWriter::new(chunks_out);
+
     let progress = progress_for(cfg);
     let jobs = cfg.jobs.max(1);
-    let window = (64 * jobs) as u64;
+    let window = (256 * jobs) as u64;
     let flow = Flow {
         emitted: AtomicU64::new(0),
         lock: Mutex::new(()),
@@ -739,14 +749,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             })
             .collect();
         drop(res_tx);
-        let written = write_results(
-            res_rx,
-            flow,
-            cfg.shard,
-            &mut chunks_out,
-            &mut files_out,
-            &progress,
-        );
+        let written = write_results(res_rx, flow, cfg.shard, &mut bg, &mut files_out, &progress);
         if written.is_err() {
             flow.halt();
         }
@@ -765,6 +768,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     });
     let mut w = written?;
     let (wstats, total) = walked?;
+    let mut chunks_out = bg.finish()?;
     if let Some(prev) = previous {
         prev.finish()?;
     }
@@ -855,7 +859,7 @@ fn write_results(
     rx: Receiver<Vec<(u64, Body)>>,
     flow: &Flow,
     shard: Option<Shard>,
-    chunks_out: &mut Output,
+    chunks_out: &mut BgWriter,
     files_out: &mut Output,
     progress: &Progress,
 ) -> Result<Written> {
@@ -866,7 +870,6 @@ fn write_results(
         special: 0,
     };
     let mut pending: BTreeMap<u64, Body> = BTreeMap::new();
-    let mut cbuf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
     let mut fbuf: Vec<u8> = Vec::with_capacity(64 << 10);
     for msg in rx.iter() {
         pending.extend(msg);
@@ -891,17 +894,13 @@ fn write_results(
                     // file: a large file's records are not all held here.
                     let lines = ChunkLines::new(id);
                     let mut put = |(hash, len): Piece| -> Result<()> {
-                        lines.write(hash, len, &mut cbuf);
+                        lines.write(hash, len, chunks_out.buf());
                         w.digest.add(&ChunkRecord {
                             hash,
                             file: id,
                             len,
                         });
-                        if cbuf.len() >= BLOCK {
-                            chunks_out.write_all(&cbuf)?;
-                            cbuf.clear();
-                        }
-                        Ok(())
+                        chunks_out.maybe_flush()
                     };
                     if let Some(s) = f.spilled {
                         w.summary.chunks += s.count;
@@ -942,7 +941,6 @@ fn write_results(
             progress.set_count(w.summary.files);
         }
     }
-    chunks_out.write_all(&cbuf)?;
     files_out.write_all(&fbuf)?;
     if !pending.is_empty() {
         return Err(Error::msg(
