@@ -768,7 +768,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     });
     let mut w = written?;
     let (wstats, total) = walked?;
+    // The last records before the last file entries, as when the writer
+    // wrote both itself (the first output to fail is the one reported).
     let mut chunks_out = bg.finish()?;
+    files_out.write_all(&std::mem::take(&mut w.files_tail))?;
     if let Some(prev) = previous {
         prev.finish()?;
     }
@@ -849,6 +852,8 @@ fn worker(
 
 struct Written {
     summary: Summary,
+    /// File entries not written yet (written after the last records).
+    files_tail: Vec<u8>,
     digest: Digest,
     next_seq: u64,
     special: u64,
@@ -865,6 +870,7 @@ fn write_results(
 ) -> Result<Written> {
     let mut w = Written {
         summary: Summary::default(),
+        files_tail: Vec::new(),
         digest: Digest::default(),
         next_seq: 0,
         special: 0,
@@ -941,7 +947,7 @@ fn write_results(
             progress.set_count(w.summary.files);
         }
     }
-    files_out.write_all(&fbuf)?;
+    w.files_tail = fbuf;
     if !pending.is_empty() {
         return Err(Error::msg(
             "internal error: results missing from the workers",
