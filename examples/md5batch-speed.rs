@@ -1,5 +1,5 @@
 //! Throughput of MD5 over many chunks: one at a time (`md-5`) against
-//! `fsim::md5batch::digest_many` (16 lanes with AVX-512), on one core.
+//! `fsim::md5batch::digest_many` (16 lanes with AVX-512, 8 with AVX2), on one core.
 //!
 //! `cargo run --release --example md5batch-speed FILE` (e.g. the bench's
 //! bench-work/big.txt; read into memory whole).

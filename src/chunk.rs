@@ -16,9 +16,12 @@
 //!   were read completely (a skipped file gets no id), formats the records
 //!   and prints warnings, so even stderr is in walk order.
 //!
-//! The walker never runs more than `window` sequence numbers ahead of the
-//! writer, which bounds the reorder buffer and the channels, and makes a
-//! full channel impossible (so shutting down after an error never blocks).
+//! The walker never runs more than `window` sequence numbers (256 per
+//! worker) ahead of the writer, which bounds the reorder buffer and the
+//! channels, and makes a full channel impossible (so shutting down after an
+//! error never blocks). The chunk records go to the output through a
+//! writer thread of their own ([`crate::bgwrite`]), so the writer formats
+//! while the kernel copies and starts the write-back.
 //!
 //! # Memory
 //!
@@ -33,11 +36,12 @@
 //! size in the table is the number of bytes actually read. A read error in
 //! the middle of a file drops the file (warning, counted as skipped).
 
+use crate::bgwrite::BgWriter;
 use crate::chunker::{Chunker, Cut};
 use crate::error::{Context, Error, Result};
 use crate::io::Output;
 use crate::progress::Progress;
-use crate::records::{self, ChunkRecord, Digest, FileEntry, FileType, Kind, Params};
+use crate::records::{self, ChunkLines, ChunkRecord, Digest, FileEntry, FileType, Kind, Params};
 use crate::reuse::{Found, Previous, Shard};
 use crate::walk::{self, Event, WalkConfig, WalkStats};
 use md5::{Digest as _, Md5};
@@ -202,10 +206,27 @@ pub(crate) fn chunk_stream_with(
     pieces: &mut Vec<Piece>,
     block_done: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
 ) -> io::Result<StreamInfo> {
+    chunk_stream_defer(r, chunker, buf, pieces, block_done, false).map(|(info, _)| info)
+}
+
+/// [`chunk_stream_with`]; with `defer`, a stream that fits the buffer
+/// (read in one fill, its pieces all in `pieces`) gets no content hash:
+/// the second value is then true, `info.content` is 0, and the caller
+/// computes it from the pieces ([`content_of`], many files at a time:
+/// [`finish_contents`]).
+pub(crate) fn chunk_stream_defer(
+    r: &mut impl Read,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: &mut Vec<Piece>,
+    block_done: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
+    defer: bool,
+) -> io::Result<(StreamInfo, bool)> {
     if let Chunker::Features(spec) = chunker {
-        return crate::features::chunk_stream(r, spec, buf, pieces);
+        return crate::features::chunk_stream(r, spec, buf, pieces).map(|info| (info, false));
     }
     debug_assert!(buf.len() > chunker.max_len());
+    let mut deferred = false;
     let mut filled = 0usize;
     let mut size = 0u64;
     let mut content = Md5::new();
@@ -227,30 +248,30 @@ pub(crate) fn chunk_stream_with(
             pieces.push((0, len as u32));
             pos += len;
         }
-        hash_pieces(
-            &buf[..pos],
-            &mut pieces[first..],
-            &mut digests,
-            &mut content,
-        );
+        let whole = defer && eof && size == filled as u64 && first == 0;
+        hash_pieces(&buf[..pos], &mut pieces[first..], &mut digests);
         block_done(pieces)?;
+        if whole && pieces.len() == digests.len() {
+            deferred = true;
+        } else {
+            add_to_content(&mut content, &digests);
+        }
         if eof {
             break;
         }
         buf.copy_within(pos..filled, 0);
         filled -= pos;
     }
-    Ok(StreamInfo::finish(size, content, ftype))
+    let mut info = StreamInfo::finish(size, content, ftype);
+    if deferred {
+        info.content = 0;
+    }
+    Ok((info, deferred))
 }
 
 /// Fill in the digests of `pieces`, whose lengths cut `data` from its
-/// start, and add them to the content hash in order. `digests` is scratch.
-pub(crate) fn hash_pieces(
-    data: &[u8],
-    pieces: &mut [Piece],
-    digests: &mut Vec<u128>,
-    content: &mut Md5,
-) {
+/// start; `digests` gets them too.
+pub(crate) fn hash_pieces(data: &[u8], pieces: &mut [Piece], digests: &mut Vec<u128>) {
     digests.clear();
     let mut pos = 0usize;
     let msgs = pieces.iter().map(|&(_, len)| {
@@ -261,7 +282,73 @@ pub(crate) fn hash_pieces(
     crate::md5batch::digest_many(msgs, digests);
     for (p, &d) in pieces.iter_mut().zip(digests.iter()) {
         p.0 = d;
-        content.update(d.to_be_bytes());
+    }
+}
+
+/// Add chunk digests to a content hash in order, 64 at a time (one call
+/// per 1 KiB, not per 16 bytes).
+fn add_to_content(content: &mut Md5, digests: &[u128]) {
+    let mut bytes = [0u8; 64 * 16];
+    for group in digests.chunks(64) {
+        for (slot, &d) in bytes.chunks_exact_mut(16).zip(group) {
+            slot.copy_from_slice(&d.to_be_bytes());
+        }
+        content.update(&bytes[..16 * group.len()]);
+    }
+}
+
+/// Append the content hash message of `pieces` (their digests, big-endian,
+/// in order) to `out`.
+fn content_message(pieces: &[Piece], out: &mut Vec<u8>) {
+    out.reserve(16 * pieces.len());
+    for &(d, _) in pieces {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+}
+
+/// The content hash of a file whose pieces are all in `pieces`.
+pub fn content_of(pieces: &[Piece]) -> u128 {
+    let mut m = Vec::new();
+    content_message(pieces, &mut m);
+    crate::md5batch::digest_one(&m)
+}
+
+/// Compute the content hashes left to do in a batch of results
+/// ([`chunk_file_deferred`]), several files at a time: the content hash is
+/// one serial MD5 per file (over its chunk digests, ~16% more bytes at
+/// average chunk 100), so files go through the lanes of
+/// [`crate::md5batch`] side by side like the chunks do. `scratch` is
+/// reused.
+fn finish_contents(results: &mut [(u64, Body)], scratch: &mut Vec<u8>) {
+    let mut ends = Vec::new();
+    scratch.clear();
+    for (_, body) in results.iter() {
+        if let Body::File(f) = body {
+            if f.content_pending {
+                content_message(&f.pieces, scratch);
+                ends.push(scratch.len());
+            }
+        }
+    }
+    if ends.is_empty() {
+        return;
+    }
+    let mut start = 0;
+    let msgs = ends.iter().map(|&end| {
+        let m = &scratch[start..end];
+        start = end;
+        m
+    });
+    let mut digests = Vec::with_capacity(ends.len());
+    crate::md5batch::digest_many(msgs, &mut digests);
+    let mut digests = digests.into_iter();
+    for (_, body) in results.iter_mut() {
+        if let Body::File(f) = body {
+            if f.content_pending {
+                f.info.content = digests.next().expect("one digest per pending file");
+                f.content_pending = false;
+            }
+        }
     }
 }
 
@@ -358,6 +445,9 @@ pub struct FileResult {
     pub pos: u64,
     /// Taken from a previous run, not read.
     pub reused: bool,
+    /// `info.content` is still to compute from `pieces` (only from
+    /// [`chunk_file_deferred`]).
+    pub content_pending: bool,
 }
 
 /// Open a regular file, chunk it, and note its mtime at open time.
@@ -370,8 +460,21 @@ pub fn chunk_file(
     pieces: Vec<Piece>,
     hashers: usize,
 ) -> std::result::Result<FileResult, (PathBuf, Skip)> {
-    match chunk_open(&path, chunker, buf, pieces, hashers) {
-        Ok((info, meta, pieces, spilled)) => Ok(FileResult {
+    chunk_file_deferred(path, chunker, buf, pieces, hashers, false)
+}
+
+/// [`chunk_file`]; with `defer`, the content hash of a file read in one
+/// buffer is left to the caller (`content_pending`).
+fn chunk_file_deferred(
+    path: PathBuf,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: Vec<Piece>,
+    hashers: usize,
+    defer: bool,
+) -> std::result::Result<FileResult, (PathBuf, Skip)> {
+    match chunk_open(&path, chunker, buf, pieces, hashers, defer) {
+        Ok((info, meta, pieces, spilled, content_pending)) => Ok(FileResult {
             path,
             info,
             mtime_s: meta.mtime(),
@@ -380,10 +483,13 @@ pub fn chunk_file(
             spilled,
             pos: 0,
             reused: false,
+            content_pending,
         }),
         Err(e) => Err((path, e)),
     }
 }
+
+type Opened = (StreamInfo, Metadata, Vec<Piece>, Option<Spill>, bool);
 
 fn chunk_open(
     path: &Path,
@@ -391,7 +497,8 @@ fn chunk_open(
     buf: &mut [u8],
     mut pieces: Vec<Piece>,
     hashers: usize,
-) -> std::result::Result<(StreamInfo, Metadata, Vec<Piece>, Option<Spill>), Skip> {
+    defer: bool,
+) -> std::result::Result<Opened, Skip> {
     pieces.clear();
     // O_NONBLOCK (a FIFO put in the file's place since the walk cannot
     // block), and paths over PATH_MAX opened piecewise.
@@ -405,13 +512,14 @@ fn chunk_open(
     let cuts = !matches!(chunker, Chunker::Features(_));
     let mut spilled = None;
     let mut offload = |p: &mut Vec<Piece>| Spill::offload(&mut spilled, p, SPILL_AT);
-    let info = if hashers > 1 && cuts && meta.len() >= PAR_MIN {
+    let (info, pending) = if hashers > 1 && cuts && meta.len() >= PAR_MIN {
         crate::parhash::chunk_stream_par(&mut f, chunker, hashers, &mut pieces, &mut offload)
+            .map(|info| (info, false))
     } else {
-        chunk_stream_with(&mut f, chunker, buf, &mut pieces, &mut offload)
+        chunk_stream_defer(&mut f, chunker, buf, &mut pieces, &mut offload, defer)
     }
     .map_err(Skip::Io)?;
-    Ok((info, meta, pieces, spilled))
+    Ok((info, meta, pieces, spilled, pending))
 }
 
 /// A file to read: (sequence number, walk position, path).
@@ -510,9 +618,15 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     records::write_header(Kind::Files, &params, &mut head);
     files_out.write_all(&head)?;
 
+    // The records are written by a thread of their own (crate::bgwrite):
+    // the write system calls copy ~0.5 byte per byte read at avg 100 and
+    // start the write-back (crate::io), and while the writer waits there,
+    // the workers run out of work once the window below is full.
+    let mut bg = BgWriter::new(chunks_out);
+
     let progress = progress_for(cfg);
     let jobs = cfg.jobs.max(1);
-    let window = (64 * jobs) as u64;
+    let window = (256 * jobs) as u64;
     let flow = Flow {
         emitted: AtomicU64::new(0),
         lock: Mutex::new(()),
@@ -584,6 +698,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                                         spilled: None,
                                         pos: p_here,
                                         reused: true,
+                                        content_pending: false,
                                     }),
                                 ));
                                 reused.len() < BATCH
@@ -634,14 +749,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             })
             .collect();
         drop(res_tx);
-        let written = write_results(
-            res_rx,
-            flow,
-            cfg.shard,
-            &mut chunks_out,
-            &mut files_out,
-            &progress,
-        );
+        let written = write_results(res_rx, flow, cfg.shard, &mut bg, &mut files_out, &progress);
         if written.is_err() {
             flow.halt();
         }
@@ -660,6 +768,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     });
     let mut w = written?;
     let (wstats, total) = walked?;
+    // The last records before the last file entries, as when the writer
+    // wrote both itself (the first output to fail is the one reported).
+    let mut chunks_out = bg.finish()?;
+    files_out.write_all(&std::mem::take(&mut w.files_tail))?;
     if let Some(prev) = previous {
         prev.finish()?;
     }
@@ -714,12 +826,14 @@ fn worker(
     results: SyncSender<Vec<(u64, Body)>>,
 ) {
     let mut buf = read_buffer(chunker);
+    let mut scratch = Vec::new();
     loop {
         let job = jobs.lock().unwrap_or_else(|p| p.into_inner()).recv();
         let Ok(batch) = job else { return };
         let mut out = Vec::with_capacity(batch.len());
         for (seq, pos, path) in batch {
-            let body = match chunk_file(path, chunker, &mut buf, Vec::new(), hashers) {
+            let body = match chunk_file_deferred(path, chunker, &mut buf, Vec::new(), hashers, true)
+            {
                 Ok(mut r) => {
                     r.pos = pos;
                     Body::File(r)
@@ -729,6 +843,7 @@ fn worker(
             };
             out.push((seq, body));
         }
+        finish_contents(&mut out, &mut scratch);
         if results.send(out).is_err() {
             return;
         }
@@ -737,6 +852,8 @@ fn worker(
 
 struct Written {
     summary: Summary,
+    /// File entries not written yet (written after the last records).
+    files_tail: Vec<u8>,
     digest: Digest,
     next_seq: u64,
     special: u64,
@@ -747,18 +864,18 @@ fn write_results(
     rx: Receiver<Vec<(u64, Body)>>,
     flow: &Flow,
     shard: Option<Shard>,
-    chunks_out: &mut Output,
+    chunks_out: &mut BgWriter,
     files_out: &mut Output,
     progress: &Progress,
 ) -> Result<Written> {
     let mut w = Written {
         summary: Summary::default(),
+        files_tail: Vec::new(),
         digest: Digest::default(),
         next_seq: 0,
         special: 0,
     };
     let mut pending: BTreeMap<u64, Body> = BTreeMap::new();
-    let mut cbuf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
     let mut fbuf: Vec<u8> = Vec::with_capacity(64 << 10);
     for msg in rx.iter() {
         pending.extend(msg);
@@ -767,6 +884,7 @@ fn write_results(
             w.next_seq += 1;
             match body {
                 Body::File(f) => {
+                    debug_assert!(!f.content_pending);
                     let id = u32::try_from(if shard.is_some() {
                         f.pos
                     } else {
@@ -780,19 +898,15 @@ fn write_results(
                     }
                     // The text goes out a block at a time, also within a
                     // file: a large file's records are not all held here.
+                    let lines = ChunkLines::new(id);
                     let mut put = |(hash, len): Piece| -> Result<()> {
-                        let rec = ChunkRecord {
+                        lines.write(hash, len, chunks_out.buf());
+                        w.digest.add(&ChunkRecord {
                             hash,
                             file: id,
                             len,
-                        };
-                        rec.write(&mut cbuf);
-                        w.digest.add(&rec);
-                        if cbuf.len() >= BLOCK {
-                            chunks_out.write_all(&cbuf)?;
-                            cbuf.clear();
-                        }
-                        Ok(())
+                        });
+                        chunks_out.maybe_flush()
                     };
                     if let Some(s) = f.spilled {
                         w.summary.chunks += s.count;
@@ -833,8 +947,7 @@ fn write_results(
             progress.set_count(w.summary.files);
         }
     }
-    chunks_out.write_all(&cbuf)?;
-    files_out.write_all(&fbuf)?;
+    w.files_tail = fbuf;
     if !pending.is_empty() {
         return Err(Error::msg(
             "internal error: results missing from the workers",
@@ -944,6 +1057,67 @@ mod tests {
             all.update(h.to_be_bytes());
         }
         assert_eq!(info.content, records::digest_to_u128(&all.finalize()));
+    }
+
+    #[test]
+    fn deferred_content_hashes_are_the_streamed_ones() {
+        let c = Chunker::new(Method::Tttd, 100).unwrap();
+        let mut buf = read_buffer(&c);
+        let mut results = Vec::new();
+        let mut want = Vec::new();
+        // Empty, one chunk, a few, many; the last is larger than the
+        // buffer, so it is hashed while read, not deferred.
+        for (i, len) in [0usize, 10, 300, 5000, 20_000, 3 << 20]
+            .into_iter()
+            .enumerate()
+        {
+            let data = crate::chunker::pseudo_text(len, i as u64);
+            let mut pieces = Vec::new();
+            let info = chunk_stream(&mut &data[..], &c, &mut buf, &mut pieces).unwrap();
+            want.push(info);
+            let mut dpieces = Vec::new();
+            let (dinfo, pending) = chunk_stream_defer(
+                &mut &data[..],
+                &c,
+                &mut buf,
+                &mut dpieces,
+                &mut |_| Ok(()),
+                true,
+            )
+            .unwrap();
+            assert_eq!(pending, len <= buf.len(), "{len}");
+            assert_eq!(dpieces, pieces);
+            if pending {
+                assert_eq!(content_of(&pieces), info.content);
+            }
+            results.push((
+                i as u64,
+                Body::File(FileResult {
+                    path: PathBuf::from(format!("f{i}")),
+                    info: dinfo,
+                    mtime_s: 0,
+                    mtime_ns: 0,
+                    pieces: dpieces,
+                    spilled: None,
+                    pos: 0,
+                    reused: false,
+                    content_pending: pending,
+                }),
+            ));
+            results.push((100 + i as u64, Body::Special));
+        }
+        finish_contents(&mut results, &mut Vec::new());
+        let got: Vec<StreamInfo> = results
+            .iter()
+            .filter_map(|(_, b)| match b {
+                Body::File(f) => {
+                    assert!(!f.content_pending);
+                    Some(f.info)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

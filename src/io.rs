@@ -90,10 +90,79 @@ const ENOSPC: i32 = 28;
 
 enum Sink {
     Stdout(io::Stdout),
-    Temp(tempfile::NamedTempFile),
+    Temp(TempSink),
     /// An existing target that is not a regular file (`/dev/null`, a FIFO):
     /// written in place, since renaming over it would replace the device.
     Direct(File),
+}
+
+/// Bytes written between two write-back starts ([`TempSink::wrote`]).
+pub const WRITEBACK_STEP: u64 = 8 << 20;
+
+/// The temp file of an atomic output, and how far its write-back was
+/// started.
+///
+/// Every output ends with an `fsync` (see [`Output::finish`]). On a machine
+/// with much memory nothing is written back before that (the kernel waits
+/// for 10% of RAM to be dirty), so the `fsync` then writes the whole output
+/// while the stage waits: ~1.3 s for the 520 MB of `fsim-chunk --avg-size
+/// 100` on a 1 GB tree. Starting the write-back of every
+/// [`WRITEBACK_STEP`] bytes as they are written (`sync_file_range`,
+/// `SYNC_FILE_RANGE_WRITE`: it queues the pages for the disk and returns)
+/// overlaps the disk with the stage's work, and the `fsync` waits only for
+/// the tail. An error of the write-back is reported by the `fsync`.
+/// Measured (`strace -T`, fsim-chunk avg 100, 1 GB tree, 520 MB of
+/// records): the `fsync`s took 0.89-0.93 s in all, now 0.34-0.36 s.
+struct TempSink {
+    file: tempfile::NamedTempFile,
+    /// Bytes written to the file.
+    written: u64,
+    /// Write-back started for bytes before this offset.
+    started: u64,
+}
+
+impl TempSink {
+    fn new(file: tempfile::NamedTempFile) -> Self {
+        TempSink {
+            file,
+            written: 0,
+            started: 0,
+        }
+    }
+
+    #[inline]
+    fn wrote(&mut self, n: usize) {
+        self.written += n as u64;
+        if self.written - self.started >= WRITEBACK_STEP {
+            self.start_writeback();
+        }
+    }
+
+    #[cold]
+    fn start_writeback(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let len = self.written - self.started;
+            // SAFETY: a plain system call on an open descriptor we own;
+            // no memory is passed. Its result is advisory (see above).
+            unsafe {
+                libc::sync_file_range(
+                    self.file.as_file().as_raw_fd(),
+                    self.started as libc::off64_t,
+                    len as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                );
+            }
+        }
+        self.started = self.written;
+    }
+
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.wrote(n);
+        Ok(n)
+    }
 }
 
 impl Write for Sink {
@@ -107,14 +176,18 @@ impl Write for Sink {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Sink::Stdout(s) => s.write_all(buf),
-            Sink::Temp(t) => t.write_all(buf),
+            Sink::Temp(t) => {
+                t.file.write_all(buf)?;
+                t.wrote(buf.len());
+                Ok(())
+            }
             Sink::Direct(f) => f.write_all(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Sink::Stdout(s) => s.flush(),
-            Sink::Temp(t) => t.flush(),
+            Sink::Temp(t) => t.file.flush(),
             Sink::Direct(f) => f.flush(),
         }
     }
@@ -160,7 +233,10 @@ impl Output {
                         )
                     })?;
                 Ok(Output {
-                    inner: Some(BufWriter::with_capacity(BUF_SIZE, Sink::Temp(tmp))),
+                    inner: Some(BufWriter::with_capacity(
+                        BUF_SIZE,
+                        Sink::Temp(TempSink::new(tmp)),
+                    )),
                     target: Some(p.to_path_buf()),
                     name,
                     written: 0,
@@ -239,7 +315,7 @@ impl Output {
         match sink {
             Sink::Stdout(mut s) => s.flush().ctx(|| format!("writing {name}")),
             Sink::Direct(mut f) => f.flush().ctx(|| format!("writing {name}")),
-            Sink::Temp(t) => {
+            Sink::Temp(TempSink { file: t, .. }) => {
                 t.as_file().sync_all().ctx(|| format!("writing {name}"))?;
                 let target = self.target.take().expect("temp output has a target");
                 t.persist(&target).map_err(|e| Error::Io {
@@ -298,6 +374,23 @@ mod tests {
         o.write_all(b"hello\n").unwrap();
         o.finish().unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"hello\n");
+    }
+
+    #[test]
+    fn large_outputs_with_write_back_started_are_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("big");
+        let mut o = Output::create(Some(&target)).unwrap();
+        let mut want = Vec::new();
+        let mut i = 0u64;
+        while (want.len() as u64) < 2 * WRITEBACK_STEP + 12345 {
+            let line = format!("{i}\n");
+            want.extend_from_slice(line.as_bytes());
+            o.write_all(line.as_bytes()).unwrap();
+            i += 1;
+        }
+        o.finish().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), want);
     }
 
     #[test]

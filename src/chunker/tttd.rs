@@ -5,7 +5,7 @@
 //! fire as the main one, gives a content-defined fallback at the maximum so
 //! that forced cuts stay rare and still resynchronise after an edit.
 
-use super::{roll, threshold, Cut, WINDOW};
+use super::{roll, threshold, Cut, GEAR, WINDOW};
 
 /// TTTD with its four parameters (bytes and divisors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +64,78 @@ impl Tttd {
     }
 }
 
+/// The rolling hash started at 0 after all of `data`. Four independent
+/// chains, one per byte position modulo 4, each shifted by 4 per step, are
+/// summed at the end: the bytes' contributions do not wait for each other
+/// (one chain of `roll` waits for the previous byte at every byte).
+#[inline(always)]
+fn roll_all(data: &[u8]) -> u64 {
+    let mut quads = data.chunks_exact(4);
+    let mut a = [0u64; 4];
+    for q in &mut quads {
+        for (acc, &b) in a.iter_mut().zip(q) {
+            *acc = (*acc << 4).wrapping_add(GEAR[b as usize]);
+        }
+    }
+    let mut h = (a[0] << 3)
+        .wrapping_add(a[1] << 2)
+        .wrapping_add(a[2] << 1)
+        .wrapping_add(a[3]);
+    for &b in quads.remainder() {
+        h = roll(h, b);
+    }
+    h
+}
+
+/// The index of the first byte of `data` after which the rolling hash,
+/// started at `h`, is at least `t`.
+///
+/// Four bytes per iteration: the hash after byte k of the four is `h`
+/// shifted by k + 1 plus a sum of shifted table entries that does not
+/// depend on `h`, so the chain from one iteration to the next is one shift
+/// and one add for four bytes (not for each byte), and the four comparisons
+/// share one branch. The same values as [`roll`] byte by byte (wrapping
+/// arithmetic distributes over the shifts).
+#[inline(always)]
+fn first_at_least(mut h: u64, data: &[u8], t: u64) -> Option<usize> {
+    let mut quads = data.chunks_exact(4);
+    let mut base = 0usize;
+    for q in &mut quads {
+        let g0 = GEAR[q[0] as usize];
+        let g1 = GEAR[q[1] as usize];
+        let g2 = GEAR[q[2] as usize];
+        let g3 = GEAR[q[3] as usize];
+        let s1 = (g0 << 1).wrapping_add(g1);
+        let s2 = (s1 << 1).wrapping_add(g2);
+        let s3 = (s2 << 1).wrapping_add(g3);
+        let h0 = (h << 1).wrapping_add(g0);
+        let h1 = (h << 2).wrapping_add(s1);
+        let h2 = (h << 3).wrapping_add(s2);
+        let h3 = (h << 4).wrapping_add(s3);
+        if (h0 >= t) | (h1 >= t) | (h2 >= t) | (h3 >= t) {
+            let k = if h0 >= t {
+                0
+            } else if h1 >= t {
+                1
+            } else if h2 >= t {
+                2
+            } else {
+                3
+            };
+            return Some(base + k);
+        }
+        h = h3;
+        base += 4;
+    }
+    for (i, &b) in quads.remainder().iter().enumerate() {
+        h = roll(h, b);
+        if h >= t {
+            return Some(base + i);
+        }
+    }
+    None
+}
+
 impl Cut for Tttd {
     /// Rolling starts at `max(0, min - 64)` with `h = 0`, so the hash tested
     /// at each candidate position covers the last 64 bytes of the chunk
@@ -81,23 +153,24 @@ impl Cut for Tttd {
         }
         let end = n.min(self.max);
         let first = self.min - 1; // index of the last byte of the shortest chunk
-        let mut h = 0u64;
-        for &b in &data[self.min.saturating_sub(WINDOW)..first] {
-            h = roll(h, b);
-        }
+        let mut h = roll_all(&data[self.min.saturating_sub(WINDOW)..first]);
         let (t_main, t_backup) = (self.t_main, self.t_backup);
-        let mut backup = 0usize;
-        for (i, &b) in data[first..end].iter().enumerate() {
-            h = roll(h, b);
-            // t_backup <= t_main: one comparison in the common case.
-            if h >= t_backup {
-                if h >= t_main {
-                    return Some(first + i + 1);
-                }
-                backup = first + i + 1;
-            }
+        let span = &data[first..end];
+        // The first main boundary cuts. The backup boundaries matter only
+        // when there is none up to `max` (rare: ~1% of chunks at the usual
+        // parameters), so they are looked for then, in a second pass.
+        if let Some(i) = first_at_least(h, span, t_main) {
+            return Some(first + i + 1);
         }
         if end == self.max {
+            // t_backup <= t_main: every position reached is below t_main.
+            let mut backup = 0usize;
+            for (i, &b) in span.iter().enumerate() {
+                h = roll(h, b);
+                if h >= t_backup {
+                    backup = first + i + 1;
+                }
+            }
             Some(if backup > 0 { backup } else { self.max })
         } else if eof {
             Some(n)
