@@ -99,6 +99,20 @@ enum Sink {
 /// Bytes written between two write-back starts ([`TempSink::wrote`]).
 pub const WRITEBACK_STEP: u64 = 8 << 20;
 
+/// [`WRITEBACK_STEP`], or `FSIM_WRITEBACK_STEP` (bytes; `0` never starts
+/// the write-back early) for measuring what the early write-back buys
+/// (docs/performance-internals.md).
+fn writeback_step() -> u64 {
+    use std::sync::OnceLock;
+    static STEP: OnceLock<u64> = OnceLock::new();
+    *STEP.get_or_init(|| {
+        std::env::var("FSIM_WRITEBACK_STEP")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(WRITEBACK_STEP, |v: u64| if v == 0 { u64::MAX } else { v })
+    })
+}
+
 /// The temp file of an atomic output, and how far its write-back was
 /// started.
 ///
@@ -119,6 +133,8 @@ struct TempSink {
     written: u64,
     /// Write-back started for bytes before this offset.
     started: u64,
+    /// [`writeback_step`], read once per output.
+    step: u64,
 }
 
 impl TempSink {
@@ -127,13 +143,14 @@ impl TempSink {
             file,
             written: 0,
             started: 0,
+            step: writeback_step(),
         }
     }
 
     #[inline]
     fn wrote(&mut self, n: usize) {
         self.written += n as u64;
-        if self.written - self.started >= WRITEBACK_STEP {
+        if self.written - self.started >= self.step {
             self.start_writeback();
         }
     }

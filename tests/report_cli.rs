@@ -5,13 +5,7 @@
 mod common;
 
 use common::*;
-use fsim::records::{
-    digest_params, mix128, write_header, write_trailer, Digest, FileEntry, FileType, Kind, Params,
-};
-
-fn params() -> Params {
-    Params::new().with("method", "tttd").with("avg", 1000)
-}
+use fsim::records::{FileEntry, FileType};
 
 fn file(id: u32, size: u64, content: u128, path: &[u8]) -> FileEntry {
     FileEntry {
@@ -23,37 +17,6 @@ fn file(id: u32, size: u64, content: u128, path: &[u8]) -> FileEntry {
         ftype: FileType::Text,
         path: path.to_vec(),
     }
-}
-
-fn file_table(files: &[FileEntry]) -> Vec<u8> {
-    let mut v = Vec::new();
-    write_header(Kind::Files, &params(), &mut v);
-    for f in files {
-        f.write(&mut v);
-    }
-    write_trailer(
-        Kind::Files,
-        &Params::new()
-            .with("files", files.len())
-            .with("records", 0)
-            .with("digest", "0"),
-        &mut v,
-    );
-    v
-}
-
-fn pairs_file(pairs: &[(u32, u32, u64, u64, u64)]) -> Vec<u8> {
-    let mut v = Vec::new();
-    write_header(Kind::Pairs, &params().with("min-percent", 10), &mut v);
-    let mut d = Digest::default();
-    for &(a, b, sa, sb, c) in pairs {
-        v.extend_from_slice(format!("{a:010}\t{b:010}\t{sa}\t{sb}\t{c}\t1\n").as_bytes());
-        d.add_mix(mix128(
-            ((a as u128) << 96) | ((b as u128) << 64) | c as u128,
-        ));
-    }
-    write_trailer(Kind::Pairs, &digest_params(&d, "pairs"), &mut v);
-    v
 }
 
 fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {

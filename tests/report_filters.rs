@@ -4,20 +4,14 @@
 mod common;
 
 use common::*;
-use fsim::records::{
-    digest_params, mix128, write_header, write_trailer, Digest, FileEntry, FileType, Kind, Params,
-};
+use fsim::records::{FileEntry, FileType};
 use std::collections::BTreeSet;
 
-fn params() -> Params {
-    Params::new().with("method", "tttd").with("avg", 1000)
-}
-
 fn table(files: &[(u64, FileType, &str)]) -> Vec<u8> {
-    let mut v = Vec::new();
-    write_header(Kind::Files, &params(), &mut v);
-    for (i, &(size, ftype, path)) in files.iter().enumerate() {
-        FileEntry {
+    let entries: Vec<FileEntry> = files
+        .iter()
+        .enumerate()
+        .map(|(i, &(size, ftype, path))| FileEntry {
             id: i as u32,
             size,
             mtime_s: 1,
@@ -25,32 +19,9 @@ fn table(files: &[(u64, FileType, &str)]) -> Vec<u8> {
             content: 100 + i as u128,
             ftype,
             path: path.as_bytes().to_vec(),
-        }
-        .write(&mut v);
-    }
-    write_trailer(
-        Kind::Files,
-        &Params::new()
-            .with("files", files.len())
-            .with("records", 0)
-            .with("digest", "0"),
-        &mut v,
-    );
-    v
-}
-
-fn pairs(p: &[(u32, u32, u64, u64, u64)]) -> Vec<u8> {
-    let mut v = Vec::new();
-    write_header(Kind::Pairs, &params().with("min-percent", 10), &mut v);
-    let mut d = Digest::default();
-    for &(a, b, sa, sb, c) in p {
-        v.extend_from_slice(format!("{a:010}\t{b:010}\t{sa}\t{sb}\t{c}\t1\n").as_bytes());
-        d.add_mix(mix128(
-            ((a as u128) << 96) | ((b as u128) << 64) | c as u128,
-        ));
-    }
-    write_trailer(Kind::Pairs, &digest_params(&d, "pairs"), &mut v);
-    v
+        })
+        .collect();
+    file_table(&entries)
 }
 
 struct Fixture {
@@ -82,7 +53,7 @@ fn fixture() -> Fixture {
     let p = t.path().join("pairs.tsv");
     std::fs::write(
         &p,
-        pairs(&[
+        pairs_file(&[
             (0, 1, 1000, 1000, 900),
             (2, 3, 1000, 1000, 900),
             (4, 5, 1000, 1000, 900),

@@ -179,6 +179,51 @@ pub fn rest_of_pipeline(work: &Path, extra: &[String]) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap()
 }
 
+// --- Hand-written file tables and pairs (fsim-report tests) ---
+
+/// The chunking parameters of the hand-written report inputs.
+pub fn report_params() -> Params {
+    Params::new().with("method", "tttd").with("avg", 1000)
+}
+
+/// A file table holding these entries (no chunk records behind it).
+pub fn file_table(files: &[records::FileEntry]) -> Vec<u8> {
+    let mut v = Vec::new();
+    records::write_header(Kind::Files, &report_params(), &mut v);
+    for f in files {
+        f.write(&mut v);
+    }
+    records::write_trailer(
+        Kind::Files,
+        &Params::new()
+            .with("files", files.len())
+            .with("records", 0)
+            .with("digest", "0"),
+        &mut v,
+    );
+    v
+}
+
+/// A pairs file (min-percent 10) of (a, b, size a, size b, common bytes),
+/// with its trailer's count and digest.
+pub fn pairs_file(pairs: &[(u32, u32, u64, u64, u64)]) -> Vec<u8> {
+    let mut v = Vec::new();
+    records::write_header(
+        Kind::Pairs,
+        &report_params().with("min-percent", 10),
+        &mut v,
+    );
+    let mut d = Digest::default();
+    for &(a, b, sa, sb, c) in pairs {
+        v.extend_from_slice(format!("{a:010}\t{b:010}\t{sa}\t{sb}\t{c}\t1\n").as_bytes());
+        d.add_mix(records::mix128(
+            ((a as u128) << 96) | ((b as u128) << 64) | c as u128,
+        ));
+    }
+    records::write_trailer(Kind::Pairs, &records::digest_params(&d, "pairs"), &mut v);
+    v
+}
+
 // --- Hand-written partition files (binpack and analyze tests) ---
 
 /// A file of a hand-written partition: id, component, size, content hash.
