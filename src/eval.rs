@@ -94,26 +94,9 @@ pub const MAIN_WINDOW: usize = 20;
 // ---------------------------------------------------------------------------
 // Deterministic randomness and near-duplicates
 
-/// SplitMix64: small, fast and the same on every machine.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        mix64(self.0)
-    }
-
-    /// Uniform in `0..n` (`n > 0`), by multiply-high (bias below 2^-40
-    /// for the sizes used here).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
-    }
-}
+/// The corpus generator's SplitMix64: the edits are as reproducible as the
+/// corpora.
+pub use crate::corpus::Rng;
 
 /// Start offsets of the words of `doc` (a word: a run of bytes that are not
 /// ASCII whitespace).
@@ -154,12 +137,14 @@ impl Edits {
                 deletes: Vec::new(),
             };
         }
-        let inserts = (0..max).map(|_| starts[rng.below(starts.len())]).collect();
+        let inserts = (0..max)
+            .map(|_| starts[rng.below(starts.len() as u64) as usize])
+            .collect();
         // A partial Fisher-Yates shuffle of the word indices.
         let mut idx: Vec<usize> = (0..starts.len()).collect();
         let take = max.min(idx.len());
         for k in 0..take {
-            let j = k + rng.below(idx.len() - k);
+            let j = k + rng.below((idx.len() - k) as u64) as usize;
             idx.swap(k, j);
         }
         let deletes = idx[..take]

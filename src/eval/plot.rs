@@ -157,6 +157,38 @@ fn cdf_series(r: &Results, m: usize, name: String, style: Style) -> Series {
     }
 }
 
+/// A chart of average similarity against i (figures 2, 5 and 7): y from the
+/// series' lowest tenth to 1.
+fn avg_chart(title: String, x_label: String, max_i: f64, series: Vec<Series>) -> Chart {
+    Chart {
+        title,
+        x_label,
+        y_label: "average similarity".into(),
+        x: (0.0, max_i),
+        y: (floor_tenth(&series), 1.0),
+        series,
+        legend_upper: false,
+    }
+}
+
+/// A CDF over the pairs of distinct documents (figures 3 and 4): x up to
+/// just past the largest similarity seen.
+fn cdf_chart(title: String, series: Vec<Series>) -> Chart {
+    let xmax = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.05f64, f64::max);
+    Chart {
+        title,
+        x_label: "similarity".into(),
+        y_label: "share of non-zero pairs".into(),
+        x: (0.0, (xmax * 1.05).min(1.0)),
+        y: (0.0, 1.0),
+        series,
+        legend_upper: false,
+    }
+}
+
 /// Every figure; returns (file name, caption) in the order of the report.
 pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
@@ -231,36 +263,20 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
             ));
             s3.push(cdf_series(r, t, "TTTD_100".into(), Style::Dashed));
         }
-        let lo = floor_tenth(&s2);
         put(
             format!("fig2-{}.svg", slug(base)),
             format!("Figure 2: {base}, average similarity of original and near-duplicate vs insertions i, per window"),
-            Chart {
-                title: format!("{base}: average similarity vs insertions"),
-                x_label: "i (words inserted)".into(),
-                y_label: "average similarity".into(),
-                x: (0.0, max_i),
-                y: (lo, 1.0),
-                series: s2,
-                legend_upper: false,
-            },
+            avg_chart(
+                format!("{base}: average similarity vs insertions"),
+                "i (words inserted)".into(),
+                max_i,
+                s2,
+            ),
         )?;
-        let xmax = s3
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0))
-            .fold(0.05f64, f64::max);
         put(
             format!("fig3-{}.svg", slug(base)),
             format!("Figure 3: {base}, CDF of the similarity of the pairs of distinct documents (non-zero pairs), per window"),
-            Chart {
-                title: format!("{base}: CDF over pairs of distinct documents"),
-                x_label: "similarity".into(),
-                y_label: "share of non-zero pairs".into(),
-                x: (0.0, (xmax * 1.05).min(1.0)),
-                y: (0.0, 1.0),
-                series: s3,
-                legend_upper: false,
-            },
+            cdf_chart(format!("{base}: CDF over pairs of distinct documents"), s3),
         )?;
     }
 
@@ -287,22 +303,10 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
             cdf_series(r, m, b.to_string(), style)
         })
         .collect();
-    let xmax = s4
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(0.05f64, f64::max);
     put(
         "fig4-methods-cdf.svg".into(),
         format!("Figure 4: CDF of the similarity of the pairs of distinct documents (non-zero pairs), w = {w}"),
-        Chart {
-            title: format!("CDF over pairs of distinct documents, w={w}"),
-            x_label: "similarity".into(),
-            y_label: "share of non-zero pairs".into(),
-            x: (0.0, (xmax * 1.05).min(1.0)),
-            y: (0.0, 1.0),
-            series: s4,
-            legend_upper: false,
-        },
+        cdf_chart(format!("CDF over pairs of distinct documents, w={w}"), s4),
     )?;
 
     // Figure 5: sampling frequency, averages.
@@ -319,19 +323,15 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
         .filter_map(|b| r.find(b, w).map(|m| (b, m)))
         .map(|(b, m)| avg_series(r, m, Variant::Insert, b.to_string(), Style::Line))
         .collect();
-    let lo = floor_tenth(&s5);
     put(
         "fig5-sampling.svg".into(),
         format!("Figure 5: sampling frequency, average similarity vs insertions, w = {w}"),
-        Chart {
-            title: format!("Sampling frequency: average similarity, w={w}"),
-            x_label: "i (words inserted)".into(),
-            y_label: "average similarity".into(),
-            x: (0.0, max_i),
-            y: (lo, 1.0),
-            series: s5,
-            legend_upper: false,
-        },
+        avg_chart(
+            format!("Sampling frequency: average similarity, w={w}"),
+            "i (words inserted)".into(),
+            max_i,
+            s5,
+        ),
     )?;
 
     // Figure 6: per document at i = max_i.
@@ -395,19 +395,15 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
                 avg_series(r, m, v, b.to_string(), style)
             })
             .collect();
-        let lo = floor_tenth(&s);
         put(
             file.into(),
             format!("Figure 7: average similarity vs {what}, w = {w}"),
-            Chart {
-                title: format!("Average similarity vs {what}, w={w}"),
-                x_label: format!("i ({what})"),
-                y_label: "average similarity".into(),
-                x: (0.0, max_i),
-                y: (lo, 1.0),
-                series: s,
-                legend_upper: false,
-            },
+            avg_chart(
+                format!("Average similarity vs {what}, w={w}"),
+                format!("i ({what})"),
+                max_i,
+                s,
+            ),
         )?;
     }
 
