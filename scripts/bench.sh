@@ -140,6 +140,10 @@ single() { # NAME CMD ITEMS UNIT TARGET
 }
 single "fsim-partition, $PFILES files, $PGROUPS chunk groups" "$B/fsim-partition -q --files $W/pfiles.tsv -o $W/ppart.tsv $W/psorted.tsv" "$PRECS" "records" "RSS ≤ 100 MB, ≥ 10 M records/s"
 PWALL=$WALL; POUT=$(stat -c %s "$W/ppart.tsv")
+# The same run with its output thrown away (/dev/null is written in place,
+# not renamed or fsynced): the stage's own rate, without the disk and the
+# page cache.
+single "fsim-partition, the same input, output to /dev/null" "$B/fsim-partition -q --files $W/pfiles.tsv -o /dev/null $W/psorted.tsv" "$PRECS" "records" "(the stage alone)"
 # Its I/O floor, side by side: reading its inputs (up to the output's size)
 # and writing a file of the output's size, made durable as fsim-partition
 # makes its output.
