@@ -144,11 +144,13 @@ PWALL=$WALL; POUT=$(stat -c %s "$W/ppart.tsv")
 # not renamed or fsynced): the stage's own rate, without the disk and the
 # page cache.
 single "fsim-partition, the same input, output to /dev/null" "$B/fsim-partition -q --files $W/pfiles.tsv -o /dev/null $W/psorted.tsv" "$PRECS" "records" "(the stage alone)"
+PNULL=$WALL
 # Its I/O floor, side by side: reading its inputs (up to the output's size)
 # and writing a file of the output's size, made durable as fsim-partition
 # makes its output.
 PCOPY="cat $W/psorted.tsv $W/pfiles.tsv | head -c $POUT > $W/pcopy.tsv && sync $W/pcopy.tsv"
 measure "partition I/O floor" 0 "$PCOPY"
+PFLOOR=$WALL
 printf '| fsim-partition against its I/O floor (copy %s MB of its inputs to a new file and fsync it) | `%s` | %s s | **%s** × the floor | | |\n' \
   "$((POUT / 1000000))" "$PCOPY" "$WALL" "$(ratio "$PWALL" "$WALL")" >> "$BENCH/single.md"
 rm -f "$W/ppart.tsv" "$W/pcopy.tsv"
@@ -302,6 +304,25 @@ Synthetic inputs: \`cargo run --release --example sortpart-gen -- sorted $PFILES
 (sorted chunk stream, degree 1-4 plus a few ubiquitous chunks) and
 \`cargo run --release --example gen_partition\` (the paper's example scale:
 components of mostly 2-3 files, chunks in 2-10 files, 5% copies).
+
+### What bounds fsim-partition
+
+In this run: $(awk -v n="$PRECS" -v w="$PWALL" 'BEGIN { printf "%.1f", n / w / 1e6 }') M records/s to a file
+($PWALL s: written, fsynced and renamed into place, as every fsim output),
+$(awk -v n="$PRECS" -v w="$PNULL" 'BEGIN { printf "%.1f", n / w / 1e6 }') M records/s with the output thrown away ($PNULL s), and $PFLOOR s
+to copy as many bytes ($((POUT / 1000000)) MB) of its inputs to a new file and
+fsync it. The stage's own work runs at the second figure; the first adds
+writing $((POUT / 1000000)) MB (the kept records are ~90% of the input and are copied
+through), and on this kind of VM the \`write\` system call's copy into
+the page cache is the largest cost of the whole run: in a profile
+(\`perf record -g\`, [performance-internals.md](performance-internals.md)),
+31.5% of all samples are \`copy_folio_from_iter_atomic\`, and \`dd\` of
+the same 4.2 GB into the page cache took 0.99-9.06 s in three runs in a
+row. What would move it: writing fewer bytes (an index of kept line ranges
+into the sorted file instead of a copy of them, a format change for
+fsim-binpack, fsim-template and the Spark scripts); direct I/O was
+measured and not taken, since it moves the cost to the next stage's cold
+read.
 
 ## Scale beyond RAM
 
