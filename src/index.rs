@@ -74,6 +74,7 @@ fn write_segment(
     let mut tmp = tempfile::Builder::new()
         .prefix(".seg.")
         .suffix(".tmp")
+        .permissions(crate::io::output_mode())
         .tempfile_in(dir)
         .ctx(|| format!("cannot create a temporary file in {}", dir.display()))?;
     let mut params_text = Vec::new();

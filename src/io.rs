@@ -96,6 +96,15 @@ enum Sink {
     Direct(File),
 }
 
+/// The mode a finished output is created with: `0666`, less the umask
+/// (the kernel applies it at `open`), as `sort -o` or a shell redirection
+/// would make it. The temp file's default, `0600`, would leave reports
+/// unreadable to the colleagues they are written for.
+pub fn output_mode() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(0o666)
+}
+
 /// Bytes written between two write-back starts ([`TempSink::wrote`]).
 pub const WRITEBACK_STEP: u64 = 8 << 20;
 
@@ -242,6 +251,7 @@ impl Output {
                 let tmp = tempfile::Builder::new()
                     .prefix(&format!(".{file_name}."))
                     .suffix(".tmp")
+                    .permissions(output_mode())
                     .tempfile_in(&dir)
                     .ctx(|| {
                         format!(
@@ -372,6 +382,25 @@ pub fn wait_for_input(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The umask of this process, read without changing it.
+    fn umask() -> u32 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+        u32::from_str_radix(line[6..].trim(), 8).unwrap()
+    }
+
+    #[test]
+    fn finished_outputs_have_the_usual_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.tsv");
+        let mut o = Output::create(Some(&p)).unwrap();
+        o.write_all(b"x\n").unwrap();
+        o.finish().unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask(), "mode {mode:o}");
+    }
 
     #[test]
     fn output_appears_only_on_finish() {
