@@ -7,6 +7,8 @@
 #
 # Figures are medians of RUNS runs with a warm page cache; what matters is
 # the ratio fsim / reference measured side by side, not absolute times.
+# Needs ~15 GB free in $BENCH (kept between runs): 8 GB of it is
+# fsim-partition's 15-million-file input and output, whatever FILES is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
