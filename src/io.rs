@@ -142,7 +142,8 @@ struct TempSink {
     written: u64,
     /// Write-back started for bytes before this offset.
     started: u64,
-    /// [`writeback_step`], read once per output.
+    /// [`writeback_step`] (read from the environment once per process),
+    /// kept here so that [`TempSink::wrote`] compares two fields.
     step: u64,
 }
 
