@@ -323,8 +323,8 @@ to copy as many bytes ($((POUT / 1000000)) MB) of its inputs to a new file and
 fsync it. The stage's own work runs at the second figure; the first adds
 writing $((POUT / 1000000)) MB (the kept records are ~90% of the input and are copied
 through), and on this kind of VM the \`write\` system call's copy into
-the page cache is the largest cost of the whole run: in a profile
-(\`perf record -g\`, [performance-internals.md](performance-internals.md)),
+the page cache is the largest cost of the whole run: in a profile taken
+by hand on 2026-11-24 (\`perf record -g\`, [performance-internals.md](performance-internals.md)),
 31.5% of all samples are \`copy_folio_from_iter_atomic\`, and \`dd\` of
 the same 4.2 GB into the page cache took 0.99-9.06 s in three runs in a
 row. What would move it: writing fewer bytes (an index of kept line ranges
