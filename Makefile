@@ -186,11 +186,11 @@ $(WORK)/report.tsv: $(PAIRS) $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format tsv -o $@ $<
 
 # One self-contained page; re-reads the files of the viewed links.
-$(WORK)/report.html: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+$(WORK)/report.html: $(PAIRS) $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format html --html-max-views $(HTML_MAX_VIEWS) -o $@ $<
 
 # Workbook with outlined clusters (paper figures 5 and 6).
-$(WORK)/report.xlsx: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
+$(WORK)/report.xlsx: $(PAIRS) $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format xlsx -o $@ $<
 
 # Paper section 4: mark cluster CLUSTER of the last report as template

@@ -328,6 +328,8 @@ pub fn run(cfg: &Config) -> Result<()> {
     let mut comps: Vec<Component> = Vec::new();
     let mut comp_index: HashMap<u32, u32> = HashMap::new();
     let mut trailer_files: Option<u64> = None;
+    // What fsim-partition dropped, passed on to the report.
+    let mut pruned = records::Params::new();
     let name = r.name().to_string();
     loop {
         let ln = r.line_number() + 1;
@@ -362,6 +364,7 @@ pub fn run(cfg: &Config) -> Result<()> {
                         p.get_u64("files")
                             .ok_or_else(|| input_err(&name, ln, "trailer without files="))?,
                     );
+                    pruned = records::pruned_params(check.params.as_ref(), &p);
                     if trailer_files != Some(files.len() as u64) {
                         return Err(input_err(&name, ln, format!(
                             "{} F lines read but the trailer announced files={}: the file is truncated or was edited",
@@ -520,6 +523,7 @@ pub fn run(cfg: &Config) -> Result<()> {
         .as_ref()
         .map(records::stage_params)
         .unwrap_or_default()
+        .merged(&pruned)
         .with("bins", bins.len())
         .with("capacity", cfg.capacity);
     records::write_header(Kind::Bins, &params, &mut buf);

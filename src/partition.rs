@@ -42,21 +42,63 @@ use std::time::Instant;
 /// How many of the dropped chunks of highest degree are reported.
 pub const TOP_DROPPED: usize = 20;
 
+/// Default floor of the degree limit: a chunk held by this many files or
+/// fewer is never dropped, whatever the fraction. Keeping a chunk of
+/// degree d costs the analysis d(d-1)/2 pair updates (16 bytes each when a
+/// bin is oversized): 0.5 M for d = 1000, under a second and 8 MB, so no
+/// folder of versions smaller than this is ever pruned; the paper's case (a
+/// header in all of 100,000 files) is still dropped at half the files.
+/// docs/pipeline.md, "Which chunks are dropped".
+pub const DEFAULT_DEGREE_FLOOR: u64 = 1000;
+
 /// The chunk degree limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Limit {
     /// At most this many distinct files per chunk.
     Absolute(u64),
-    /// floor(files × fraction); the paper uses one half.
-    Fraction(f64),
+    /// max(floor(files × fraction), floor); the paper uses one half and no
+    /// floor, which drops every shared chunk of a family of versions that
+    /// is more than half of a small folder.
+    Fraction { fraction: f64, floor: u64 },
 }
 
 impl Limit {
+    /// The paper's half of the files, with [`DEFAULT_DEGREE_FLOOR`].
+    pub const DEFAULT: Limit = Limit::Fraction {
+        fraction: 0.5,
+        floor: DEFAULT_DEGREE_FLOOR,
+    };
+
     pub fn resolve(self, files: u64) -> u64 {
         match self {
             Limit::Absolute(n) => n,
-            Limit::Fraction(f) => (files as f64 * f).floor() as u64,
+            Limit::Fraction { fraction, floor } => {
+                ((files as f64 * fraction).floor() as u64).max(floor)
+            }
         }
+    }
+}
+
+/// The set of files that hold a dropped chunk: their similarity to others
+/// is a lower bound (pairs linked only through dropped chunks are never
+/// candidates). One bit per file: 1.9 MB for 15 M files.
+#[derive(Debug, Clone, Default)]
+pub struct FileBits(Vec<u64>);
+
+impl FileBits {
+    pub fn new(files: u64) -> Self {
+        FileBits(vec![0; files.div_ceil(64) as usize])
+    }
+
+    #[inline]
+    pub fn set(&mut self, file: u32) {
+        if let Some(w) = self.0.get_mut(file as usize / 64) {
+            *w |= 1 << (file % 64);
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.0.iter().map(|w| w.count_ones() as u64).sum()
     }
 }
 
@@ -95,6 +137,8 @@ pub struct Summary {
     pub singleton_chunks: u64,
     pub dropped_chunks: u64,
     pub dropped_records: u64,
+    /// Files holding at least one dropped chunk.
+    pub pruned_files: u64,
     /// Highest-degree dropped chunks, highest first.
     pub top: Vec<Dropped>,
     /// Escaped path of the example file of the highest dropped chunk.
@@ -118,8 +162,8 @@ impl Summary {
             self.templates,
         );
         s += &format!(
-            "; dropped {} chunks above degree {} ({} records)",
-            self.dropped_chunks, self.limit, self.dropped_records
+            "; dropped {} chunks above degree {} ({} records, in {} files whose similarity is now a lower bound)",
+            self.dropped_chunks, self.limit, self.dropped_records, self.pruned_files
         );
         if let Some(t) = self.top.first() {
             let ex = match &self.top_example_path {
@@ -354,12 +398,15 @@ pub struct Grouper {
     pub singleton_chunks: u64,
     pub dropped_chunks: u64,
     pub dropped_records: u64,
+    /// Files holding a dropped chunk.
+    pub pruned: FileBits,
     /// Min-heap by degree of the highest dropped chunks.
     top: std::collections::BinaryHeap<std::cmp::Reverse<TopKey>>,
 }
 
 impl Grouper {
-    pub fn new(limit: u64) -> Self {
+    /// A grouper for file ids below `files`.
+    pub fn new(limit: u64, files: u64) -> Self {
         Grouper {
             limit,
             hash: 0,
@@ -376,6 +423,7 @@ impl Grouper {
             singleton_chunks: 0,
             dropped_chunks: 0,
             dropped_records: 0,
+            pruned: FileBits::new(files),
             top: Default::default(),
         }
     }
@@ -413,7 +461,11 @@ impl Grouper {
         } else if k.file != self.last_file {
             self.degree += 1;
             if self.degree == self.limit.saturating_add(1) {
-                // Dropped whatever follows: let go of what was held.
+                // Dropped whatever follows: let go of what was held, and
+                // remember its files.
+                for &(file, _) in &self.recs {
+                    self.pruned.set(file);
+                }
                 self.recs.clear();
                 keep.text().truncate(self.text_at);
             }
@@ -428,6 +480,8 @@ impl Grouper {
                 t.extend_from_slice(line);
                 t.push(b'\n');
             }
+        } else {
+            self.pruned.set(k.file);
         }
         Ok(())
     }
@@ -597,7 +651,7 @@ fn group_chunks(
         .is_some_and(crate::features::is_feature_method)
         .then(|| vec![0u32; n as usize]);
     let (mut last_name, mut last_line) = (String::from("-"), 0);
-    let mut grouper = Grouper::new(limit);
+    let mut grouper = Grouper::new(limit, n);
     let mut keep = RunKeep {
         out,
         links: Vec::with_capacity(LINKS),
@@ -789,6 +843,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let kept = g.kept;
     let (singleton_chunks, dropped_chunks, dropped_records) =
         (g.singleton_chunks, g.dropped_chunks, g.dropped_records);
+    let pruned_files = g.pruned.count();
+    drop(g);
     let comps = unions.into_components();
     let (components, files_in_components) = comps.multi_counts();
     let want_path = top.first().map(|t| t.example);
@@ -825,7 +881,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         .with("files", files_in_components)
         .with("components", components)
         .with("dropped_chunks", dropped_chunks)
-        .with("dropped_records", dropped_records);
+        .with("dropped_records", dropped_records)
+        .with("pruned_files", pruned_files);
     write_trailer(Kind::Partition, &tp, &mut tail);
     w.raw(&tail)?;
     w.finish()?.finish()?;
@@ -839,6 +896,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         singleton_chunks,
         dropped_chunks,
         dropped_records,
+        pruned_files,
         top,
         top_example_path,
         templates: tmpl.summary(),
@@ -1110,7 +1168,7 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
         return Err(Error::msg("more than 2^32 files"));
     }
     let limit = cfg.limit.resolve(n);
-    let mut g = Grouper::new(limit);
+    let mut g = Grouper::new(limit, n);
     let mut keep = ForestKeep {
         out: BgWriter::new(Output::create(cfg.output.as_deref())?),
         forest: UnionFind::new(n as usize),
@@ -1286,7 +1344,7 @@ mod tests {
 
     #[test]
     fn groups_limits_and_unions() {
-        let mut g = Grouper::new(3);
+        let mut g = Grouper::new(3, 64);
         let (kept, links) = feed(
             &mut g,
             &[
@@ -1327,14 +1385,14 @@ mod tests {
     fn long_groups_are_formatted_the_same() {
         let files: Vec<u32> = (0..40).flat_map(|f| [f, f]).collect();
         let groups: &[(u128, &[u32])] = &[(7, &files), (8, &[1, 2, 3]), (9, &[5])];
-        let mut copied = Grouper::new(50);
-        let mut formatted = Grouper::new(50).with_text_max(5);
+        let mut copied = Grouper::new(50, 64);
+        let mut formatted = Grouper::new(50, 64).with_text_max(5);
         let a = feed(&mut copied, groups);
         let b = feed(&mut formatted, groups);
         assert_eq!(a, b);
         assert_eq!(a.0.len(), 83);
         assert_eq!(copied.kept, formatted.kept);
-        let mut low = Grouper::new(39).with_text_max(5);
+        let mut low = Grouper::new(39, 64).with_text_max(5);
         let (kept, links) = feed(&mut low, groups);
         assert_eq!(kept, [(8, 1), (8, 2), (8, 3)]);
         assert_eq!(links, [(1, 2), (1, 3)]);
@@ -1343,7 +1401,7 @@ mod tests {
 
     #[test]
     fn degree_at_limit_is_kept() {
-        let mut g = Grouper::new(2);
+        let mut g = Grouper::new(2, 64);
         let (kept, _) = feed(&mut g, &[(9, &[1, 2]), (10, &[0, 1, 2])]);
         assert_eq!(kept.len(), 2);
         assert_eq!(g.dropped_chunks, 1);
@@ -1351,7 +1409,7 @@ mod tests {
 
     #[test]
     fn top_keeps_highest_degrees() {
-        let mut g = Grouper::new(1);
+        let mut g = Grouper::new(1, 64);
         for h in 0..30u128 {
             let files: Vec<u32> = (0..(h as u32 % 25) + 2).collect();
             feed(&mut g, &[(h, &files)]);
@@ -1364,7 +1422,15 @@ mod tests {
 
     #[test]
     fn limit_resolution() {
-        assert_eq!(Limit::Fraction(0.5).resolve(7), 3);
+        let half = |floor| Limit::Fraction {
+            fraction: 0.5,
+            floor,
+        };
+        assert_eq!(half(0).resolve(7), 3);
+        // The floor: no folder of fewer than 2 × floor files is pruned.
+        assert_eq!(Limit::DEFAULT.resolve(2), DEFAULT_DEGREE_FLOOR);
+        assert_eq!(Limit::DEFAULT.resolve(1999), DEFAULT_DEGREE_FLOOR);
+        assert_eq!(Limit::DEFAULT.resolve(100_000), 50_000);
         assert_eq!(Limit::Absolute(9).resolve(7), 9);
     }
 }

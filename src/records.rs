@@ -756,6 +756,14 @@ impl Params {
         }
     }
 
+    /// These parameters with those of `other` set over them.
+    pub fn merged(mut self, other: &Params) -> Params {
+        for (k, v) in &other.0 {
+            self.set(k, v);
+        }
+        self
+    }
+
     pub fn get(&self, k: &str) -> Option<&str> {
         self.0
             .iter()
@@ -880,9 +888,29 @@ pub const CHUNK_PARAM_KEYS: &[&str] = &[
 /// fsim-partition (`templates=`, `template-chunks=`; see
 /// [`crate::templates`]).
 pub fn stage_params(p: &Params) -> Params {
-    let mut out = p.only(CHUNK_PARAM_KEYS);
-    for (k, v) in p.only(crate::templates::TEMPLATE_PARAM_KEYS).0 {
-        out.set(&k, v);
+    p.only(CHUNK_PARAM_KEYS)
+        .merged(&p.only(crate::templates::TEMPLATE_PARAM_KEYS))
+        .merged(&p.only(PRUNED_PARAM_KEYS))
+}
+
+/// What fsim-partition's degree limit dropped, carried in the headers of
+/// bins, pairs and verified pairs so that the report can say it: the limit,
+/// the chunks dropped and the files holding one (absent when no chunk was
+/// dropped; `pruned-files` absent when unknown, as from Spark's forests).
+pub const PRUNED_PARAM_KEYS: &[&str] = &["degree-limit", "pruned-chunks", "pruned-files"];
+
+/// [`PRUNED_PARAM_KEYS`] from a partition file's header and trailer.
+pub fn pruned_params(header: Option<&Params>, trailer: &Params) -> Params {
+    let mut out = Params::new();
+    let chunks = trailer.get_u64("dropped_chunks").unwrap_or(0);
+    if chunks > 0 {
+        if let Some(l) = header.and_then(|h| h.get("limit")) {
+            out.set("degree-limit", l);
+        }
+        out.set("pruned-chunks", chunks);
+        if let Some(f) = trailer.get("pruned_files") {
+            out.set("pruned-files", f);
+        }
     }
     out
 }

@@ -491,11 +491,13 @@ pub fn build(config: Config) -> Result<Report> {
             .unwrap_or(0);
         let id = hex128(id_hash)[..10].to_string();
         let commons: Vec<u64> = links.iter().map(|p| p.common).collect();
-        let template = crate::templates::likely_template(n, &commons, config.template_min_files)
-            .map(|t| TemplateHint {
-                bytes: t,
-                command: crate::templates::mark_command(&id),
-            });
+        let median_size = size(members[members.len() / 2]);
+        let template =
+            crate::templates::likely_template(n, &commons, median_size, config.template_min_files)
+                .map(|t| TemplateHint {
+                    bytes: t,
+                    command: crate::templates::mark_command(&id),
+                });
         clusters.push(Cluster {
             id,
             kind,
@@ -570,6 +572,31 @@ impl Report {
         ))
     }
 
+    /// Chunks fsim-partition dropped as too common (degree limit): (limit,
+    /// chunks, files holding one when known). Pairs of these files linked
+    /// only through such chunks were never candidates.
+    pub fn pruned(&self) -> Option<(u64, u64, Option<u64>)> {
+        let p = &self.params;
+        let chunks = p.get_u64("pruned-chunks").filter(|&c| c > 0)?;
+        Some((
+            p.get_u64("degree-limit").unwrap_or(0),
+            chunks,
+            p.get_u64("pruned-files"),
+        ))
+    }
+
+    /// The one-line note on [`Report::pruned`], for every format.
+    pub fn pruned_note(&self) -> Option<String> {
+        let (limit, chunks, files) = self.pruned()?;
+        let files = match files {
+            Some(f) => format!("{f} files hold one"),
+            None => "the files holding them were not counted".to_string(),
+        };
+        Some(format!(
+            "{chunks} chunks found in more than {limit} files were ignored as boilerplate ({files}): pairs linked only through them are not reported, and other figures of those files are exact only where verified (fsim-partition --max-degree, --degree-floor)"
+        ))
+    }
+
     /// Copies of a representative (other members of its identical set).
     fn copies(&self, id: u32) -> &[u32] {
         match self.set_of.get(&id) {
@@ -594,6 +621,8 @@ impl Report {
             "overhead_bytes": overhead,
             "filtered_links": self.filtered_links,
             "likely_templates": self.clusters.iter().filter(|c| c.template.is_some()).count(),
+            "pruned_chunks": self.pruned().map_or(0, |p| p.1),
+            "pruned_files": self.pruned().and_then(|p| p.2).unwrap_or(0),
         })
     }
 
@@ -744,6 +773,9 @@ impl Report {
                 "{dim}templates: {n} chunks ignored (templates={}); sizes and percentages are of the payload (file less its template chunks){reset}",
                 &digest[..digest.len().min(10)]
             );
+        }
+        if let Some(note) = self.pruned_note() {
+            let _ = writeln!(o, "{dim}pruned: {note}{reset}");
         }
         if self.config.filters.describe() != "none" || self.filtered_links > 0 {
             let _ = writeln!(

@@ -419,6 +419,7 @@ pub fn data(report: &Report, opts: &HtmlOptions, templates: Option<&TemplateSet>
         "fsim_report": 1,
         "params": params,
         "summary": report.summary(),
+        "pruned_note": report.pruned_note(),
         "identical": identical,
         "clusters": clusters,
         "views": views,

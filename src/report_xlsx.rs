@@ -294,6 +294,11 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                 r += 1;
             }
         }
+        if let Some(note) = report.pruned_note() {
+            ws.write_string(r, 0, "pruned").map_err(xerr)?;
+            ws.write_string(r, 1, note).map_err(xerr)?;
+            r += 1;
+        }
         r += 1;
         for (k, v) in &report.params.0 {
             ws.write_string(r, 0, k).map_err(xerr)?;

@@ -557,11 +557,21 @@ pub const LIKELY_MIN_FILES: usize = 5;
 /// looks for the mark a template leaves on them: the cluster is (nearly) a
 /// clique, and almost every link shares about the same bytes, the template;
 /// true near-duplicates among its members only add a few larger links.
+/// A template also leaves each file a payload of its own: a folder of
+/// versions of one document is a uniform clique too, but what its files
+/// share is nearly all of each file (near-duplicates, what the report is
+/// for), and ignoring it would hide the family.
 /// Precisely: at least `min_files` files, at least 90% of the possible
-/// links, and the 10th percentile of bytes in common at least 3/4 of the
-/// median. Returns the 10th percentile: the bytes shared by almost all
-/// pairs, an estimate of the template's size.
-pub fn likely_template(files: usize, commons: &[u64], min_files: usize) -> Option<u64> {
+/// links, the 10th percentile of bytes in common at least 3/4 of the
+/// median and under 90% of the median file size. Returns the 10th
+/// percentile: the bytes shared by almost all pairs, an estimate of the
+/// template's size.
+pub fn likely_template(
+    files: usize,
+    commons: &[u64],
+    median_size: u64,
+    min_files: usize,
+) -> Option<u64> {
     if files < min_files.max(3) || commons.is_empty() {
         return None;
     }
@@ -573,7 +583,7 @@ pub fn likely_template(files: usize, commons: &[u64], min_files: usize) -> Optio
     v.sort_unstable();
     let p10 = v[v.len() / 10];
     let median = v[v.len() / 2];
-    (p10 > 0 && p10 * 4 >= median * 3).then_some(p10)
+    (p10 > 0 && p10 * 4 >= median * 3 && p10 * 10 < median_size * 9).then_some(p10)
 }
 
 /// Quote a word for a POSIX shell when it needs it.
@@ -606,14 +616,18 @@ mod likely_tests {
         let mut c = vec![5000u64; 45];
         c[0] = 9000;
         c[1] = 8000;
-        assert_eq!(likely_template(10, &c, 8), Some(5000));
+        assert_eq!(likely_template(10, &c, 50_000, 8), Some(5000));
         // Too small a cluster.
-        assert_eq!(likely_template(5, &c[..10], 8), None);
+        assert_eq!(likely_template(5, &c[..10], 50_000, 8), None);
         // Not dense enough.
-        assert_eq!(likely_template(10, &c[..30], 8), None);
+        assert_eq!(likely_template(10, &c[..30], 50_000, 8), None);
         // Links of very different sizes: versions, not a template.
         let v: Vec<u64> = (1..=45).map(|i| i * 1000).collect();
-        assert_eq!(likely_template(10, &v, 8), None);
+        assert_eq!(likely_template(10, &v, 50_000, 8), None);
+        // A folder of versions: uniform, but what is shared is nearly all
+        // of each file.
+        assert_eq!(likely_template(10, &c, 5400, 8), None);
+        assert_eq!(likely_template(10, &c, 5600, 8), Some(5000));
     }
 
     #[test]

@@ -44,7 +44,7 @@ fn expected(pairs: &[(u32, u32, u64, u64, u64, u32)], header: &str) -> String {
 }
 
 const HEADER: &str =
-    "#fsim pairs v1\tmethod=tttd\tavg=1000\tmin-bytes=0\tmin-percent=10\tpercent-of=smaller";
+    "#fsim pairs v1\tmethod=tttd\tavg=1000\tdegree-limit=10\tpruned-chunks=1\tmin-bytes=0\tmin-percent=10\tpercent-of=smaller";
 
 #[test]
 fn exact_pairs_in_memory_oversized_and_forced_spill() {

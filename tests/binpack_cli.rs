@@ -52,7 +52,7 @@ fn plan_and_bins_at_two_capacities() {
     assert!(!err.contains("warning"), "{err}");
     let text = read(dir.path(), "b.tsv");
     assert!(
-        text.starts_with("#fsim bins v1\tmethod=tttd\tavg=1000\tbins=2\tcapacity=800\n"),
+        text.starts_with("#fsim bins v1\tmethod=tttd\tavg=1000\tdegree-limit=10\tpruned-chunks=1\tbins=2\tcapacity=800\n"),
         "{text}"
     );
     let bins = parse_bins(&text);

@@ -73,7 +73,7 @@ fn partition(files: &Path) -> Command {
 fn piped_table(files: &Path, chunks: &Path) -> Command {
     let mut c = Command::new("sh");
     c.arg("-c").arg(format!(
-        "'{}' --files /dev/fd/3 -q 3< '{}' < '{}'",
+        "'{}' --files /dev/fd/3 --degree-floor 0 -q 3< '{}' < '{}'",
         env!("CARGO_BIN_EXE_fsim-partition"),
         files.display(),
         chunks.display()
@@ -135,7 +135,11 @@ fn components_and_dropped_ubiquitous_chunk() {
     let dir = tempfile::tempdir().unwrap();
     let (files, chunks) = write_inputs(dir.path(), 8, &example(), 1000);
     let out_path = dir.path().join("part.tsv");
-    let out = run(partition(&files).arg("-o").arg(&out_path).arg(&chunks));
+    // The paper's rule alone: 8 files are far under the degree floor.
+    let out = run(partition(&files)
+        .args(["--degree-floor", "0", "-o"])
+        .arg(&out_path)
+        .arg(&chunks));
     assert!(out.status.success());
     let got = lines(&std::fs::read(&out_path).unwrap());
     let want = expected();
@@ -150,7 +154,7 @@ fn components_and_dropped_ubiquitous_chunk() {
     assert_eq!(
         *trailer,
         format!(
-            "#end partition\trecords=7\tdigest={}\tfiles=5\tcomponents=2\tdropped_chunks=1\tdropped_records=8",
+            "#end partition\trecords=7\tdigest={}\tfiles=5\tcomponents=2\tdropped_chunks=1\tdropped_records=8\tpruned_files=8",
             hex128(d.sum)
         )
     );
@@ -160,7 +164,7 @@ fn components_and_dropped_ubiquitous_chunk() {
     }
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("dropped 1 chunks above degree 4 (8 records); highest: degree 8, 1203 bytes, e.g. dir/file 0\\t.txt"),
+        err.contains("dropped 1 chunks above degree 4 (8 records, in 8 files whose similarity is now a lower bound); highest: degree 8, 1203 bytes, e.g. dir/file 0\\t.txt"),
         "{err}"
     );
     assert!(

@@ -41,7 +41,22 @@ struct Args {
     /// analysis finds 3N pairs).
     #[arg(long, value_name = "N", conflicts_with = "bulk")]
     versions: Option<usize>,
-    /// Average size of the benchmark documents (--bulk, --versions).
+    /// Instead of the sample, write N files that are overlapping extracts
+    /// (about --bulk-size bytes, a few line edits each) of one body of
+    /// --overlap-body bytes: one large family with millions of links, the
+    /// stress case of fsim-verify and fsim-report.
+    #[arg(long, value_name = "N", conflicts_with_all = ["bulk", "versions"])]
+    overlap: Option<usize>,
+    /// Size of the body the --overlap files are taken from: the smaller,
+    /// the more each file overlaps the others. Default: N × --bulk-size / 5,
+    /// about 40 files overlapping each file (2 M candidate pairs for 100,000
+    /// files).
+    #[arg(long, value_name = "BYTES")]
+    overlap_body: Option<usize>,
+    /// Line edits per --overlap file.
+    #[arg(long, value_name = "N", default_value = "3")]
+    overlap_edits: usize,
+    /// Average size of the benchmark documents (--bulk, --versions, --overlap).
     #[arg(long, default_value = "10000")]
     bulk_size: usize,
     /// Number of folders of the benchmark documents (--bulk, --versions).
@@ -72,6 +87,22 @@ fn main() -> ExitCode {
         if let Some(n) = a.bulk {
             let bytes = corpus::generate_bulk(&a.dir, &bulk(n))?;
             eprintln!("fsim-gen: {n} files, {bytes} bytes in {}", a.dir.display());
+            return Ok(());
+        }
+        if let Some(n) = a.overlap {
+            let spec = corpus::Overlap {
+                files: n,
+                body: a.overlap_body.unwrap_or(n * a.bulk_size / 5),
+                extract: a.bulk_size,
+                edits: a.overlap_edits,
+                dirs: a.bulk_dirs,
+                seed: a.seed,
+            };
+            let bytes = corpus::generate_overlap(&a.dir, &spec)?;
+            eprintln!(
+                "fsim-gen: {n} overlapping files, {bytes} bytes in {}",
+                a.dir.display()
+            );
             return Ok(());
         }
         if let Some(n) = a.versions {

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 ///
 /// Reads the file table (written by fsim-chunk --files-out) and a chunk
 /// stream sorted by hash (fsim-sort or LC_ALL=C sort). Chunks in one file
-/// only are dropped; chunks in more files than the degree limit are dropped
-/// and reported; the others link their files (union-find). Writes the kept
+/// only are dropped; chunks in more files than the degree limit (half the
+/// files, never below 1000) are dropped and reported; the others link their files (union-find). Writes the kept
 /// records, one F line per file in a component of 2 or more files, and the
 /// highest-degree dropped chunks.
 ///
@@ -30,9 +30,15 @@ struct Args {
     /// Drop chunks found in more than N distinct files.
     #[arg(long, value_name = "N", conflicts_with = "max_degree_fraction")]
     max_degree: Option<u64>,
-    /// Drop chunks found in more than floor(files × F) files (the paper: half).
+    /// Drop chunks found in more than max(floor(files × F), --degree-floor)
+    /// files (the paper: half).
     #[arg(long, value_name = "F", default_value_t = 0.5)]
     max_degree_fraction: f64,
+    /// Never drop a chunk found in N files or fewer, whatever the fraction:
+    /// a folder of versions of one document (most files share most chunks)
+    /// stays whole. Dropped chunks are counted in the report.
+    #[arg(long, value_name = "N", default_value_t = fsim::partition::DEFAULT_DEGREE_FLOOR, conflicts_with = "max_degree")]
+    degree_floor: u64,
     /// Ignore the chunks of this templates file (written by fsim-template;
     /// repeat for several): they link no files, and each file's size in its
     /// F line becomes its payload (size less its template chunks).
@@ -71,7 +77,10 @@ fn main() -> ExitCode {
         })?;
         let limit = match a.max_degree {
             Some(n) => Limit::Absolute(n),
-            None => Limit::Fraction(a.max_degree_fraction),
+            None => Limit::Fraction {
+                fraction: a.max_degree_fraction,
+                floor: a.degree_floor,
+            },
         };
         if a.emit_forest {
             return fsim::partition::run_forest(&fsim::partition::ForestConfig {

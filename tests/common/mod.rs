@@ -120,6 +120,12 @@ pub fn gen_repo(dir: &Path, extra: &[&str]) -> (PathBuf, Vec<Vec<String>>) {
 /// Run the whole pipeline stage by stage through named files in `work`;
 /// returns the JSON report.
 pub fn pipeline(repo: &Path, work: &Path, chunk_args: &[&str]) -> serde_json::Value {
+    chunk_and_sort(repo, work, chunk_args);
+    rest_of_pipeline(work, &[])
+}
+
+/// fsim-chunk and fsim-sort into `work` (files.tsv, chunks.tsv, sorted.tsv).
+pub fn chunk_and_sort(repo: &Path, work: &Path, chunk_args: &[&str]) {
     std::fs::create_dir_all(work).unwrap();
     let files = work.join("files.tsv");
     let mut c = fsim("fsim-chunk");
@@ -135,18 +141,27 @@ pub fn pipeline(repo: &Path, work: &Path, chunk_args: &[&str]) -> serde_json::Va
         .arg(work.join("sorted.tsv"))
         .arg(work.join("chunks.tsv"));
     run_ok(c, None);
-    rest_of_pipeline(work, &[])
 }
 
 /// The stages after the sort (partition .. report) in `work`, with extra
 /// arguments for fsim-partition and fsim-verify (e.g. `--templates F`);
 /// returns the JSON report.
 pub fn rest_of_pipeline(work: &Path, extra: &[String]) -> serde_json::Value {
+    rest_of_pipeline_with(work, extra, extra)
+}
+
+/// [`rest_of_pipeline`] with arguments for fsim-partition and fsim-verify
+/// apart.
+pub fn rest_of_pipeline_with(
+    work: &Path,
+    partition_extra: &[String],
+    extra: &[String],
+) -> serde_json::Value {
     let files = work.join("files.tsv");
     let mut c = fsim("fsim-partition");
     c.args(["-q", "--files"])
         .arg(&files)
-        .args(extra)
+        .args(partition_extra)
         .arg("-o")
         .arg(work.join("partition.tsv"))
         .arg(work.join("sorted.tsv"));
