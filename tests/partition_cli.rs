@@ -1,6 +1,6 @@
 //! fsim-partition end to end on hand-made file tables and chunk files.
 
-use fsim::records::{
+use fsim::formats::{
     classify_line, digest_params, hex128, write_header, write_trailer, ChunkRecord, Digest,
     FileEntry, FileType, Kind, Line, Params,
 };

@@ -5,7 +5,7 @@
 //! byte-identical output for any -j, regions, binary files, and the report
 //! reading verified pairs.
 
-use fsim::records::{hex128, mix128};
+use fsim::formats::{hex128, mix128};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

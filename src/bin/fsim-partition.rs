@@ -1,9 +1,9 @@
 //! fsim-partition: drop useless and ubiquitous chunks and split the files
-//! into independent components (paper 2.5 steps 3-4). Logic: `fsim::partition`.
+//! into independent components (paper 2.5 steps 3-4). Logic: `fsim::stages::partition`.
 
 use clap::Parser;
 use fsim::cli;
-use fsim::partition::{Config, Limit};
+use fsim::stages::partition::{Config, Limit};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -74,7 +74,7 @@ fn main() -> ExitCode {
             None => Limit::Fraction(a.max_degree_fraction),
         };
         if a.emit_forest {
-            return fsim::partition::run_forest(&fsim::partition::ForestConfig {
+            return fsim::stages::partition::run_forest(&fsim::stages::partition::ForestConfig {
                 files: a.files_count.unwrap_or(0),
                 inputs: a.inputs,
                 output: a.output,
@@ -90,7 +90,7 @@ fn main() -> ExitCode {
             quiet: a.quiet,
             templates: a.templates,
         };
-        let s = fsim::partition::run(&cfg)?;
+        let s = fsim::stages::partition::run(&cfg)?;
         if !cfg.quiet {
             fsim::cli::stderr_line(s.report());
         }

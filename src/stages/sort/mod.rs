@@ -13,7 +13,7 @@
 //! for reuse (e.g. `fsim-analyze` sorting [`PairRecord`]s out of core):
 //!
 //! ```
-//! use fsim::sort::{ExternalSorter, PairRecord, SortOptions};
+//! use fsim::stages::sort::{ExternalSorter, PairRecord, SortOptions};
 //! let mut s = ExternalSorter::<PairRecord>::new(SortOptions::with_memory(64 << 20));
 //! s.push(PairRecord { a: 2, b: 1, bytes: 10 }).unwrap();
 //! s.push(PairRecord { a: 1, b: 5, bytes: 20 }).unwrap();
@@ -23,18 +23,20 @@
 //!
 //! With `--resume-dir`, runs are kept (fsynced) in that directory with a
 //! journal instead, so that a killed sort continues after its last finished
-//! run ([`crate::sort_resume`]).
+//! run ([`crate::stages::sort::resume`]).
 //!
 //! Memory: `--memory` bounds the record buffer (and, while merging, the run
 //! read buffers); fixed I/O buffers of about 3 MiB come on top. Disk: one
 //! binary copy of the input (24 bytes per record, less than half the text).
 
+pub mod resume;
+
 use crate::error::{Context, Error, Result};
-use crate::io::{open_input, Output};
-use crate::records::{
+use crate::formats::{
     classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, HASH_WIDTH, ID_WIDTH,
 };
-use crate::sort_resume::{Journal, Position};
+use crate::io::{open_input, Output};
+use crate::stages::sort::resume::{Journal, Position};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
@@ -235,7 +237,7 @@ impl SortOptions {
 ///
 /// [`ExternalSorter::keep_runs_in`] instead keeps the runs in a given
 /// directory, fsynced, so that a caller that journals them (`fsim-sort
-/// --resume-dir`, [`crate::sort_resume`]) can continue after a kill.
+/// --resume-dir`, [`crate::stages::sort::resume`]) can continue after a kill.
 pub struct ExternalSorter<T: FixedRecord> {
     opts: SortOptions,
     cap: usize,
@@ -746,8 +748,8 @@ pub fn parse_chunk_line(line: &[u8]) -> Option<ChunkKey> {
     {
         return None;
     }
-    let hash = crate::records::parse_hex128(&line[..HASH_WIDTH])?;
-    let file = crate::records::parse_id(&line[ID_AT..ID_AT + ID_WIDTH])?;
+    let hash = crate::formats::parse_hex128(&line[..HASH_WIDTH])?;
+    let file = crate::formats::parse_id(&line[ID_AT..ID_AT + ID_WIDTH])?;
     let lens = &line[LEN_AT..];
     if lens[0] == b'0' && lens.len() > 1 {
         return None;
@@ -779,13 +781,13 @@ pub fn format_chunk_line(k: &ChunkKey, out: &mut [u8; 64]) -> usize {
     let hb = k.hi.to_be_bytes();
     let lb = k.lo.to_be_bytes();
     for i in 0..8 {
-        out[2 * i..2 * i + 2].copy_from_slice(&crate::records::HEX_PAIRS[hb[i] as usize]);
-        out[16 + 2 * i..16 + 2 * i + 2].copy_from_slice(&crate::records::HEX_PAIRS[lb[i] as usize]);
+        out[2 * i..2 * i + 2].copy_from_slice(&crate::formats::HEX_PAIRS[hb[i] as usize]);
+        out[16 + 2 * i..16 + 2 * i + 2].copy_from_slice(&crate::formats::HEX_PAIRS[lb[i] as usize]);
     }
     out[32] = b'\t';
     let mut f = k.file;
     for i in (0..5).rev() {
-        out[33 + 2 * i..35 + 2 * i].copy_from_slice(&crate::records::DEC_PAIRS[(f % 100) as usize]);
+        out[33 + 2 * i..35 + 2 * i].copy_from_slice(&crate::formats::DEC_PAIRS[(f % 100) as usize]);
         f /= 100;
     }
     out[43] = b'\t';
@@ -794,12 +796,12 @@ pub fn format_chunk_line(k: &ChunkKey, out: &mut [u8; 64]) -> usize {
     let mut i = 44 + n;
     while v >= 100 {
         i -= 2;
-        out[i..i + 2].copy_from_slice(&crate::records::DEC_PAIRS[(v % 100) as usize]);
+        out[i..i + 2].copy_from_slice(&crate::formats::DEC_PAIRS[(v % 100) as usize]);
         v /= 100;
     }
     if v >= 10 {
         i -= 2;
-        out[i..i + 2].copy_from_slice(&crate::records::DEC_PAIRS[v as usize]);
+        out[i..i + 2].copy_from_slice(&crate::formats::DEC_PAIRS[v as usize]);
     } else {
         i -= 1;
         out[i] = b'0' + v as u8;
@@ -1023,7 +1025,7 @@ pub struct Config {
     pub fan_in: usize,
     pub quiet: bool,
     /// Keep finished runs here with a journal, to resume after a kill
-    /// ([`crate::sort_resume`]).
+    /// ([`crate::stages::sort::resume`]).
     pub resume_dir: Option<PathBuf>,
 }
 
@@ -1116,7 +1118,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     // Progress, phase 1: bytes of input read (ETA when the inputs are files).
     let paths: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-    let progress = crate::progress::Progress::for_inputs("fsim-sort", &paths, cfg.quiet);
+    let progress = crate::io::progress::Progress::for_inputs("fsim-sort", &paths, cfg.quiet);
     let start = cp.as_ref().map_or(0, |c| c.at.input);
     for (idx, path) in inputs.iter().enumerate().skip(start) {
         let here = cp.as_ref().map(|c| c.at).filter(|at| at.input == idx);
@@ -1195,7 +1197,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     // `#` sorts before every hex digit: these lines come first, in byte order.
     hash_lines.sort_unstable();
     // Formatting (here) overlaps writing (on the writer's thread).
-    let mut w = crate::bgwrite::BgWriter::new(out);
+    let mut w = crate::io::bgwrite::BgWriter::new(out);
     for l in &hash_lines {
         w.raw(l)?;
         w.raw(b"\n")?;
@@ -1205,7 +1207,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     // Phase 2: records merged and written (the bar is up while the last run
     // is sorted and any intermediate merge passes run, its clock going).
     let progress =
-        crate::progress::Progress::items("fsim-sort: merging", records, "records", cfg.quiet);
+        crate::io::progress::Progress::items("fsim-sort: merging", records, "records", cfg.quiet);
     let end = Position {
         input: inputs.len(),
         ..Position::default()
@@ -1344,7 +1346,7 @@ mod tests {
         let items: Vec<ChunkKey> = (0..20_000u64)
             .map(|i| {
                 key(
-                    crate::records::mix128(i as u128 % 5000),
+                    crate::formats::mix128(i as u128 % 5000),
                     (i % 7) as u32,
                     (i % 13) as u32 * 11,
                 )

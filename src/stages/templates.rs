@@ -21,14 +21,14 @@
 //! Memory: 20 bytes per template chunk (a hash set); a templates file holds
 //! tens or hundreds of chunks.
 
-use crate::chunker::{Chunker, Cut};
+use crate::chunking::chunker::{Chunker, Cut};
 use crate::error::{Error, Result};
-use crate::io::{open_input, Output};
-use crate::records::{
+use crate::formats::{
     digest_to_u128, escape_path_string, hex128, mix128, parse_hex128, parse_u64, split_fields,
     write_header, write_hex128, write_trailer, write_u64, Digest, InputCheck, Kind, Line,
     LineReader, Params, CHUNK_PARAM_KEYS,
 };
+use crate::io::{open_input, Output};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -410,7 +410,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                     seen_header = true;
                 }
                 Line::Data(d) => {
-                    let Some(rec) = crate::records::ChunkRecord::parse(d) else {
+                    let Some(rec) = crate::formats::ChunkRecord::parse(d) else {
                         continue; // F lines of a partition or bins file
                     };
                     records_read += 1;
@@ -493,7 +493,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     write_trailer(
         Kind::Templates,
-        &crate::records::digest_params(&d, "templates"),
+        &crate::formats::digest_params(&d, "templates"),
         &mut body,
     );
     let mut out = Output::create(cfg.output.as_deref())?;
@@ -518,8 +518,8 @@ mod tests {
 
     #[test]
     fn payload_cuts_template_chunks() {
-        let c = Chunker::new(crate::chunker::Method::Tttd, 256).unwrap();
-        let data = crate::chunker::pseudo_text(20_000, 3);
+        let c = Chunker::new(crate::chunking::chunker::Method::Tttd, 256).unwrap();
+        let data = crate::chunking::chunker::pseudo_text(20_000, 3);
         let cuts: Vec<_> = c.chunks(&data).collect();
         assert!(cuts.len() > 4);
         let mut set = TemplateSet::default();

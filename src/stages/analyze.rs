@@ -25,15 +25,15 @@
 //! found (40 bytes each). Disk: only for oversized bins, 16 bytes per
 //! (chunk, file pair).
 
-use crate::binpack::FileLine;
+use crate::chunking::features::{self, MethodSpec};
 use crate::error::{Context, Result};
-use crate::features::{self, MethodSpec};
-use crate::io::{open_input, Output};
-use crate::progress::Progress;
-use crate::records::{
+use crate::formats::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, Params,
 };
-use crate::sort::{ExternalSorter, PairRecord, SortOptions};
+use crate::io::progress::Progress;
+use crate::io::{open_input, Output};
+use crate::stages::binpack::FileLine;
+use crate::stages::sort::{ExternalSorter, PairRecord, SortOptions};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -72,7 +72,7 @@ pub fn estimate_memory(files: u64, records: u64, chunks: u64) -> u64 {
 // Configuration
 // ---------------------------------------------------------------------------
 
-pub use crate::records::PercentOf;
+pub use crate::formats::PercentOf;
 
 /// The thresholds of step 4(c).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -155,22 +155,22 @@ impl Pair {
     /// This pair's contribution to the trailer digest.
     #[inline]
     pub fn mix(&self) -> u128 {
-        records::mix128(((self.a as u128) << 96) | ((self.b as u128) << 64) | self.common as u128)
+        formats::mix128(((self.a as u128) << 96) | ((self.b as u128) << 64) | self.common as u128)
     }
 
     #[inline]
     pub fn write(&self, out: &mut Vec<u8>) {
-        records::write_id(self.a, out);
+        formats::write_id(self.a, out);
         out.push(b'\t');
-        records::write_id(self.b, out);
+        formats::write_id(self.b, out);
         out.push(b'\t');
-        records::write_u64(self.size_a, out);
+        formats::write_u64(self.size_a, out);
         out.push(b'\t');
-        records::write_u64(self.size_b, out);
+        formats::write_u64(self.size_b, out);
         out.push(b'\t');
-        records::write_u64(self.common, out);
+        formats::write_u64(self.common, out);
         out.push(b'\t');
-        records::write_u64(self.shared as u64, out);
+        formats::write_u64(self.shared as u64, out);
         out.push(b'\n');
     }
 }
@@ -245,7 +245,7 @@ impl Grouper {
         } else if r.len != self.len {
             return Ok(Err(format!(
                 "chunk {} has two lengths, {} and {}: records of different chunkings are mixed",
-                records::hex128(r.hash),
+                formats::hex128(r.hash),
                 self.len,
                 r.len
             )));
@@ -471,7 +471,7 @@ impl Graph {
 // ---------------------------------------------------------------------------
 
 /// Emits a (a, b, bytes) record for every pair of files in each chunk group
-/// into the shared external sorter ([`crate::sort::ExternalSorter`]), which
+/// into the shared external sorter ([`crate::stages::sort::ExternalSorter`]), which
 /// keeps half the bin capacity in memory and spills sorted runs to disk.
 struct Spiller {
     sorter: ExternalSorter<PairRecord>,
@@ -569,7 +569,7 @@ impl BinFiles {
     /// The pair of local files `x < y` with `common` bytes and `shared`
     /// chunks in common, if it passes the thresholds. For feature methods
     /// `common` becomes the estimated bytes in common of the method's
-    /// similarity estimate ([`crate::features::common_bytes`]); a pair
+    /// similarity estimate ([`crate::chunking::features::common_bytes`]); a pair
     /// whose estimate is 0 (megashingles: fewer than two supershingles;
     /// b-bit: at or below chance) is not a candidate.
     #[inline]
@@ -610,11 +610,11 @@ struct BinHeader {
 
 fn parse_bin_line(raw: &[u8]) -> std::result::Result<BinHeader, String> {
     const EXPECTED: &str = "expected '#bin\\t<n>\\tfiles=F\\trecords=R\\tmemory=M\\toversized=0|1'";
-    let [_, n, files, recs, mem, over] = records::split_fields::<6>(raw).ok_or(EXPECTED)?;
+    let [_, n, files, recs, mem, over] = formats::split_fields::<6>(raw).ok_or(EXPECTED)?;
     let val = |f: &[u8], key: &str| -> std::result::Result<u64, String> {
         f.strip_prefix(key.as_bytes())
             .and_then(|v| v.strip_prefix(b"="))
-            .and_then(records::parse_u64)
+            .and_then(formats::parse_u64)
             .ok_or_else(|| EXPECTED.to_string())
     };
     let oversized = match over {
@@ -623,7 +623,7 @@ fn parse_bin_line(raw: &[u8]) -> std::result::Result<BinHeader, String> {
         _ => return Err(EXPECTED.into()),
     };
     Ok(BinHeader {
-        number: records::parse_u64(n).ok_or(EXPECTED)?,
+        number: formats::parse_u64(n).ok_or(EXPECTED)?,
         files: val(files, "files")?,
         records: val(recs, "records")?,
         memory: val(mem, "memory")?,
@@ -906,7 +906,7 @@ pub fn analyze_with_progress<R: BufRead>(
                     ln,
                     format!(
                         "record of file {} which has no F line in this bin",
-                        records::id_string(rec.file)
+                        formats::id_string(rec.file)
                     ),
                 ))
             }
@@ -935,7 +935,7 @@ pub fn analyze_with_progress<R: BufRead>(
     a.params = check
         .params
         .as_ref()
-        .map(records::stage_params)
+        .map(formats::stage_params)
         .unwrap_or_default();
     // Bins hold disjoint files but components interleave ids across bins.
     a.pairs.sort_unstable();
@@ -959,7 +959,7 @@ pub fn write_pairs(a: &Analysis, th: &Thresholds, out: &mut impl Write, name: &s
         Some(Ok(m)) => params.with("estimate", m.estimator().as_str()),
         _ => params,
     };
-    records::write_header(Kind::Pairs, &params, &mut buf);
+    formats::write_header(Kind::Pairs, &params, &mut buf);
     let mut sum = 0u128;
     for p in &a.pairs {
         p.write(&mut buf);
@@ -971,8 +971,8 @@ pub fn write_pairs(a: &Analysis, th: &Thresholds, out: &mut impl Write, name: &s
     }
     let t = Params::new()
         .with("pairs", a.pairs.len())
-        .with("digest", records::hex128(sum));
-    records::write_trailer(Kind::Pairs, &t, &mut buf);
+        .with("digest", formats::hex128(sum));
+    formats::write_trailer(Kind::Pairs, &t, &mut buf);
     out.write_all(&buf).ctx(|| format!("writing {name}"))?;
     Ok(())
 }
@@ -986,7 +986,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     // done of those the header announces.
     let progress = Progress::bytes_and(
         "fsim-analyze",
-        crate::progress::inputs_size(&[cfg.input.as_path()]),
+        crate::io::progress::inputs_size(&[cfg.input.as_path()]),
         "bins",
         cfg.quiet,
     );
@@ -1034,7 +1034,7 @@ mod tests {
             .with("avg", 1000)
             .with("bins", bins.len())
             .with("capacity", 1000);
-        records::write_header(Kind::Bins, &p, &mut out);
+        formats::write_header(Kind::Bins, &p, &mut out);
         let mut d = Digest::default();
         let mut nfiles = 0;
         for (i, bin) in bins.iter().enumerate() {
@@ -1077,10 +1077,10 @@ mod tests {
             }
             nfiles += files.len();
         }
-        let t = records::digest_params(&d, "records")
+        let t = formats::digest_params(&d, "records")
             .with("bins", bins.len())
             .with("files", nfiles);
-        records::write_trailer(Kind::Bins, &t, &mut out);
+        formats::write_trailer(Kind::Bins, &t, &mut out);
         out
     }
 
@@ -1198,10 +1198,10 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("#fsim pairs v1\tmethod=tttd\tavg=1000\tmin-bytes=0\tmin-percent=0\tpercent-of=smaller\n"));
         assert!(text.contains("\n0000000001\t0000000002\t1000\t500\t250\t2\n"));
-        let d = records::mix128((1u128 << 96) | (2u128 << 64) | 250);
+        let d = formats::mix128((1u128 << 96) | (2u128 << 64) | 250);
         assert!(text.ends_with(&format!(
             "#end pairs\tpairs=1\tdigest={}\n",
-            records::hex128(d)
+            formats::hex128(d)
         )));
     }
 
@@ -1447,7 +1447,7 @@ mod tests {
         assert_eq!(spill.pairs, one.pairs);
         // 16 KiB budget: 512-record runs, so more runs than the merge fan-in.
         assert!(
-            spill.spilled_records > 512 * crate::sort::DEFAULT_FAN_IN as u64,
+            spill.spilled_records > 512 * crate::stages::sort::DEFAULT_FAN_IN as u64,
             "{}",
             spill.spilled_records
         );

@@ -3,6 +3,11 @@
 //! only when the stage finished, so a killed stage never leaves a file that
 //! `make` would take as done.
 
+pub mod bgwrite;
+pub mod longpath;
+pub mod progress;
+pub mod walk;
+
 use crate::error::{Context, Error, Result};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};

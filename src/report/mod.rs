@@ -13,17 +13,22 @@
 //! that pass the thresholds are held in memory: the report is bounded by the
 //! number of files, like partition, not by the number of chunks.
 
+pub mod collections;
+pub mod filter;
+pub mod html;
+pub mod xlsx;
+
 use crate::error::{Error, Result};
-use crate::io::{open_input, Output};
-use crate::records::{
+use crate::formats::{
     escape_path_string, hex128, mix128, parse_id, parse_u64, split_fields, Digest, FileEntry,
     InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
+use crate::io::{open_input, Output};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-pub use crate::records::PercentOf;
+pub use crate::formats::PercentOf;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -93,11 +98,11 @@ pub struct Config {
     pub min_bytes: u64,
     pub percent_of: PercentOf,
     /// Options of the HTML format.
-    pub html: crate::report_html::HtmlOptions,
+    pub html: crate::report::html::HtmlOptions,
     /// Colour in the text report.
     pub color: ColorChoice,
     /// sif's post-processing filters (src/report_filter.rs).
-    pub filters: crate::report_filter::Filters,
+    pub filters: crate::report::filter::Filters,
     /// Smallest cluster flagged as a likely template.
     pub template_min_files: usize,
     /// The templates files the analysis ignored (`--templates`): checked
@@ -105,7 +110,7 @@ pub struct Config {
     pub templates: Vec<PathBuf>,
 }
 
-/// A cluster flagged as a likely template (`crate::templates::likely_template`).
+/// A cluster flagged as a likely template (`crate::stages::templates::likely_template`).
 #[derive(Debug, Clone)]
 pub struct TemplateHint {
     /// Bytes shared by almost all its links (the 10th percentile).
@@ -169,7 +174,7 @@ pub struct Report {
     /// size.
     pub sizes: Vec<u64>,
     /// Collections of a merged file table (empty: one unnamed collection).
-    pub collections: Vec<crate::collections::Collection>,
+    pub collections: Vec<crate::stages::collections::Collection>,
     /// Collection index of each file.
     pub coll: Vec<usize>,
     /// Links that passed the thresholds but not the filters.
@@ -364,8 +369,8 @@ pub fn build(config: Config) -> Result<Report> {
     crate::io::wait_for_input(&config.pairs)?;
     let (files, table_params) = read_file_table(&config.files)?;
     let files_name = config.files.display().to_string();
-    let collections = crate::collections::read(&config.files)?;
-    let coll = crate::collections::of_files(&collections, files.len())
+    let collections = crate::stages::collections::read(&config.files)?;
+    let coll = crate::stages::collections::of_files(&collections, files.len())
         .map_err(|m| Error::msg(format!("{files_name}: {m}")))?;
     let mut sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
     let (pairs, pair_params) = read_pairs(
@@ -491,11 +496,13 @@ pub fn build(config: Config) -> Result<Report> {
             .unwrap_or(0);
         let id = hex128(id_hash)[..10].to_string();
         let commons: Vec<u64> = links.iter().map(|p| p.common).collect();
-        let template = crate::templates::likely_template(n, &commons, config.template_min_files)
-            .map(|t| TemplateHint {
-                bytes: t,
-                command: crate::templates::mark_command(&id),
-            });
+        let template =
+            crate::stages::templates::likely_template(n, &commons, config.template_min_files).map(
+                |t| TemplateHint {
+                    bytes: t,
+                    command: crate::stages::templates::mark_command(&id),
+                },
+            );
         clusters.push(Cluster {
             id,
             kind,
@@ -672,7 +679,7 @@ impl Report {
                 "files": c.files,
                 "bytes": self.files[c.first as usize..(c.first + c.files) as usize].iter().map(|f| f.size).sum::<u64>(),
             })).collect::<Vec<_>>(),
-            "collection_overlap": crate::report_collections::overlap(self).iter().map(|o| o.to_json(self)).collect::<Vec<_>>(),
+            "collection_overlap": crate::report::collections::overlap(self).iter().map(|o| o.to_json(self)).collect::<Vec<_>>(),
         })
     }
 
@@ -832,7 +839,7 @@ impl Report {
             }
         }
         if !self.collections.is_empty() {
-            crate::report_collections::text(self, &mut o, st.head, st.reset);
+            crate::report::collections::text(self, &mut o, st.head, st.reset);
         }
         o
     }
@@ -871,12 +878,12 @@ impl Report {
 /// The templates files given with `--templates`, if any. They must be the
 /// set the analysis ignored (the pairs header names it): marking other
 /// chunks as template in the views would mislead the analyst.
-fn load_templates(report: &Report) -> Result<Option<crate::templates::TemplateSet>> {
+fn load_templates(report: &Report) -> Result<Option<crate::stages::templates::TemplateSet>> {
     let paths = &report.config.templates;
     if paths.is_empty() {
         return Ok(None);
     }
-    let set = crate::templates::TemplateSet::load(paths, &report.params)?;
+    let set = crate::stages::templates::TemplateSet::load(paths, &report.params)?;
     set.check_against(&report.params, "the pairs")
         .map_err(|m| Error::msg(format!("{}: {m}", report.config.pairs.display())))?;
     Ok(Some(set))
@@ -914,10 +921,10 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
         }
         Format::Tsv => report.to_tsv().into_bytes(),
         Format::Html => {
-            crate::report_html::render(&report, &report.config.html, templates.as_ref())?
+            crate::report::html::render(&report, &report.config.html, templates.as_ref())?
                 .into_bytes()
         }
-        Format::Xlsx => crate::report_xlsx::render(&report)?,
+        Format::Xlsx => crate::report::xlsx::render(&report)?,
     };
     let mut out = Output::create(output.as_deref())?;
     out.write_all(&bytes)?;

@@ -33,7 +33,7 @@ mod sif;
 
 pub use normalize::{normalize, Normalize};
 
-use crate::records::{mix128, Params};
+use crate::formats::{mix128, Params};
 use std::fmt;
 use std::str::FromStr;
 
@@ -46,7 +46,7 @@ pub struct Feature {
 }
 
 /// The feature methods (`--method`). `tttd` and `bsw` are chunk methods
-/// ([`crate::chunker::Method`]), not listed here.
+/// ([`crate::chunking::chunker::Method`]), not listed here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FeatureMethod {
     Sif,
@@ -239,7 +239,7 @@ impl MethodSpec {
     }
 
     /// The header parameters that say how the features were made (every
-    /// key is in [`crate::records::CHUNK_PARAM_KEYS`]).
+    /// key is in [`crate::formats::CHUNK_PARAM_KEYS`]).
     pub fn params(&self) -> Params {
         let mut p = Params::new()
             .with("method", self.method)
@@ -460,8 +460,8 @@ pub fn chunk_stream(
     r: &mut impl std::io::Read,
     spec: &MethodSpec,
     buf: &mut [u8],
-    pieces: &mut Vec<crate::chunk::Piece>,
-) -> std::io::Result<crate::chunk::StreamInfo> {
+    pieces: &mut Vec<crate::chunking::stream::Piece>,
+) -> std::io::Result<crate::chunking::stream::StreamInfo> {
     use md5::{Digest as _, Md5};
     let mut data = Vec::new();
     let mut md5 = Md5::new();
@@ -478,16 +478,19 @@ pub fn chunk_stream(
     }
     let size = data.len() as u64;
     let ftype = if size == 0 {
-        crate::records::FileType::Empty
+        crate::formats::FileType::Empty
     } else {
-        crate::records::FileType::classify(&data[..data.len().min(crate::chunk::HEAD)], size)
+        crate::formats::FileType::classify(
+            &data[..data.len().min(crate::chunking::stream::HEAD)],
+            size,
+        )
     };
     let mut feats = Vec::new();
     extract(spec, &data, &mut feats);
     pieces.extend(feats.iter().map(|f| (f.hash, f.weight)));
-    Ok(crate::chunk::StreamInfo {
+    Ok(crate::chunking::stream::StreamInfo {
         size,
-        content: crate::records::digest_to_u128(&md5.finalize()),
+        content: crate::formats::digest_to_u128(&md5.finalize()),
         ftype,
     })
 }
@@ -498,7 +501,7 @@ pub(crate) mod tests {
 
     /// Text-like data from a seed (shared with the submodules' tests).
     pub fn text(len: usize, seed: u64) -> Vec<u8> {
-        crate::chunker::pseudo_text(len, seed)
+        crate::chunking::chunker::pseudo_text(len, seed)
     }
 
     /// Exact Jaccard of the w-shingle sets.
@@ -537,7 +540,7 @@ pub(crate) mod tests {
             let p = s.params();
             for (k, _) in &p.0 {
                 assert!(
-                    crate::records::CHUNK_PARAM_KEYS.contains(&k.as_str()),
+                    crate::formats::CHUNK_PARAM_KEYS.contains(&k.as_str()),
                     "{k}"
                 );
             }
@@ -633,7 +636,7 @@ mod known_answers {
     /// fails here and needs a new `hash=` name in the headers.
     #[test]
     fn pinned_features() {
-        let d = crate::chunker::pseudo_text(50_000, 42);
+        let d = crate::chunking::chunker::pseudo_text(50_000, 42);
         let got: Vec<String> = FeatureMethod::ALL
             .iter()
             .map(|&m| {

@@ -21,15 +21,15 @@
 //! * Paths of `PATH_MAX` (4096) bytes or more, which the kernel refuses in
 //!   one call, are walked and read like any other: where walkdir reports
 //!   `ENAMETOOLONG` for an entry, that entry is examined and its subtree
-//!   walked with [`crate::longpath`] (directory-relative calls), in the same
+//!   walked with [`crate::io::longpath`] (directory-relative calls), in the same
 //!   order and with the same rules; the workers open such files with
-//!   [`crate::longpath::open_file`]. Ordinary paths never take that route.
+//!   [`crate::io::longpath::open_file`]. Ordinary paths never take that route.
 //! * `--files-from` lists paths as raw bytes (newline- or NUL-separated);
 //!   each listed path is treated like a root, except that a missing one is
 //!   only a warning (lists go stale).
 
 use crate::error::{Context, Error, Result};
-use crate::records::escape_path;
+use crate::formats::escape_path;
 use std::ffi::OsStr;
 use std::io::BufRead;
 use std::os::unix::ffi::OsStrExt;
@@ -83,7 +83,7 @@ pub fn warning_line(prog: &str, path: &Path, msg: &str) -> String {
 /// anything is written.
 pub fn check_roots(roots: &[PathBuf]) -> Result<()> {
     for r in roots {
-        crate::longpath::symlink_metadata(r).ctx(|| {
+        crate::io::longpath::symlink_metadata(r).ctx(|| {
             let mut esc = Vec::new();
             escape_path(r.as_os_str().as_bytes(), &mut esc);
             String::from_utf8_lossy(&esc).into_owned()
@@ -165,7 +165,7 @@ fn walk_root(
                 if let (Some(path), Some(io), None) =
                     (err.path(), err.io_error(), err.loop_ancestor())
                 {
-                    if crate::longpath::too_long(io) {
+                    if crate::io::longpath::too_long(io) {
                         if !walk_long(path, root, follow, stats, sink) {
                             return false;
                         }
@@ -207,7 +207,7 @@ fn walk_long(
     stats: &mut WalkStats,
     sink: &mut impl FnMut(Event) -> bool,
 ) -> bool {
-    use crate::longpath::{self, Entry, Kind};
+    use crate::io::longpath::{self, Entry, Kind};
     use std::os::unix::fs::MetadataExt;
     fn warn(
         stats: &mut WalkStats,
@@ -385,7 +385,7 @@ mod tests {
     /// were no limit: same order, same rules, the loop found when following.
     #[test]
     fn paths_over_path_max_are_walked_in_order() {
-        use crate::longpath;
+        use crate::io::longpath;
         let d = tempfile::tempdir().unwrap();
         let root = d.path().join("r");
         let mut deep = root.join("deep");
@@ -415,7 +415,7 @@ mod tests {
         fs::write(root.join("z.txt"), b"x").unwrap();
         // Points back to an ancestor: a loop when following links.
         let link = deep.join("up");
-        assert!(crate::longpath::too_long(
+        assert!(crate::io::longpath::too_long(
             &fs::symlink_metadata(&deep).unwrap_err()
         ));
         longpath::symlink(&root.join("deep"), &link).unwrap();

@@ -853,7 +853,7 @@ impl PercentOf {
 /// The parameters of the chunking that define whether two chunk files can
 /// be compared: every later stage carries them in its header. The first
 /// eight are those of the chunk methods (tttd, bsw); the others those of the
-/// feature methods (`crate::features::MethodSpec::params`). A key absent
+/// feature methods (`crate::chunking::features::MethodSpec::params`). A key absent
 /// from both headers compares equal.
 pub const CHUNK_PARAM_KEYS: &[&str] = &[
     "method",
@@ -878,10 +878,10 @@ pub const CHUNK_PARAM_KEYS: &[&str] = &[
 /// The header parameters a stage passes on to the next: the chunking
 /// parameters plus the identity of the templates ignored since
 /// fsim-partition (`templates=`, `template-chunks=`; see
-/// [`crate::templates`]).
+/// [`crate::stages::templates`]).
 pub fn stage_params(p: &Params) -> Params {
     let mut out = p.only(CHUNK_PARAM_KEYS);
-    for (k, v) in p.only(crate::templates::TEMPLATE_PARAM_KEYS).0 {
+    for (k, v) in p.only(crate::stages::templates::TEMPLATE_PARAM_KEYS).0 {
         out.set(&k, v);
     }
     out

@@ -18,7 +18,7 @@
 //! and written atomically.
 
 use crate::error::{Error, Result};
-use crate::records::escape_path_string;
+use crate::formats::escape_path_string;
 use crate::report::{percent, symmetric, Report};
 use rust_xlsxwriter::{Format, FormatAlign, Workbook, Worksheet, XlsxError};
 

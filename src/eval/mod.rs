@@ -26,10 +26,10 @@
 pub mod plot;
 mod report;
 
-use crate::chunker::{Chunker, Cut, Method};
+use crate::chunking::chunker::{Chunker, Cut, Method};
+use crate::chunking::features::rolling::{for_each_window, mix64};
+use crate::chunking::features::{self, Feature, FeatureMethod, MethodSpec};
 use crate::error::{Context, Error, Result};
-use crate::features::rolling::{for_each_window, mix64};
-use crate::features::{self, Feature, FeatureMethod, MethodSpec};
 use md5::{Digest as _, Md5};
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -196,7 +196,7 @@ pub fn delete_words(doc: &[u8], ranges: &[(usize, usize)]) -> Vec<u8> {
 /// How a method turns a document into a signature.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Algo {
-    /// A feature method of [`crate::features`].
+    /// A feature method of [`crate::chunking::features`].
     Feature(MethodSpec),
     /// Exact resemblance of the sets of all w-byte windows (what the
     /// sampling methods estimate).
@@ -272,7 +272,7 @@ impl MethodConf {
         match self.algo {
             Algo::Feature(s) => s.window,
             Algo::Exact(w) => w,
-            Algo::Tttd(_) => crate::chunker::WINDOW,
+            Algo::Tttd(_) => crate::chunking::chunker::WINDOW,
         }
     }
 
@@ -367,7 +367,7 @@ pub fn tttd_chunks(c: &Chunker, data: &[u8]) -> Vec<(u128, u32)> {
         .chunks(data)
         .map(|ch| {
             let d = Md5::digest(&data[ch.offset..ch.offset + ch.len]);
-            (crate::records::digest_to_u128(&d), ch.len as u32)
+            (crate::formats::digest_to_u128(&d), ch.len as u32)
         })
         .collect();
     v.sort_unstable();
@@ -1033,7 +1033,7 @@ mod tests {
     use super::*;
 
     fn text(len: usize, seed: u64) -> Vec<u8> {
-        crate::chunker::pseudo_text(len, seed)
+        crate::chunking::chunker::pseudo_text(len, seed)
     }
 
     #[test]

@@ -58,14 +58,14 @@
 //! are written in input order, so output and warnings are byte-identical
 //! for any `-j`.
 
-use crate::chunker::{Chunker, Cut, Method};
+use crate::chunking::chunker::{Chunker, Cut, Method};
 use crate::error::{Error, Result};
-use crate::io::{open_input, Output};
-use crate::records::{
+use crate::formats::{
     digest_params, escape_path_string, mix128, parse_id, parse_u64, split_fields, write_header,
     write_id, write_trailer, write_u64, Digest, FileEntry, FileType, InputCheck, Kind, Line,
     LineReader, CHUNK_PARAM_KEYS,
 };
+use crate::io::{open_input, Output};
 use crate::report::{percent, read_file_table, PercentOf};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -502,7 +502,7 @@ pub fn read_checked<'b>(
     buf: &'b mut Vec<u8>,
 ) -> std::result::Result<&'b [u8], Stale> {
     let path = Path::new(std::ffi::OsStr::from_bytes(&e.path));
-    let mut f = crate::longpath::open_file(path)
+    let mut f = crate::io::longpath::open_file(path)
         .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
     let meta = f
         .metadata()
@@ -774,7 +774,7 @@ struct Worker {
     files_read: u64,
     bytes_read: u64,
     /// Templates and the run's chunker, when the analysis ignored templates.
-    templates: Option<Arc<(crate::templates::TemplateSet, Chunker)>>,
+    templates: Option<Arc<(crate::stages::templates::TemplateSet, Chunker)>>,
     payload: Vec<u8>,
 }
 
@@ -1123,12 +1123,13 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (files, table_params) = read_file_table(&cfg.files)?;
     let files_name = cfg.files.display().to_string();
     let (input, name) = open_input(&cfg.pairs)?;
-    let progress = crate::progress::Progress::for_inputs(PROG, &[cfg.pairs.as_path()], cfg.quiet);
+    let progress =
+        crate::io::progress::Progress::for_inputs(PROG, &[cfg.pairs.as_path()], cfg.quiet);
     let mut r = LineReader::new(progress.reader(input), name.clone());
     let mut check = InputCheck::new(Kind::Pairs, "pairs");
     let mut seen = Digest::default();
     let jobs = cfg.jobs.max(1);
-    let tset = crate::templates::TemplateSet::load(&cfg.templates, &table_params)?;
+    let tset = crate::stages::templates::TemplateSet::load(&cfg.templates, &table_params)?;
     let tshared = if tset.is_empty() {
         None
     } else {

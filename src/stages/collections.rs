@@ -21,11 +21,11 @@
 //! chunk records are streamed.
 
 use crate::error::{Error, Result};
-use crate::io::{open_input, Output};
-use crate::records::{
+use crate::formats::{
     digest_params, escape_path_string, parse_u64, write_header, write_trailer, ChunkRecord, Digest,
     FileEntry, InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
+use crate::io::{open_input, Output};
 use std::path::{Path, PathBuf};
 
 /// One collection of a merged file table.
@@ -259,7 +259,7 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
     };
     let mut buf = Vec::with_capacity(1 << 16);
     let chunk_paths: Vec<&Path> = cfg.inputs.iter().map(|i| i.chunks.as_path()).collect();
-    let progress = crate::progress::Progress::for_inputs("fsim-merge", &chunk_paths, cfg.quiet);
+    let progress = crate::io::progress::Progress::for_inputs("fsim-merge", &chunk_paths, cfg.quiet);
     for inp in &cfg.inputs {
         let table = read_table(&inp.files)?;
         let params = table.params.only(CHUNK_PARAM_KEYS);
@@ -367,7 +367,7 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
         &Params::new()
             .with("files", entries.len())
             .with("records", written.count)
-            .with("digest", crate::records::hex128(written.sum))
+            .with("digest", crate::formats::hex128(written.sum))
             .with("skipped", summary.skipped),
         &mut ft,
     );

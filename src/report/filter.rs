@@ -15,7 +15,7 @@
 //! characters, `/` included, `?` one character, `[abc]`, `[a-z]`, `[!a]`
 //! a class. Any other pattern matches when it occurs anywhere in the path.
 
-use crate::records::{FileEntry, FileType};
+use crate::formats::{FileEntry, FileType};
 
 /// Which file types may be linked (`--link-types`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

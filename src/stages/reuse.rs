@@ -38,12 +38,12 @@
 //! `stat` per walked file, and reading the previous chunk file once (about
 //! 3% of the repository's size at the default average chunk size).
 
-use crate::chunk::Piece;
+use crate::chunking::stream::Piece;
 use crate::error::{Error, Result};
-use crate::io::open_input;
-use crate::records::{
+use crate::formats::{
     ChunkRecord, Digest, FileEntry, InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
+use crate::io::open_input;
 use std::cmp::Ordering;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //! records are first spooled (24 bytes each, binary) to a private temp file
 //! while the records and chunks of each file are counted; then the `F` lines
 //! give the components. Each component's memory is estimated with
-//! [`crate::analyze::estimate_memory`] (the real data structures of the
+//! [`crate::stages::analyze::estimate_memory`] (the real data structures of the
 //! analysis), and components are packed with first-fit decreasing. A
 //! component larger than the capacity gets a bin of its own marked
 //! `oversized=1`, which fsim-analyze processes out of core: never a failure.
@@ -16,12 +16,12 @@
 //! the number of records. Disk: twice the records in binary (spool plus the
 //! per-bin files of one routing pass), in `--tmpdir`.
 
-use crate::analyze::{estimate_memory, input_err};
 use crate::error::{Context, Error, Result};
-use crate::io::{open_input, Output};
-use crate::records::{
+use crate::formats::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
 };
+use crate::io::{open_input, Output};
+use crate::stages::analyze::{estimate_memory, input_err};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -62,28 +62,28 @@ impl FileLine {
         "an F line: F, file id, component, size and content hash separated by tabs";
 
     pub fn parse(line: &[u8]) -> std::result::Result<FileLine, String> {
-        let (line, features) = match records::split_fields::<6>(line) {
+        let (line, features) = match formats::split_fields::<6>(line) {
             Some(f) => {
-                let n = records::parse_u64(f[5])
+                let n = formats::parse_u64(f[5])
                     .and_then(|v| u32::try_from(v).ok())
                     .ok_or("expected a feature count in field 6 of the F line")?;
                 (&line[..line.len() - f[5].len() - 1], Some(n))
             }
             None => (line, None),
         };
-        let [f, id, comp, size, content] = records::split_fields::<5>(line)
+        let [f, id, comp, size, content] = formats::split_fields::<5>(line)
             .ok_or_else(|| format!("expected {}", Self::EXPECTED))?;
         if f != b"F" {
             return Err(format!("expected {}", Self::EXPECTED));
         }
         Ok(FileLine {
-            id: records::parse_id(id)
+            id: formats::parse_id(id)
                 .ok_or("expected a 10-digit file id in field 2 of the F line")?,
-            component: records::parse_id(comp)
+            component: formats::parse_id(comp)
                 .ok_or("expected a 10-digit component id in field 3 of the F line")?,
-            size: records::parse_u64(size)
+            size: formats::parse_u64(size)
                 .ok_or("expected a size in bytes in field 4 of the F line")?,
-            content: records::parse_hex128(content)
+            content: formats::parse_hex128(content)
                 .ok_or("expected a 32-digit lowercase hex content hash in field 5 of the F line")?,
             features,
         })
@@ -91,16 +91,16 @@ impl FileLine {
 
     pub fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(b"F\t");
-        records::write_id(self.id, out);
+        formats::write_id(self.id, out);
         out.push(b'\t');
-        records::write_id(self.component, out);
+        formats::write_id(self.component, out);
         out.push(b'\t');
-        records::write_u64(self.size, out);
+        formats::write_u64(self.size, out);
         out.push(b'\t');
-        records::write_hex128(self.content, out);
+        formats::write_hex128(self.content, out);
         if let Some(n) = self.features {
             out.push(b'\t');
-            records::write_u64(n as u64, out);
+            formats::write_u64(n as u64, out);
         }
         out.push(b'\n');
     }
@@ -303,8 +303,11 @@ fn slot(v: &mut Vec<u32>, id: u32) -> &mut u32 {
 pub fn run(cfg: &Config) -> Result<()> {
     let t0 = std::time::Instant::now();
     let (input, name) = open_input(&cfg.input)?;
-    let progress =
-        crate::progress::Progress::for_inputs("fsim-binpack", &[cfg.input.as_path()], cfg.quiet);
+    let progress = crate::io::progress::Progress::for_inputs(
+        "fsim-binpack",
+        &[cfg.input.as_path()],
+        cfg.quiet,
+    );
     let mut r = LineReader::new(progress.reader(input), name);
     let tmp = tempfile::Builder::new()
         .prefix("fsim-binpack.")
@@ -403,7 +406,7 @@ pub fn run(cfg: &Config) -> Result<()> {
                         _ => {
                             return Err(input_err(&name, ln, format!(
                                 "component {} is not the smallest id of a component listed before (expected the id of an earlier F line, or the file's own id)",
-                                records::id_string(f.component)
+                                formats::id_string(f.component)
                             )))
                         }
                     }
@@ -485,7 +488,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     {
         return Err(r.error(format!(
             "chunk records of file {} but no F line for it: the partition file is inconsistent",
-            records::id_string(id as u32)
+            formats::id_string(id as u32)
         )));
     }
 
@@ -496,7 +499,7 @@ pub fn run(cfg: &Config) -> Result<()> {
             let c = &comps[b.components[0]];
             crate::cli::stderr_line(format_args!(
                 "fsim-binpack: warning: component of file {}: {} estimated > capacity {}: fsim-analyze will process it out of core",
-                records::id_string(c.id),
+                formats::id_string(c.id),
                 human_size(c.memory),
                 human_size(cfg.capacity)
             ));
@@ -518,11 +521,11 @@ pub fn run(cfg: &Config) -> Result<()> {
     let params = check
         .params
         .as_ref()
-        .map(records::stage_params)
+        .map(formats::stage_params)
         .unwrap_or_default()
         .with("bins", bins.len())
         .with("capacity", cfg.capacity);
-    records::write_header(Kind::Bins, &params, &mut buf);
+    formats::write_header(Kind::Bins, &params, &mut buf);
     // Files of each bin in id order.
     let mut file_order: Vec<usize> = (0..files.len()).collect();
     file_order.sort_by_key(|&i| bin_of_comp[comp_of_file[i] as usize]);
@@ -561,9 +564,9 @@ pub fn run(cfg: &Config) -> Result<()> {
                             r.line_number(),
                             format!(
                                 "chunk {} is in files {} and {} of different components: the partition file is inconsistent",
-                                records::hex128(u128::from_le_bytes(hash)),
-                                records::id_string(pf),
-                                records::id_string(file)
+                                formats::hex128(u128::from_le_bytes(hash)),
+                                formats::id_string(pf),
+                                formats::id_string(file)
                             ),
                         ));
                     }
@@ -616,10 +619,10 @@ pub fn run(cfg: &Config) -> Result<()> {
             let _ = std::fs::remove_file(p);
         }
     }
-    let t = records::digest_params(&seen, "records")
+    let t = formats::digest_params(&seen, "records")
         .with("bins", bins.len())
         .with("files", files.len());
-    records::write_trailer(Kind::Bins, &t, &mut buf);
+    formats::write_trailer(Kind::Bins, &t, &mut buf);
     out.write_all(&buf)?;
     out.finish()?;
     progress.finish();

@@ -26,15 +26,17 @@
 //! a third writes. Records are never formatted again unless their group is
 //! long. Figures in docs/performance.md.
 
-use crate::bgwrite::BgWriter;
+pub mod unionfind;
+
 use crate::error::{Error, Result};
-use crate::io::{open_input, Output};
-use crate::records::{
+use crate::formats::{
     classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, write_header,
     write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
 };
-use crate::sort::{format_chunk_line, parse_chunk_line, ChunkKey, FastLines};
-use crate::unionfind::{QueuedUnions as Unions, UnionFind};
+use crate::io::bgwrite::BgWriter;
+use crate::io::{open_input, Output};
+use crate::stages::partition::unionfind::{QueuedUnions as Unions, UnionFind};
+use crate::stages::sort::{format_chunk_line, parse_chunk_line, ChunkKey, FastLines};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
@@ -69,7 +71,7 @@ pub struct Config {
     pub limit: Limit,
     pub quiet: bool,
     /// Templates files (`--templates`): their chunks are ignored and file
-    /// sizes reduced to their payload (`crate::templates`).
+    /// sizes reduced to their payload (`crate::stages::templates`).
     pub templates: Vec<PathBuf>,
 }
 
@@ -150,7 +152,7 @@ struct FileTable {
 fn parse_file_line(line: &[u8]) -> std::result::Result<(u32, u64, u128, &[u8]), String> {
     // memchr rather than `split_fields`: this runs for every file and the
     // path is the longest field.
-    let bad = || format!("expected {}", crate::records::FileEntry::EXPECTED);
+    let bad = || format!("expected {}", crate::formats::FileEntry::EXPECTED);
     let mut tabs = [0usize; 5];
     let mut it = memchr::memchr_iter(b'\t', line);
     for t in tabs.iter_mut() {
@@ -524,7 +526,7 @@ struct Grouped {
     /// Feature methods: distinct features per file (see `group_chunks`).
     feature_counts: Option<Vec<u32>>,
     /// Template bytes per file (`--templates`).
-    tmpl: crate::templates::PayloadCounter,
+    tmpl: crate::stages::templates::PayloadCounter,
 }
 
 /// [`Keep`] of [`run`]: kept text into the output's current block, file
@@ -578,7 +580,7 @@ fn group_chunks(
     inputs: &[PathBuf],
     table: &FileTable,
     chunk_params: &Params,
-    mut tmpl: crate::templates::PayloadCounter,
+    mut tmpl: crate::stages::templates::PayloadCounter,
     limit: u64,
     quiet: bool,
     out: BgWriter,
@@ -594,7 +596,7 @@ fn group_chunks(
     // analysis needs each file's set size for resemblance. 4 bytes per file.
     let mut feature_counts: Option<Vec<u32>> = chunk_params
         .get("method")
-        .is_some_and(crate::features::is_feature_method)
+        .is_some_and(crate::chunking::features::is_feature_method)
         .then(|| vec![0u32; n as usize]);
     let (mut last_name, mut last_line) = (String::from("-"), 0);
     let mut grouper = Grouper::new(limit);
@@ -606,7 +608,7 @@ fn group_chunks(
         closed: false,
     };
     let paths: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
-    let progress = crate::progress::Progress::for_inputs("fsim-partition", &paths, quiet);
+    let progress = crate::io::progress::Progress::for_inputs("fsim-partition", &paths, quiet);
     for path in inputs {
         let (r, name) = open_input(path)?;
         let r = progress.reader(r);
@@ -657,7 +659,7 @@ fn group_chunks(
                 Line::Data(_) => {
                     return Err(at.error(format!(
                         "expected {}",
-                        crate::records::ChunkRecord::EXPECTED
+                        crate::formats::ChunkRecord::EXPECTED
                     )));
                 }
             }
@@ -718,8 +720,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let n = table.files;
     let limit = cfg.limit.resolve(n);
     let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
-    let tmpl = crate::templates::PayloadCounter::new(
-        crate::templates::TemplateSet::load(&cfg.templates, &chunk_params)?,
+    let tmpl = crate::stages::templates::PayloadCounter::new(
+        crate::stages::templates::TemplateSet::load(&cfg.templates, &chunk_params)?,
         n as usize,
     );
     let mut w = BgWriter::new(Output::create(cfg.output.as_deref())?);
@@ -818,7 +820,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         tail.extend_from_slice(b"#dropped\t");
         tail.extend_from_slice(hex128(t.hash).as_bytes());
         tail.extend_from_slice(format!("\t{}\t{}\t", t.degree, t.len).as_bytes());
-        crate::records::write_id(t.example, &mut tail);
+        crate::formats::write_id(t.example, &mut tail);
         tail.push(b'\n');
     }
     let tp = digest_params(&kept, "records")
@@ -848,8 +850,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 
 /// What the `F` lines need besides the file table.
 struct FLines<'a> {
-    comps: &'a crate::unionfind::Components,
-    tmpl: &'a crate::templates::PayloadCounter,
+    comps: &'a crate::stages::partition::unionfind::Components,
+    tmpl: &'a crate::stages::templates::PayloadCounter,
     feature_counts: Option<&'a [u32]>,
     /// The file whose path the summary shows (highest dropped chunk).
     want_path: Option<u32>,
@@ -863,16 +865,16 @@ impl FLines<'_> {
             return;
         }
         b.extend_from_slice(b"F\t");
-        crate::records::write_id(id, b);
+        crate::formats::write_id(id, b);
         b.push(b'\t');
-        crate::records::write_id(self.comps.label(id), b);
+        crate::formats::write_id(self.comps.label(id), b);
         b.push(b'\t');
-        crate::records::write_u64(self.tmpl.payload(id, size), b);
+        crate::formats::write_u64(self.tmpl.payload(id, size), b);
         b.push(b'\t');
-        crate::records::write_hex128(content, b);
+        crate::formats::write_hex128(content, b);
         if let Some(c) = self.feature_counts {
             b.push(b'\t');
-            crate::records::write_u64(c[id as usize] as u64, b);
+            crate::formats::write_u64(c[id as usize] as u64, b);
         }
         b.push(b'\n');
     }
@@ -1135,7 +1137,7 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
             let k = parse_chunk_line(line).ok_or_else(|| {
                 at.error(format!(
                     "expected {}",
-                    crate::records::ChunkRecord::EXPECTED
+                    crate::formats::ChunkRecord::EXPECTED
                 ))
             })?;
             let key = (k.hi, k.lo, k.file);
@@ -1164,7 +1166,7 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
         for (id, &v) in c.iter().enumerate() {
             if v > 0 {
                 tail.extend_from_slice(b"N\t");
-                crate::records::write_id(id as u32, &mut tail);
+                crate::formats::write_id(id as u32, &mut tail);
                 tail.extend_from_slice(format!("\t{v}\n").as_bytes());
             }
         }
@@ -1173,7 +1175,7 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
         tail.extend_from_slice(b"#dropped\t");
         tail.extend_from_slice(hex128(t.hash).as_bytes());
         tail.extend_from_slice(format!("\t{}\t{}\t", t.degree, t.len).as_bytes());
-        crate::records::write_id(t.example, &mut tail);
+        crate::formats::write_id(t.example, &mut tail);
         tail.push(b'\n');
     }
     tail.extend_from_slice(
@@ -1217,9 +1219,9 @@ impl Keep for ForestKeep {
             self.edges += 1;
             let t = self.out.buf();
             t.extend_from_slice(b"E\t");
-            crate::records::write_id(a, t);
+            crate::formats::write_id(a, t);
             t.push(b'\t');
-            crate::records::write_id(b, t);
+            crate::formats::write_id(b, t);
             t.push(b'\n');
         }
         Ok(())

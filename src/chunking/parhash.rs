@@ -2,7 +2,7 @@
 //! large files): MD5 (~760 MB/s per core) costs four times the boundary
 //! search (~3 GB/s), so one thread reads and cuts while `hashers` threads
 //! hash the chunks, block by block, and the results are put back in order.
-//! The output is exactly that of [`crate::chunk::chunk_stream`]: the cut
+//! The output is exactly that of [`crate::chunking::stream::chunk_stream`]: the cut
 //! points do not depend on the buffering, and the pieces and the content
 //! hash are assembled in stream order.
 //!
@@ -13,9 +13,9 @@
 //! 12 MiB with two hashers. Buffers and cut lists are reused, not allocated
 //! per block.
 
-use crate::chunk::{Piece, StreamInfo, HEAD};
-use crate::chunker::{Chunker, Cut};
-use crate::records::FileType;
+use crate::chunking::chunker::{Chunker, Cut};
+use crate::chunking::stream::{Piece, StreamInfo, HEAD};
+use crate::formats::FileType;
 use md5::{Digest as _, Md5};
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -35,7 +35,7 @@ struct Block {
     digests: Vec<u128>,
 }
 
-/// Chunk a whole stream like [`crate::chunk::chunk_stream`], hashing the
+/// Chunk a whole stream like [`crate::chunking::stream::chunk_stream`], hashing the
 /// chunks on `hashers` threads while this one reads and cuts. On an error,
 /// `pieces` holds a partial list: the caller drops it.
 pub fn chunk_stream_par(
@@ -64,7 +64,7 @@ pub fn chunk_stream_par(
                     .cuts
                     .iter()
                     .map(|&(start, len)| &buf[start as usize..start as usize + len as usize]);
-                crate::md5batch::digest_many(msgs, &mut b.digests);
+                crate::chunking::md5batch::digest_many(msgs, &mut b.digests);
                 if done_tx.send(b).is_err() {
                     return;
                 }
@@ -156,7 +156,7 @@ fn cut_and_collect(
         b.buf[..carry.len()].copy_from_slice(&carry);
         let mut filled = carry.len();
         let want = filled + PAR_BLOCK.min(cap - filled);
-        let (n, end) = crate::chunk::fill(r, &mut b.buf[filled..want])?;
+        let (n, end) = crate::chunking::stream::fill(r, &mut b.buf[filled..want])?;
         filled += n;
         size += n as u64;
         eof = end;
@@ -191,8 +191,8 @@ fn cut_and_collect(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::{chunk_stream, read_buffer};
-    use crate::chunker::Method;
+    use crate::chunking::chunker::Method;
+    use crate::chunking::stream::{chunk_stream, read_buffer};
 
     /// A reader that returns odd-sized pieces.
     struct Odd<'a>(&'a [u8], usize);
@@ -215,7 +215,7 @@ mod tests {
             (Method::Tttd, 1000, 10),
             (Method::Tttd, 1000, 0),
         ] {
-            let data = crate::chunker::pseudo_text(len, 5);
+            let data = crate::chunking::chunker::pseudo_text(len, 5);
             let c = Chunker::new(method, avg).unwrap();
             let mut buf = read_buffer(&c);
             let mut want = Vec::new();

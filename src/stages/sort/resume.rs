@@ -44,8 +44,8 @@
 //! after removing the old runs.
 
 use crate::error::{Context, Error, Result};
-use crate::records::{escape_path, hex128, parse_hex128, unescape_path, Digest};
-use crate::sort::{ChunkKey, FixedRecord};
+use crate::formats::{escape_path, hex128, parse_hex128, unescape_path, Digest};
+use crate::stages::sort::{ChunkKey, FixedRecord};
 use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;

@@ -39,12 +39,12 @@
 //! at most `max_views` links (the first clusters, largest first). Each
 //! viewed file is read once to re-chunk it.
 
-use crate::chunk::chunk_path;
-use crate::chunker::{Chunker, Method};
+use crate::chunking::chunker::{Chunker, Method};
+use crate::chunking::stream::chunk_path;
 use crate::error::Result;
-use crate::records::{escape_path_string, FileType, CHUNK_PARAM_KEYS};
+use crate::formats::{escape_path_string, FileType, CHUNK_PARAM_KEYS};
 use crate::report::{percent, symmetric, Report};
-use crate::templates::TemplateSet;
+use crate::stages::templates::TemplateSet;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -53,7 +53,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// The page: CSS, markup and script; the data goes between the two halves.
-const PAGE: &str = include_str!("report_html/page.html");
+const PAGE: &str = include_str!("page.html");
 /// Where the data block goes in [`PAGE`].
 const DATA_MARK: &str = "@@FSIM_DATA@@";
 
@@ -207,7 +207,7 @@ fn view_file(
     v["shown"] = json!(cap);
     if e.ftype == FileType::Text {
         let mut head = Vec::with_capacity(cap);
-        let read = crate::longpath::open_file(path)
+        let read = crate::io::longpath::open_file(path)
             .and_then(|f| f.take(cap as u64).read_to_end(&mut head));
         if let Err(err) = read {
             return fail(v, "unreadable", format!("cannot read the file now: {err}"));

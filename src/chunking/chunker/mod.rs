@@ -46,7 +46,7 @@ mod tttd;
 pub use bsw::Bsw;
 pub use tttd::Tttd;
 
-use crate::records::Params;
+use crate::formats::Params;
 use std::fmt;
 use std::str::FromStr;
 
@@ -196,9 +196,9 @@ impl FromStr for Method {
 pub enum Chunker {
     Tttd(Tttd),
     Bsw(Bsw),
-    /// A feature method ([`crate::features`]): files are not cut but read
-    /// whole and turned into features (`crate::features::chunk_stream`).
-    Features(crate::features::MethodSpec),
+    /// A feature method ([`crate::chunking::features`]): files are not cut but read
+    /// whole and turned into features (`crate::chunking::features::chunk_stream`).
+    Features(crate::chunking::features::MethodSpec),
 }
 
 impl Chunker {
@@ -222,9 +222,9 @@ impl Chunker {
     /// does not derive from `avg` (records of an incompatible run).
     pub fn from_params(p: &Params) -> std::result::Result<Chunker, String> {
         if p.get("method")
-            .is_some_and(crate::features::is_feature_method)
+            .is_some_and(crate::chunking::features::is_feature_method)
         {
-            return crate::features::MethodSpec::from_params(p).map(Chunker::Features);
+            return crate::chunking::features::MethodSpec::from_params(p).map(Chunker::Features);
         }
         let method: Method = p.get("method").ok_or("no method= in the header")?.parse()?;
         let avg = p
@@ -234,7 +234,7 @@ impl Chunker {
             .map_err(|_| "avg= out of range")?;
         let c = Chunker::new(method, avg)?;
         let mine = c.params();
-        if let Some(d) = mine.difference(&p.only(crate::records::CHUNK_PARAM_KEYS)) {
+        if let Some(d) = mine.difference(&p.only(crate::formats::CHUNK_PARAM_KEYS)) {
             return Err(format!(
                 "the records were made with other chunking parameters than this fsim makes for method={method} avg={avg}: {d}"
             ));
@@ -251,7 +251,7 @@ impl Chunker {
         }
     }
 
-    /// The header parameters ([`crate::records::CHUNK_PARAM_KEYS`]) that say
+    /// The header parameters ([`crate::formats::CHUNK_PARAM_KEYS`]) that say
     /// how the chunk records were made.
     pub fn params(&self) -> Params {
         let (method, avg, min, max, div, div2) = match self {
@@ -359,7 +359,7 @@ mod tests {
         assert!(Chunker::new(Method::Tttd, 31).is_err());
         let p = Chunker::new(Method::Tttd, 1000).unwrap().params();
         let keys: Vec<&str> = p.0.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, crate::records::CHUNK_PARAM_KEYS[..8]);
+        assert_eq!(keys, crate::formats::CHUNK_PARAM_KEYS[..8]);
         assert_eq!(
             p.0.iter()
                 .map(|(k, v)| format!("{k}={v}"))

@@ -23,14 +23,14 @@
 //! rebuilding); queries search every segment; `fsim-index --merge` merges
 //! the segments into one.
 
-use crate::chunk::chunk_path;
-use crate::chunker::Chunker;
+use crate::chunking::chunker::Chunker;
+use crate::chunking::stream::chunk_path;
 use crate::error::{Context, Error, Result};
-use crate::io::{open_input, Output};
-use crate::records::{
+use crate::formats::{
     escape_path_string, ChunkRecord, Digest, FileEntry, FileType, InputCheck, Kind, Line,
     LineReader, Params, CHUNK_PARAM_KEYS,
 };
+use crate::io::{open_input, Output};
 use memmap2::Mmap;
 use std::collections::HashMap;
 use std::fs::File;
@@ -322,7 +322,7 @@ pub fn add_segment(cfg: &BuildConfig) -> Result<(usize, u64)> {
     let (entries, table_params) = crate::report::read_file_table(&cfg.files)?;
     if let Some(m) = table_params
         .get("method")
-        .filter(|m| crate::features::is_feature_method(m))
+        .filter(|m| crate::chunking::features::is_feature_method(m))
     {
         return Err(Error::msg(format!(
             "{}: method={m} makes features, not chunks with byte lengths: fsim-index indexes tttd and bsw chunk files only",
