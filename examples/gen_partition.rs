@@ -8,8 +8,8 @@
 //! bytes; ~5% of the files are copies of another file of their component and
 //! ~1% of the records repeat a chunk within a file.
 
+use fsim::formats::bins::FileLine;
 use fsim::formats::{self, ChunkRecord, Digest, Kind, Params};
-use fsim::stages::binpack::FileLine;
 use std::io::Write;
 
 struct Rng(u64);

@@ -74,7 +74,7 @@ struct Args {
     cross_collections_only: bool,
     /// Flag clusters of at least this many files as likely templates (when
     /// almost every link shares about the same bytes).
-    #[arg(long, value_name = "N", default_value_t = fsim::stages::templates::LIKELY_MIN_FILES)]
+    #[arg(long, value_name = "N", default_value_t = fsim::report::templates::LIKELY_MIN_FILES)]
     template_min_files: usize,
     /// Templates files the analysis ignored (the --templates given to
     /// fsim-partition and fsim-verify; checked against the pairs): the HTML
@@ -101,7 +101,7 @@ fn main() -> ExitCode {
                 min_percent: a.min_percent,
                 min_bytes: a.min_bytes,
                 percent_of: a.percent_of,
-                html: fsim::report::html::HtmlOptions {
+                html: fsim::report::model::HtmlOptions {
                     max_views: a.html_max_views,
                     text_cap: a.html_text_cap.min(usize::MAX as u64) as usize,
                 },

@@ -10,4 +10,5 @@ pub mod chunker;
 pub mod features;
 pub mod md5batch;
 pub mod parhash;
+pub mod reader;
 pub mod stream;

@@ -2,7 +2,7 @@
 //! large files): MD5 (~760 MB/s per core) costs four times the boundary
 //! search (~3 GB/s), so one thread reads and cuts while `hashers` threads
 //! hash the chunks, block by block, and the results are put back in order.
-//! The output is exactly that of [`crate::chunking::stream::chunk_stream`]: the cut
+//! The output is exactly that of [`crate::chunking::reader::chunk_stream`]: the cut
 //! points do not depend on the buffering, and the pieces and the content
 //! hash are assembled in stream order.
 //!
@@ -35,7 +35,7 @@ struct Block {
     digests: Vec<u128>,
 }
 
-/// Chunk a whole stream like [`crate::chunking::stream::chunk_stream`], hashing the
+/// Chunk a whole stream like [`crate::chunking::reader::chunk_stream`], hashing the
 /// chunks on `hashers` threads while this one reads and cuts. On an error,
 /// `pieces` holds a partial list: the caller drops it.
 pub fn chunk_stream_par(
@@ -192,7 +192,8 @@ fn cut_and_collect(
 mod tests {
     use super::*;
     use crate::chunking::chunker::Method;
-    use crate::chunking::stream::{chunk_stream, read_buffer};
+    use crate::chunking::reader::chunk_stream;
+    use crate::chunking::reader::read_buffer;
 
     /// A reader that returns odd-sized pieces.
     struct Odd<'a>(&'a [u8], usize);

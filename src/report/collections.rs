@@ -8,7 +8,7 @@
 //! files of X (their sizes on disk). A file with both counts once in the
 //! union columns.
 
-use crate::report::{human_bytes, Report};
+use crate::report::model::{human_bytes, Report};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashSet};
 

@@ -40,11 +40,12 @@
 //! viewed file is read once to re-chunk it.
 
 use crate::chunking::chunker::{Chunker, Method};
-use crate::chunking::stream::chunk_path;
+use crate::chunking::reader::chunk_path;
 use crate::error::Result;
+use crate::formats::templates::TemplateSet;
 use crate::formats::{escape_path_string, FileType, CHUNK_PARAM_KEYS};
-use crate::report::{percent, symmetric, Report};
-use crate::stages::templates::TemplateSet;
+use crate::formats::{percent, symmetric};
+use crate::report::model::{HtmlOptions, Report};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -56,24 +57,6 @@ use std::path::Path;
 const PAGE: &str = include_str!("page.html");
 /// Where the data block goes in [`PAGE`].
 const DATA_MARK: &str = "@@FSIM_DATA@@";
-
-/// Options of the HTML format.
-#[derive(Debug, Clone, Copy)]
-pub struct HtmlOptions {
-    /// Side-by-side views for at most this many links (first clusters first).
-    pub max_views: usize,
-    /// Bytes of text embedded per viewed file at most.
-    pub text_cap: usize,
-}
-
-impl Default for HtmlOptions {
-    fn default() -> Self {
-        HtmlOptions {
-            max_views: 200,
-            text_cap: 256 << 10,
-        }
-    }
-}
 
 /// A viewed file: what was found when re-reading it.
 struct ViewFile {

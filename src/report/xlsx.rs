@@ -19,7 +19,8 @@
 
 use crate::error::{Error, Result};
 use crate::formats::escape_path_string;
-use crate::report::{percent, symmetric, Report};
+use crate::formats::{percent, symmetric};
+use crate::report::model::Report;
 use rust_xlsxwriter::{Format, FormatAlign, Workbook, Worksheet, XlsxError};
 
 /// Rows per sheet in Excel (the header included).

@@ -27,12 +27,12 @@
 
 use crate::chunking::features::{self, MethodSpec};
 use crate::error::{Context, Result};
+use crate::formats::bins::FileLine;
 use crate::formats::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, Params,
 };
 use crate::io::progress::Progress;
 use crate::io::{open_input, Output};
-use crate::stages::binpack::FileLine;
 use crate::stages::sort::{ExternalSorter, PairRecord, SortOptions};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -40,33 +40,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-// ---------------------------------------------------------------------------
-// Memory estimate (shared with fsim-binpack)
-// ---------------------------------------------------------------------------
-
-/// Bytes per chunk record: one (file, occurrences) entry in the chunk → files
-/// array and one (chunk, occurrences) entry in the file → chunks array, 8
-/// bytes each. Records of collapsed copies are not stored, so this is an
-/// upper bound.
-pub const BYTES_PER_RECORD: u64 = 16;
-
-/// Bytes per chunk (hash group): its offset and its length, 4 bytes each.
-pub const BYTES_PER_CHUNK: u64 = 8;
-
-/// Bytes per file: id (4), size (8), representative (4), offset and fill
-/// cursor in the file → chunks array (8), the content-hash table used to
-/// collapse copies (~40 with the hash map's load factor), and one 4-byte
-/// stamp per thread (budgeted for 8 threads: 32).
-pub const BYTES_PER_FILE: u64 = 96;
-
-/// Estimated peak memory of fsim-analyze's in-memory path for a bin (or a
-/// component) of `files` files, `records` chunk records and `chunks`
-/// distinct chunks. Fixed costs (I/O buffers, ~4 MB) and the pairs found are
-/// not included: they do not grow with the bin. Checked against measured
-/// peak RSS in docs/performance.md.
-pub fn estimate_memory(files: u64, records: u64, chunks: u64) -> u64 {
-    files * BYTES_PER_FILE + records * BYTES_PER_RECORD + chunks * BYTES_PER_CHUNK
-}
+pub use crate::formats::bins::{
+    estimate_memory, BYTES_PER_CHUNK, BYTES_PER_FILE, BYTES_PER_RECORD,
+};
 
 // ---------------------------------------------------------------------------
 // Configuration
@@ -659,7 +635,7 @@ impl Bin {
         progress: &Progress,
     ) -> Result<()> {
         if self.files.ids.len() as u64 != self.head.files {
-            return Err(input_err(name, ln, format!(
+            return Err(crate::Error::input(name, ln, format!(
                 "bin {} (line {}) announced files={} but has {} F lines: the file is truncated or was edited",
                 self.head.number,
                 self.head.line,
@@ -668,7 +644,7 @@ impl Bin {
             )));
         }
         if self.records != self.head.records {
-            return Err(input_err(name, ln, format!(
+            return Err(crate::Error::input(name, ln, format!(
                 "bin {} (line {}) announced records={} but has {}: the file is truncated or was edited",
                 self.head.number, self.head.line, self.head.records, self.records
             )));
@@ -723,11 +699,6 @@ impl Bin {
     }
 }
 
-/// An input error at `file:line` (for loops that hold a borrowed line).
-pub(crate) fn input_err(name: &str, line: u64, msg: impl Into<String>) -> crate::Error {
-    crate::Error::input(name, line, msg)
-}
-
 /// Analyse a bins stream (`fsim-binpack`'s output). Nothing is written: the
 /// caller writes [`Analysis::pairs`] only when this returned Ok, so a bad
 /// input never leaves an output.
@@ -760,11 +731,11 @@ pub fn analyze_with_progress<R: BufRead>(
         };
         let first = raw.first().copied();
         if first == Some(b'#') {
-            let line = classify_line(raw).map_err(|m| input_err(&name, ln, m))?;
+            let line = classify_line(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
             match line {
                 Line::Header(kind, p) => {
                     if check.params.is_some() {
-                        return Err(input_err(
+                        return Err(crate::Error::input(
                             &name,
                             ln,
                             "a second header: fsim-analyze reads one bins file",
@@ -772,13 +743,17 @@ pub fn analyze_with_progress<R: BufRead>(
                     }
                     let bins = p.get_u64("bins");
                     if p.get("method").is_some_and(features::is_feature_method) {
-                        spec =
-                            Some(MethodSpec::from_params(&p).map_err(|m| input_err(&name, ln, m))?);
+                        spec = Some(
+                            MethodSpec::from_params(&p)
+                                .map_err(|m| crate::Error::input(&name, ln, m))?,
+                        );
                     }
-                    check.header(kind, p).map_err(|m| input_err(&name, ln, m))?;
+                    check
+                        .header(kind, p)
+                        .map_err(|m| crate::Error::input(&name, ln, m))?;
                     progress.set_count_total(bins.unwrap_or(0));
                     announced_bins = Some(bins.ok_or_else(|| {
-                        input_err(
+                        crate::Error::input(
                             &name,
                             ln,
                             "header without bins=: expected a bins file written by fsim-binpack",
@@ -791,12 +766,12 @@ pub fn analyze_with_progress<R: BufRead>(
                     }
                     check
                         .trailer(kind, &p)
-                        .map_err(|m| input_err(&name, ln, m))?;
+                        .map_err(|m| crate::Error::input(&name, ln, m))?;
                     let files = p
                         .get_u64("files")
-                        .ok_or_else(|| input_err(&name, ln, "trailer without files="))?;
+                        .ok_or_else(|| crate::Error::input(&name, ln, "trailer without files="))?;
                     if files != a.files {
-                        return Err(input_err(
+                        return Err(crate::Error::input(
                             &name,
                             ln,
                             format!(
@@ -809,16 +784,21 @@ pub fn analyze_with_progress<R: BufRead>(
                 }
                 Line::Comment(c) if c.starts_with(b"#bin\t") => {
                     if check.params.is_none() {
-                        return Err(input_err(
+                        return Err(crate::Error::input(
                             &name,
                             ln,
                             "'#bin' line before the '#fsim bins v1' header",
                         ));
                     }
                     if trailer_seen {
-                        return Err(input_err(&name, ln, "'#bin' line after the trailer"));
+                        return Err(crate::Error::input(
+                            &name,
+                            ln,
+                            "'#bin' line after the trailer",
+                        ));
                     }
-                    let mut head = parse_bin_line(c).map_err(|m| input_err(&name, ln, m))?;
+                    let mut head =
+                        parse_bin_line(c).map_err(|m| crate::Error::input(&name, ln, m))?;
                     head.line = r.line_number();
                     if let Some(b) = cur.take() {
                         b.finish(opts, &mut a, &name, ln, progress)?;
@@ -840,10 +820,10 @@ pub fn analyze_with_progress<R: BufRead>(
             continue;
         }
         if trailer_seen {
-            return Err(input_err(&name, ln, "data after the trailer"));
+            return Err(crate::Error::input(&name, ln, "data after the trailer"));
         }
         let Some(bin) = cur.as_mut() else {
-            return Err(input_err(
+            return Err(crate::Error::input(
                 &name,
                 ln,
                 "data before the first '#bin' line: expected a bins file written by fsim-binpack",
@@ -851,11 +831,15 @@ pub fn analyze_with_progress<R: BufRead>(
         };
         if first == Some(b'F') {
             if bin.path.is_some() {
-                return Err(input_err(&name, ln, "F line after the bin's chunk records"));
+                return Err(crate::Error::input(
+                    &name,
+                    ln,
+                    "F line after the bin's chunk records",
+                ));
             }
-            let f = FileLine::parse(raw).map_err(|m| input_err(&name, ln, m))?;
+            let f = FileLine::parse(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
             if bin.files.ids.last().is_some_and(|&p| p >= f.id) {
-                return Err(input_err(
+                return Err(crate::Error::input(
                     &name,
                     ln,
                     "F lines of a bin are not in increasing id order",
@@ -868,7 +852,7 @@ pub fn analyze_with_progress<R: BufRead>(
             bin.files.is_rep.push(rep);
             if bin.files.spec.is_some() {
                 let n = f.features.ok_or_else(|| {
-                    input_err(
+                    crate::Error::input(
                         &name,
                         ln,
                         "F line without its feature count (field 6): a feature-method bin file needs the counts fsim-partition writes",
@@ -879,7 +863,7 @@ pub fn analyze_with_progress<R: BufRead>(
             continue;
         }
         let rec = ChunkRecord::parse(raw).ok_or_else(|| {
-            input_err(
+            crate::Error::input(
                 &name,
                 ln,
                 format!("expected {} or an F line", ChunkRecord::EXPECTED),
@@ -888,7 +872,7 @@ pub fn analyze_with_progress<R: BufRead>(
         seen.add(&rec);
         bin.records += 1;
         if bin.prev.is_some_and(|p| (rec.hash, rec.file) < p) {
-            return Err(input_err(
+            return Err(crate::Error::input(
                 &name,
                 ln,
                 "chunk records of a bin are not sorted by (hash, file id)",
@@ -901,7 +885,7 @@ pub fn analyze_with_progress<R: BufRead>(
         let local = match bin.files.ids.binary_search(&rec.file) {
             Ok(l) => l,
             Err(_) => {
-                return Err(input_err(
+                return Err(crate::Error::input(
                     &name,
                     ln,
                     format!(
@@ -917,7 +901,7 @@ pub fn analyze_with_progress<R: BufRead>(
             Some(Route::Spill(s)) => bin.grouper.feed(&rec, local, s)?,
             None => Ok(()),
         };
-        res.map_err(|m| input_err(&name, ln, m))?;
+        res.map_err(|m| crate::Error::input(&name, ln, m))?;
     }
     if let Some(b) = cur.take() {
         // No trailer: still check the bin's counts for a precise message.

@@ -7,7 +7,7 @@
 //! records are first spooled (24 bytes each, binary) to a private temp file
 //! while the records and chunks of each file are counted; then the `F` lines
 //! give the components. Each component's memory is estimated with
-//! [`crate::stages::analyze::estimate_memory`] (the real data structures of the
+//! [`crate::formats::bins::estimate_memory`] (the real data structures of the
 //! analysis), and components are packed with first-fit decreasing. A
 //! component larger than the capacity gets a bin of its own marked
 //! `oversized=1`, which fsim-analyze processes out of core: never a failure.
@@ -17,11 +17,11 @@
 //! per-bin files of one routing pass), in `--tmpdir`.
 
 use crate::error::{Context, Error, Result};
+use crate::formats::bins::{estimate_memory, FileLine};
 use crate::formats::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
 };
 use crate::io::{open_input, Output};
-use crate::stages::analyze::{estimate_memory, input_err};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -43,67 +43,6 @@ pub struct Config {
     pub plan: Option<PathBuf>,
     pub tmpdir: Option<PathBuf>,
     pub quiet: bool,
-}
-
-/// One `F` line of a partition or bins file:
-/// `F\t<file id>\t<component>\t<size>\t<content hash>[\t<features>]`
-/// (the sixth field for feature methods only: the file's distinct features).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileLine {
-    pub id: u32,
-    pub component: u32,
-    pub size: u64,
-    pub content: u128,
-    pub features: Option<u32>,
-}
-
-impl FileLine {
-    pub const EXPECTED: &'static str =
-        "an F line: F, file id, component, size and content hash separated by tabs";
-
-    pub fn parse(line: &[u8]) -> std::result::Result<FileLine, String> {
-        let (line, features) = match formats::split_fields::<6>(line) {
-            Some(f) => {
-                let n = formats::parse_u64(f[5])
-                    .and_then(|v| u32::try_from(v).ok())
-                    .ok_or("expected a feature count in field 6 of the F line")?;
-                (&line[..line.len() - f[5].len() - 1], Some(n))
-            }
-            None => (line, None),
-        };
-        let [f, id, comp, size, content] = formats::split_fields::<5>(line)
-            .ok_or_else(|| format!("expected {}", Self::EXPECTED))?;
-        if f != b"F" {
-            return Err(format!("expected {}", Self::EXPECTED));
-        }
-        Ok(FileLine {
-            id: formats::parse_id(id)
-                .ok_or("expected a 10-digit file id in field 2 of the F line")?,
-            component: formats::parse_id(comp)
-                .ok_or("expected a 10-digit component id in field 3 of the F line")?,
-            size: formats::parse_u64(size)
-                .ok_or("expected a size in bytes in field 4 of the F line")?,
-            content: formats::parse_hex128(content)
-                .ok_or("expected a 32-digit lowercase hex content hash in field 5 of the F line")?,
-            features,
-        })
-    }
-
-    pub fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"F\t");
-        formats::write_id(self.id, out);
-        out.push(b'\t');
-        formats::write_id(self.component, out);
-        out.push(b'\t');
-        formats::write_u64(self.size, out);
-        out.push(b'\t');
-        formats::write_hex128(self.content, out);
-        if let Some(n) = self.features {
-            out.push(b'\t');
-            formats::write_u64(n as u64, out);
-        }
-        out.push(b'\n');
-    }
 }
 
 /// A connected component with what the analysis of it will need.
@@ -339,52 +278,55 @@ pub fn run(cfg: &Config) -> Result<()> {
             Some(raw) => raw,
         };
         match raw.first() {
-            Some(b'#') => match classify_line(raw).map_err(|m| input_err(&name, ln, m))? {
-                Line::Header(kind, p) => {
-                    if check.params.is_some() {
-                        return Err(input_err(
-                            &name,
-                            ln,
-                            "a second header: fsim-binpack reads one partition file",
-                        ));
+            Some(b'#') => {
+                match classify_line(raw).map_err(|m| crate::Error::input(&name, ln, m))? {
+                    Line::Header(kind, p) => {
+                        if check.params.is_some() {
+                            return Err(crate::Error::input(
+                                &name,
+                                ln,
+                                "a second header: fsim-binpack reads one partition file",
+                            ));
+                        }
+                        check
+                            .header(kind, p)
+                            .map_err(|m| crate::Error::input(&name, ln, m))?;
+                        if let Some(n) = check.params.as_ref().and_then(|p| p.get_u64("files")) {
+                            // Counts indexed by id: reserve for the announced table.
+                            recs_per_file.reserve(n.min(1 << 32) as usize);
+                        }
                     }
-                    check.header(kind, p).map_err(|m| input_err(&name, ln, m))?;
-                    if let Some(n) = check.params.as_ref().and_then(|p| p.get_u64("files")) {
-                        // Counts indexed by id: reserve for the announced table.
-                        recs_per_file.reserve(n.min(1 << 32) as usize);
-                    }
-                }
-                Line::Trailer(kind, p) => {
-                    if trailer_files.is_some() {
-                        return Err(input_err(&name, ln, "a second trailer"));
-                    }
-                    check
-                        .trailer(kind, &p)
-                        .map_err(|m| input_err(&name, ln, m))?;
-                    trailer_files = Some(
-                        p.get_u64("files")
-                            .ok_or_else(|| input_err(&name, ln, "trailer without files="))?,
-                    );
-                    if trailer_files != Some(files.len() as u64) {
-                        return Err(input_err(&name, ln, format!(
+                    Line::Trailer(kind, p) => {
+                        if trailer_files.is_some() {
+                            return Err(crate::Error::input(&name, ln, "a second trailer"));
+                        }
+                        check
+                            .trailer(kind, &p)
+                            .map_err(|m| crate::Error::input(&name, ln, m))?;
+                        trailer_files = Some(p.get_u64("files").ok_or_else(|| {
+                            crate::Error::input(&name, ln, "trailer without files=")
+                        })?);
+                        if trailer_files != Some(files.len() as u64) {
+                            return Err(crate::Error::input(&name, ln, format!(
                             "{} F lines read but the trailer announced files={}: the file is truncated or was edited",
                             files.len(),
                             p.get("files").unwrap_or("?")
                         )));
+                        }
                     }
+                    Line::Comment(_) | Line::Data(_) => {}
                 }
-                Line::Comment(_) | Line::Data(_) => {}
-            },
+            }
             _ if check.params.is_none() => {
-                return Err(input_err(&name, ln, "no '#fsim partition v1' header: expected a partition file written by fsim-partition"));
+                return Err(crate::Error::input(&name, ln, "no '#fsim partition v1' header: expected a partition file written by fsim-partition"));
             }
             _ if trailer_files.is_some() => {
-                return Err(input_err(&name, ln, "data after the trailer"))
+                return Err(crate::Error::input(&name, ln, "data after the trailer"))
             }
             Some(b'F') => {
-                let f = FileLine::parse(raw).map_err(|m| input_err(&name, ln, m))?;
+                let f = FileLine::parse(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
                 if files.last().is_some_and(|p| p.id >= f.id) {
-                    return Err(input_err(
+                    return Err(crate::Error::input(
                         &name,
                         ln,
                         "F lines are not in increasing id order",
@@ -404,7 +346,7 @@ pub fn run(cfg: &Config) -> Result<()> {
                     match comp_index.get(&f.component) {
                         Some(&ci) if f.component < f.id => ci,
                         _ => {
-                            return Err(input_err(&name, ln, format!(
+                            return Err(crate::Error::input(&name, ln, format!(
                                 "component {} is not the smallest id of a component listed before (expected the id of an earlier F line, or the file's own id)",
                                 formats::id_string(f.component)
                             )))
@@ -420,14 +362,14 @@ pub fn run(cfg: &Config) -> Result<()> {
             }
             _ => {
                 if !files.is_empty() {
-                    return Err(input_err(
+                    return Err(crate::Error::input(
                         &name,
                         ln,
                         "chunk record after the F lines: records must come first",
                     ));
                 }
                 let rec = ChunkRecord::parse(raw).ok_or_else(|| {
-                    input_err(
+                    crate::Error::input(
                         &name,
                         ln,
                         format!("expected {} or an F line", ChunkRecord::EXPECTED),
@@ -435,7 +377,7 @@ pub fn run(cfg: &Config) -> Result<()> {
                 })?;
                 match prev {
                     Some(p) if (rec.hash, rec.file) < p => {
-                        return Err(input_err(
+                        return Err(crate::Error::input(
                             &name,
                             ln,
                             "chunk records are not sorted by (hash, file id)",
@@ -559,7 +501,7 @@ pub fn run(cfg: &Config) -> Result<()> {
                 let hash: [u8; 16] = rec[..16].try_into().unwrap_or_default();
                 if let Some((h, pb, pf)) = prev {
                     if h == hash && pb != b {
-                        return Err(input_err(
+                        return Err(crate::Error::input(
                             r.name(),
                             r.line_number(),
                             format!(

@@ -37,9 +37,9 @@
 //! the middle of a file drops the file (warning, counted as skipped).
 
 use crate::chunking::chunker::Chunker;
-use crate::chunking::stream::{
-    chunk_file_deferred, content_message, read_buffer, FileResult, Piece, Skip, StreamInfo,
-};
+use crate::chunking::reader::read_buffer;
+use crate::chunking::reader::{chunk_file_deferred, content_message, FileResult, Skip};
+use crate::chunking::stream::{Piece, StreamInfo};
 use crate::error::{Error, Result};
 use crate::formats::{self, ChunkLines, ChunkRecord, Digest, FileEntry, Kind, Params};
 use crate::io::bgwrite::BgWriter;
@@ -617,7 +617,7 @@ mod tests {
     use super::*;
     use crate::chunking::chunker::Cut;
     use crate::chunking::chunker::Method;
-    use crate::chunking::stream::{
+    use crate::chunking::reader::{
         chunk_stream, chunk_stream_defer, chunk_stream_with, content_of, Spill,
     };
     use crate::formats::FileType;

@@ -24,7 +24,7 @@
 //! the segments into one.
 
 use crate::chunking::chunker::Chunker;
-use crate::chunking::stream::chunk_path;
+use crate::chunking::reader::chunk_path;
 use crate::error::{Context, Error, Result};
 use crate::formats::{
     escape_path_string, ChunkRecord, Digest, FileEntry, FileType, InputCheck, Kind, Line,
@@ -319,7 +319,7 @@ pub struct BuildConfig {
 /// Add a segment made of a sorted chunk file and its file table to the
 /// index folder (created if needed). Returns (files, records).
 pub fn add_segment(cfg: &BuildConfig) -> Result<(usize, u64)> {
-    let (entries, table_params) = crate::report::read_file_table(&cfg.files)?;
+    let (entries, table_params) = crate::formats::files::read_file_table(&cfg.files)?;
     if let Some(m) = table_params
         .get("method")
         .filter(|m| crate::chunking::features::is_feature_method(m))
@@ -575,7 +575,7 @@ pub fn run_query(cfg: &QueryConfig) -> Result<()> {
         let qname = escape_path_string(q.as_os_str().as_encoded_bytes());
         for m in matches
             .iter()
-            .filter(|m| crate::report::percent(m.common, qsize.min(m.size)) >= cfg.min_percent)
+            .filter(|m| crate::formats::percent(m.common, qsize.min(m.size)) >= cfg.min_percent)
             .take(cfg.top)
         {
             listed += 1;
@@ -583,8 +583,8 @@ pub fn run_query(cfg: &QueryConfig) -> Result<()> {
                 "{qname}\t{}\t{}\t{:.1}\t{:.1}\t{}\n",
                 escape_path_string(&m.path),
                 m.common,
-                crate::report::percent(m.common, qsize),
-                crate::report::percent(m.common, m.size),
+                crate::formats::percent(m.common, qsize),
+                crate::formats::percent(m.common, m.size),
                 if m.identical { "yes" } else { "no" }
             );
             out.write_all(line.as_bytes())?;

@@ -21,160 +21,15 @@
 //! Memory: 20 bytes per template chunk (a hash set); a templates file holds
 //! tens or hundreds of chunks.
 
-use crate::chunking::chunker::{Chunker, Cut};
 use crate::error::{Error, Result};
+use crate::formats::templates::{line_mix, TemplateSet};
 use crate::formats::{
-    digest_to_u128, escape_path_string, hex128, mix128, parse_hex128, parse_u64, split_fields,
-    write_header, write_hex128, write_trailer, write_u64, Digest, InputCheck, Kind, Line,
+    escape_path_string, write_header, write_hex128, write_trailer, write_u64, Digest, Kind, Line,
     LineReader, Params, CHUNK_PARAM_KEYS,
 };
 use crate::io::{open_input, Output};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-
-/// Header keys that name the template set a stage applied.
-pub const TEMPLATE_PARAM_KEYS: &[&str] = &["templates", "template-chunks"];
-
-/// The union of one or more templates files.
-#[derive(Debug, Clone, Default)]
-pub struct TemplateSet {
-    /// Template chunk hash -> length.
-    chunks: HashMap<u128, u32>,
-    /// Order-independent digest of the distinct hashes.
-    sum: u128,
-    /// Chunking parameters of the files (None when no file was given).
-    params: Option<Params>,
-}
-
-/// Digest contribution of one template line.
-fn line_mix(hash: u128, len: u32) -> u128 {
-    mix128(hash ^ ((len as u128) << 64) ^ 0x7e37)
-}
-
-impl TemplateSet {
-    /// Read and merge templates files (each may hold several appended
-    /// sections: header, lines, trailer). Each section's chunking
-    /// parameters must be those of `chunk_params` (the run's).
-    pub fn load(paths: &[PathBuf], chunk_params: &Params) -> Result<TemplateSet> {
-        let mut set = TemplateSet::default();
-        for path in paths {
-            set.read_one(path, chunk_params)?;
-        }
-        Ok(set)
-    }
-
-    fn read_one(&mut self, path: &Path, chunk_params: &Params) -> Result<()> {
-        let (input, name) = open_input(path)?;
-        let mut r = LineReader::new(input, name.clone());
-        let mut check = InputCheck::new(Kind::Templates, "templates");
-        let mut seen = Digest::default();
-        let want = chunk_params.only(CHUNK_PARAM_KEYS);
-        while let Some((line, line_no)) = r.next_numbered()? {
-            let err = |m: String| Error::input(&name, line_no, m);
-            match line {
-                Line::Header(k, p) => {
-                    if let Some(d) = p.only(CHUNK_PARAM_KEYS).difference(&want) {
-                        return Err(err(format!(
-                            "templates made from chunks with other parameters than this run's: {d}"
-                        )));
-                    }
-                    check.header(k, p).map_err(err)?;
-                }
-                Line::Trailer(k, p) => check.trailer(k, &p).map_err(err)?,
-                Line::Comment(_) => {}
-                Line::Data(d) => {
-                    if check.params.is_none() {
-                        return Err(err(
-                            "expected a '#fsim templates v1' header (written by fsim-template)"
-                                .into(),
-                        ));
-                    }
-                    let (hash, len) = parse_line(d).ok_or_else(|| {
-                        err("expected a template line: 32 hex digits, a tab, a length".into())
-                    })?;
-                    seen.add_mix(line_mix(hash, len));
-                    if self.chunks.insert(hash, len).is_none() {
-                        self.sum = self.sum.wrapping_add(mix128(hash));
-                    }
-                }
-            }
-        }
-        check.finish(&seen, &name, r.line_number())?;
-        self.params = Some(want);
-        Ok(())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.chunks.len()
-    }
-
-    #[inline]
-    pub fn contains(&self, hash: u128) -> bool {
-        self.chunks.contains_key(&hash)
-    }
-
-    /// The set's identity for headers: `templates=<digest>` and
-    /// `template-chunks=<N>`; nothing when the set is empty.
-    pub fn header_params(&self) -> Params {
-        if self.is_empty() {
-            return Params::new();
-        }
-        Params::new()
-            .with("templates", hex128(self.sum))
-            .with("template-chunks", self.len())
-    }
-
-    /// Check that an input (e.g. pairs) was made with exactly this set.
-    /// `what` names the input in the message.
-    pub fn check_against(&self, p: &Params, what: &str) -> std::result::Result<(), String> {
-        let theirs = p.only(TEMPLATE_PARAM_KEYS);
-        let mine = self.header_params();
-        if theirs == mine {
-            return Ok(());
-        }
-        Err(match (theirs.get("templates"), mine.get("templates")) {
-            (Some(_), None) => format!(
-                "{what} ignored {} template chunks (templates={}): give the same --templates files",
-                theirs.get("template-chunks").unwrap_or("?"),
-                theirs.get("templates").unwrap_or("?")
-            ),
-            (None, Some(_)) => format!(
-                "{what} were made without templates but --templates was given: drop it, or re-run from fsim-partition with it"
-            ),
-            _ => format!(
-                "{what} were made with other templates ({} chunks, templates={}) than the --templates given ({} chunks, templates={})",
-                theirs.get("template-chunks").unwrap_or("?"),
-                theirs.get("templates").unwrap_or("?"),
-                self.len(),
-                mine.get("templates").unwrap_or("?")
-            ),
-        })
-    }
-
-    /// Cut the template chunks out of `data` (a whole file, cut with the
-    /// run's chunker): `out` gets the payload, the remaining chunks in order.
-    pub fn payload(&self, data: &[u8], chunker: &Chunker, out: &mut Vec<u8>) {
-        use md5::{Digest as _, Md5};
-        out.clear();
-        for c in chunker.chunks(data) {
-            let bytes = &data[c.offset..c.offset + c.len];
-            let h = digest_to_u128(&Md5::digest(bytes));
-            if !self.contains(h) {
-                out.extend_from_slice(bytes);
-            }
-        }
-    }
-}
-
-/// Parse `<hash>\t<length>`.
-fn parse_line(d: &[u8]) -> Option<(u128, u32)> {
-    let [h, l] = split_fields::<2>(d)?;
-    Some((parse_hex128(h)?, u32::try_from(parse_u64(l)?).ok()?))
-}
 
 /// Per-file template bytes, gathered by fsim-partition while it reads the
 /// sorted records (8 bytes per file, only when templates are given).
@@ -349,7 +204,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let chunk_params = rparams.only(CHUNK_PARAM_KEYS);
     {
         let files = &cfg.files;
-        let (table, tparams) = crate::report::read_file_table(files)?;
+        let (table, tparams) = crate::formats::files::read_file_table(files)?;
         if let Some(d) = tparams.only(CHUNK_PARAM_KEYS).difference(&chunk_params) {
             return Err(Error::msg(format!(
                 "{} and {} come from runs with different parameters: {d}",
@@ -517,22 +372,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn payload_cuts_template_chunks() {
-        let c = Chunker::new(crate::chunking::chunker::Method::Tttd, 256).unwrap();
-        let data = crate::chunking::chunker::pseudo_text(20_000, 3);
-        let cuts: Vec<_> = c.chunks(&data).collect();
-        assert!(cuts.len() > 4);
-        let mut set = TemplateSet::default();
-        use md5::{Digest as _, Md5};
-        let first = &data[..cuts[0].len];
-        set.chunks
-            .insert(digest_to_u128(&Md5::digest(first)), cuts[0].len as u32);
-        let mut out = Vec::new();
-        set.payload(&data, &c, &mut out);
-        assert_eq!(out, &data[cuts[0].len..]);
-    }
-
-    #[test]
     fn counter_reduces_sizes() {
         let mut set = TemplateSet::default();
         set.chunks.insert(7, 100);
@@ -542,84 +381,5 @@ mod tests {
         assert_eq!(pc.payload(1, 1000), 900);
         assert_eq!(pc.payload(0, 1000), 1000);
         assert_eq!(pc.records, 1);
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Likely templates, flagged by the report
-// ---------------------------------------------------------------------------
-
-/// Smallest cluster flagged as a likely template by default.
-pub const LIKELY_MIN_FILES: usize = 5;
-
-/// Is a cluster of `files` files with these links' bytes in common most
-/// likely template similarity? The report sees pairs, not chunks, so this
-/// looks for the mark a template leaves on them: the cluster is (nearly) a
-/// clique, and almost every link shares about the same bytes, the template;
-/// true near-duplicates among its members only add a few larger links.
-/// Precisely: at least `min_files` files, at least 90% of the possible
-/// links, and the 10th percentile of bytes in common at least 3/4 of the
-/// median. Returns the 10th percentile: the bytes shared by almost all
-/// pairs, an estimate of the template's size.
-pub fn likely_template(files: usize, commons: &[u64], min_files: usize) -> Option<u64> {
-    if files < min_files.max(3) || commons.is_empty() {
-        return None;
-    }
-    let possible = files as u64 * (files as u64 - 1) / 2;
-    if (commons.len() as u64) * 10 < possible * 9 {
-        return None;
-    }
-    let mut v = commons.to_vec();
-    v.sort_unstable();
-    let p10 = v[v.len() / 10];
-    let median = v[v.len() / 2];
-    (p10 > 0 && p10 * 4 >= median * 3).then_some(p10)
-}
-
-/// Quote a word for a POSIX shell when it needs it.
-pub fn shell_word(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=+,:@%".contains(&b));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// The command that marks cluster `id` as a template, for the report. It
-/// runs in the work folder (fsim-template's defaults are the names a
-/// `make report` work folder holds), so the report does not depend on
-/// where that folder is.
-pub fn mark_command(id: &str) -> String {
-    format!("fsim-template --cluster {}", shell_word(id))
-}
-
-#[cfg(test)]
-mod likely_tests {
-    use super::*;
-
-    #[test]
-    fn flags_uniform_cliques_only() {
-        // 10 files, full clique, all links ~5000 bytes, two bigger.
-        let mut c = vec![5000u64; 45];
-        c[0] = 9000;
-        c[1] = 8000;
-        assert_eq!(likely_template(10, &c, 8), Some(5000));
-        // Too small a cluster.
-        assert_eq!(likely_template(5, &c[..10], 8), None);
-        // Not dense enough.
-        assert_eq!(likely_template(10, &c[..30], 8), None);
-        // Links of very different sizes: versions, not a template.
-        let v: Vec<u64> = (1..=45).map(|i| i * 1000).collect();
-        assert_eq!(likely_template(10, &v, 8), None);
-    }
-
-    #[test]
-    fn shell_words() {
-        assert_eq!(shell_word("w/report.json"), "w/report.json");
-        assert_eq!(shell_word("a b"), "'a b'");
-        assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
 }

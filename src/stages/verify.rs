@@ -60,13 +60,14 @@
 
 use crate::chunking::chunker::{Chunker, Cut, Method};
 use crate::error::{Error, Result};
+use crate::formats::files::read_file_table;
 use crate::formats::{
     digest_params, escape_path_string, mix128, parse_id, parse_u64, split_fields, write_header,
     write_id, write_trailer, write_u64, Digest, FileEntry, FileType, InputCheck, Kind, Line,
     LineReader, CHUNK_PARAM_KEYS,
 };
+use crate::formats::{percent, PercentOf};
 use crate::io::{open_input, Output};
-use crate::report::{percent, read_file_table, PercentOf};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
@@ -774,7 +775,7 @@ struct Worker {
     files_read: u64,
     bytes_read: u64,
     /// Templates and the run's chunker, when the analysis ignored templates.
-    templates: Option<Arc<(crate::stages::templates::TemplateSet, Chunker)>>,
+    templates: Option<Arc<(crate::formats::templates::TemplateSet, Chunker)>>,
     payload: Vec<u8>,
 }
 
@@ -821,7 +822,7 @@ impl Worker {
         match &self.templates {
             None => tokenize_into(data, mode, &self.pieces, &mut t),
             Some(tc) => {
-                tc.0.payload(data, &tc.1, &mut self.payload);
+                crate::chunking::reader::payload(&tc.1, &tc.0, data, &mut self.payload);
                 if self.payload.len() as u64 != payload {
                     let s = format!(
                         "its payload is {} bytes now, {payload} in the analysis (file or templates changed)",
@@ -1129,7 +1130,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let mut check = InputCheck::new(Kind::Pairs, "pairs");
     let mut seen = Digest::default();
     let jobs = cfg.jobs.max(1);
-    let tset = crate::stages::templates::TemplateSet::load(&cfg.templates, &table_params)?;
+    let tset = crate::formats::templates::TemplateSet::load(&cfg.templates, &table_params)?;
     let tshared = if tset.is_empty() {
         None
     } else {

@@ -721,7 +721,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let limit = cfg.limit.resolve(n);
     let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
     let tmpl = crate::stages::templates::PayloadCounter::new(
-        crate::stages::templates::TemplateSet::load(&cfg.templates, &chunk_params)?,
+        crate::formats::templates::TemplateSet::load(&cfg.templates, &chunk_params)?,
         n as usize,
     );
     let mut w = BgWriter::new(Output::create(cfg.output.as_deref())?);

@@ -45,7 +45,7 @@
 
 use crate::error::{Context, Error, Result};
 use crate::formats::{escape_path, hex128, parse_hex128, unescape_path, Digest};
-use crate::stages::sort::{ChunkKey, FixedRecord};
+use crate::stages::sort::keys::{ChunkKey, FixedRecord};
 use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
