@@ -219,7 +219,8 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
     let mut r = LineReader::new(input, name.clone());
     let mut check = InputCheck::new(Kind::Files, "files");
     let mut files: Vec<FileEntry> = Vec::new();
-    let mut announced: Option<(u64, Params)> = None;
+    let mut announced: Option<(u64, Params, u64)> = None;
+    let mut digest = TableDigest::default();
     while let Some((line, line_no)) = r.next_numbered()? {
         match line {
             Line::Header(k, p) => check
@@ -236,7 +237,7 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
                 let n = p
                     .get_u64("files")
                     .ok_or_else(|| Error::input(&name, line_no, "trailer without files="))?;
-                announced = Some((n, p));
+                announced = Some((n, p, line_no));
             }
             Line::Comment(_) => {}
             Line::Data(d) => {
@@ -244,9 +245,10 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
                     return Err(Error::input(
                         &name,
                         line_no,
-                        "expected a '#fsim files v1' header (written by fsim-chunk --files-out)",
+                        "expected a '#fsim files v2' header (written by fsim-chunk --files-out)",
                     ));
                 }
+                digest.add_line(d);
                 let e = FileEntry::parse(d).map_err(|m| Error::input(&name, line_no, m))?;
                 if e.id as usize != files.len() {
                     return Err(Error::input(
@@ -266,11 +268,63 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
     let line = r.line_number();
     match &announced {
         None => return Err(Error::input(&name, line, "no '#end files' trailer: the file table is truncated")),
-        Some((n, _)) if *n != files.len() as u64 => {
+        Some((n, _, _)) if *n != files.len() as u64 => {
             return Err(Error::input(&name, line, format!("{} files read but the trailer announced {n}: the file table is truncated or was edited", files.len())))
         }
-        _ => {}
+        Some((_, t, at)) => digest.check(t).map_err(|m| Error::input(&name, *at, m))?,
     }
     let params = check.params.clone().unwrap_or_default();
     Ok((files, params))
+}
+
+/// Trailer key of the digest of the file table's own records.
+pub const TABLE_DIGEST_KEY: &str = "table-digest";
+
+/// Digest of a file table's own records (each line without its newline;
+/// header, trailer and `#` lines are not records): the wrapping sum of
+/// their MD5s, so a changed byte in any field of any record (a path, a
+/// content hash) changes it. The trailer carries it as `table-digest=`,
+/// next to the chunk stream's count and digest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableDigest(pub u128);
+
+impl TableDigest {
+    /// Add one record line (without its newline).
+    #[inline]
+    pub fn add_line(&mut self, line: &[u8]) {
+        use md5::{Digest as _, Md5};
+        self.0 = self
+            .0
+            .wrapping_add(crate::formats::numbers::digest_to_u128(&Md5::digest(line)));
+    }
+
+    /// Append `entry`'s line to `out` and add it.
+    pub fn write(&mut self, entry: &FileEntry, out: &mut Vec<u8>) {
+        let start = out.len();
+        entry.write(out);
+        self.add_line(&out[start..out.len() - 1]);
+    }
+
+    pub fn merge(&mut self, o: TableDigest) {
+        self.0 = self.0.wrapping_add(o.0);
+    }
+
+    /// The trailer's `table-digest=` value.
+    pub fn hex(&self) -> String {
+        crate::formats::numbers::hex128(self.0)
+    }
+
+    /// Check the records read against the trailer (a message for the
+    /// trailer's line when it lacks the digest or differs).
+    pub fn check(&self, trailer: &Params) -> std::result::Result<(), String> {
+        match trailer.get_u128_hex(TABLE_DIGEST_KEY) {
+            None => Err(format!(
+                "expected {TABLE_DIGEST_KEY}= in the file table's trailer (a digest of its records, written by fsim-chunk and fsim-merge)"
+            )),
+            Some(d) if d != self.0 => Err(format!(
+                "expected the file records to match the trailer's {TABLE_DIGEST_KEY}=: a path, content hash or other field was changed, or records were lost or mixed with another file table's"
+            )),
+            Some(_) => Ok(()),
+        }
+    }
 }

@@ -26,8 +26,12 @@ pub fn open_input(path: &Path) -> Result<(Box<dyn BufRead + Send>, String)> {
     }
 }
 
-/// Format version written in every header.
+/// Format version written in the header of every kind but the file table.
 pub const VERSION: &str = "v1";
+
+/// Format version of the file table: v2 added `table-digest=` to its
+/// trailer (a digest of its own records).
+pub const FILES_VERSION: &str = "v2";
 
 /// Ordered `key=value` parameters of a header or trailer line.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -242,6 +246,14 @@ impl Kind {
         .find(|k| k.as_str().as_bytes() == s)
     }
 
+    /// The format version its header carries.
+    pub fn version(self) -> &'static str {
+        match self {
+            Kind::Files => FILES_VERSION,
+            _ => VERSION,
+        }
+    }
+
     /// Which stage writes this kind, for error messages.
     pub fn producer(self) -> &'static str {
         match self {
@@ -256,12 +268,12 @@ impl Kind {
     }
 }
 
-/// Append a header line: `#fsim <kind> v1\tk=v...`.
+/// Append a header line: `#fsim <kind> <version>\tk=v...`.
 pub fn write_header(kind: Kind, params: &Params, out: &mut Vec<u8>) {
     out.extend_from_slice(b"#fsim ");
     out.extend_from_slice(kind.as_str().as_bytes());
     out.push(b' ');
-    out.extend_from_slice(VERSION.as_bytes());
+    out.extend_from_slice(kind.version().as_bytes());
     params.write(out);
     out.push(b'\n');
 }
@@ -378,10 +390,16 @@ pub fn classify_line(raw: &[u8]) -> std::result::Result<Line<'_>, String> {
             .and_then(Kind::parse)
             .ok_or("unknown fsim file kind in header")?;
         let ver = words.next().unwrap_or(b"");
-        if ver != VERSION.as_bytes() {
+        if ver != kind.version().as_bytes() {
+            let older = if kind == Kind::Files && ver == VERSION.as_bytes() {
+                ": a file table written by an older fsim, without table-digest=; run fsim-chunk again"
+            } else {
+                ""
+            };
             return Err(format!(
-                "unsupported format version {:?} (this fsim reads {VERSION})",
-                String::from_utf8_lossy(ver)
+                "unsupported format version {:?} (this fsim reads {}){older}",
+                String::from_utf8_lossy(ver),
+                kind.version()
             ));
         }
         let params = Params::parse(rest.get(end + 1..).unwrap_or(b""))?;

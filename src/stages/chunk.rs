@@ -41,6 +41,7 @@ use crate::chunking::reader::read_buffer;
 use crate::chunking::reader::{chunk_file_deferred, content_message, FileResult, Skip};
 use crate::chunking::stream::{Piece, StreamInfo};
 use crate::error::{Error, Result};
+use crate::formats::files::{TableDigest, TABLE_DIGEST_KEY};
 use crate::formats::{self, ChunkLines, ChunkRecord, Digest, FileEntry, Kind, Params};
 use crate::io::bgwrite::BgWriter;
 use crate::io::progress::Progress;
@@ -440,6 +441,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         fp.set(&k, v);
     }
     fp.set("skipped", w.summary.skipped);
+    fp.set(TABLE_DIGEST_KEY, w.table.hex());
     formats::write_trailer(Kind::Files, &fp, &mut tail);
     files_out.write_all(&tail)?;
     if to_stdout {
@@ -494,6 +496,8 @@ struct Written {
     /// File entries not written yet (written after the last records).
     files_tail: Vec<u8>,
     digest: Digest,
+    /// Of the file table's own records.
+    table: TableDigest,
     next_seq: u64,
     special: u64,
 }
@@ -511,6 +515,7 @@ fn write_results(
         summary: Summary::default(),
         files_tail: Vec::new(),
         digest: Digest::default(),
+        table: TableDigest::default(),
         next_seq: 0,
         special: 0,
     };
@@ -566,7 +571,7 @@ fn write_results(
                         ftype: f.info.ftype,
                         path: f.path.into_os_string().into_vec(),
                     };
-                    entry.write(&mut fbuf);
+                    w.table.write(&entry, &mut fbuf);
                     if fbuf.len() >= 60 << 10 {
                         files_out.write_all(&fbuf)?;
                         fbuf.clear();

@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Comment lines are ignored by every reader that does not look for them,
-//! so a merged file table is an ordinary `v1` file table, and a table
+//! so a merged file table is an ordinary file table, and a table
 //! without such lines is one unnamed collection. fsim-report reads them to
 //! name each file's collection, summarise collection by collection, and
 //! keep only the links across collections when asked.
@@ -22,6 +22,7 @@
 
 use crate::error::{Error, Result};
 use crate::formats::collections::{check_name, Collection};
+use crate::formats::files::{TableDigest, TABLE_DIGEST_KEY};
 use crate::formats::open_input;
 use crate::formats::{
     digest_params, escape_path_string, write_header, write_trailer, ChunkRecord, Digest, FileEntry,
@@ -258,8 +259,9 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
     for c in &cols {
         c.write(&mut ft);
     }
+    let mut table = TableDigest::default();
     for e in &entries {
-        e.write(&mut ft);
+        table.write(e, &mut ft);
     }
     write_trailer(
         Kind::Files,
@@ -267,7 +269,8 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
             .with("files", entries.len())
             .with("records", written.count)
             .with("digest", crate::formats::hex128(written.sum))
-            .with("skipped", summary.skipped),
+            .with("skipped", summary.skipped)
+            .with(TABLE_DIGEST_KEY, table.hex()),
         &mut ft,
     );
     let mut fo = Output::create(Some(&cfg.files_out))?;

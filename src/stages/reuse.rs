@@ -40,6 +40,7 @@
 
 use crate::chunking::stream::Piece;
 use crate::error::{Error, Result};
+use crate::formats::files::TableDigest;
 use crate::formats::{
     ChunkRecord, Digest, FileEntry, InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
@@ -99,6 +100,8 @@ struct Source {
     last_id: Option<u32>,
     /// Trailer of the file table once reached.
     files_trailer: Option<Params>,
+    /// Of the file table's records read so far.
+    table: TableDigest,
     /// Next chunk record not yet consumed.
     next_rec: Option<ChunkRecord>,
     chunks_done: bool,
@@ -138,7 +141,7 @@ impl Source {
             Some(Line::Header(Kind::Files, p)) => p,
             _ => {
                 return Err(files.error(
-                    "expected a '#fsim files v1' header: a file table written by fsim-chunk --files-out",
+                    "expected a '#fsim files v2' header: a file table written by fsim-chunk --files-out",
                 ))
             }
         };
@@ -187,6 +190,7 @@ impl Source {
             head: None,
             last_id: None,
             files_trailer: None,
+            table: TableDigest::default(),
             next_rec: None,
             chunks_done: false,
             check,
@@ -212,10 +216,14 @@ impl Source {
                 "no '#end files' trailer: the previous file table is truncated",
             )),
             Some(Line::Trailer(Kind::Files, p)) => {
+                self.table
+                    .check(&p)
+                    .map_err(|m| Error::input(&name, line_no, m))?;
                 self.files_trailer = Some(p);
                 Ok(())
             }
             Some(Line::Data(raw)) => {
+                self.table.add_line(raw);
                 let e = FileEntry::parse(raw).map_err(|m| Error::input(&name, line_no, m))?;
                 if self.last_id.is_some_and(|l| e.id <= l) {
                     return Err(Error::input(
@@ -340,8 +348,12 @@ impl Source {
         }
     }
 
-    /// Read what is left, checking the chunk file's trailer.
+    /// Read what is left, checking the trailers of the file table (its
+    /// records' digest) and of the chunk file.
     fn finish(mut self) -> Result<()> {
+        while self.files_trailer.is_none() {
+            self.advance_file()?;
+        }
         while self.next_rec.is_some() {
             self.advance_rec()?;
         }

@@ -190,15 +190,17 @@ pub fn report_params() -> Params {
 pub fn file_table(files: &[formats::FileEntry]) -> Vec<u8> {
     let mut v = Vec::new();
     formats::write_header(Kind::Files, &report_params(), &mut v);
+    let mut table = formats::files::TableDigest::default();
     for f in files {
-        f.write(&mut v);
+        table.write(f, &mut v);
     }
     formats::write_trailer(
         Kind::Files,
         &Params::new()
             .with("files", files.len())
             .with("records", 0)
-            .with("digest", "0"),
+            .with("digest", "0")
+            .with(formats::files::TABLE_DIGEST_KEY, table.hex()),
         &mut v,
     );
     v

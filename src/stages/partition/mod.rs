@@ -29,6 +29,7 @@
 pub mod unionfind;
 
 use crate::error::{Error, Result};
+use crate::formats::files::{TableDigest, TABLE_DIGEST_KEY};
 use crate::formats::{
     classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, write_header,
     write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
@@ -145,6 +146,8 @@ struct FileTable {
     params: Params,
     files: u64,
     chunk_digest: Digest,
+    /// The trailer's digest of the table's own records (`table-digest=`).
+    table_digest: u128,
 }
 
 /// The fields of a file-table line that this stage needs: id, size, content
@@ -218,6 +221,7 @@ impl FileTable {
                 count: t.get_u64("records")?,
                 sum: t.get_u128_hex("digest")?,
             },
+            table_digest: t.get_u128_hex(TABLE_DIGEST_KEY)?,
         })
     }
 }
@@ -233,6 +237,7 @@ fn read_file_table(
     let mut params = None;
     let mut files = 0u64;
     let mut trailer = None;
+    let (mut table, mut trailer_at) = (TableDigest::default(), 0u64);
     while let Some((line, at)) = lines.next_line_at()? {
         if line.first() == Some(&b'#') {
             match classify_line(line).map_err(|m| at.error(m))? {
@@ -248,7 +253,10 @@ fn read_file_table(
                         Kind::Files.producer()
                     )))
                 }
-                Line::Trailer(Kind::Files, p) => trailer = Some(p),
+                Line::Trailer(Kind::Files, p) => {
+                    trailer = Some(p);
+                    trailer_at = lines.line_number();
+                }
                 Line::Trailer(k, _) => {
                     return Err(
                         lines.error(format!("trailer of a {} file in a files table", k.as_str()))
@@ -259,11 +267,12 @@ fn read_file_table(
             continue;
         }
         if params.is_none() {
-            return Err(lines.error("no '#fsim files v1' header: expected a file table written by fsim-chunk --files-out"));
+            return Err(lines.error("no '#fsim files v2' header: expected a file table written by fsim-chunk --files-out"));
         }
         if trailer.is_some() {
             return Err(lines.error("record after the trailer"));
         }
+        table.add_line(line);
         let (id, size, content, path) = parse_file_line(line).map_err(|m| at.error(m))?;
         if id as u64 != files {
             return Err(lines.error(format!(
@@ -279,7 +288,7 @@ fn read_file_table(
         Error::input(
             &name,
             line,
-            "no '#fsim files v1' header: expected a file table written by fsim-chunk --files-out",
+            "no '#fsim files v2' header: expected a file table written by fsim-chunk --files-out",
         )
     })?;
     let t = trailer.ok_or_else(|| {
@@ -301,11 +310,15 @@ fn read_file_table(
     if files > u32::MAX as u64 + 1 {
         return Err(Error::input(&name, line, "more than 2^32 files"));
     }
+    table
+        .check(&t)
+        .map_err(|m| Error::input(&name, trailer_at, m))?;
     Ok(FileTable {
         name,
         params,
         files,
         chunk_digest: Digest { count, sum },
+        table_digest: table.0,
     })
 }
 
@@ -895,6 +908,8 @@ struct FBlock {
     /// The table's header or trailer line, when in this block.
     header: Option<Params>,
     trailer: Option<Params>,
+    /// Of the block's records.
+    table: TableDigest,
     example: Option<String>,
     /// A line only the serial reader can explain (it makes the error).
     odd: bool,
@@ -929,6 +944,7 @@ fn f_block(block: &[u8], first_block: bool, last_block: bool, fl: &FLines) -> FB
             }
             continue;
         }
+        r.table.add_line(line);
         match parse_file_line(line) {
             Ok((id, size, content, path)) => {
                 match r.first {
@@ -974,6 +990,7 @@ fn f_lines_parallel(
     let (done_tx, done_rx) = std::sync::mpsc::channel::<(u64, FBlock)>();
     let mut ends = (None, None);
     let (mut files, mut example, mut odd) = (0u64, None, false);
+    let mut digest = TableDigest::default();
     std::thread::scope(|s| -> Result<()> {
         let mut workers: Vec<SyncSender<Work>> = Vec::new();
         for _ in 0..2 {
@@ -1001,6 +1018,7 @@ fn f_lines_parallel(
                     continue;
                 }
                 files += b.files;
+                digest.merge(b.table);
                 ends.0 = ends.0.take().or(b.header);
                 ends.1 = ends.1.take().or(b.trailer);
                 example = example.take().or(b.example);
@@ -1062,7 +1080,9 @@ fn f_lines_parallel(
         (Some(h), Some(t)) if !odd => FileTable::from_ends(name, h, &t),
         _ => None,
     };
-    let whole = again.as_ref().is_some_and(|t| t.files == files);
+    let whole = again
+        .as_ref()
+        .is_some_and(|t| t.files == files && t.table_digest == digest.0);
     if whole && again.as_ref() == Some(table) {
         return Ok(example);
     }
