@@ -2,6 +2,7 @@
 //! size and content hash), and the memory model of a bin that fsim-binpack
 //! packs by and fsim-analyze checks against its capacity.
 
+use crate::formats::chunks::ChunkRecord;
 use crate::formats::numbers::{
     parse_hex128, parse_id, parse_u64, split_fields, write_hex128, write_id, write_u64,
 };
@@ -87,4 +88,11 @@ impl FileLine {
         }
         out.push(b'\n');
     }
+}
+
+/// A chunk record among the `F` lines of a partition or bins file (the
+/// message says both are expected).
+pub fn parse_record(raw: &[u8]) -> std::result::Result<ChunkRecord, String> {
+    ChunkRecord::parse(raw)
+        .ok_or_else(|| format!("expected {} or an F line", ChunkRecord::EXPECTED))
 }

@@ -9,26 +9,10 @@ pub mod progress;
 pub mod walk;
 
 use crate::error::{Context, Error, Result};
+use crate::formats::BUF_SIZE;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
-
-/// Buffer size for record streams: large enough to amortise syscalls.
-pub const BUF_SIZE: usize = 1 << 20;
-
-/// An input: a file or standard input, with its display name.
-pub fn open_input(path: &Path) -> Result<(Box<dyn BufRead + Send>, String)> {
-    if path.as_os_str() == "-" {
-        Ok((
-            Box::new(BufReader::with_capacity(BUF_SIZE, io::stdin())),
-            "-".to_string(),
-        ))
-    } else {
-        let name = path.display().to_string();
-        let f = File::open(path).ctx(|| format!("cannot open {name}"))?;
-        Ok((Box::new(BufReader::with_capacity(BUF_SIZE, f)), name))
-    }
-}
 
 /// Where a stage writes: standard output, or a file that appears only when
 /// [`Output::finish`] succeeds.

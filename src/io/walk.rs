@@ -103,7 +103,7 @@ pub fn walk(cfg: &WalkConfig, mut sink: impl FnMut(Event) -> bool) -> Result<Wal
         }
     }
     if let Some(list) = &cfg.files_from {
-        let (mut input, name) = crate::io::open_input(list)?;
+        let (mut input, name) = crate::formats::open_input(list)?;
         let sep = if cfg.null { 0 } else { b'\n' };
         let mut buf = Vec::with_capacity(256);
         loop {

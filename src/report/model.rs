@@ -3,11 +3,11 @@
 //! renders it, and the options it is built with.
 
 use crate::error::{Error, Result};
+use crate::formats::open_input;
 use crate::formats::{
     escape_path_string, hex128, mix128, parse_id, parse_u64, split_fields, Digest, FileEntry,
     InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
-use crate::io::open_input;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 

@@ -82,6 +82,40 @@ fn truncated(ws: &mut Worksheet, row: u32, left: usize) -> Result<()> {
     Ok(())
 }
 
+/// A sheet of outlined groups (figures 5 and 6): the header, then for each
+/// group a summary row with its `sizes[k]` detail rows folded under it, as
+/// many groups as fit in a sheet (a note says how many rows were left out).
+/// `summary` writes group `k`'s summary row at row `r`; `detail` writes its
+/// `i`th detail row at row `r`.
+fn grouped_sheet(
+    ws: &mut Worksheet,
+    s: &Styles,
+    cols: &[(&str, f64)],
+    sizes: &[usize],
+    mut summary: impl FnMut(&mut Worksheet, usize, u32) -> Result<()>,
+    mut detail: impl FnMut(&mut Worksheet, usize, usize, u32) -> Result<()>,
+) -> Result<()> {
+    let rows: usize = sizes.iter().map(|n| n + 1).sum();
+    header(ws, s, cols, rows.min(ROW_MAX as usize - 1) as u32)?;
+    let mut r = 1u32;
+    for (k, &n) in sizes.iter().enumerate() {
+        if r as usize + n + 1 > ROW_MAX as usize - 1 {
+            let left: usize = sizes[k..].iter().map(|n| n + 1).sum();
+            truncated(ws, r, left)?;
+            break;
+        }
+        summary(ws, k, r)?;
+        let first = r + 1;
+        for i in 0..n {
+            r += 1;
+            detail(ws, k, i, r)?;
+        }
+        ws.group_rows(first, r).map_err(xerr)?;
+        r += 1;
+    }
+    Ok(())
+}
+
 /// The workbook's bytes.
 pub fn render(report: &Report) -> Result<Vec<u8>> {
     let s = Styles::new();
@@ -93,8 +127,8 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
     {
         let ws = wb.add_worksheet();
         ws.set_name("A Identical").map_err(xerr)?;
-        let rows: usize = report.identical.iter().map(|x| x.files.len() + 1).sum();
-        header(
+        let sizes: Vec<usize> = report.identical.iter().map(|x| x.files.len()).collect();
+        grouped_sheet(
             ws,
             &s,
             &[
@@ -104,47 +138,39 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                 ("Size (bytes)", 14.0),
                 ("Path", 90.0),
             ],
-            rows.min(ROW_MAX as usize - 1) as u32,
-        )?;
-        let mut r = 1u32;
-        for (k, set) in report.identical.iter().enumerate() {
-            if r as usize + set.files.len() + 1 > ROW_MAX as usize - 1 {
-                let left: usize = report.identical[k..]
-                    .iter()
-                    .map(|x| x.files.len() + 1)
-                    .sum();
-                truncated(ws, r, left)?;
-                break;
-            }
-            ws.write_string_with_format(r, 0, &set.id, &s.group)
-                .map_err(xerr)?;
-            ws.write_number_with_format(r, 1, set.files.len() as f64, &s.group_num)
-                .map_err(xerr)?;
-            ws.write_number_with_format(r, 2, set.overhead() as f64, &s.group_num)
-                .map_err(xerr)?;
-            ws.write_number_with_format(r, 3, set.size as f64, &s.group_num)
-                .map_err(xerr)?;
-            ws.write_string_with_format(r, 4, path(set.files[0]), &s.group)
-                .map_err(xerr)?;
-            let first = r + 1;
-            for &f in &set.files {
-                r += 1;
+            &sizes,
+            |ws, k, r| {
+                let set = &report.identical[k];
+                ws.write_string_with_format(r, 0, &set.id, &s.group)
+                    .map_err(xerr)?;
+                ws.write_number_with_format(r, 1, set.files.len() as f64, &s.group_num)
+                    .map_err(xerr)?;
+                ws.write_number_with_format(r, 2, set.overhead() as f64, &s.group_num)
+                    .map_err(xerr)?;
+                ws.write_number_with_format(r, 3, set.size as f64, &s.group_num)
+                    .map_err(xerr)?;
+                ws.write_string_with_format(r, 4, path(set.files[0]), &s.group)
+                    .map_err(xerr)?;
+                Ok(())
+            },
+            |ws, k, i, r| {
+                let set = &report.identical[k];
+                let f = set.files[i];
                 ws.write_string(r, 0, &set.id).map_err(xerr)?;
                 ws.write_number_with_format(r, 3, size(f), &s.bytes)
                     .map_err(xerr)?;
                 ws.write_string(r, 4, path(f)).map_err(xerr)?;
-            }
-            ws.group_rows(first, r).map_err(xerr)?;
-            r += 1;
-        }
+                Ok(())
+            },
+        )?;
     }
 
     // Sheet B: clusters, files folded under each cluster (figure 5).
     {
         let ws = wb.add_worksheet();
         ws.set_name("B Clusters").map_err(xerr)?;
-        let rows: usize = report.clusters.iter().map(|c| c.files.len() + 1).sum();
-        header(
+        let sizes: Vec<usize> = report.clusters.iter().map(|c| c.files.len()).collect();
+        grouped_sheet(
             ws,
             &s,
             &[
@@ -160,36 +186,32 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                 ("Filename", 80.0),
                 ("Identical copies", 16.0),
             ],
-            rows.min(ROW_MAX as usize - 1) as u32,
-        )?;
-        let mut r = 1u32;
-        for (k, c) in report.clusters.iter().enumerate() {
-            if r as usize + c.files.len() + 1 > ROW_MAX as usize - 1 {
-                let left: usize = report.clusters[k..].iter().map(|x| x.files.len() + 1).sum();
-                truncated(ws, r, left)?;
-                break;
-            }
-            let rank = (k + 1) as f64;
-            ws.write_number_with_format(r, 0, rank, &s.group_num)
-                .map_err(xerr)?;
-            ws.write_string_with_format(r, 1, &c.id, &s.group)
-                .map_err(xerr)?;
-            ws.write_string_with_format(r, 2, c.kind, &s.group)
-                .map_err(xerr)?;
-            ws.write_number_with_format(r, 3, c.total_size as f64, &s.group_num)
-                .map_err(xerr)?;
-            ws.write_number_with_format(r, 4, c.files.len() as f64, &s.group_num)
-                .map_err(xerr)?;
-            ws.write_number_with_format(r, 5, c.links.len() as f64, &s.group_num)
-                .map_err(xerr)?;
-            ws.write_number_with_format(r, 6, r1(c.avg_similarity), &s.group_pct)
-                .map_err(xerr)?;
-            for col in 7..=10 {
-                ws.write_blank(r, col, &s.group).map_err(xerr)?;
-            }
-            let first = r + 1;
-            for &f in &c.files {
-                r += 1;
+            &sizes,
+            |ws, k, r| {
+                let c = &report.clusters[k];
+                let rank = (k + 1) as f64;
+                ws.write_number_with_format(r, 0, rank, &s.group_num)
+                    .map_err(xerr)?;
+                ws.write_string_with_format(r, 1, &c.id, &s.group)
+                    .map_err(xerr)?;
+                ws.write_string_with_format(r, 2, c.kind, &s.group)
+                    .map_err(xerr)?;
+                ws.write_number_with_format(r, 3, c.total_size as f64, &s.group_num)
+                    .map_err(xerr)?;
+                ws.write_number_with_format(r, 4, c.files.len() as f64, &s.group_num)
+                    .map_err(xerr)?;
+                ws.write_number_with_format(r, 5, c.links.len() as f64, &s.group_num)
+                    .map_err(xerr)?;
+                ws.write_number_with_format(r, 6, r1(c.avg_similarity), &s.group_pct)
+                    .map_err(xerr)?;
+                for col in 7..=10 {
+                    ws.write_blank(r, col, &s.group).map_err(xerr)?;
+                }
+                Ok(())
+            },
+            |ws, k, i, r| {
+                let c = &report.clusters[k];
+                let f = c.files[i];
                 // % similar: the largest share of this file found in one link.
                 let best = c
                     .links
@@ -201,7 +223,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                     .set_of
                     .get(&f)
                     .map_or(0, |&i| report.identical[i].files.len() - 1);
-                ws.write_number(r, 0, rank).map_err(xerr)?;
+                ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
                 ws.write_string(r, 1, &c.id).map_err(xerr)?;
                 ws.write_number_with_format(r, 7, size(f), &s.bytes)
                     .map_err(xerr)?;
@@ -209,10 +231,9 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                     .map_err(xerr)?;
                 ws.write_string(r, 9, path(f)).map_err(xerr)?;
                 ws.write_number(r, 10, copies as f64).map_err(xerr)?;
-            }
-            ws.group_rows(first, r).map_err(xerr)?;
-            r += 1;
-        }
+                Ok(())
+            },
+        )?;
     }
 
     // Sheet C: all links.

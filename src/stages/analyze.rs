@@ -27,12 +27,13 @@
 
 use crate::chunking::features::{self, MethodSpec};
 use crate::error::{Context, Result};
-use crate::formats::bins::FileLine;
+use crate::formats::bins::{parse_record, FileLine};
+use crate::formats::open_input;
 use crate::formats::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, Params,
 };
 use crate::io::progress::Progress;
-use crate::io::{open_input, Output};
+use crate::io::Output;
 use crate::stages::sort::{ExternalSorter, PairRecord, SortOptions};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -862,13 +863,7 @@ pub fn analyze_with_progress<R: BufRead>(
             }
             continue;
         }
-        let rec = ChunkRecord::parse(raw).ok_or_else(|| {
-            crate::Error::input(
-                &name,
-                ln,
-                format!("expected {} or an F line", ChunkRecord::EXPECTED),
-            )
-        })?;
+        let rec = parse_record(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
         seen.add(&rec);
         bin.records += 1;
         if bin.prev.is_some_and(|p| (rec.hash, rec.file) < p) {

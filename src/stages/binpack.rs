@@ -17,11 +17,12 @@
 //! per-bin files of one routing pass), in `--tmpdir`.
 
 use crate::error::{Context, Error, Result};
-use crate::formats::bins::{estimate_memory, FileLine};
+use crate::formats::bins::{estimate_memory, parse_record, FileLine};
+use crate::formats::open_input;
 use crate::formats::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
 };
-use crate::io::{open_input, Output};
+use crate::io::Output;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -368,13 +369,7 @@ pub fn run(cfg: &Config) -> Result<()> {
                         "chunk record after the F lines: records must come first",
                     ));
                 }
-                let rec = ChunkRecord::parse(raw).ok_or_else(|| {
-                    crate::Error::input(
-                        &name,
-                        ln,
-                        format!("expected {} or an F line", ChunkRecord::EXPECTED),
-                    )
-                })?;
+                let rec = parse_record(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
                 match prev {
                     Some(p) if (rec.hash, rec.file) < p => {
                         return Err(crate::Error::input(

@@ -26,11 +26,12 @@
 use crate::chunking::chunker::Chunker;
 use crate::chunking::reader::chunk_path;
 use crate::error::{Context, Error, Result};
+use crate::formats::open_input;
 use crate::formats::{
     escape_path_string, ChunkRecord, Digest, FileEntry, FileType, InputCheck, Kind, Line,
     LineReader, Params, CHUNK_PARAM_KEYS,
 };
-use crate::io::{open_input, Output};
+use crate::io::Output;
 use memmap2::Mmap;
 use std::collections::HashMap;
 use std::fs::File;

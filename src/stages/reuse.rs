@@ -41,10 +41,10 @@
 use crate::chunking::stream::Piece;
 use crate::error::{Error, Result};
 use crate::formats::files::TableDigest;
+use crate::formats::open_input;
 use crate::formats::{
     ChunkRecord, Digest, FileEntry, InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
-use crate::io::open_input;
 use std::cmp::Ordering;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};

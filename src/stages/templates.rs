@@ -22,12 +22,13 @@
 //! tens or hundreds of chunks.
 
 use crate::error::{Error, Result};
+use crate::formats::open_input;
 use crate::formats::templates::{line_mix, TemplateSet};
 use crate::formats::{
     escape_path_string, write_header, write_hex128, write_trailer, write_u64, Digest, Kind, Line,
     LineReader, Params, CHUNK_PARAM_KEYS,
 };
-use crate::io::{open_input, Output};
+use crate::io::Output;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 

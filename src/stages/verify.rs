@@ -61,13 +61,14 @@
 use crate::chunking::chunker::{Chunker, Cut, Method};
 use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
+use crate::formats::open_input;
 use crate::formats::{
     digest_params, escape_path_string, mix128, parse_id, parse_u64, split_fields, write_header,
     write_id, write_trailer, write_u64, Digest, FileEntry, FileType, InputCheck, Kind, Line,
     LineReader, CHUNK_PARAM_KEYS,
 };
 use crate::formats::{percent, PercentOf};
-use crate::io::{open_input, Output};
+use crate::io::Output;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;

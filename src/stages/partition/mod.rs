@@ -30,12 +30,13 @@ pub mod unionfind;
 
 use crate::error::{Error, Result};
 use crate::formats::files::{TableDigest, TABLE_DIGEST_KEY};
+use crate::formats::open_input;
 use crate::formats::{
     classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, write_header,
     write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
 };
 use crate::io::bgwrite::BgWriter;
-use crate::io::{open_input, Output};
+use crate::io::Output;
 use crate::stages::partition::unionfind::{QueuedUnions as Unions, UnionFind};
 use crate::stages::sort::{format_chunk_line, parse_chunk_line, ChunkKey, FastLines};
 use std::path::{Path, PathBuf};

@@ -38,8 +38,9 @@ pub use keys::{
 };
 
 use crate::error::{Context, Error, Result};
+use crate::formats::open_input;
 use crate::formats::{classify_line, ChunkRecord, Digest, InputCheck, Kind, Line};
-use crate::io::{open_input, Output};
+use crate::io::Output;
 use crate::stages::sort::resume::{Journal, Position};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
