@@ -20,9 +20,9 @@ pub enum Format {
     Text,
     Json,
     Tsv,
-    /// One self-contained page (src/report_html.rs).
+    /// One self-contained page (src/report/html.rs).
     Html,
-    /// A workbook with outlined rows (src/report_xlsx.rs); needs `-o FILE`.
+    /// A workbook with outlined rows (src/report/xlsx.rs); needs `-o FILE`.
     Xlsx,
 }
 
@@ -51,7 +51,7 @@ pub struct Config {
     pub html: crate::report::model::HtmlOptions,
     /// Colour in the text report.
     pub color: ColorChoice,
-    /// sif's post-processing filters (src/report_filter.rs).
+    /// sif's post-processing filters (src/report/filter.rs).
     pub filters: crate::report::filter::Filters,
     /// Smallest cluster flagged as a likely template.
     pub template_min_files: usize,
