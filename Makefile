@@ -14,7 +14,8 @@
 #     ... TEMPLATES=<file>            ignore the chunks of these templates
 #   make template WORK=<dir> CLUSTER=<id>  mark a cluster of the last report as
 #                                     template similarity (WORK/templates.tsv)
-#   make check                        fmt + clippy + tests
+#   make check                        fmt + clippy + tests (tests/layers.rs: the import layering)
+#   make native                       binaries tuned for this CPU (target-cpu=native), in $(NATIVE_DIR)
 #   make eval [DOCS=<folder>]         the HP paper's experiment: docs/evaluation.md
 #   make spark-demo                   the same pipeline on Apache Spark, local mode
 #   make spark-report REPO=.. WORK=.. on Spark (SPARK_MASTER=local[4], yarn...)
@@ -62,10 +63,19 @@ PLAIN_ROOTS := $(strip $(foreach w,$(REPO),$(if $(findstring =,$(w)),,$(w))))
 COLL_NAMES  := $(foreach w,$(NAMED_ROOTS),$(firstword $(subst =, ,$(w))))
 
 CARGO ?= cargo
+# Portable binaries by default (MD5 lanes are chosen at run time).
+# NATIVE=1 tunes for this CPU (a binary that may not run on another machine);
+# `make native` builds such binaries in their own target folder.
+NATIVE ?=
+NATIVE_FLAGS = -C target-cpu=native
+ifeq ($(NATIVE),1)
+export RUSTFLAGS += $(NATIVE_FLAGS)
+endif
+NATIVE_DIR ?= target/native
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: all build demo report test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo
+.PHONY: all build native layers demo report test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo
 .DELETE_ON_ERROR:
 
 all: build
@@ -74,6 +84,11 @@ build:
 ifeq ($(BIN),target/release)
 	$(CARGO) build --release --quiet --bins
 endif
+
+# Tuned for this CPU, in their own target folder (the portable build is
+# untouched): `make report BIN=$(NATIVE_DIR)/release ...` runs them.
+native:
+	RUSTFLAGS="$(NATIVE_FLAGS)" CARGO_TARGET_DIR=$(NATIVE_DIR) $(CARGO) build --release --quiet --bins
 
 ifeq ($(SORT),gnu)
 SORT_CMD = LC_ALL=C sort -S $(MEMORY) -T $(WORK) -o $@.part $< && mv $@.part $@
@@ -252,6 +267,10 @@ spark-demo: build spark-venv
 
 test:
 	$(CARGO) test --all-targets
+
+# The import layering alone (also part of test and check).
+layers:
+	$(CARGO) test --quiet --test layers
 
 check:
 	$(CARGO) fmt --all -- --check

@@ -8,8 +8,8 @@
 //! bytes; ~5% of the files are copies of another file of their component and
 //! ~1% of the records repeat a chunk within a file.
 
-use fsim::binpack::FileLine;
-use fsim::records::{self, ChunkRecord, Digest, Kind, Params};
+use fsim::formats::bins::FileLine;
+use fsim::formats::{self, ChunkRecord, Digest, Kind, Params};
 use std::io::Write;
 
 struct Rng(u64);
@@ -70,7 +70,7 @@ fn main() -> std::io::Result<()> {
                     _ => 4 + rng.below(7),
                 }
                 .min(originals.len() as u64) as usize;
-                let hash = records::mix128(next_hash);
+                let hash = formats::mix128(next_hash);
                 next_hash += 1;
                 let len = 100 + rng.below(2900) as u32;
                 let mut picked: Vec<u32> = Vec::with_capacity(d);
@@ -98,8 +98,8 @@ fn main() -> std::io::Result<()> {
                 s
             });
             let shared: u64 = chunks_of[src].iter().map(|c| c.1 as u64).sum();
-            let size = shared + (records::mix128(src as u128 + first as u128) as u64 % 20_000);
-            let content = records::mix128(((first as u128) << 64) | src as u128 | (1 << 100));
+            let size = shared + (formats::mix128(src as u128 + first as u128) as u64 % 20_000);
+            let content = formats::mix128(((first as u128) << 64) | src as u128 | (1 << 100));
             files.push(FileLine {
                 id: first + i as u32,
                 component: first,
@@ -126,7 +126,7 @@ fn main() -> std::io::Result<()> {
         .with("avg", 1000)
         .with("files", nfiles)
         .with("limit", nfiles / 2);
-    records::write_header(Kind::Partition, &p, &mut buf);
+    formats::write_header(Kind::Partition, &p, &mut buf);
     let mut d = Digest::default();
     for r in &recs {
         r.write(&mut buf);
@@ -144,12 +144,12 @@ fn main() -> std::io::Result<()> {
         }
     }
     let comps = files.iter().filter(|f| f.id == f.component).count();
-    let t = records::digest_params(&d, "records")
+    let t = formats::digest_params(&d, "records")
         .with("files", files.len())
         .with("components", comps)
         .with("dropped_chunks", 0)
         .with("dropped_records", 0);
-    records::write_trailer(Kind::Partition, &t, &mut buf);
+    formats::write_trailer(Kind::Partition, &t, &mut buf);
     out.write_all(&buf)?;
     out.flush()
 }

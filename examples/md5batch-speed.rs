@@ -1,5 +1,5 @@
 //! Throughput of MD5 over many chunks: one at a time (`md-5`) against
-//! `fsim::md5batch::digest_many` (16 lanes with AVX-512, 8 with AVX2), on one core.
+//! `fsim::chunking::md5batch::digest_many` (16 lanes with AVX-512, 8 with AVX2), on one core.
 //!
 //! `cargo run --release --example md5batch-speed FILE` (e.g. the bench's
 //! bench-work/big.txt; read into memory whole).
@@ -24,13 +24,16 @@ fn main() {
         let t = Instant::now();
         let one: Vec<u128> = cuts
             .iter()
-            .map(|&(p, l)| fsim::md5batch::digest_one(&data[p..p + l]))
+            .map(|&(p, l)| fsim::chunking::md5batch::digest_one(&data[p..p + l]))
             .collect();
         let t1 = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let mut many = Vec::with_capacity(cuts.len());
         for block in cuts.chunks(4096) {
-            fsim::md5batch::digest_many(block.iter().map(|&(p, l)| &data[p..p + l]), &mut many);
+            fsim::chunking::md5batch::digest_many(
+                block.iter().map(|&(p, l)| &data[p..p + l]),
+                &mut many,
+            );
         }
         let t2 = t.elapsed().as_secs_f64();
         assert_eq!(one, many);

@@ -8,7 +8,7 @@
 //!   a sorted chunk stream of GROUPS chunk groups (degree 1..4, a few
 //!   ubiquitous ones) over FILES files, and the matching file table.
 
-use fsim::records::{
+use fsim::formats::{
     digest_params, write_header, write_trailer, ChunkRecord, Digest, FileEntry, FileType, Kind,
     Params,
 };
@@ -29,7 +29,7 @@ impl Rng {
 /// The parameters fsim-chunk writes for TTTD at 1000 bytes, so that the
 /// synthetic files are accepted everywhere (fsim-query checks them).
 fn params() -> Params {
-    fsim::chunker::Chunker::new(fsim::chunker::Method::Tttd, 1000)
+    fsim::chunking::chunker::Chunker::new(fsim::chunking::chunker::Method::Tttd, 1000)
         .expect("1000 is a valid average")
         .params()
 }
@@ -133,7 +133,7 @@ fn main() -> std::io::Result<()> {
             let p = Params::new()
                 .with("files", files)
                 .with("records", d.count)
-                .with("digest", fsim::records::hex128(d.sum))
+                .with("digest", fsim::formats::hex128(d.sum))
                 .with("skipped", 0);
             write_trailer(Kind::Files, &p, &mut tb);
             t.write_all(&tb)?;

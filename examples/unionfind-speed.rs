@@ -4,7 +4,7 @@
 //! `QueuedUnions` (prefetched two stages ahead).
 //!
 //! `cargo run --release --example unionfind-speed -- plain|queued`
-use fsim::unionfind::{QueuedUnions, UnionFind};
+use fsim::stages::partition::unionfind::{QueuedUnions, UnionFind};
 use std::time::Instant;
 fn main() {
     let n: u32 = 15_000_000;

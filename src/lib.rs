@@ -3,53 +3,42 @@
 //! Files in Large Document Repositories" (KDD 2005).
 //!
 //! The pipeline is a chain of small programs (src/bin) that exchange
-//! line-oriented text records (see [`records`] and docs/formats.md):
+//! line-oriented text records (see [`formats`] and docs/formats.md). The
+//! tree has one folder per layer; imports only go down this list (checked by
+//! tests/layers.rs, docs/pipeline.md "Map of the tree"):
 //!
-//! | stage | module | paper |
+//! | layer | holds |
+//! |---|---|
+//! | [`error`], [`cli`] | the error type, stderr lines and argument parsers |
+//! | [`formats`] | every record format: reader, writer, escaping, digests |
+//! | [`io`] | atomic outputs, the background writer, the walk, long paths, progress |
+//! | [`chunking`] | TTTD and BSW, the feature methods, batched MD5, parallel hashing, the stream types |
+//! | [`stages`] | one module per pipeline stage (below) |
+//! | [`report`] | the report model and its text, json, tsv, html and xlsx renderings |
+//! | [`eval`], [`corpus`] | the HP paper's experiment and the corpus generator |
+//!
+//! | program | module | paper |
 //! |---|---|---|
-//! | fsim-chunk | [`chunker`], [`walk`], [`longpath`], [`chunk`] | step 1: TTTD chunks, MD5 per chunk |
-//! | fsim-sort | [`sort`], [`sort_resume`] | 2.5 step 2: external sort by hash |
-//! | fsim-partition | [`partition`], [`unionfind`] | 2.5 steps 3-4 |
-//! | fsim-binpack | [`binpack`] | 2.5 steps 5-6 |
-//! | fsim-analyze | [`analyze`] | steps 3-4 and 2.4 |
-//! | fsim-verify | [`verify`] | 2.3: exact bytes in common of candidate pairs |
-//! | fsim-report | [`report`] | step 5 and 2.4 |
-//! | fsim-index, fsim-query | [`index`] | sif's one-against-all queries |
-//! | fsim-report | [`report`], [`report_html`], [`report_xlsx`], [`report_filter`], [`report_collections`] | step 5 and 2.4; sif's post-processing |
-//! | fsim-template | [`templates`] | section 4: templates |
-//! | fsim-merge | [`collections`] | section 4: collections chunked apart |
-//! | fsim-eval | [`eval`] | the HP paper's controlled experiment (docs/evaluation.md) |
+//! | fsim-chunk | [`stages::chunk`], [`stages::reuse`] | step 1: TTTD chunks, MD5 per chunk |
+//! | fsim-sort | [`stages::sort`] | 2.5 step 2: external sort by hash |
+//! | fsim-partition | [`stages::partition`] | 2.5 steps 3-4 |
+//! | fsim-binpack | [`stages::binpack`] | 2.5 steps 5-6 |
+//! | fsim-analyze | [`stages::analyze`] | steps 3-4 and 2.4 |
+//! | fsim-verify | [`stages::verify`] | 2.3: exact bytes in common of candidate pairs |
+//! | fsim-report | [`report`] | step 5 and 2.4; sif's post-processing |
+//! | fsim-index, fsim-query | [`stages::index`] | sif's one-against-all queries |
+//! | fsim-template | [`stages::templates`] | section 4: templates |
+//! | fsim-merge | [`stages::collections`] | section 4: collections chunked apart |
+//! | fsim-eval, fsim-gen | [`eval`], [`corpus`] | the HP paper's controlled experiment (docs/evaluation.md) |
 
-pub mod analyze;
-pub mod bgwrite;
-pub mod binpack;
-pub mod chunk;
-pub mod chunker;
+pub mod chunking;
 pub mod cli;
-pub mod collections;
 pub mod corpus;
 pub mod error;
 pub mod eval;
-pub mod features;
-pub mod index;
+pub mod formats;
 pub mod io;
-pub mod longpath;
-pub mod md5batch;
-pub mod parhash;
-pub mod partition;
-pub mod progress;
-pub mod records;
 pub mod report;
-pub mod report_collections;
-pub mod report_filter;
-pub mod report_html;
-pub mod report_xlsx;
-pub mod reuse;
-pub mod sort;
-pub mod sort_resume;
-pub mod templates;
-pub mod unionfind;
-pub mod verify;
-pub mod walk;
+pub mod stages;
 
 pub use error::{Error, Result};

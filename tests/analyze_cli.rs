@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use fsim::records;
+use fsim::formats;
 
 const BINPACK: &str = env!("CARGO_BIN_EXE_fsim-binpack");
 const ANALYZE: &str = env!("CARGO_BIN_EXE_fsim-analyze");
@@ -29,17 +29,17 @@ fn expected(pairs: &[(u32, u32, u64, u64, u64, u32)], header: &str) -> String {
     for &(a, b, sa, sb, c, n) in pairs {
         s += &format!(
             "{}\t{}\t{sa}\t{sb}\t{c}\t{n}\n",
-            records::id_string(a),
-            records::id_string(b)
+            formats::id_string(a),
+            formats::id_string(b)
         );
-        d = d.wrapping_add(records::mix128(
+        d = d.wrapping_add(formats::mix128(
             ((a as u128) << 96) | ((b as u128) << 64) | c as u128,
         ));
     }
     s + &format!(
         "#end pairs\tpairs={}\tdigest={}\n",
         pairs.len(),
-        records::hex128(d)
+        formats::hex128(d)
     )
 }
 

@@ -101,11 +101,11 @@ fn file_rows(table: &[u8]) -> Vec<FileRow> {
     data_lines(table)
         .into_iter()
         .map(|l| {
-            let e = fsim::records::FileEntry::parse(l).expect("file entry parses");
+            let e = fsim::formats::FileEntry::parse(l).expect("file entry parses");
             FileRow {
-                id: fsim::records::id_string(e.id),
+                id: fsim::formats::id_string(e.id),
                 size: e.size,
-                content: fsim::records::hex128(e.content),
+                content: fsim::formats::hex128(e.content),
                 path: e.path,
             }
         })
@@ -139,7 +139,7 @@ fn output_identical_for_any_jobs() {
     assert_eq!(outs[0], outs[1]);
     assert_eq!(outs[0], outs[2]);
     let table = &outs[0].1;
-    assert!(table.starts_with(b"#fsim files v1\tmethod=tttd\tavg=1000\tmin=453\tmax=2759\tdiv=532\tdiv2=266\twindow=64\thash=md5\n"));
+    assert!(table.starts_with(b"#fsim files v2\tmethod=tttd\tavg=1000\tmin=453\tmax=2759\tdiv=532\tdiv2=266\twindow=64\thash=md5\n"));
     assert!(lines(table)
         .last()
         .unwrap()
@@ -287,7 +287,7 @@ fn chunks_cover_each_file() {
     let rows = file_rows(&fs::read(d.path().join("files.tsv")).unwrap());
     let mut sums = vec![0u64; rows.len()];
     for l in data_lines(&o.stdout) {
-        let r = fsim::records::ChunkRecord::parse(l).unwrap();
+        let r = fsim::formats::ChunkRecord::parse(l).unwrap();
         sums[r.file as usize] += r.len as u64;
     }
     for (r, s) in rows.iter().zip(&sums) {
@@ -300,9 +300,9 @@ fn chunks_cover_each_file() {
         );
     }
     // Trailer count and digest agree with the records.
-    let mut dg = fsim::records::Digest::default();
+    let mut dg = fsim::formats::Digest::default();
     for l in data_lines(&o.stdout) {
-        dg.add(&fsim::records::ChunkRecord::parse(l).unwrap());
+        dg.add(&fsim::formats::ChunkRecord::parse(l).unwrap());
     }
     let last = String::from_utf8(lines(&o.stdout).last().unwrap().to_vec()).unwrap();
     assert_eq!(
@@ -310,7 +310,7 @@ fn chunks_cover_each_file() {
         format!(
             "#end chunks\trecords={}\tdigest={}",
             dg.count,
-            fsim::records::hex128(dg.sum)
+            fsim::formats::hex128(dg.sum)
         )
     );
 }

@@ -24,7 +24,7 @@
 mod common;
 
 use common::*;
-use fsim::records::FileEntry;
+use fsim::formats::FileEntry;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! fsim-partition end to end on hand-made file tables and chunk files.
 
-use fsim::records::{
+use fsim::formats::{
     classify_line, digest_params, hex128, write_header, write_trailer, ChunkRecord, Digest,
     FileEntry, FileType, Kind, Line, Params,
 };
@@ -28,8 +28,9 @@ fn write_inputs(dir: &Path, n: u32, recs: &[(u128, u32, u32)], avg: u32) -> (Pat
     write_trailer(Kind::Chunks, &digest_params(&d, "records"), &mut chunks);
     let mut files = Vec::new();
     write_header(Kind::Files, &params(avg), &mut files);
+    let mut table = fsim::formats::files::TableDigest::default();
     for id in 0..n {
-        FileEntry {
+        let e = FileEntry {
             id,
             size: 100 + id as u64,
             mtime_s: 0,
@@ -37,14 +38,15 @@ fn write_inputs(dir: &Path, n: u32, recs: &[(u128, u32, u32)], avg: u32) -> (Pat
             content: id as u128 + 0xabc,
             ftype: FileType::Text,
             path: format!("dir/file {id}\t.txt").into_bytes(),
-        }
-        .write(&mut files);
+        };
+        table.write(&e, &mut files);
     }
     let tp = Params::new()
         .with("files", n)
         .with("records", d.count)
         .with("digest", hex128(d.sum))
-        .with("skipped", 0);
+        .with("skipped", 0)
+        .with(fsim::formats::files::TABLE_DIGEST_KEY, table.hex());
     write_trailer(Kind::Files, &tp, &mut files);
     let (f, c) = (dir.join("files.tsv"), dir.join("chunks.tsv"));
     std::fs::write(&f, files).unwrap();

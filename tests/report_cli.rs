@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use fsim::records::{FileEntry, FileType};
+use fsim::formats::{FileEntry, FileType};
 
 fn file(id: u32, size: u64, content: u128, path: &[u8]) -> FileEntry {
     FileEntry {

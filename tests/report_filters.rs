@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use fsim::records::{FileEntry, FileType};
+use fsim::formats::{FileEntry, FileType};
 use std::collections::BTreeSet;
 
 fn table(files: &[(u64, FileType, &str)]) -> Vec<u8> {

@@ -1,6 +1,6 @@
 //! fsim-sort end to end: the real binary against `LC_ALL=C sort`.
 
-use fsim::records::{
+use fsim::formats::{
     digest_params, write_header, write_trailer, ChunkRecord, Digest, Kind, Params,
 };
 use std::path::Path;
@@ -28,7 +28,7 @@ fn chunk_file(n: u64, seed: u64, avg: u32) -> Vec<u8> {
             hash: if i % 3 == 0 {
                 (x >> 60) as u128
             } else {
-                fsim::records::mix128(x as u128)
+                fsim::formats::mix128(x as u128)
             },
             file: ((x >> 20) % 50) as u32,
             len: [12, 119, 120, 1, 0, 1000][(x >> 40) as usize % 6],

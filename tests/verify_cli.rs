@@ -5,7 +5,7 @@
 //! byte-identical output for any -j, regions, binary files, and the report
 //! reading verified pairs.
 
-use fsim::records::{hex128, mix128};
+use fsim::formats::{hex128, mix128};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -133,7 +133,7 @@ fn chunk_repo(dir: tempfile::TempDir, root: &Path) -> Repo {
     let mut sizes = Vec::new();
     let mut header_params = String::new();
     for l in table.lines() {
-        if let Some(h) = l.strip_prefix("#fsim files v1") {
+        if let Some(h) = l.strip_prefix("#fsim files v2") {
             header_params = h.to_string();
         } else if !l.starts_with('#') {
             let f: Vec<&str> = l.split('\t').collect();

@@ -26,6 +26,7 @@ with the same settings.
 """
 
 import argparse
+import hashlib
 import os
 import shlex
 import shutil
@@ -285,11 +286,20 @@ def main(argv=None):
     # files.tsv, as the merging fsim-chunk run writes it.
     with open(L(".files.tsv.tmp"), "w", encoding="utf-8", newline="\n") as f:
         f.write(files_head + "\n")
+        table = 0
         for i, (_, rest) in enumerate(entries):
-            f.write("%010d\t%s\n" % (i, rest))
-        f.write("#end files\tfiles=%d\trecords=%d\tdigest=%s\tskipped=%d\n" % (nfiles, count, hex128(digest), skipped))
+            line = "%010d\t%s" % (i, rest)
+            table += int.from_bytes(hashlib.md5(line.encode("utf-8")).digest(), "big")
+            f.write(line + "\n")
+        # table-digest: the file table's own records (sum of their MD5s).
+        f.write("#end files\tfiles=%d\trecords=%d\tdigest=%s\tskipped=%d\ttable-digest=%s\n"
+                % (nfiles, count, hex128(digest), skipped, hex128(table & M128)))
     os.replace(L(".files.tsv.tmp"), L("files.tsv"))
-    chunks_head = "#fsim chunks" + files_head[len("#fsim files"):]
+    # The file table's header carries its own version (v2): the chunk
+    # stream's is v1.
+    chunks_head = "#fsim chunks v1" + files_head[len("#fsim files v2"):]
+    if not files_head.startswith("#fsim files v2"):
+        sys.exit("fsim-spark: expected a '#fsim files v2' header from fsim-chunk, got %r" % files_head)
     head_lines = sorted([chunks_head, "#end chunks\trecords=%d\tdigest=%s" % (count, hex128(digest))])
 
     def by_hash(k):

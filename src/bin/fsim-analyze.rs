@@ -1,8 +1,8 @@
 //! fsim-analyze: find the similar file pairs of each bin (paper steps 3-4).
 
 use clap::Parser;
-use fsim::analyze::{run, Config, Options, PercentOf, Thresholds};
 use fsim::cli;
+use fsim::stages::analyze::{run, Config, Options, PercentOf, Thresholds};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

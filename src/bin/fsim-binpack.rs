@@ -2,8 +2,8 @@
 //! fsim-analyze's memory, and write each bin's files and records.
 
 use clap::Parser;
-use fsim::binpack::{run, Config};
 use fsim::cli;
+use fsim::stages::binpack::{run, Config};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,12 +1,12 @@
 //! fsim-chunk: cut every file under the roots into content-defined chunks
 //! (TTTD by default) and write one MD5 record per chunk, plus a file table.
-//! All the work is in `fsim::chunk`; this only parses arguments.
+//! All the work is in `fsim::stages::chunk`; this only parses arguments.
 
 use clap::Parser;
-use fsim::chunk::{self, Config};
-use fsim::chunker::{Chunker, Method};
-use fsim::features::{FeatureMethod, MethodSpec, Normalize};
-use fsim::walk::WalkConfig;
+use fsim::chunking::chunker::{Chunker, Method};
+use fsim::chunking::features::{FeatureMethod, MethodSpec, Normalize};
+use fsim::io::walk::WalkConfig;
+use fsim::stages::chunk::{self, Config};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -97,8 +97,8 @@ struct Args {
     quiet: bool,
     /// Read only the files at walk positions I, I+N, I+2N...; file ids are
     /// walk positions. Merge the N shards with --previous (see below).
-    #[arg(long, value_name = "I/N", value_parser = fsim::reuse::Shard::parse)]
-    shard: Option<fsim::reuse::Shard>,
+    #[arg(long, value_name = "I/N", value_parser = fsim::stages::reuse::Shard::parse)]
+    shard: Option<fsim::stages::reuse::Shard>,
     /// File table of an earlier run (with --previous-chunks): files with the
     /// same path, size and mtime are not read, their records are reused.
     /// Give all N shards of a sharded run, in order, to merge them.
@@ -112,16 +112,16 @@ struct Args {
 fn parse_avg(s: &str) -> Result<usize, String> {
     let v = fsim::cli::parse_size(s)?;
     let v = usize::try_from(v).map_err(|_| format!("average size {s:?} is too large"))?;
-    if v < fsim::chunker::MIN_AVG {
+    if v < fsim::chunking::chunker::MIN_AVG {
         return Err(format!(
             "average chunk size must be at least {} bytes",
-            fsim::chunker::MIN_AVG
+            fsim::chunking::chunker::MIN_AVG
         ));
     }
-    if v > fsim::chunker::MAX_AVG {
+    if v > fsim::chunking::chunker::MAX_AVG {
         return Err(format!(
             "average chunk size must be at most {} bytes",
-            fsim::chunker::MAX_AVG
+            fsim::chunking::chunker::MAX_AVG
         ));
     }
     Ok(v)

@@ -1,6 +1,6 @@
 //! fsim-index: build or extend a memory-mapped index for fsim-query.
 use clap::Parser;
-use fsim::index::{self, BuildConfig};
+use fsim::stages::index::{self, BuildConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

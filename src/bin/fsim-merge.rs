@@ -1,8 +1,8 @@
 //! fsim-merge: analyse collections chunked apart together (paper section
-//! 4). Logic: `fsim::collections`.
+//! 4). Logic: `fsim::stages::collections`.
 
 use clap::Parser;
-use fsim::collections::{self, Input, MergeConfig};
+use fsim::stages::collections::{self, Input, MergeConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,9 +1,9 @@
 //! fsim-partition: drop useless and ubiquitous chunks and split the files
-//! into independent components (paper 2.5 steps 3-4). Logic: `fsim::partition`.
+//! into independent components (paper 2.5 steps 3-4). Logic: `fsim::stages::partition`.
 
 use clap::Parser;
 use fsim::cli;
-use fsim::partition::{Config, Limit};
+use fsim::stages::partition::{Config, Limit};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,7 +37,7 @@ struct Args {
     /// Never drop a chunk found in N files or fewer, whatever the fraction:
     /// a folder of versions of one document (most files share most chunks)
     /// stays whole. Dropped chunks are counted in the report.
-    #[arg(long, value_name = "N", default_value_t = fsim::partition::DEFAULT_DEGREE_FLOOR, conflicts_with = "max_degree")]
+    #[arg(long, value_name = "N", default_value_t = fsim::stages::partition::DEFAULT_DEGREE_FLOOR, conflicts_with = "max_degree")]
     degree_floor: u64,
     /// Ignore the chunks of this templates file (written by fsim-template;
     /// repeat for several): they link no files, and each file's size in its
@@ -83,7 +83,7 @@ fn main() -> ExitCode {
             },
         };
         if a.emit_forest {
-            return fsim::partition::run_forest(&fsim::partition::ForestConfig {
+            return fsim::stages::partition::run_forest(&fsim::stages::partition::ForestConfig {
                 files: a.files_count.unwrap_or(0),
                 inputs: a.inputs,
                 output: a.output,
@@ -99,7 +99,7 @@ fn main() -> ExitCode {
             quiet: a.quiet,
             templates: a.templates,
         };
-        let s = fsim::partition::run(&cfg)?;
+        let s = fsim::stages::partition::run(&cfg)?;
         if !cfg.quiet {
             fsim::cli::stderr_line(s.report());
         }

@@ -1,6 +1,6 @@
 //! fsim-query: which indexed files share content with these files?
 use clap::Parser;
-use fsim::index::{self, QueryConfig};
+use fsim::stages::index::{self, QueryConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -60,7 +60,7 @@ struct Args {
     /// postscript, are not linked to binary-like ones: binary, compressed,
     /// pdf, image) or any.
     #[arg(long, value_enum, default_value = "separate")]
-    link_types: fsim::report_filter::LinkTypes,
+    link_types: fsim::report::filter::LinkTypes,
     /// Only files whose path matches: a glob on the whole path (`*`, `?`,
     /// `[...]`; `*` crosses `/`) or, without glob characters, a substring.
     /// Repeat for several (a file matching any is kept).
@@ -74,7 +74,7 @@ struct Args {
     cross_collections_only: bool,
     /// Flag clusters of at least this many files as likely templates (when
     /// almost every link shares about the same bytes).
-    #[arg(long, value_name = "N", default_value_t = fsim::templates::LIKELY_MIN_FILES)]
+    #[arg(long, value_name = "N", default_value_t = fsim::report::templates::LIKELY_MIN_FILES)]
     template_min_files: usize,
     /// Templates files the analysis ignored (the --templates given to
     /// fsim-partition and fsim-verify; checked against the pairs): the HTML
@@ -101,24 +101,24 @@ fn main() -> ExitCode {
                 min_percent: a.min_percent,
                 min_bytes: a.min_bytes,
                 percent_of: a.percent_of,
-                html: fsim::report_html::HtmlOptions {
+                html: fsim::report::model::HtmlOptions {
                     max_views: a.html_max_views,
                     text_cap: a.html_text_cap.min(usize::MAX as u64) as usize,
                 },
                 color: a.color,
-                filters: fsim::report_filter::Filters {
+                filters: fsim::report::filter::Filters {
                     max_size_ratio: a.max_size_ratio,
                     same_suffix: a.same_suffix,
                     same_type: a.same_type,
                     include: a
                         .path_include
                         .iter()
-                        .map(|p| fsim::report_filter::PathPattern::parse(p))
+                        .map(|p| fsim::report::filter::PathPattern::parse(p))
                         .collect(),
                     exclude: a
                         .path_exclude
                         .iter()
-                        .map(|p| fsim::report_filter::PathPattern::parse(p))
+                        .map(|p| fsim::report::filter::PathPattern::parse(p))
                         .collect(),
                     link_types: a.link_types,
                     cross_collections_only: a.cross_collections_only,

@@ -1,5 +1,5 @@
 //! fsim-sort: sort chunk records by hash in bounded memory, byte-identical
-//! to `LC_ALL=C sort` (paper 2.5 step 2). All logic is in `fsim::sort`.
+//! to `LC_ALL=C sort` (paper 2.5 step 2). All logic is in `fsim::stages::sort`.
 
 use clap::Parser;
 use fsim::cli;
@@ -29,7 +29,7 @@ struct Args {
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     jobs: Option<usize>,
     /// Maximum number of runs merged at once.
-    #[arg(long, value_name = "N", default_value_t = fsim::sort::DEFAULT_FAN_IN, hide = true)]
+    #[arg(long, value_name = "N", default_value_t = fsim::stages::sort::DEFAULT_FAN_IN, hide = true)]
     fan_in: usize,
     /// Keep finished runs in DIR with a journal: the same command run again
     /// after a kill continues after the last finished run (same inputs,
@@ -48,7 +48,7 @@ struct Args {
 fn main() -> ExitCode {
     let a = Args::parse();
     cli::run("fsim-sort", || {
-        let cfg = fsim::sort::Config {
+        let cfg = fsim::stages::sort::Config {
             inputs: a.inputs,
             output: a.output,
             memory: a.memory,
@@ -62,7 +62,7 @@ fn main() -> ExitCode {
             quiet: a.quiet,
             resume_dir: a.resume_dir,
         };
-        let s = fsim::sort::run(&cfg)?;
+        let s = fsim::stages::sort::run(&cfg)?;
         if !cfg.quiet {
             cli::stderr_line(format_args!("{}", s.line()));
         }

@@ -1,8 +1,8 @@
 //! fsim-template: mark a cluster as template similarity (paper section 4).
-//! Logic: `fsim::templates`.
+//! Logic: `fsim::stages::templates`.
 
 use clap::Parser;
-use fsim::templates::{self, Config};
+use fsim::stages::templates::{self, Config};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,9 +1,9 @@
 //! fsim-verify: exact bytes in common of the candidate pairs (paper 2.3's
-//! post-processing). All the work is in `fsim::verify`.
+//! post-processing). All the work is in `fsim::stages::verify`.
 
 use clap::Parser;
 use fsim::report::PercentOf;
-use fsim::verify::{self, Config};
+use fsim::stages::verify::{self, Config};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

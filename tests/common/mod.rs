@@ -3,7 +3,7 @@
 //! stdout and stderr.
 #![allow(dead_code)]
 
-use fsim::records::{self, ChunkRecord, Digest, Kind, Params};
+use fsim::formats::{self, ChunkRecord, Digest, Kind, Params};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -202,18 +202,20 @@ pub fn report_params() -> Params {
 }
 
 /// A file table holding these entries (no chunk records behind it).
-pub fn file_table(files: &[records::FileEntry]) -> Vec<u8> {
+pub fn file_table(files: &[formats::FileEntry]) -> Vec<u8> {
     let mut v = Vec::new();
-    records::write_header(Kind::Files, &report_params(), &mut v);
+    formats::write_header(Kind::Files, &report_params(), &mut v);
+    let mut table = formats::files::TableDigest::default();
     for f in files {
-        f.write(&mut v);
+        table.write(f, &mut v);
     }
-    records::write_trailer(
+    formats::write_trailer(
         Kind::Files,
         &Params::new()
             .with("files", files.len())
             .with("records", 0)
-            .with("digest", "0"),
+            .with("digest", "0")
+            .with(formats::files::TABLE_DIGEST_KEY, table.hex()),
         &mut v,
     );
     v
@@ -223,7 +225,7 @@ pub fn file_table(files: &[records::FileEntry]) -> Vec<u8> {
 /// with its trailer's count and digest.
 pub fn pairs_file(pairs: &[(u32, u32, u64, u64, u64)]) -> Vec<u8> {
     let mut v = Vec::new();
-    records::write_header(
+    formats::write_header(
         Kind::Pairs,
         &report_params().with("min-percent", 10),
         &mut v,
@@ -231,11 +233,11 @@ pub fn pairs_file(pairs: &[(u32, u32, u64, u64, u64)]) -> Vec<u8> {
     let mut d = Digest::default();
     for &(a, b, sa, sb, c) in pairs {
         v.extend_from_slice(format!("{a:010}\t{b:010}\t{sa}\t{sb}\t{c}\t1\n").as_bytes());
-        d.add_mix(records::mix128(
+        d.add_mix(formats::mix128(
             ((a as u128) << 96) | ((b as u128) << 64) | c as u128,
         ));
     }
-    records::write_trailer(Kind::Pairs, &records::digest_params(&d, "pairs"), &mut v);
+    formats::write_trailer(Kind::Pairs, &formats::digest_params(&d, "pairs"), &mut v);
     v
 }
 
@@ -257,7 +259,7 @@ pub fn partition_text(files: &[PFile], recs: &[(u128, u32, u32)]) -> Vec<u8> {
         .with("avg", 1000)
         .with("files", 20)
         .with("limit", 10);
-    records::write_header(Kind::Partition, &p, &mut out);
+    formats::write_header(Kind::Partition, &p, &mut out);
     let mut recs: Vec<ChunkRecord> = recs
         .iter()
         .map(|&(hash, file, len)| ChunkRecord { hash, file, len })
@@ -272,22 +274,22 @@ pub fn partition_text(files: &[PFile], recs: &[(u128, u32, u32)]) -> Vec<u8> {
         out.extend_from_slice(
             format!(
                 "F\t{}\t{}\t{}\t{}\n",
-                records::id_string(f.id),
-                records::id_string(f.comp),
+                formats::id_string(f.id),
+                formats::id_string(f.comp),
                 f.size,
-                records::hex128(f.content)
+                formats::hex128(f.content)
             )
             .as_bytes(),
         );
     }
     out.extend_from_slice(b"#dropped\t0000000000000000000000000000ffff\t15\t80\t0000000001\n");
     let comps = files.iter().filter(|f| f.id == f.comp).count();
-    let t = records::digest_params(&d, "records")
+    let t = formats::digest_params(&d, "records")
         .with("files", files.len())
         .with("components", comps)
         .with("dropped_chunks", 1)
         .with("dropped_records", 15);
-    records::write_trailer(Kind::Partition, &t, &mut out);
+    formats::write_trailer(Kind::Partition, &t, &mut out);
     out
 }
 

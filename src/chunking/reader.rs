@@ -1,0 +1,381 @@
+//! Reading one stream or file into chunks: [`chunk_stream`] (a stream cut
+//! block by block with a reused buffer, or handed whole to a feature
+//! method), [`chunk_file`]
+//! (open, chunk, and keep the mtime; large files hashed on several threads
+//! by [`crate::chunking::parhash`], their pieces spilled to disk by
+//! [`Spill`]) and [`chunk_path`] (one file outside the pipeline).
+//!
+//! The chunk stage (`crate::stages::chunk`) runs these on its workers.
+
+use crate::chunking::chunker::{Chunker, Cut};
+use crate::chunking::stream::{fill, Piece, StreamInfo, BLOCK, HEAD};
+use crate::error::{Context, Result};
+use crate::formats::templates::TemplateSet;
+use crate::formats::{self, FileType};
+use md5::{Digest as _, Md5};
+use std::fs::{File, Metadata};
+use std::io::{self, Read, Seek, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Files at least this large are hashed on several threads when `--jobs`
+/// is more than 1 ([`crate::chunking::parhash`]): one 1 GB file then uses every core.
+pub const PAR_MIN: u64 = 8 << 20;
+
+/// A read buffer sized for `chunker`: [`BLOCK`] or four maximal chunks.
+pub fn read_buffer(chunker: &Chunker) -> Vec<u8> {
+    // Touched once here (zeroed) and reused for every file of a worker.
+    vec![0u8; BLOCK.max(4 * chunker.max_len())]
+}
+
+/// Chunk a whole stream with a reused buffer (from [`read_buffer`]),
+/// appending its chunks to `pieces`. The buffer is refilled block by block
+/// and the unfinished chunk is carried over, so streams larger than memory
+/// work. On an error, `pieces` holds a partial list: the caller drops it.
+pub fn chunk_stream(
+    r: &mut impl Read,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: &mut Vec<Piece>,
+) -> io::Result<StreamInfo> {
+    chunk_stream_with(r, chunker, buf, pieces, &mut |_| Ok(()))
+}
+
+/// [`chunk_stream`], calling `block_done` with the pieces after each
+/// buffer's chunks are appended (where [`Spill`] moves them to disk).
+pub(crate) fn chunk_stream_with(
+    r: &mut impl Read,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: &mut Vec<Piece>,
+    block_done: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
+) -> io::Result<StreamInfo> {
+    chunk_stream_defer(r, chunker, buf, pieces, block_done, false).map(|(info, _)| info)
+}
+
+/// [`chunk_stream_with`]; with `defer`, a stream that fits the buffer
+/// (read in one fill, its pieces all in `pieces`) gets no content hash:
+/// the second value is then true, `info.content` is 0, and the caller
+/// computes it from the pieces ([`content_of`], many files at a time:
+/// [`finish_contents`]).
+pub(crate) fn chunk_stream_defer(
+    r: &mut impl Read,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: &mut Vec<Piece>,
+    block_done: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
+    defer: bool,
+) -> io::Result<(StreamInfo, bool)> {
+    if let Chunker::Features(spec) = chunker {
+        return crate::chunking::features::chunk_stream(r, spec, buf, pieces)
+            .map(|info| (info, false));
+    }
+    debug_assert!(buf.len() > chunker.max_len());
+    let mut deferred = false;
+    let mut filled = 0usize;
+    let mut size = 0u64;
+    let mut content = Md5::new();
+    let mut ftype = None;
+    let mut digests = Vec::new();
+    loop {
+        let (n, eof) = fill(r, &mut buf[filled..])?;
+        filled += n;
+        size += n as u64;
+        if ftype.is_none() {
+            // First fill: the buffer starts at offset 0 of the stream.
+            ftype = Some(FileType::classify(&buf[..filled.min(HEAD)], size));
+        }
+        // Cut the whole buffer, then hash its chunks together (several at
+        // a time: crate::chunking::md5batch).
+        let first = pieces.len();
+        let mut pos = 0;
+        while let Some(len) = chunker.cut(&buf[pos..filled], eof) {
+            pieces.push((0, len as u32));
+            pos += len;
+        }
+        let whole = defer && eof && size == filled as u64 && first == 0;
+        hash_pieces(&buf[..pos], &mut pieces[first..], &mut digests);
+        block_done(pieces)?;
+        if whole && pieces.len() == digests.len() {
+            deferred = true;
+        } else {
+            add_to_content(&mut content, &digests);
+        }
+        if eof {
+            break;
+        }
+        buf.copy_within(pos..filled, 0);
+        filled -= pos;
+    }
+    let mut info = StreamInfo::finish(size, content, ftype);
+    if deferred {
+        info.content = 0;
+    }
+    Ok((info, deferred))
+}
+
+/// Fill in the digests of `pieces`, whose lengths cut `data` from its
+/// start; `digests` gets them too.
+pub(crate) fn hash_pieces(data: &[u8], pieces: &mut [Piece], digests: &mut Vec<u128>) {
+    digests.clear();
+    let mut pos = 0usize;
+    let msgs = pieces.iter().map(|&(_, len)| {
+        let m = &data[pos..pos + len as usize];
+        pos += len as usize;
+        m
+    });
+    crate::chunking::md5batch::digest_many(msgs, digests);
+    for (p, &d) in pieces.iter_mut().zip(digests.iter()) {
+        p.0 = d;
+    }
+}
+
+/// Add chunk digests to a content hash in order, 64 at a time (one call
+/// per 1 KiB, not per 16 bytes).
+fn add_to_content(content: &mut Md5, digests: &[u128]) {
+    let mut bytes = [0u8; 64 * 16];
+    for group in digests.chunks(64) {
+        for (slot, &d) in bytes.chunks_exact_mut(16).zip(group) {
+            slot.copy_from_slice(&d.to_be_bytes());
+        }
+        content.update(&bytes[..16 * group.len()]);
+    }
+}
+
+/// Append the content hash message of `pieces` (their digests, big-endian,
+/// in order) to `out`.
+pub(crate) fn content_message(pieces: &[Piece], out: &mut Vec<u8>) {
+    out.reserve(16 * pieces.len());
+    for &(d, _) in pieces {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+}
+
+/// The content hash of a file whose pieces are all in `pieces`.
+pub fn content_of(pieces: &[Piece]) -> u128 {
+    let mut m = Vec::new();
+    content_message(pieces, &mut m);
+    crate::chunking::md5batch::digest_one(&m)
+}
+
+/// Pieces of one file kept in memory at most; beyond, they go to a
+/// temporary file ([`Spill`]): 1 Mi pieces, 32 MiB, a file of ~100 MB at
+/// the default average chunk size.
+pub const SPILL_AT: usize = 1 << 20;
+
+/// The pieces of a large file moved out of memory while it is read: its
+/// records must wait until the file is read to its end (a read error drops
+/// the whole file), and at 32 bytes per chunk a file of many GB would
+/// otherwise hold a third of its size in memory. 20 bytes per piece
+/// (digest big-endian, length little-endian) in an unnamed temporary file
+/// (`TMPDIR`), read back in order by the writer, removed when dropped.
+#[derive(Debug)]
+pub struct Spill {
+    file: io::BufWriter<File>,
+    /// Pieces written.
+    pub count: u64,
+}
+
+impl Spill {
+    /// Move `pieces` to the spill file (created on first use) once there
+    /// are at least `limit` of them.
+    pub fn offload(
+        spill: &mut Option<Spill>,
+        pieces: &mut Vec<Piece>,
+        limit: usize,
+    ) -> io::Result<()> {
+        if pieces.len() < limit {
+            return Ok(());
+        }
+        if spill.is_none() {
+            *spill = Some(Spill {
+                file: io::BufWriter::with_capacity(1 << 16, tempfile::tempfile()?),
+                count: 0,
+            });
+        }
+        let Some(s) = spill.as_mut() else {
+            unreachable!()
+        };
+        for &(d, len) in pieces.iter() {
+            s.file.write_all(&d.to_be_bytes())?;
+            s.file.write_all(&len.to_le_bytes())?;
+        }
+        s.count += pieces.len() as u64;
+        pieces.clear();
+        Ok(())
+    }
+
+    /// Call `each` with every spilled piece, in order.
+    pub fn replay(self, mut each: impl FnMut(Piece) -> Result<()>) -> Result<()> {
+        let ctx = || "fsim-chunk: reading back a large file's records from a temporary file";
+        let mut f = self
+            .file
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .ctx(ctx)?;
+        f.seek(io::SeekFrom::Start(0)).ctx(ctx)?;
+        let mut r = io::BufReader::with_capacity(1 << 16, f);
+        let mut rec = [0u8; 20];
+        for _ in 0..self.count {
+            r.read_exact(&mut rec).ctx(ctx)?;
+            let mut d = [0u8; 16];
+            d.copy_from_slice(&rec[..16]);
+            let len = u32::from_le_bytes([rec[16], rec[17], rec[18], rec[19]]);
+            each((u128::from_be_bytes(d), len))?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a file was not chunked.
+#[derive(Debug)]
+pub enum Skip {
+    /// Not a regular file when opened (replaced since the walk): silent.
+    Special,
+    /// Could not open or read it: warned.
+    Io(io::Error),
+}
+
+/// A file read completely.
+#[derive(Debug)]
+pub struct FileResult {
+    pub path: PathBuf,
+    pub info: StreamInfo,
+    pub mtime_s: i64,
+    pub mtime_ns: u32,
+    pub pieces: Vec<Piece>,
+    /// The first pieces of a large file, when they were moved to disk:
+    /// they come before `pieces`.
+    pub spilled: Option<Spill>,
+    /// Walk position (the file id of a shard run).
+    pub pos: u64,
+    /// Taken from a previous run, not read.
+    pub reused: bool,
+    /// `info.content` is still to compute from `pieces` (only from
+    /// [`chunk_file_deferred`]).
+    pub content_pending: bool,
+}
+
+/// Open a regular file, chunk it, and note its mtime at open time.
+/// `hashers` > 1: a file of at least [`PAR_MIN`] bytes is hashed on that
+/// many threads (same result).
+pub fn chunk_file(
+    path: PathBuf,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: Vec<Piece>,
+    hashers: usize,
+) -> std::result::Result<FileResult, (PathBuf, Skip)> {
+    chunk_file_deferred(path, chunker, buf, pieces, hashers, false)
+}
+
+/// [`chunk_file`]; with `defer`, the content hash of a file read in one
+/// buffer is left to the caller (`content_pending`).
+pub(crate) fn chunk_file_deferred(
+    path: PathBuf,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    pieces: Vec<Piece>,
+    hashers: usize,
+    defer: bool,
+) -> std::result::Result<FileResult, (PathBuf, Skip)> {
+    match chunk_open(&path, chunker, buf, pieces, hashers, defer) {
+        Ok((info, meta, pieces, spilled, content_pending)) => Ok(FileResult {
+            path,
+            info,
+            mtime_s: meta.mtime(),
+            mtime_ns: meta.mtime_nsec() as u32,
+            pieces,
+            spilled,
+            pos: 0,
+            reused: false,
+            content_pending,
+        }),
+        Err(e) => Err((path, e)),
+    }
+}
+
+type Opened = (StreamInfo, Metadata, Vec<Piece>, Option<Spill>, bool);
+
+fn chunk_open(
+    path: &Path,
+    chunker: &Chunker,
+    buf: &mut [u8],
+    mut pieces: Vec<Piece>,
+    hashers: usize,
+    defer: bool,
+) -> std::result::Result<Opened, Skip> {
+    pieces.clear();
+    // O_NONBLOCK (a FIFO put in the file's place since the walk cannot
+    // block), and paths over PATH_MAX opened piecewise.
+    let mut f = crate::io::longpath::open_file(path).map_err(Skip::Io)?;
+    let meta = f.metadata().map_err(Skip::Io)?;
+    if !meta.is_file() {
+        return Err(Skip::Special);
+    }
+    // Feature methods read files whole (crate::chunking::features); only the
+    // chunking methods cut and hash in parallel.
+    let cuts = !matches!(chunker, Chunker::Features(_));
+    let mut spilled = None;
+    let mut offload = |p: &mut Vec<Piece>| Spill::offload(&mut spilled, p, SPILL_AT);
+    let (info, pending) = if hashers > 1 && cuts && meta.len() >= PAR_MIN {
+        crate::chunking::parhash::chunk_stream_par(
+            &mut f,
+            chunker,
+            hashers,
+            &mut pieces,
+            &mut offload,
+        )
+        .map(|info| (info, false))
+    } else {
+        chunk_stream_defer(&mut f, chunker, buf, &mut pieces, &mut offload, defer)
+    }
+    .map_err(Skip::Io)?;
+    Ok((info, meta, pieces, spilled, pending))
+}
+
+/// Chunk one file outside the pipeline (tests, tools): its pieces and info.
+pub fn chunk_path(path: &Path, chunker: &Chunker) -> Result<(Vec<Piece>, StreamInfo)> {
+    let mut buf = read_buffer(chunker);
+    let mut pieces = Vec::new();
+    let mut f =
+        crate::io::longpath::open_file(path).ctx(|| format!("cannot open {}", path.display()))?;
+    let info = chunk_stream(&mut f, chunker, &mut buf, &mut pieces)
+        .ctx(|| format!("reading {}", path.display()))?;
+    Ok((pieces, info))
+}
+
+/// Cut the template chunks out of `data` (a whole file, cut with the run's
+/// chunker): `out` gets the payload, the remaining chunks in order.
+pub fn payload(chunker: &Chunker, templates: &TemplateSet, data: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    for c in chunker.chunks(data) {
+        let bytes = &data[c.offset..c.offset + c.len];
+        let h = formats::digest_to_u128(&Md5::digest(bytes));
+        if !templates.contains(h) {
+            out.extend_from_slice(bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_cuts_template_chunks() {
+        let c = Chunker::new(crate::chunking::chunker::Method::Tttd, 256).unwrap();
+        let data = crate::chunking::chunker::pseudo_text(20_000, 3);
+        let cuts: Vec<_> = c.chunks(&data).collect();
+        assert!(cuts.len() > 4);
+        let mut set = TemplateSet::default();
+        let first = &data[..cuts[0].len];
+        set.chunks.insert(
+            formats::digest_to_u128(&Md5::digest(first)),
+            cuts[0].len as u32,
+        );
+        let mut out = Vec::new();
+        payload(&c, &set, &data, &mut out);
+        assert_eq!(out, &data[cuts[0].len..]);
+    }
+}

@@ -1,0 +1,330 @@
+//! The file table (`files.tsv`, written by `fsim-chunk --files-out` and
+//! `fsim-merge`): one line per file read (id, size, mtime, content hash,
+//! type, path), its reader and its writer.
+
+use crate::error::{Error, Result};
+use crate::formats::escape::{escape_path, unescape_path};
+use crate::formats::lines::{open_input, InputCheck, Kind, Line, LineReader, Params};
+use crate::formats::numbers::{
+    parse_hex128, parse_id, parse_u64, split_fields, write_hex128, write_id, write_u64,
+};
+use std::path::Path;
+
+/// Coarse content type, recorded while chunking (sif's file types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FileType {
+    Empty,
+    Text,
+    Binary,
+    Compressed,
+    Pdf,
+    Postscript,
+    Image,
+}
+
+impl FileType {
+    pub const ALL: [FileType; 7] = [
+        FileType::Empty,
+        FileType::Text,
+        FileType::Binary,
+        FileType::Compressed,
+        FileType::Pdf,
+        FileType::Postscript,
+        FileType::Image,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileType::Empty => "empty",
+            FileType::Text => "text",
+            FileType::Binary => "binary",
+            FileType::Compressed => "compressed",
+            FileType::Pdf => "pdf",
+            FileType::Postscript => "postscript",
+            FileType::Image => "image",
+        }
+    }
+
+    pub fn parse(s: &[u8]) -> Option<FileType> {
+        FileType::ALL
+            .into_iter()
+            .find(|t| t.as_str().as_bytes() == s)
+    }
+
+    /// Classify a file from its first bytes (up to a few KB) and its size:
+    /// magic numbers first, then "text" when there is no NUL byte and the
+    /// bytes are mostly printable (valid UTF-8 or Latin-1 text).
+    pub fn classify(head: &[u8], size: u64) -> FileType {
+        if size == 0 {
+            return FileType::Empty;
+        }
+        let starts = |m: &[u8]| head.starts_with(m);
+        if starts(b"%PDF-") {
+            return FileType::Pdf;
+        }
+        if starts(b"%!PS") || starts(b"\xc5\xd0\xd3\xc6") {
+            return FileType::Postscript;
+        }
+        if starts(b"\x1f\x8b")
+            || starts(b"PK\x03\x04")
+            || starts(b"BZh")
+            || starts(b"\xfd7zXZ\x00")
+            || starts(b"\x28\xb5\x2f\xfd")
+            || starts(b"7z\xbc\xaf\x27\x1c")
+            || starts(b"Rar!\x1a\x07")
+            || starts(b"\x1f\x9d")
+        {
+            return FileType::Compressed;
+        }
+        if starts(b"\x89PNG\r\n\x1a\n")
+            || starts(b"\xff\xd8\xff")
+            || starts(b"GIF87a")
+            || starts(b"GIF89a")
+        {
+            return FileType::Image;
+        }
+        if head.contains(&0) {
+            return FileType::Binary;
+        }
+        let suspicious = count_suspicious(head);
+        if suspicious * 100 > head.len() {
+            FileType::Binary
+        } else {
+            FileType::Text
+        }
+    }
+}
+
+/// Control bytes other than tab, newline, carriage return, form feed and
+/// escape. Branch-free per byte with u8 counters, so it vectorises:
+/// classifying the first 8 KiB of every file was costing more than chunking
+/// it.
+pub(crate) fn count_suspicious(head: &[u8]) -> usize {
+    #[inline(always)]
+    fn bad(b: u8) -> u8 {
+        ((b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r') & (b != 0x0c) & (b != 0x1b)) as u8
+    }
+    // 32 u8 counters, one per byte of a 32-byte group, summed before they
+    // can overflow: the inner loop is a fixed 32 bytes, so it is all vector
+    // code (a 255-byte block left a 31-byte scalar tail in each).
+    let mut groups = head.chunks_exact(32);
+    let mut total = 0usize;
+    let mut acc = [0u8; 32];
+    let mut rounds = 0u32;
+    for g in &mut groups {
+        for (a, &b) in acc.iter_mut().zip(g) {
+            *a += bad(b);
+        }
+        rounds += 1;
+        if rounds == 255 {
+            total += acc.iter().map(|&a| a as usize).sum::<usize>();
+            acc = [0; 32];
+            rounds = 0;
+        }
+    }
+    total += acc.iter().map(|&a| a as usize).sum::<usize>();
+    total
+        + groups
+            .remainder()
+            .iter()
+            .map(|&b| bad(b) as usize)
+            .sum::<usize>()
+}
+
+/// One line of the file table:
+/// `<id>\t<size>\t<mtime>\t<content hash>\t<type>\t<escaped path>`.
+///
+/// `mtime` is `seconds.nanoseconds` since the epoch (may be negative),
+/// `content` identifies the whole content (for the chunking methods: MD5 over
+/// the concatenated MD5 digests of the file's chunks, as the paper's section
+/// 2.4 suggests, so it costs nothing extra).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    pub id: u32,
+    pub size: u64,
+    pub mtime_s: i64,
+    pub mtime_ns: u32,
+    pub content: u128,
+    pub ftype: FileType,
+    pub path: Vec<u8>,
+}
+
+impl FileEntry {
+    pub const EXPECTED: &'static str =
+        "a file record: id, size, mtime, content hash, type and path separated by tabs";
+
+    pub fn write(&self, out: &mut Vec<u8>) {
+        write_id(self.id, out);
+        out.push(b'\t');
+        write_u64(self.size, out);
+        out.push(b'\t');
+        if self.mtime_s < 0 {
+            out.push(b'-');
+        }
+        write_u64(self.mtime_s.unsigned_abs(), out);
+        out.push(b'.');
+        let ns = format!("{:09}", self.mtime_ns);
+        out.extend_from_slice(ns.as_bytes());
+        out.push(b'\t');
+        write_hex128(self.content, out);
+        out.push(b'\t');
+        out.extend_from_slice(self.ftype.as_str().as_bytes());
+        out.push(b'\t');
+        escape_path(&self.path, out);
+        out.push(b'\n');
+    }
+
+    pub fn parse(line: &[u8]) -> std::result::Result<FileEntry, String> {
+        let [id, size, mtime, content, ftype, path] =
+            split_fields::<6>(line).ok_or_else(|| format!("expected {}", Self::EXPECTED))?;
+        let id = parse_id(id).ok_or("expected a 10-digit file id in field 1")?;
+        let size = parse_u64(size).ok_or("expected a size in bytes in field 2")?;
+        let (neg, mt) = match mtime.strip_prefix(b"-") {
+            Some(m) => (true, m),
+            None => (false, mtime),
+        };
+        let dot = mt
+            .iter()
+            .position(|&c| c == b'.')
+            .ok_or("expected mtime as seconds.nanoseconds in field 3")?;
+        let secs =
+            parse_u64(&mt[..dot]).ok_or("expected mtime as seconds.nanoseconds in field 3")?;
+        let frac = &mt[dot + 1..];
+        if frac.len() != 9 {
+            return Err("expected mtime as seconds.nanoseconds (9 digits) in field 3".into());
+        }
+        let ns = parse_u64(frac).ok_or("expected mtime as seconds.nanoseconds in field 3")? as u32;
+        let secs = i64::try_from(secs).map_err(|_| "mtime out of range")?;
+        let content = parse_hex128(content)
+            .ok_or("expected a 32-digit lowercase hex content hash in field 4")?;
+        let ftype =
+            FileType::parse(ftype).ok_or("expected a file type (text, binary, ...) in field 5")?;
+        let path = unescape_path(path).map_err(|e| format!("field 6: {e}"))?;
+        Ok(FileEntry {
+            id,
+            size,
+            mtime_s: if neg { -secs } else { secs },
+            mtime_ns: ns,
+            content,
+            ftype,
+            path,
+        })
+    }
+}
+
+/// Read a file table (a path, or `-`): entries indexed by id, and its
+/// header's parameters.
+pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
+    let (input, name) = open_input(path)?;
+    let mut r = LineReader::new(input, name.clone());
+    let mut check = InputCheck::new(Kind::Files, "files");
+    let mut files: Vec<FileEntry> = Vec::new();
+    let mut announced: Option<(u64, Params, u64)> = None;
+    let mut digest = TableDigest::default();
+    while let Some((line, line_no)) = r.next_numbered()? {
+        match line {
+            Line::Header(k, p) => check
+                .header(k, p)
+                .map_err(|m| Error::input(&name, line_no, m))?,
+            Line::Trailer(k, p) => {
+                if k != Kind::Files {
+                    return Err(Error::input(
+                        &name,
+                        line_no,
+                        "expected '#end files' trailer",
+                    ));
+                }
+                let n = p
+                    .get_u64("files")
+                    .ok_or_else(|| Error::input(&name, line_no, "trailer without files="))?;
+                announced = Some((n, p, line_no));
+            }
+            Line::Comment(_) => {}
+            Line::Data(d) => {
+                if check.params.is_none() {
+                    return Err(Error::input(
+                        &name,
+                        line_no,
+                        "expected a '#fsim files v2' header (written by fsim-chunk --files-out)",
+                    ));
+                }
+                digest.add_line(d);
+                let e = FileEntry::parse(d).map_err(|m| Error::input(&name, line_no, m))?;
+                if e.id as usize != files.len() {
+                    return Err(Error::input(
+                        &name,
+                        line_no,
+                        format!(
+                            "expected file id {} (ids are consecutive), found {}",
+                            files.len(),
+                            e.id
+                        ),
+                    ));
+                }
+                files.push(e);
+            }
+        }
+    }
+    let line = r.line_number();
+    match &announced {
+        None => return Err(Error::input(&name, line, "no '#end files' trailer: the file table is truncated")),
+        Some((n, _, _)) if *n != files.len() as u64 => {
+            return Err(Error::input(&name, line, format!("{} files read but the trailer announced {n}: the file table is truncated or was edited", files.len())))
+        }
+        Some((_, t, at)) => digest.check(t).map_err(|m| Error::input(&name, *at, m))?,
+    }
+    let params = check.params.clone().unwrap_or_default();
+    Ok((files, params))
+}
+
+/// Trailer key of the digest of the file table's own records.
+pub const TABLE_DIGEST_KEY: &str = "table-digest";
+
+/// Digest of a file table's own records (each line without its newline;
+/// header, trailer and `#` lines are not records): the wrapping sum of
+/// their MD5s, so a changed byte in any field of any record (a path, a
+/// content hash) changes it. The trailer carries it as `table-digest=`,
+/// next to the chunk stream's count and digest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableDigest(pub u128);
+
+impl TableDigest {
+    /// Add one record line (without its newline).
+    #[inline]
+    pub fn add_line(&mut self, line: &[u8]) {
+        use md5::{Digest as _, Md5};
+        self.0 = self
+            .0
+            .wrapping_add(crate::formats::numbers::digest_to_u128(&Md5::digest(line)));
+    }
+
+    /// Append `entry`'s line to `out` and add it.
+    pub fn write(&mut self, entry: &FileEntry, out: &mut Vec<u8>) {
+        let start = out.len();
+        entry.write(out);
+        self.add_line(&out[start..out.len() - 1]);
+    }
+
+    pub fn merge(&mut self, o: TableDigest) {
+        self.0 = self.0.wrapping_add(o.0);
+    }
+
+    /// The trailer's `table-digest=` value.
+    pub fn hex(&self) -> String {
+        crate::formats::numbers::hex128(self.0)
+    }
+
+    /// Check the records read against the trailer (a message for the
+    /// trailer's line when it lacks the digest or differs).
+    pub fn check(&self, trailer: &Params) -> std::result::Result<(), String> {
+        match trailer.get_u128_hex(TABLE_DIGEST_KEY) {
+            None => Err(format!(
+                "expected {TABLE_DIGEST_KEY}= in the file table's trailer (a digest of its records, written by fsim-chunk and fsim-merge)"
+            )),
+            Some(d) if d != self.0 => Err(format!(
+                "expected the file records to match the trailer's {TABLE_DIGEST_KEY}=: a path, content hash or other field was changed, or records were lost or mixed with another file table's"
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! Opening inputs (a path or `-` for standard input) and writing outputs
+//! atomically: a temp file in the target's folder, renamed over the target
+//! only when the stage finished, so a killed stage never leaves a file that
+//! `make` would take as done.
+
+pub mod bgwrite;
+pub mod longpath;
+pub mod progress;
+pub mod walk;
+
+use crate::error::{Context, Error, Result};
+use crate::formats::BUF_SIZE;
+use std::fs::File;
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Where a stage writes: standard output, or a file that appears only when
+/// [`Output::finish`] succeeds.
+pub struct Output {
+    inner: Option<BufWriter<Sink>>,
+    target: Option<PathBuf>,
+    name: String,
+    written: u64,
+}
+
+/// Fault injection for tests, read once from the environment; costs one
+/// branch per write otherwise.
+///
+/// * `FSIM_TEST_ABORT=<program>:<bytes>[:<arg>]` makes that program abort
+///   (no cleanup, like `kill -9`) once it has written that many bytes to an
+///   output; with `<arg>`, only a run that has this exact argument (e.g.
+///   `2/4` for one shard of fsim-chunk).
+/// * `FSIM_TEST_ENOSPC=<program>:<bytes>[:<arg>]` makes writes fail with
+///   "No space left on device" (ENOSPC) from that point on.
+/// * `FSIM_TEST_ABORT_RUN=<program>:<n>[:<arg>]` makes that program abort
+///   right after its n-th sort run is journaled ([`test_abort_after_run`]).
+fn fault_point(var: &str) -> Option<u64> {
+    let spec = std::env::var(var).ok()?;
+    let mut parts = spec.splitn(3, ':');
+    let (prog, bytes, arg) = (parts.next()?, parts.next()?, parts.next());
+    let mut args = std::env::args_os();
+    let me = args.next()?;
+    let me = Path::new(&me).file_name()?.to_string_lossy().into_owned();
+    if me != prog {
+        return None;
+    }
+    if let Some(a) = arg {
+        if !args.any(|x| x == a) {
+            return None;
+        }
+    }
+    bytes.parse().ok()
+}
+
+fn abort_point() -> Option<u64> {
+    use std::sync::OnceLock;
+    static POINT: OnceLock<Option<u64>> = OnceLock::new();
+    *POINT.get_or_init(|| fault_point("FSIM_TEST_ABORT"))
+}
+
+fn enospc_point() -> Option<u64> {
+    use std::sync::OnceLock;
+    static POINT: OnceLock<Option<u64>> = OnceLock::new();
+    *POINT.get_or_init(|| fault_point("FSIM_TEST_ENOSPC"))
+}
+
+/// Abort like `kill -9` when `runs` is the point set by
+/// `FSIM_TEST_ABORT_RUN` (the resume tests of `fsim-sort --resume-dir`).
+pub fn test_abort_after_run(runs: u64) {
+    use std::sync::OnceLock;
+    static POINT: OnceLock<Option<u64>> = OnceLock::new();
+    if *POINT.get_or_init(|| fault_point("FSIM_TEST_ABORT_RUN")) == Some(runs) {
+        std::process::abort();
+    }
+}
+
+/// ENOSPC, as the kernel reports a full file system.
+const ENOSPC: i32 = 28;
+
+enum Sink {
+    Stdout(io::Stdout),
+    Temp(TempSink),
+    /// An existing target that is not a regular file (`/dev/null`, a FIFO):
+    /// written in place, since renaming over it would replace the device.
+    Direct(File),
+}
+
+/// The mode a finished output is created with: `0666`, less the umask
+/// (the kernel applies it at `open`), as `sort -o` or a shell redirection
+/// would make it. The temp file's default, `0600`, would leave reports
+/// unreadable to the colleagues they are written for.
+pub fn output_mode() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(0o666)
+}
+
+/// Bytes written between two write-back starts ([`TempSink::wrote`]).
+pub const WRITEBACK_STEP: u64 = 8 << 20;
+
+/// [`WRITEBACK_STEP`], or `FSIM_WRITEBACK_STEP` (bytes; `0` never starts
+/// the write-back early) for measuring what the early write-back buys
+/// (docs/performance-internals.md).
+fn writeback_step() -> u64 {
+    use std::sync::OnceLock;
+    static STEP: OnceLock<u64> = OnceLock::new();
+    *STEP.get_or_init(|| {
+        std::env::var("FSIM_WRITEBACK_STEP")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(WRITEBACK_STEP, |v: u64| if v == 0 { u64::MAX } else { v })
+    })
+}
+
+/// The temp file of an atomic output, and how far its write-back was
+/// started.
+///
+/// Every output ends with an `fsync` (see [`Output::finish`]). On a machine
+/// with much memory nothing is written back before that (the kernel waits
+/// for 10% of RAM to be dirty), so the `fsync` then writes the whole output
+/// while the stage waits: ~1.3 s for the 520 MB of `fsim-chunk --avg-size
+/// 100` on a 1 GB tree. Starting the write-back of every
+/// [`WRITEBACK_STEP`] bytes as they are written (`sync_file_range`,
+/// `SYNC_FILE_RANGE_WRITE`: it queues the pages for the disk and returns)
+/// overlaps the disk with the stage's work, and the `fsync` waits only for
+/// the tail. An error of the write-back is reported by the `fsync`.
+/// Measured (`strace -T`, fsim-chunk avg 100, 1 GB tree, 520 MB of
+/// records): the `fsync`s took 0.89-0.93 s in all, now 0.34-0.36 s.
+struct TempSink {
+    file: tempfile::NamedTempFile,
+    /// Bytes written to the file.
+    written: u64,
+    /// Write-back started for bytes before this offset.
+    started: u64,
+    /// [`writeback_step`] (read from the environment once per process),
+    /// kept here so that [`TempSink::wrote`] compares two fields.
+    step: u64,
+}
+
+impl TempSink {
+    fn new(file: tempfile::NamedTempFile) -> Self {
+        TempSink {
+            file,
+            written: 0,
+            started: 0,
+            step: writeback_step(),
+        }
+    }
+
+    #[inline]
+    fn wrote(&mut self, n: usize) {
+        self.written += n as u64;
+        if self.written - self.started >= self.step {
+            self.start_writeback();
+        }
+    }
+
+    #[cold]
+    fn start_writeback(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let len = self.written - self.started;
+            // SAFETY: a plain system call on an open descriptor we own;
+            // no memory is passed. Its result is advisory (see above).
+            unsafe {
+                libc::sync_file_range(
+                    self.file.as_file().as_raw_fd(),
+                    self.started as libc::off64_t,
+                    len as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                );
+            }
+        }
+        self.started = self.written;
+    }
+
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.wrote(n);
+        Ok(n)
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Stdout(s) => s.write(buf),
+            Sink::Temp(t) => t.write(buf),
+            Sink::Direct(f) => f.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::Stdout(s) => s.write_all(buf),
+            Sink::Temp(t) => {
+                t.file.write_all(buf)?;
+                t.wrote(buf.len());
+                Ok(())
+            }
+            Sink::Direct(f) => f.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Stdout(s) => s.flush(),
+            Sink::Temp(t) => t.file.flush(),
+            Sink::Direct(f) => f.flush(),
+        }
+    }
+}
+
+impl Output {
+    /// `None` or `-` means standard output.
+    pub fn create(path: Option<&Path>) -> Result<Output> {
+        match path {
+            None => Ok(Self::stdout()),
+            Some(p) if p.as_os_str() == "-" => Ok(Self::stdout()),
+            Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) => {
+                let name = p.display().to_string();
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(p)
+                    .ctx(|| format!("cannot open {name} for writing"))?;
+                Ok(Output {
+                    inner: Some(BufWriter::with_capacity(BUF_SIZE, Sink::Direct(f))),
+                    target: None,
+                    name,
+                    written: 0,
+                })
+            }
+            Some(p) => {
+                let name = p.display().to_string();
+                let dir = match p.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                let file_name = p
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let tmp = tempfile::Builder::new()
+                    .prefix(&format!(".{file_name}."))
+                    .suffix(".tmp")
+                    .permissions(output_mode())
+                    .tempfile_in(&dir)
+                    .ctx(|| {
+                        format!(
+                            "cannot create a temporary file in {} for {name}",
+                            dir.display()
+                        )
+                    })?;
+                Ok(Output {
+                    inner: Some(BufWriter::with_capacity(
+                        BUF_SIZE,
+                        Sink::Temp(TempSink::new(tmp)),
+                    )),
+                    target: Some(p.to_path_buf()),
+                    name,
+                    written: 0,
+                })
+            }
+        }
+    }
+
+    fn stdout() -> Output {
+        Output {
+            inner: Some(BufWriter::with_capacity(
+                BUF_SIZE,
+                Sink::Stdout(io::stdout()),
+            )),
+            target: None,
+            name: "standard output".into(),
+            written: 0,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Count bytes written, for the fault injection of the resume and
+    /// full-disk tests.
+    #[inline]
+    fn tick(&mut self, n: usize) -> io::Result<()> {
+        let (abort, full) = (abort_point(), enospc_point());
+        if abort.is_some() || full.is_some() {
+            self.written += n as u64;
+            if abort.is_some_and(|limit| self.written >= limit) {
+                // Die like `kill -9`, without unwinding, so the temp file
+                // stays behind unfinished.
+                std::process::abort();
+            }
+            if full.is_some_and(|limit| self.written >= limit) {
+                return Err(io::Error::from_raw_os_error(ENOSPC));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when nothing is renamed at the end (standard output, a device
+    /// or a FIFO): the output is visible while it is written.
+    pub fn is_stdout(&self) -> bool {
+        self.target.is_none()
+    }
+
+    /// Write bytes; a failure (full disk, closed pipe) names the output.
+    #[inline]
+    pub fn write_all(&mut self, buf: &[u8]) -> Result<()> {
+        if let Err(e) = self.tick(buf.len()) {
+            return Err(Error::Io {
+                context: format!("writing {}", self.name),
+                source: e,
+            });
+        }
+        let name = &self.name;
+        self.inner
+            .as_mut()
+            .expect("write after finish")
+            .write_all(buf)
+            .ctx(|| format!("writing {name}"))
+    }
+
+    /// Flush, sync and rename into place. Without this call (an error, a
+    /// panic, a kill) the temp file is removed and the target untouched.
+    pub fn finish(mut self) -> Result<()> {
+        let name = self.name.clone();
+        let w = self.inner.take().expect("finish twice");
+        let sink = w.into_inner().map_err(|e| Error::Io {
+            context: format!("writing {name}"),
+            source: e.into_error(),
+        })?;
+        match sink {
+            Sink::Stdout(mut s) => s.flush().ctx(|| format!("writing {name}")),
+            Sink::Direct(mut f) => f.flush().ctx(|| format!("writing {name}")),
+            Sink::Temp(TempSink { file: t, .. }) => {
+                t.as_file().sync_all().ctx(|| format!("writing {name}"))?;
+                let target = self.target.take().expect("temp output has a target");
+                t.persist(&target).map_err(|e| Error::Io {
+                    context: format!("renaming the finished output to {name}"),
+                    source: e.error,
+                })?;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tick(buf.len())?;
+        self.inner.as_mut().expect("write after finish").write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.as_mut().expect("write after finish").flush()
+    }
+}
+
+/// In a pipe (`fsim-chunk DIR | fsim-sort | fsim-partition`), the file table
+/// that `fsim-chunk` writes is complete only once the stream reaches the
+/// next stage: block until standard input has data (or ends) before reading
+/// a side file such as `--files`. Does nothing for a named input.
+pub fn wait_for_input(path: &Path) -> Result<()> {
+    if path.as_os_str() == "-" {
+        io::stdin()
+            .lock()
+            .fill_buf()
+            .ctx(|| "reading standard input".to_string())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The umask of this process, read without changing it.
+    fn umask() -> u32 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+        u32::from_str_radix(line[6..].trim(), 8).unwrap()
+    }
+
+    #[test]
+    fn finished_outputs_have_the_usual_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.tsv");
+        let mut o = Output::create(Some(&p)).unwrap();
+        o.write_all(b"x\n").unwrap();
+        o.finish().unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask(), "mode {mode:o}");
+    }
+
+    #[test]
+    fn output_appears_only_on_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.tsv");
+        let mut o = Output::create(Some(&target)).unwrap();
+        o.write_all(b"hello\n").unwrap();
+        assert!(!target.exists());
+        drop(o);
+        assert!(!target.exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "temp file removed"
+        );
+        let mut o = Output::create(Some(&target)).unwrap();
+        o.write_all(b"hello\n").unwrap();
+        o.finish().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"hello\n");
+    }
+
+    #[test]
+    fn large_outputs_with_write_back_started_are_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("big");
+        let mut o = Output::create(Some(&target)).unwrap();
+        let mut want = Vec::new();
+        let mut i = 0u64;
+        while (want.len() as u64) < 2 * WRITEBACK_STEP + 12345 {
+            let line = format!("{i}\n");
+            want.extend_from_slice(line.as_bytes());
+            o.write_all(line.as_bytes()).unwrap();
+            i += 1;
+        }
+        o.finish().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), want);
+    }
+
+    #[test]
+    fn devices_are_written_in_place_not_replaced() {
+        let mut o = Output::create(Some(Path::new("/dev/null"))).unwrap();
+        o.write_all(b"nothing\n").unwrap();
+        o.finish().unwrap();
+        let m = std::fs::metadata("/dev/null").unwrap();
+        assert!(!m.is_file(), "/dev/null must still be a device");
+    }
+}

@@ -1,0 +1,484 @@
+//! File discovery for the chunk stage: which files get an id, and in which
+//! order.
+//!
+//! * Roots are walked in argument order; inside each directory the entries
+//!   are sorted by the bytes of their names, so file ids do not depend on the
+//!   order in which the file system lists directories (or on the order in
+//!   which the files were created).
+//! * A root is used as given (a file root is just that file; a symlink root
+//!   is followed, as `find -H` does). Below the roots symlinks are not
+//!   followed unless `follow` is set, and then walkdir's loop detection
+//!   reports cycles.
+//! * Only regular files are reported. FIFOs, sockets and devices are never
+//!   opened (opening a FIFO would block forever): they are counted as
+//!   `special`, silently. Symlinks that are not followed are counted as
+//!   `symlinks`, silently.
+//! * Errors below a root (permission denied, entries vanishing during the
+//!   walk, unreadable directories, loops) are reported as
+//!   [`Event::Warning`]s and the walk goes on; the caller counts them as
+//!   skipped. A command-line root that cannot be examined at all is a hard
+//!   error ([`check_roots`]): the user asked for something that is not there.
+//! * Paths of `PATH_MAX` (4096) bytes or more, which the kernel refuses in
+//!   one call, are walked and read like any other: where walkdir reports
+//!   `ENAMETOOLONG` for an entry, that entry is examined and its subtree
+//!   walked with [`crate::io::longpath`] (directory-relative calls), in the same
+//!   order and with the same rules; the workers open such files with
+//!   [`crate::io::longpath::open_file`]. Ordinary paths never take that route.
+//! * `--files-from` lists paths as raw bytes (newline- or NUL-separated);
+//!   each listed path is treated like a root, except that a missing one is
+//!   only a warning (lists go stale).
+
+use crate::error::{Context, Error, Result};
+use crate::formats::escape_path;
+use std::ffi::OsStr;
+use std::io::BufRead;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use walkdir::WalkDir;
+
+/// What to walk.
+#[derive(Debug, Clone, Default)]
+pub struct WalkConfig {
+    /// Roots, walked in this order.
+    pub roots: Vec<PathBuf>,
+    /// Follow symlinks below the roots.
+    pub follow: bool,
+    /// A file listing more paths (`-` for standard input), walked after the
+    /// roots.
+    pub files_from: Option<PathBuf>,
+    /// The list is NUL-separated instead of newline-separated.
+    pub null: bool,
+}
+
+/// What the walk reports, in walk order.
+#[derive(Debug)]
+pub enum Event {
+    /// A regular file to read.
+    File(PathBuf),
+    /// Something that could not be examined: its path and why.
+    Warning(PathBuf, String),
+}
+
+/// Counts of entries passed over silently.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalkStats {
+    /// FIFOs, sockets, character and block devices.
+    pub special: u64,
+    /// Symlinks not followed.
+    pub symlinks: u64,
+    /// Warnings reported.
+    pub warnings: u64,
+}
+
+/// Format a warning line as every stage prints it:
+/// `<prog>: warning: <escaped path>: <message>`.
+pub fn warning_line(prog: &str, path: &Path, msg: &str) -> String {
+    let mut esc = Vec::with_capacity(path.as_os_str().len());
+    escape_path(path.as_os_str().as_bytes(), &mut esc);
+    format!("{prog}: warning: {}: {msg}", String::from_utf8_lossy(&esc))
+}
+
+/// Fail when a command-line root cannot be examined at all (it does not
+/// exist, or its parent cannot be searched): an error, exit code 2, before
+/// anything is written.
+pub fn check_roots(roots: &[PathBuf]) -> Result<()> {
+    for r in roots {
+        crate::io::longpath::symlink_metadata(r).ctx(|| {
+            let mut esc = Vec::new();
+            escape_path(r.as_os_str().as_bytes(), &mut esc);
+            String::from_utf8_lossy(&esc).into_owned()
+        })?;
+    }
+    Ok(())
+}
+
+/// Walk everything `cfg` names and hand each event to `sink`, which returns
+/// false to stop early (e.g. the output was closed). Errors are only those
+/// of reading the `--files-from` list; everything else is an event.
+pub fn walk(cfg: &WalkConfig, mut sink: impl FnMut(Event) -> bool) -> Result<WalkStats> {
+    let mut stats = WalkStats::default();
+    for root in &cfg.roots {
+        if !walk_root(root, cfg.follow, &mut stats, &mut sink) {
+            return Ok(stats);
+        }
+    }
+    if let Some(list) = &cfg.files_from {
+        let (mut input, name) = crate::formats::open_input(list)?;
+        let sep = if cfg.null { 0 } else { b'\n' };
+        let mut buf = Vec::with_capacity(256);
+        loop {
+            buf.clear();
+            let n = input
+                .read_until(sep, &mut buf)
+                .ctx(|| format!("reading the list of files {name}"))?;
+            if n == 0 {
+                break;
+            }
+            if buf.last() == Some(&sep) {
+                buf.pop();
+            }
+            if buf.is_empty() {
+                continue;
+            }
+            if buf.contains(&0) {
+                return Err(Error::msg(format!(
+                    "{name}: a path contains a NUL byte (use -0 for NUL-separated lists)"
+                )));
+            }
+            let path = PathBuf::from(OsStr::from_bytes(&buf));
+            if !walk_root(&path, cfg.follow, &mut stats, &mut sink) {
+                break;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+/// Walk one root; false when the sink asked to stop.
+fn walk_root(
+    root: &Path,
+    follow: bool,
+    stats: &mut WalkStats,
+    sink: &mut impl FnMut(Event) -> bool,
+) -> bool {
+    let walker = WalkDir::new(root)
+        .follow_links(follow)
+        .follow_root_links(true)
+        .sort_by_file_name();
+    for entry in walker {
+        let ev = match entry {
+            Ok(e) => {
+                let ft = e.file_type();
+                if ft.is_file() {
+                    Event::File(e.into_path())
+                } else if ft.is_dir() {
+                    continue;
+                } else if ft.is_symlink() {
+                    stats.symlinks += 1;
+                    continue;
+                } else {
+                    stats.special += 1;
+                    continue;
+                }
+            }
+            Err(err) => {
+                if let (Some(path), Some(io), None) =
+                    (err.path(), err.io_error(), err.loop_ancestor())
+                {
+                    if crate::io::longpath::too_long(io) {
+                        if !walk_long(path, root, follow, stats, sink) {
+                            return false;
+                        }
+                        continue;
+                    }
+                }
+                stats.warnings += 1;
+                let path = err.path().unwrap_or(root).to_path_buf();
+                let msg = match (err.loop_ancestor(), err.io_error()) {
+                    (Some(anc), _) => {
+                        let mut esc = Vec::new();
+                        escape_path(anc.as_os_str().as_bytes(), &mut esc);
+                        format!("file system loop back to {}", String::from_utf8_lossy(&esc))
+                    }
+                    (None, Some(io)) => io.to_string(),
+                    (None, None) => err.to_string(),
+                };
+                Event::Warning(path, msg)
+            }
+        };
+        if !sink(ev) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Walk what walkdir could not reach because its path is `PATH_MAX` or
+/// longer: `path` itself (`root`, or an entry met below it), then, if it is
+/// a directory, its subtree, with the same order (names in byte order,
+/// depth first) and the same rules as [`walk_root`]: symlinks followed only
+/// when `follow` (a root always), loops warned about, special files
+/// counted. An explicit stack, not recursion: a deep tree is the very case
+/// here. False when the sink asked to stop.
+fn walk_long(
+    path: &Path,
+    root: &Path,
+    follow: bool,
+    stats: &mut WalkStats,
+    sink: &mut impl FnMut(Event) -> bool,
+) -> bool {
+    use crate::io::longpath::{self, Entry, Kind};
+    use std::os::unix::fs::MetadataExt;
+    fn warn(
+        stats: &mut WalkStats,
+        sink: &mut impl FnMut(Event) -> bool,
+        path: PathBuf,
+        msg: String,
+    ) -> bool {
+        stats.warnings += 1;
+        sink(Event::Warning(path, msg))
+    }
+    let meta = if follow || path == root {
+        longpath::metadata(path)
+    } else {
+        longpath::symlink_metadata(path)
+    };
+    let meta = match meta {
+        Ok(m) => m,
+        Err(e) => return warn(stats, sink, path.to_path_buf(), e.to_string()),
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return sink(Event::File(path.to_path_buf()));
+    } else if ft.is_symlink() {
+        stats.symlinks += 1;
+        return true;
+    } else if !ft.is_dir() {
+        stats.special += 1;
+        return true;
+    }
+    // The directories from the root down to the one being listed, for loop
+    // detection when following symlinks (as walkdir keeps them): those
+    // above `path` too, since a link below may point back above it.
+    let mut ancestors: Vec<(u64, u64, PathBuf)> = Vec::new();
+    if follow {
+        for a in path.ancestors().skip(1) {
+            if !a.starts_with(root) {
+                break;
+            }
+            if let Ok(m) = longpath::metadata(a) {
+                ancestors.push((m.dev(), m.ino(), a.to_path_buf()));
+            }
+        }
+        ancestors.reverse();
+    }
+    let mut stack: Vec<(PathBuf, std::vec::IntoIter<Entry>)> = Vec::new();
+    match longpath::read_dir(path, follow) {
+        Ok(entries) => {
+            ancestors.push((meta.dev(), meta.ino(), path.to_path_buf()));
+            stack.push((path.to_path_buf(), entries.into_iter()));
+        }
+        Err(e) => return warn(stats, sink, path.to_path_buf(), e.to_string()),
+    }
+    while let Some((dir, entries)) = stack.last_mut() {
+        let Some(entry) = entries.next() else {
+            stack.pop();
+            ancestors.pop();
+            continue;
+        };
+        let child = dir.join(&entry.name);
+        let go_on = match entry.kind {
+            Err(e) => warn(stats, sink, child, e.to_string()),
+            Ok(Kind::File) => sink(Event::File(child)),
+            Ok(Kind::Symlink) => {
+                stats.symlinks += 1;
+                true
+            }
+            Ok(Kind::Special) => {
+                stats.special += 1;
+                true
+            }
+            Ok(Kind::Dir { dev, ino }) => {
+                let looped = ancestors
+                    .iter()
+                    .find(|a| follow && (a.0, a.1) == (dev, ino));
+                if let Some((_, _, anc)) = looped {
+                    let mut esc = Vec::new();
+                    escape_path(anc.as_os_str().as_bytes(), &mut esc);
+                    let msg = format!("file system loop back to {}", String::from_utf8_lossy(&esc));
+                    warn(stats, sink, child, msg)
+                } else {
+                    match longpath::read_dir(&child, follow) {
+                        Ok(entries) => {
+                            ancestors.push((dev, ino, child.clone()));
+                            stack.push((child, entries.into_iter()));
+                            true
+                        }
+                        Err(e) => warn(stats, sink, child, e.to_string()),
+                    }
+                }
+            }
+        };
+        if !go_on {
+            return false;
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn collect(cfg: &WalkConfig) -> (Vec<String>, Vec<String>, WalkStats) {
+        let (mut files, mut warns) = (Vec::new(), Vec::new());
+        let stats = walk(cfg, |ev| {
+            match ev {
+                Event::File(p) => files.push(p.display().to_string()),
+                Event::Warning(p, m) => warns.push(format!("{}: {m}", p.display())),
+            }
+            true
+        })
+        .unwrap();
+        (files, warns, stats)
+    }
+
+    #[test]
+    fn sorted_walk_in_root_order() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for p in ["b/z", "b/a", "a", "c/d/e"] {
+            let p = root.join(p);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, b"x").unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("a"), root.join("b/link")).unwrap();
+        let cfg = WalkConfig {
+            roots: vec![root.join("c"), root.to_path_buf(), root.join("a")],
+            ..Default::default()
+        };
+        let (files, warns, stats) = collect(&cfg);
+        let rel: Vec<String> = files
+            .iter()
+            .map(|f| f.replace(&root.display().to_string(), ""))
+            .collect();
+        assert_eq!(rel, ["/c/d/e", "/a", "/b/a", "/b/z", "/c/d/e", "/a"]);
+        assert!(warns.is_empty());
+        assert_eq!(stats.symlinks, 1);
+        let cfg = WalkConfig {
+            roots: vec![root.join("b")],
+            follow: true,
+            ..Default::default()
+        };
+        assert_eq!(collect(&cfg).0.len(), 3);
+    }
+
+    #[test]
+    fn missing_root_is_an_error_and_listed_missing_is_a_warning() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(check_roots(&[d.path().join("nope")]).is_err());
+        assert!(check_roots(&[d.path().to_path_buf()]).is_ok());
+        let list = d.path().join("list");
+        fs::write(d.path().join("f"), b"x").unwrap();
+        fs::write(
+            &list,
+            format!(
+                "{}\0{}\0",
+                d.path().join("nope").display(),
+                d.path().join("f").display()
+            ),
+        )
+        .unwrap();
+        let cfg = WalkConfig {
+            files_from: Some(list),
+            null: true,
+            ..Default::default()
+        };
+        let (files, warns, stats) = collect(&cfg);
+        assert_eq!(files.len(), 1);
+        assert_eq!(warns.len(), 1);
+        assert_eq!(stats.warnings, 1);
+    }
+
+    /// A tree whose lower part is beyond PATH_MAX is walked as if there
+    /// were no limit: same order, same rules, the loop found when following.
+    #[test]
+    fn paths_over_path_max_are_walked_in_order() {
+        use crate::io::longpath;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("r");
+        let mut deep = root.join("deep");
+        // The deepest directory whose path is under the limit with room for
+        // no 250-byte name more: a file named there crosses the limit while
+        // its directory does not (walkdir lists it; only opening it is long).
+        let mut crossing = None;
+        for _ in 0..18 {
+            deep.push("L".repeat(250));
+            let len = deep.as_os_str().len();
+            if len < longpath::PATH_MAX && len + 251 >= longpath::PATH_MAX {
+                crossing = Some(deep.join("F".repeat(250)));
+            }
+        }
+        let crossing = crossing.expect("a level crosses the limit");
+        assert!(deep.as_os_str().len() > longpath::PATH_MAX + 200);
+        longpath::create_dir_all(&deep.join("sub")).unwrap();
+        for f in [
+            &deep.join("b"),
+            &deep.join("a"),
+            &deep.join("sub/c"),
+            &crossing,
+        ] {
+            longpath::write(f, b"x").unwrap();
+        }
+        fs::write(root.join("a.txt"), b"x").unwrap();
+        fs::write(root.join("z.txt"), b"x").unwrap();
+        // Points back to an ancestor: a loop when following links.
+        let link = deep.join("up");
+        assert!(crate::io::longpath::too_long(
+            &fs::symlink_metadata(&deep).unwrap_err()
+        ));
+        longpath::symlink(&root.join("deep"), &link).unwrap();
+        let cfg = WalkConfig {
+            roots: vec![root.clone()],
+            ..Default::default()
+        };
+        // Long names shortened in what is compared, so a failure is legible.
+        let short = |v: Vec<String>| -> Vec<String> {
+            v.iter()
+                .map(|s| {
+                    s.replace(&"L".repeat(250), "L")
+                        .replace(&"F".repeat(250), "F")
+                })
+                .collect()
+        };
+        let (files, warns, stats) = collect(&cfg);
+        let (files, warns) = (short(files), short(warns));
+        let show = |p: &Path| short(vec![p.display().to_string()]).remove(0);
+        let want = [
+            show(&root.join("a.txt")),
+            show(&crossing),
+            show(&deep.join("a")),
+            show(&deep.join("b")),
+            show(&deep.join("sub/c")),
+            show(&root.join("z.txt")),
+        ];
+        assert_eq!(files, want);
+        assert!(warns.is_empty(), "{warns:?}");
+        assert_eq!((stats.symlinks, stats.warnings), (1, 0));
+
+        let cfg = WalkConfig {
+            follow: true,
+            ..cfg
+        };
+        let (files, warns, stats) = collect(&cfg);
+        assert_eq!(short(files), want);
+        assert_eq!(
+            short(warns),
+            short(vec![format!(
+                "{}: file system loop back to {}",
+                link.display(),
+                root.join("deep").display()
+            )])
+        );
+        assert_eq!((stats.symlinks, stats.warnings), (0, 1));
+
+        // A root beyond the limit: walked from there.
+        let cfg = WalkConfig {
+            roots: vec![deep.join("sub")],
+            ..Default::default()
+        };
+        assert_eq!(short(collect(&cfg).0), [show(&deep.join("sub/c"))]);
+        assert!(check_roots(&cfg.roots).is_ok());
+    }
+
+    #[test]
+    fn warning_lines_escape_paths() {
+        let l = warning_line(
+            "fsim-chunk",
+            Path::new(OsStr::from_bytes(b"a\nb\xff")),
+            "Permission denied",
+        );
+        assert_eq!(l, "fsim-chunk: warning: a\\nb\\xff: Permission denied");
+    }
+}

@@ -1,0 +1,504 @@
+//! Step 5 and section 2.4 of the paper: turn the similar pairs into what an
+//! analyst reads. Identical files are reported apart (sets, files, overhead
+//! bytes), and similar files are grouped into clusters (connected components
+//! of the similarity graph), largest first, each with its files, its links,
+//! total size, average similarity and a type.
+//!
+//! Thresholds are applied here again, on what the analysis kept, so trying a
+//! stricter threshold takes seconds and needs no re-run (sif's
+//! post-processing). Cluster and set ids are derived from content, so they
+//! stay the same across re-runs on the same data.
+//!
+//! Memory: the file table (ids, sizes, content hashes, paths) and the pairs
+//! that pass the thresholds are held in memory: the report is bounded by the
+//! number of files, like partition, not by the number of chunks.
+
+pub mod collections;
+pub mod filter;
+pub mod html;
+pub mod model;
+pub mod templates;
+pub mod xlsx;
+
+use crate::error::{Error, Result};
+use crate::formats::escape_path_string;
+use crate::io::Output;
+use serde_json::{json, Value};
+
+pub use crate::formats::{percent, symmetric, PercentOf};
+pub use model::{build, human_bytes, ColorChoice, Config, Format, Report};
+use model::{r1, Pair};
+
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    bold: &'static str,
+    dim: &'static str,
+    head: &'static str,
+    kind: &'static str,
+    pct: &'static str,
+    reset: &'static str,
+}
+
+impl Style {
+    fn new(color: bool) -> Style {
+        if color {
+            Style {
+                bold: "\x1b[1m",
+                dim: "\x1b[2m",
+                head: "\x1b[1;34m",
+                kind: "\x1b[35m",
+                pct: "\x1b[33m",
+                reset: "\x1b[0m",
+            }
+        } else {
+            Style {
+                bold: "",
+                dim: "",
+                head: "",
+                kind: "",
+                pct: "",
+                reset: "",
+            }
+        }
+    }
+}
+
+impl Report {
+    fn path(&self, id: u32) -> String {
+        escape_path_string(&self.files[id as usize].path)
+    }
+
+    /// The size percentages refer to: the payload when templates were
+    /// ignored, else the file's size.
+    pub fn size(&self, id: u32) -> u64 {
+        self.sizes[id as usize]
+    }
+
+    /// Name of a file's collection, when there are collections.
+    pub fn collection(&self, id: u32) -> Option<&str> {
+        self.collections
+            .get(self.coll[id as usize])
+            .map(|c| c.name.as_str())
+    }
+
+    /// Chunks fsim-partition dropped as too common (degree limit): (limit,
+    /// chunks, files holding one when known). Pairs of these files linked
+    /// only through such chunks were never candidates.
+    pub fn pruned(&self) -> Option<(u64, u64, Option<u64>)> {
+        let p = &self.params;
+        let chunks = p.get_u64("pruned-chunks").filter(|&c| c > 0)?;
+        Some((
+            p.get_u64("degree-limit").unwrap_or(0),
+            chunks,
+            p.get_u64("pruned-files"),
+        ))
+    }
+
+    /// The one-line note on [`Report::pruned`], for every format.
+    pub fn pruned_note(&self) -> Option<String> {
+        let (limit, chunks, files) = self.pruned()?;
+        let files = match files {
+            Some(f) => format!("{f} files hold one"),
+            None => "the files holding them were not counted".to_string(),
+        };
+        Some(format!(
+            "{chunks} chunks found in more than {limit} files were ignored as boilerplate ({files}): pairs linked only through them are not reported, and other figures of those files are exact only where verified (fsim-partition --max-degree, --degree-floor)"
+        ))
+    }
+
+    /// Template chunks ignored by the analysis: (count, digest).
+    pub fn templates(&self) -> Option<(&str, &str)> {
+        Some((
+            self.params.get("template-chunks")?,
+            self.params.get("templates")?,
+        ))
+    }
+
+    /// Copies of a representative (other members of its identical set).
+    fn copies(&self, id: u32) -> &[u32] {
+        match self.set_of.get(&id) {
+            Some(&s) => &self.identical[s].files[1..],
+            None => &[],
+        }
+    }
+
+    pub fn summary(&self) -> Value {
+        let cluster_files: usize = self.clusters.iter().map(|c| c.files.len()).sum();
+        let cluster_bytes: u64 = self.clusters.iter().map(|c| c.total_size).sum();
+        let ident_files: usize = self.identical.iter().map(|s| s.files.len()).sum();
+        let overhead: u64 = self.identical.iter().map(|s| s.overhead()).sum();
+        json!({
+            "files": self.files.len(),
+            "clusters": self.clusters.len(),
+            "cluster_files": cluster_files,
+            "cluster_bytes": cluster_bytes,
+            "links": self.clusters.iter().map(|c| c.links.len()).sum::<usize>(),
+            "identical_sets": self.identical.len(),
+            "identical_files": ident_files,
+            "overhead_bytes": overhead,
+            "filtered_links": self.filtered_links,
+            "likely_templates": self.clusters.iter().filter(|c| c.template.is_some()).count(),
+            "pruned_chunks": self.pruned().map_or(0, |p| p.1),
+            "pruned_files": self.pruned().and_then(|p| p.2).unwrap_or(0),
+        })
+    }
+
+    fn link_json(&self, p: &Pair) -> Value {
+        let (sa, sb) = (self.size(p.a), self.size(p.b));
+        json!({
+            "a": self.path(p.a),
+            "b": self.path(p.b),
+            "a_id": p.a,
+            "b_id": p.b,
+            "bytes_in_common": p.common,
+            "shared_chunks": p.shared_chunks,
+            "percent_of_a": r1(percent(p.common, sa)),
+            "percent_of_b": r1(percent(p.common, sb)),
+            "percent_symmetric": r1(symmetric(p.common, sa, sb)),
+            "exact": p.exact,
+        })
+    }
+
+    pub fn to_json(&self) -> Value {
+        let params: serde_json::Map<String, Value> = self
+            .params
+            .0
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let identical: Vec<Value> = self
+            .identical
+            .iter()
+            .map(|s| {
+                json!({
+                    "id": s.id,
+                    "size": s.size,
+                    "overhead_bytes": s.overhead(),
+                    "files": s.files.iter().map(|&f| self.path(f)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let clusters: Vec<Value> = self
+            .clusters
+            .iter()
+            .map(|c| {
+                json!({
+                    "id": c.id,
+                    "type": c.kind,
+                    "file_count": c.files.len(),
+                    "total_size": c.total_size,
+                    "average_similarity": r1(c.avg_similarity),
+                    "likely_template": c.template.is_some(),
+                    "template_bytes": c.template.as_ref().map(|t| t.bytes),
+                    "template_command": c.template.as_ref().map(|t| t.command.clone()),
+                    "files": c.files.iter().map(|&f| {
+                        let e = &self.files[f as usize];
+                        json!({
+                            "id": f,
+                            "path": self.path(f),
+                            "size": self.size(f),
+                            "file_size": e.size,
+                            "type": e.ftype.as_str(),
+                            "collection": self.collection(f),
+                            "identical_copies": self.copies(f).iter().map(|&x| self.path(x)).collect::<Vec<_>>(),
+                        })
+                    }).collect::<Vec<_>>(),
+                    "links": c.links.iter().map(|p| self.link_json(p)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json!({
+            "fsim_report": 1,
+            "params": params,
+            "summary": self.summary(),
+            "identical_sets": identical,
+            "clusters": clusters,
+            "collections": self.collections.iter().map(|c| json!({
+                "name": c.name,
+                "files": c.files,
+                "bytes": self.files[c.first as usize..(c.first + c.files) as usize].iter().map(|f| f.size).sum::<u64>(),
+            })).collect::<Vec<_>>(),
+            "collection_overlap": crate::report::collections::overlap(self).iter().map(|o| o.to_json(self)).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        self.to_text_styled(false)
+    }
+
+    /// The text report, with ANSI colours when `color`.
+    pub fn to_text_styled(&self, color: bool) -> String {
+        use std::fmt::Write;
+        let st = Style::new(color);
+        let Style {
+            bold,
+            dim,
+            head,
+            kind,
+            pct,
+            reset,
+        } = st;
+        let s = self.summary();
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "{bold}fsim report{reset}: {} clusters, {} files, {}; {} identical sets, {} files, {} overhead",
+            s["clusters"],
+            s["cluster_files"],
+            human_bytes(s["cluster_bytes"].as_u64().unwrap_or(0)),
+            s["identical_sets"],
+            s["identical_files"],
+            human_bytes(s["overhead_bytes"].as_u64().unwrap_or(0)),
+        );
+        let p = &self.params;
+        let (basis, bound) = match p.get("estimate") {
+            // Feature methods (docs/formats.md): bytes in common are the
+            // method's similarity estimate expressed in bytes.
+            Some(e) => (
+                format!(
+                    "features: {} window {} bytes",
+                    p.get("method").unwrap_or("?"),
+                    p.get("window").unwrap_or("?")
+                ),
+                format!("the method's {e} estimate in bytes, exact where fsim-verify measured it"),
+            ),
+            None => (
+                format!(
+                    "chunks: {} avg {} bytes",
+                    p.get("method").unwrap_or("?"),
+                    p.get("avg").unwrap_or("?")
+                ),
+                if p.get("verified") == Some("1") {
+                    "exact where fsim-verify measured them, else lower bounds from shared chunks"
+                        .to_string()
+                } else {
+                    "lower bounds from shared chunks".to_string()
+                },
+            ),
+        };
+        let _ = writeln!(
+            o,
+            "{dim}{} files scanned; {basis}; links kept at >= {}% of the {} file and >= {} bytes in common ({bound}){reset}",
+            self.files.len(),
+            self.config.min_percent,
+            self.config.percent_of.as_str(),
+            self.config.min_bytes
+        );
+        if let Some((n, digest)) = self.templates() {
+            let _ = writeln!(
+                o,
+                "{dim}templates: {n} chunks ignored (templates={}); sizes and percentages are of the payload (file less its template chunks){reset}",
+                &digest[..digest.len().min(10)]
+            );
+        }
+        if let Some(note) = self.pruned_note() {
+            let _ = writeln!(o, "{dim}pruned: {note}{reset}");
+        }
+        if self.config.filters.describe() != "none" || self.filtered_links > 0 {
+            let _ = writeln!(
+                o,
+                "{dim}filters: {}; {} links dropped by them{reset}",
+                self.config.filters.describe(),
+                self.filtered_links
+            );
+        }
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{head}A. Identical files: {} sets{reset}",
+            self.identical.len()
+        );
+        for s in &self.identical {
+            let _ = writeln!(
+                o,
+                "  {bold}set {}{reset}  {} files x {} = {} overhead",
+                s.id,
+                s.files.len(),
+                human_bytes(s.size),
+                human_bytes(s.overhead())
+            );
+            for &f in &s.files {
+                let _ = writeln!(o, "    {}", self.path(f));
+            }
+        }
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{head}B. Clusters of similar files: {} (largest first){reset}",
+            self.clusters.len()
+        );
+        for c in &self.clusters {
+            let _ = writeln!(
+                o,
+                "  {bold}cluster {}{reset}  {kind}{}{reset}  {} files  {} total  {} links  avg {pct}{:.1}%{reset} similar",
+                c.id,
+                c.kind,
+                c.files.len(),
+                human_bytes(c.total_size),
+                c.links.len(),
+                c.avg_similarity
+            );
+            if let Some(t) = &c.template {
+                let _ = writeln!(
+                    o,
+                    "    {pct}likely template{reset}: about {} shared by almost all its files; to ignore those chunks from now on, in the work folder:\n      {}",
+                    human_bytes(t.bytes),
+                    t.command
+                );
+            }
+            for &f in &c.files {
+                let copies = self.copies(f);
+                let extra = if copies.is_empty() {
+                    String::new()
+                } else {
+                    format!("  (+{} identical copies)", copies.len())
+                };
+                let coll = match self.collection(f) {
+                    Some(c) if self.collections.len() > 1 => format!("[{c}] "),
+                    _ => String::new(),
+                };
+                let _ = writeln!(
+                    o,
+                    "    {:>10}  {coll}{}{}",
+                    human_bytes(self.size(f)),
+                    self.path(f),
+                    extra
+                );
+            }
+            for l in &c.links {
+                let (sa, sb) = (self.size(l.a), self.size(l.b));
+                let _ = writeln!(
+                    o,
+                    "      {dim}link{reset} {pct}{:5.1}%{reset}  {} <-> {}: {} in common ({:.1}% / {:.1}%), {}",
+                    symmetric(l.common, sa, sb),
+                    self.path(l.a),
+                    self.path(l.b),
+                    human_bytes(l.common),
+                    percent(l.common, sa),
+                    percent(l.common, sb),
+                    if l.exact { "exact" } else { "lower bound" }
+                );
+            }
+        }
+        if !self.collections.is_empty() {
+            crate::report::collections::text(self, &mut o, st.head, st.reset);
+        }
+        o
+    }
+
+    /// One row per link, for scripts: cluster fields repeated on each row.
+    pub fn to_tsv(&self) -> String {
+        use std::fmt::Write;
+        let mut o = String::from(
+            "cluster\ttype\tcluster_files\tcluster_bytes\tpercent_symmetric\tbytes_in_common\tpercent_of_a\tpercent_of_b\tsize_a\tsize_b\tpath_a\tpath_b\n",
+        );
+        for c in &self.clusters {
+            for l in &c.links {
+                let (sa, sb) = (self.size(l.a), self.size(l.b));
+                let _ = writeln!(
+                    o,
+                    "{}\t{}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}",
+                    c.id,
+                    c.kind,
+                    c.files.len(),
+                    c.total_size,
+                    symmetric(l.common, sa, sb),
+                    l.common,
+                    percent(l.common, sa),
+                    percent(l.common, sb),
+                    sa,
+                    sb,
+                    self.path(l.a),
+                    self.path(l.b)
+                );
+            }
+        }
+        o
+    }
+}
+
+/// The templates files given with `--templates`, if any. They must be the
+/// set the analysis ignored (the pairs header names it): marking other
+/// chunks as template in the views would mislead the analyst.
+fn load_templates(report: &Report) -> Result<Option<crate::formats::templates::TemplateSet>> {
+    let paths = &report.config.templates;
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let set = crate::formats::templates::TemplateSet::load(paths, &report.params)?;
+    set.check_against(&report.params, "the pairs")
+        .map_err(|m| Error::msg(format!("{}: {m}", report.config.pairs.display())))?;
+    Ok(Some(set))
+}
+
+/// `fsim-report`: read, build, write in the chosen format.
+pub fn run(config: Config, quiet: bool) -> Result<()> {
+    let start = std::time::Instant::now();
+    let output = config.output.clone();
+    let format = config.format;
+    if format == Format::Xlsx && output.as_deref().is_none_or(|p| p.as_os_str() == "-") {
+        return Err(Error::msg(
+            "--format xlsx writes a workbook: give the output file with -o FILE.xlsx",
+        ));
+    }
+    let color = match config.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            use std::io::IsTerminal;
+            output.as_deref().is_none_or(|p| p.as_os_str() == "-")
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let report = build(config)?;
+    let templates = load_templates(&report)?;
+    let bytes = match format {
+        Format::Text => report.to_text_styled(color).into_bytes(),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&report.to_json())
+                .map_err(|e| Error::msg(format!("json: {e}")))?;
+            s.push('\n');
+            s.into_bytes()
+        }
+        Format::Tsv => report.to_tsv().into_bytes(),
+        Format::Html => {
+            crate::report::html::render(&report, &report.config.html, templates.as_ref())?
+                .into_bytes()
+        }
+        Format::Xlsx => crate::report::xlsx::render(&report)?,
+    };
+    let mut out = Output::create(output.as_deref())?;
+    out.write_all(&bytes)?;
+    out.finish()?;
+    if !quiet {
+        let s = report.summary();
+        crate::cli::stderr_line(format_args!(
+            "fsim-report: {} pairs read, {} clusters, {} identical sets, {:.2} s",
+            report.pairs_read,
+            s["clusters"],
+            s["identical_sets"],
+            start.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human_bytes(812), "812 B");
+        assert_eq!(human_bytes(12 * 1024 + 300), "12.3 KiB");
+        assert_eq!(human_bytes(5 << 20), "5.0 MiB");
+    }
+
+    #[test]
+    fn similarity_measures() {
+        assert_eq!(symmetric(50, 100, 100), 50.0);
+        assert_eq!(symmetric(100, 100, 300), 50.0);
+        assert_eq!(percent(1, 0), 0.0);
+    }
+}

@@ -1,0 +1,447 @@
+//! The report's model: what `fsim-report` builds from the file table and
+//! the pairs (identical sets, clusters, their links) before any format
+//! renders it, and the options it is built with.
+
+use crate::error::{Error, Result};
+use crate::formats::open_input;
+use crate::formats::{
+    escape_path_string, hex128, mix128, parse_id, parse_u64, split_fields, Digest, FileEntry,
+    InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use crate::formats::files::read_file_table;
+pub use crate::formats::{percent, symmetric, PercentOf};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Tsv,
+    /// One self-contained page (src/report/html.rs).
+    Html,
+    /// A workbook with outlined rows (src/report/xlsx.rs); needs `-o FILE`.
+    Xlsx,
+}
+
+/// When the text report is coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// When writing to a terminal and `NO_COLOR` is not set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// ANSI styles of the text report; all empty without colour.
+/// Options of `fsim-report`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub files: PathBuf,
+    pub pairs: PathBuf,
+    pub output: Option<PathBuf>,
+    pub format: Format,
+    pub min_percent: f64,
+    pub min_bytes: u64,
+    pub percent_of: PercentOf,
+    /// Options of the HTML format.
+    pub html: crate::report::model::HtmlOptions,
+    /// Colour in the text report.
+    pub color: ColorChoice,
+    /// sif's post-processing filters (src/report/filter.rs).
+    pub filters: crate::report::filter::Filters,
+    /// Smallest cluster flagged as a likely template.
+    pub template_min_files: usize,
+    /// The templates files the analysis ignored (`--templates`): checked
+    /// against the pairs header; the HTML views mark their chunks.
+    pub templates: Vec<PathBuf>,
+}
+
+/// A cluster flagged as a likely template (`crate::report::templates::likely_template`).
+#[derive(Debug, Clone)]
+pub struct TemplateHint {
+    /// Bytes shared by almost all its links (the 10th percentile).
+    pub bytes: u64,
+    /// The command that marks it.
+    pub command: String,
+}
+
+/// One similar pair as read from the analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair {
+    pub a: u32,
+    pub b: u32,
+    /// Bytes in common: exact when `exact`, else a lower bound.
+    pub common: u64,
+    pub shared_chunks: u64,
+    /// Verified by fsim-verify (`common` is the exact figure).
+    pub exact: bool,
+}
+
+/// A cluster of similar files.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub id: String,
+    pub kind: &'static str,
+    /// Representative file ids, by size descending then id.
+    pub files: Vec<u32>,
+    pub links: Vec<Pair>,
+    pub total_size: u64,
+    pub avg_similarity: f64,
+    /// Set when the cluster looks like template similarity.
+    pub template: Option<TemplateHint>,
+}
+
+/// A set of files with identical content.
+#[derive(Debug, Clone)]
+pub struct IdenticalSet {
+    pub id: String,
+    pub size: u64,
+    pub files: Vec<u32>,
+}
+
+impl IdenticalSet {
+    pub fn overhead(&self) -> u64 {
+        self.size * (self.files.len() as u64 - 1)
+    }
+}
+
+/// Everything a report format needs.
+pub struct Report {
+    pub files: Vec<FileEntry>,
+    pub params: Params,
+    pub config: Config,
+    pub identical: Vec<IdenticalSet>,
+    pub clusters: Vec<Cluster>,
+    /// Identical set of a representative file, by file id.
+    pub set_of: HashMap<u32, usize>,
+    pub pairs_read: u64,
+    /// Size of each file as the percentages use it: its payload (size less
+    /// its template chunks) when the analysis ignored templates, else its
+    /// size.
+    pub sizes: Vec<u64>,
+    /// Collections of a merged file table (empty: one unnamed collection).
+    pub collections: Vec<crate::formats::collections::Collection>,
+    /// Collection index of each file.
+    pub coll: Vec<usize>,
+    /// Links that passed the thresholds but not the filters.
+    pub filtered_links: u64,
+}
+
+/// Read the analysis' pairs, check them against the file table.
+fn read_pairs(
+    path: &Path,
+    files: &[FileEntry],
+    table_params: &Params,
+    files_name: &str,
+    sizes: &mut [u64],
+) -> Result<(Vec<Pair>, Params)> {
+    let mut payloads = false;
+    let (input, name) = open_input(path)?;
+    let mut r = LineReader::new(input, name.clone());
+    let mut check = InputCheck::new(Kind::Pairs, "pairs");
+    let mut seen = Digest::default();
+    let mut pairs = Vec::new();
+    let expected =
+        "a pair record: file id a, file id b, size a, size b, bytes in common, shared chunks";
+    while let Some((line, line_no)) = r.next_numbered()? {
+        let err = |m: String| Error::input(&name, line_no, m);
+        match line {
+            Line::Header(k, p) => {
+                payloads |= p.get("templates").is_some();
+                check.header(k, p.clone()).map_err(err)?;
+                if let Some(d) = p
+                    .only(CHUNK_PARAM_KEYS)
+                    .difference(&table_params.only(CHUNK_PARAM_KEYS))
+                {
+                    return Err(Error::input(
+                        &name,
+                        line_no,
+                        format!("pairs and file table {files_name} come from runs with different parameters: {d}"),
+                    ));
+                }
+            }
+            Line::Trailer(k, p) => check.trailer(k, &p).map_err(err)?,
+            Line::Comment(_) => {}
+            Line::Data(d) => {
+                // 6 fields from fsim-analyze, 8 from fsim-verify (exact
+                // figure and status appended).
+                let bad = || err(format!("expected {expected}"));
+                let mut verified: Option<(&[u8], &[u8])> = None;
+                let f: [&[u8]; 6] = match split_fields::<8>(d) {
+                    Some(x) => {
+                        verified = Some((x[6], x[7]));
+                        [x[0], x[1], x[2], x[3], x[4], x[5]]
+                    }
+                    None => split_fields::<6>(d).ok_or_else(bad)?,
+                };
+                let a = parse_id(f[0]).ok_or_else(bad)?;
+                let b = parse_id(f[1]).ok_or_else(bad)?;
+                let nums: Option<Vec<u64>> = f[2..].iter().map(|x| parse_u64(x)).collect();
+                let nums = nums.ok_or_else(bad)?;
+                let (sa, sb, common, shared) = (nums[0], nums[1], nums[2], nums[3]);
+                // The exact figure replaces the chunk lower bound; a
+                // lower-bound line keeps the better of its two lower bounds.
+                let (best, exact) = match verified {
+                    None => (common, false),
+                    Some((v, status)) => {
+                        let v = parse_u64(v).ok_or_else(bad)?;
+                        match status {
+                            b"exact" => (v, true),
+                            b"lower-bound" => (v.max(common), false),
+                            _ => {
+                                return Err(err(
+                                    "expected status 'exact' or 'lower-bound' in field 8".into(),
+                                ))
+                            }
+                        }
+                    }
+                };
+                let fa = files.get(a as usize);
+                let fb = files.get(b as usize);
+                // With templates the pairs carry payload sizes.
+                let fits = |f: &FileEntry, s: u64| f.size == s || (payloads && f.size > s);
+                match (fa, fb) {
+                    (Some(fa), Some(fb)) if fits(fa, sa) && fits(fb, sb) && a < b => {
+                        sizes[a as usize] = sa;
+                        sizes[b as usize] = sb;
+                    }
+                    _ => {
+                        return Err(err(format!(
+                            "pair {a}-{b} does not match the file table {files_name} (unknown id or other size): pairs from another run?"
+                        )))
+                    }
+                }
+                seen.add_mix(mix128(
+                    ((a as u128) << 96) | ((b as u128) << 64) | common as u128,
+                ));
+                pairs.push(Pair {
+                    a,
+                    b,
+                    common: best,
+                    shared_chunks: shared,
+                    exact,
+                });
+            }
+        }
+    }
+    check.finish(&seen, &name, r.line_number())?;
+    Ok((pairs, check.params.unwrap_or_default()))
+}
+
+/// Round to one decimal, so reports are stable and readable.
+pub(crate) fn r1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// Build the report from the file table and the pairs.
+pub fn build(config: Config) -> Result<Report> {
+    crate::io::wait_for_input(&config.pairs)?;
+    let (files, table_params) = read_file_table(&config.files)?;
+    let files_name = config.files.display().to_string();
+    let collections = crate::formats::collections::read(&config.files)?;
+    let coll = crate::formats::collections::of_files(&collections, files.len())
+        .map_err(|m| Error::msg(format!("{files_name}: {m}")))?;
+    let mut sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+    let (pairs, pair_params) = read_pairs(
+        &config.pairs,
+        &files,
+        &table_params,
+        &files_name,
+        &mut sizes,
+    )?;
+    let pairs_read = pairs.len() as u64;
+    let filters = &config.filters;
+    let path_filtered = !filters.include.is_empty() || !filters.exclude.is_empty();
+    let path_ok: Vec<bool> = files
+        .iter()
+        .map(|f| !path_filtered || filters.file_ok(&escape_path_string(&f.path)))
+        .collect();
+
+    // Identical sets (2.4): equal content hash, non-empty files.
+    let mut by_content: BTreeMap<u128, Vec<u32>> = BTreeMap::new();
+    for f in files
+        .iter()
+        .filter(|f| f.size > 0 && path_ok[f.id as usize])
+    {
+        by_content.entry(f.content).or_default().push(f.id);
+    }
+    let mut identical: Vec<IdenticalSet> = by_content
+        .into_iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(c, v)| IdenticalSet {
+            id: hex128(c)[..10].to_string(),
+            size: files[v[0] as usize].size,
+            files: v,
+        })
+        .collect();
+    identical.sort_by(|x, y| {
+        y.overhead()
+            .cmp(&x.overhead())
+            .then(x.files[0].cmp(&y.files[0]))
+    });
+    let mut set_of = HashMap::new();
+    for (i, s) in identical.iter().enumerate() {
+        set_of.insert(s.files[0], i);
+    }
+
+    // Thresholds on what the analysis kept, then the filters.
+    let size = |id: u32| sizes[id as usize];
+    let keep = |p: &Pair| {
+        let (sa, sb) = (size(p.a), size(p.b));
+        let base = config.percent_of.base(sa, sb);
+        p.common >= config.min_bytes
+            && p.common > 0
+            && percent(p.common, base) >= config.min_percent
+    };
+    let pass = |p: &Pair| {
+        let (a, b) = (p.a as usize, p.b as usize);
+        path_ok[a]
+            && path_ok[b]
+            && filters.link_ok(&files[a], &files[b], size(p.a), size(p.b), coll[a], coll[b])
+    };
+    let above: Vec<Pair> = pairs.into_iter().filter(keep).collect();
+    let n_above = above.len() as u64;
+    let kept: Vec<Pair> = above.into_iter().filter(pass).collect();
+    let filtered_links = n_above - kept.len() as u64;
+
+    // Connected components of the similarity graph.
+    let mut adj: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, p) in kept.iter().enumerate() {
+        adj.entry(p.a).or_default().push(i);
+        adj.entry(p.b).or_default().push(i);
+    }
+    let mut done: HashMap<u32, ()> = HashMap::new();
+    let mut clusters = Vec::new();
+    for &start in adj.keys() {
+        if done.contains_key(&start) {
+            continue;
+        }
+        let mut members = vec![start];
+        let mut links = Vec::new();
+        done.insert(start, ());
+        let mut k = 0;
+        while k < members.len() {
+            let f = members[k];
+            k += 1;
+            for &pi in &adj[&f] {
+                let p = kept[pi];
+                if p.a == f {
+                    links.push(p);
+                }
+                let other = if p.a == f { p.b } else { p.a };
+                if done.insert(other, ()).is_none() {
+                    members.push(other);
+                }
+            }
+        }
+        links.sort_by_key(|p| (p.a, p.b));
+        members.sort_by(|&x, &y| size(y).cmp(&size(x)).then(x.cmp(&y)));
+        let total_size: u64 = members.iter().map(|&m| size(m)).sum();
+        let avg = links
+            .iter()
+            .map(|p| symmetric(p.common, size(p.a), size(p.b)))
+            .sum::<f64>()
+            / links.len() as f64;
+        let n = members.len();
+        let kind = if n == 2 {
+            // The paper's "contains": the smaller file is (mostly) inside a
+            // file at least half as large again.
+            let p = links[0];
+            let (small, large) = (size(p.a).min(size(p.b)), size(p.a).max(size(p.b)));
+            if large * 2 >= small * 3 {
+                "contains"
+            } else {
+                "pair"
+            }
+        } else if links.len() == n * (n - 1) / 2 {
+            "clique"
+        } else {
+            "group"
+        };
+        let id_hash = members
+            .iter()
+            .map(|&m| files[m as usize].content)
+            .min()
+            .unwrap_or(0);
+        let id = hex128(id_hash)[..10].to_string();
+        let commons: Vec<u64> = links.iter().map(|p| p.common).collect();
+        let median_size = size(members[members.len() / 2]);
+        let template = crate::report::templates::likely_template(
+            n,
+            &commons,
+            median_size,
+            config.template_min_files,
+        )
+        .map(|t| TemplateHint {
+            bytes: t,
+            command: crate::report::templates::mark_command(&id),
+        });
+        clusters.push(Cluster {
+            id,
+            kind,
+            files: members,
+            links,
+            total_size,
+            avg_similarity: avg,
+            template,
+        });
+    }
+    clusters.sort_by(|x, y| y.total_size.cmp(&x.total_size).then(x.id.cmp(&y.id)));
+
+    let mut params = pair_params;
+    params.set("report-min-percent", config.min_percent);
+    params.set("report-min-bytes", config.min_bytes);
+    params.set("report-percent-of", config.percent_of.as_str());
+    params.set("report-filters", config.filters.describe());
+    Ok(Report {
+        files,
+        params,
+        config,
+        identical,
+        clusters,
+        set_of,
+        pairs_read,
+        sizes,
+        collections,
+        coll,
+        filtered_links,
+    })
+}
+
+/// Human-readable size: `812 B`, `12.3 KiB`, `4.1 MiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Options of the HTML format.
+#[derive(Debug, Clone, Copy)]
+pub struct HtmlOptions {
+    /// Side-by-side views for at most this many links (first clusters first).
+    pub max_views: usize,
+    /// Bytes of text embedded per viewed file at most.
+    pub text_cap: usize,
+}
+
+impl Default for HtmlOptions {
+    fn default() -> Self {
+        HtmlOptions {
+            max_views: 200,
+            text_cap: 256 << 10,
+        }
+    }
+}

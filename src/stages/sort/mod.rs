@@ -1,0 +1,438 @@
+//! `fsim-sort`: external sort of chunk records by hash (paper 2.5 step 2),
+//! byte-identical to `LC_ALL=C sort`, in bounded memory.
+//!
+//! The text is parsed once into 24-byte binary records ([`ChunkKey`]) with a
+//! table-driven hex parser, sorted in memory in runs that fill the
+//! `--memory` budget (the halves on separate threads, merged on the fly, so
+//! parallelism costs no extra memory), spilled as binary runs into a private
+//! temp dir, then k-way merged with bounded fan-in and formatted back to
+//! text only once. Text conversion costs more than the sort (NOTES.md), so
+//! both directions avoid allocation and `fmt`.
+//!
+//! The generic part, [`ExternalSorter`] over any [`FixedRecord`], is meant
+//! for reuse (e.g. `fsim-analyze` sorting [`PairRecord`]s out of core):
+//!
+//! ```
+//! use fsim::stages::sort::{ExternalSorter, PairRecord, SortOptions};
+//! let mut s = ExternalSorter::<PairRecord>::new(SortOptions::with_memory(64 << 20));
+//! s.push(PairRecord { a: 2, b: 1, bytes: 10 }).unwrap();
+//! s.push(PairRecord { a: 1, b: 5, bytes: 20 }).unwrap();
+//! let out: Vec<PairRecord> = s.finish().unwrap().collect::<fsim::Result<_>>().unwrap();
+//! assert_eq!(out[0].a, 1);
+//! ```
+//!
+//! With `--resume-dir`, runs are kept (fsynced) in that directory with a
+//! journal instead, so that a killed sort continues after its last finished
+//! run ([`crate::stages::sort::resume`]).
+//!
+//! Memory: `--memory` bounds the record buffer (and, while merging, the run
+//! read buffers); fixed I/O buffers of about 3 MiB come on top. Disk: one
+//! binary copy of the input (24 bytes per record, less than half the text).
+
+pub mod external;
+pub mod keys;
+pub mod lines;
+pub mod resume;
+
+pub use external::{ExternalSorter, SortOptions, Sorted, DEFAULT_FAN_IN, MIN_MEMORY};
+pub use lines::{At, FastLines, LineSink};
+
+pub use keys::{
+    cmp_decimal_strings, format_chunk_line, parse_chunk_line, ChunkKey, FixedRecord, PairRecord,
+    MAX_CHUNK_LINE,
+};
+
+use crate::error::{Context, Error, Result};
+use crate::formats::open_input;
+use crate::formats::{classify_line, ChunkRecord, Digest, InputCheck, Kind, Line};
+use crate::io::Output;
+use crate::stages::sort::resume::{Journal, Position};
+use std::fs::File;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Records merged between two updates of the merge's progress bar: the
+/// update is an atomic store, kept out of the per-record path.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// Validated options of `fsim-sort`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub inputs: Vec<PathBuf>,
+    pub output: Option<PathBuf>,
+    pub memory: u64,
+    pub tmpdir: Option<PathBuf>,
+    pub threads: usize,
+    pub fan_in: usize,
+    pub quiet: bool,
+    /// Keep finished runs here with a journal, to resume after a kill
+    /// ([`crate::stages::sort::resume`]).
+    pub resume_dir: Option<PathBuf>,
+}
+
+/// What a run did (for the summary and for tests).
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// Records in the output.
+    pub records: u64,
+    /// Of these, records in runs kept from a killed sort (not read again).
+    pub resumed: u64,
+    pub header_lines: usize,
+    pub runs_spilled: usize,
+    pub seconds: f64,
+}
+
+impl Summary {
+    /// `fsim-sort: R records (S sorted, K resumed), H header lines, N runs spilled, T s`.
+    pub fn line(&self) -> String {
+        format!(
+            "fsim-sort: {} records ({} sorted, {} resumed), {} header lines, {} runs spilled, {:.2} s",
+            self.records,
+            self.records - self.resumed,
+            self.resumed,
+            self.header_lines,
+            self.runs_spilled,
+            self.seconds
+        )
+    }
+}
+
+/// An input file read from byte `offset` on (a resumed sort).
+fn open_input_at(path: &Path, offset: u64) -> Result<(Box<dyn std::io::BufRead + Send>, String)> {
+    use std::io::{Seek, SeekFrom};
+    let name = path.display().to_string();
+    let mut f = File::open(path).ctx(|| format!("cannot open {name}"))?;
+    f.seek(SeekFrom::Start(offset))
+        .ctx(|| format!("cannot seek in {name}"))?;
+    Ok((
+        Box::new(std::io::BufReader::with_capacity(64 << 10, f)),
+        name,
+    ))
+}
+
+/// Sort chunk files; see the module doc. Nothing is written when an input
+/// is invalid, truncated or mixed. With `resume_dir`, finished runs are
+/// journaled there and a killed sort continues after them.
+pub fn run(cfg: &Config) -> Result<Summary> {
+    let t0 = Instant::now();
+    if cfg.memory < MIN_MEMORY {
+        return Err(Error::msg(format!(
+            "--memory must be at least {MIN_MEMORY} bytes (4K)"
+        )));
+    }
+    let default_input = [PathBuf::from("-")];
+    let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
+        &default_input
+    } else {
+        &cfg.inputs
+    };
+    let (journal, cp) = match &cfg.resume_dir {
+        Some(d) => {
+            let (j, cp) = Journal::open(d, inputs, cfg.memory)?;
+            (Some(j), cp)
+        }
+        None => (None, None),
+    };
+    let out = Output::create(cfg.output.as_deref())?;
+    let mut opts = SortOptions::with_memory(cfg.memory);
+    opts.tmpdir = cfg.tmpdir.clone();
+    opts.threads = cfg.threads.max(1);
+    opts.fan_in = cfg.fan_in;
+    let mut sorter = match &journal {
+        Some(j) => ExternalSorter::<ChunkKey>::keep_runs_in(
+            opts,
+            j.dir().to_path_buf(),
+            cp.as_ref().map(|c| c.runs.clone()).unwrap_or_default(),
+        ),
+        None => ExternalSorter::<ChunkKey>::new(opts),
+    };
+    let resumed = sorter.len();
+    // The '#' lines read before the kill passed these checks then; they are
+    // replayed so that the checks go on from where they were.
+    let mut meta: Vec<(usize, Vec<u8>)> = cp.as_ref().map(|c| c.meta.clone()).unwrap_or_default();
+    let mut hash_lines: Vec<Vec<u8>> = meta.iter().map(|m| m.1.clone()).collect();
+    let mut all = InputCheck::new(Kind::Chunks, "records");
+    for (_, l) in &meta {
+        if let Ok(Line::Header(kind, params)) = classify_line(l) {
+            all.header(kind, params).map_err(Error::msg)?;
+        }
+    }
+    // Progress, phase 1: bytes of input read (ETA when the inputs are files).
+    let paths: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let progress = crate::io::progress::Progress::for_inputs("fsim-sort", &paths, cfg.quiet);
+    let start = cp.as_ref().map_or(0, |c| c.at.input);
+    for (idx, path) in inputs.iter().enumerate().skip(start) {
+        let here = cp.as_ref().map(|c| c.at).filter(|at| at.input == idx);
+        let mut check = InputCheck::new(Kind::Chunks, "records");
+        let mut seen = Digest::default();
+        let mut lines = match here {
+            Some(at) => {
+                for (_, l) in meta.iter().filter(|m| m.0 == idx) {
+                    match classify_line(l) {
+                        Ok(Line::Header(kind, params)) => check.header(kind, params),
+                        Ok(Line::Trailer(kind, params)) => check.trailer(kind, &params),
+                        _ => Ok(()),
+                    }
+                    .map_err(Error::msg)?;
+                }
+                seen = at.seen;
+                let (reader, name) = open_input_at(path, at.offset)?;
+                FastLines::new(progress.reader(reader), name).starting_at(at.line, at.offset)
+            }
+            None => {
+                let (reader, name) = open_input(path)?;
+                FastLines::new(progress.reader(reader), name)
+            }
+        };
+        while let Some(line) = lines.next_line()? {
+            if let Some(k) = parse_chunk_line(line) {
+                if let Some(j) = &journal {
+                    if sorter.spill_due() {
+                        // Spill here, where the input position is known,
+                        // then journal it: it starts at this line.
+                        let len = line.len() as u64 + 1;
+                        sorter.spill()?;
+                        let at = Position {
+                            input: idx,
+                            offset: lines.offset() - len,
+                            line: lines.line_number() - 1,
+                            seen,
+                        };
+                        j.write(sorter.runs(), &at, &meta)?;
+                        crate::io::test_abort_after_run(sorter.runs_spilled() as u64);
+                    }
+                }
+                seen.add(&k.record());
+                sorter.push(k)?;
+                continue;
+            }
+            if line.first() == Some(&b'#') {
+                let owned = line.to_vec();
+                match classify_line(&owned).map_err(|m| lines.error(m))? {
+                    Line::Header(kind, params) => {
+                        check
+                            .header(kind, params.clone())
+                            .map_err(|m| lines.error(m))?;
+                        all.header(kind, params).map_err(|m| lines.error(m))?;
+                    }
+                    Line::Trailer(kind, params) => {
+                        check.trailer(kind, &params).map_err(|m| lines.error(m))?
+                    }
+                    Line::Comment(_) | Line::Data(_) => {}
+                }
+                if journal.is_some() {
+                    meta.push((idx, owned.clone()));
+                }
+                hash_lines.push(owned);
+                continue;
+            }
+            let why = if ChunkRecord::parse(line).is_some() {
+                " (without leading zeros in the length)"
+            } else {
+                ""
+            };
+            return Err(lines.error(format!("expected {}{why}", ChunkRecord::EXPECTED)));
+        }
+        check.finish(&seen, lines.name(), lines.line_number())?;
+    }
+    // `#` sorts before every hex digit: these lines come first, in byte order.
+    hash_lines.sort_unstable();
+    // Formatting (here) overlaps writing (on the writer's thread).
+    let mut w = crate::io::bgwrite::BgWriter::new(out);
+    for l in &hash_lines {
+        w.raw(l)?;
+        w.raw(b"\n")?;
+    }
+    let records = sorter.len();
+    progress.finish();
+    // Phase 2: records merged and written (the bar is up while the last run
+    // is sorted and any intermediate merge passes run, its clock going).
+    let progress =
+        crate::io::progress::Progress::items("fsim-sort: merging", records, "records", cfg.quiet);
+    let end = Position {
+        input: inputs.len(),
+        ..Position::default()
+    };
+    let mut sorted = sorter.finish_with(|runs| match &journal {
+        Some(j) => j.write(runs, &end, &meta),
+        None => Ok(()),
+    })?;
+    let runs_spilled = sorted.runs_spilled();
+    let mut line = [0u8; 64];
+    let mut done = 0u64;
+    while let Some(k) = sorted.next_item()? {
+        let n = format_chunk_line(&k, &mut line);
+        w.raw(&line[..n])?;
+        done += 1;
+        if done.is_multiple_of(PROGRESS_EVERY) {
+            progress.set_position(done);
+        }
+    }
+    drop(sorted);
+    w.finish()?.finish()?;
+    if let Some(j) = journal {
+        j.remove();
+    }
+    progress.finish();
+    Ok(Summary {
+        records,
+        resumed,
+        header_lines: hash_lines.len(),
+        runs_spilled,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn key(hash: u128, file: u32, len: u32) -> ChunkKey {
+        ChunkRecord { hash, file, len }.into()
+    }
+
+    fn tiny(fan_in: usize, threads: usize) -> SortOptions {
+        SortOptions {
+            memory: MIN_MEMORY,
+            tmpdir: None,
+            threads,
+            fan_in,
+        }
+    }
+
+    fn sort_all<T: FixedRecord>(items: &[T], opts: SortOptions) -> (Vec<T>, usize) {
+        let mut s = ExternalSorter::new(opts);
+        for &x in items {
+            s.push(x).unwrap();
+        }
+        let sorted = s.finish().unwrap();
+        let spilled = sorted.runs_spilled();
+        (sorted.collect::<Result<Vec<T>>>().unwrap(), spilled)
+    }
+
+    fn arb_key() -> impl Strategy<Value = ChunkKey> {
+        // A small hash and file space so that ties on hash and file occur.
+        (
+            0u128..8,
+            any::<u128>(),
+            prop::bool::ANY,
+            0u32..4,
+            prop_oneof![0u32..200, any::<u32>()],
+        )
+            .prop_map(|(small, big, use_small, file, len)| {
+                key(if use_small { small } else { big }, file, len)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn external_sort_matches_vec_sort(items in prop::collection::vec(arb_key(), 0..3000), fan_in in 2usize..5) {
+            let (got, _) = sort_all(&items, tiny(fan_in, 2));
+            let mut want = items.clone();
+            want.sort();
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn pair_records_sort(items in prop::collection::vec((0u32..50, 0u32..50, any::<u64>()), 0..2000)) {
+            let items: Vec<PairRecord> = items.into_iter().map(|(a, b, bytes)| PairRecord { a, b, bytes }).collect();
+            let (got, _) = sort_all(&items, tiny(3, 1));
+            let mut want = items.clone();
+            want.sort();
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn key_order_is_text_byte_order(a in arb_key(), b in arb_key()) {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            a.record().write(&mut x);
+            b.record().write(&mut y);
+            // Compare lines without their newline, as sort does.
+            prop_assert_eq!(a.cmp(&b), x[..x.len() - 1].cmp(&y[..y.len() - 1]));
+        }
+
+        #[test]
+        fn format_and_parse_match_chunk_record(k in arb_key()) {
+            let mut want = Vec::new();
+            k.record().write(&mut want);
+            let mut line = [0u8; 64];
+            let n = format_chunk_line(&k, &mut line);
+            prop_assert_eq!(&line[..n], &want[..]);
+            prop_assert_eq!(parse_chunk_line(&want[..n - 1]), Some(k));
+        }
+
+        #[test]
+        fn fast_parser_never_panics(line in prop::collection::vec(any::<u8>(), 0..80)) {
+            if let Some(k) = parse_chunk_line(&line) {
+                prop_assert_eq!(ChunkRecord::parse(&line), Some(k.record()));
+            }
+        }
+    }
+
+    #[test]
+    fn non_canonical_lines_are_refused() {
+        let ok = b"0123456789abcdef0123456789abcdef\t0000000001\t12";
+        assert!(parse_chunk_line(ok).is_some());
+        assert!(parse_chunk_line(b"0123456789abcdef0123456789abcdef\t0000000001\t012").is_none());
+        assert!(parse_chunk_line(b"0123456789ABCDEF0123456789abcdef\t0000000001\t12").is_none());
+        assert!(
+            parse_chunk_line(b"0123456789abcdef0123456789abcdef\t0000000001\t4294967296").is_none()
+        );
+        assert!(parse_chunk_line(b"0123456789abcdef0123456789abcdef\t0000000001\t0").is_some());
+    }
+
+    #[test]
+    fn many_spills_and_passes_give_the_same_order() {
+        let items: Vec<ChunkKey> = (0..20_000u64)
+            .map(|i| {
+                key(
+                    crate::formats::mix128(i as u128 % 5000),
+                    (i % 7) as u32,
+                    (i % 13) as u32 * 11,
+                )
+            })
+            .collect();
+        let (got, spilled) = sort_all(&items, tiny(3, 2));
+        // 170 records per run: ~118 runs, then merge passes of 3.
+        assert!(spilled > 150, "{spilled} runs");
+        let mut want = items.clone();
+        want.sort();
+        assert_eq!(got, want);
+        let (mem, spilled) = sort_all(&items, SortOptions::with_memory(64 << 20));
+        assert_eq!(spilled, 0);
+        assert_eq!(mem, want);
+    }
+
+    #[test]
+    fn decimal_string_order() {
+        let mut v: Vec<u32> = vec![
+            0,
+            1,
+            9,
+            10,
+            11,
+            12,
+            119,
+            120,
+            2,
+            100,
+            1000,
+            u32::MAX,
+            4_000_000_000,
+        ];
+        let mut s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+        v.sort_by(|a, b| cmp_decimal_strings(*a, *b));
+        s.sort();
+        assert_eq!(v.iter().map(|x| x.to_string()).collect::<Vec<_>>(), s);
+    }
+
+    #[test]
+    fn fast_lines_reports_truncation() {
+        let mut l = FastLines::new(&b"a\nbc"[..], "x");
+        assert_eq!(l.next_line().unwrap(), Some(&b"a"[..]));
+        let e = l.next_line().unwrap_err().to_string();
+        assert_eq!(e, "x:2: last line has no newline: the file is truncated");
+    }
+}

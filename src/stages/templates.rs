@@ -1,0 +1,386 @@
+//! Templates (paper section 4): chunks that many files share only because
+//! they were made from one template (a JavaScript preamble, a licence
+//! text). An analyst marks a cluster as template similarity with
+//! `fsim-template`, which writes the chunks shared by all (or a fraction
+//! of) the cluster's files to a templates file; later runs take
+//! `--templates FILE` and ignore those chunks everywhere, nothing
+//! re-chunked:
+//!
+//! * `fsim-partition` drops the template records (they link no files) and
+//!   writes each file's **payload** size, its size less the bytes of its
+//!   template chunks, in its `F` line; binpack and analyze carry that size
+//!   into the pairs, so analysis percentages are percentages of payload.
+//! * `fsim-verify` cuts the template chunks out of the files it reads anyway
+//!   (candidate pairs only) and measures the exact figure on the payloads.
+//! * `fsim-report` takes the payload sizes from the pairs.
+//!
+//! The set's identity (`templates=` digest, `template-chunks=` count) is
+//! written into the partition, bins and pairs headers, so a stage given
+//! other templates than the analysis used refuses with a clear message.
+//!
+//! Memory: 20 bytes per template chunk (a hash set); a templates file holds
+//! tens or hundreds of chunks.
+
+use crate::error::{Error, Result};
+use crate::formats::open_input;
+use crate::formats::templates::{line_mix, TemplateSet};
+use crate::formats::{
+    escape_path_string, write_header, write_hex128, write_trailer, write_u64, Digest, Kind, Line,
+    LineReader, Params, CHUNK_PARAM_KEYS,
+};
+use crate::io::Output;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Per-file template bytes, gathered by fsim-partition while it reads the
+/// sorted records (8 bytes per file, only when templates are given).
+#[derive(Debug, Default)]
+pub struct PayloadCounter {
+    pub set: TemplateSet,
+    bytes: Vec<u64>,
+    /// Template records seen (and dropped).
+    pub records: u64,
+    /// Bytes of those records.
+    pub total_bytes: u64,
+}
+
+impl PayloadCounter {
+    pub fn new(set: TemplateSet, files: usize) -> PayloadCounter {
+        let bytes = if set.is_empty() {
+            Vec::new()
+        } else {
+            vec![0; files]
+        };
+        PayloadCounter {
+            set,
+            bytes,
+            records: 0,
+            total_bytes: 0,
+        }
+    }
+
+    /// True (and counted) when the record is a template chunk to drop.
+    #[inline]
+    pub fn take(&mut self, hash: u128, file: u32, len: u32) -> bool {
+        if self.bytes.is_empty() || !self.set.contains(hash) {
+            return false;
+        }
+        self.bytes[file as usize] += len as u64;
+        self.records += 1;
+        self.total_bytes += len as u64;
+        true
+    }
+
+    /// A file's payload: its size less its template bytes.
+    #[inline]
+    pub fn payload(&self, file: u32, size: u64) -> u64 {
+        match self.bytes.get(file as usize) {
+            Some(&t) => size.saturating_sub(t),
+            None => size,
+        }
+    }
+
+    /// The summary phrase for stderr, empty without templates.
+    pub fn summary(&self) -> String {
+        if self.set.is_empty() {
+            return String::new();
+        }
+        format!(
+            "; templates: {} chunks, {} records ignored ({} bytes)",
+            self.set.len(),
+            self.records,
+            self.total_bytes
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------
+// fsim-template: write the templates of a cluster
+// ---------------------------------------------------------------------------
+
+/// Options of `fsim-template`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Cluster ids from the report.
+    pub clusters: Vec<String>,
+    /// report.json of the last run.
+    pub report: PathBuf,
+    /// File table of the run (checks that the report belongs to it).
+    pub files: PathBuf,
+    /// Chunk records: partition, sorted or chunk file of the run.
+    pub chunks: Vec<PathBuf>,
+    /// A chunk is a template chunk when it is in at least this fraction of
+    /// the cluster's files.
+    pub fraction: f64,
+    pub output: Option<PathBuf>,
+    /// Keep what the output file holds and add a section to it (else the
+    /// file is replaced).
+    pub append: bool,
+    pub quiet: bool,
+}
+
+/// What a run wrote.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub clusters: usize,
+    pub files: usize,
+    pub chunks: usize,
+    pub bytes: u64,
+    pub records_read: u64,
+    pub seconds: f64,
+}
+
+/// A cluster as the json report gives it.
+struct ClusterInfo {
+    id: String,
+    members: Vec<(u32, String)>,
+}
+
+fn read_report(path: &Path, ids: &[String]) -> Result<(Vec<ClusterInfo>, Params)> {
+    let data = std::fs::read(path)
+        .map_err(|e| Error::msg(format!("cannot read {}: {e}", path.display())))?;
+    let v: serde_json::Value = serde_json::from_slice(&data).map_err(|e| {
+        Error::msg(format!(
+            "{}: not a json report (fsim-report --format json): {e}",
+            path.display()
+        ))
+    })?;
+    let mut params = Params::new();
+    if let Some(p) = v["params"].as_object() {
+        for (k, val) in p {
+            if let Some(s) = val.as_str() {
+                params.set(k, s);
+            }
+        }
+    }
+    let clusters = v["clusters"].as_array().ok_or_else(|| {
+        Error::msg(format!(
+            "{}: no clusters array: not a json report of fsim-report",
+            path.display()
+        ))
+    })?;
+    let mut out = Vec::new();
+    for want in ids {
+        let c = clusters
+            .iter()
+            .find(|c| c["id"].as_str() == Some(want.as_str()))
+            .ok_or_else(|| {
+                Error::msg(format!(
+                    "no cluster {want} in {} (ids are the 'cluster' column of the last report)",
+                    path.display()
+                ))
+            })?;
+        let mut members = Vec::new();
+        for f in c["files"].as_array().into_iter().flatten() {
+            let id = f["id"].as_u64().and_then(|x| u32::try_from(x).ok());
+            let p = f["path"].as_str();
+            match (id, p) {
+                (Some(id), Some(p)) => members.push((id, p.to_string())),
+                _ => {
+                    return Err(Error::msg(format!(
+                        "{}: cluster {want} has a file without id or path",
+                        path.display()
+                    )))
+                }
+            }
+        }
+        out.push(ClusterInfo {
+            id: want.clone(),
+            members,
+        });
+    }
+    Ok((out, params))
+}
+
+/// Write the template chunks of the clusters; see the module doc.
+pub fn run(cfg: &Config) -> Result<Summary> {
+    let t0 = std::time::Instant::now();
+    if !(cfg.fraction > 0.0 && cfg.fraction <= 1.0) {
+        return Err(Error::msg(format!(
+            "--fraction {} is outside (0, 1]",
+            cfg.fraction
+        )));
+    }
+    let (clusters, rparams) = read_report(&cfg.report, &cfg.clusters)?;
+    let chunk_params = rparams.only(CHUNK_PARAM_KEYS);
+    {
+        let files = &cfg.files;
+        let (table, tparams) = crate::formats::files::read_file_table(files)?;
+        if let Some(d) = tparams.only(CHUNK_PARAM_KEYS).difference(&chunk_params) {
+            return Err(Error::msg(format!(
+                "{} and {} come from runs with different parameters: {d}",
+                cfg.report.display(),
+                files.display()
+            )));
+        }
+        for c in &clusters {
+            for (id, p) in &c.members {
+                let ok = table
+                    .get(*id as usize)
+                    .is_some_and(|e| escape_path_string(&e.path) == *p);
+                if !ok {
+                    return Err(Error::msg(format!(
+                        "file id {id} ({p}) of cluster {} is not that file in {}: the report is from another run",
+                        c.id,
+                        files.display()
+                    )));
+                }
+            }
+        }
+    }
+    // Member -> cluster index.
+    let mut member: HashMap<u32, usize> = HashMap::new();
+    for (i, c) in clusters.iter().enumerate() {
+        for (id, _) in &c.members {
+            member.insert(*id, i);
+        }
+    }
+    // (cluster, hash) -> (distinct members, length, last member seen).
+    let mut counts: HashMap<(usize, u128), (u32, u32, u32)> = HashMap::new();
+    let mut records_read = 0u64;
+    let default_input = [PathBuf::from("-")];
+    let inputs: &[PathBuf] = if cfg.chunks.is_empty() {
+        &default_input
+    } else {
+        &cfg.chunks
+    };
+    let mut seen_header = false;
+    for path in inputs {
+        let (input, name) = open_input(path)?;
+        let mut r = LineReader::new(input, name.clone());
+        while let Some((line, line_no)) = r.next_numbered()? {
+            match line {
+                Line::Header(k, p) => {
+                    if !matches!(k, Kind::Chunks | Kind::Partition | Kind::Bins) {
+                        return Err(Error::input(&name, line_no, format!("this is a {} file: expected chunk records (partition.tsv, sorted.tsv or chunks.tsv)", k.as_str())));
+                    }
+                    if let Some(d) = p.only(CHUNK_PARAM_KEYS).difference(&chunk_params) {
+                        return Err(Error::input(
+                            &name,
+                            line_no,
+                            format!(
+                                "chunking parameters differ from the report's: {d} (in the report)"
+                            ),
+                        ));
+                    }
+                    seen_header = true;
+                }
+                Line::Data(d) => {
+                    let Some(rec) = crate::formats::ChunkRecord::parse(d) else {
+                        continue; // F lines of a partition or bins file
+                    };
+                    records_read += 1;
+                    if let Some(&ci) = member.get(&rec.file) {
+                        let e = counts
+                            .entry((ci, rec.hash))
+                            .or_insert((0, rec.len, u32::MAX));
+                        if e.2 != rec.file {
+                            e.0 += 1;
+                            e.2 = rec.file;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if !seen_header {
+        return Err(Error::msg(
+            "no chunk records header in the input: expected partition.tsv, sorted.tsv or chunks.tsv of the run",
+        ));
+    }
+    // Template chunks per cluster, hash order.
+    let mut per: Vec<BTreeMap<u128, u32>> = vec![BTreeMap::new(); clusters.len()];
+    for ((ci, h), (n, len, _)) in counts {
+        let need = ((clusters[ci].members.len() as f64) * cfg.fraction).ceil() as u32;
+        if n >= need.max(2) {
+            per[ci].insert(h, len);
+        }
+    }
+    let mut body = Vec::new();
+    if cfg.append {
+        if let Some(o) = cfg.output.as_ref().filter(|o| o.as_os_str() != "-") {
+            if o.exists() {
+                // Validate what is there before keeping it.
+                TemplateSet::load(std::slice::from_ref(o), &chunk_params)?;
+                body = std::fs::read(o)
+                    .map_err(|e| Error::msg(format!("cannot read {}: {e}", o.display())))?;
+            }
+        }
+    }
+    let mut summary = Summary {
+        clusters: clusters.len(),
+        records_read,
+        ..Default::default()
+    };
+    let mut written: HashSet<u128> = HashSet::new();
+    let mut hp = chunk_params.clone();
+    hp.set("fraction", cfg.fraction);
+    write_header(Kind::Templates, &hp, &mut body);
+    let mut d = Digest::default();
+    for (c, chunks) in clusters.iter().zip(&per) {
+        let bytes: u64 = chunks.values().map(|&l| l as u64).sum();
+        let sample = c.members.first().map(|m| m.1.as_str()).unwrap_or("?");
+        body.extend_from_slice(
+            format!(
+                "# cluster {}: {} files, {} chunks ({} bytes) in at least {}% of them; e.g. {}\n",
+                c.id,
+                c.members.len(),
+                chunks.len(),
+                bytes,
+                cfg.fraction * 100.0,
+                sample
+            )
+            .as_bytes(),
+        );
+        summary.files += c.members.len();
+        for (&h, &len) in chunks {
+            if !written.insert(h) {
+                continue;
+            }
+            write_hex128(h, &mut body);
+            body.push(b'\t');
+            write_u64(len as u64, &mut body);
+            body.push(b'\n');
+            d.add_mix(line_mix(h, len));
+            summary.chunks += 1;
+            summary.bytes += len as u64;
+        }
+    }
+    write_trailer(
+        Kind::Templates,
+        &crate::formats::digest_params(&d, "templates"),
+        &mut body,
+    );
+    let mut out = Output::create(cfg.output.as_deref())?;
+    out.write_all(&body)?;
+    out.finish()?;
+    summary.seconds = t0.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+impl Summary {
+    pub fn line(&self) -> String {
+        format!(
+            "fsim-template: {} clusters, {} files, {} template chunks ({} bytes), {} records read, {:.2} s",
+            self.clusters, self.files, self.chunks, self.bytes, self.records_read, self.seconds
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_reduces_sizes() {
+        let mut set = TemplateSet::default();
+        set.chunks.insert(7, 100);
+        let mut pc = PayloadCounter::new(set, 3);
+        assert!(pc.take(7, 1, 100));
+        assert!(!pc.take(8, 1, 50));
+        assert_eq!(pc.payload(1, 1000), 900);
+        assert_eq!(pc.payload(0, 1000), 1000);
+        assert_eq!(pc.records, 1);
+    }
+}
