@@ -285,6 +285,55 @@ for frac in 40 4 1; do  # 1/40, 1/4 and all of the files: ~0.1x, ~1x, ~4x
 done
 unset STAGE_LOG
 
+# After the analysis (issue 16): a repository whose files overlap widely
+# (fsim-gen --overlap: extracts of one body, ~40 files overlapping each),
+# default make report with every format, each stage under /usr/bin/time;
+# md5sum over the same tree with the same cores in the same run.
+OVL_FILES=${OVL_FILES:-$FILES}
+OVL=$W/overlap-$OVL_FILES
+if [ ! -f "$OVL.done" ]; then
+  rm -rf "$OVL"; $B/fsim-gen --overlap "$OVL_FILES" --bulk-size "$SIZE" --bulk-dirs 300 "$OVL" >/dev/null
+  touch "$OVL.done"
+fi
+OVL_BYTES=$(du -sb "$OVL" | cut -f1)
+find "$OVL" -type f -print0 | xargs -0 cat > /dev/null
+measure "md5sum, overlap tree" "$OVL_BYTES" "find $OVL -type f -print0 | xargs -0 -P$JOBS -n 5000 md5sum"
+OVL_MD5=$WALL
+export STAGE_LOG=$W/overlap.log
+: > "$STAGE_LOG"
+rm -rf "$W/overlap-run"
+t0=$(date +%s.%N)
+make -s report BIN="$WRAP" REPO="$OVL" WORK="$W/overlap-run" QUIET=-q FORMATS="txt json html xlsx" >/dev/null
+t1=$(date +%s.%N)
+unset STAGE_LOG
+OVL_TOTAL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+OVL_PAIRS=$(grep -vc '^#' "$W/overlap-run/pairs.tsv" || true)
+OVL_LINKS=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['links'])" "$W/overlap-run/report.json")
+OVL_BIG=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['clusters']; print(max((x['file_count'] for x in c), default=0))" "$W/overlap-run/report.json")
+: > "$BENCH/overlap.md"
+# One row per stage (fsim-report once per format, in make's order).
+awk '{ printf "| %s | %.2f s | %.0f MB | %s |\n", $1, $2, $3 / 1024, ($3 <= 1048576 ? "yes" : "NO") }' "$W/overlap.log" >> "$BENCH/overlap.md"
+OVL_RATIO=$(ratio "$OVL_TOTAL" "$OVL_MD5")
+OVL_VERIFY=$(awk '$1 == "fsim-verify" { print $2 }' "$W/overlap.log")
+OVL_VRATE=$(awk -v n="$OVL_PAIRS" -v w="$OVL_VERIFY" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "-" }')
+
+# fsim-report on a synthetic input of REPORT_LINKS links (examples/gen_pairs:
+# one family of a tenth of the files with 90 % of the links), at two sizes,
+# so that time per link shows whether it is linear; peak RSS against
+# --memory.
+REPORT_LINKS=${REPORT_LINKS:-10000000}
+: > "$BENCH/report-links.md"
+for links in $((REPORT_LINKS / 10)) "$REPORT_LINKS"; do
+  g=$W/gen-pairs-$links
+  [ -f "$g/verified.tsv" ] || target/release/examples/gen_pairs $((links / 10)) "$links" "$g" 2>/dev/null
+  for fmt in json tsv; do
+    measure "fsim-report $fmt, $links links" 0 "$B/fsim-report -q --memory 256M --files $g/files.tsv --format $fmt -o $g/report.$fmt $g/verified.tsv"
+    printf '| %s | %s | %s s | %.0f ns | %s MB | %s |\n' "$links" "$fmt" "$WALL" \
+      "$(awk -v w="$WALL" -v n="$links" 'BEGIN { print w * 1e9 / n }')" "$RSS" \
+      "$([ "$RSS" -le 300 ] && echo yes || echo NO)" >> "$BENCH/report-links.md"
+  done
+done
+
 cat > "$OUT" <<EOF
 # Performance
 
@@ -356,6 +405,27 @@ per thread):
 | run | stage | time | peak RSS | budget | within |
 |---|---|---|---|---|---|
 $(cat "$BENCH/scale-stages.md")
+
+## After the analysis: a repository whose files overlap widely
+
+$OVL_FILES files ($OVL_BYTES bytes; \`fsim-gen --overlap $OVL_FILES\`: each file an
+extract of one body with a few line edits, about 40 files overlapping each),
+default \`make report FORMATS="txt json html xlsx"\`: $OVL_PAIRS candidate pairs,
+$OVL_LINKS links in the report, largest cluster $OVL_BIG files. Whole run
+**$OVL_TOTAL s**, md5sum over the same tree (\`xargs -P$JOBS\`) $OVL_MD5 s:
+**$OVL_RATIO×** (target ≤ 20×). fsim-verify: $OVL_VRATE pairs/s (target ≥ 100,000).
+
+| stage | time | peak RSS | ≤ 1 GiB |
+|---|---|---|---|
+$(cat "$BENCH/overlap.md")
+
+fsim-report on a synthetic input (\`cargo run --release --example gen_pairs
+FILES LINKS DIR\`: a family of a tenth of the files holding 90 % of the
+links), \`--memory 256M\`:
+
+| links | format | time | per link | peak RSS | ≤ 256 MiB + 44 MiB |
+|---|---|---|---|---|---|
+$(cat "$BENCH/report-links.md")
 
 ## Checks made in the same run
 

@@ -48,7 +48,7 @@ struct Args {
     #[arg(long, value_name = "N", conflicts_with_all = ["bulk", "versions"])]
     overlap: Option<usize>,
     /// Size of the body the --overlap files are taken from: the smaller,
-    /// the more each file overlaps the others. Default: N × --bulk-size / 5,
+    /// the more each file overlaps the others. Default: N × --bulk-size / 20,
     /// about 40 files overlapping each file (2 M candidate pairs for 100,000
     /// files).
     #[arg(long, value_name = "BYTES")]
@@ -92,7 +92,7 @@ fn main() -> ExitCode {
         if let Some(n) = a.overlap {
             let spec = corpus::Overlap {
                 files: n,
-                body: a.overlap_body.unwrap_or(n * a.bulk_size / 5),
+                body: a.overlap_body.unwrap_or(n * a.bulk_size / 20),
                 extract: a.bulk_size,
                 edits: a.overlap_edits,
                 dirs: a.bulk_dirs,
