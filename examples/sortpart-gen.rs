@@ -113,9 +113,10 @@ fn main() -> std::io::Result<()> {
             sorted_stream(files, groups, |r| d.add(r));
             let mut t = BufWriter::with_capacity(1 << 20, std::fs::File::create(table)?);
             let mut tb = Vec::new();
+            let mut table_digest = fsim::formats::files::TableDigest::default();
             write_header(Kind::Files, &params(), &mut tb);
             for id in 0..files {
-                FileEntry {
+                let e = FileEntry {
                     id: id as u32,
                     size: 1000 + id % 5000,
                     mtime_s: 1_600_000_000,
@@ -123,8 +124,8 @@ fn main() -> std::io::Result<()> {
                     content: (id as u128) * 0x1234_5678_9abc_def1,
                     ftype: FileType::Text,
                     path: format!("repo/dir{}/file{}.html", id % 1000, id).into_bytes(),
-                }
-                .write(&mut tb);
+                };
+                table_digest.write(&e, &mut tb);
                 if tb.len() > 60_000 {
                     t.write_all(&tb)?;
                     tb.clear();
@@ -134,7 +135,8 @@ fn main() -> std::io::Result<()> {
                 .with("files", files)
                 .with("records", d.count)
                 .with("digest", fsim::formats::hex128(d.sum))
-                .with("skipped", 0);
+                .with("skipped", 0)
+                .with(fsim::formats::files::TABLE_DIGEST_KEY, table_digest.hex());
             write_trailer(Kind::Files, &p, &mut tb);
             t.write_all(&tb)?;
             t.flush()?;

@@ -26,7 +26,7 @@ with the same settings.
 """
 
 import argparse
-import hashlib
+import xxhash
 import os
 import shlex
 import shutil
@@ -289,9 +289,9 @@ def main(argv=None):
         table = 0
         for i, (_, rest) in enumerate(entries):
             line = "%010d\t%s" % (i, rest)
-            table += int.from_bytes(hashlib.md5(line.encode("utf-8")).digest(), "big")
+            table += xxhash.xxh3_128_intdigest(line.encode("utf-8"))
             f.write(line + "\n")
-        # table-digest: the file table's own records (sum of their MD5s).
+        # table-digest: the file table's own records (sum of their xxh3-128).
         f.write("#end files\tfiles=%d\trecords=%d\tdigest=%s\tskipped=%d\ttable-digest=%s\n"
                 % (nfiles, count, hex128(digest), skipped, hex128(table & M128)))
     os.replace(L(".files.tsv.tmp"), L("files.tsv"))

@@ -292,10 +292,11 @@ impl TableDigest {
     /// Add one record line (without its newline).
     #[inline]
     pub fn add_line(&mut self, line: &[u8]) {
-        use md5::{Digest as _, Md5};
-        self.0 = self
-            .0
-            .wrapping_add(crate::formats::numbers::digest_to_u128(&Md5::digest(line)));
+        // xxh3-128, not MD5: an MD5 per line cost fsim-partition 12 of its
+        // 15 CPU-seconds on a 15 M-file table; xxh3 is ~20x cheaper and as
+        // good at catching damage (it is not a defence against forgery,
+        // and none of the trailers are).
+        self.0 = self.0.wrapping_add(xxhash_rust::xxh3::xxh3_128(line));
     }
 
     /// Append `entry`'s line to `out` and add it.
