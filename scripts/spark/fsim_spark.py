@@ -323,7 +323,7 @@ def main(argv=None):
     if a.method in FEATURE_METHODS:
         fopts.append("--feature-counts")
     forest = sorted_rdd.pipe(sh(FOREST_SH, *fopts), env=env, checkCode=True).persist(StorageLevel.MEMORY_AND_DISK)
-    fmeta = forest.filter(lambda l: l[0] in "EN#").collect()
+    fmeta = forest.filter(lambda l: l[0] in "ENP#").collect()
     parent = list(range(nfiles))
 
     def find(x):
@@ -333,6 +333,7 @@ def main(argv=None):
         return x
 
     fcounts = {}
+    pruned = set()
     dropped = []
     kept_n, kept_d, dchunks, drecs, limit, edges = 0, 0, 0, 0, None, 0
     for line in fmeta:
@@ -344,6 +345,8 @@ def main(argv=None):
                 # The smaller root wins: the root is the component's smallest id.
                 parent[max(rx, ry)] = min(rx, ry)
             edges += 1
+        elif tag == "P":
+            pruned.add(int(line[2:]))
         elif tag == "N":
             _, x, c = line.split("\t")
             fcounts[int(x)] = fcounts.get(int(x), 0) + int(c)
@@ -367,7 +370,7 @@ def main(argv=None):
     params = parse_params(files_head)[1]
     with open(L(".partition.tsv.tmp"), "w", encoding="utf-8", newline="\n") as f:
         f.write(join_params("#fsim partition v1", params + [("files", str(nfiles)), ("limit", limit or "0")]) + "\n")
-        for l in forest.filter(lambda l: l[0] not in "EN#").toLocalIterator():
+        for l in forest.filter(lambda l: l[0] not in "ENP#").toLocalIterator():
             f.write(l + "\n")
         for i in multi:
             size, _, content, _, _ = entries[i][1].split("\t", 4)
@@ -376,8 +379,9 @@ def main(argv=None):
         for _, _, line in sorted(dropped)[:20]:
             f.write(line + "\n")
         f.write(
-            "#end partition\trecords=%d\tdigest=%s\tfiles=%d\tcomponents=%d\tdropped_chunks=%d\tdropped_records=%d\n"
-            % (kept_n, hex128(kept_d), len(multi), ncomp, dchunks, drecs)
+            "#end partition\trecords=%d\tdigest=%s\tfiles=%d\tcomponents=%d\tdropped_chunks=%d\tdropped_records=%d%s\n"
+            % (kept_n, hex128(kept_d), len(multi), ncomp, dchunks, drecs,
+               "\tpruned_files=%d" % len(pruned) if dchunks else "")
         )
     os.replace(L(".partition.tsv.tmp"), L("partition.tsv"))
     mark("forests of %d ranges (%d edges), union-find: %d components" % (nparts, edges, ncomp), t0)

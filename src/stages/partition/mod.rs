@@ -101,6 +101,10 @@ impl FileBits {
         }
     }
 
+    pub fn words(&self) -> &[u64] {
+        &self.0
+    }
+
     pub fn count(&self) -> u64 {
         self.0.iter().map(|w| w.count_ones() as u64).sum()
     }
@@ -893,12 +897,14 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         crate::formats::write_id(t.example, &mut tail);
         tail.push(b'\n');
     }
-    let tp = digest_params(&kept, "records")
+    let mut tp = digest_params(&kept, "records")
         .with("files", files_in_components)
         .with("components", components)
         .with("dropped_chunks", dropped_chunks)
-        .with("dropped_records", dropped_records)
-        .with("pruned_files", pruned_files);
+        .with("dropped_records", dropped_records);
+    if dropped_chunks > 0 {
+        tp.set("pruned_files", pruned_files);
+    }
     write_trailer(Kind::Partition, &tp, &mut tail);
     w.raw(&tail)?;
     w.finish()?.finish()?;
@@ -1178,6 +1184,8 @@ pub struct ForestConfig {
 ///   the range's kept chunk groups (at most files − 1 edges): the union of
 ///   the forests of all ranges has the components of the whole graph;
 /// * `N\t<file>\t<count>` distinct features per file (with `feature_counts`);
+/// * `P\t<file>` for each file holding a chunk this range dropped (the
+///   driver counts the union: `pruned_files`);
 /// * the range's highest dropped chunks as `#dropped` lines (the global top
 ///   is the top of the union of the ranges' tops);
 /// * `#forest\tfiles=N\tlimit=L\trecords=R\tdigest=D\tkept=K\tkept_digest=KD\tdropped_chunks=X\tdropped_records=Y\tsingleton_chunks=S\tedges=E`
@@ -1248,6 +1256,18 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
                 crate::formats::write_id(id as u32, &mut tail);
                 tail.extend_from_slice(format!("\t{v}\n").as_bytes());
             }
+        }
+    }
+    // Files holding a dropped chunk in this range (the driver counts the
+    // union over the ranges).
+    for (w, &bits) in g.pruned.words().iter().enumerate() {
+        let mut b = bits;
+        while b != 0 {
+            let id = w as u32 * 64 + b.trailing_zeros();
+            tail.extend_from_slice(b"P\t");
+            crate::formats::write_id(id, &mut tail);
+            tail.push(b'\n');
+            b &= b - 1;
         }
     }
     for t in g.top_dropped() {
