@@ -227,3 +227,113 @@ fn any_budget_same_report() {
         );
     }
 }
+
+/// A cluster of more than --review-files files: the text report gives its
+/// sub-clusters and each file's 3 closest relatives, whose figures are
+/// those of the tsv; a smaller cluster keeps all its links.
+#[test]
+fn large_cluster_reviewed_by_closest_relatives() {
+    let t = tempfile::tempdir().unwrap();
+    let n = 60u32;
+    let files: Vec<FileEntry> = (0..n + 3)
+        .map(|id| FileEntry {
+            id,
+            size: 1000,
+            mtime_s: 1,
+            mtime_ns: 0,
+            content: (id as u128 + 7) * 0x5555_1234_9876_0001,
+            ftype: FileType::Text,
+            path: format!("f{id:03}.txt").into_bytes(),
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    // A chain of 60 files at 85%, each also linked to the file 2 ahead at
+    // 95%, so every file has 2 to 4 links; two blocks of 30 joined by one
+    // link at 55%: at 70% two sub-clusters, at 90% the even and the odd
+    // files of each block.
+    for a in 0..n {
+        for (d, c) in [(1, 850u64), (2, 950)] {
+            let b = a + d;
+            if b < n {
+                let c = if a == 29 && b == 30 {
+                    550
+                } else if a < 30 && b >= 30 {
+                    0
+                } else {
+                    c
+                };
+                if c > 0 {
+                    pairs.push((a, b, 1000, 1000, c));
+                }
+            }
+        }
+    }
+    // A small clique of 3, every link shown.
+    pairs.push((n, n + 1, 1000, 1000, 800));
+    pairs.push((n, n + 2, 1000, 1000, 800));
+    pairs.push((n + 1, n + 2, 1000, 1000, 800));
+    std::fs::write(t.path().join("files.tsv"), file_table(&files)).unwrap();
+    std::fs::write(t.path().join("pairs.tsv"), pairs_file(&pairs)).unwrap();
+    let run = |format: &str| {
+        let mut c = fsim("fsim-report");
+        c.current_dir(t.path()).args([
+            "--files",
+            "files.tsv",
+            "--format",
+            format,
+            "-q",
+            "pairs.tsv",
+        ]);
+        String::from_utf8(run_ok(c, None).stdout).unwrap()
+    };
+    let text = run("text");
+    let tsv = run("tsv");
+    let chain_links = pairs.len() - 3;
+    assert!(
+        text.contains(&format!(
+            "{chain_links} links; the 3 closest of each file shown; all in the tsv and json reports"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("sub-clusters (single linkage): 1 at >= 50% (largest 60 files), 2 at >= 70% (largest 30 files), 4 at >= 90% (largest 15 files)"),
+        "{text}"
+    );
+    // Every link shown is in the tsv with the same figures.
+    let tsv_links: std::collections::BTreeSet<(String, String, String)> = tsv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[10].to_string(), f[11].to_string(), f[5].to_string())
+        })
+        .collect();
+    assert_eq!(tsv_links.len(), pairs.len());
+    let mut shown = 0;
+    for l in text
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("link "))
+    {
+        // "link  95.0%  A <-> B: 950 B in common (...)"
+        let rest = l.split_once("%  ").unwrap().1;
+        let (a, rest) = rest.split_once(" <-> ").unwrap();
+        let (b, rest) = rest.split_once(": ").unwrap();
+        let bytes = rest.split(' ').next().unwrap();
+        assert!(
+            tsv_links.contains(&(a.to_string(), b.to_string(), bytes.to_string())),
+            "{l}"
+        );
+        shown += 1;
+    }
+    // Each chain file: at most 3 of its links, shown under it; the clique
+    // of 3 with all its links.
+    assert!(shown <= 3 * n as usize + 3, "{shown}");
+    assert!(
+        text.contains("link  80.0%  f060.txt <-> f061.txt"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link  80.0%  f061.txt <-> f062.txt"),
+        "{text}"
+    );
+}

@@ -92,6 +92,11 @@ struct Args {
     /// default: the system's temporary folder.
     #[arg(long, value_name = "DIR")]
     tmpdir: Option<PathBuf>,
+    /// Text report: a cluster of more files than this is shown as its
+    /// sub-clusters at 50/70/90 % similarity and each file's 3 closest
+    /// relatives instead of all its links (those stay in tsv and json).
+    #[arg(long, value_name = "N", default_value = "50")]
+    review_files: usize,
     /// No summary line on stderr.
     #[arg(short, long)]
     quiet: bool,
@@ -138,6 +143,7 @@ fn main() -> ExitCode {
                 templates: a.templates,
                 memory: a.memory,
                 tmpdir: a.tmpdir,
+                review_files: a.review_files,
             },
             a.quiet,
         )

@@ -399,7 +399,25 @@ impl Report {
                     t.command
                 );
             }
-            for &f in &c.files {
+            if let Some(r) = &c.review {
+                let levels: Vec<String> = model::REVIEW_LEVELS
+                    .iter()
+                    .zip(&r.levels)
+                    .map(|(l, (n, big))| format!("{n} at >= {l}% (largest {big} files)"))
+                    .collect();
+                let _ = writeln!(
+                    o,
+                    "    sub-clusters (single linkage): {}",
+                    levels.join(", ")
+                );
+                let _ = writeln!(
+                    o,
+                    "    {} links; the {} closest of each file shown; all in the tsv and json reports (fsim-report --format tsv|json)",
+                    c.link_count,
+                    model::CLOSEST
+                );
+            }
+            for (i, &f) in c.files.iter().enumerate() {
                 let copies = self.copies(f);
                 let extra = if copies.is_empty() {
                     String::new()
@@ -417,6 +435,11 @@ impl Report {
                     self.path(f),
                     extra
                 );
+                if let Some(r) = &c.review {
+                    for l in &r.closest[i] {
+                        o.push_str(&self.text_link(color, l));
+                    }
+                }
             }
         }
         o

@@ -64,6 +64,10 @@ pub struct Config {
     /// Where a piped pairs input is spooled (`--tmpdir`; default: the
     /// system's temporary folder).
     pub tmpdir: Option<PathBuf>,
+    /// The text report shows a cluster of more files than this as
+    /// sub-clusters and each file's closest relatives, not every link
+    /// (`--review-files`).
+    pub review_files: usize,
 }
 
 /// A cluster flagged as a likely template (`crate::report::templates::likely_template`).
@@ -104,7 +108,25 @@ pub struct Cluster {
     pub avg_similarity: f64,
     /// Set when the cluster looks like template similarity.
     pub template: Option<TemplateHint>,
+    /// How the text report shows a large cluster (`Config::review_files`).
+    pub review: Option<Review>,
 }
+
+/// What the text report shows of a large cluster instead of all its links.
+#[derive(Debug, Clone)]
+pub struct Review {
+    /// Single-linkage sub-clusters at each level of `REVIEW_LEVELS`:
+    /// (number of sub-clusters, files in the largest), singletons included.
+    pub levels: Vec<(usize, usize)>,
+    /// The closest links of each file (by symmetric similarity, then the
+    /// other file's id), in the order of `Cluster::files`.
+    pub closest: Vec<Vec<Pair>>,
+}
+
+/// Symmetric similarity levels of the sub-clusters of a large cluster.
+pub const REVIEW_LEVELS: [f64; 3] = [50.0, 70.0, 90.0];
+/// Closest relatives shown per file of a large cluster.
+pub const CLOSEST: usize = 3;
 
 /// A set of files with identical content.
 #[derive(Debug, Clone)]
@@ -425,6 +447,7 @@ pub(crate) fn make_cluster(
         total_size,
         avg_similarity: avg,
         template,
+        review: None,
     }
 }
 

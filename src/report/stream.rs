@@ -27,7 +27,7 @@ use crate::formats::{symmetric, Params};
 use crate::io::Output;
 use crate::report::model::{
     keep_link, make_cluster, median_size, pass_link, prelude, report_params, scan_pairs, Cluster,
-    Config, Format, Pair, Report,
+    Config, Format, Pair, Report, Review, CLOSEST, REVIEW_LEVELS,
 };
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -250,14 +250,52 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
     let mut sum = vec![0f64; k];
     let mut first: Vec<Option<Pair>> = vec![None; k];
     let mut max_common = vec![0u64; k];
+    // Text: sub-clusters and closest relatives of the large clusters.
+    let review = report.config.format == Format::Text;
+    let big: Vec<bool> = members
+        .iter()
+        .map(|m| review && m.len() > report.config.review_files)
+        .collect();
+    let any_big = big.iter().any(|&b| b);
+    let fsize = if any_big { n } else { 0 };
+    let mut level_parent: Vec<Vec<u32>> = REVIEW_LEVELS
+        .iter()
+        .map(|_| (0..fsize as u32).collect())
+        .collect();
+    let mut closest: Vec<Vec<(f64, Pair)>> = vec![Vec::new(); fsize];
     {
         let sizes = &report.sizes;
         source.kept(&report, &mut |p| {
             let c = cluster_of[p.a as usize] as usize;
             count[c] += 1;
-            sum[c] += symmetric(p.common, sizes[p.a as usize], sizes[p.b as usize]);
+            let sim = symmetric(p.common, sizes[p.a as usize], sizes[p.b as usize]);
+            sum[c] += sim;
             first[c].get_or_insert(p);
             max_common[c] = max_common[c].max(p.common);
+            if big[c] {
+                for (l, parent) in REVIEW_LEVELS.iter().zip(level_parent.iter_mut()) {
+                    if sim >= *l {
+                        let (ra, rb) = (find(parent, p.a), find(parent, p.b));
+                        if ra != rb {
+                            parent[ra.max(rb) as usize] = ra.min(rb);
+                        }
+                    }
+                }
+                for me in [p.a, p.b] {
+                    let top = &mut closest[me as usize];
+                    let key = |x: &(f64, Pair)| {
+                        let o = if x.1.a == me { x.1.b } else { x.1.a };
+                        // Similarities are >= 0: their bits order them.
+                        (std::cmp::Reverse(x.0.to_bits()), o)
+                    };
+                    let new = (sim, p);
+                    if top.len() < CLOSEST || key(&new) < key(top.last().unwrap()) {
+                        let at = top.partition_point(|x| key(x) < key(&new));
+                        top.insert(at, new);
+                        top.truncate(CLOSEST);
+                    }
+                }
+            }
         })?;
     }
 
@@ -342,6 +380,32 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             (cl, c)
         })
         .collect();
+    for (cl, c) in clusters.iter_mut() {
+        if !big[*c] {
+            continue;
+        }
+        let levels = level_parent
+            .iter_mut()
+            .map(|parent| {
+                let mut sizes: std::collections::HashMap<u32, usize> = Default::default();
+                for &f in &cl.files {
+                    *sizes.entry(find(parent, f)).or_default() += 1;
+                }
+                (sizes.len(), sizes.values().copied().max().unwrap_or(0))
+            })
+            .collect();
+        let closest = cl
+            .files
+            .iter()
+            .map(|&f| {
+                std::mem::take(&mut closest[f as usize])
+                    .into_iter()
+                    .map(|x| x.1)
+                    .collect()
+            })
+            .collect();
+        cl.review = Some(Review { levels, closest });
+    }
     clusters.sort_by(|(x, _), (y, _)| y.total_size.cmp(&x.total_size).then(x.id.cmp(&y.id)));
     let mut rank_of = vec![0u32; k];
     for (r, (_, c)) in clusters.iter().enumerate() {
@@ -523,6 +587,14 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
     let k = report.clusters.len();
     let mut i = 0;
     while i < k {
+        if report.clusters[i].review.is_some() {
+            // The text report shows its closest relatives, not its links.
+            let c = &report.clusters[i];
+            sink.start(&report, c)?;
+            sink.end()?;
+            i += 1;
+            continue;
+        }
         let big = report.clusters[i].link_count as u64 * PAIR_BYTES > budget;
         if big && source.sorted {
             // Written as its links come, already in (a, b) order.
@@ -545,7 +617,7 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
         }
         let mut j = i + 1;
         let mut bytes = report.clusters[i].link_count as u64 * PAIR_BYTES;
-        while j < k {
+        while j < k && report.clusters[j].review.is_none() {
             let b = report.clusters[j].link_count as u64 * PAIR_BYTES;
             if bytes + b > budget {
                 break;
