@@ -615,10 +615,19 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
             i += 1;
             continue;
         }
+        // Links held in memory for a cluster (none for a reviewed one: the
+        // text shows its closest relatives, found in step 2).
+        let held = |c: &Cluster| {
+            if c.review.is_some() {
+                0
+            } else {
+                c.link_count
+            }
+        };
         let mut j = i + 1;
         let mut bytes = report.clusters[i].link_count as u64 * PAIR_BYTES;
-        while j < k && report.clusters[j].review.is_none() {
-            let b = report.clusters[j].link_count as u64 * PAIR_BYTES;
+        while j < k {
+            let b = held(&report.clusters[j]) as u64 * PAIR_BYTES;
             if bytes + b > budget {
                 break;
             }
@@ -627,11 +636,15 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
         }
         let mut bufs: Vec<Vec<Pair>> = report.clusters[i..j]
             .iter()
-            .map(|c| Vec::with_capacity(c.link_count))
+            .map(|c| Vec::with_capacity(held(c)))
+            .collect();
+        let reviewed: Vec<bool> = report.clusters[i..j]
+            .iter()
+            .map(|c| c.review.is_some())
             .collect();
         source.kept(&report, &mut |p| {
             let r = rank[p.a as usize] as usize;
-            if (i..j).contains(&r) {
+            if (i..j).contains(&r) && !reviewed[r - i] {
                 bufs[r - i].push(p);
             }
         })?;
