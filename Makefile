@@ -188,7 +188,7 @@ endif
 # make -B them, to apply new ones: nothing else is re-run).
 REPORT_FILTERS ?=
 # TEMPLATE_OPTS: checked against the pairs; the html views mark template chunks.
-REPORT_OPTS = $(QUIET) --files $(WORK)/files.tsv --min-percent $(MIN_PERCENT) --min-bytes $(MIN_BYTES) $(TEMPLATE_OPTS) $(REPORT_FILTERS)
+REPORT_OPTS = $(QUIET) --memory $(MEMORY) --files $(WORK)/files.tsv --min-percent $(MIN_PERCENT) --min-bytes $(MIN_BYTES) $(TEMPLATE_OPTS) $(REPORT_FILTERS)
 
 # Step 5 and 2.4: clusters and identical sets.
 $(WORK)/report.txt: $(PAIRS) $(WORK)/files.tsv | build

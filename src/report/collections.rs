@@ -41,6 +41,36 @@ impl Overlap {
     }
 }
 
+/// Add the (file, other collection) facts of one similar link (with the
+/// identical copies of its files) to `similar`; nothing with fewer than two
+/// collections.
+pub fn add_similar(
+    r: &Report,
+    similar: &mut BTreeSet<(u32, usize)>,
+    l: &crate::report::model::Pair,
+) {
+    if r.collections.len() < 2 {
+        return;
+    }
+    let group = |id: u32| -> Vec<u32> {
+        let mut v = vec![id];
+        if let Some(&s) = r.set_of.get(&id) {
+            v.extend_from_slice(&r.identical[s].files[1..]);
+        }
+        v
+    };
+    let (ga, gb) = (group(l.a), group(l.b));
+    for &x in &ga {
+        for &y in &gb {
+            let (cx, cy) = (r.coll[x as usize], r.coll[y as usize]);
+            if cx != cy {
+                similar.insert((x, cy));
+                similar.insert((y, cx));
+            }
+        }
+    }
+}
+
 /// The rows for every ordered pair of collections, (from, to) order.
 pub fn overlap(r: &Report) -> Vec<Overlap> {
     let k = r.collections.len();
@@ -59,28 +89,18 @@ pub fn overlap(r: &Report) -> Vec<Overlap> {
             }
         }
     }
-    let group = |id: u32| -> Vec<u32> {
-        let mut v = vec![id];
-        if let Some(&s) = r.set_of.get(&id) {
-            v.extend_from_slice(&r.identical[s].files[1..]);
-        }
-        v
-    };
     let mut similar: BTreeSet<(u32, usize)> = BTreeSet::new();
-    for c in &r.clusters {
-        for l in &c.links {
-            let (ga, gb) = (group(l.a), group(l.b));
-            for &x in &ga {
-                for &y in &gb {
-                    let (cx, cy) = (r.coll[x as usize], r.coll[y as usize]);
-                    if cx != cy {
-                        similar.insert((x, cy));
-                        similar.insert((y, cx));
-                    }
+    let similar = match &r.similar_facts {
+        Some(s) => s,
+        None => {
+            for c in &r.clusters {
+                for l in &c.links {
+                    add_similar(r, &mut similar, l);
                 }
             }
+            &similar
         }
-    }
+    };
     let mut rows: Vec<Overlap> = Vec::with_capacity(k * (k - 1));
     for from in 0..k {
         for to in 0..k {
@@ -100,12 +120,12 @@ pub fn overlap(r: &Report) -> Vec<Overlap> {
         o.identical_files += 1;
         o.identical_bytes += size(f);
     }
-    for &(f, to) in &similar {
+    for &(f, to) in similar {
         let o = &mut rows[slot(r.coll[f as usize], to)];
         o.similar_files += 1;
         o.similar_bytes += size(f);
     }
-    for &(f, to) in ident.union(&similar) {
+    for &(f, to) in ident.union(similar) {
         let o = &mut rows[slot(r.coll[f as usize], to)];
         o.files += 1;
         o.bytes += size(f);

@@ -289,13 +289,19 @@ pub fn data(report: &Report, opts: &HtmlOptions, templates: Option<&TemplateSet>
         let index: HashMap<u32, usize> = c.files.iter().enumerate().map(|(i, &f)| (f, i)).collect();
         // Per file: the best percentage of it found in one of its links.
         let mut best = vec![0f64; c.files.len()];
-        let mut links = Vec::with_capacity(c.links.len());
+        // A large cluster shows each file's closest relatives, not all its
+        // links (as the text report): the page stays O(files).
+        let shown = (c.files.len() > report.config.review_files).then(|| closest(report, c));
+        let mut links = Vec::new();
         for l in &c.links {
             let (sa, sb) = (size(l.a), size(l.b));
             let (pa, pb) = (percent(l.common, sa), percent(l.common, sb));
             let (ia, ib) = (index[&l.a], index[&l.b]);
             best[ia] = best[ia].max(pa);
             best[ib] = best[ib].max(pb);
+            if shown.as_ref().is_some_and(|s| !s.contains(&(l.a, l.b))) {
+                continue;
+            }
             let mut view = Value::from(-1);
             if let Ok(ch) = &chunker {
                 if views.len() < opts.max_views {
@@ -361,6 +367,12 @@ pub fn data(report: &Report, opts: &HtmlOptions, templates: Option<&TemplateSet>
             "avg": r1(c.avg_similarity),
             "files": files,
             "links": links,
+            "link_count": c.link_count,
+            "links_note": shown.map(|_| format!(
+                "{} links; the {} closest of each file shown; all in report.tsv and report.json (fsim-report --format tsv|json).",
+                c.link_count,
+                crate::report::model::CLOSEST
+            )),
             "template": c.template.as_ref().map(|t| t.command.clone()),
             "template_bytes": c.template.as_ref().map(|t| t.bytes),
         }));
@@ -410,6 +422,31 @@ pub fn data(report: &Report, opts: &HtmlOptions, templates: Option<&TemplateSet>
         "views_note": views_note,
         "templates": template_info,
     })
+}
+
+/// A relative of a file: (u64::MAX less its similarity's bits, so that
+/// smaller is closer; the other file; the link).
+type Relative = (u64, u32, (u32, u32));
+
+/// The links of a cluster that are among the closest relatives of one of
+/// their files (highest symmetric similarity, then smallest other id).
+fn closest(report: &Report, c: &crate::report::model::Cluster) -> HashSet<(u32, u32)> {
+    let mut top: HashMap<u32, Vec<Relative>> = HashMap::new();
+    for l in &c.links {
+        let sim = symmetric(l.common, report.size(l.a), report.size(l.b));
+        for (me, other) in [(l.a, l.b), (l.b, l.a)] {
+            let t = top.entry(me).or_default();
+            // Sorted by (similarity descending, other id): similarities
+            // are >= 0, their bits order them.
+            let key = (u64::MAX - sim.to_bits(), other, (l.a, l.b));
+            let at = t.partition_point(|x| (x.0, x.1) < (key.0, key.1));
+            if at < crate::report::model::CLOSEST {
+                t.insert(at, key);
+                t.truncate(crate::report::model::CLOSEST);
+            }
+        }
+    }
+    top.into_values().flatten().map(|x| x.2).collect()
 }
 
 fn r1(x: f64) -> f64 {

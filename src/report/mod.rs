@@ -9,14 +9,16 @@
 //! post-processing). Cluster and set ids are derived from content, so they
 //! stay the same across re-runs on the same data.
 //!
-//! Memory: the file table (ids, sizes, content hashes, paths) and the pairs
-//! that pass the thresholds are held in memory: the report is bounded by the
-//! number of files, like partition, not by the number of chunks.
+//! Memory: the file table (ids, sizes, content hashes, paths) is held in
+//! memory (O(files), like partition). The text, json and tsv formats hold
+//! at most `--memory` of links besides (src/report/stream.rs); html and
+//! xlsx still hold every link that passes the thresholds.
 
 pub mod collections;
 pub mod filter;
 pub mod html;
 pub mod model;
+pub mod stream;
 pub mod templates;
 pub mod xlsx;
 
@@ -132,7 +134,7 @@ impl Report {
             "clusters": self.clusters.len(),
             "cluster_files": cluster_files,
             "cluster_bytes": cluster_bytes,
-            "links": self.clusters.iter().map(|c| c.links.len()).sum::<usize>(),
+            "links": self.clusters.iter().map(|c| c.link_count).sum::<usize>(),
             "identical_sets": self.identical.len(),
             "identical_files": ident_files,
             "overhead_bytes": overhead,
@@ -143,7 +145,7 @@ impl Report {
         })
     }
 
-    fn link_json(&self, p: &Pair) -> Value {
+    pub(crate) fn link_json(&self, p: &Pair) -> Value {
         let (sa, sb) = (self.size(p.a), self.size(p.b));
         json!({
             "a": self.path(p.a),
@@ -159,7 +161,8 @@ impl Report {
         })
     }
 
-    pub fn to_json(&self) -> Value {
+    /// The json document with `clusters` set to `marker` (a string).
+    pub(crate) fn json_top(&self, marker: Value) -> Value {
         let params: serde_json::Map<String, Value> = self
             .params
             .0
@@ -178,41 +181,12 @@ impl Report {
                 })
             })
             .collect();
-        let clusters: Vec<Value> = self
-            .clusters
-            .iter()
-            .map(|c| {
-                json!({
-                    "id": c.id,
-                    "type": c.kind,
-                    "file_count": c.files.len(),
-                    "total_size": c.total_size,
-                    "average_similarity": r1(c.avg_similarity),
-                    "likely_template": c.template.is_some(),
-                    "template_bytes": c.template.as_ref().map(|t| t.bytes),
-                    "template_command": c.template.as_ref().map(|t| t.command.clone()),
-                    "files": c.files.iter().map(|&f| {
-                        let e = &self.files[f as usize];
-                        json!({
-                            "id": f,
-                            "path": self.path(f),
-                            "size": self.size(f),
-                            "file_size": e.size,
-                            "type": e.ftype.as_str(),
-                            "collection": self.collection(f),
-                            "identical_copies": self.copies(f).iter().map(|&x| self.path(x)).collect::<Vec<_>>(),
-                        })
-                    }).collect::<Vec<_>>(),
-                    "links": c.links.iter().map(|p| self.link_json(p)).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
         json!({
             "fsim_report": 1,
             "params": params,
             "summary": self.summary(),
             "identical_sets": identical,
-            "clusters": clusters,
+            "clusters": marker,
             "collections": self.collections.iter().map(|c| json!({
                 "name": c.name,
                 "files": c.files,
@@ -222,21 +196,86 @@ impl Report {
         })
     }
 
+    /// One cluster of the json document with `links` set to `links`, and
+    /// `files` to `files` if given, else to the cluster's files.
+    pub(crate) fn cluster_json(
+        &self,
+        c: &model::Cluster,
+        files: Option<Value>,
+        links: Value,
+    ) -> Value {
+        let files = files
+            .unwrap_or_else(|| Value::Array(c.files.iter().map(|&f| self.file_json(f)).collect()));
+        json!({
+            "id": c.id,
+            "type": c.kind,
+            "file_count": c.files.len(),
+            "total_size": c.total_size,
+            "average_similarity": r1(c.avg_similarity),
+            "likely_template": c.template.is_some(),
+            "template_bytes": c.template.as_ref().map(|t| t.bytes),
+            "template_command": c.template.as_ref().map(|t| t.command.clone()),
+            "files": files,
+            "links": links,
+        })
+    }
+
+    /// One file of a cluster in the json document.
+    pub(crate) fn file_json(&self, f: u32) -> Value {
+        let e = &self.files[f as usize];
+        json!({
+            "id": f,
+            "path": self.path(f),
+            "size": self.size(f),
+            "file_size": e.size,
+            "type": e.ftype.as_str(),
+            "collection": self.collection(f),
+            "identical_copies": self.copies(f).iter().map(|&x| self.path(x)).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn to_json(&self) -> Value {
+        let clusters: Vec<Value> = self
+            .clusters
+            .iter()
+            .map(|c| {
+                self.cluster_json(
+                    c,
+                    None,
+                    Value::Array(c.links.iter().map(|p| self.link_json(p)).collect()),
+                )
+            })
+            .collect();
+        self.json_top(Value::Array(clusters))
+    }
+
     pub fn to_text(&self) -> String {
         self.to_text_styled(false)
     }
 
     /// The text report, with ANSI colours when `color`.
     pub fn to_text_styled(&self, color: bool) -> String {
+        let mut o = self.text_head(color);
+        for c in &self.clusters {
+            o.push_str(&self.text_cluster(color, c));
+            for l in &c.links {
+                o.push_str(&self.text_link(color, l));
+            }
+        }
+        o.push_str(&self.text_tail(color));
+        o
+    }
+
+    /// The text report up to its first cluster.
+    pub(crate) fn text_head(&self, color: bool) -> String {
         use std::fmt::Write;
         let st = Style::new(color);
         let Style {
             bold,
             dim,
             head,
-            kind,
-            pct,
             reset,
+            ..
         } = st;
         let s = self.summary();
         let mut o = String::new();
@@ -327,7 +366,21 @@ impl Report {
             "{head}B. Clusters of similar files: {} (largest first){reset}",
             self.clusters.len()
         );
-        for c in &self.clusters {
+        o
+    }
+
+    /// A cluster of the text report: its line, its files.
+    pub(crate) fn text_cluster(&self, color: bool, c: &model::Cluster) -> String {
+        use std::fmt::Write;
+        let Style {
+            bold,
+            kind,
+            pct,
+            reset,
+            ..
+        } = Style::new(color);
+        let mut o = String::new();
+        {
             let _ = writeln!(
                 o,
                 "  {bold}cluster {}{reset}  {kind}{}{reset}  {} files  {} total  {} links  avg {pct}{:.1}%{reset} similar",
@@ -335,7 +388,7 @@ impl Report {
                 c.kind,
                 c.files.len(),
                 human_bytes(c.total_size),
-                c.links.len(),
+                c.link_count,
                 c.avg_similarity
             );
             if let Some(t) = &c.template {
@@ -346,7 +399,25 @@ impl Report {
                     t.command
                 );
             }
-            for &f in &c.files {
+            if let Some(r) = &c.review {
+                let levels: Vec<String> = model::REVIEW_LEVELS
+                    .iter()
+                    .zip(&r.levels)
+                    .map(|(l, (n, big))| format!("{n} at >= {l}% (largest {big} files)"))
+                    .collect();
+                let _ = writeln!(
+                    o,
+                    "    sub-clusters (single linkage): {}",
+                    levels.join(", ")
+                );
+                let _ = writeln!(
+                    o,
+                    "    {} links; the {} closest of each file shown; all in the tsv and json reports (fsim-report --format tsv|json)",
+                    c.link_count,
+                    model::CLOSEST
+                );
+            }
+            for (i, &f) in c.files.iter().enumerate() {
                 let copies = self.copies(f);
                 let extra = if copies.is_empty() {
                     String::new()
@@ -364,8 +435,25 @@ impl Report {
                     self.path(f),
                     extra
                 );
+                if let Some(r) = &c.review {
+                    for l in &r.closest[i] {
+                        o.push_str(&self.text_link(color, l));
+                    }
+                }
             }
-            for l in &c.links {
+        }
+        o
+    }
+
+    /// A link of the text report.
+    pub(crate) fn text_link(&self, color: bool, l: &Pair) -> String {
+        use std::fmt::Write;
+        let Style {
+            dim, pct, reset, ..
+        } = Style::new(color);
+        let mut o = String::new();
+        {
+            {
                 let (sa, sb) = (self.size(l.a), self.size(l.b));
                 let _ = writeln!(
                     o,
@@ -380,6 +468,13 @@ impl Report {
                 );
             }
         }
+        o
+    }
+
+    /// The end of the text report (the collections, if any).
+    pub(crate) fn text_tail(&self, color: bool) -> String {
+        let st = Style::new(color);
+        let mut o = String::new();
         if !self.collections.is_empty() {
             crate::report::collections::text(self, &mut o, st.head, st.reset);
         }
@@ -388,39 +483,45 @@ impl Report {
 
     /// One row per link, for scripts: cluster fields repeated on each row.
     pub fn to_tsv(&self) -> String {
-        use std::fmt::Write;
-        let mut o = String::from(
-            "cluster\ttype\tcluster_files\tcluster_bytes\tpercent_symmetric\tbytes_in_common\tpercent_of_a\tpercent_of_b\tsize_a\tsize_b\tpath_a\tpath_b\n",
-        );
+        let mut o = String::from(TSV_HEADER);
         for c in &self.clusters {
             for l in &c.links {
-                let (sa, sb) = (self.size(l.a), self.size(l.b));
-                let _ = writeln!(
-                    o,
-                    "{}\t{}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}",
-                    c.id,
-                    c.kind,
-                    c.files.len(),
-                    c.total_size,
-                    symmetric(l.common, sa, sb),
-                    l.common,
-                    percent(l.common, sa),
-                    percent(l.common, sb),
-                    sa,
-                    sb,
-                    self.path(l.a),
-                    self.path(l.b)
-                );
+                o.push_str(&self.tsv_link(c, l));
             }
         }
         o
     }
+
+    /// One row of the tsv report.
+    pub(crate) fn tsv_link(&self, c: &model::Cluster, l: &Pair) -> String {
+        let (sa, sb) = (self.size(l.a), self.size(l.b));
+        format!(
+            "{}\t{}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\n",
+            c.id,
+            c.kind,
+            c.files.len(),
+            c.total_size,
+            symmetric(l.common, sa, sb),
+            l.common,
+            percent(l.common, sa),
+            percent(l.common, sb),
+            sa,
+            sb,
+            self.path(l.a),
+            self.path(l.b)
+        )
+    }
 }
+
+/// The first line of the tsv report.
+pub(crate) const TSV_HEADER: &str = "cluster\ttype\tcluster_files\tcluster_bytes\tpercent_symmetric\tbytes_in_common\tpercent_of_a\tpercent_of_b\tsize_a\tsize_b\tpath_a\tpath_b\n";
 
 /// The templates files given with `--templates`, if any. They must be the
 /// set the analysis ignored (the pairs header names it): marking other
 /// chunks as template in the views would mislead the analyst.
-fn load_templates(report: &Report) -> Result<Option<crate::formats::templates::TemplateSet>> {
+pub(crate) fn load_templates(
+    report: &Report,
+) -> Result<Option<crate::formats::templates::TemplateSet>> {
     let paths = &report.config.templates;
     if paths.is_empty() {
         return Ok(None);
@@ -451,26 +552,24 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     };
-    let report = build(config)?;
-    let templates = load_templates(&report)?;
-    let bytes = match format {
-        Format::Text => report.to_text_styled(color).into_bytes(),
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(&report.to_json())
-                .map_err(|e| Error::msg(format!("json: {e}")))?;
-            s.push('\n');
-            s.into_bytes()
+    let report = match format {
+        Format::Text | Format::Json | Format::Tsv => stream::run(config, color)?,
+        Format::Html | Format::Xlsx => {
+            let report = build(config)?;
+            let templates = load_templates(&report)?;
+            let bytes = match format {
+                Format::Html => {
+                    crate::report::html::render(&report, &report.config.html, templates.as_ref())?
+                        .into_bytes()
+                }
+                _ => crate::report::xlsx::render(&report)?,
+            };
+            let mut out = Output::create(output.as_deref())?;
+            out.write_all(&bytes)?;
+            out.finish()?;
+            report
         }
-        Format::Tsv => report.to_tsv().into_bytes(),
-        Format::Html => {
-            crate::report::html::render(&report, &report.config.html, templates.as_ref())?
-                .into_bytes()
-        }
-        Format::Xlsx => crate::report::xlsx::render(&report)?,
     };
-    let mut out = Output::create(output.as_deref())?;
-    out.write_all(&bytes)?;
-    out.finish()?;
     if !quiet {
         let s = report.summary();
         crate::cli::stderr_line(format_args!(

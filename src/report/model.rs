@@ -58,6 +58,16 @@ pub struct Config {
     /// The templates files the analysis ignored (`--templates`): checked
     /// against the pairs header; the HTML views mark their chunks.
     pub templates: Vec<PathBuf>,
+    /// Budget of the links held at once by the txt, json and tsv formats
+    /// (`--memory`), besides what grows with the number of files.
+    pub memory: u64,
+    /// Where a piped pairs input is spooled (`--tmpdir`; default: the
+    /// system's temporary folder).
+    pub tmpdir: Option<PathBuf>,
+    /// The text report shows a cluster of more files than this as
+    /// sub-clusters and each file's closest relatives, not every link
+    /// (`--review-files`).
+    pub review_files: usize,
 }
 
 /// A cluster flagged as a likely template (`crate::report::templates::likely_template`).
@@ -88,12 +98,35 @@ pub struct Cluster {
     pub kind: &'static str,
     /// Representative file ids, by size descending then id.
     pub files: Vec<u32>,
+    /// The cluster's links, sorted by (a, b): all of them after `build`,
+    /// none after `stream::build` (they are read again, cluster by
+    /// cluster, when a format writes them).
     pub links: Vec<Pair>,
+    /// Number of links (`links.len()` after `build`).
+    pub link_count: usize,
     pub total_size: u64,
     pub avg_similarity: f64,
     /// Set when the cluster looks like template similarity.
     pub template: Option<TemplateHint>,
+    /// How the text report shows a large cluster (`Config::review_files`).
+    pub review: Option<Review>,
 }
+
+/// What the text report shows of a large cluster instead of all its links.
+#[derive(Debug, Clone)]
+pub struct Review {
+    /// Single-linkage sub-clusters at each level of `REVIEW_LEVELS`:
+    /// (number of sub-clusters, files in the largest), singletons included.
+    pub levels: Vec<(usize, usize)>,
+    /// The closest links of each file (by symmetric similarity, then the
+    /// other file's id), in the order of `Cluster::files`.
+    pub closest: Vec<Vec<Pair>>,
+}
+
+/// Symmetric similarity levels of the sub-clusters of a large cluster.
+pub const REVIEW_LEVELS: [f64; 3] = [50.0, 70.0, 90.0];
+/// Closest relatives shown per file of a large cluster.
+pub const CLOSEST: usize = 3;
 
 /// A set of files with identical content.
 #[derive(Debug, Clone)]
@@ -129,6 +162,10 @@ pub struct Report {
     pub coll: Vec<usize>,
     /// Links that passed the thresholds but not the filters.
     pub filtered_links: u64,
+    /// (file, other collection) pairs of the similar links, gathered while
+    /// streaming the links (src/report/collections.rs); `None`: from the
+    /// clusters' links.
+    pub similar_facts: Option<std::collections::BTreeSet<(u32, usize)>>,
 }
 
 /// Read the analysis' pairs, check them against the file table.
@@ -139,12 +176,30 @@ fn read_pairs(
     files_name: &str,
     sizes: &mut [u64],
 ) -> Result<(Vec<Pair>, Params)> {
+    let mut pairs = Vec::new();
+    let params = scan_pairs(path, files, table_params, files_name, sizes, &mut |p, _| {
+        pairs.push(p)
+    })?;
+    Ok((pairs, params))
+}
+
+/// Read the analysis' pairs, check them against the file table, and hand
+/// each to `each` in file order; the sizes the percentages use are set in
+/// `sizes` (and handed to `each` with the pair). Returns the pairs' header
+/// parameters.
+pub(crate) fn scan_pairs(
+    path: &Path,
+    files: &[FileEntry],
+    table_params: &Params,
+    files_name: &str,
+    sizes: &mut [u64],
+    each: &mut dyn FnMut(Pair, &[u64]),
+) -> Result<Params> {
     let mut payloads = false;
     let (input, name) = open_input(path)?;
     let mut r = LineReader::new(input, name.clone());
     let mut check = InputCheck::new(Kind::Pairs, "pairs");
     let mut seen = Digest::default();
-    let mut pairs = Vec::new();
     let expected =
         "a pair record: file id a, file id b, size a, size b, bytes in common, shared chunks";
     while let Some((line, line_no)) = r.next_numbered()? {
@@ -218,18 +273,21 @@ fn read_pairs(
                 seen.add_mix(mix128(
                     ((a as u128) << 96) | ((b as u128) << 64) | common as u128,
                 ));
-                pairs.push(Pair {
-                    a,
-                    b,
-                    common: best,
-                    shared_chunks: shared,
-                    exact,
-                });
+                each(
+                    Pair {
+                        a,
+                        b,
+                        common: best,
+                        shared_chunks: shared,
+                        exact,
+                    },
+                    sizes,
+                );
             }
         }
     }
     check.finish(&seen, &name, r.line_number())?;
-    Ok((pairs, check.params.unwrap_or_default()))
+    Ok(check.params.unwrap_or_default())
 }
 
 /// Round to one decimal, so reports are stable and readable.
@@ -237,23 +295,27 @@ pub(crate) fn r1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
-/// Build the report from the file table and the pairs.
-pub fn build(config: Config) -> Result<Report> {
-    crate::io::wait_for_input(&config.pairs)?;
+/// What both ways of building a report read before the pairs: the file
+/// table, its collections, the identical sets and the path filters.
+pub(crate) struct Prelude {
+    pub files: Vec<FileEntry>,
+    pub table_params: Params,
+    pub files_name: String,
+    pub collections: Vec<crate::formats::collections::Collection>,
+    pub coll: Vec<usize>,
+    pub sizes: Vec<u64>,
+    pub path_ok: Vec<bool>,
+    pub identical: Vec<IdenticalSet>,
+    pub set_of: HashMap<u32, usize>,
+}
+
+pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
     let (files, table_params) = read_file_table(&config.files)?;
     let files_name = config.files.display().to_string();
     let collections = crate::formats::collections::read(&config.files)?;
     let coll = crate::formats::collections::of_files(&collections, files.len())
         .map_err(|m| Error::msg(format!("{files_name}: {m}")))?;
-    let mut sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
-    let (pairs, pair_params) = read_pairs(
-        &config.pairs,
-        &files,
-        &table_params,
-        &files_name,
-        &mut sizes,
-    )?;
-    let pairs_read = pairs.len() as u64;
+    let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
     let filters = &config.filters;
     let path_filtered = !filters.include.is_empty() || !filters.exclude.is_empty();
     let path_ok: Vec<bool> = files
@@ -287,25 +349,160 @@ pub fn build(config: Config) -> Result<Report> {
     for (i, s) in identical.iter().enumerate() {
         set_of.insert(s.files[0], i);
     }
+    Ok(Prelude {
+        files,
+        table_params,
+        files_name,
+        collections,
+        coll,
+        sizes,
+        path_ok,
+        identical,
+        set_of,
+    })
+}
 
-    // Thresholds on what the analysis kept, then the filters.
+impl Prelude {
+    /// Does a link pass the thresholds?
+    pub fn keep(&self, config: &Config, p: &Pair) -> bool {
+        keep_link(config, &self.sizes, p)
+    }
+
+    /// Does a link (above the thresholds) pass the filters?
+    pub fn pass(&self, config: &Config, p: &Pair) -> bool {
+        pass_link(
+            config,
+            &self.files,
+            &self.sizes,
+            &self.path_ok,
+            &self.coll,
+            p,
+        )
+    }
+
+    /// Median size of a cluster's members.
+    pub fn median_size(&self, members: &[u32]) -> u64 {
+        median_size(&self.sizes, members)
+    }
+}
+
+/// Median size of a cluster's members (its files sorted by size
+/// descending), as `likely_template` takes it.
+pub(crate) fn median_size(sizes: &[u64], members: &[u32]) -> u64 {
+    let mut s: Vec<u64> = members.iter().map(|&m| sizes[m as usize]).collect();
+    s.sort_unstable_by(|x, y| y.cmp(x));
+    s[s.len() / 2]
+}
+
+/// A cluster from its members (any order), its link count, the sum of its
+/// links' symmetric similarities (summed in (a, b) order), one of its links
+/// and its likely-template figure.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn make_cluster(
+    files: &[FileEntry],
+    sizes: &[u64],
+    mut members: Vec<u32>,
+    links: Vec<Pair>,
+    link_count: usize,
+    sim_sum: f64,
+    first: Pair,
+    template: Option<u64>,
+) -> Cluster {
     let size = |id: u32| sizes[id as usize];
-    let keep = |p: &Pair| {
-        let (sa, sb) = (size(p.a), size(p.b));
-        let base = config.percent_of.base(sa, sb);
-        p.common >= config.min_bytes
-            && p.common > 0
-            && percent(p.common, base) >= config.min_percent
+    members.sort_by(|&x, &y| size(y).cmp(&size(x)).then(x.cmp(&y)));
+    let total_size: u64 = members.iter().map(|&m| size(m)).sum();
+    let avg = sim_sum / link_count as f64;
+    let n = members.len();
+    let kind = if n == 2 {
+        // The paper's "contains": the smaller file is (mostly) inside a
+        // file at least half as large again.
+        let p = first;
+        let (small, large) = (size(p.a).min(size(p.b)), size(p.a).max(size(p.b)));
+        if large * 2 >= small * 3 {
+            "contains"
+        } else {
+            "pair"
+        }
+    } else if link_count == n * (n - 1) / 2 {
+        "clique"
+    } else {
+        "group"
     };
-    let pass = |p: &Pair| {
-        let (a, b) = (p.a as usize, p.b as usize);
-        path_ok[a]
-            && path_ok[b]
-            && filters.link_ok(&files[a], &files[b], size(p.a), size(p.b), coll[a], coll[b])
-    };
-    let above: Vec<Pair> = pairs.into_iter().filter(keep).collect();
+    let id_hash = members
+        .iter()
+        .map(|&m| files[m as usize].content)
+        .min()
+        .unwrap_or(0);
+    let id = hex128(id_hash)[..10].to_string();
+    let template = template.map(|t| TemplateHint {
+        bytes: t,
+        command: crate::report::templates::mark_command(&id),
+    });
+    Cluster {
+        id,
+        kind,
+        files: members,
+        links,
+        link_count,
+        total_size,
+        avg_similarity: avg,
+        template,
+        review: None,
+    }
+}
+
+/// Does a link pass the thresholds?
+pub(crate) fn keep_link(config: &Config, sizes: &[u64], p: &Pair) -> bool {
+    let (sa, sb) = (sizes[p.a as usize], sizes[p.b as usize]);
+    let base = config.percent_of.base(sa, sb);
+    p.common >= config.min_bytes && p.common > 0 && percent(p.common, base) >= config.min_percent
+}
+
+/// Does a link (above the thresholds) pass the filters?
+pub(crate) fn pass_link(
+    config: &Config,
+    files: &[FileEntry],
+    sizes: &[u64],
+    path_ok: &[bool],
+    coll: &[usize],
+    p: &Pair,
+) -> bool {
+    let (a, b) = (p.a as usize, p.b as usize);
+    path_ok[a]
+        && path_ok[b]
+        && config
+            .filters
+            .link_ok(&files[a], &files[b], sizes[a], sizes[b], coll[a], coll[b])
+}
+
+/// The report's parameters: the pairs' plus the report's own.
+pub(crate) fn report_params(pair_params: Params, config: &Config) -> Params {
+    let mut params = pair_params;
+    params.set("report-min-percent", config.min_percent);
+    params.set("report-min-bytes", config.min_bytes);
+    params.set("report-percent-of", config.percent_of.as_str());
+    params.set("report-filters", config.filters.describe());
+    params
+}
+
+/// Build the report from the file table and the pairs, every link in
+/// memory (the html and xlsx formats; txt, json and tsv stream them,
+/// src/report/stream.rs).
+pub fn build(config: Config) -> Result<Report> {
+    crate::io::wait_for_input(&config.pairs)?;
+    let mut pre = prelude(&config)?;
+    let (pairs, pair_params) = read_pairs(
+        &config.pairs,
+        &pre.files,
+        &pre.table_params,
+        &pre.files_name,
+        &mut pre.sizes,
+    )?;
+    let pairs_read = pairs.len() as u64;
+    let size = |id: u32| pre.sizes[id as usize];
+    let above: Vec<Pair> = pairs.into_iter().filter(|p| pre.keep(&config, p)).collect();
     let n_above = above.len() as u64;
-    let kept: Vec<Pair> = above.into_iter().filter(pass).collect();
+    let kept: Vec<Pair> = above.into_iter().filter(|p| pre.pass(&config, p)).collect();
     let filtered_links = n_above - kept.len() as u64;
 
     // Connected components of the similarity graph.
@@ -339,76 +536,38 @@ pub fn build(config: Config) -> Result<Report> {
             }
         }
         links.sort_by_key(|p| (p.a, p.b));
-        members.sort_by(|&x, &y| size(y).cmp(&size(x)).then(x.cmp(&y)));
-        let total_size: u64 = members.iter().map(|&m| size(m)).sum();
-        let avg = links
+        let sim_sum = links
             .iter()
             .map(|p| symmetric(p.common, size(p.a), size(p.b)))
-            .sum::<f64>()
-            / links.len() as f64;
-        let n = members.len();
-        let kind = if n == 2 {
-            // The paper's "contains": the smaller file is (mostly) inside a
-            // file at least half as large again.
-            let p = links[0];
-            let (small, large) = (size(p.a).min(size(p.b)), size(p.a).max(size(p.b)));
-            if large * 2 >= small * 3 {
-                "contains"
-            } else {
-                "pair"
-            }
-        } else if links.len() == n * (n - 1) / 2 {
-            "clique"
-        } else {
-            "group"
-        };
-        let id_hash = members
-            .iter()
-            .map(|&m| files[m as usize].content)
-            .min()
-            .unwrap_or(0);
-        let id = hex128(id_hash)[..10].to_string();
+            .sum::<f64>();
         let commons: Vec<u64> = links.iter().map(|p| p.common).collect();
-        let median_size = size(members[members.len() / 2]);
         let template = crate::report::templates::likely_template(
-            n,
+            members.len(),
             &commons,
-            median_size,
+            pre.median_size(&members),
             config.template_min_files,
-        )
-        .map(|t| TemplateHint {
-            bytes: t,
-            command: crate::report::templates::mark_command(&id),
-        });
-        clusters.push(Cluster {
-            id,
-            kind,
-            files: members,
-            links,
-            total_size,
-            avg_similarity: avg,
-            template,
-        });
+        );
+        let (n, first) = (links.len(), links[0]);
+        clusters.push(make_cluster(
+            &pre.files, &pre.sizes, members, links, n, sim_sum, first, template,
+        ));
     }
     clusters.sort_by(|x, y| y.total_size.cmp(&x.total_size).then(x.id.cmp(&y.id)));
 
-    let mut params = pair_params;
-    params.set("report-min-percent", config.min_percent);
-    params.set("report-min-bytes", config.min_bytes);
-    params.set("report-percent-of", config.percent_of.as_str());
-    params.set("report-filters", config.filters.describe());
+    let params = report_params(pair_params, &config);
     Ok(Report {
-        files,
+        files: pre.files,
         params,
         config,
-        identical,
+        identical: pre.identical,
         clusters,
-        set_of,
+        set_of: pre.set_of,
         pairs_read,
-        sizes,
-        collections,
-        coll,
+        sizes: pre.sizes,
+        collections: pre.collections,
+        coll: pre.coll,
         filtered_links,
+        similar_facts: None,
     })
 }
 

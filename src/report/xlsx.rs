@@ -170,6 +170,15 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
         let ws = wb.add_worksheet();
         ws.set_name("B Clusters").map_err(xerr)?;
         let sizes: Vec<usize> = report.clusters.iter().map(|c| c.files.len()).collect();
+        let mut best = vec![0f64; report.files.len()];
+        for c in &report.clusters {
+            for l in &c.links {
+                for f in [l.a, l.b] {
+                    let p = percent(l.common, report.size(f));
+                    best[f as usize] = best[f as usize].max(p);
+                }
+            }
+        }
         grouped_sheet(
             ws,
             &s,
@@ -212,13 +221,9 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
             |ws, k, i, r| {
                 let c = &report.clusters[k];
                 let f = c.files[i];
-                // % similar: the largest share of this file found in one link.
-                let best = c
-                    .links
-                    .iter()
-                    .filter(|l| l.a == f || l.b == f)
-                    .map(|l| percent(l.common, report.size(f)))
-                    .fold(0.0, f64::max);
+                // % similar: the largest share of this file found in one link
+                // (one pass over the links, not one per file).
+                let best = best[f as usize];
                 let copies = report
                     .set_of
                     .get(&f)

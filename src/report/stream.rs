@@ -1,0 +1,668 @@
+//! The txt, json and tsv reports within a memory budget, whatever the
+//! number of links (issue 16).
+//!
+//! The pairs are read several times (a piped input is first spooled to a
+//! temporary file):
+//!
+//! 1. check them (header, digest, trailer, file table), apply the
+//!    thresholds and the filters, and join the files of each kept link
+//!    (union-find over file ids);
+//! 2. count each cluster's links and sum their similarities (in (a, b)
+//!    order, as the in-memory report does, so the figures are the same);
+//! 3. for the clusters that may be likely templates, the 10th percentile and
+//!    the median of their bytes in common (collected when they fit in the
+//!    budget, else found by narrowing a histogram, a few more reads);
+//! 4. write the report, clusters in their order: consecutive clusters whose
+//!    links fit in `--memory` together are gathered in one read; a cluster
+//!    larger than the budget is written as its links come (the pairs are
+//!    sorted by (a, b), which is the order of a cluster's links).
+//!
+//! Memory: O(files) (the file table, the identical sets, about 40 bytes per
+//! file of union-find, cluster and counters) plus at most `--memory` of
+//! links (32 bytes each), plus a 1 MiB output buffer. A pairs file that is
+//! not sorted by (a, b) (not written by fsim) is grouped in memory.
+
+use crate::error::{Error, Result};
+use crate::formats::{symmetric, Params};
+use crate::io::Output;
+use crate::report::model::{
+    keep_link, make_cluster, median_size, pass_link, prelude, report_params, scan_pairs, Cluster,
+    Config, Format, Pair, Report, Review, CLOSEST, REVIEW_LEVELS,
+};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// Bytes of one link held in memory.
+const PAIR_BYTES: u64 = std::mem::size_of::<Pair>() as u64;
+/// No cluster.
+const NONE: u32 = u32::MAX;
+
+/// What reading the pairs again needs.
+struct Source {
+    path: PathBuf,
+    /// The spooled copy of a piped input, removed on drop.
+    _spool: Option<tempfile::NamedTempFile>,
+    table_params: Params,
+    files_name: String,
+    path_ok: Vec<bool>,
+    /// Scratch sizes for the reads after the first.
+    scratch: Vec<u64>,
+    /// The pairs are sorted by (a, b).
+    sorted: bool,
+}
+
+impl Source {
+    /// Every kept link (thresholds and filters passed), in file order.
+    fn kept(&mut self, r: &Report, each: &mut dyn FnMut(Pair)) -> Result<()> {
+        let config = &r.config;
+        let (files, sizes, path_ok, coll) = (&r.files, &r.sizes, &self.path_ok, &r.coll);
+        scan_pairs(
+            &self.path,
+            files,
+            &self.table_params,
+            &self.files_name,
+            &mut self.scratch,
+            &mut |p, _| {
+                if keep_link(config, sizes, &p)
+                    && pass_link(config, files, sizes, path_ok, coll, &p)
+                {
+                    each(p)
+                }
+            },
+        )?;
+        Ok(())
+    }
+}
+
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        let up = parent[parent[x as usize] as usize];
+        parent[x as usize] = up;
+        x = up;
+    }
+    x
+}
+
+/// Spool a piped or standard input to a temporary file.
+fn spool(config: &Config) -> Result<Option<tempfile::NamedTempFile>> {
+    let path = &config.pairs;
+    let regular =
+        path.as_os_str() != "-" && std::fs::metadata(path).map(|m| m.is_file()).unwrap_or(true);
+    if regular {
+        return Ok(None);
+    }
+    let dir = config.tmpdir.clone().unwrap_or_else(std::env::temp_dir);
+    let mut tmp = tempfile::Builder::new()
+        .prefix("fsim-report-pairs.")
+        .tempfile_in(&dir)
+        .map_err(|e| {
+            Error::msg(format!(
+                "cannot create a temporary file in {}: {e}",
+                dir.display()
+            ))
+        })?;
+    let (mut input, name) = crate::formats::open_input(path)?;
+    std::io::copy(&mut input, tmp.as_file_mut())
+        .map_err(|e| Error::msg(format!("spooling {name} to {}: {e}", tmp.path().display())))?;
+    Ok(Some(tmp))
+}
+
+/// Hands every value of a set to a callback.
+type Scan<'a> = dyn FnMut(&mut dyn FnMut(u64)) -> Result<()> + 'a;
+
+/// The k-th smallest (0-based) of the values `scan` gives, all within
+/// [lo, hi], by narrowing a histogram of 65,536 buckets: a few scans, 512
+/// KiB of memory.
+fn kth(k: u64, mut lo: u64, mut hi: u64, scan: &mut Scan<'_>) -> Result<u64> {
+    const B: u64 = 1 << 16;
+    let mut k = k;
+    loop {
+        if lo == hi {
+            return Ok(lo);
+        }
+        let span = hi - lo;
+        let w = span / B + 1;
+        let mut counts = vec![0u64; B as usize];
+        scan(&mut |v| {
+            if v >= lo && v <= hi {
+                counts[((v - lo) / w) as usize] += 1;
+            }
+        })?;
+        let mut below = 0;
+        let mut bucket = 0;
+        for (i, &c) in counts.iter().enumerate() {
+            if below + c > k {
+                bucket = i as u64;
+                break;
+            }
+            below += c;
+        }
+        k -= below;
+        let new_lo = lo + bucket * w;
+        hi = (new_lo + (w - 1)).min(hi);
+        lo = new_lo;
+        if w == 1 {
+            return Ok(lo);
+        }
+    }
+}
+
+/// Build the report without its links: clusters with their figures, and
+/// what reading the links again needs; and the rank (output position) of
+/// each file's cluster.
+fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
+    crate::io::wait_for_input(&config.pairs)?;
+    let spooled = spool(&config)?;
+    let path = spooled
+        .as_ref()
+        .map_or_else(|| config.pairs.clone(), |t| t.path().to_path_buf());
+    let mut pre = prelude(&config)?;
+    let n = pre.files.len();
+
+    // 1. Check, threshold, filter, join.
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    let mut linked = vec![false; n];
+    let (mut pairs_read, mut n_above, mut n_kept) = (0u64, 0u64, 0u64);
+    let mut sorted = true;
+    let mut prev: Option<(u32, u32)> = None;
+    let pair_params = {
+        let (files, path_ok, coll) = (&pre.files, &pre.path_ok, &pre.coll);
+        scan_pairs(
+            &path,
+            files,
+            &pre.table_params,
+            &pre.files_name,
+            &mut pre.sizes,
+            &mut |p, sizes| {
+                pairs_read += 1;
+                if prev.is_some_and(|q| q >= (p.a, p.b)) {
+                    sorted = false;
+                }
+                prev = Some((p.a, p.b));
+                if !keep_link(&config, sizes, &p) {
+                    return;
+                }
+                n_above += 1;
+                if !pass_link(&config, files, sizes, path_ok, coll, &p) {
+                    return;
+                }
+                n_kept += 1;
+                linked[p.a as usize] = true;
+                linked[p.b as usize] = true;
+                let (ra, rb) = (find(&mut parent, p.a), find(&mut parent, p.b));
+                if ra != rb {
+                    let (lo, hi) = (ra.min(rb), ra.max(rb));
+                    parent[hi as usize] = lo;
+                }
+            },
+        )?
+    };
+    let filtered_links = n_above - n_kept;
+
+    // Clusters, numbered by smallest file id for now.
+    let mut cluster_of = vec![NONE; n];
+    let mut members: Vec<Vec<u32>> = Vec::new();
+    for f in 0..n as u32 {
+        if !linked[f as usize] {
+            continue;
+        }
+        let r = find(&mut parent, f);
+        let c = if r == f {
+            members.push(Vec::new());
+            (members.len() - 1) as u32
+        } else {
+            cluster_of[r as usize]
+        };
+        cluster_of[f as usize] = c;
+        members[c as usize].push(f);
+    }
+    drop(parent);
+    drop(linked);
+
+    let mut source = Source {
+        path,
+        _spool: spooled,
+        table_params: pre.table_params,
+        files_name: pre.files_name,
+        path_ok: pre.path_ok,
+        scratch: pre.sizes.clone(),
+        sorted,
+    };
+    let k = members.len();
+    let mut report = Report {
+        files: pre.files,
+        params: report_params(pair_params, &config),
+        config,
+        identical: pre.identical,
+        clusters: Vec::new(),
+        set_of: pre.set_of,
+        pairs_read,
+        sizes: pre.sizes,
+        collections: pre.collections,
+        coll: pre.coll,
+        filtered_links,
+        similar_facts: None,
+    };
+
+    // 2. Links and similarity of each cluster.
+    let mut count = vec![0usize; k];
+    let mut sum = vec![0f64; k];
+    let mut first: Vec<Option<Pair>> = vec![None; k];
+    let mut max_common = vec![0u64; k];
+    // Text: sub-clusters and closest relatives of the large clusters.
+    let review = report.config.format == Format::Text;
+    let big: Vec<bool> = members
+        .iter()
+        .map(|m| review && m.len() > report.config.review_files)
+        .collect();
+    let any_big = big.iter().any(|&b| b);
+    let fsize = if any_big { n } else { 0 };
+    let mut level_parent: Vec<Vec<u32>> = REVIEW_LEVELS
+        .iter()
+        .map(|_| (0..fsize as u32).collect())
+        .collect();
+    let mut closest: Vec<Vec<(f64, Pair)>> = vec![Vec::new(); fsize];
+    {
+        let sizes = &report.sizes;
+        source.kept(&report, &mut |p| {
+            let c = cluster_of[p.a as usize] as usize;
+            count[c] += 1;
+            let sim = symmetric(p.common, sizes[p.a as usize], sizes[p.b as usize]);
+            sum[c] += sim;
+            first[c].get_or_insert(p);
+            max_common[c] = max_common[c].max(p.common);
+            if big[c] {
+                for (l, parent) in REVIEW_LEVELS.iter().zip(level_parent.iter_mut()) {
+                    if sim >= *l {
+                        let (ra, rb) = (find(parent, p.a), find(parent, p.b));
+                        if ra != rb {
+                            parent[ra.max(rb) as usize] = ra.min(rb);
+                        }
+                    }
+                }
+                for me in [p.a, p.b] {
+                    let top = &mut closest[me as usize];
+                    let key = |x: &(f64, Pair)| {
+                        let o = if x.1.a == me { x.1.b } else { x.1.a };
+                        // Similarities are >= 0: their bits order them.
+                        (std::cmp::Reverse(x.0.to_bits()), o)
+                    };
+                    let new = (sim, p);
+                    if top.len() < CLOSEST || key(&new) < key(top.last().unwrap()) {
+                        let at = top.partition_point(|x| key(x) < key(&new));
+                        top.insert(at, new);
+                        top.truncate(CLOSEST);
+                    }
+                }
+            }
+        })?;
+    }
+
+    // 3. Likely templates: the 10th percentile and the median of bytes in
+    // common, for the clusters that are (nearly) cliques.
+    let min_files = report.config.template_min_files;
+    let candidate = |c: usize| {
+        let f = members[c].len() as u64;
+        f >= min_files.max(3) as u64 && count[c] as u64 * 10 >= f * (f - 1) / 2 * 9
+    };
+    let mut template: Vec<Option<u64>> = vec![None; k];
+    let budget = report.config.memory.max(1);
+    let cands: Vec<usize> = (0..k).filter(|&c| candidate(c)).collect();
+    let mut i = 0;
+    while i < cands.len() {
+        let c0 = cands[i];
+        if count[c0] as u64 * 8 > budget {
+            // Alone and too large: narrow a histogram.
+            let mut scan = |each: &mut dyn FnMut(u64)| -> Result<()> {
+                source.kept(&report, &mut |p| {
+                    if cluster_of[p.a as usize] as usize == c0 {
+                        each(p.common)
+                    }
+                })
+            };
+            let len = count[c0] as u64;
+            let p10 = kth(len / 10, 0, max_common[c0], &mut scan)?;
+            let median = kth(len / 2, 0, max_common[c0], &mut scan)?;
+            let ms = median_size(&report.sizes, &members[c0]);
+            template[c0] = (p10 > 0 && p10 * 4 >= median * 3 && p10 * 10 < ms * 9).then_some(p10);
+            i += 1;
+            continue;
+        }
+        // A batch of candidates whose bytes in common fit together.
+        let mut j = i;
+        let mut bytes = 0u64;
+        while j < cands.len() && bytes + count[cands[j]] as u64 * 8 <= budget {
+            bytes += count[cands[j]] as u64 * 8;
+            j += 1;
+        }
+        let batch = &cands[i..j];
+        let mut slot = vec![NONE; k];
+        for (x, &c) in batch.iter().enumerate() {
+            slot[c] = x as u32;
+        }
+        let mut commons: Vec<Vec<u64>> = batch
+            .iter()
+            .map(|&c| Vec::with_capacity(count[c]))
+            .collect();
+        source.kept(&report, &mut |p| {
+            let s = slot[cluster_of[p.a as usize] as usize];
+            if s != NONE {
+                commons[s as usize].push(p.common)
+            }
+        })?;
+        for (x, &c) in batch.iter().enumerate() {
+            template[c] = crate::report::templates::likely_template(
+                members[c].len(),
+                &commons[x],
+                median_size(&report.sizes, &members[c]),
+                min_files,
+            );
+        }
+        i = j;
+    }
+
+    // The clusters, in their order.
+    let mut clusters: Vec<(Cluster, usize)> = members
+        .into_iter()
+        .enumerate()
+        .map(|(c, m)| {
+            let cl = make_cluster(
+                &report.files,
+                &report.sizes,
+                m,
+                Vec::new(),
+                count[c],
+                sum[c],
+                first[c].expect("a cluster has a link"),
+                template[c],
+            );
+            (cl, c)
+        })
+        .collect();
+    for (cl, c) in clusters.iter_mut() {
+        if !big[*c] {
+            continue;
+        }
+        let levels = level_parent
+            .iter_mut()
+            .map(|parent| {
+                let mut sizes: std::collections::HashMap<u32, usize> = Default::default();
+                for &f in &cl.files {
+                    *sizes.entry(find(parent, f)).or_default() += 1;
+                }
+                (sizes.len(), sizes.values().copied().max().unwrap_or(0))
+            })
+            .collect();
+        let closest = cl
+            .files
+            .iter()
+            .map(|&f| {
+                std::mem::take(&mut closest[f as usize])
+                    .into_iter()
+                    .map(|x| x.1)
+                    .collect()
+            })
+            .collect();
+        cl.review = Some(Review { levels, closest });
+    }
+    clusters.sort_by(|(x, _), (y, _)| y.total_size.cmp(&x.total_size).then(x.id.cmp(&y.id)));
+    let mut rank_of = vec![0u32; k];
+    for (r, (_, c)) in clusters.iter().enumerate() {
+        rank_of[*c] = r as u32;
+    }
+    for c in cluster_of.iter_mut() {
+        if *c != NONE {
+            *c = rank_of[*c as usize];
+        }
+    }
+    report.clusters = clusters.into_iter().map(|(c, _)| c).collect();
+    Ok((report, source, cluster_of))
+}
+
+/// Where the report goes: the output file through a 1 MiB buffer.
+struct Sink {
+    out: Output,
+    buf: String,
+    format: Format,
+    color: bool,
+    /// Links written in the current cluster.
+    in_cluster: usize,
+    /// Clusters written.
+    clusters: usize,
+    /// The json text of the current cluster after its links.
+    json_tail: String,
+    /// (file, other collection) facts of the links written.
+    facts: BTreeSet<(u32, usize)>,
+}
+
+/// Markers of the values written apart in the json document.
+const MARK: &str = "\u{1}fsim-stream\u{1}";
+const FILES: &str = "\u{1}fsim-stream-files\u{1}";
+
+/// A marker as serde_json writes it.
+fn quoted(m: &str) -> String {
+    format!("\"{}\"", m.replace('\u{1}', "\\u0001"))
+}
+
+fn pretty(v: &Value) -> Result<String> {
+    serde_json::to_string_pretty(v).map_err(|e| Error::msg(format!("json: {e}")))
+}
+
+/// Indent every line but the first by `n` spaces.
+fn indent(s: &str, n: usize) -> String {
+    s.replace('\n', &format!("\n{}", " ".repeat(n)))
+}
+
+impl Sink {
+    fn push(&mut self, s: &str) -> Result<()> {
+        self.buf.push_str(s);
+        if self.buf.len() >= 1 << 20 {
+            self.out.write_all(self.buf.as_bytes())?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn head(&mut self, r: &Report) -> Result<()> {
+        match self.format {
+            Format::Text => self.push(&r.text_head(self.color)),
+            Format::Tsv => self.push(crate::report::TSV_HEADER),
+            _ => self.push("{\n  \"clusters\": "),
+        }
+    }
+
+    fn start(&mut self, r: &Report, c: &Cluster) -> Result<()> {
+        self.in_cluster = 0;
+        match self.format {
+            Format::Text => self.push(&r.text_cluster(self.color, c)),
+            Format::Tsv => Ok(()),
+            _ => {
+                let (mf, ml) = (Value::String(FILES.into()), Value::String(MARK.into()));
+                let j = indent(&pretty(&r.cluster_json(c, Some(mf), ml))?, 4);
+                let (qf, ql) = (quoted(FILES), quoted(MARK));
+                // Keys are in order: nothing before "files" holds a path,
+                // nothing after "links" does: the files' marker is the first
+                // match, the links' the last.
+                let f = j
+                    .find(&qf)
+                    .ok_or_else(|| Error::msg("json: files marker"))?;
+                let l = j
+                    .rfind(&ql)
+                    .ok_or_else(|| Error::msg("json: cluster marker"))?;
+                self.json_tail = j[l + ql.len()..].to_string();
+                let lead = if self.clusters == 0 {
+                    "[\n    "
+                } else {
+                    ",\n    "
+                };
+                self.push(lead)?;
+                self.push(&j[..f])?;
+                for (i, &file) in c.files.iter().enumerate() {
+                    self.push(if i == 0 { "[\n        " } else { ",\n        " })?;
+                    self.push(&indent(&pretty(&r.file_json(file))?, 8))?;
+                }
+                self.push("\n      ]")?;
+                self.push(&j[f + qf.len()..l])
+            }
+        }
+    }
+
+    fn link(&mut self, r: &Report, c: &Cluster, l: &Pair) -> Result<()> {
+        crate::report::collections::add_similar(r, &mut self.facts, l);
+        self.in_cluster += 1;
+        match self.format {
+            Format::Text => self.push(&r.text_link(self.color, l)),
+            Format::Tsv => self.push(&r.tsv_link(c, l)),
+            _ => {
+                let lead = if self.in_cluster == 1 {
+                    "[\n        "
+                } else {
+                    ",\n        "
+                };
+                self.push(lead)?;
+                self.push(&indent(&pretty(&r.link_json(l))?, 8))
+            }
+        }
+    }
+
+    fn end(&mut self) -> Result<()> {
+        self.clusters += 1;
+        if matches!(self.format, Format::Json) {
+            let close = if self.in_cluster == 0 {
+                "[]"
+            } else {
+                "\n      ]"
+            };
+            self.push(close)?;
+            let t = std::mem::take(&mut self.json_tail);
+            self.push(&t)?;
+        }
+        Ok(())
+    }
+
+    fn tail(&mut self, r: &Report) -> Result<()> {
+        match self.format {
+            Format::Text => self.push(&r.text_tail(self.color)),
+            Format::Tsv => Ok(()),
+            _ => {
+                self.push(if self.clusters == 0 { "[]" } else { "\n  ]" })?;
+                let j = pretty(&r.json_top(Value::String(MARK.into())))?;
+                let m = quoted(MARK);
+                let at = j.find(&m).ok_or_else(|| Error::msg("json: marker"))?;
+                if &j[..at] != "{\n  \"clusters\": " {
+                    return Err(Error::msg("json: clusters is not the first key"));
+                }
+                let rest = format!("{}\n", &j[at + m.len()..]);
+                self.push(&rest)
+            }
+        }
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.out.write_all(self.buf.as_bytes())?;
+        self.out.finish()
+    }
+}
+
+/// Write the txt, json or tsv report of `config` within its memory budget.
+/// Returns the report (without its links) for the summary line.
+pub fn run(config: Config, color: bool) -> Result<Report> {
+    let format = config.format;
+    let output = config.output.clone();
+    let (mut report, mut source, rank) = build(config)?;
+    crate::report::load_templates(&report)?;
+    let mut sink = Sink {
+        out: Output::create(output.as_deref())?,
+        buf: String::new(),
+        format,
+        color,
+        in_cluster: 0,
+        clusters: 0,
+        json_tail: String::new(),
+        facts: BTreeSet::new(),
+    };
+    sink.head(&report)?;
+    let budget = report.config.memory.max(1);
+    let k = report.clusters.len();
+    let mut i = 0;
+    while i < k {
+        if report.clusters[i].review.is_some() {
+            // The text report shows its closest relatives, not its links.
+            let c = &report.clusters[i];
+            sink.start(&report, c)?;
+            sink.end()?;
+            i += 1;
+            continue;
+        }
+        let big = report.clusters[i].link_count as u64 * PAIR_BYTES > budget;
+        if big && source.sorted {
+            // Written as its links come, already in (a, b) order.
+            let c = &report.clusters[i];
+            sink.start(&report, c)?;
+            let mut err = None;
+            source.kept(&report, &mut |p| {
+                if err.is_none() && rank[p.a as usize] as usize == i {
+                    if let Err(e) = sink.link(&report, c, &p) {
+                        err = Some(e);
+                    }
+                }
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+            sink.end()?;
+            i += 1;
+            continue;
+        }
+        // Links held in memory for a cluster (none for a reviewed one: the
+        // text shows its closest relatives, found in step 2).
+        let held = |c: &Cluster| {
+            if c.review.is_some() {
+                0
+            } else {
+                c.link_count
+            }
+        };
+        let mut j = i + 1;
+        let mut bytes = report.clusters[i].link_count as u64 * PAIR_BYTES;
+        while j < k {
+            let b = held(&report.clusters[j]) as u64 * PAIR_BYTES;
+            if bytes + b > budget {
+                break;
+            }
+            bytes += b;
+            j += 1;
+        }
+        let mut bufs: Vec<Vec<Pair>> = report.clusters[i..j]
+            .iter()
+            .map(|c| Vec::with_capacity(held(c)))
+            .collect();
+        let reviewed: Vec<bool> = report.clusters[i..j]
+            .iter()
+            .map(|c| c.review.is_some())
+            .collect();
+        source.kept(&report, &mut |p| {
+            let r = rank[p.a as usize] as usize;
+            if (i..j).contains(&r) && !reviewed[r - i] {
+                bufs[r - i].push(p);
+            }
+        })?;
+        for (x, mut links) in bufs.into_iter().enumerate() {
+            if !source.sorted {
+                links.sort_by_key(|p| (p.a, p.b));
+            }
+            let c = &report.clusters[i + x];
+            sink.start(&report, c)?;
+            for l in &links {
+                sink.link(&report, c, l)?;
+            }
+            sink.end()?;
+        }
+        i = j;
+    }
+    report.similar_facts = Some(std::mem::take(&mut sink.facts));
+    sink.tail(&report)?;
+    sink.finish()?;
+    Ok(report)
+}

@@ -1,0 +1,339 @@
+//! fsim-report within its memory budget (issue 16): one cluster of 20,000
+//! files and over a million links, written in text, json and tsv with
+//! `--memory 32M`. Peak RSS must stay under the budget plus a constant per
+//! file (the file table, union-find and counters: O(files), like
+//! fsim-partition), and the json and tsv must hold every link.
+
+mod common;
+
+use common::*;
+use fsim::formats::{FileEntry, FileType};
+use std::io::BufRead;
+use std::path::Path;
+use std::process::Command;
+
+const FILES: u32 = 20_000;
+/// Each file is linked to the next NEIGHBOURS files: one cluster.
+const NEIGHBOURS: u32 = 51;
+const BUDGET: u64 = 32 << 20;
+/// Process, binary and buffers, whatever the input.
+const BASE: u64 = 16 << 20;
+/// What the report holds per file (file table entry and path, sizes,
+/// union-find, cluster members, identical-set maps), generously.
+const PER_FILE: u64 = 1024;
+
+/// Run a command with its stdout to `out`; (success, peak RSS in bytes).
+fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let f = std::fs::File::create(out).unwrap();
+    cmd.stdout(f).stderr(std::process::Stdio::inherit());
+    // Reaped by wait4 below, which also gives its rusage.
+    #[allow(clippy::zombie_processes)]
+    let child = cmd.spawn().unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills; the pid is our child's
+    // and is waited for once, here (std's Child is never waited on).
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(r, child.id() as i32);
+    (
+        std::process::ExitStatus::from_raw(status).success(),
+        ru.ru_maxrss as u64 * 1024,
+    )
+}
+
+/// The pairs of the large cluster, as `common::pairs_file` writes them;
+/// returns their number.
+fn write_pairs(path: &Path) -> usize {
+    use fsim::formats::{self, Digest, Kind};
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut head = Vec::new();
+    formats::write_header(
+        Kind::Pairs,
+        &report_params().with("min-percent", 10),
+        &mut head,
+    );
+    w.write_all(&head).unwrap();
+    let mut d = Digest::default();
+    let mut n = 0;
+    for a in 0..FILES {
+        for b in a + 1..(a + 1 + NEIGHBOURS).min(FILES) {
+            let c = 600 + ((a + b) % 400) as u64;
+            writeln!(w, "{a:010}\t{b:010}\t1000\t1000\t{c}\t1").unwrap();
+            d.add_mix(formats::mix128(
+                ((a as u128) << 96) | ((b as u128) << 64) | c as u128,
+            ));
+            n += 1;
+        }
+    }
+    let mut tail = Vec::new();
+    formats::write_trailer(Kind::Pairs, &formats::digest_params(&d, "pairs"), &mut tail);
+    w.write_all(&tail).unwrap();
+    w.flush().unwrap();
+    n
+}
+
+#[test]
+fn one_cluster_of_a_million_links_within_budget() {
+    let t = tempfile::tempdir().unwrap();
+    if std::env::var_os("FSIM_KEEP_TEST_DIR").is_some() {
+        eprintln!("test folder kept: {}", t.path().display());
+    }
+    let files: Vec<FileEntry> = (0..FILES)
+        .map(|id| FileEntry {
+            id,
+            size: 1000,
+            mtime_s: 1,
+            mtime_ns: 0,
+            content: (id as u128 + 1) * 0x9e37_79b9_7f4a_7c15,
+            ftype: FileType::Text,
+            path: format!("docs/part{:02}/file{id:06}.txt", id % 100).into_bytes(),
+        })
+        .collect();
+    // Written as generated: this process stays small, and its size would
+    // count in the child's peak RSS (fork copies it before exec).
+    std::fs::write(t.path().join("files.tsv"), file_table(&files)).unwrap();
+    drop(files);
+    let links = write_pairs(&t.path().join("pairs.tsv"));
+    assert!(links >= 1_000_000, "{links}");
+    if std::env::var_os("FSIM_KEEP_TEST_DIR").is_some() {
+        let dir = t.keep();
+        eprintln!("kept {}", dir.display());
+        return;
+    }
+    let limit = BUDGET + BASE + PER_FILE * FILES as u64;
+    for format in ["text", "tsv", "json"] {
+        let out = t.path().join(format!("report.{format}"));
+        let mut cmd = fsim("fsim-report");
+        cmd.current_dir(t.path()).args([
+            "--files",
+            "files.tsv",
+            "--format",
+            format,
+            "--memory",
+            "32M",
+            "--quiet",
+            "pairs.tsv",
+        ]);
+        let (ok, rss) = run_rss(cmd, &out);
+        assert!(ok, "fsim-report --format {format} failed");
+        eprintln!(
+            "fsim-report --format {format}: {links} links, peak RSS {:.1} MiB (limit {:.1} MiB)",
+            rss as f64 / 1048576.0,
+            limit as f64 / 1048576.0
+        );
+        assert!(
+            rss <= limit,
+            "{format}: peak RSS {rss} over {limit} (budget 32M + {BASE} + {PER_FILE} per file)"
+        );
+        let r = std::io::BufReader::new(std::fs::File::open(&out).unwrap());
+        match format {
+            "tsv" => assert_eq!(r.lines().count(), links + 1),
+            "json" => {
+                let n = r
+                    .lines()
+                    .filter(|l| l.as_ref().unwrap().trim_start().starts_with("\"a_id\": "))
+                    .count();
+                assert_eq!(n, links);
+                // Well-formed, read without holding it.
+                let f = std::io::BufReader::new(std::fs::File::open(&out).unwrap());
+                let _: serde::de::IgnoredAny = serde_json::from_reader(f).unwrap();
+            }
+            _ => {
+                let first = r.lines().next().unwrap().unwrap();
+                assert!(
+                    first.contains(&format!("1 clusters, {FILES} files")),
+                    "{first}"
+                );
+            }
+        }
+    }
+}
+
+/// Any budget gives the same report: with a budget of 64 bytes every
+/// cluster is read alone (written as its links come, likely templates
+/// found by narrowing histograms), from a pipe; with the default one, all
+/// at once from the file.
+#[test]
+fn any_budget_same_report() {
+    let t = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    let mut pairs = Vec::new();
+    let mut id = 0u32;
+    // Clusters of 2 to 12 files: chains, and cliques sharing a template.
+    for c in 0..40u32 {
+        let n = 2 + c % 11;
+        let first = id;
+        for k in 0..n {
+            files.push(FileEntry {
+                id,
+                size: 1000 + ((c * 7 + k * 13) % 50) as u64,
+                mtime_s: 1,
+                mtime_ns: 0,
+                content: (id as u128 + 1) * 0x1234_5678_9abc_def1,
+                ftype: FileType::Text,
+                path: format!("c{c:02}/f{k:02}.txt").into_bytes(),
+            });
+            id += 1;
+        }
+        for a in first..id {
+            for b in a + 1..id {
+                let clique = c % 3 == 0;
+                if clique || b == a + 1 {
+                    let common = if clique {
+                        700
+                    } else {
+                        600 + ((a * b) % 300) as u64
+                    };
+                    let (sa, sb) = (files[a as usize].size, files[b as usize].size);
+                    pairs.push((a, b, sa, sb, common));
+                }
+            }
+        }
+    }
+    std::fs::write(t.path().join("files.tsv"), file_table(&files)).unwrap();
+    let pairs_text = pairs_file(&pairs);
+    std::fs::write(t.path().join("pairs.tsv"), &pairs_text).unwrap();
+    for format in ["text", "json", "tsv"] {
+        let mut all = fsim("fsim-report");
+        all.current_dir(t.path()).args([
+            "--files",
+            "files.tsv",
+            "--format",
+            format,
+            "-q",
+            "pairs.tsv",
+        ]);
+        let all = run_ok(all, None).stdout;
+        let mut small = fsim("fsim-report");
+        small.current_dir(t.path()).args([
+            "--files",
+            "files.tsv",
+            "--format",
+            format,
+            "-q",
+            "--memory",
+            "64",
+            "--tmpdir",
+            ".",
+        ]);
+        let small = run_ok(small, Some(&pairs_text)).stdout;
+        assert!(String::from_utf8_lossy(&all).contains("likely") || format == "tsv");
+        assert_eq!(
+            String::from_utf8_lossy(&all),
+            String::from_utf8_lossy(&small),
+            "{format}"
+        );
+    }
+}
+
+/// A cluster of more than --review-files files: the text report gives its
+/// sub-clusters and each file's 3 closest relatives, whose figures are
+/// those of the tsv; a smaller cluster keeps all its links.
+#[test]
+fn large_cluster_reviewed_by_closest_relatives() {
+    let t = tempfile::tempdir().unwrap();
+    let n = 60u32;
+    let files: Vec<FileEntry> = (0..n + 3)
+        .map(|id| FileEntry {
+            id,
+            size: 1000,
+            mtime_s: 1,
+            mtime_ns: 0,
+            content: (id as u128 + 7) * 0x5555_1234_9876_0001,
+            ftype: FileType::Text,
+            path: format!("f{id:03}.txt").into_bytes(),
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    // A chain of 60 files at 85%, each also linked to the file 2 ahead at
+    // 95%, so every file has 2 to 4 links; two blocks of 30 joined by one
+    // link at 55%: at 70% two sub-clusters, at 90% the even and the odd
+    // files of each block.
+    for a in 0..n {
+        for (d, c) in [(1, 850u64), (2, 950)] {
+            let b = a + d;
+            if b < n {
+                let c = if a == 29 && b == 30 {
+                    550
+                } else if a < 30 && b >= 30 {
+                    0
+                } else {
+                    c
+                };
+                if c > 0 {
+                    pairs.push((a, b, 1000, 1000, c));
+                }
+            }
+        }
+    }
+    // A small clique of 3, every link shown.
+    pairs.push((n, n + 1, 1000, 1000, 800));
+    pairs.push((n, n + 2, 1000, 1000, 800));
+    pairs.push((n + 1, n + 2, 1000, 1000, 800));
+    std::fs::write(t.path().join("files.tsv"), file_table(&files)).unwrap();
+    std::fs::write(t.path().join("pairs.tsv"), pairs_file(&pairs)).unwrap();
+    let run = |format: &str| {
+        let mut c = fsim("fsim-report");
+        c.current_dir(t.path()).args([
+            "--files",
+            "files.tsv",
+            "--format",
+            format,
+            "-q",
+            "pairs.tsv",
+        ]);
+        String::from_utf8(run_ok(c, None).stdout).unwrap()
+    };
+    let text = run("text");
+    let tsv = run("tsv");
+    let chain_links = pairs.len() - 3;
+    assert!(
+        text.contains(&format!(
+            "{chain_links} links; the 3 closest of each file shown; all in the tsv and json reports"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("sub-clusters (single linkage): 1 at >= 50% (largest 60 files), 2 at >= 70% (largest 30 files), 4 at >= 90% (largest 15 files)"),
+        "{text}"
+    );
+    // Every link shown is in the tsv with the same figures.
+    let tsv_links: std::collections::BTreeSet<(String, String, String)> = tsv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[10].to_string(), f[11].to_string(), f[5].to_string())
+        })
+        .collect();
+    assert_eq!(tsv_links.len(), pairs.len());
+    let mut shown = 0;
+    for l in text
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("link "))
+    {
+        // "link  95.0%  A <-> B: 950 B in common (...)"
+        let rest = l.split_once("%  ").unwrap().1;
+        let (a, rest) = rest.split_once(" <-> ").unwrap();
+        let (b, rest) = rest.split_once(": ").unwrap();
+        let bytes = rest.split(' ').next().unwrap();
+        assert!(
+            tsv_links.contains(&(a.to_string(), b.to_string(), bytes.to_string())),
+            "{l}"
+        );
+        shown += 1;
+    }
+    // Each chain file: at most 3 of its links, shown under it; the clique
+    // of 3 with all its links.
+    assert!(shown <= 3 * n as usize + 3, "{shown}");
+    assert!(
+        text.contains("link  80.0%  f060.txt <-> f061.txt"),
+        "{text}"
+    );
+    assert!(
+        text.contains("link  80.0%  f061.txt <-> f062.txt"),
+        "{text}"
+    );
+}
