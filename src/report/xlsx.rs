@@ -241,9 +241,10 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
         )?;
     }
 
-    // Sheet C: all links.
+    // Sheet C: all links, rows streamed to a temp file as they are written
+    // (constant-memory mode: rows go in order, which they do here).
     {
-        let ws = wb.add_worksheet();
+        let ws = wb.add_worksheet_with_constant_memory();
         ws.set_name("C Links").map_err(xerr)?;
         let rows: usize = report.clusters.iter().map(|c| c.links.len()).sum();
         header(
