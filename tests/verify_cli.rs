@@ -604,9 +604,10 @@ fn each_file_read_about_once_across_batches() {
     assert_eq!(files_read(&err), n as u64, "{err}");
     let (o2, err) = repo.verify(&pairs, &["-j2"]);
     assert_eq!(o2, o1);
-    // Two workers that miss the same file at the same moment both read it
-    // (here at the start, when every file is new; 0.1% on 100,000 files).
-    assert!(files_read(&err) <= n as u64 + n as u64 / 4, "{err}");
+    // Two workers that miss the same file at the same moment both read it:
+    // here both start on groups that go through the same files in the same
+    // order, so at most once per worker (0.1% more reads on 100,000 files).
+    assert!(files_read(&err) <= 2 * n as u64, "{err}");
     let (o3, _) = repo.verify(&pairs, &["-j3", "-q", "--memory", "1k"]);
     assert_eq!(o3, o1);
     // Standard input: one plan per batch, more reads, same output.

@@ -58,6 +58,8 @@
 //! are written in input order, so output and warnings are byte-identical
 //! for any `-j`.
 
+mod previous;
+
 use crate::chunking::chunker::{Chunker, Cut, Method};
 use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
@@ -120,6 +122,10 @@ pub struct Config {
     /// Templates files the analysis used (`--templates`): their chunks are
     /// cut out of each file before comparing (the payload).
     pub templates: Vec<PathBuf>,
+    /// An earlier run's verified pairs, file table and regions
+    /// (`--previous`, `--previous-files`, `--previous-regions`): figures of
+    /// pairs whose files are unchanged are reused ([`previous`]).
+    pub previous: Option<(PathBuf, PathBuf, Option<PathBuf>)>,
 }
 
 /// How a pair's files are cut into tokens.
@@ -1005,6 +1011,8 @@ pub struct Summary {
     pub files_read: u64,
     pub bytes_read: u64,
     pub seconds: f64,
+    /// Pairs whose figure came from the earlier run (`None`: no --previous).
+    pub reused: Option<u64>,
 }
 
 impl Summary {
@@ -1025,7 +1033,10 @@ impl Summary {
             self.bytes_read,
             self.seconds,
             rate
-        )
+        ) + &match self.reused {
+            Some(n) => format!(", {n} reused from the earlier run"),
+            None => String::new(),
+        }
     }
 }
 
@@ -1143,6 +1154,39 @@ fn units(batch: &[PairIn], plan: &Plan) -> Vec<std::ops::Range<usize>> {
         }
     }
     v
+}
+
+/// Verify the pairs of a batch that the earlier run does not give
+/// (`reused`, taken), on all workers; outcomes in input order.
+fn process_batch(
+    batch: &[PairIn],
+    reused: &mut Vec<Option<Outcome>>,
+    workers: &mut [Worker],
+    cache: &SharedCache,
+    files: &[FileEntry],
+    plan: &mut Plan,
+    want_regions: bool,
+) -> Vec<Outcome> {
+    if reused.iter().all(Option::is_none) {
+        reused.clear();
+        return process(batch, workers, cache, files, plan, want_regions);
+    }
+    let todo: Vec<PairIn> = batch
+        .iter()
+        .zip(reused.iter())
+        .filter(|(_, r)| r.is_none())
+        .map(|(p, _)| *p)
+        .collect();
+    let mut done = process(&todo, workers, cache, files, plan, want_regions).into_iter();
+    let out = reused
+        .iter_mut()
+        .map(|r| {
+            r.take()
+                .unwrap_or_else(|| done.next().expect("one outcome per pair verified"))
+        })
+        .collect();
+    reused.clear();
+    out
 }
 
 /// Verify one batch on all workers; outcomes in input order.
@@ -1277,8 +1321,28 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let want_regions = sink.regions.is_some();
     let mut header_written = false;
+    let mut prev = match &cfg.previous {
+        Some((pairs, table, regions)) => {
+            let same = std::fs::canonicalize(table)
+                .ok()
+                .is_some_and(|t| Some(t) == std::fs::canonicalize(&cfg.files).ok());
+            if same {
+                return Err(Error::msg(format!(
+                    "--previous-files {} is this run's file table: give the earlier run's",
+                    table.display()
+                )));
+            }
+            Some(previous::open(&files, pairs, table, regions.as_deref())?)
+        }
+        None => None,
+    };
     let mut plan = Plan::new(files.len());
-    plan.global = global_plan(cfg, files.len());
+    if prev.is_none() {
+        // With --previous few pairs are verified: the batch's plan does.
+        plan.global = global_plan(cfg, files.len());
+    }
+    let mut reused: Vec<Option<Outcome>> = Vec::new();
+    let mut prev_regions = Vec::new();
     let mut batch: Vec<PairIn> = Vec::new();
     while let Some((line, line_no)) = r.next_numbered()? {
         let err = |m: String| Error::input(&name, line_no, m);
@@ -1298,6 +1362,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                     return Err(err(
                         "these pairs are already verified (written by fsim-verify)".into(),
                     ));
+                }
+                if let Some(pv) = &mut prev {
+                    pv.check(&p)?;
                 }
                 if !header_written {
                     let mut hp = p.clone();
@@ -1352,8 +1419,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 if batch.len() >= BATCH_PAIRS
                     && (batch.last().map(|l| l.a) != Some(p.a) || batch.len() >= 4 * BATCH_PAIRS)
                 {
-                    let o = process(
+                    let o = process_batch(
                         &batch,
+                        &mut reused,
                         &mut workers,
                         &cache,
                         &files,
@@ -1363,13 +1431,26 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                     sink.write_batch(&batch, &o, &files, cfg)?;
                     batch.clear();
                 }
+                let r = match &mut prev {
+                    Some(pv) => pv
+                        .lookup(&p, want_regions.then_some(&mut prev_regions))?
+                        .map(|common| Outcome {
+                            common,
+                            exact: true,
+                            regions: std::mem::take(&mut prev_regions),
+                            stale: Vec::new(),
+                        }),
+                    None => None,
+                };
+                reused.push(r);
                 batch.push(p);
             }
         }
     }
     check.finish(&seen, &name, r.line_number())?;
-    let o = process(
+    let o = process_batch(
         &batch,
+        &mut reused,
         &mut workers,
         &cache,
         &files,
@@ -1405,6 +1486,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         summary.bytes_read += w.bytes_read;
     }
     summary.seconds = start.elapsed().as_secs_f64();
+    summary.reused = prev.map(|p| p.reused);
     if !cfg.quiet {
         crate::cli::stderr_line(summary.line());
     }
