@@ -621,3 +621,82 @@ fn each_file_read_about_once_across_batches() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(files_read(&err) > n as u64, "{err}");
 }
+
+/// Run `cmd`, its stdout to `out`; (success, peak RSS in KiB) from wait4.
+fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let f = std::fs::File::create(out).unwrap();
+    cmd.stdout(f).stderr(std::process::Stdio::null());
+    // Reaped by wait4 below, which also gives its rusage.
+    #[allow(clippy::zombie_processes)]
+    let child = cmd.spawn().unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills; the pid is our child's
+    // and is waited for once, here (std's Child is never waited on).
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(r, child.id() as i32);
+    (
+        std::process::ExitStatus::from_raw(status).success(),
+        ru.ru_maxrss as u64,
+    )
+}
+
+/// Translation-catalog-like files (~1 MB each, ~25-byte lines: many tokens
+/// per byte), every pair of them, at -j2 with a small --memory: the token
+/// cache, the workers' working memory (reserved in the same budget) and
+/// their kept buffers stay within --memory plus a stated constant
+/// ([`VERIFY_FIXED_KIB`]: program, file table, batch, I/O buffers). Before
+/// the working memory was reserved, the cache filled its budget on top of
+/// it, and each worker kept up to 32 MB of spare token buffers.
+#[test]
+fn catalogs_stay_within_memory() {
+    const VERIFY_FIXED_KIB: u64 = 20 << 10;
+    let mut rng = Rng(17);
+    let base: Vec<String> = (0..14_000)
+        .map(|i| format!("msgid \"message {i}\"\nmsgstr \"\"\n\n"))
+        .collect();
+    let contents: Vec<(String, Vec<u8>)> = (0..24)
+        .map(|k| {
+            let mut v = base[rng.next(2000) as usize..].to_vec();
+            for e in 0..20 {
+                let at = rng.next(v.len() as u64) as usize;
+                v[at] = format!("msgid \"changed {k} {e}\"\nmsgstr \"x\"\n\n");
+            }
+            (format!("po/cat{k:02}.po"), v.concat().into_bytes())
+        })
+        .collect();
+    let refs: Vec<(&str, Vec<u8>)> = contents
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.clone()))
+        .collect();
+    let repo = make_repo(&refs);
+    let names: Vec<&str> = contents.iter().map(|(n, _)| n.as_str()).collect();
+    let mut all = Vec::new();
+    for i in 0..names.len() {
+        for j in i + 1..names.len() {
+            all.push((names[i], names[j]));
+        }
+    }
+    let pairs = repo.pairs(&all);
+    let (o1, _) = repo.verify(&pairs, &["-j1", "-q"]);
+    // (Most are `lower-bound`: the repeated lines leave few unique anchors,
+    // and the cost guard gives up on Myers: the working memory is the same.)
+    assert_eq!(records(&o1).len(), 276);
+    for mem in [16u64, 32] {
+        let out = repo.dir.path().join(format!("v{mem}.tsv"));
+        let mut c = bin("fsim-verify");
+        c.arg("--files")
+            .arg(&repo.files)
+            .args(["-q", "-j2", "--memory", &format!("{mem}M")])
+            .arg(&pairs);
+        let (ok, rss) = run_rss(c, &out);
+        assert!(ok);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), o1);
+        eprintln!("--memory {mem}M: peak RSS {rss} KiB");
+        assert!(
+            rss <= (mem << 10) + VERIFY_FIXED_KIB,
+            "--memory {mem}M: peak RSS {rss} KiB"
+        );
+    }
+}

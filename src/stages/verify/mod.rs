@@ -298,6 +298,7 @@ impl Differ {
 
     /// Intern the tokens of file a.
     pub fn set_a(&mut self, a: &Tokens) {
+        self.trim(a.len());
         self.map.clear();
         self.a_ids.clear();
         for &h in &a.hashes {
@@ -308,6 +309,28 @@ impl Differ {
         self.stamp.clear();
         self.stamp.resize(self.map.len(), 0);
         self.pair_no = 0;
+    }
+
+    /// Give back the memory of a large file once the files are smaller
+    /// (the buffers keep the capacity of the largest file seen otherwise).
+    fn trim(&mut self, tokens: usize) {
+        const KEEP: usize = 1 << 16;
+        let keep = (2 * tokens).max(KEEP);
+        if self.map.capacity() > keep {
+            self.map = TokenMap::default();
+        }
+        for v in [
+            &mut self.a_ids,
+            &mut self.stamp,
+            &mut self.pa,
+            &mut self.pa_idx,
+            &mut self.pb,
+            &mut self.pb_idx,
+        ] {
+            if v.capacity() > keep {
+                *v = Vec::new();
+            }
+        }
     }
 
     /// Compare b with the a given to [`Differ::set_a`].
@@ -564,8 +587,20 @@ pub fn read_checked<'b>(
     Ok(&buf[..filled])
 }
 
-/// Largest token buffers kept for reuse: a huge file's buffers are freed.
-const SPARE_MAX: u64 = 4 << 20;
+/// Largest token buffers kept for reuse: a large file's buffers are freed
+/// (8 of them per worker, outside the cache's accounting).
+const SPARE_MAX: u64 = 1 << 20;
+
+/// Largest file buffer a worker keeps between files.
+const BUF_KEEP: usize = 8 << 20;
+
+/// Working memory of a worker comparing files of `bytes` bytes together,
+/// per byte: the files' bytes (1), the tokens of both (24 bytes per token,
+/// one token per ~20 bytes of catalogs), the interning table, the pruned
+/// sequences and Myers' arrays; measured on translation catalogs (lines of
+/// ~25 bytes) at about 3.5 bytes per byte. Reserved in the cache's budget
+/// while the worker runs the pair, so that the cache shrinks to make room.
+const WORK_PER_BYTE: u64 = 4;
 
 /// Token buffers kept for reuse (per worker).
 const SPARE_COUNT: usize = 8;
@@ -583,6 +618,8 @@ const SPARE_COUNT: usize = 8;
 struct Cache {
     budget: u64,
     used: u64,
+    /// The workers' working memory, reserved in the budget.
+    reserved: u64,
     clock: u64,
     map: HashMap<(u32, Mode), (Arc<Tokens>, u64)>,
     order: BTreeMap<u64, (u32, Mode)>,
@@ -593,6 +630,7 @@ impl Cache {
         Cache {
             budget,
             used: 0,
+            reserved: 0,
             clock: 0,
             map: HashMap::new(),
             order: BTreeMap::new(),
@@ -616,10 +654,10 @@ impl Cache {
             gone.push(o);
         }
         let m = t.mem();
-        if m > self.budget {
+        if m + self.reserved > self.budget {
             return;
         }
-        while self.used + m > self.budget {
+        while self.used + m + self.reserved > self.budget {
             let Some((_, old)) = self.order.pop_first() else {
                 break;
             };
@@ -632,6 +670,21 @@ impl Cache {
         self.order.insert(self.clock, key);
         self.used += m;
         self.map.insert(key, (t, self.clock));
+    }
+
+    /// A worker's working memory changes from `old` to `new` bytes: evict
+    /// (into `gone`) until the cache and the reservations fit the budget.
+    fn reserve(&mut self, old: u64, new: u64, gone: &mut Vec<Arc<Tokens>>) {
+        self.reserved = self.reserved - old + new;
+        while self.used + self.reserved > self.budget {
+            let Some((_, key)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some((o, _)) = self.map.remove(&key) {
+                self.used -= o.mem();
+                gone.push(o);
+            }
+        }
     }
 
     /// Remove a file (in both modes) into `gone`.
@@ -820,6 +873,8 @@ struct Worker {
     spare: Vec<Tokens>,
     /// Entries taken out of the cache, to recycle once the lock is released.
     gone: Vec<Arc<Tokens>>,
+    /// Working memory reserved in the cache's budget ([`WORK_PER_BYTE`]).
+    reserved: u64,
     differ: Differ,
     /// File bytes: kept at the largest length read (see [`read_checked`]).
     buf: Vec<u8>,
@@ -838,6 +893,7 @@ impl Worker {
         Worker {
             spare: Vec::new(),
             gone: Vec::new(),
+            reserved: 0,
             differ: Differ::new(),
             buf: Vec::new(),
             pieces: piece_chunker(),
@@ -855,6 +911,17 @@ impl Worker {
             if self.spare.len() < SPARE_COUNT && t.mem() <= SPARE_MAX {
                 self.spare.push(t);
             }
+        }
+    }
+
+    /// Reserve the working memory of a pair of files of `bytes` bytes (or
+    /// release it: 0). Locks only when it grows or halves.
+    fn reserve(&mut self, cache: &SharedCache, bytes: u64) {
+        let need = bytes.saturating_mul(WORK_PER_BYTE);
+        if need > self.reserved || need < self.reserved / 2 {
+            lock(cache).reserve(self.reserved, need, &mut self.gone);
+            self.reserved = need;
+            self.recycle_gone();
         }
     }
 
@@ -908,8 +975,8 @@ impl Worker {
                 tokenize_into(&self.payload, mode, &self.pieces, &mut t);
             }
         }
-        if self.buf.len() > 64 << 20 {
-            // Do not keep a huge file's buffer for the rest of the run.
+        if self.buf.len() > BUF_KEEP {
+            // Do not keep a large file's buffer for the rest of the run.
             self.buf = Vec::new();
         }
         if keep {
@@ -944,6 +1011,7 @@ impl Worker {
         for (k, p) in pairs.iter().enumerate() {
             let at = first + k as u32;
             let (fa, fb) = (&files[p.a as usize], &files[p.b as usize]);
+            self.reserve(cache, fa.size + fb.size);
             let mode = Mode::of(fa.ftype, fb.ftype);
             if !matches!(&cur, Some((a, m, _)) if *a == p.a && *m == mode) {
                 if let Some((_, _, Ok(t))) = cur.take() {
@@ -996,6 +1064,7 @@ impl Worker {
         if let Some((_, _, Ok(t))) = cur {
             self.recycle(t);
         }
+        self.reserve(cache, 0);
         out
     }
 }
