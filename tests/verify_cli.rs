@@ -610,6 +610,23 @@ fn each_file_read_about_once_across_batches() {
     assert!(files_read(&err) <= 2 * n as u64, "{err}");
     let (o3, _) = repo.verify(&pairs, &["-j3", "-q", "--memory", "1k"]);
     assert_eq!(o3, o1);
+    // A threshold: pairs whose upper bound (the bytes of the tokens of each
+    // file found in the other) is below it stop before the diff; the pairs
+    // written are exactly those of the full run at or above it.
+    let (o60, err) = repo.verify(&pairs, &["-j2", "--min-percent", "60"]);
+    let want: Vec<Vec<String>> = records(&o1)
+        .into_iter()
+        .filter(|r| {
+            let n = |i: usize| r[i].parse::<u64>().unwrap();
+            100.0 * n(6) as f64 / n(2).min(n(3)) as f64 >= 60.0
+        })
+        .collect();
+    assert!(!want.is_empty() && want.len() < records(&o1).len());
+    assert_eq!(records(&o60), want);
+    assert!(
+        err.contains(" stopped early (an upper bound below the threshold)"),
+        "{err}"
+    );
     // Standard input: one plan per batch, more reads, same output.
     let mut c = bin("fsim-verify");
     c.arg("--files")

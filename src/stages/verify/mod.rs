@@ -254,6 +254,9 @@ pub struct Comparison {
     /// True when `common` is the LCS (false: the cost guard gave up and
     /// `common` is a lower bound).
     pub exact: bool,
+    /// True when the pair cannot reach [`Differ::floor`]: `common` is then
+    /// an upper bound (below the floor) and no diff was made.
+    pub below: bool,
 }
 
 /// A hasher for keys that are already uniform hashes (xxh3-128).
@@ -281,6 +284,10 @@ type TokenMap = HashMap<u128, u32, BuildHasherDefault<PreHashed>>;
 /// (tokens of b absent from a cannot match and are dropped on the spot).
 #[derive(Default)]
 pub struct Differ {
+    /// Bytes in common a pair must be able to reach to be diffed (0: any):
+    /// when the tokens of a found in b, or those of b found in a, weigh
+    /// less, the LCS cannot reach it and the pair stops there.
+    pub floor: u64,
     map: TokenMap,
     a_ids: Vec<u32>,
     stamp: Vec<u32>,
@@ -357,6 +364,19 @@ impl Differ {
             if self.stamp[id as usize] == no {
                 self.pa.push(id);
                 self.pa_idx.push(i as u32);
+            }
+        }
+        if self.floor > 0 {
+            let bytes = |idx: &[u32], t: &Tokens| -> u64 {
+                idx.iter().map(|&i| t.bytes(i as usize, 1)).sum()
+            };
+            let bound = bytes(&self.pa_idx, a).min(bytes(&self.pb_idx, b));
+            if bound < self.floor {
+                return Comparison {
+                    common: bound,
+                    below: true,
+                    ..Comparison::default()
+                };
             }
         }
         let mut hook = Runs {
@@ -865,6 +885,9 @@ struct Outcome {
     regions: Vec<Region>,
     /// (file id, reason) of files found stale for this pair.
     stale: Vec<(u32, Stale)>,
+    /// Stopped early: `common` is an upper bound below the threshold (the
+    /// pair is dropped as an exact one below it would be).
+    below: bool,
 }
 
 /// Per-thread state kept across batches.
@@ -886,6 +909,9 @@ struct Worker {
     /// Templates and the run's chunker, when the analysis ignored templates.
     templates: Option<Arc<(crate::formats::templates::TemplateSet, Chunker)>>,
     payload: Vec<u8>,
+    /// `--min-percent` and `--percent-of`: pairs that cannot reach it stop
+    /// before the diff.
+    threshold: (f64, PercentOf),
 }
 
 impl Worker {
@@ -902,7 +928,23 @@ impl Worker {
             bytes_read: 0,
             templates: None,
             payload: Vec::new(),
+            threshold: (0.0, PercentOf::Smaller),
         }
+    }
+
+    /// The fewest bytes in common with which pair `p` reaches the
+    /// threshold (0: no threshold): an LCS below it is dropped anyway.
+    fn floor(&self, p: &PairIn) -> u64 {
+        let (min, of) = self.threshold;
+        if min <= 0.0 {
+            return 0;
+        }
+        let whole = base(p, of);
+        let mut f = ((min / 100.0 * whole as f64) as u64).saturating_sub(1);
+        while f <= whole && percent(f, whole) < min {
+            f += 1;
+        }
+        f
     }
 
     /// Take back a file's tokens once nobody else holds them.
@@ -1028,22 +1070,27 @@ impl Worker {
                 exact: false,
                 regions: Vec::new(),
                 stale,
+                below: false,
             };
             let o = match &cur {
                 Some((_, _, Ok(ta))) => {
                     match self.load(cache, fb, p.size_b, mode, plan.keep(p.b)) {
                         Ok(tb) => {
+                            self.differ.floor = self.floor(p);
                             let c = self.differ.compare(ta, &tb, want_regions);
                             self.recycle(tb);
                             Outcome {
-                                common: if c.exact {
+                                common: if c.exact || c.below {
                                     c.common
                                 } else {
                                     c.common.max(p.common)
                                 },
-                                exact: c.exact,
+                                // Below the threshold: dropped like an exact
+                                // figure below it (the exact one is smaller).
+                                exact: c.exact || c.below,
                                 regions: if c.exact { c.regions } else { Vec::new() },
                                 stale: Vec::new(),
+                                below: c.below,
                             }
                         }
                         Err(s) => lower(vec![(p.b, s)]),
@@ -1080,6 +1127,8 @@ pub struct Summary {
     pub files_read: u64,
     pub bytes_read: u64,
     pub seconds: f64,
+    /// Pairs dropped below the threshold by an upper bound, without a diff.
+    pub stopped_early: u64,
     /// Pairs whose figure came from the earlier run (`None`: no --previous).
     pub reused: Option<u64>,
 }
@@ -1102,7 +1151,10 @@ impl Summary {
             self.bytes_read,
             self.seconds,
             rate
-        ) + &match self.reused {
+        ) + &match self.stopped_early {
+            0 => String::new(),
+            n => format!(", {n} stopped early (an upper bound below the threshold)"),
+        } + &match self.reused {
             Some(n) => format!(", {n} reused from the earlier run"),
             None => String::new(),
         }
@@ -1161,6 +1213,7 @@ impl Sink {
             if o.exact {
                 if percent(o.common, base(p, cfg.percent_of)) < cfg.min_percent {
                     self.summary.below_threshold += 1;
+                    self.summary.stopped_early += o.below as u64;
                     self.summary.verified += 1;
                     continue;
                 }
@@ -1372,6 +1425,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         .map(|_| {
             let mut w = Worker::new();
             w.templates = tshared.clone();
+            w.threshold = (cfg.min_percent, cfg.percent_of);
             w
         })
         .collect();
@@ -1508,6 +1562,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                             exact: true,
                             regions: std::mem::take(&mut prev_regions),
                             stale: Vec::new(),
+                            below: false,
                         }),
                     None => None,
                 };
