@@ -102,4 +102,24 @@ fn rerun_after_one_percent_changed_is_byte_identical() {
         s[..i].rsplit(' ').next().unwrap().parse().unwrap()
     };
     assert!(read(&again) * 4 < read(&scratch), "{again}\n{scratch}");
+    // Earlier outputs that do not fit are refused, nothing written.
+    let refused = |prev: &Path, prev_files: &Path| -> String {
+        let mut c = fsim("fsim-verify");
+        c.arg("--files")
+            .arg(inc.join("files.tsv"))
+            .arg("--previous")
+            .arg(prev)
+            .arg("--previous-files")
+            .arg(prev_files)
+            .arg("-o")
+            .arg(t.path().join("x.tsv"))
+            .arg(inc.join("pairs.tsv"));
+        let e = run_fail(c, None);
+        assert!(!t.path().join("x.tsv").exists());
+        e
+    };
+    let e = refused(&old.join("verified.tsv"), &inc.join("files.tsv"));
+    assert!(e.contains("is this run's file table"), "{e}");
+    let e = refused(&old.join("pairs.tsv"), &old.join("files.tsv"));
+    assert!(e.contains("--previous takes the verified pairs"), "{e}");
 }
