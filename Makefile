@@ -6,7 +6,7 @@
 #   make test                         all tests (what CI runs)
 #   make report REPO=<dir> WORK=<dir> WORK/report.txt and WORK/report.json
 #     ... SHARDS=8                    chunk in 8 resumable shards (use make -j)
-#     ... PREVIOUS=<old work dir>     re-chunk only files changed since then
+#     ... PREVIOUS=<old work dir>     re-chunk only files changed since then, re-verify only their pairs
 #                                     (FORMATS="txt json tsv html xlsx" for more)
 #     ... REPO="a=/data/x b=/data/y"  named collections, chunked apart, merged
 #     ... COLLECTIONS="s=<dir>..."    collections chunked elsewhere (files.tsv
@@ -173,9 +173,12 @@ $(WORK)/pairs.tsv: $(WORK)/bins.tsv | build
 	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
 # Exact similarity of the candidate pairs (line LCS for text), and the
-# shared regions for the side-by-side views.
+# shared regions for the side-by-side views. PREVIOUS=<old work dir> with a
+# verified.tsv: pairs whose two files are unchanged (path, size, content
+# hash) keep that run's figures and regions, only the others are read.
+VERIFY_PREV_OPTS = $(if $(wildcard $(PREVIOUS)/verified.tsv),--previous $(PREVIOUS)/verified.tsv --previous-files $(PREVIOUS)/files.tsv $(if $(wildcard $(PREVIOUS)/regions.tsv),--previous-regions $(PREVIOUS)/regions.tsv))
 $(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
-	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv $(TEMPLATE_OPTS) --regions $(WORK)/regions.tsv -j $(JOBS) -o $@ $<
+	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) --regions $(WORK)/regions.tsv -j $(JOBS) -o $@ $<
 
 ifeq ($(VERIFY),0)
 PAIRS := $(WORK)/pairs.tsv

@@ -50,6 +50,18 @@ struct Args {
     /// chunks are cut out of each file and the payloads compared.
     #[arg(long, value_name = "TEMPLATES.tsv")]
     templates: Vec<PathBuf>,
+    /// Verified pairs of an earlier run (its verified.tsv): pairs whose two
+    /// files are unchanged (path, size, content hash) take their figure
+    /// from it instead of being read. The output is the same as without.
+    #[arg(long, value_name = "VERIFIED.tsv", requires = "previous_files")]
+    previous: Option<PathBuf>,
+    /// The earlier run's file table (with --previous).
+    #[arg(long, value_name = "FILES.tsv", requires = "previous")]
+    previous_files: Option<PathBuf>,
+    /// The earlier run's regions (with --previous, when --regions is given:
+    /// without them its pairs are verified again).
+    #[arg(long, value_name = "REGIONS.tsv", requires = "previous")]
+    previous_regions: Option<PathBuf>,
     /// No summary line on standard error (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
@@ -73,6 +85,13 @@ fn main() -> ExitCode {
             jobs,
             quiet: a.quiet,
             templates: a.templates,
+            previous: a.previous.map(|p| {
+                (
+                    p,
+                    a.previous_files.expect("required by clap"),
+                    a.previous_regions,
+                )
+            }),
         })
         .map(|_| ())
     })

@@ -58,6 +58,8 @@
 //! are written in input order, so output and warnings are byte-identical
 //! for any `-j`.
 
+mod previous;
+
 use crate::chunking::chunker::{Chunker, Cut, Method};
 use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
@@ -120,6 +122,10 @@ pub struct Config {
     /// Templates files the analysis used (`--templates`): their chunks are
     /// cut out of each file before comparing (the payload).
     pub templates: Vec<PathBuf>,
+    /// An earlier run's verified pairs, file table and regions
+    /// (`--previous`, `--previous-files`, `--previous-regions`): figures of
+    /// pairs whose files are unchanged are reused ([`previous`]).
+    pub previous: Option<(PathBuf, PathBuf, Option<PathBuf>)>,
 }
 
 /// How a pair's files are cut into tokens.
@@ -248,6 +254,9 @@ pub struct Comparison {
     /// True when `common` is the LCS (false: the cost guard gave up and
     /// `common` is a lower bound).
     pub exact: bool,
+    /// True when the pair cannot reach [`Differ::floor`]: `common` is then
+    /// an upper bound (below the floor) and no diff was made.
+    pub below: bool,
 }
 
 /// A hasher for keys that are already uniform hashes (xxh3-128).
@@ -275,6 +284,10 @@ type TokenMap = HashMap<u128, u32, BuildHasherDefault<PreHashed>>;
 /// (tokens of b absent from a cannot match and are dropped on the spot).
 #[derive(Default)]
 pub struct Differ {
+    /// Bytes in common a pair must be able to reach to be diffed (0: any):
+    /// when the tokens of a found in b, or those of b found in a, weigh
+    /// less, the LCS cannot reach it and the pair stops there.
+    pub floor: u64,
     map: TokenMap,
     a_ids: Vec<u32>,
     stamp: Vec<u32>,
@@ -292,6 +305,7 @@ impl Differ {
 
     /// Intern the tokens of file a.
     pub fn set_a(&mut self, a: &Tokens) {
+        self.trim(a.len());
         self.map.clear();
         self.a_ids.clear();
         for &h in &a.hashes {
@@ -302,6 +316,28 @@ impl Differ {
         self.stamp.clear();
         self.stamp.resize(self.map.len(), 0);
         self.pair_no = 0;
+    }
+
+    /// Give back the memory of a large file once the files are smaller
+    /// (the buffers keep the capacity of the largest file seen otherwise).
+    fn trim(&mut self, tokens: usize) {
+        const KEEP: usize = 1 << 16;
+        let keep = (2 * tokens).max(KEEP);
+        if self.map.capacity() > keep {
+            self.map = TokenMap::default();
+        }
+        for v in [
+            &mut self.a_ids,
+            &mut self.stamp,
+            &mut self.pa,
+            &mut self.pa_idx,
+            &mut self.pb,
+            &mut self.pb_idx,
+        ] {
+            if v.capacity() > keep {
+                *v = Vec::new();
+            }
+        }
     }
 
     /// Compare b with the a given to [`Differ::set_a`].
@@ -328,6 +364,19 @@ impl Differ {
             if self.stamp[id as usize] == no {
                 self.pa.push(id);
                 self.pa_idx.push(i as u32);
+            }
+        }
+        if self.floor > 0 {
+            let bytes = |idx: &[u32], t: &Tokens| -> u64 {
+                idx.iter().map(|&i| t.bytes(i as usize, 1)).sum()
+            };
+            let bound = bytes(&self.pa_idx, a).min(bytes(&self.pb_idx, b));
+            if bound < self.floor {
+                return Comparison {
+                    common: bound,
+                    below: true,
+                    ..Comparison::default()
+                };
             }
         }
         let mut hook = Runs {
@@ -558,31 +607,42 @@ pub fn read_checked<'b>(
     Ok(&buf[..filled])
 }
 
-/// Largest token buffers kept for reuse: a huge file's buffers are freed.
-const SPARE_MAX: u64 = 4 << 20;
+/// Largest token buffers kept for reuse: a large file's buffers are freed
+/// (8 of them per worker, outside the cache's accounting).
+const SPARE_MAX: u64 = 1 << 20;
+
+/// Largest file buffer a worker keeps between files.
+const BUF_KEEP: usize = 8 << 20;
+
+/// Working memory of a worker comparing files of `bytes` bytes together,
+/// per byte: the files' bytes (1), the tokens of both (24 bytes per token,
+/// one token per ~20 bytes of catalogs), the interning table, the pruned
+/// sequences and Myers' arrays; measured on translation catalogs (lines of
+/// ~25 bytes) at about 3.5 bytes per byte. Reserved in the cache's budget
+/// while the worker runs the pair, so that the cache shrinks to make room.
+const WORK_PER_BYTE: u64 = 4;
 
 /// Token buffers kept for reuse (per worker).
 const SPARE_COUNT: usize = 8;
 
-/// Tokenized files kept for later pairs of the batch, and the token buffers
-/// of files no longer needed, reused for the next files read.
+/// Tokenized files kept for later pairs, shared by the workers (behind a
+/// mutex): a file read by one worker is found by the other.
 ///
 /// An LRU bounded in bytes, from which a file is also removed as soon as
-/// the batch has no later pair that needs it ([`Plan::last`]): the cache
-/// then holds the few files needed again soon, instead of growing to its
-/// budget, and recycling the buffers keeps the hot loop off the allocator
-/// (fresh memory costs a page fault per 4 KiB on first touch: allocation
-/// and page faults were ~20% of the benchmark's CPU time, and its RSS
-/// 140 MB instead of 17, before; docs/performance-verify.md).
+/// no later pair needs it ([`Plan::needed_after`]): the cache then holds
+/// the files still to be used instead of growing to its budget. Entries
+/// removed are handed back to the caller, whose worker recycles their
+/// buffers once nobody holds them (fresh memory costs a page fault per
+/// 4 KiB on first touch: allocation and page faults were ~20% of the
+/// benchmark's CPU time before recycling; docs/performance-verify.md).
 struct Cache {
     budget: u64,
     used: u64,
+    /// The workers' working memory, reserved in the budget.
+    reserved: u64,
     clock: u64,
     map: HashMap<(u32, Mode), (Arc<Tokens>, u64)>,
     order: BTreeMap<u64, (u32, Mode)>,
-    spare: Vec<Tokens>,
-    /// Entries being removed by [`Cache::retain`] (reused).
-    gone: Vec<(u64, Arc<Tokens>)>,
 }
 
 impl Cache {
@@ -590,11 +650,10 @@ impl Cache {
         Cache {
             budget,
             used: 0,
+            reserved: 0,
             clock: 0,
             map: HashMap::new(),
             order: BTreeMap::new(),
-            spare: Vec::new(),
-            gone: Vec::new(),
         }
     }
 
@@ -607,23 +666,24 @@ impl Cache {
         Some(t.clone())
     }
 
-    fn put(&mut self, key: (u32, Mode), t: Arc<Tokens>) {
+    /// Add a file, evicting the least recently used ones into `gone`.
+    fn put(&mut self, key: (u32, Mode), t: Arc<Tokens>, gone: &mut Vec<Arc<Tokens>>) {
         if let Some((o, stamp)) = self.map.remove(&key) {
             self.order.remove(&stamp);
             self.used -= o.mem();
-            self.recycle(o);
+            gone.push(o);
         }
         let m = t.mem();
-        if m > self.budget {
+        if m + self.reserved > self.budget {
             return;
         }
-        while self.used + m > self.budget {
+        while self.used + m + self.reserved > self.budget {
             let Some((_, old)) = self.order.pop_first() else {
                 break;
             };
             if let Some((o, _)) = self.map.remove(&old) {
                 self.used -= o.mem();
-                self.recycle(o);
+                gone.push(o);
             }
         }
         self.clock += 1;
@@ -632,8 +692,23 @@ impl Cache {
         self.map.insert(key, (t, self.clock));
     }
 
-    /// Remove a file (in both modes).
-    fn remove(&mut self, id: u32) {
+    /// A worker's working memory changes from `old` to `new` bytes: evict
+    /// (into `gone`) until the cache and the reservations fit the budget.
+    fn reserve(&mut self, old: u64, new: u64, gone: &mut Vec<Arc<Tokens>>) {
+        self.reserved = self.reserved - old + new;
+        while self.used + self.reserved > self.budget {
+            let Some((_, key)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some((o, _)) = self.map.remove(&key) {
+                self.used -= o.mem();
+                gone.push(o);
+            }
+        }
+    }
+
+    /// Remove a file (in both modes) into `gone`.
+    fn remove(&mut self, id: u32, gone: &mut Vec<Arc<Tokens>>) {
         if self.map.is_empty() {
             return;
         }
@@ -641,46 +716,42 @@ impl Cache {
             if let Some((t, stamp)) = self.map.remove(&(id, mode)) {
                 self.order.remove(&stamp);
                 self.used -= t.mem();
-                self.recycle(t);
+                gone.push(t);
             }
         }
     }
 
     /// Keep only the files for which `keep(id)` holds.
     fn retain(&mut self, keep: impl Fn(u32) -> bool) {
-        let mut gone = std::mem::take(&mut self.gone);
+        let mut stamps = Vec::new();
+        let mut freed = 0;
         self.map.retain(|&(id, _), (t, stamp)| {
             keep(id) || {
-                gone.push((*stamp, t.clone()));
+                stamps.push(*stamp);
+                freed += t.mem();
                 false
             }
         });
-        for (stamp, t) in gone.drain(..) {
-            self.order.remove(&stamp);
-            self.used -= t.mem();
-            self.recycle(t);
+        for s in stamps {
+            self.order.remove(&s);
         }
-        self.gone = gone;
+        self.used -= freed;
     }
+}
 
-    /// Take back a file's tokens once nobody else holds them.
-    fn recycle(&mut self, t: Arc<Tokens>) {
-        if let Ok(t) = Arc::try_unwrap(t) {
-            if self.spare.len() < SPARE_COUNT && t.mem() <= SPARE_MAX {
-                self.spare.push(t);
-            }
-        }
-    }
+/// A shared cache and the means to lock it (a poisoned lock is taken
+/// anyway: the cache holds no invariant a panicking worker could break
+/// half-way that matters more than the panic itself, which is re-raised).
+type SharedCache = std::sync::Mutex<Cache>;
 
-    /// Token buffers to fill: recycled ones when there are.
-    fn fresh(&mut self) -> Tokens {
-        self.spare.pop().unwrap_or_default()
-    }
+fn lock(c: &SharedCache) -> std::sync::MutexGuard<'_, Cache> {
+    c.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What the current batch needs of each file, indexed by file id (kept
 /// across batches and reset by visiting the batch's pairs: the cost is per
-/// pair, not per file of the table).
+/// pair, not per file of the table); and, when the pairs could be read
+/// twice, what the whole input needs ([`Global`]).
 struct Plan {
     /// Index in the batch of the last pair that uses the file ([`NONE`]:
     /// not in the batch).
@@ -692,10 +763,40 @@ struct Plan {
     /// Used by more than one group: worth caching. Caching the others only
     /// costs memory (each b of the benchmark is used once).
     reuse: Vec<bool>,
+    /// Index in the whole input of the batch's first pair.
+    base: u64,
+    global: Option<Global>,
+}
+
+/// What the whole input needs of each file, from a first reading of the
+/// pairs: a file is kept in the cache from batch to batch until its last
+/// pair, so that it is read about once, however far apart its pairs are.
+struct Global {
+    /// Index (among the pairs kept by the size-ratio filter) of the last
+    /// pair that uses the file, [`NONE`] if none.
+    last: Vec<u32>,
+    /// Used by more than one group of the whole input.
+    reuse: Vec<bool>,
 }
 
 /// No pair of the batch uses the file.
 const NONE: u32 = u32::MAX;
+
+impl Global {
+    /// Fold in the pair at `index` (its group number `group`).
+    fn add(&mut self, group_of: &mut [u32], index: u32, group: u32, a: u32, b: u32) {
+        for f in [a as usize, b as usize] {
+            if f >= self.last.len() {
+                continue;
+            }
+            if self.last[f] != NONE && group_of[f] != group {
+                self.reuse[f] = true;
+            }
+            group_of[f] = group;
+            self.last[f] = index;
+        }
+    }
+}
 
 impl Plan {
     fn new(files: usize) -> Plan {
@@ -704,6 +805,8 @@ impl Plan {
             first: vec![0; files],
             group: vec![0; files],
             reuse: vec![false; files],
+            base: 0,
+            global: None,
         }
     }
 
@@ -725,6 +828,8 @@ impl Plan {
         }
     }
 
+    /// Forget the batch (whose first pair was at `base`): the next one
+    /// starts after it.
     fn clear(&mut self, batch: &[PairIn]) {
         for p in batch {
             for f in [p.a as usize, p.b as usize] {
@@ -732,12 +837,30 @@ impl Plan {
                 self.reuse[f] = false;
             }
         }
+        self.base += batch.len() as u64;
     }
 
-    /// Is file `id` used by a pair at index `at` or later?
+    /// Is file `id` used by a pair at index `at` of the batch or later?
     fn needed_from(&self, id: u32, at: u32) -> bool {
-        let l = self.last[id as usize];
-        l != NONE && l >= at
+        match &self.global {
+            Some(g) => {
+                let l = g.last[id as usize];
+                l != NONE && l as u64 >= self.base + at as u64
+            }
+            None => {
+                let l = self.last[id as usize];
+                l != NONE && l >= at
+            }
+        }
+    }
+
+    /// Worth caching: more than one group uses the file (of the whole
+    /// input when known, else of the batch).
+    fn keep(&self, id: u32) -> bool {
+        match &self.global {
+            Some(g) => g.reuse[id as usize],
+            None => self.reuse[id as usize],
+        }
     }
 }
 
@@ -762,11 +885,19 @@ struct Outcome {
     regions: Vec<Region>,
     /// (file id, reason) of files found stale for this pair.
     stale: Vec<(u32, Stale)>,
+    /// Stopped early: `common` is an upper bound below the threshold (the
+    /// pair is dropped as an exact one below it would be).
+    below: bool,
 }
 
 /// Per-thread state kept across batches.
 struct Worker {
-    cache: Cache,
+    /// Token buffers of files no longer needed, reused for the next files.
+    spare: Vec<Tokens>,
+    /// Entries taken out of the cache, to recycle once the lock is released.
+    gone: Vec<Arc<Tokens>>,
+    /// Working memory reserved in the cache's budget ([`WORK_PER_BYTE`]).
+    reserved: u64,
     differ: Differ,
     /// File bytes: kept at the largest length read (see [`read_checked`]).
     buf: Vec<u8>,
@@ -778,12 +909,17 @@ struct Worker {
     /// Templates and the run's chunker, when the analysis ignored templates.
     templates: Option<Arc<(crate::formats::templates::TemplateSet, Chunker)>>,
     payload: Vec<u8>,
+    /// `--min-percent` and `--percent-of`: pairs that cannot reach it stop
+    /// before the diff.
+    threshold: (f64, PercentOf),
 }
 
 impl Worker {
-    fn new(budget: u64) -> Worker {
+    fn new() -> Worker {
         Worker {
-            cache: Cache::new(budget),
+            spare: Vec::new(),
+            gone: Vec::new(),
+            reserved: 0,
             differ: Differ::new(),
             buf: Vec::new(),
             pieces: piece_chunker(),
@@ -792,6 +928,49 @@ impl Worker {
             bytes_read: 0,
             templates: None,
             payload: Vec::new(),
+            threshold: (0.0, PercentOf::Smaller),
+        }
+    }
+
+    /// The fewest bytes in common with which pair `p` reaches the
+    /// threshold (0: no threshold): an LCS below it is dropped anyway.
+    fn floor(&self, p: &PairIn) -> u64 {
+        let (min, of) = self.threshold;
+        if min <= 0.0 {
+            return 0;
+        }
+        let whole = base(p, of);
+        let mut f = ((min / 100.0 * whole as f64) as u64).saturating_sub(1);
+        while f <= whole && percent(f, whole) < min {
+            f += 1;
+        }
+        f
+    }
+
+    /// Take back a file's tokens once nobody else holds them.
+    fn recycle(&mut self, t: Arc<Tokens>) {
+        if let Ok(t) = Arc::try_unwrap(t) {
+            if self.spare.len() < SPARE_COUNT && t.mem() <= SPARE_MAX {
+                self.spare.push(t);
+            }
+        }
+    }
+
+    /// Reserve the working memory of a pair of files of `bytes` bytes (or
+    /// release it: 0). Locks only when it grows or halves.
+    fn reserve(&mut self, cache: &SharedCache, bytes: u64) {
+        let need = bytes.saturating_mul(WORK_PER_BYTE);
+        if need > self.reserved || need < self.reserved / 2 {
+            lock(cache).reserve(self.reserved, need, &mut self.gone);
+            self.reserved = need;
+            self.recycle_gone();
+        }
+    }
+
+    /// Recycle what the cache handed back.
+    fn recycle_gone(&mut self) {
+        while let Some(t) = self.gone.pop() {
+            self.recycle(t);
         }
     }
 
@@ -799,6 +978,7 @@ impl Worker {
     /// recycled buffers (and cached when `keep`: a later group needs it).
     fn load(
         &mut self,
+        cache: &SharedCache,
         e: &FileEntry,
         payload: u64,
         mode: Mode,
@@ -807,8 +987,10 @@ impl Worker {
         if let Some(s) = self.bad.get(&e.id) {
             return Err(s.clone());
         }
-        if let Some(t) = self.cache.get((e.id, mode)) {
-            return Ok(t);
+        if keep {
+            if let Some(t) = lock(cache).get((e.id, mode)) {
+                return Ok(t);
+            }
         }
         let data = match read_checked(e, &mut self.buf) {
             Ok(d) => d,
@@ -819,7 +1001,7 @@ impl Worker {
         };
         self.files_read += 1;
         self.bytes_read += data.len() as u64;
-        let mut t = self.cache.fresh();
+        let mut t = self.spare.pop().unwrap_or_default();
         match &self.templates {
             None => tokenize_into(data, mode, &self.pieces, &mut t),
             Some(tc) => {
@@ -835,13 +1017,20 @@ impl Worker {
                 tokenize_into(&self.payload, mode, &self.pieces, &mut t);
             }
         }
-        if self.buf.len() > 64 << 20 {
-            // Do not keep a huge file's buffer for the rest of the run.
+        if self.buf.len() > BUF_KEEP {
+            // Do not keep a large file's buffer for the rest of the run.
             self.buf = Vec::new();
+        }
+        if keep {
+            // Kept for long: no slack (recycled buffers have the capacity
+            // of the largest file seen).
+            t.hashes.shrink_to_fit();
+            t.starts.shrink_to_fit();
         }
         let t = Arc::new(t);
         if keep {
-            self.cache.put((e.id, mode), t.clone());
+            lock(cache).put((e.id, mode), t.clone(), &mut self.gone);
+            self.recycle_gone();
         }
         Ok(t)
     }
@@ -851,6 +1040,7 @@ impl Worker {
     /// interning of a).
     fn run(
         &mut self,
+        cache: &SharedCache,
         pairs: &[PairIn],
         first: usize,
         files: &[FileEntry],
@@ -858,19 +1048,18 @@ impl Worker {
         want_regions: bool,
     ) -> Vec<Outcome> {
         let first = first as u32;
-        // Files cached for pairs that another worker took are not needed.
-        self.cache.retain(|id| plan.needed_from(id, first));
         let mut out = Vec::with_capacity(pairs.len());
         let mut cur: Option<(u32, Mode, std::result::Result<Arc<Tokens>, Stale>)> = None;
         for (k, p) in pairs.iter().enumerate() {
             let at = first + k as u32;
             let (fa, fb) = (&files[p.a as usize], &files[p.b as usize]);
+            self.reserve(cache, fa.size + fb.size);
             let mode = Mode::of(fa.ftype, fb.ftype);
             if !matches!(&cur, Some((a, m, _)) if *a == p.a && *m == mode) {
                 if let Some((_, _, Ok(t))) = cur.take() {
-                    self.cache.recycle(t);
+                    self.recycle(t);
                 }
-                let ta = self.load(fa, p.size_a, mode, plan.reuse[p.a as usize]);
+                let ta = self.load(cache, fa, p.size_a, mode, plan.keep(p.a));
                 if let Ok(t) = &ta {
                     self.differ.set_a(t);
                 }
@@ -881,22 +1070,27 @@ impl Worker {
                 exact: false,
                 regions: Vec::new(),
                 stale,
+                below: false,
             };
             let o = match &cur {
                 Some((_, _, Ok(ta))) => {
-                    match self.load(fb, p.size_b, mode, plan.reuse[p.b as usize]) {
+                    match self.load(cache, fb, p.size_b, mode, plan.keep(p.b)) {
                         Ok(tb) => {
+                            self.differ.floor = self.floor(p);
                             let c = self.differ.compare(ta, &tb, want_regions);
-                            self.cache.recycle(tb);
+                            self.recycle(tb);
                             Outcome {
-                                common: if c.exact {
+                                common: if c.exact || c.below {
                                     c.common
                                 } else {
                                     c.common.max(p.common)
                                 },
-                                exact: c.exact,
+                                // Below the threshold: dropped like an exact
+                                // figure below it (the exact one is smaller).
+                                exact: c.exact || c.below,
                                 regions: if c.exact { c.regions } else { Vec::new() },
                                 stale: Vec::new(),
+                                below: c.below,
                             }
                         }
                         Err(s) => lower(vec![(p.b, s)]),
@@ -906,16 +1100,18 @@ impl Worker {
                 None => unreachable!("set above"),
             };
             out.push(o);
-            // No later pair of the batch needs these: free their tokens.
+            // No later pair needs these: free their tokens.
             for f in [p.a, p.b] {
-                if !plan.needed_from(f, at + 1) {
-                    self.cache.remove(f);
+                if plan.keep(f) && !plan.needed_from(f, at + 1) {
+                    lock(cache).remove(f, &mut self.gone);
                 }
             }
+            self.recycle_gone();
         }
         if let Some((_, _, Ok(t))) = cur {
-            self.cache.recycle(t);
+            self.recycle(t);
         }
+        self.reserve(cache, 0);
         out
     }
 }
@@ -931,6 +1127,10 @@ pub struct Summary {
     pub files_read: u64,
     pub bytes_read: u64,
     pub seconds: f64,
+    /// Pairs dropped below the threshold by an upper bound, without a diff.
+    pub stopped_early: u64,
+    /// Pairs whose figure came from the earlier run (`None`: no --previous).
+    pub reused: Option<u64>,
 }
 
 impl Summary {
@@ -951,7 +1151,13 @@ impl Summary {
             self.bytes_read,
             self.seconds,
             rate
-        )
+        ) + &match self.stopped_early {
+            0 => String::new(),
+            n => format!(", {n} stopped early (an upper bound below the threshold)"),
+        } + &match self.reused {
+            Some(n) => format!(", {n} reused from the earlier run"),
+            None => String::new(),
+        }
     }
 }
 
@@ -1007,6 +1213,7 @@ impl Sink {
             if o.exact {
                 if percent(o.common, base(p, cfg.percent_of)) < cfg.min_percent {
                     self.summary.below_threshold += 1;
+                    self.summary.stopped_early += o.below as u64;
                     self.summary.verified += 1;
                     continue;
                 }
@@ -1071,10 +1278,44 @@ fn units(batch: &[PairIn], plan: &Plan) -> Vec<std::ops::Range<usize>> {
     v
 }
 
+/// Verify the pairs of a batch that the earlier run does not give
+/// (`reused`, taken), on all workers; outcomes in input order.
+fn process_batch(
+    batch: &[PairIn],
+    reused: &mut Vec<Option<Outcome>>,
+    workers: &mut [Worker],
+    cache: &SharedCache,
+    files: &[FileEntry],
+    plan: &mut Plan,
+    want_regions: bool,
+) -> Vec<Outcome> {
+    if reused.iter().all(Option::is_none) {
+        reused.clear();
+        return process(batch, workers, cache, files, plan, want_regions);
+    }
+    let todo: Vec<PairIn> = batch
+        .iter()
+        .zip(reused.iter())
+        .filter(|(_, r)| r.is_none())
+        .map(|(p, _)| *p)
+        .collect();
+    let mut done = process(&todo, workers, cache, files, plan, want_regions).into_iter();
+    let out = reused
+        .iter_mut()
+        .map(|r| {
+            r.take()
+                .unwrap_or_else(|| done.next().expect("one outcome per pair verified"))
+        })
+        .collect();
+    reused.clear();
+    out
+}
+
 /// Verify one batch on all workers; outcomes in input order.
 fn process(
     batch: &[PairIn],
     workers: &mut [Worker],
+    cache: &SharedCache,
     files: &[FileEntry],
     plan: &mut Plan,
     want_regions: bool,
@@ -1082,7 +1323,7 @@ fn process(
     plan.set(batch);
     let units = units(batch, plan);
     let out = if workers.len() == 1 || units.len() == 1 {
-        workers[0].run(batch, 0, files, plan, want_regions)
+        workers[0].run(cache, batch, 0, files, plan, want_regions)
     } else {
         let plan = &*plan;
         let next = AtomicUsize::new(0);
@@ -1096,7 +1337,8 @@ fn process(
                         loop {
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(r) = units.get(i) else { break };
-                            let o = w.run(&batch[r.clone()], r.start, files, plan, want_regions);
+                            let o =
+                                w.run(cache, &batch[r.clone()], r.start, files, plan, want_regions);
                             mine.push((i, o));
                         }
                         mine
@@ -1111,12 +1353,51 @@ fn process(
         done.sort_by_key(|(i, _)| *i);
         done.into_iter().flat_map(|(_, o)| o).collect()
     };
+    // Files cached for a pair that another worker verified first, or
+    // (without the whole input's plan) for this batch only.
+    let end = batch.len() as u32;
+    lock(cache).retain(|id| plan.keep(id) && plan.needed_from(id, end));
     plan.clear(batch);
     out
 }
 
 const EXPECTED_PAIR: &str =
     "a pair record: file id a, file id b, size a, size b, bytes in common, shared chunks";
+
+/// The whole input's plan ([`Global`]), from a first reading of the pairs
+/// when they are a regular file (standard input or a pipe cannot be read
+/// twice: the plan is then per batch). Any error is left to the real
+/// reading, which reports it; the plan only decides what is cached, never a
+/// figure, so the output is the same with or without it.
+fn global_plan(cfg: &Config, files: usize) -> Option<Global> {
+    if cfg.pairs.as_os_str() == "-" || !std::fs::metadata(&cfg.pairs).ok()?.is_file() {
+        return None;
+    }
+    let (input, name) = open_input(&cfg.pairs).ok()?;
+    let mut r = LineReader::new(input, name);
+    let mut g = Global {
+        last: vec![NONE; files],
+        reuse: vec![false; files],
+    };
+    let mut group_of = vec![0u32; files];
+    let (mut index, mut group, mut prev_a) = (0u32, 0u32, None);
+    while let Some(raw) = r.next_raw().ok()? {
+        if raw.first() == Some(&b'#') {
+            continue;
+        }
+        let p = parse_pair(raw)?;
+        if percent(p.size_a.min(p.size_b), base(&p, cfg.percent_of)) < cfg.min_percent {
+            continue;
+        }
+        if prev_a.is_some_and(|a| a != p.a) {
+            group += 1;
+        }
+        prev_a = Some(p.a);
+        g.add(&mut group_of, index, group, p.a, p.b);
+        index = index.checked_add(1).filter(|&i| i != NONE)?;
+    }
+    Some(g)
+}
 
 /// `fsim-verify`: read the pairs, verify them, write verified pairs.
 pub fn run(cfg: &Config) -> Result<Summary> {
@@ -1142,11 +1423,13 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let with_templates = tshared.is_some();
     let mut workers: Vec<Worker> = (0..jobs)
         .map(|_| {
-            let mut w = Worker::new(cfg.memory / jobs as u64);
+            let mut w = Worker::new();
             w.templates = tshared.clone();
+            w.threshold = (cfg.min_percent, cfg.percent_of);
             w
         })
         .collect();
+    let cache = SharedCache::new(Cache::new(cfg.memory));
     let mut sink = Sink {
         out: Output::create(cfg.output.as_deref())?,
         regions: match &cfg.regions {
@@ -1161,7 +1444,28 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let want_regions = sink.regions.is_some();
     let mut header_written = false;
+    let mut prev = match &cfg.previous {
+        Some((pairs, table, regions)) => {
+            let same = std::fs::canonicalize(table)
+                .ok()
+                .is_some_and(|t| Some(t) == std::fs::canonicalize(&cfg.files).ok());
+            if same {
+                return Err(Error::msg(format!(
+                    "--previous-files {} is this run's file table: give the earlier run's",
+                    table.display()
+                )));
+            }
+            Some(previous::open(&files, pairs, table, regions.as_deref())?)
+        }
+        None => None,
+    };
     let mut plan = Plan::new(files.len());
+    if prev.is_none() {
+        // With --previous few pairs are verified: the batch's plan does.
+        plan.global = global_plan(cfg, files.len());
+    }
+    let mut reused: Vec<Option<Outcome>> = Vec::new();
+    let mut prev_regions = Vec::new();
     let mut batch: Vec<PairIn> = Vec::new();
     while let Some((line, line_no)) = r.next_numbered()? {
         let err = |m: String| Error::input(&name, line_no, m);
@@ -1181,6 +1485,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                     return Err(err(
                         "these pairs are already verified (written by fsim-verify)".into(),
                     ));
+                }
+                if let Some(pv) = &mut prev {
+                    pv.check(&p)?;
                 }
                 if !header_written {
                     let mut hp = p.clone();
@@ -1235,16 +1542,45 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 if batch.len() >= BATCH_PAIRS
                     && (batch.last().map(|l| l.a) != Some(p.a) || batch.len() >= 4 * BATCH_PAIRS)
                 {
-                    let o = process(&batch, &mut workers, &files, &mut plan, want_regions);
+                    let o = process_batch(
+                        &batch,
+                        &mut reused,
+                        &mut workers,
+                        &cache,
+                        &files,
+                        &mut plan,
+                        want_regions,
+                    );
                     sink.write_batch(&batch, &o, &files, cfg)?;
                     batch.clear();
                 }
+                let r = match &mut prev {
+                    Some(pv) => pv
+                        .lookup(&p, want_regions.then_some(&mut prev_regions))?
+                        .map(|common| Outcome {
+                            common,
+                            exact: true,
+                            regions: std::mem::take(&mut prev_regions),
+                            stale: Vec::new(),
+                            below: false,
+                        }),
+                    None => None,
+                };
+                reused.push(r);
                 batch.push(p);
             }
         }
     }
     check.finish(&seen, &name, r.line_number())?;
-    let o = process(&batch, &mut workers, &files, &mut plan, want_regions);
+    let o = process_batch(
+        &batch,
+        &mut reused,
+        &mut workers,
+        &cache,
+        &files,
+        &mut plan,
+        want_regions,
+    );
     progress.finish();
     sink.write_batch(&batch, &o, &files, cfg)?;
     let mut t = Vec::new();
@@ -1274,6 +1610,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         summary.bytes_read += w.bytes_read;
     }
     summary.seconds = start.elapsed().as_secs_f64();
+    summary.reused = prev.map(|p| p.reused);
     if !cfg.quiet {
         crate::cli::stderr_line(summary.line());
     }
@@ -1547,45 +1884,69 @@ mod tests {
         let t = Arc::new(lines(b"a\nb\n"));
         let m = t.mem();
         let mut c = Cache::new(2 * m);
-        c.put((1, Mode::Lines), t.clone());
-        c.put((2, Mode::Lines), t.clone());
+        let mut gone = Vec::new();
+        c.put((1, Mode::Lines), t.clone(), &mut gone);
+        c.put((2, Mode::Lines), t.clone(), &mut gone);
         assert!(c.get((1, Mode::Lines)).is_some());
-        c.put((3, Mode::Lines), t.clone());
+        c.put((3, Mode::Lines), t.clone(), &mut gone);
         assert!(
             c.get((2, Mode::Lines)).is_none(),
             "least recently used evicted"
         );
+        assert_eq!(gone.len(), 1, "the evicted entry is handed back");
         assert!(c.get((1, Mode::Lines)).is_some());
         assert!(c.used <= c.budget);
-        c.put((1, Mode::Lines), t.clone());
+        c.put((1, Mode::Lines), t.clone(), &mut gone);
         assert_eq!(c.used, 2 * m, "replacing an entry is not counted twice");
     }
 
     #[test]
-    fn cache_removes_and_recycles() {
+    fn cache_removes_and_workers_recycle() {
         let mut c = Cache::new(1 << 20);
+        let mut w = Worker::new();
         for id in 0..4 {
-            c.put((id, Mode::Lines), Arc::new(lines(b"x\ny\n")));
+            c.put((id, Mode::Lines), Arc::new(lines(b"x\ny\n")), &mut w.gone);
         }
-        c.put((1, Mode::Pieces), Arc::new(lines(b"x\ny\n")));
-        c.remove(1);
+        c.put((1, Mode::Pieces), Arc::new(lines(b"x\ny\n")), &mut w.gone);
+        c.remove(1, &mut w.gone);
         assert!(c.get((1, Mode::Lines)).is_none() && c.get((1, Mode::Pieces)).is_none());
-        assert_eq!(c.spare.len(), 2, "buffers of removed entries are kept");
+        assert_eq!(w.gone.len(), 2);
+        w.recycle_gone();
+        assert_eq!(w.spare.len(), 2, "buffers of removed entries are kept");
         let held = c.get((2, Mode::Lines)).unwrap();
         c.retain(|id| id == 3);
         assert_eq!(c.map.len(), 1);
         assert_eq!(c.order.len(), 1);
-        assert_eq!(
-            c.spare.len(),
-            3,
-            "a buffer still held elsewhere is not taken"
-        );
-        c.recycle(held);
-        assert_eq!(c.spare.len(), 4);
-        let mut t = c.fresh();
+        w.recycle(held);
+        assert_eq!(w.spare.len(), 3);
+        let mut t = w.spare.pop().unwrap();
         tokenize_into(b"p\nq\nr", Mode::Lines, &piece_chunker(), &mut t);
         assert_eq!(t, lines(b"p\nq\nr"), "recycled buffers hold no old tokens");
         assert_eq!(c.used, c.map.values().map(|(t, _)| t.mem()).sum::<u64>());
+    }
+
+    #[test]
+    fn global_plan_keeps_files_across_batches() {
+        let mut g = Global {
+            last: vec![NONE; 6],
+            reuse: vec![false; 6],
+        };
+        let mut group_of = vec![0; 6];
+        // Groups: a=0 {(0,1),(0,2)}, a=1 {(1,2)}, a=3 {(3,4)}.
+        for (i, (group, a, b)) in [(0, 0, 1), (0, 0, 2), (1, 1, 2), (2, 3, 4)]
+            .into_iter()
+            .enumerate()
+        {
+            g.add(&mut group_of, i as u32, group, a, b);
+        }
+        assert_eq!(&g.reuse[..5], &[false, true, true, false, false]);
+        assert_eq!(&g.last[..], &[1, 2, 2, 3, 3, NONE]);
+        let mut p = Plan::new(6);
+        p.global = Some(g);
+        // A second batch starting at pair 2: file 2 is still needed there.
+        p.base = 2;
+        assert!(p.needed_from(2, 0) && !p.needed_from(2, 1) && !p.needed_from(0, 0));
+        assert!(p.keep(1) && !p.keep(0));
     }
 
     #[test]
