@@ -223,26 +223,6 @@ fn licence_line_in_every_file_still_finds_true_pairs() {
     );
 }
 
-/// Peak RSS (KiB) and status of a command, from wait4's rusage.
-fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
-    use std::os::unix::process::ExitStatusExt;
-    let f = std::fs::File::create(out).unwrap();
-    cmd.stdout(f).stderr(std::process::Stdio::piped());
-    // Reaped by wait4 below, which also gives its rusage.
-    #[allow(clippy::zombie_processes)]
-    let child = cmd.spawn().unwrap();
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills; the pid is our child's
-    // and is waited for once, here (std's Child is never waited on).
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(r, child.id() as i32);
-    (
-        std::process::ExitStatus::from_raw(status).success(),
-        ru.ru_maxrss as u64,
-    )
-}
-
 /// The paper's case: a header in every one of 100,000 files. It is still
 /// dropped (100,000 > half the files), fsim-partition stays within its
 /// memory (5 bytes per file, well under 64 MB here), and the report says

@@ -10,7 +10,6 @@ use common::*;
 use fsim::formats::{FileEntry, FileType};
 use std::io::BufRead;
 use std::path::Path;
-use std::process::Command;
 
 const FILES: u32 = 20_000;
 /// Each file is linked to the next NEIGHBOURS files: one cluster.
@@ -21,26 +20,6 @@ const BASE: u64 = 16 << 20;
 /// What the report holds per file (file table entry and path, sizes,
 /// union-find, cluster members, identical-set maps), generously.
 const PER_FILE: u64 = 1024;
-
-/// Run a command with its stdout to `out`; (success, peak RSS in bytes).
-fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
-    use std::os::unix::process::ExitStatusExt;
-    let f = std::fs::File::create(out).unwrap();
-    cmd.stdout(f).stderr(std::process::Stdio::inherit());
-    // Reaped by wait4 below, which also gives its rusage.
-    #[allow(clippy::zombie_processes)]
-    let child = cmd.spawn().unwrap();
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills; the pid is our child's
-    // and is waited for once, here (std's Child is never waited on).
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(r, child.id() as i32);
-    (
-        std::process::ExitStatus::from_raw(status).success(),
-        ru.ru_maxrss as u64 * 1024,
-    )
-}
 
 /// The pairs of the large cluster, as `common::pairs_file` writes them;
 /// returns their number.
@@ -116,7 +95,8 @@ fn one_cluster_of_a_million_links_within_budget() {
             "--quiet",
             "pairs.tsv",
         ]);
-        let (ok, rss) = run_rss(cmd, &out);
+        let (ok, rss_kib) = run_rss(cmd, &out);
+        let rss = rss_kib * 1024;
         assert!(ok, "fsim-report --format {format} failed");
         eprintln!(
             "fsim-report --format {format}: {links} links, peak RSS {:.1} MiB (limit {:.1} MiB)",

@@ -5,6 +5,8 @@
 //! byte-identical output for any -j, regions, binary files, and the report
 //! reading verified pairs.
 
+mod common;
+
 use fsim::formats::{hex128, mix128};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -639,26 +641,6 @@ fn each_file_read_about_once_across_batches() {
     assert!(files_read(&err) > n as u64, "{err}");
 }
 
-/// Run `cmd`, its stdout to `out`; (success, peak RSS in KiB) from wait4.
-fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
-    use std::os::unix::process::ExitStatusExt;
-    let f = std::fs::File::create(out).unwrap();
-    cmd.stdout(f).stderr(std::process::Stdio::null());
-    // Reaped by wait4 below, which also gives its rusage.
-    #[allow(clippy::zombie_processes)]
-    let child = cmd.spawn().unwrap();
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills; the pid is our child's
-    // and is waited for once, here (std's Child is never waited on).
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(r, child.id() as i32);
-    (
-        std::process::ExitStatus::from_raw(status).success(),
-        ru.ru_maxrss as u64,
-    )
-}
-
 /// Translation-catalog-like files (~1 MB each, ~25-byte lines: many tokens
 /// per byte), every pair of them, at -j2 with a small --memory: the token
 /// cache, the workers' working memory (reserved in the same budget) and
@@ -707,7 +689,7 @@ fn catalogs_stay_within_memory() {
             .arg(&repo.files)
             .args(["-q", "-j2", "--memory", &format!("{mem}M")])
             .arg(&pairs);
-        let (ok, rss) = run_rss(c, &out);
+        let (ok, rss) = common::run_rss(c, &out);
         assert!(ok);
         assert_eq!(std::fs::read_to_string(&out).unwrap(), o1);
         eprintln!("--memory {mem}M: peak RSS {rss} KiB");

@@ -97,6 +97,28 @@ pub fn run_fail(cmd: Command, stdin: Option<&[u8]>) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Run `cmd` with its stdout to `out` and stderr discarded; (success, peak
+/// RSS in KiB) from wait4's rusage of that child alone (other tests'
+/// children do not count, unlike RUSAGE_CHILDREN).
+pub fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let f = std::fs::File::create(out).unwrap();
+    cmd.stdout(f).stderr(Stdio::null());
+    // Reaped by wait4 below, which also gives its rusage.
+    #[allow(clippy::zombie_processes)]
+    let child = cmd.spawn().unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills; the pid is our child's
+    // and is waited for once, here (std's Child is never waited on).
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(r, child.id() as i32);
+    (
+        std::process::ExitStatus::from_raw(status).success(),
+        ru.ru_maxrss as u64,
+    )
+}
+
 /// A command for one of the binaries.
 pub fn fsim(name: &str) -> Command {
     Command::new(bin(name))
