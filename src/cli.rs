@@ -63,6 +63,20 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
 }
 
 /// Check that a `--min-percent` style option is within 0..=100.
+/// `n` bytes in binary units for people: the value and its unit (`B`,
+/// `KiB` ... `TiB`); `B` only below 1024. The report and fsim-binpack's plan
+/// print it with their own precision.
+pub fn byte_units(n: u64) -> (f64, &'static str) {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    (v, UNITS[u])
+}
+
 pub fn parse_percent(s: &str) -> std::result::Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("invalid percentage {s:?}"))?;
     if (0.0..=100.0).contains(&v) {

@@ -573,17 +573,9 @@ pub fn build(config: Config) -> Result<Report> {
 
 /// Human-readable size: `812 B`, `12.3 KiB`, `4.1 MiB`.
 pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
+    match crate::cli::byte_units(n) {
+        (_, "B") => format!("{n} B"),
+        (v, unit) => format!("{v:.1} {unit}"),
     }
 }
 

@@ -132,19 +132,10 @@ pub fn pack(comps: &[Component], capacity: u64) -> Vec<Bin> {
 
 /// `1.9 GiB`-style sizes for people.
 pub fn human_size(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else if v.fract() == 0.0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
+    match crate::cli::byte_units(n) {
+        (_, "B") => format!("{n} B"),
+        (v, unit) if v.fract() == 0.0 => format!("{v:.0} {unit}"),
+        (v, unit) => format!("{v:.1} {unit}"),
     }
 }
 
