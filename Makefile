@@ -75,7 +75,7 @@ NATIVE_DIR ?= target/native
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: all build native layers demo report test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo
+.PHONY: FORCE all build native layers demo report test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo
 .DELETE_ON_ERROR:
 
 all: build
@@ -177,8 +177,23 @@ $(WORK)/pairs.tsv: $(WORK)/bins.tsv | build
 # verified.tsv: pairs whose two files are unchanged (path, size, content
 # hash) keep that run's figures and regions, only the others are read.
 VERIFY_PREV_OPTS = $(if $(wildcard $(PREVIOUS)/verified.tsv),--previous $(PREVIOUS)/verified.tsv --previous-files $(PREVIOUS)/files.tsv $(if $(wildcard $(PREVIOUS)/regions.tsv),--previous-regions $(PREVIOUS)/regions.tsv))
-$(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv | build
-	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) --regions $(WORK)/regions.tsv -j $(JOBS) -o $@ $<
+#
+# fsim-verify drops the pairs that cannot reach the report's MIN_PERCENT
+# (sizes, then an upper bound, before any diff): the report never shows
+# them, and they cost most of the verification. The threshold it used is
+# kept in $(WORK)/verify-threshold; lowering MIN_PERCENT rewrites it, so
+# the next make verifies again, while raising it only re-filters the
+# reports (verified.tsv already holds every pair above the new one).
+$(WORK)/verify-threshold: FORCE
+	@mkdir -p $(WORK)
+	@old=$$(cat $@ 2>/dev/null); \
+	if [ -z "$$old" ] || awk -v n='$(MIN_PERCENT)' -v o="$$old" 'BEGIN { exit !(n + 0 < o + 0) }'; then \
+	    echo '$(MIN_PERCENT)' > $@; fi
+
+$(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv $(WORK)/verify-threshold | build
+	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv --min-percent $$(cat $(WORK)/verify-threshold) $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) --regions $(WORK)/regions.tsv -j $(JOBS) -o $@ $<
+
+FORCE:
 
 ifeq ($(VERIFY),0)
 PAIRS := $(WORK)/pairs.tsv

@@ -457,7 +457,7 @@ def main(argv=None):
     t0 = time.time()
     pairs_in = L("pairs.tsv")
     if a.verify != "0":
-        run([bins["fsim-verify"]] + q + ["--files", L("files.tsv"), "--regions", L("regions.tsv"), "-j", str(a.jobs), "-o", L("verified.tsv"), L("pairs.tsv")])
+        run([bins["fsim-verify"]] + q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--regions", L("regions.tsv"), "-j", str(a.jobs), "-o", L("verified.tsv"), L("pairs.tsv")])
         pairs_in = L("verified.tsv")
     ropts = q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--min-bytes", a.min_bytes]
     for fmt in a.formats.split():
