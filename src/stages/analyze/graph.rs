@@ -4,9 +4,10 @@
 
 use super::files::BinFiles;
 use super::groups::{Entry, GroupSink};
-use super::{Pair, Thresholds};
+use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// The bipartite graph of one bin, as two compressed adjacency arrays.
 /// Chunk indices follow the hash order of the bin and file indices the id
@@ -140,15 +141,18 @@ impl Graph {
         }
     }
 
-    /// Step 4 for the whole bin on `threads` threads; the result is in
-    /// (a, b) order whatever the number of threads.
+    /// Step 4 for the whole bin on `threads` threads, into `out`, which
+    /// sorts: threads hand over their pairs in batches as they go, so no
+    /// thread holds more than a batch whatever the bin yields.
     pub(super) fn all_pairs(
         &self,
         bin: &BinFiles,
         th: &Thresholds,
         threads: usize,
-        out: &mut Vec<Pair>,
-    ) {
+        out: &mut PairStore,
+    ) -> Result<()> {
+        /// Pairs a thread gathers before taking the store's lock.
+        const BATCH: usize = 1 << 14;
         let n = bin.ids.len();
         let threads = if self.chunk_files.len() < 20_000 {
             1
@@ -158,50 +162,48 @@ impl Graph {
         if threads == 1 {
             let mut stamp = vec![0u32; n];
             let mut cand = Vec::new();
-            self.pairs_for(bin, 0..n, th, &mut stamp, &mut cand, out);
-            return;
+            let mut v = Vec::new();
+            for a in 0..n {
+                self.pairs_for(bin, a..a + 1, th, &mut stamp, &mut cand, &mut v);
+                if v.len() >= BATCH {
+                    out.extend(&v)?;
+                    v.clear();
+                }
+            }
+            return out.extend(&v);
         }
         // Small blocks taken dynamically balance files of very different degrees.
         const BLOCK: usize = 256;
         let blocks = n.div_ceil(BLOCK);
         let next = AtomicUsize::new(0);
-        let mut results: Vec<(usize, Vec<Pair>)> = std::thread::scope(|s| {
+        let store = Mutex::new(out);
+        std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|_| {
-                    s.spawn(|| {
+                    s.spawn(|| -> Result<()> {
                         let mut stamp = vec![0u32; n];
                         let mut cand = Vec::new();
-                        let mut mine = Vec::new();
+                        let mut v = Vec::new();
                         loop {
                             let blk = next.fetch_add(1, Ordering::Relaxed);
                             if blk >= blocks {
                                 break;
                             }
-                            let mut v = Vec::new();
-                            self.pairs_for(
-                                bin,
-                                blk * BLOCK..((blk + 1) * BLOCK).min(n),
-                                th,
-                                &mut stamp,
-                                &mut cand,
-                                &mut v,
-                            );
-                            if !v.is_empty() {
-                                mine.push((blk, v));
+                            for a in blk * BLOCK..((blk + 1) * BLOCK).min(n) {
+                                self.pairs_for(bin, a..a + 1, th, &mut stamp, &mut cand, &mut v);
+                                if v.len() >= BATCH {
+                                    store.lock().expect("pair store lock").extend(&v)?;
+                                    v.clear();
+                                }
                             }
                         }
-                        mine
+                        store.lock().expect("pair store lock").extend(&v)
                     })
                 })
                 .collect();
             handles
                 .into_iter()
-                .flat_map(|h| h.join().expect("analysis thread panicked"))
-                .collect()
-        });
-        results.sort_unstable_by_key(|r| r.0);
-        for (_, v) in results {
-            out.extend_from_slice(&v);
-        }
+                .try_for_each(|h| h.join().expect("analysis thread panicked"))
+        })
     }
 }

@@ -21,15 +21,17 @@
 //! the capacity, and the sorted records are summed per pair. Same numbers,
 //! same output, memory bounded by the capacity plus the bin's file table.
 //!
-//! Memory: the largest bin's graph (see [`estimate_memory`]) plus the pairs
-//! found (40 bytes each). Disk: only for oversized bins, 16 bytes per
-//! (chunk, file pair).
+//! Memory: the largest bin's graph (see [`estimate_memory`], at most
+//! `--capacity`) plus a quarter of `--capacity` for the pairs found, which
+//! spill to disk beyond it ([`store`]). Disk: 36 bytes per pair when they
+//! spill; for oversized bins, 16 bytes per (chunk, file pair).
 //!
 //! The modules, in the order of the work: [`read`] parses the bins stream
 //! and routes each bin, [`groups`] turns a bin's sorted records into chunk
 //! groups, [`graph`] analyses a bin in memory (the merge-style comparison),
 //! [`spill`] out of core, [`files`] judges a pair of a bin's files and
-//! [`pairs`] holds the thresholds and writes the pairs file.
+//! [`pairs`] holds the thresholds and writes the pairs file, and [`store`]
+//! keeps the pairs sorted in bounded memory until then.
 
 mod files;
 mod graph;
@@ -37,6 +39,7 @@ mod groups;
 mod pairs;
 mod read;
 mod spill;
+mod store;
 #[cfg(test)]
 mod tests;
 
@@ -54,6 +57,7 @@ pub use crate::formats::bins::{
 pub use groups::Entry;
 pub use pairs::{write_pairs, Pair, PercentOf, Thresholds};
 pub use read::{analyze_reader, analyze_with_progress};
+pub use store::PairStore;
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -89,12 +93,12 @@ pub struct Config {
     pub quiet: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Analysis {
     /// Chunking parameters of the input.
     pub params: Params,
-    /// Sorted by (a, b).
-    pub pairs: Vec<Pair>,
+    /// Sorted by (a, b) when read back.
+    pub pairs: PairStore,
     pub bins: u64,
     pub files: u64,
     pub records: u64,
@@ -104,6 +108,22 @@ pub struct Analysis {
     pub spilled_bins: u64,
     /// Pair records that went through the out-of-core sort.
     pub spilled_records: u64,
+}
+
+impl Analysis {
+    /// An empty analysis whose pairs are kept within `opts`' capacity.
+    pub fn new(opts: &Options) -> Analysis {
+        Analysis {
+            params: Params::default(),
+            pairs: PairStore::new(opts.capacity, opts.tmpdir.clone()),
+            bins: 0,
+            files: 0,
+            records: 0,
+            collapsed: 0,
+            spilled_bins: 0,
+            spilled_records: 0,
+        }
+    }
 }
 
 /// The whole stage: read, analyse, write atomically, summarise on stderr.
@@ -121,19 +141,21 @@ pub fn run(cfg: &Config) -> Result<()> {
     );
     let a = analyze_with_progress(progress.reader(input), &name, &cfg.options, &progress)?;
     progress.finish();
+    let (bins, spilled_bins, files, records, collapsed) =
+        (a.bins, a.spilled_bins, a.files, a.records, a.collapsed);
     let mut out = Output::create(cfg.output.as_deref())?;
     let oname = out.name().to_string();
-    write_pairs(&a, &cfg.options.thresholds, &mut out, &oname)?;
+    let pairs = write_pairs(a, &cfg.options.thresholds, &mut out, &oname)?;
     out.finish()?;
     if !cfg.quiet {
         crate::cli::stderr_line(format_args!(
             "fsim-analyze: {} bins ({} out of core), {} files, {} records, {} identical files collapsed, {} pairs in {:.2} s",
-            a.bins,
-            a.spilled_bins,
-            a.files,
-            a.records,
-            a.collapsed,
-            a.pairs.len(),
+            bins,
+            spilled_bins,
+            files,
+            records,
+            collapsed,
+            pairs,
             t0.elapsed().as_secs_f64()
         ));
     }

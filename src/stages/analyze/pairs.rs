@@ -74,8 +74,9 @@ impl Pair {
     }
 }
 
-/// Write a pairs file (header, pair lines, trailer).
-pub fn write_pairs(a: &Analysis, th: &Thresholds, out: &mut impl Write, name: &str) -> Result<()> {
+/// Write a pairs file (header, pair lines in (a, b) order, trailer) and
+/// return the number of pairs.
+pub fn write_pairs(a: Analysis, th: &Thresholds, out: &mut impl Write, name: &str) -> Result<u64> {
     let mut buf = Vec::with_capacity(1 << 16);
     let params = a
         .params
@@ -93,7 +94,10 @@ pub fn write_pairs(a: &Analysis, th: &Thresholds, out: &mut impl Write, name: &s
     };
     formats::write_header(Kind::Pairs, &params, &mut buf);
     let mut sum = 0u128;
-    for p in &a.pairs {
+    let mut n = 0u64;
+    for p in a.pairs.finish()? {
+        let p = p?;
+        n += 1;
         p.write(&mut buf);
         sum = sum.wrapping_add(p.mix());
         if buf.len() >= 1 << 16 {
@@ -102,9 +106,9 @@ pub fn write_pairs(a: &Analysis, th: &Thresholds, out: &mut impl Write, name: &s
         }
     }
     let t = Params::new()
-        .with("pairs", a.pairs.len())
+        .with("pairs", n)
         .with("digest", formats::hex128(sum));
     formats::write_trailer(Kind::Pairs, &t, &mut buf);
     out.write_all(&buf).ctx(|| format!("writing {name}"))?;
-    Ok(())
+    Ok(n)
 }

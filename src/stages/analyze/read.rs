@@ -104,17 +104,21 @@ impl Bin {
             Some(Route::Memory(mut g)) => {
                 self.grouper.flush(&mut g)?;
                 g.finish(n);
-                g.all_pairs(&self.files, &opts.thresholds, opts.threads, &mut a.pairs);
+                g.all_pairs(&self.files, &opts.thresholds, opts.threads, &mut a.pairs)?;
             }
             Some(Route::Spill(mut s)) => {
                 self.grouper.flush(&mut s)?;
                 a.spilled_bins += 1;
                 a.spilled_records += s.emitted;
                 let (files, th, pairs) = (&self.files, &opts.thresholds, &mut a.pairs);
+                let mut stored = Ok(());
                 s.finish(|key, common, shared| {
                     let (x, y) = ((key >> 32) as usize, (key & 0xffff_ffff) as usize);
-                    pairs.extend(files.pair(x, y, common, shared, th));
+                    if let (Some(p), Ok(())) = (files.pair(x, y, common, shared, th), &stored) {
+                        stored = pairs.push(p);
+                    }
                 })?;
+                stored?;
             }
         }
         progress.set_count(a.bins);
@@ -158,7 +162,7 @@ pub fn analyze_with_progress<R: BufRead>(
     let mut r = LineReader::new(input, name);
     let mut check = InputCheck::new(Kind::Bins, "records");
     let mut seen = Digest::default();
-    let mut a = Analysis::default();
+    let mut a = Analysis::new(opts);
     let mut cur: Option<Bin> = None;
     let mut announced_bins: Option<u64> = None;
     let mut spec: Option<MethodSpec> = None;
@@ -356,7 +360,5 @@ pub fn analyze_with_progress<R: BufRead>(
         .as_ref()
         .map(formats::stage_params)
         .unwrap_or_default();
-    // Bins hold disjoint files but components interleave ids across bins.
-    a.pairs.sort_unstable();
     Ok(a)
 }

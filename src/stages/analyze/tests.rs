@@ -1,8 +1,8 @@
 use super::*;
 use crate::formats::bins::FileLine;
 use crate::formats::{self, ChunkRecord, Digest, Kind};
-use std::collections::HashMap;
 use proptest::prelude::*;
+use std::collections::HashMap;
 
 /// A file of a test bin: id, size, content hash, chunks as (hash, len)
 /// with repeats for chunks occurring more than once.
@@ -117,7 +117,26 @@ fn model(bins: &[Vec<TFile>], th: &Thresholds) -> Vec<Pair> {
     pairs
 }
 
-fn run_on(text: &[u8], th: Thresholds, threads: usize, force_spill: bool) -> Analysis {
+/// An analysis with its pairs read back into memory.
+struct Ran {
+    pairs: Vec<Pair>,
+    collapsed: u64,
+    spilled_bins: u64,
+    spilled_records: u64,
+}
+
+impl From<Analysis> for Ran {
+    fn from(a: Analysis) -> Ran {
+        Ran {
+            collapsed: a.collapsed,
+            spilled_bins: a.spilled_bins,
+            spilled_records: a.spilled_records,
+            pairs: a.pairs.into_vec(),
+        }
+    }
+}
+
+fn run_on(text: &[u8], th: Thresholds, threads: usize, force_spill: bool) -> Ran {
     let opts = Options {
         thresholds: th,
         capacity: 1 << 30,
@@ -125,7 +144,7 @@ fn run_on(text: &[u8], th: Thresholds, threads: usize, force_spill: bool) -> Ana
         tmpdir: None,
         force_spill,
     };
-    analyze_reader(text, "test.bins", &opts).unwrap()
+    analyze_reader(text, "test.bins", &opts).unwrap().into()
 }
 
 fn f(id: u32, size: u64, chunks: &[(u128, u32)]) -> TFile {
@@ -182,7 +201,12 @@ fn chunk_twice_in_both_counts_twice() {
         }]
     );
     let mut out = Vec::new();
-    write_pairs(&a, &ALL, &mut out, "test").unwrap();
+    let opts = Options {
+        thresholds: ALL,
+        ..Options::default()
+    };
+    let again = analyze_reader(&bins_text(&bins, false)[..], "test.bins", &opts).unwrap();
+    assert_eq!(write_pairs(again, &ALL, &mut out, "test").unwrap(), 1);
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with(
         "#fsim pairs v1\tmethod=tttd\tavg=1000\tmin-bytes=0\tmin-percent=0\tpercent-of=smaller\n"
@@ -434,7 +458,22 @@ fn threads_and_spill_runs_give_identical_output() {
         force_spill: true,
     };
     let spill = analyze_reader(&text[..], "t", &opts).unwrap();
+    // A 4 KiB share of the capacity for the pairs: they spill too.
+    assert!(spill.pairs.runs_spilled() > 1, "{:?}", spill.pairs);
+    let spill = Ran::from(spill);
     assert_eq!(spill.pairs, one.pairs);
+    // In memory (memory=100 fits) on 4 threads, pairs spilled from each
+    // thread's batches: the same pairs, in order.
+    let threads = Options {
+        capacity: 64 * 1024,
+        threads: 4,
+        force_spill: false,
+        ..opts
+    };
+    let a = analyze_reader(&text[..], "t", &threads).unwrap();
+    assert_eq!(a.spilled_bins, 0);
+    assert!(a.pairs.runs_spilled() > 1, "{:?}", a.pairs);
+    assert_eq!(Ran::from(a).pairs, one.pairs);
     // 16 KiB budget: 512-record runs, so more runs than the merge fan-in.
     assert!(
         spill.spilled_records > 512 * crate::stages::sort::DEFAULT_FAN_IN as u64,

@@ -1,0 +1,104 @@
+//! The pairs found so far, kept sorted by (a, b) in bounded memory.
+//!
+//! The number of pairs is not bounded by the bins' size: files that share
+//! boilerplate (the navigation of generated HTML pages, say) give pairs
+//! quadratic in the files of a component. 52 k rustdoc pages gave 348 M
+//! candidate pairs, and the analysis held them in a `Vec` (40 bytes each,
+//! 13.9 GB) before writing them. They now go through the shared external
+//! sorter with a quarter of `--capacity`: a bin that yields more spills
+//! sorted runs to `--tmpdir`, merged as the pairs file is written. Since
+//! (a, b) is unique, the order of pushes (threads, bins) does not change
+//! the output.
+
+use super::Pair;
+use crate::error::Result;
+use crate::stages::sort::keys::FixedRecord;
+use crate::stages::sort::{ExternalSorter, SortOptions, Sorted};
+use std::path::PathBuf;
+
+/// Part of `--capacity` given to the pairs' buffer.
+pub const PAIRS_SHARE: u64 = 4;
+
+impl FixedRecord for Pair {
+    const SIZE: usize = 36;
+    #[inline]
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.a.to_le_bytes());
+        out[4..8].copy_from_slice(&self.b.to_le_bytes());
+        out[8..16].copy_from_slice(&self.size_a.to_le_bytes());
+        out[16..24].copy_from_slice(&self.size_b.to_le_bytes());
+        out[24..32].copy_from_slice(&self.common.to_le_bytes());
+        out[32..36].copy_from_slice(&self.shared.to_le_bytes());
+    }
+    #[inline]
+    fn decode(b: &[u8]) -> Self {
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        Pair {
+            a: u32_at(0),
+            b: u32_at(4),
+            size_a: u64_at(8),
+            size_b: u64_at(16),
+            common: u64_at(24),
+            shared: u32_at(32),
+        }
+    }
+}
+
+/// Sorts the pairs of every bin within `capacity / PAIRS_SHARE` bytes.
+pub struct PairStore {
+    sorter: ExternalSorter<Pair>,
+}
+
+impl std::fmt::Debug for PairStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PairStore({} pairs)", self.sorter.len())
+    }
+}
+
+impl PairStore {
+    pub fn new(capacity: u64, tmpdir: Option<PathBuf>) -> PairStore {
+        let mut opts = SortOptions::with_memory(capacity / PAIRS_SHARE);
+        opts.tmpdir = tmpdir;
+        PairStore {
+            sorter: ExternalSorter::new(opts),
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, p: Pair) -> Result<()> {
+        self.sorter.push(p)
+    }
+
+    pub fn extend(&mut self, ps: &[Pair]) -> Result<()> {
+        ps.iter().try_for_each(|&p| self.sorter.push(p))
+    }
+
+    /// Pairs pushed so far.
+    pub fn len(&self) -> u64 {
+        self.sorter.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sorter.is_empty()
+    }
+
+    /// Runs written to disk (0 when every pair fitted in memory).
+    pub fn runs_spilled(&self) -> usize {
+        self.sorter.runs_spilled()
+    }
+
+    /// The pairs in (a, b) order.
+    pub fn finish(self) -> Result<Sorted<Pair>> {
+        self.sorter.finish()
+    }
+
+    /// Every pair, in order, in memory (tests).
+    #[cfg(test)]
+    pub fn into_vec(self) -> Vec<Pair> {
+        self.finish()
+            .expect("sorting pairs")
+            .map(|p| p.expect("reading pairs"))
+            .collect()
+    }
+}
