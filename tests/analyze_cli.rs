@@ -216,3 +216,53 @@ fn truncated_input_names_file_and_line_and_writes_nothing() {
     assert!(err.contains("edit.tsv:") && err.contains("digest"), "{err}");
     assert!(!d.join("pairs.tsv").exists());
 }
+
+/// A component whose 2,000 files all share one chunk gives 1,999,000 pairs
+/// (80 MB as in-memory pairs): with `--capacity 8M`, fsim-analyze keeps
+/// 2 MB of them and spills the rest, so its peak RSS stays small, and the
+/// pairs file still holds every pair, in order.
+#[test]
+fn pairs_beyond_the_capacity_spill_and_memory_stays_bounded() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    const N: u32 = 2000;
+    let files: Vec<PFile> = (0..N)
+        .map(|id| PFile {
+            id,
+            comp: 0,
+            size: 1000,
+            content: 0x1000 + id as u128,
+        })
+        .collect();
+    let mut recs: Vec<(u128, u32, u32)> = (0..N).map(|f| (7, f, 100)).collect();
+    recs.extend((0..N).map(|f| (0x10_0000 + f as u128, f, 900)));
+    std::fs::write(d.join("p.tsv"), partition_text(&files, &recs)).unwrap();
+    run(BINPACK, &["-o", "b.tsv", "-q", "p.tsv"], d, true);
+    let mut c = std::process::Command::new(ANALYZE);
+    c.current_dir(d).args([
+        "-q",
+        "--capacity",
+        "8M",
+        "--tmpdir",
+        ".",
+        "-j",
+        "2",
+        "--min-percent",
+        "10",
+        "b.tsv",
+    ]);
+    let (ok, rss_kib) = run_rss(c, &d.join("pairs.tsv"));
+    assert!(ok);
+    assert!(rss_kib < 40 * 1024, "fsim-analyze peak RSS {rss_kib} KiB");
+    let text = std::fs::read_to_string(d.join("pairs.tsv")).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len() as u32, N * (N - 1) / 2);
+    assert_eq!(lines[0], "0000000000\t0000000001\t1000\t1000\t100\t1");
+    assert_eq!(lines[1], "0000000000\t0000000002\t1000\t1000\t100\t1");
+    assert_eq!(
+        *lines.last().unwrap(),
+        "0000001998\t0000001999\t1000\t1000\t100\t1"
+    );
+    assert!(lines.windows(2).all(|w| w[0] < w[1]), "pairs out of order");
+    assert!(text.contains(&format!("#end pairs\tpairs={}\t", N * (N - 1) / 2)));
+}
