@@ -1,0 +1,148 @@
+//! The token cache shared by the workers: tokenized files kept until their
+//! last pair, in an LRU bounded by `--memory` (with the workers' working
+//! memory reserved in the same budget).
+
+use super::*;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Largest token buffers kept for reuse: a large file's buffers are freed
+/// (8 of them per worker, outside the cache's accounting).
+pub(super) const SPARE_MAX: u64 = 1 << 20;
+
+/// Largest file buffer a worker keeps between files.
+pub(super) const BUF_KEEP: usize = 8 << 20;
+
+/// Working memory of a worker comparing files of `bytes` bytes together,
+/// per byte: the files' bytes (1), the tokens of both (24 bytes per token,
+/// one token per ~20 bytes of catalogs), the interning table, the pruned
+/// sequences and Myers' arrays; measured on translation catalogs (lines of
+/// ~25 bytes) at about 3.5 bytes per byte. Reserved in the cache's budget
+/// while the worker runs the pair, so that the cache shrinks to make room.
+pub(super) const WORK_PER_BYTE: u64 = 4;
+
+/// Token buffers kept for reuse (per worker).
+pub(super) const SPARE_COUNT: usize = 8;
+
+/// Tokenized files kept for later pairs, shared by the workers (behind a
+/// mutex): a file read by one worker is found by the other.
+///
+/// An LRU bounded in bytes, from which a file is also removed as soon as
+/// no later pair needs it ([`Plan::needed_after`]): the cache then holds
+/// the files still to be used instead of growing to its budget. Entries
+/// removed are handed back to the caller, whose worker recycles their
+/// buffers once nobody holds them (fresh memory costs a page fault per
+/// 4 KiB on first touch: allocation and page faults were ~20% of the
+/// benchmark's CPU time before recycling; docs/performance-verify.md).
+pub(super) struct Cache {
+    pub(super) budget: u64,
+    pub(super) used: u64,
+    /// The workers' working memory, reserved in the budget.
+    pub(super) reserved: u64,
+    pub(super) clock: u64,
+    pub(super) map: HashMap<(u32, Mode), (Arc<Tokens>, u64)>,
+    pub(super) order: BTreeMap<u64, (u32, Mode)>,
+}
+
+impl Cache {
+    pub(super) fn new(budget: u64) -> Cache {
+        Cache {
+            budget,
+            used: 0,
+            reserved: 0,
+            clock: 0,
+            map: HashMap::new(),
+            order: BTreeMap::new(),
+        }
+    }
+
+    pub(super) fn get(&mut self, key: (u32, Mode)) -> Option<Arc<Tokens>> {
+        let (t, stamp) = self.map.get_mut(&key)?;
+        self.order.remove(stamp);
+        self.clock += 1;
+        *stamp = self.clock;
+        self.order.insert(self.clock, key);
+        Some(t.clone())
+    }
+
+    /// Add a file, evicting the least recently used ones into `gone`.
+    pub(super) fn put(&mut self, key: (u32, Mode), t: Arc<Tokens>, gone: &mut Vec<Arc<Tokens>>) {
+        if let Some((o, stamp)) = self.map.remove(&key) {
+            self.order.remove(&stamp);
+            self.used -= o.mem();
+            gone.push(o);
+        }
+        let m = t.mem();
+        if m + self.reserved > self.budget {
+            return;
+        }
+        while self.used + m + self.reserved > self.budget {
+            let Some((_, old)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some((o, _)) = self.map.remove(&old) {
+                self.used -= o.mem();
+                gone.push(o);
+            }
+        }
+        self.clock += 1;
+        self.order.insert(self.clock, key);
+        self.used += m;
+        self.map.insert(key, (t, self.clock));
+    }
+
+    /// A worker's working memory changes from `old` to `new` bytes: evict
+    /// (into `gone`) until the cache and the reservations fit the budget.
+    pub(super) fn reserve(&mut self, old: u64, new: u64, gone: &mut Vec<Arc<Tokens>>) {
+        self.reserved = self.reserved - old + new;
+        while self.used + self.reserved > self.budget {
+            let Some((_, key)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some((o, _)) = self.map.remove(&key) {
+                self.used -= o.mem();
+                gone.push(o);
+            }
+        }
+    }
+
+    /// Remove a file (in both modes) into `gone`.
+    pub(super) fn remove(&mut self, id: u32, gone: &mut Vec<Arc<Tokens>>) {
+        if self.map.is_empty() {
+            return;
+        }
+        for mode in [Mode::Lines, Mode::Pieces] {
+            if let Some((t, stamp)) = self.map.remove(&(id, mode)) {
+                self.order.remove(&stamp);
+                self.used -= t.mem();
+                gone.push(t);
+            }
+        }
+    }
+
+    /// Keep only the files for which `keep(id)` holds.
+    pub(super) fn retain(&mut self, keep: impl Fn(u32) -> bool) {
+        let mut stamps = Vec::new();
+        let mut freed = 0;
+        self.map.retain(|&(id, _), (t, stamp)| {
+            keep(id) || {
+                stamps.push(*stamp);
+                freed += t.mem();
+                false
+            }
+        });
+        for s in stamps {
+            self.order.remove(&s);
+        }
+        self.used -= freed;
+    }
+}
+
+/// A shared cache and the means to lock it (a poisoned lock is taken
+/// anyway: the cache holds no invariant a panicking worker could break
+/// half-way that matters more than the panic itself, which is re-raised).
+pub(super) type SharedCache = std::sync::Mutex<Cache>;
+
+pub(super) fn lock(c: &SharedCache) -> std::sync::MutexGuard<'_, Cache> {
+    c.lock().unwrap_or_else(|e| e.into_inner())
+}

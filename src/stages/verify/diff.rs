@@ -1,0 +1,298 @@
+//! The comparison of two tokenized files: tokens interned once per file a,
+//! the tokens absent from the other file pruned, an upper bound against the
+//! threshold, then Myers (`similar`) for the exact LCS, or the cheap LIS of
+//! unique tokens when the cost guard says Myers could be too slow.
+
+use super::*;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A region shared by two files: `len` bytes at `off_a` in a and `off_b` in b.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub off_a: u64,
+    pub off_b: u64,
+    pub len: u64,
+}
+
+/// The result of comparing two tokenized files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Comparison {
+    /// Bytes of the common subsequence found.
+    pub common: u64,
+    /// Maximal runs of consecutive matched tokens (when asked for).
+    pub regions: Vec<Region>,
+    /// True when `common` is the LCS (false: the cost guard gave up and
+    /// `common` is a lower bound).
+    pub exact: bool,
+    /// True when the pair cannot reach [`Differ::floor`]: `common` is then
+    /// an upper bound (below the floor) and no diff was made.
+    pub below: bool,
+}
+
+/// A hasher for keys that are already uniform hashes (xxh3-128).
+#[derive(Default)]
+pub(super) struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64 ^ (v >> 64) as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(super) type TokenMap = HashMap<u128, u32, BuildHasherDefault<PreHashed>>;
+
+/// Reusable state to compare one file a with many files b: a's tokens are
+/// interned once ([`Differ::set_a`]), each b is looked up in that table
+/// (tokens of b absent from a cannot match and are dropped on the spot).
+#[derive(Default)]
+pub struct Differ {
+    /// Bytes in common a pair must be able to reach to be diffed (0: any):
+    /// when the tokens of a found in b, or those of b found in a, weigh
+    /// less, the LCS cannot reach it and the pair stops there.
+    pub floor: u64,
+    map: TokenMap,
+    a_ids: Vec<u32>,
+    stamp: Vec<u32>,
+    pair_no: u32,
+    pa: Vec<u32>,
+    pa_idx: Vec<u32>,
+    pb: Vec<u32>,
+    pb_idx: Vec<u32>,
+}
+
+impl Differ {
+    pub fn new() -> Differ {
+        Differ::default()
+    }
+
+    /// Intern the tokens of file a.
+    pub fn set_a(&mut self, a: &Tokens) {
+        self.trim(a.len());
+        self.map.clear();
+        self.a_ids.clear();
+        for &h in &a.hashes {
+            let next = self.map.len() as u32;
+            let id = *self.map.entry(h).or_insert(next);
+            self.a_ids.push(id);
+        }
+        self.stamp.clear();
+        self.stamp.resize(self.map.len(), 0);
+        self.pair_no = 0;
+    }
+
+    /// Give back the memory of a large file once the files are smaller
+    /// (the buffers keep the capacity of the largest file seen otherwise).
+    pub(super) fn trim(&mut self, tokens: usize) {
+        const KEEP: usize = 1 << 16;
+        let keep = (2 * tokens).max(KEEP);
+        if self.map.capacity() > keep {
+            self.map = TokenMap::default();
+        }
+        for v in [
+            &mut self.a_ids,
+            &mut self.stamp,
+            &mut self.pa,
+            &mut self.pa_idx,
+            &mut self.pb,
+            &mut self.pb_idx,
+        ] {
+            if v.capacity() > keep {
+                *v = Vec::new();
+            }
+        }
+    }
+
+    /// Compare b with the a given to [`Differ::set_a`].
+    pub fn compare(&mut self, a: &Tokens, b: &Tokens, want_regions: bool) -> Comparison {
+        debug_assert_eq!(a.len(), self.a_ids.len());
+        self.pair_no = self.pair_no.wrapping_add(1);
+        if self.pair_no == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.pair_no = 1;
+        }
+        let no = self.pair_no;
+        self.pb.clear();
+        self.pb_idx.clear();
+        for (j, h) in b.hashes.iter().enumerate() {
+            if let Some(&id) = self.map.get(h) {
+                self.stamp[id as usize] = no;
+                self.pb.push(id);
+                self.pb_idx.push(j as u32);
+            }
+        }
+        self.pa.clear();
+        self.pa_idx.clear();
+        for (i, &id) in self.a_ids.iter().enumerate() {
+            if self.stamp[id as usize] == no {
+                self.pa.push(id);
+                self.pa_idx.push(i as u32);
+            }
+        }
+        if self.floor > 0 {
+            let bytes = |idx: &[u32], t: &Tokens| -> u64 {
+                idx.iter().map(|&i| t.bytes(i as usize, 1)).sum()
+            };
+            let bound = bytes(&self.pa_idx, a).min(bytes(&self.pb_idx, b));
+            if bound < self.floor {
+                return Comparison {
+                    common: bound,
+                    below: true,
+                    ..Comparison::default()
+                };
+            }
+        }
+        let mut hook = Runs {
+            pa_idx: &self.pa_idx,
+            pb_idx: &self.pb_idx,
+            a,
+            b,
+            want_regions,
+            out: Comparison {
+                exact: true,
+                ..Comparison::default()
+            },
+            cur: None,
+        };
+        let n = self.pa.len() + self.pb.len();
+        let affordable = n <= EXACT_TOKENS || {
+            let anchors = unique_lis(&self.pa, &self.pb, self.stamp.len());
+            let d_bound = (n - 2 * anchors.len()) as u64;
+            if (n as u64).saturating_mul(d_bound) <= MYERS_BUDGET {
+                true
+            } else {
+                for (i, j) in anchors {
+                    let _ = similar::algorithms::DiffHook::equal(&mut hook, i, j, 1);
+                }
+                hook.out.exact = false;
+                false
+            }
+        };
+        if affordable {
+            let _ = similar::algorithms::myers::diff(
+                &mut hook,
+                &self.pa[..],
+                0..self.pa.len(),
+                &self.pb[..],
+                0..self.pb.len(),
+            );
+        }
+        hook.flush();
+        hook.out
+    }
+}
+
+/// Compare two tokenized files (a fresh [`Differ`]: for tests and one-offs).
+pub fn compare(a: &Tokens, b: &Tokens, want_regions: bool) -> Comparison {
+    let mut d = Differ::new();
+    d.set_a(a);
+    d.compare(a, b, want_regions)
+}
+
+/// A cheap common subsequence of `pa` and `pb`: the longest increasing run
+/// of positions of the tokens that occur exactly once in each (patience
+/// anchors). Returns matched (index in pa, index in pb), increasing.
+pub(super) fn unique_lis(pa: &[u32], pb: &[u32], ids: usize) -> Vec<(usize, usize)> {
+    const NONE: u32 = u32::MAX;
+    let mut count_a = vec![0u8; ids];
+    let mut count_b = vec![0u8; ids];
+    let mut pos_a = vec![NONE; ids];
+    for (i, &t) in pa.iter().enumerate() {
+        count_a[t as usize] = count_a[t as usize].saturating_add(1);
+        pos_a[t as usize] = i as u32;
+    }
+    for &t in pb {
+        count_b[t as usize] = count_b[t as usize].saturating_add(1);
+    }
+    // (position in a, position in b) of unique tokens, in b order.
+    let seq: Vec<(u32, u32)> = pb
+        .iter()
+        .enumerate()
+        .filter(|(_, &t)| count_a[t as usize] == 1 && count_b[t as usize] == 1)
+        .map(|(j, &t)| (pos_a[t as usize], j as u32))
+        .collect();
+    // Longest increasing subsequence on the a positions (patience sorting).
+    let mut tails: Vec<usize> = Vec::new();
+    let mut prev = vec![usize::MAX; seq.len()];
+    for (k, &(x, _)) in seq.iter().enumerate() {
+        let p = tails.partition_point(|&t| seq[t].0 < x);
+        if p > 0 {
+            prev[k] = tails[p - 1];
+        }
+        if p == tails.len() {
+            tails.push(k);
+        } else {
+            tails[p] = k;
+        }
+    }
+    let mut out = Vec::with_capacity(tails.len());
+    let mut k = tails.last().copied().unwrap_or(usize::MAX);
+    while k != usize::MAX {
+        out.push((seq[k].0 as usize, seq[k].1 as usize));
+        k = prev[k];
+    }
+    out.reverse();
+    out
+}
+
+/// Diff hook: sums the bytes of matched tokens and merges consecutive
+/// matches (in the original, unpruned positions) into regions.
+pub(super) struct Runs<'x> {
+    pa_idx: &'x [u32],
+    pb_idx: &'x [u32],
+    a: &'x Tokens,
+    b: &'x Tokens,
+    want_regions: bool,
+    out: Comparison,
+    /// Current run: (token in a, token in b, tokens).
+    cur: Option<(usize, usize, usize)>,
+}
+
+impl Runs<'_> {
+    pub(super) fn flush(&mut self) {
+        if let Some((i, j, n)) = self.cur.take() {
+            let len = self.a.bytes(i, n);
+            debug_assert_eq!(len, self.b.bytes(j, n));
+            self.out.common += len;
+            if self.want_regions {
+                self.out.regions.push(Region {
+                    off_a: self.a.starts[i],
+                    off_b: self.b.starts[j],
+                    len,
+                });
+            }
+        }
+    }
+}
+
+impl similar::algorithms::DiffHook for Runs<'_> {
+    type Error = std::convert::Infallible;
+
+    fn equal(
+        &mut self,
+        old: usize,
+        new: usize,
+        len: usize,
+    ) -> std::result::Result<(), Self::Error> {
+        for k in 0..len {
+            let i = self.pa_idx[old + k] as usize;
+            let j = self.pb_idx[new + k] as usize;
+            match &mut self.cur {
+                Some((ci, cj, n)) if *ci + *n == i && *cj + *n == j => *n += 1,
+                _ => {
+                    self.flush();
+                    self.cur = Some((i, j, 1));
+                }
+            }
+        }
+        Ok(())
+    }
+}

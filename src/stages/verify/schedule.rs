@@ -1,0 +1,114 @@
+//! Pair scheduling: a batch cut into units at group boundaries, handed to
+//! the workers dynamically, the outcomes put back in input order (so the
+//! output does not depend on `-j`).
+
+use super::cache::{lock, SharedCache};
+use super::plan::Plan;
+use super::worker::{Outcome, Worker};
+use super::*;
+use crate::formats::FileEntry;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Cut a batch into units of work at group boundaries, not before a group
+/// whose file a the unit already read (as a b: a version compared with its
+/// document, then with the other versions): cut there, the next unit could
+/// go to the other worker, which would read the file again.
+pub(super) fn units(batch: &[PairIn], plan: &Plan) -> Vec<std::ops::Range<usize>> {
+    let mut v = Vec::new();
+    let mut start = 0;
+    for i in 1..=batch.len() {
+        let boundary = i == batch.len()
+            || (batch[i].a != batch[i - 1].a
+                && i - start >= UNIT_PAIRS
+                && !(start as u32..i as u32).contains(&plan.first[batch[i].a as usize]))
+            || i - start >= 16 * UNIT_PAIRS;
+        if boundary {
+            v.push(start..i);
+            start = i;
+        }
+    }
+    v
+}
+
+/// Verify the pairs of a batch that the earlier run does not give
+/// (`reused`, taken), on all workers; outcomes in input order.
+pub(super) fn process_batch(
+    batch: &[PairIn],
+    reused: &mut Vec<Option<Outcome>>,
+    workers: &mut [Worker],
+    cache: &SharedCache,
+    files: &[FileEntry],
+    plan: &mut Plan,
+    want_regions: bool,
+) -> Vec<Outcome> {
+    if reused.iter().all(Option::is_none) {
+        reused.clear();
+        return process(batch, workers, cache, files, plan, want_regions);
+    }
+    let todo: Vec<PairIn> = batch
+        .iter()
+        .zip(reused.iter())
+        .filter(|(_, r)| r.is_none())
+        .map(|(p, _)| *p)
+        .collect();
+    let mut done = process(&todo, workers, cache, files, plan, want_regions).into_iter();
+    let out = reused
+        .iter_mut()
+        .map(|r| {
+            r.take()
+                .unwrap_or_else(|| done.next().expect("one outcome per pair verified"))
+        })
+        .collect();
+    reused.clear();
+    out
+}
+
+/// Verify one batch on all workers; outcomes in input order.
+pub(super) fn process(
+    batch: &[PairIn],
+    workers: &mut [Worker],
+    cache: &SharedCache,
+    files: &[FileEntry],
+    plan: &mut Plan,
+    want_regions: bool,
+) -> Vec<Outcome> {
+    plan.set(batch);
+    let units = units(batch, plan);
+    let out = if workers.len() == 1 || units.len() == 1 {
+        workers[0].run(cache, batch, 0, files, plan, want_regions)
+    } else {
+        let plan = &*plan;
+        let next = AtomicUsize::new(0);
+        let mut done: Vec<(usize, Vec<Outcome>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = workers
+                .iter_mut()
+                .map(|w| {
+                    let (next, units) = (&next, &units);
+                    s.spawn(move || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(r) = units.get(i) else { break };
+                            let o =
+                                w.run(cache, &batch[r.clone()], r.start, files, plan, want_regions);
+                            mine.push((i, o));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        done.sort_by_key(|(i, _)| *i);
+        done.into_iter().flat_map(|(_, o)| o).collect()
+    };
+    // Files cached for a pair that another worker verified first, or
+    // (without the whole input's plan) for this batch only.
+    let end = batch.len() as u32;
+    lock(cache).retain(|id| plan.keep(id) && plan.needed_from(id, end));
+    plan.clear(batch);
+    out
+}

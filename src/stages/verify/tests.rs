@@ -1,0 +1,366 @@
+use super::plan::{Global, NONE};
+use super::schedule::units;
+use super::*;
+use crate::formats::FileType;
+
+fn lines(s: &[u8]) -> Tokens {
+    tokenize(s, Mode::Lines, &piece_chunker())
+}
+
+/// Reference: weighted LCS of lines by dynamic programming.
+fn dp_lcs_bytes(a: &[u8], b: &[u8]) -> u64 {
+    let split = |s: &[u8]| -> Vec<Vec<u8>> {
+        s.split_inclusive(|&c| c == b'\n')
+            .map(|l| l.to_vec())
+            .collect()
+    };
+    let (la, lb) = (split(a), split(b));
+    let mut dp = vec![vec![0u64; lb.len() + 1]; la.len() + 1];
+    for i in 1..=la.len() {
+        for j in 1..=lb.len() {
+            dp[i][j] = if la[i - 1] == lb[j - 1] {
+                dp[i - 1][j - 1] + la[i - 1].len() as u64
+            } else {
+                dp[i - 1][j].max(dp[i][j - 1])
+            };
+        }
+    }
+    dp[la.len()][lb.len()]
+}
+
+#[test]
+fn lcs_of_lines_known_answer() {
+    let c = compare(&lines(b"a\nb\nc\n"), &lines(b"a\nx\nc\n"), true);
+    assert_eq!(c.common, 4);
+    assert!(c.exact);
+    assert_eq!(
+        c.regions,
+        vec![
+            Region {
+                off_a: 0,
+                off_b: 0,
+                len: 2
+            },
+            Region {
+                off_a: 4,
+                off_b: 4,
+                len: 2
+            }
+        ]
+    );
+}
+
+#[test]
+fn regions_merge_runs_and_shift() {
+    let a = b"intro\none\ntwo\nthree\nend\n";
+    let b = b"new first line\none\ntwo\nthree\nX\nend\n";
+    let c = compare(&lines(a), &lines(b), true);
+    assert_eq!(c.common, 4 + 4 + 6 + 4);
+    assert_eq!(
+        c.regions,
+        vec![
+            Region {
+                off_a: 6,
+                off_b: 15,
+                len: 14
+            },
+            Region {
+                off_a: 20,
+                off_b: 31,
+                len: 4
+            }
+        ]
+    );
+    for r in &c.regions {
+        assert_eq!(
+            &a[r.off_a as usize..(r.off_a + r.len) as usize],
+            &b[r.off_b as usize..(r.off_b + r.len) as usize]
+        );
+    }
+}
+
+#[test]
+fn identical_and_disjoint() {
+    let a = b"x\ny\nz";
+    assert_eq!(compare(&lines(a), &lines(a), false).common, 5);
+    assert_eq!(compare(&lines(a), &lines(b"p\nq\n"), false).common, 0);
+    assert_eq!(compare(&lines(b""), &lines(a), false).common, 0);
+}
+
+#[test]
+fn no_newline_last_line_is_a_token() {
+    // "c" without newline differs from "c\n".
+    let c = compare(&lines(b"a\nc"), &lines(b"a\nc\n"), false);
+    assert_eq!(c.common, 2);
+    let t = lines(b"no newline at all");
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.starts, vec![0, 17]);
+}
+
+#[test]
+fn nul_bytes_are_ordinary_bytes() {
+    let a = b"a\0b\nsame\0\n\0\0\0\n";
+    let b = b"a\0c\nsame\0\n\0\0\0\n";
+    assert_eq!(compare(&lines(a), &lines(b), false).common, 10);
+    let pa = tokenize(a, Mode::Pieces, &piece_chunker());
+    assert_eq!(pa.starts.last(), Some(&(a.len() as u64)));
+}
+
+#[test]
+fn very_long_line_is_cut_into_pieces() {
+    let mut x = 12345u64;
+    let mut a: Vec<u8> = (0..300_000)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            b'a' + ((x >> 59) as u8 % 26)
+        })
+        .collect();
+    let mut b = a.clone();
+    b[150_000] = b'#';
+    a.push(b'\n');
+    b.push(b'\n');
+    let (ta, tb) = (lines(&a), lines(&b));
+    assert!(ta.len() > 1000, "the long line is cut: {} tokens", ta.len());
+    let c = compare(&ta, &tb, true);
+    assert!(c.exact);
+    // Only the pieces around the edit differ.
+    assert!(c.common > a.len() as u64 - 2000, "{}", c.common);
+    assert!(c.common < a.len() as u64);
+    for r in &c.regions {
+        assert_eq!(
+            &a[r.off_a as usize..(r.off_a + r.len) as usize],
+            &b[r.off_b as usize..(r.off_b + r.len) as usize]
+        );
+    }
+}
+
+#[test]
+fn binary_pair_by_pieces() {
+    let mut x = 7u64;
+    let a: Vec<u8> = (0..20_000)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (x >> 56) as u8
+        })
+        .collect();
+    let mut b = a[..8000].to_vec();
+    b.extend_from_slice(b"INSERTED\0\0BYTES");
+    b.extend_from_slice(&a[8000..]);
+    let p = piece_chunker();
+    let (ta, tb) = (
+        tokenize(&a, Mode::Pieces, &p),
+        tokenize(&b, Mode::Pieces, &p),
+    );
+    let c = compare(&ta, &tb, true);
+    assert!(c.exact);
+    assert!(
+        c.common >= 20_000 - 1500 && c.common < 20_000,
+        "{}",
+        c.common
+    );
+    for r in &c.regions {
+        assert_eq!(
+            &a[r.off_a as usize..(r.off_a + r.len) as usize],
+            &b[r.off_b as usize..(r.off_b + r.len) as usize]
+        );
+    }
+    assert_eq!(Mode::of(FileType::Text, FileType::Binary), Mode::Pieces);
+    assert_eq!(Mode::of(FileType::Text, FileType::Empty), Mode::Lines);
+}
+
+#[test]
+fn differ_reuses_a_across_many_b() {
+    let a = b"l1\nl2\nl3\nl4\nl5\n";
+    let ta = lines(a);
+    let mut d = Differ::new();
+    d.set_a(&ta);
+    for b in [&b"l1\nl3\nl5\n"[..], b"l5\nl4\n", b"zz\n", a] {
+        let c = d.compare(&ta, &lines(b), false);
+        assert_eq!(
+            c.common,
+            dp_lcs_bytes(a, b),
+            "{:?}",
+            String::from_utf8_lossy(b)
+        );
+    }
+}
+
+#[test]
+fn matches_dp_on_random_texts() {
+    // Distinct line lengths per content, so every longest subsequence
+    // by count is also longest by bytes only when lengths agree: use
+    // lines of equal length to make both definitions coincide.
+    let mut x = 99u64;
+    let mut rnd = |n: u64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    };
+    for _ in 0..200 {
+        let mk = |rnd: &mut dyn FnMut(u64) -> u64| -> Vec<u8> {
+            let n = rnd(30);
+            let mut v = Vec::new();
+            for _ in 0..n {
+                v.extend_from_slice(format!("line{}\n", rnd(8)).as_bytes());
+            }
+            v
+        };
+        let a = mk(&mut rnd);
+        let b = mk(&mut rnd);
+        let c = compare(&lines(&a), &lines(&b), true);
+        assert_eq!(c.common, dp_lcs_bytes(&a, &b));
+        let sum: u64 = c.regions.iter().map(|r| r.len).sum();
+        assert_eq!(sum, c.common);
+    }
+}
+
+#[test]
+fn cost_guard_gives_a_lower_bound() {
+    let n = EXACT_TOKENS as u32;
+    // Same multiset of tokens in reverse order: huge D.
+    let a = Tokens {
+        hashes: (0..n as u128).collect(),
+        starts: (0..=n as u64).collect(),
+    };
+    let b = Tokens {
+        hashes: (0..n as u128).rev().collect(),
+        starts: (0..=n as u64).collect(),
+    };
+    let c = compare(&a, &b, false);
+    assert!(!c.exact);
+    assert_eq!(c.common, 1);
+    // Long but nearly equal: guard lets Myers run.
+    let mut h: Vec<u128> = (0..n as u128).collect();
+    h.swap(10, 20);
+    let b = Tokens {
+        hashes: h,
+        starts: (0..=n as u64).collect(),
+    };
+    let c = compare(&a, &b, false);
+    assert!(c.exact);
+    assert_eq!(
+        c.common,
+        n as u64 - 2,
+        "10 and 20 swapped: one of them and 11..19 kept"
+    );
+}
+
+#[test]
+fn lru_cache_stays_in_budget() {
+    let t = Arc::new(lines(b"a\nb\n"));
+    let m = t.mem();
+    let mut c = Cache::new(2 * m);
+    let mut gone = Vec::new();
+    c.put((1, Mode::Lines), t.clone(), &mut gone);
+    c.put((2, Mode::Lines), t.clone(), &mut gone);
+    assert!(c.get((1, Mode::Lines)).is_some());
+    c.put((3, Mode::Lines), t.clone(), &mut gone);
+    assert!(
+        c.get((2, Mode::Lines)).is_none(),
+        "least recently used evicted"
+    );
+    assert_eq!(gone.len(), 1, "the evicted entry is handed back");
+    assert!(c.get((1, Mode::Lines)).is_some());
+    assert!(c.used <= c.budget);
+    c.put((1, Mode::Lines), t.clone(), &mut gone);
+    assert_eq!(c.used, 2 * m, "replacing an entry is not counted twice");
+}
+
+#[test]
+fn cache_removes_and_workers_recycle() {
+    let mut c = Cache::new(1 << 20);
+    let mut w = Worker::new();
+    for id in 0..4 {
+        c.put((id, Mode::Lines), Arc::new(lines(b"x\ny\n")), &mut w.gone);
+    }
+    c.put((1, Mode::Pieces), Arc::new(lines(b"x\ny\n")), &mut w.gone);
+    c.remove(1, &mut w.gone);
+    assert!(c.get((1, Mode::Lines)).is_none() && c.get((1, Mode::Pieces)).is_none());
+    assert_eq!(w.gone.len(), 2);
+    w.recycle_gone();
+    assert_eq!(w.spare.len(), 2, "buffers of removed entries are kept");
+    let held = c.get((2, Mode::Lines)).unwrap();
+    c.retain(|id| id == 3);
+    assert_eq!(c.map.len(), 1);
+    assert_eq!(c.order.len(), 1);
+    w.recycle(held);
+    assert_eq!(w.spare.len(), 3);
+    let mut t = w.spare.pop().unwrap();
+    tokenize_into(b"p\nq\nr", Mode::Lines, &piece_chunker(), &mut t);
+    assert_eq!(t, lines(b"p\nq\nr"), "recycled buffers hold no old tokens");
+    assert_eq!(c.used, c.map.values().map(|(t, _)| t.mem()).sum::<u64>());
+}
+
+#[test]
+fn global_plan_keeps_files_across_batches() {
+    let mut g = Global {
+        last: vec![NONE; 6],
+        reuse: vec![false; 6],
+    };
+    let mut group_of = vec![0; 6];
+    // Groups: a=0 {(0,1),(0,2)}, a=1 {(1,2)}, a=3 {(3,4)}.
+    for (i, (group, a, b)) in [(0, 0, 1), (0, 0, 2), (1, 1, 2), (2, 3, 4)]
+        .into_iter()
+        .enumerate()
+    {
+        g.add(&mut group_of, i as u32, group, a, b);
+    }
+    assert_eq!(&g.reuse[..5], &[false, true, true, false, false]);
+    assert_eq!(&g.last[..], &[1, 2, 2, 3, 3, NONE]);
+    let mut p = Plan::new(6);
+    p.global = Some(g);
+    // A second batch starting at pair 2: file 2 is still needed there.
+    p.base = 2;
+    assert!(p.needed_from(2, 0) && !p.needed_from(2, 1) && !p.needed_from(0, 0));
+    assert!(p.keep(1) && !p.keep(0));
+}
+
+#[test]
+fn plan_marks_reuse_and_last_use() {
+    let mk = |a, b| PairIn {
+        a,
+        b,
+        size_a: 1,
+        size_b: 1,
+        common: 1,
+        shared: 1,
+    };
+    let batch = [mk(0, 1), mk(0, 2), mk(1, 2), mk(3, 4)];
+    let mut p = Plan::new(6);
+    p.set(&batch);
+    assert_eq!(&p.reuse[..5], &[false, true, true, false, false]);
+    assert_eq!(&p.last[..5], &[1, 2, 2, 3, 3]);
+    assert_eq!(p.last[5], NONE);
+    assert!(p.needed_from(1, 2) && !p.needed_from(1, 3) && !p.needed_from(5, 0));
+    p.clear(&batch);
+    assert!(p.last.iter().all(|&l| l == NONE) && p.reuse.iter().all(|&r| !r));
+}
+
+#[test]
+fn units_cut_at_group_boundaries() {
+    let mk = |a, b| PairIn {
+        a,
+        b,
+        size_a: 1,
+        size_b: 1,
+        common: 1,
+        shared: 1,
+    };
+    let cut = |batch: &[PairIn]| {
+        let mut plan = Plan::new(2000);
+        plan.set(batch);
+        units(batch, &plan)
+    };
+    let batch: Vec<PairIn> = (0..250).map(|i| mk(i / 50, 1000 + i)).collect();
+    assert_eq!(cut(&batch), vec![0..100, 100..200, 200..250]);
+    // Group 4's a is a b of the unit that starts at 100: not cut there.
+    let mut chained = batch.clone();
+    chained[160].b = 4;
+    assert_eq!(cut(&chained), vec![0..100, 100..250]);
+    // Unless an earlier unit read it first.
+    chained[10].b = 4;
+    assert_eq!(cut(&chained), vec![0..100, 100..200, 200..250]);
+}
