@@ -128,6 +128,12 @@ fn one_cluster_of_a_million_links_within_budget() {
                 cell("links_on_sheet_c"),
                 calamine::Data::Float(shown as f64)
             );
+            // 20,001 rows of sheet B are more than 32M holds with outlines.
+            let flat = cell("outlines").to_string();
+            assert!(
+                flat.starts_with("B Clusters written without outlines"),
+                "{flat}"
+            );
             let note = cell("left out").to_string();
             assert!(
                 note.starts_with(&format!(

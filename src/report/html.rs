@@ -582,7 +582,8 @@ pub(crate) fn write(
     page.push(&escape_json_for_script(&t[..t.len() - 1]))?;
     page.push(",\"clusters\":[")?;
     let shown = page.shown;
-    crate::report::stream::walk(report, source, rank, shown, &mut page)?;
+    let budget = report.config.memory;
+    crate::report::stream::walk(report, source, rank, shown, budget, &mut page)?;
     page.push("]")?;
 
     // What the page leaves out, and where it is.

@@ -615,8 +615,8 @@ pub(crate) trait Visit {
 }
 
 /// Hand the first `upto` clusters, in their order, and the links of those
-/// `v` wants to `v`, within the memory budget: consecutive clusters whose
-/// links fit in `--memory` together are gathered in one read of the pairs;
+/// `v` wants to `v`, within `budget` bytes of links: consecutive clusters
+/// whose links fit in it together are gathered in one read of the pairs;
 /// a cluster larger than the budget is handed its links as they come (the
 /// pairs are sorted by (a, b), the order of a cluster's links).
 pub(crate) fn walk(
@@ -624,9 +624,10 @@ pub(crate) fn walk(
     source: &mut Source,
     rank: &[u32],
     upto: usize,
+    budget: u64,
     v: &mut dyn Visit,
 ) -> Result<()> {
-    let budget = report.config.memory.max(1);
+    let budget = budget.max(1);
     let k = upto.min(report.clusters.len());
     let mut i = 0;
     while i < k {
@@ -732,7 +733,8 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
         json_tail: String::new(),
     };
     sink.head(&report)?;
-    walk(&report, &mut source, &rank, usize::MAX, &mut sink)?;
+    let budget = report.config.memory;
+    walk(&report, &mut source, &rank, usize::MAX, budget, &mut sink)?;
     sink.tail(&report)?;
     sink.finish()?;
     Ok(report)

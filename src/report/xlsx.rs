@@ -22,9 +22,11 @@
 //! Memory: the Summary and Links sheets are written in rust_xlsxwriter's
 //! constant-memory mode (a row at a time to a temporary file), the links
 //! coming through the shared walk within `--memory` (src/report/stream.rs).
-//! Sheets A and B are held in memory (that mode drops the outlines of
-//! figures 5 and 6): a row per identical set, cluster and file, about 300
-//! bytes per file, at most Excel's 1,048,576 rows each. The workbook is
+//! Sheets A and B are held in memory for their outlines (figures 5 and 6;
+//! that mode drops them) when their rows fit in their share of `--memory`
+//! (about 2.5 KiB a row; A a quarter, B half of the rest, the links read
+//! back within what is left); a larger one is written in constant-memory
+//! mode too, without outlines, and the Summary says so. The workbook is
 //! zipped to a temporary file next to the output and copied to it (written
 //! atomically).
 
@@ -100,11 +102,13 @@ fn truncated(ws: &mut Worksheet, row: u32, left: usize) -> Result<()> {
 /// many groups as fit in a sheet (a note says how many rows were left out).
 /// `summary` writes group `k`'s summary row at row `r`; `detail` writes its
 /// `i`th detail row at row `r`.
+#[allow(clippy::too_many_arguments)]
 fn grouped_sheet(
     ws: &mut Worksheet,
     s: &Styles,
     cols: &[(&str, f64)],
     sizes: &[usize],
+    outline: bool,
     mut summary: impl FnMut(&mut Worksheet, usize, u32) -> Result<()>,
     mut detail: impl FnMut(&mut Worksheet, usize, usize, u32) -> Result<()>,
 ) -> Result<()> {
@@ -118,7 +122,7 @@ fn grouped_sheet(
             break;
         }
         summary(ws, k, r)?;
-        if n > 0 {
+        if n > 0 && outline {
             ws.group_rows(r + 1, r + n as u32).map_err(xerr)?;
         }
         for i in 0..n {
@@ -128,6 +132,17 @@ fn grouped_sheet(
         r += 1;
     }
     Ok(())
+}
+
+/// Memory of a row held by a sheet in memory (measured: about 2.3 KiB
+/// with its cells, formats and strings).
+const ROW_BYTES: u64 = 2_560;
+
+/// The memory a grouped sheet of these groups takes when held in memory
+/// with its outlines (rust_xlsxwriter's constant-memory mode drops them).
+fn sheet_bytes(sizes: &[usize]) -> u64 {
+    let rows: u64 = sizes.iter().map(|&n| n as u64 + 1).sum();
+    rows.min(ROW_MAX as u64) * ROW_BYTES
 }
 
 /// Links on the Links sheet at most: its rows less the header and the
@@ -205,6 +220,17 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
         upto += 1;
     }
 
+    let set_sizes: Vec<usize> = report.identical.iter().map(|x| x.files.len()).collect();
+    let cluster_sizes: Vec<usize> = report.clusters.iter().map(|c| c.files.len()).collect();
+    // --memory is shared: sheet A may take a quarter of it, sheet B half
+    // of what is left, and the links read back the rest.
+    let memory = report.config.memory;
+    let (bytes_a, bytes_b) = (sheet_bytes(&set_sizes), sheet_bytes(&cluster_sizes));
+    let outline_a = bytes_a <= memory / 4;
+    let left = memory - if outline_a { bytes_a } else { 0 };
+    let outline_b = bytes_b <= left / 2;
+    let budget = left - if outline_b { bytes_b } else { 0 };
+
     // Summary first: counts, what the sheets leave out, the parameters.
     {
         let ws = wb.add_worksheet_with_constant_memory();
@@ -235,6 +261,25 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
         )
         .map_err(xerr)?;
         r += 1;
+        let flat: Vec<&str> = [(outline_a, "A Identical"), (outline_b, "B Clusters")]
+            .iter()
+            .filter(|x| !x.0)
+            .map(|x| x.1)
+            .collect();
+        if !flat.is_empty() {
+            ws.write_string(r, 0, "outlines").map_err(xerr)?;
+            ws.write_string(
+                r,
+                1,
+                format!(
+                    "{} written without outlines (rows one after the other, group rows in colour): their rows are more than their share of --memory holds (about {} bytes a row)",
+                    flat.join(" and "),
+                    ROW_BYTES
+                ),
+            )
+            .map_err(xerr)?;
+            r += 1;
+        }
         if links_left > 0 {
             ws.write_string(r, 0, "left out").map_err(xerr)?;
             ws.write_string(r, 1, links_note(links_left))
@@ -256,10 +301,14 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
 
     // Sheet A: identical sets, files folded under each set.
     {
-        // In memory: rust_xlsxwriter's constant-memory mode drops outlines.
-        let ws = wb.add_worksheet();
+        // In memory for its outlines when it fits in --memory.
+        let ws = if outline_a {
+            wb.add_worksheet()
+        } else {
+            wb.add_worksheet_with_constant_memory()
+        };
         ws.set_name("A Identical").map_err(xerr)?;
-        let sizes: Vec<usize> = report.identical.iter().map(|x| x.files.len()).collect();
+        let sizes = set_sizes;
         grouped_sheet(
             ws,
             &s,
@@ -271,6 +320,7 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
                 ("Path", 90.0),
             ],
             &sizes,
+            outline_a,
             |ws, k, r| {
                 let set = &report.identical[k];
                 ws.write_string_with_format(r, 0, &set.id, &s.group)
@@ -299,10 +349,13 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
 
     // Sheet B: clusters, files folded under each cluster (figure 5).
     {
-        // In memory: rust_xlsxwriter's constant-memory mode drops outlines.
-        let ws = wb.add_worksheet();
+        let ws = if outline_b {
+            wb.add_worksheet()
+        } else {
+            wb.add_worksheet_with_constant_memory()
+        };
         ws.set_name("B Clusters").map_err(xerr)?;
-        let sizes: Vec<usize> = report.clusters.iter().map(|c| c.files.len()).collect();
+        let sizes = cluster_sizes;
         grouped_sheet(
             ws,
             &s,
@@ -322,6 +375,7 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
                 ("Sub-cluster at 50/70/90%", 22.0),
             ],
             &sizes,
+            outline_b,
             |ws, k, r| {
                 let c = &report.clusters[k];
                 let rank = (k + 1) as f64;
@@ -415,7 +469,7 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
             row: 1,
             written: 0,
         };
-        crate::report::stream::walk(report, source, rank, upto, &mut v)?;
+        crate::report::stream::walk(report, source, rank, upto, budget, &mut v)?;
         debug_assert_eq!(v.written, links_written);
         if links_left > 0 {
             let r = v.row;
