@@ -5,6 +5,12 @@
 //! chunks apart from the shared ones) and saves screenshots in
 //! `target/tmp/html_browser/`.
 //!
+//! A second run opens a report whose one cluster has 10,000 files
+//! (tests/browser/big.mjs) and measures the page: load to interactive,
+//! expanding the cluster, showing more files, filtering and sorting, each
+//! under a generous bound (docs/performance-after-analysis.md has the
+//! figures).
+//!
 //! Needs node, `tests/browser/node_modules/playwright-core` (`npm ci
 //! --prefix tests/browser`) and /usr/bin/chromium; .ci/run installs them.
 //! Without them the test prints a skip line and passes, except under CI
@@ -41,16 +47,25 @@ fn missing(browser_dir: &Path) -> Option<String> {
     None
 }
 
-#[test]
-fn html_report_in_headless_chromium() {
+/// The browser folder, or None (with a skip line) when the test cannot
+/// run outside CI.
+fn browser_dir(test: &str) -> Option<PathBuf> {
     let browser_dir = source_root().join("tests/browser");
     if let Some(why) = missing(&browser_dir) {
         if std::env::var_os("CI").is_some() {
             panic!("browser test cannot run under CI: {why}");
         }
-        println!("SKIP html_report_in_headless_chromium: {why}");
-        return;
+        println!("SKIP {test}: {why}");
+        return None;
     }
+    Some(browser_dir)
+}
+
+#[test]
+fn html_report_in_headless_chromium() {
+    let Some(browser_dir) = browser_dir("html_report_in_headless_chromium") else {
+        return;
+    };
     let t = tempfile::tempdir().unwrap();
     let work = setup(t.path());
     let html = work.join("report.html");
@@ -93,4 +108,87 @@ fn html_report_in_headless_chromium() {
         assert!(len > 10_000, "screenshot {} missing or empty", p.display());
     }
     println!("screenshots in {}", out.display());
+}
+
+/// Files of the large cluster.
+const BIG: u32 = 10_000;
+/// Bound on each measured time (load, expand, more files, filter, sort).
+const LIMIT_MS: u64 = 10_000;
+
+#[test]
+fn ten_thousand_file_cluster_in_headless_chromium() {
+    use fsim::formats::{FileEntry, FileType};
+    let Some(browser_dir) = browser_dir("ten_thousand_file_cluster_in_headless_chromium") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let files: Vec<FileEntry> = (0..BIG)
+        .map(|id| FileEntry {
+            id,
+            size: 2000 + (id as u64 * 7919) % 1000,
+            mtime_s: 1,
+            mtime_ns: 0,
+            content: (id as u128 + 1) * 0x9e37_79b9_7f4a_7c15,
+            ftype: FileType::Text,
+            path: format!("docs/part{:02}/file{id:06}.txt", id % 100).into_bytes(),
+        })
+        .collect();
+    // Each file linked to its next 5: one cluster of 10,000 files and
+    // about 50,000 links, tight groups of 10 inside looser chains.
+    let mut pairs = Vec::new();
+    for a in 0..BIG {
+        for b in a + 1..(a + 6).min(BIG) {
+            let (sa, sb) = (files[a as usize].size, files[b as usize].size);
+            let tight = a / 10 == b / 10;
+            let c = sa.min(sb) * if tight { 95 } else { 60 } / 100;
+            pairs.push((a, b, sa, sb, c));
+        }
+    }
+    std::fs::write(t.path().join("files.tsv"), file_table(&files)).unwrap();
+    std::fs::write(t.path().join("pairs.tsv"), pairs_file(&pairs)).unwrap();
+    let html = t.path().join("big.html");
+    let mut c = fsim("fsim-report");
+    c.current_dir(t.path())
+        .args(["-q", "--format", "html", "--files", "files.tsv", "-o"])
+        .arg(&html)
+        .arg("pairs.tsv");
+    run_ok(c, None);
+    let size = std::fs::metadata(&html).unwrap().len();
+
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_browser");
+    std::fs::create_dir_all(&out).unwrap();
+    let mut c = Command::new("node");
+    c.arg(browser_dir.join("big.mjs"))
+        .arg(&html)
+        .arg(&out)
+        .arg(BIG.to_string())
+        .arg(LIMIT_MS.to_string());
+    let o = run_raw(c, None);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    println!("{stdout}");
+    assert!(
+        o.status.success(),
+        "browser checks failed\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let figures = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("figures "))
+        .expect("figures line");
+    let f: serde_json::Value = serde_json::from_str(figures).unwrap();
+    for k in [
+        "load_ms",
+        "expand_ms",
+        "more_files_ms",
+        "filter_ms",
+        "sort_ms",
+    ] {
+        let ms = f[k].as_u64().unwrap_or(u64::MAX);
+        assert!(ms < LIMIT_MS, "{k}: {ms} ms");
+    }
+    eprintln!(
+        "10,000-file cluster, {} links, page {:.1} MB: {figures}",
+        pairs.len(),
+        size as f64 / 1e6
+    );
 }

@@ -2,6 +2,8 @@
 //! writes txt, json, tsv, html and xlsx from the same verified pairs, so
 //! they show the same clusters, the same links and the same bytes in
 //! common. (The html and xlsx were once built from the chunk lower bounds.)
+//! They also rank the clusters the same way (reclaimable bytes, then
+//! files) and give each the same files, links and reclaimable bytes.
 
 mod common;
 
@@ -97,6 +99,125 @@ fn from_xlsx(path: &std::path::Path) -> Links {
         .collect()
 }
 
+/// Per cluster, in the format's order: (id, files, links, reclaimable
+/// bytes as the format shows them).
+type Ranked = Vec<(String, u64, u64, String)>;
+
+fn ranked_json(r: &serde_json::Value) -> Ranked {
+    r["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["file_count"].as_u64().unwrap(),
+                c["link_count"].as_u64().unwrap(),
+                c["reclaimable_bytes"].as_u64().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn ranked_html(page: &str) -> Ranked {
+    let start = page.find("id=\"fsim-data\">").unwrap() + "id=\"fsim-data\">".len();
+    let end = start + page[start..].find("</script>").unwrap();
+    let d: serde_json::Value = serde_json::from_str(&page[start..end]).unwrap();
+    assert!(
+        d["clusters_note"].is_null(),
+        "nothing left out of this page"
+    );
+    d["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["file_count"].as_u64().unwrap(),
+                c["link_count"].as_u64().unwrap(),
+                c["reclaim"].as_u64().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The clusters of the tsv in order of first appearance (links counted).
+fn ranked_tsv(text: &str) -> Ranked {
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let (c, files, rec) = (
+        col("cluster"),
+        col("cluster_files"),
+        col("cluster_reclaimable_bytes"),
+    );
+    let mut out: Ranked = Vec::new();
+    for l in lines {
+        let f: Vec<&str> = l.split('\t').collect();
+        match out.last_mut() {
+            Some(last) if last.0 == f[c] => last.2 += 1,
+            _ => out.push((
+                f[c].to_string(),
+                f[files].parse().unwrap(),
+                1,
+                f[rec].to_string(),
+            )),
+        }
+    }
+    out
+}
+
+fn ranked_xlsx(path: &std::path::Path) -> Ranked {
+    let mut wb: calamine::Xlsx<_> = calamine::open_workbook(path).unwrap();
+    assert_eq!(wb.sheet_names()[0], "Summary", "summary first");
+    let range = wb.worksheet_range("B Clusters").unwrap();
+    let num = |c: &calamine::Data| match c {
+        calamine::Data::Float(f) => *f as u64,
+        other => panic!("not a number: {other:?}"),
+    };
+    range
+        .rows()
+        .skip(1)
+        // Cluster rows: their type column is filled, file rows' is not.
+        .filter(|r| matches!(r[2], calamine::Data::String(_)))
+        .map(|r| {
+            (
+                match &r[1] {
+                    calamine::Data::String(s) => s.clone(),
+                    other => panic!("id: {other:?}"),
+                },
+                num(&r[4]),
+                num(&r[5]),
+                num(&r[11]).to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The text report's cluster lines: "cluster ID  TYPE  N files  T total
+/// R reclaimable  L links  ...", reclaimable as shown (human bytes).
+fn ranked_text(text: &str) -> Ranked {
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("cluster "))
+        .map(|l| {
+            let f: Vec<&str> = l.split("  ").map(str::trim).collect();
+            let field = |suffix: &str| {
+                f.iter()
+                    .find_map(|x| x.strip_suffix(suffix))
+                    .unwrap_or_else(|| panic!("{suffix} in {l}"))
+                    .to_string()
+            };
+            (
+                f[0].to_string(),
+                field(" files").parse().unwrap(),
+                field(" links").parse().unwrap(),
+                field(" reclaimable"),
+            )
+        })
+        .collect()
+}
+
 /// The text report's link lines: (a, b) of each, and the cluster count.
 fn from_text(text: &str) -> (BTreeSet<(String, String)>, usize) {
     let links = text
@@ -150,4 +271,43 @@ fn every_format_shows_the_same_clusters_links_and_figures() {
         .collect();
     assert_eq!(text_links, pairs, "txt");
     assert_eq!(text_clusters, json["clusters"].as_array().unwrap().len());
+
+    // The same ranking and figures per cluster in every format.
+    let ranked = ranked_json(&json);
+    assert!(ranked.len() >= 3, "{ranked:?}");
+    let rec: Vec<u64> = ranked.iter().map(|r| r.3.parse().unwrap()).collect();
+    assert!(
+        rec.windows(2).all(|w| w[0] >= w[1]),
+        "ranked by reclaimable bytes: {rec:?}"
+    );
+    assert!(rec[0] > 0);
+    let total: u64 = rec.iter().sum();
+    assert_eq!(json["summary"]["reclaimable_bytes"], total);
+    assert_eq!(ranked_tsv(&read(&work, "report.tsv")), ranked, "tsv");
+    assert_eq!(ranked_html(&read(&work, "report.html")), ranked, "html");
+    assert_eq!(ranked_xlsx(&work.join("report.xlsx")), ranked, "xlsx");
+    let human: Ranked = ranked
+        .iter()
+        .map(|(id, f, l, r)| {
+            (
+                id.clone(),
+                *f,
+                *l,
+                fsim::report::human_bytes(r.parse().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(ranked_text(&read(&work, "report.txt")), human, "txt");
+    // Reclaimable bytes of a cluster: at most its total less its largest
+    // file (the largest file is kept).
+    for c in json["clusters"].as_array().unwrap() {
+        let sizes: Vec<u64> = c["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["size"].as_u64().unwrap())
+            .collect();
+        let r = c["reclaimable_bytes"].as_u64().unwrap();
+        assert!(r <= c["total_size"].as_u64().unwrap() - sizes[0], "{c}");
+    }
 }

@@ -56,7 +56,7 @@ fn text_report_is_exact() {
     let out = run_ok(c, None);
     let text = String::from_utf8(out.stdout).unwrap();
     let expected = "\
-fsim report: 1 clusters, 3 files, 5.9 KiB; 1 identical sets, 2 files, 1000 B overhead
+fsim report: 1 clusters, 3 files, 5.9 KiB, 1.7 KiB reclaimable; 1 identical sets, 2 files, 1000 B overhead
 8 files scanned; chunks: tttd avg 1000 bytes; links kept at >= 50% of the smaller file and >= 0 bytes in common (lower bounds from shared chunks)
 
 A. Identical files: 1 sets
@@ -64,15 +64,17 @@ A. Identical files: 1 sets
     a/one.txt
     copy/one.txt
 
-B. Clusters of similar files: 1 (largest first)
-  cluster 000000000  group  3 files  5.9 KiB total  2 links  avg 59.0% similar
+B. Clusters of similar files: 1 (most reclaimable bytes first)
+reclaimable: over a cluster's files, the most bytes each shares with one larger file of the cluster
+  cluster 000000000  group  3 files  5.9 KiB total  1.7 KiB reclaimable  2 links  avg 59.0% similar
 ";
     assert!(
         text.starts_with(expected.split("  cluster").next().unwrap()),
         "{text}"
     );
     assert!(
-        text.contains("group  3 files  5.9 KiB total  2 links"),
+        // a/one.txt: 950 B in b/big.txt; a/two.txt: 800 B in a/one.txt.
+        text.contains("group  3 files  5.9 KiB total  1.7 KiB reclaimable  2 links"),
         "{text}"
     );
     assert!(text.contains("   3.9 KiB  b/big.txt\n"), "{text}");

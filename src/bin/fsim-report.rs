@@ -6,10 +6,11 @@ use std::process::ExitCode;
 
 /// Cluster the similar pairs found by fsim-analyze and list identical files
 /// apart. Formats: text, json, tsv, html (one self-contained page with
-/// side-by-side views), xlsx (needs -o). Memory: the file table (bounded by
-/// the number of files) plus --memory of links for text, json and tsv (they
-/// read the pairs several times); html and xlsx hold every link; html
-/// re-reads the viewed files.
+/// side-by-side views), xlsx (needs -o). Clusters are ranked by the bytes a
+/// reviewer could remove, then files. Memory: the file table (bounded by the
+/// number of files) plus --memory of links, in every format (the pairs are
+/// read several times); the html page is capped (what it leaves out is
+/// said in it) and re-reads the viewed files.
 #[derive(Parser)]
 #[command(name = "fsim-report", version)]
 struct Args {
@@ -83,18 +84,19 @@ struct Args {
     /// side-by-side views mark their chunks apart from the shared ones.
     #[arg(long, value_name = "FILE")]
     templates: Vec<PathBuf>,
-    /// Budget of the links held at once by the text, json and tsv formats
-    /// (e.g. 256M, 1G); memory also grows with the number of files (the
-    /// file table and about 40 bytes per file), not with the links.
+    /// Budget of the links held at once, in every format (e.g. 256M, 1G);
+    /// memory also grows with the number of files (the file table and about
+    /// 60 bytes per file), not with the links.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = fsim::cli::parse_size)]
     memory: u64,
     /// Where a piped pairs input is spooled (it is read several times);
     /// default: the system's temporary folder.
     #[arg(long, value_name = "DIR")]
     tmpdir: Option<PathBuf>,
-    /// Text report: a cluster of more files than this is shown as its
-    /// sub-clusters at 50/70/90 % similarity and each file's 3 closest
-    /// relatives instead of all its links (those stay in tsv and json).
+    /// A cluster of more files than this is shown as its sub-clusters at
+    /// 50/70/90 % similarity and each file's 3 closest relatives: instead of
+    /// all its links in text and html, beside them in json (tsv and json
+    /// keep every link).
     #[arg(long, value_name = "N", default_value = "50")]
     review_files: usize,
     /// No summary line on stderr.

@@ -89,18 +89,7 @@ pub fn overlap(r: &Report) -> Vec<Overlap> {
             }
         }
     }
-    let mut similar: BTreeSet<(u32, usize)> = BTreeSet::new();
-    let similar = match &r.similar_facts {
-        Some(s) => s,
-        None => {
-            for c in &r.clusters {
-                for l in &c.links {
-                    add_similar(r, &mut similar, l);
-                }
-            }
-            &similar
-        }
-    };
+    let similar = &r.similar_facts;
     let mut rows: Vec<Overlap> = Vec::with_capacity(k * (k - 1));
     for from in 0..k {
         for to in 0..k {

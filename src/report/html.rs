@@ -32,12 +32,24 @@
 //! and the page's script builds the DOM with `textContent` only. A
 //! Content-Security-Policy forbids every network request.
 //!
-//! # Cost
+//! # Cost and caps
 //!
-//! The page embeds the report's data (about 100 bytes per file and link)
-//! plus at most `text_cap` bytes of text per viewed file, for the links of
-//! at most `max_views` links (the first clusters, largest first). Each
-//! viewed file is read once to re-chunk it.
+//! The page is written as the clusters and their links come (the shared
+//! walk of src/report/stream.rs, within `--memory`), in the report's
+//! ranking, and holds at most [`MAX_CLUSTERS`] clusters, [`MAX_FILES`]
+//! files and [`MAX_LINKS`] links (about 10 MB of data), so that a browser
+//! opens it: clusters are taken in order while they fit; the first is
+//! always shown, cut to the caps if it must be. A cluster of more than
+//! `--review-files` files shows each file's closest relatives, not all its
+//! links. What the page leaves out is said in it (how many clusters,
+//! files, links, reclaimable bytes) and where the complete list is
+//! (report.tsv, report.json). Identical sets: at most [`MAX_SETS`] sets of
+//! [`MAX_SET_FILES`] paths.
+//!
+//! Memory: the report's model (O(files)) and the links of `--memory`, plus
+//! the views: at most `max_views` links, `text_cap` bytes of text per
+//! viewed file and its chunk list; each viewed file is read once to
+//! re-chunk it.
 
 use crate::chunking::chunker::{Chunker, Method};
 use crate::chunking::reader::chunk_path;
@@ -45,7 +57,9 @@ use crate::error::Result;
 use crate::formats::templates::TemplateSet;
 use crate::formats::{escape_path_string, FileType, CHUNK_PARAM_KEYS};
 use crate::formats::{percent, symmetric};
-use crate::report::model::{HtmlOptions, Report};
+use crate::io::Output;
+use crate::report::model::{Cluster, HtmlOptions, Pair, Report};
+use crate::report::stream::{Source, Visit};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -256,133 +270,344 @@ fn chunk_flags(
     f
 }
 
-/// The page's data: summary, identical sets, clusters, views. `templates`:
-/// the set the analysis ignored, to mark its chunks in the views.
-pub fn data(report: &Report, opts: &HtmlOptions, templates: Option<&TemplateSet>) -> Value {
-    let path = |id: u32| escape_path_string(&report.files[id as usize].path);
-    let size = |id: u32| report.size(id);
-    let copies = |id: u32| -> &[u32] {
-        match report.set_of.get(&id) {
-            Some(&s) => &report.identical[s].files[1..],
-            None => &[],
+/// Clusters in the page at most (the first in the ranking).
+pub const MAX_CLUSTERS: usize = 5_000;
+/// Files of clusters in the page at most.
+pub const MAX_FILES: usize = 60_000;
+/// Links in the page at most.
+pub const MAX_LINKS: usize = 100_000;
+/// Identical sets in the page at most, and paths of one set.
+pub const MAX_SETS: usize = 5_000;
+pub const MAX_SET_FILES: usize = 1_000;
+
+/// Links of a cluster the page would show: each file's closest relatives
+/// (counted once per file, an upper bound) for a reviewed cluster, else
+/// all of them.
+fn page_links(c: &Cluster) -> usize {
+    match &c.review {
+        Some(r) => r.closest.iter().map(|x| x.len()).sum(),
+        None => c.link_count,
+    }
+}
+
+/// How many of the first clusters the page shows: clusters in ranked order
+/// while all of them fit in the caps; the first is always shown (cut to
+/// the caps if it must be).
+fn clusters_shown(clusters: &[Cluster]) -> usize {
+    let (mut files, mut links) = (MAX_FILES, MAX_LINKS);
+    let mut shown = 0;
+    for (i, c) in clusters.iter().enumerate().take(MAX_CLUSTERS) {
+        let (f, l) = (c.files.len(), page_links(c));
+        if i > 0 && (f > files || l > links) {
+            break;
         }
+        files -= f.min(files);
+        links -= l.min(links);
+        shown = i + 1;
+    }
+    shown
+}
+
+/// Writes the page as the clusters and their links come (stream::walk).
+struct Page<'a> {
+    out: Output,
+    buf: String,
+    opts: HtmlOptions,
+    templates: Option<&'a TemplateSet>,
+    chunker: std::result::Result<Chunker, String>,
+    cache: HashMap<u32, ViewFile>,
+    vfiles: Vec<Value>,
+    views: Vec<Value>,
+    /// Clusters shown.
+    shown: usize,
+    /// Links that had a view (or could have had one) in the page.
+    page_links: usize,
+    /// Current cluster: index of each shown file, links written.
+    index: HashMap<u32, usize>,
+    links: usize,
+    /// Links of the current cluster left out by the page's cap.
+    links_cut: usize,
+}
+
+impl Page<'_> {
+    fn push(&mut self, s: &str) -> Result<()> {
+        self.buf.push_str(s);
+        if self.buf.len() >= 1 << 20 {
+            self.out.write_all(self.buf.as_bytes())?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, v: &Value) -> Result<()> {
+        let t = serde_json::to_string(v).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
+        self.push(&escape_json_for_script(&t))
+    }
+
+    /// The view of a link, if one is still allowed: its index in `views`.
+    fn view(&mut self, report: &Report, a: u32, b: u32) -> Value {
+        let ch = match &self.chunker {
+            Ok(ch) if self.views.len() < self.opts.max_views => ch,
+            _ => return Value::from(-1),
+        };
+        for id in [a, b] {
+            if !self.cache.contains_key(&id) {
+                let (pieces, v) = view_file(report, id, ch, &self.opts);
+                self.vfiles.push(v);
+                let index = self.vfiles.len() - 1;
+                self.cache.insert(id, ViewFile { pieces, index });
+            }
+        }
+        let (fa, fb) = (&self.cache[&a], &self.cache[&b]);
+        let na = self.vfiles[fa.index]["lens"]
+            .as_array()
+            .map_or(0, |x| x.len());
+        let nb = self.vfiles[fb.index]["lens"]
+            .as_array()
+            .map_or(0, |x| x.len());
+        let ha: HashSet<u128> = fa.pieces.iter().map(|p| p.0).collect();
+        let hb: HashSet<u128> = fb.pieces.iter().map(|p| p.0).collect();
+        let fl_a = chunk_flags(&fa.pieces, &hb, self.templates, na);
+        let fl_b = chunk_flags(&fb.pieces, &ha, self.templates, nb);
+        let (ia, ib) = (fa.index, fb.index);
+        self.views.push(json!({
+            "a": ia,
+            "b": ib,
+            "flags_a": fl_a.flags,
+            "flags_b": fl_b.flags,
+            "shared_a": fl_a.shared,
+            "shared_b": fl_b.shared,
+            "template_a": fl_a.template,
+            "template_b": fl_b.template,
+        }));
+        Value::from(self.views.len() - 1)
+    }
+
+    /// One link of the current cluster, if both its files are shown and
+    /// the page has room.
+    fn write_link(&mut self, report: &Report, l: &Pair) -> Result<()> {
+        let (Some(&ia), Some(&ib)) = (self.index.get(&l.a), self.index.get(&l.b)) else {
+            self.links_cut += 1;
+            return Ok(());
+        };
+        if self.links >= MAX_LINKS {
+            self.links_cut += 1;
+            return Ok(());
+        }
+        let (sa, sb) = (report.size(l.a), report.size(l.b));
+        let view = self.view(report, l.a, l.b);
+        self.page_links += 1;
+        let v = json!([
+            ia,
+            ib,
+            l.common,
+            l.shared_chunks,
+            r1(percent(l.common, sa)),
+            r1(percent(l.common, sb)),
+            r1(symmetric(l.common, sa, sb)),
+            view
+        ]);
+        self.push(if self.links == 0 { "" } else { "," })?;
+        self.links += 1;
+        self.value(&v)
+    }
+}
+
+impl Visit for Page<'_> {
+    fn wants(&self, r: &Report, i: usize) -> bool {
+        i < self.shown && r.clusters[i].review.is_none()
+    }
+
+    fn start(&mut self, r: &Report, i: usize) -> Result<()> {
+        let c = &r.clusters[i];
+        let path = |id: u32| escape_path_string(&r.files[id as usize].path);
+        let n = c.files.len().min(MAX_FILES);
+        self.index = c.files[..n]
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (f, i))
+            .collect();
+        self.links = 0;
+        self.links_cut = 0;
+        let files: Vec<Value> = c.files[..n]
+            .iter()
+            .enumerate()
+            .map(|(k, &f)| {
+                let copies: Vec<String> = r.copies(f).iter().map(|&x| path(x)).collect();
+                let mut v = json!([
+                    path(f),
+                    r.size(f),
+                    r.files[f as usize].ftype.as_str(),
+                    r1(r.best[f as usize]),
+                    copies
+                ]);
+                if let Some(rv) = &c.review {
+                    v.as_array_mut().unwrap().push(json!(rv.sub[k]));
+                }
+                v
+            })
+            .collect();
+        let head = json!({
+            "id": c.id,
+            "type": c.kind,
+            "total": c.total_size,
+            "reclaim": c.reclaimable,
+            "avg": r1(c.avg_similarity),
+            "file_count": c.files.len(),
+            "link_count": c.link_count,
+            "levels": c.review.as_ref().map(|rv| crate::report::model::REVIEW_LEVELS.iter().zip(&rv.levels).map(|(l, (k, big))| json!([l, k, big])).collect::<Vec<_>>()),
+            "template": c.template.as_ref().map(|t| t.command.clone()),
+            "template_bytes": c.template.as_ref().map(|t| t.bytes),
+            "files": files,
+        });
+        let t =
+            serde_json::to_string(&head).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
+        // Reopen the object for the links.
+        self.push(if i == 0 { "" } else { "," })?;
+        self.push(&escape_json_for_script(&t[..t.len() - 1]))?;
+        self.push(",\"links\":[")?;
+        if let Some(rv) = &c.review {
+            // Each file's closest relatives, each link once, in (a, b) order.
+            let mut links: Vec<Pair> = rv.closest[..n].iter().flatten().copied().collect();
+            links.sort_by_key(|p| (p.a, p.b));
+            links.dedup_by_key(|p| (p.a, p.b));
+            for l in &links {
+                self.write_link(r, l)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn link(&mut self, r: &Report, _: usize, l: &Pair) -> Result<()> {
+        self.write_link(r, l)
+    }
+
+    fn end(&mut self, r: &Report, i: usize) -> Result<()> {
+        let c = &r.clusters[i];
+        let mut notes = Vec::new();
+        if c.files.len() > MAX_FILES {
+            notes.push(format!(
+                "The page shows the {} largest of its {} files and their links (page limit); every file and link is in report.tsv and report.json (fsim-report --format tsv|json).",
+                MAX_FILES,
+                c.files.len()
+            ));
+        }
+        if c.review.is_some() {
+            notes.push(format!(
+                "{} links; the {} closest of each file shown ({} here); all in report.tsv and report.json (fsim-report --format tsv|json).",
+                c.link_count,
+                crate::report::model::CLOSEST,
+                self.links
+            ));
+        } else if self.links < c.link_count {
+            notes.push(format!(
+                "{} links; the page shows the first {} (page limit of {} links); all in report.tsv and report.json (fsim-report --format tsv|json).",
+                c.link_count, self.links, MAX_LINKS
+            ));
+        }
+        let note = (!notes.is_empty()).then(|| notes.join(" "));
+        self.push("],\"links_shown\":")?;
+        self.push(&self.links.to_string())?;
+        self.push(",\"links_note\":")?;
+        self.value(&json!(note))?;
+        self.push("}")
+    }
+}
+
+/// Write the page: the report's data in one JSON block, the clusters as
+/// they come, within the page's caps (stated in the page).
+pub(crate) fn write(
+    report: &Report,
+    source: &mut Source,
+    rank: &[u32],
+    templates: Option<&TemplateSet>,
+) -> Result<()> {
+    let opts = report.config.html;
+    let mut page = Page {
+        out: Output::create(report.config.output.as_deref())?,
+        buf: String::new(),
+        opts,
+        templates,
+        chunker: chunker_of(report),
+        cache: HashMap::new(),
+        vfiles: Vec::new(),
+        views: Vec::new(),
+        shown: clusters_shown(&report.clusters),
+        page_links: 0,
+        index: HashMap::new(),
+        links: 0,
+        links_cut: 0,
     };
+    let (head, tail) = PAGE
+        .split_once(DATA_MARK)
+        .expect("the page template has a data mark");
+    page.push(head)?;
+    let params: serde_json::Map<String, Value> = report
+        .params
+        .0
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    let path = |id: u32| escape_path_string(&report.files[id as usize].path);
     let identical: Vec<Value> = report
         .identical
         .iter()
+        .take(MAX_SETS)
         .map(|s| {
             json!({
                 "id": s.id,
                 "size": s.size,
                 "overhead": s.overhead(),
-                "files": s.files.iter().map(|&f| path(f)).collect::<Vec<_>>(),
+                "count": s.files.len(),
+                "files": s.files.iter().take(MAX_SET_FILES).map(|&f| path(f)).collect::<Vec<_>>(),
             })
         })
         .collect();
+    let sets_left = report.identical.len().saturating_sub(MAX_SETS);
+    let identical_note = (sets_left > 0).then(|| {
+        format!(
+            "The page shows the first {MAX_SETS} of {} identical sets (page limit); all are in report.json and report.txt.",
+            report.identical.len()
+        )
+    });
+    let top = json!({
+        "fsim_report": 1,
+        "params": params,
+        "summary": report.summary(),
+        "pruned_note": report.pruned_note(),
+        "identical": identical,
+        "identical_note": identical_note,
+    });
+    let t = serde_json::to_string(&top).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
+    page.push(&escape_json_for_script(&t[..t.len() - 1]))?;
+    page.push(",\"clusters\":[")?;
+    let shown = page.shown;
+    let budget = report.config.memory;
+    crate::report::stream::walk(report, source, rank, shown, budget, &mut page)?;
+    page.push("]")?;
 
-    let chunker = chunker_of(report);
-    let mut vfiles: Vec<Value> = Vec::new();
-    let mut cache: HashMap<u32, ViewFile> = HashMap::new();
-    let mut views: Vec<Value> = Vec::new();
-    let mut clusters = Vec::with_capacity(report.clusters.len());
-    for c in &report.clusters {
-        let index: HashMap<u32, usize> = c.files.iter().enumerate().map(|(i, &f)| (f, i)).collect();
-        // Per file: the best percentage of it found in one of its links.
-        let mut best = vec![0f64; c.files.len()];
-        // A large cluster shows each file's closest relatives, not all its
-        // links (as the text report): the page stays O(files).
-        let shown = (c.files.len() > report.config.review_files).then(|| closest(report, c));
-        let mut links = Vec::new();
-        for l in &c.links {
-            let (sa, sb) = (size(l.a), size(l.b));
-            let (pa, pb) = (percent(l.common, sa), percent(l.common, sb));
-            let (ia, ib) = (index[&l.a], index[&l.b]);
-            best[ia] = best[ia].max(pa);
-            best[ib] = best[ib].max(pb);
-            if shown.as_ref().is_some_and(|s| !s.contains(&(l.a, l.b))) {
-                continue;
-            }
-            let mut view = Value::from(-1);
-            if let Ok(ch) = &chunker {
-                if views.len() < opts.max_views {
-                    for id in [l.a, l.b] {
-                        cache.entry(id).or_insert_with(|| {
-                            let (pieces, v) = view_file(report, id, ch, opts);
-                            vfiles.push(v);
-                            ViewFile {
-                                pieces,
-                                index: vfiles.len() - 1,
-                            }
-                        });
-                    }
-                    let (fa, fb) = (&cache[&l.a], &cache[&l.b]);
-                    let na = vfiles[fa.index]["lens"].as_array().map_or(0, |x| x.len());
-                    let nb = vfiles[fb.index]["lens"].as_array().map_or(0, |x| x.len());
-                    let ha: HashSet<u128> = fa.pieces.iter().map(|p| p.0).collect();
-                    let hb: HashSet<u128> = fb.pieces.iter().map(|p| p.0).collect();
-                    let fl_a = chunk_flags(&fa.pieces, &hb, templates, na);
-                    let fl_b = chunk_flags(&fb.pieces, &ha, templates, nb);
-                    views.push(json!({
-                        "a": fa.index,
-                        "b": fb.index,
-                        "flags_a": fl_a.flags,
-                        "flags_b": fl_b.flags,
-                        "shared_a": fl_a.shared,
-                        "shared_b": fl_b.shared,
-                        "template_a": fl_a.template,
-                        "template_b": fl_b.template,
-                    }));
-                    view = Value::from(views.len() - 1);
-                }
-            }
-            links.push(json!([
-                ia,
-                ib,
-                l.common,
-                l.shared_chunks,
-                r1(pa),
-                r1(pb),
-                r1(symmetric(l.common, sa, sb)),
-                view
-            ]));
-        }
-        let files: Vec<Value> = c
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, &f)| {
-                json!([
-                    path(f),
-                    size(f),
-                    report.files[f as usize].ftype.as_str(),
-                    r1(best[i]),
-                    copies(f).iter().map(|&x| path(x)).collect::<Vec<_>>()
-                ])
-            })
-            .collect();
-        clusters.push(json!({
-            "id": c.id,
-            "type": c.kind,
-            "total": c.total_size,
-            "avg": r1(c.avg_similarity),
-            "files": files,
-            "links": links,
-            "link_count": c.link_count,
-            "links_note": shown.map(|_| format!(
-                "{} links; the {} closest of each file shown; all in report.tsv and report.json (fsim-report --format tsv|json).",
-                c.link_count,
-                crate::report::model::CLOSEST
-            )),
-            "template": c.template.as_ref().map(|t| t.command.clone()),
-            "template_bytes": c.template.as_ref().map(|t| t.bytes),
-        }));
-    }
-    let total_links: usize = report.clusters.iter().map(|c| c.links.len()).sum();
-    let mut views_note = match &chunker {
+    // What the page leaves out, and where it is.
+    let left = &report.clusters[shown..];
+    let clusters_note = (!left.is_empty()).then(|| {
+        format!(
+            "The page shows the first {} of {} clusters (page limits: {} clusters, {} files, {} links); the other {} clusters ({} files, {} links, {} reclaimable) are in report.tsv and report.json (fsim-report --format tsv|json).",
+            shown,
+            report.clusters.len(),
+            MAX_CLUSTERS,
+            MAX_FILES,
+            MAX_LINKS,
+            left.len(),
+            left.iter().map(|c| c.files.len()).sum::<usize>(),
+            left.iter().map(|c| c.link_count).sum::<usize>(),
+            crate::report::model::human_bytes(left.iter().map(|c| c.reclaimable).sum()),
+        )
+    });
+    let opts = &page.opts;
+    let mut views_note = match &page.chunker {
         Err(why) => format!("No side-by-side views: {why}."),
-        Ok(_) if views.len() < total_links => format!(
-            "Side-by-side views for the first {} links (largest clusters first; --html-max-views), at most {} KiB of text per file.",
-            views.len(),
+        Ok(_) if page.views.len() < page.page_links => format!(
+            "Side-by-side views for the first {} links (first clusters first; --html-max-views), at most {} KiB of text per file.",
+            page.views.len(),
             opts.text_cap >> 10
         ),
         Ok(_) => format!(
@@ -395,7 +620,7 @@ pub fn data(report: &Report, opts: &HtmlOptions, templates: Option<&TemplateSet>
         Some((n, _)) if templates_known => views_note.push_str(&format!(
             " The analysis ignored {n} template chunks (--templates): the views mark them apart from the shared chunks."
         )),
-        Some((n, _)) if !views.is_empty() => views_note.push_str(&format!(
+        Some((n, _)) if !page.views.is_empty() => views_note.push_str(&format!(
             " The analysis ignored {n} template chunks, but fsim-report was not given them (--templates FILE): in the views they show as shared chunks."
         )),
         _ => {}
@@ -404,72 +629,23 @@ pub fn data(report: &Report, opts: &HtmlOptions, templates: Option<&TemplateSet>
         (Some((n, digest)), true) => json!({"chunks": n, "digest": digest}),
         _ => Value::Null,
     };
-    let params: serde_json::Map<String, Value> = report
-        .params
-        .0
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-        .collect();
-    json!({
-        "fsim_report": 1,
-        "params": params,
-        "summary": report.summary(),
-        "pruned_note": report.pruned_note(),
-        "identical": identical,
-        "clusters": clusters,
-        "views": views,
-        "vfiles": vfiles,
+    let rest = json!({
+        "clusters_note": clusters_note,
+        "views": std::mem::take(&mut page.views),
+        "vfiles": std::mem::take(&mut page.vfiles),
         "views_note": views_note,
         "templates": template_info,
-    })
-}
-
-/// A relative of a file: (u64::MAX less its similarity's bits, so that
-/// smaller is closer; the other file; the link).
-type Relative = (u64, u32, (u32, u32));
-
-/// The links of a cluster that are among the closest relatives of one of
-/// their files (highest symmetric similarity, then smallest other id).
-fn closest(report: &Report, c: &crate::report::model::Cluster) -> HashSet<(u32, u32)> {
-    let mut top: HashMap<u32, Vec<Relative>> = HashMap::new();
-    for l in &c.links {
-        let sim = symmetric(l.common, report.size(l.a), report.size(l.b));
-        for (me, other) in [(l.a, l.b), (l.b, l.a)] {
-            let t = top.entry(me).or_default();
-            // Sorted by (similarity descending, other id): similarities
-            // are >= 0, their bits order them.
-            let key = (u64::MAX - sim.to_bits(), other, (l.a, l.b));
-            let at = t.partition_point(|x| (x.0, x.1) < (key.0, key.1));
-            if at < crate::report::model::CLOSEST {
-                t.insert(at, key);
-                t.truncate(crate::report::model::CLOSEST);
-            }
-        }
-    }
-    top.into_values().flatten().map(|x| x.2).collect()
+    });
+    let t = serde_json::to_string(&rest).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
+    page.push(",")?;
+    page.push(&escape_json_for_script(&t[1..]))?;
+    page.push(tail)?;
+    page.out.write_all(page.buf.as_bytes())?;
+    page.out.finish()
 }
 
 fn r1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
-}
-
-/// The whole page.
-pub fn render(
-    report: &Report,
-    opts: &HtmlOptions,
-    templates: Option<&TemplateSet>,
-) -> Result<String> {
-    let data = serde_json::to_string(&data(report, opts, templates))
-        .map_err(|e| crate::Error::msg(format!("html: {e}")))?;
-    let data = escape_json_for_script(&data);
-    let (head, tail) = PAGE
-        .split_once(DATA_MARK)
-        .expect("the page template has a data mark");
-    let mut o = String::with_capacity(PAGE.len() + data.len());
-    o.push_str(head);
-    o.push_str(&data);
-    o.push_str(tail);
-    Ok(o)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Step 5 and section 2.4 of the paper: turn the similar pairs into what an
 //! analyst reads. Identical files are reported apart (sets, files, overhead
 //! bytes), and similar files are grouped into clusters (connected components
-//! of the similarity graph), largest first, each with its files, its links,
+//! of the similarity graph), ranked, each with its files, its links,
 //! total size, average similarity and a type.
 //!
 //! Thresholds are applied here again, on what the analysis kept, so trying a
@@ -9,10 +9,15 @@
 //! post-processing). Cluster and set ids are derived from content, so they
 //! stay the same across re-runs on the same data.
 //!
+//! Clusters are ranked by what a reviewer gains (docs/pipeline.md,
+//! "Ranking"): the bytes that could be removed, then the files involved;
+//! every format shows them in that order with the same figures.
+//!
 //! Memory: the file table (ids, sizes, content hashes, paths) is held in
-//! memory (O(files), like partition). The text, json and tsv formats hold
-//! at most `--memory` of links besides (src/report/stream.rs); html and
-//! xlsx still hold every link that passes the thresholds.
+//! memory (O(files), like partition). Every format holds at most
+//! `--memory` of links besides (src/report/stream.rs), plus a constant of
+//! its own: the html page's caps (src/report/html.rs), xlsx's rows in
+//! flight (src/report/xlsx.rs).
 
 pub mod collections;
 pub mod filter;
@@ -24,11 +29,10 @@ pub mod xlsx;
 
 use crate::error::{Error, Result};
 use crate::formats::escape_path_string;
-use crate::io::Output;
 use serde_json::{json, Value};
 
 pub use crate::formats::{percent, symmetric, PercentOf};
-pub use model::{build, human_bytes, ColorChoice, Config, Format, Report};
+pub use model::{human_bytes, ColorChoice, Config, Format, Report};
 use model::{r1, Pair};
 
 #[derive(Debug, Clone, Copy)]
@@ -117,7 +121,7 @@ impl Report {
     }
 
     /// Copies of a representative (other members of its identical set).
-    fn copies(&self, id: u32) -> &[u32] {
+    pub(crate) fn copies(&self, id: u32) -> &[u32] {
         match self.set_of.get(&id) {
             Some(&s) => &self.identical[s].files[1..],
             None => &[],
@@ -127,6 +131,7 @@ impl Report {
     pub fn summary(&self) -> Value {
         let cluster_files: usize = self.clusters.iter().map(|c| c.files.len()).sum();
         let cluster_bytes: u64 = self.clusters.iter().map(|c| c.total_size).sum();
+        let reclaimable: u64 = self.clusters.iter().map(|c| c.reclaimable).sum();
         let ident_files: usize = self.identical.iter().map(|s| s.files.len()).sum();
         let overhead: u64 = self.identical.iter().map(|s| s.overhead()).sum();
         json!({
@@ -134,6 +139,7 @@ impl Report {
             "clusters": self.clusters.len(),
             "cluster_files": cluster_files,
             "cluster_bytes": cluster_bytes,
+            "reclaimable_bytes": reclaimable,
             "links": self.clusters.iter().map(|c| c.link_count).sum::<usize>(),
             "identical_sets": self.identical.len(),
             "identical_files": ident_files,
@@ -196,34 +202,46 @@ impl Report {
         })
     }
 
-    /// One cluster of the json document with `links` set to `links`, and
-    /// `files` to `files` if given, else to the cluster's files.
-    pub(crate) fn cluster_json(
-        &self,
-        c: &model::Cluster,
-        files: Option<Value>,
-        links: Value,
-    ) -> Value {
-        let files = files
-            .unwrap_or_else(|| Value::Array(c.files.iter().map(|&f| self.file_json(f)).collect()));
+    /// One cluster of the json document with `files` and `links` set to
+    /// the values given.
+    pub(crate) fn cluster_json(&self, c: &model::Cluster, files: Value, links: Value) -> Value {
+        let review = c.review.as_ref().map(|r| {
+            json!({
+                "note": format!(
+                    "more than {} files: sub-clusters by single linkage at each level (each file's sub_clusters gives its own, numbered by their largest file), and each file's {} closest relatives (files[].closest); every link is in links",
+                    self.config.review_files,
+                    model::CLOSEST
+                ),
+                "levels": model::REVIEW_LEVELS.iter().zip(&r.levels).map(|(l, (n, big))| json!({
+                    "min_percent_symmetric": l,
+                    "sub_clusters": n,
+                    "largest_files": big,
+                })).collect::<Vec<_>>(),
+            })
+        });
         json!({
             "id": c.id,
             "type": c.kind,
             "file_count": c.files.len(),
             "total_size": c.total_size,
+            "reclaimable_bytes": c.reclaimable,
+            "link_count": c.link_count,
             "average_similarity": r1(c.avg_similarity),
             "likely_template": c.template.is_some(),
             "template_bytes": c.template.as_ref().map(|t| t.bytes),
             "template_command": c.template.as_ref().map(|t| t.command.clone()),
+            "review": review,
             "files": files,
             "links": links,
         })
     }
 
-    /// One file of a cluster in the json document.
-    pub(crate) fn file_json(&self, f: u32) -> Value {
+    /// The `i`th file of cluster `c` in the json document (with its
+    /// sub-clusters and closest relatives when the cluster is reviewed).
+    pub(crate) fn file_json(&self, c: &model::Cluster, i: usize) -> Value {
+        let f = c.files[i];
         let e = &self.files[f as usize];
-        json!({
+        let mut v = json!({
             "id": f,
             "path": self.path(f),
             "size": self.size(f),
@@ -231,39 +249,26 @@ impl Report {
             "type": e.ftype.as_str(),
             "collection": self.collection(f),
             "identical_copies": self.copies(f).iter().map(|&x| self.path(x)).collect::<Vec<_>>(),
-        })
-    }
-
-    pub fn to_json(&self) -> Value {
-        let clusters: Vec<Value> = self
-            .clusters
-            .iter()
-            .map(|c| {
-                self.cluster_json(
-                    c,
-                    None,
-                    Value::Array(c.links.iter().map(|p| self.link_json(p)).collect()),
-                )
-            })
-            .collect();
-        self.json_top(Value::Array(clusters))
-    }
-
-    pub fn to_text(&self) -> String {
-        self.to_text_styled(false)
-    }
-
-    /// The text report, with ANSI colours when `color`.
-    pub fn to_text_styled(&self, color: bool) -> String {
-        let mut o = self.text_head(color);
-        for c in &self.clusters {
-            o.push_str(&self.text_cluster(color, c));
-            for l in &c.links {
-                o.push_str(&self.text_link(color, l));
-            }
+        });
+        if let Some(r) = &c.review {
+            v["sub_clusters"] = json!(r.sub[i]);
+            v["closest"] = Value::Array(
+                r.closest[i]
+                    .iter()
+                    .map(|l| {
+                        let o = if l.a == f { l.b } else { l.a };
+                        json!({
+                            "id": o,
+                            "path": self.path(o),
+                            "bytes_in_common": l.common,
+                            "percent_symmetric": r1(symmetric(l.common, self.size(l.a), self.size(l.b))),
+                            "exact": l.exact,
+                        })
+                    })
+                    .collect(),
+            );
         }
-        o.push_str(&self.text_tail(color));
-        o
+        v
     }
 
     /// The text report up to its first cluster.
@@ -281,10 +286,11 @@ impl Report {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "{bold}fsim report{reset}: {} clusters, {} files, {}; {} identical sets, {} files, {} overhead",
+            "{bold}fsim report{reset}: {} clusters, {} files, {}, {} reclaimable; {} identical sets, {} files, {} overhead",
             s["clusters"],
             s["cluster_files"],
             human_bytes(s["cluster_bytes"].as_u64().unwrap_or(0)),
+            human_bytes(s["reclaimable_bytes"].as_u64().unwrap_or(0)),
             s["identical_sets"],
             s["identical_files"],
             human_bytes(s["overhead_bytes"].as_u64().unwrap_or(0)),
@@ -363,8 +369,12 @@ impl Report {
         let _ = writeln!(o);
         let _ = writeln!(
             o,
-            "{head}B. Clusters of similar files: {} (largest first){reset}",
+            "{head}B. Clusters of similar files: {} (most reclaimable bytes first){reset}",
             self.clusters.len()
+        );
+        let _ = writeln!(
+            o,
+            "{dim}reclaimable: over a cluster's files, the most bytes each shares with one larger file of the cluster{reset}"
         );
         o
     }
@@ -383,11 +393,12 @@ impl Report {
         {
             let _ = writeln!(
                 o,
-                "  {bold}cluster {}{reset}  {kind}{}{reset}  {} files  {} total  {} links  avg {pct}{:.1}%{reset} similar",
+                "  {bold}cluster {}{reset}  {kind}{}{reset}  {} files  {} total  {} reclaimable  {} links  avg {pct}{:.1}%{reset} similar",
                 c.id,
                 c.kind,
                 c.files.len(),
                 human_bytes(c.total_size),
+                human_bytes(c.reclaimable),
                 c.link_count,
                 c.avg_similarity
             );
@@ -428,9 +439,16 @@ impl Report {
                     Some(c) if self.collections.len() > 1 => format!("[{c}] "),
                     _ => String::new(),
                 };
+                let sub = match &c.review {
+                    Some(r) => {
+                        let [x, y, z] = r.sub[i];
+                        format!("  [sub-cluster {x}/{y}/{z} at 50/70/90%]")
+                    }
+                    None => String::new(),
+                };
                 let _ = writeln!(
                     o,
-                    "    {:>10}  {coll}{}{}",
+                    "    {:>10}  {coll}{}{}{sub}",
                     human_bytes(self.size(f)),
                     self.path(f),
                     extra
@@ -481,22 +499,11 @@ impl Report {
         o
     }
 
-    /// One row per link, for scripts: cluster fields repeated on each row.
-    pub fn to_tsv(&self) -> String {
-        let mut o = String::from(TSV_HEADER);
-        for c in &self.clusters {
-            for l in &c.links {
-                o.push_str(&self.tsv_link(c, l));
-            }
-        }
-        o
-    }
-
     /// One row of the tsv report.
     pub(crate) fn tsv_link(&self, c: &model::Cluster, l: &Pair) -> String {
         let (sa, sb) = (self.size(l.a), self.size(l.b));
         format!(
-            "{}\t{}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\n",
+            "{}\t{}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\n",
             c.id,
             c.kind,
             c.files.len(),
@@ -508,13 +515,14 @@ impl Report {
             sa,
             sb,
             self.path(l.a),
-            self.path(l.b)
+            self.path(l.b),
+            c.reclaimable
         )
     }
 }
 
 /// The first line of the tsv report.
-pub(crate) const TSV_HEADER: &str = "cluster\ttype\tcluster_files\tcluster_bytes\tpercent_symmetric\tbytes_in_common\tpercent_of_a\tpercent_of_b\tsize_a\tsize_b\tpath_a\tpath_b\n";
+pub(crate) const TSV_HEADER: &str = "cluster\ttype\tcluster_files\tcluster_bytes\tpercent_symmetric\tbytes_in_common\tpercent_of_a\tpercent_of_b\tsize_a\tsize_b\tpath_a\tpath_b\tcluster_reclaimable_bytes\n";
 
 /// The templates files given with `--templates`, if any. They must be the
 /// set the analysis ignored (the pairs header names it): marking other
@@ -555,18 +563,13 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
     let report = match format {
         Format::Text | Format::Json | Format::Tsv => stream::run(config, color)?,
         Format::Html | Format::Xlsx => {
-            let report = build(config)?;
+            let (report, mut source, rank) = stream::prepare(config)?;
             let templates = load_templates(&report)?;
-            let bytes = match format {
-                Format::Html => {
-                    crate::report::html::render(&report, &report.config.html, templates.as_ref())?
-                        .into_bytes()
-                }
-                _ => crate::report::xlsx::render(&report)?,
-            };
-            let mut out = Output::create(output.as_deref())?;
-            out.write_all(&bytes)?;
-            out.finish()?;
+            if format == Format::Html {
+                html::write(&report, &mut source, &rank, templates.as_ref())?;
+            } else {
+                xlsx::write(&report, &mut source, &rank)?;
+            }
             report
         }
     };

@@ -58,15 +58,15 @@ pub struct Config {
     /// The templates files the analysis ignored (`--templates`): checked
     /// against the pairs header; the HTML views mark their chunks.
     pub templates: Vec<PathBuf>,
-    /// Budget of the links held at once by the txt, json and tsv formats
-    /// (`--memory`), besides what grows with the number of files.
+    /// Budget of the links held at once (`--memory`), besides what grows
+    /// with the number of files and the stated constants of each format.
     pub memory: u64,
     /// Where a piped pairs input is spooled (`--tmpdir`; default: the
     /// system's temporary folder).
     pub tmpdir: Option<PathBuf>,
-    /// The text report shows a cluster of more files than this as
-    /// sub-clusters and each file's closest relatives, not every link
-    /// (`--review-files`).
+    /// A cluster of more files than this is shown as sub-clusters and each
+    /// file's closest relatives: instead of its links in the text and html
+    /// reports, beside them in the json (`--review-files`).
     pub review_files: usize,
 }
 
@@ -98,26 +98,32 @@ pub struct Cluster {
     pub kind: &'static str,
     /// Representative file ids, by size descending then id.
     pub files: Vec<u32>,
-    /// The cluster's links, sorted by (a, b): all of them after `build`,
-    /// none after `stream::build` (they are read again, cluster by
-    /// cluster, when a format writes them).
-    pub links: Vec<Pair>,
-    /// Number of links (`links.len()` after `build`).
+    /// Number of links (they are read again, cluster by cluster, when a
+    /// format writes them: src/report/stream.rs).
     pub link_count: usize,
     pub total_size: u64,
+    /// Bytes a reviewer could remove (docs/pipeline.md, "Ranking"): over
+    /// its files, the most bytes each shares with one larger file of the
+    /// cluster (larger: earlier in `files`); the largest file counts 0.
+    pub reclaimable: u64,
     pub avg_similarity: f64,
     /// Set when the cluster looks like template similarity.
     pub template: Option<TemplateHint>,
-    /// How the text report shows a large cluster (`Config::review_files`).
+    /// How a large cluster is shown (`Config::review_files`).
     pub review: Option<Review>,
 }
 
-/// What the text report shows of a large cluster instead of all its links.
+/// What the reports show of a large cluster besides (json, tsv) or instead
+/// of (text, html) all its links.
 #[derive(Debug, Clone)]
 pub struct Review {
     /// Single-linkage sub-clusters at each level of `REVIEW_LEVELS`:
     /// (number of sub-clusters, files in the largest), singletons included.
     pub levels: Vec<(usize, usize)>,
+    /// The sub-cluster of each file at each level, in the order of
+    /// `Cluster::files`: sub-clusters are numbered from 1 in the order of
+    /// their first (largest) file.
+    pub sub: Vec<[u32; 3]>,
     /// The closest links of each file (by symmetric similarity, then the
     /// other file's id), in the order of `Cluster::files`.
     pub closest: Vec<Vec<Pair>>,
@@ -163,24 +169,11 @@ pub struct Report {
     /// Links that passed the thresholds but not the filters.
     pub filtered_links: u64,
     /// (file, other collection) pairs of the similar links, gathered while
-    /// streaming the links (src/report/collections.rs); `None`: from the
-    /// clusters' links.
-    pub similar_facts: Option<std::collections::BTreeSet<(u32, usize)>>,
-}
-
-/// Read the analysis' pairs, check them against the file table.
-fn read_pairs(
-    path: &Path,
-    files: &[FileEntry],
-    table_params: &Params,
-    files_name: &str,
-    sizes: &mut [u64],
-) -> Result<(Vec<Pair>, Params)> {
-    let mut pairs = Vec::new();
-    let params = scan_pairs(path, files, table_params, files_name, sizes, &mut |p, _| {
-        pairs.push(p)
-    })?;
-    Ok((pairs, params))
+    /// reading the links (src/report/collections.rs).
+    pub similar_facts: std::collections::BTreeSet<(u32, usize)>,
+    /// Per file: the largest percentage of it found in one of its links
+    /// (html and xlsx; empty for the other formats).
+    pub best: Vec<f64>,
 }
 
 /// Read the analysis' pairs, check them against the file table, and hand
@@ -362,30 +355,6 @@ pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
     })
 }
 
-impl Prelude {
-    /// Does a link pass the thresholds?
-    pub fn keep(&self, config: &Config, p: &Pair) -> bool {
-        keep_link(config, &self.sizes, p)
-    }
-
-    /// Does a link (above the thresholds) pass the filters?
-    pub fn pass(&self, config: &Config, p: &Pair) -> bool {
-        pass_link(
-            config,
-            &self.files,
-            &self.sizes,
-            &self.path_ok,
-            &self.coll,
-            p,
-        )
-    }
-
-    /// Median size of a cluster's members.
-    pub fn median_size(&self, members: &[u32]) -> u64 {
-        median_size(&self.sizes, members)
-    }
-}
-
 /// Median size of a cluster's members (its files sorted by size
 /// descending), as `likely_template` takes it.
 pub(crate) fn median_size(sizes: &[u64], members: &[u32]) -> u64 {
@@ -395,18 +364,18 @@ pub(crate) fn median_size(sizes: &[u64], members: &[u32]) -> u64 {
 }
 
 /// A cluster from its members (any order), its link count, the sum of its
-/// links' symmetric similarities (summed in (a, b) order), one of its links
-/// and its likely-template figure.
+/// links' symmetric similarities (summed in (a, b) order), one of its links,
+/// its likely-template figure and its reclaimable bytes.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn make_cluster(
     files: &[FileEntry],
     sizes: &[u64],
     mut members: Vec<u32>,
-    links: Vec<Pair>,
     link_count: usize,
     sim_sum: f64,
     first: Pair,
     template: Option<u64>,
+    reclaimable: u64,
 ) -> Cluster {
     let size = |id: u32| sizes[id as usize];
     members.sort_by(|&x, &y| size(y).cmp(&size(x)).then(x.cmp(&y)));
@@ -442,13 +411,24 @@ pub(crate) fn make_cluster(
         id,
         kind,
         files: members,
-        links,
         link_count,
         total_size,
+        reclaimable,
         avg_similarity: avg,
         template,
         review: None,
     }
+}
+
+/// The order of the clusters in every format (docs/pipeline.md,
+/// "Ranking"): most bytes a reviewer could remove first, then most files,
+/// then largest total, then id.
+pub(crate) fn rank_order(x: &Cluster, y: &Cluster) -> std::cmp::Ordering {
+    y.reclaimable
+        .cmp(&x.reclaimable)
+        .then(y.files.len().cmp(&x.files.len()))
+        .then(y.total_size.cmp(&x.total_size))
+        .then(x.id.cmp(&y.id))
 }
 
 /// Does a link pass the thresholds?
@@ -483,92 +463,6 @@ pub(crate) fn report_params(pair_params: Params, config: &Config) -> Params {
     params.set("report-percent-of", config.percent_of.as_str());
     params.set("report-filters", config.filters.describe());
     params
-}
-
-/// Build the report from the file table and the pairs, every link in
-/// memory (the html and xlsx formats; txt, json and tsv stream them,
-/// src/report/stream.rs).
-pub fn build(config: Config) -> Result<Report> {
-    crate::io::wait_for_input(&config.pairs)?;
-    let mut pre = prelude(&config)?;
-    let (pairs, pair_params) = read_pairs(
-        &config.pairs,
-        &pre.files,
-        &pre.table_params,
-        &pre.files_name,
-        &mut pre.sizes,
-    )?;
-    let pairs_read = pairs.len() as u64;
-    let size = |id: u32| pre.sizes[id as usize];
-    let above: Vec<Pair> = pairs.into_iter().filter(|p| pre.keep(&config, p)).collect();
-    let n_above = above.len() as u64;
-    let kept: Vec<Pair> = above.into_iter().filter(|p| pre.pass(&config, p)).collect();
-    let filtered_links = n_above - kept.len() as u64;
-
-    // Connected components of the similarity graph.
-    let mut adj: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for (i, p) in kept.iter().enumerate() {
-        adj.entry(p.a).or_default().push(i);
-        adj.entry(p.b).or_default().push(i);
-    }
-    let mut done: HashMap<u32, ()> = HashMap::new();
-    let mut clusters = Vec::new();
-    for &start in adj.keys() {
-        if done.contains_key(&start) {
-            continue;
-        }
-        let mut members = vec![start];
-        let mut links = Vec::new();
-        done.insert(start, ());
-        let mut k = 0;
-        while k < members.len() {
-            let f = members[k];
-            k += 1;
-            for &pi in &adj[&f] {
-                let p = kept[pi];
-                if p.a == f {
-                    links.push(p);
-                }
-                let other = if p.a == f { p.b } else { p.a };
-                if done.insert(other, ()).is_none() {
-                    members.push(other);
-                }
-            }
-        }
-        links.sort_by_key(|p| (p.a, p.b));
-        let sim_sum = links
-            .iter()
-            .map(|p| symmetric(p.common, size(p.a), size(p.b)))
-            .sum::<f64>();
-        let commons: Vec<u64> = links.iter().map(|p| p.common).collect();
-        let template = crate::report::templates::likely_template(
-            members.len(),
-            &commons,
-            pre.median_size(&members),
-            config.template_min_files,
-        );
-        let (n, first) = (links.len(), links[0]);
-        clusters.push(make_cluster(
-            &pre.files, &pre.sizes, members, links, n, sim_sum, first, template,
-        ));
-    }
-    clusters.sort_by(|x, y| y.total_size.cmp(&x.total_size).then(x.id.cmp(&y.id)));
-
-    let params = report_params(pair_params, &config);
-    Ok(Report {
-        files: pre.files,
-        params,
-        config,
-        identical: pre.identical,
-        clusters,
-        set_of: pre.set_of,
-        pairs_read,
-        sizes: pre.sizes,
-        collections: pre.collections,
-        coll: pre.coll,
-        filtered_links,
-        similar_facts: None,
-    })
 }
 
 /// Human-readable size: `812 B`, `12.3 KiB`, `4.1 MiB`.

@@ -23,11 +23,11 @@
 //! not sorted by (a, b) (not written by fsim) is grouped in memory.
 
 use crate::error::{Error, Result};
-use crate::formats::{symmetric, Params};
+use crate::formats::{percent, symmetric, Params};
 use crate::io::Output;
 use crate::report::model::{
-    keep_link, make_cluster, median_size, pass_link, prelude, report_params, scan_pairs, Cluster,
-    Config, Format, Pair, Report, Review, CLOSEST, REVIEW_LEVELS,
+    keep_link, make_cluster, median_size, pass_link, prelude, rank_order, report_params,
+    scan_pairs, Cluster, Config, Format, Pair, Report, Review, CLOSEST, REVIEW_LEVELS,
 };
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -39,7 +39,7 @@ const PAIR_BYTES: u64 = std::mem::size_of::<Pair>() as u64;
 const NONE: u32 = u32::MAX;
 
 /// What reading the pairs again needs.
-struct Source {
+pub(crate) struct Source {
     path: PathBuf,
     /// The spooled copy of a piped input, removed on drop.
     _spool: Option<tempfile::NamedTempFile>,
@@ -242,16 +242,24 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         collections: pre.collections,
         coll: pre.coll,
         filtered_links,
-        similar_facts: None,
+        similar_facts: BTreeSet::new(),
+        best: Vec::new(),
     };
 
-    // 2. Links and similarity of each cluster.
+    // 2. Links and similarity of each cluster; per file, the most bytes it
+    // shares with one larger file of its cluster (what could be removed)
+    // and, for html and xlsx, the largest share of it in one link.
     let mut count = vec![0usize; k];
     let mut sum = vec![0f64; k];
     let mut first: Vec<Option<Pair>> = vec![None; k];
     let mut max_common = vec![0u64; k];
-    // Text: sub-clusters and closest relatives of the large clusters.
-    let review = report.config.format == Format::Text;
+    let mut covered = vec![0u64; n];
+    let want_best = matches!(report.config.format, Format::Html | Format::Xlsx);
+    let mut best = vec![0f64; if want_best { n } else { 0 }];
+    let mut facts = BTreeSet::new();
+    // Sub-clusters and closest relatives of the large clusters (all
+    // formats but tsv).
+    let review = report.config.format != Format::Tsv;
     let big: Vec<bool> = members
         .iter()
         .map(|m| review && m.len() > report.config.review_files)
@@ -268,7 +276,23 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         source.kept(&report, &mut |p| {
             let c = cluster_of[p.a as usize] as usize;
             count[c] += 1;
-            let sim = symmetric(p.common, sizes[p.a as usize], sizes[p.b as usize]);
+            let (sa, sb) = (sizes[p.a as usize], sizes[p.b as usize]);
+            // The smaller file (size, then the larger id) is covered.
+            let small = if (std::cmp::Reverse(sa), p.a) < (std::cmp::Reverse(sb), p.b) {
+                p.b
+            } else {
+                p.a
+            };
+            let cov = &mut covered[small as usize];
+            *cov = (*cov).max(p.common);
+            if want_best {
+                for (f, s) in [(p.a, sa), (p.b, sb)] {
+                    let x = &mut best[f as usize];
+                    *x = x.max(percent(p.common, s));
+                }
+            }
+            crate::report::collections::add_similar(&report, &mut facts, &p);
+            let sim = symmetric(p.common, sa, sb);
             sum[c] += sim;
             first[c].get_or_insert(p);
             max_common[c] = max_common[c].max(p.common);
@@ -367,15 +391,16 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         .into_iter()
         .enumerate()
         .map(|(c, m)| {
+            let reclaimable = m.iter().map(|&f| covered[f as usize]).sum();
             let cl = make_cluster(
                 &report.files,
                 &report.sizes,
                 m,
-                Vec::new(),
                 count[c],
                 sum[c],
                 first[c].expect("a cluster has a link"),
                 template[c],
+                reclaimable,
             );
             (cl, c)
         })
@@ -384,14 +409,24 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         if !big[*c] {
             continue;
         }
+        let mut sub = vec![[0u32; 3]; cl.files.len()];
         let levels = level_parent
             .iter_mut()
-            .map(|parent| {
-                let mut sizes: std::collections::HashMap<u32, usize> = Default::default();
-                for &f in &cl.files {
-                    *sizes.entry(find(parent, f)).or_default() += 1;
+            .enumerate()
+            .map(|(l, parent)| {
+                // Sub-clusters numbered by their first (largest) file.
+                let mut label: std::collections::HashMap<u32, u32> = Default::default();
+                let mut sizes: Vec<usize> = Vec::new();
+                for (i, &f) in cl.files.iter().enumerate() {
+                    let next = label.len() as u32 + 1;
+                    let x = *label.entry(find(parent, f)).or_insert(next);
+                    if x as usize > sizes.len() {
+                        sizes.push(0);
+                    }
+                    sizes[x as usize - 1] += 1;
+                    sub[i][l] = x;
                 }
-                (sizes.len(), sizes.values().copied().max().unwrap_or(0))
+                (sizes.len(), sizes.iter().copied().max().unwrap_or(0))
             })
             .collect();
         let closest = cl
@@ -404,9 +439,13 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
                     .collect()
             })
             .collect();
-        cl.review = Some(Review { levels, closest });
+        cl.review = Some(Review {
+            levels,
+            sub,
+            closest,
+        });
     }
-    clusters.sort_by(|(x, _), (y, _)| y.total_size.cmp(&x.total_size).then(x.id.cmp(&y.id)));
+    clusters.sort_by(|(x, _), (y, _)| rank_order(x, y));
     let mut rank_of = vec![0u32; k];
     for (r, (_, c)) in clusters.iter().enumerate() {
         rank_of[*c] = r as u32;
@@ -417,6 +456,8 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         }
     }
     report.clusters = clusters.into_iter().map(|(c, _)| c).collect();
+    report.similar_facts = facts;
+    report.best = best;
     Ok((report, source, cluster_of))
 }
 
@@ -432,8 +473,6 @@ struct Sink {
     clusters: usize,
     /// The json text of the current cluster after its links.
     json_tail: String,
-    /// (file, other collection) facts of the links written.
-    facts: BTreeSet<(u32, usize)>,
 }
 
 /// Markers of the values written apart in the json document.
@@ -479,7 +518,7 @@ impl Sink {
             Format::Tsv => Ok(()),
             _ => {
                 let (mf, ml) = (Value::String(FILES.into()), Value::String(MARK.into()));
-                let j = indent(&pretty(&r.cluster_json(c, Some(mf), ml))?, 4);
+                let j = indent(&pretty(&r.cluster_json(c, mf, ml))?, 4);
                 let (qf, ql) = (quoted(FILES), quoted(MARK));
                 // Keys are in order: nothing before "files" holds a path,
                 // nothing after "links" does: the files' marker is the first
@@ -498,9 +537,9 @@ impl Sink {
                 };
                 self.push(lead)?;
                 self.push(&j[..f])?;
-                for (i, &file) in c.files.iter().enumerate() {
+                for i in 0..c.files.len() {
                     self.push(if i == 0 { "[\n        " } else { ",\n        " })?;
-                    self.push(&indent(&pretty(&r.file_json(file))?, 8))?;
+                    self.push(&indent(&pretty(&r.file_json(c, i))?, 8))?;
                 }
                 self.push("\n      ]")?;
                 self.push(&j[f + qf.len()..l])
@@ -509,7 +548,6 @@ impl Sink {
     }
 
     fn link(&mut self, r: &Report, c: &Cluster, l: &Pair) -> Result<()> {
-        crate::report::collections::add_similar(r, &mut self.facts, l);
         self.in_cluster += 1;
         match self.format {
             Format::Text => self.push(&r.text_link(self.color, l)),
@@ -565,12 +603,125 @@ impl Sink {
     }
 }
 
+/// What a format does with the clusters and their links, in report order
+/// ([`walk`]).
+pub(crate) trait Visit {
+    /// Whether the links of cluster `i` are read for it.
+    fn wants(&self, r: &Report, i: usize) -> bool;
+    fn start(&mut self, r: &Report, i: usize) -> Result<()>;
+    /// A link of cluster `i`, in (a, b) order.
+    fn link(&mut self, r: &Report, i: usize, l: &Pair) -> Result<()>;
+    fn end(&mut self, r: &Report, i: usize) -> Result<()>;
+}
+
+/// Hand the first `upto` clusters, in their order, and the links of those
+/// `v` wants to `v`, within `budget` bytes of links: consecutive clusters
+/// whose links fit in it together are gathered in one read of the pairs;
+/// a cluster larger than the budget is handed its links as they come (the
+/// pairs are sorted by (a, b), the order of a cluster's links).
+pub(crate) fn walk(
+    report: &Report,
+    source: &mut Source,
+    rank: &[u32],
+    upto: usize,
+    budget: u64,
+    v: &mut dyn Visit,
+) -> Result<()> {
+    let budget = budget.max(1);
+    let k = upto.min(report.clusters.len());
+    let mut i = 0;
+    while i < k {
+        if !v.wants(report, i) {
+            v.start(report, i)?;
+            v.end(report, i)?;
+            i += 1;
+            continue;
+        }
+        let big = report.clusters[i].link_count as u64 * PAIR_BYTES > budget;
+        if big && source.sorted {
+            v.start(report, i)?;
+            let mut err = None;
+            source.kept(report, &mut |p| {
+                if err.is_none() && rank[p.a as usize] as usize == i {
+                    if let Err(e) = v.link(report, i, &p) {
+                        err = Some(e);
+                    }
+                }
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+            v.end(report, i)?;
+            i += 1;
+            continue;
+        }
+        // Links held in memory for the clusters that want them.
+        let wanted: Vec<bool> = (i..k).map(|j| v.wants(report, j)).collect();
+        let held = |j: usize| {
+            if wanted[j - i] {
+                report.clusters[j].link_count as u64 * PAIR_BYTES
+            } else {
+                0
+            }
+        };
+        let mut j = i + 1;
+        let mut bytes = held(i);
+        while j < k && bytes + held(j) <= budget {
+            bytes += held(j);
+            j += 1;
+        }
+        let mut bufs: Vec<Vec<Pair>> = (i..j)
+            .map(|x| Vec::with_capacity((held(x) / PAIR_BYTES) as usize))
+            .collect();
+        source.kept(report, &mut |p| {
+            let r = rank[p.a as usize] as usize;
+            if (i..j).contains(&r) && wanted[r - i] {
+                bufs[r - i].push(p);
+            }
+        })?;
+        for (x, mut links) in bufs.into_iter().enumerate() {
+            if !source.sorted {
+                links.sort_by_key(|p| (p.a, p.b));
+            }
+            v.start(report, i + x)?;
+            for l in &links {
+                v.link(report, i + x, l)?;
+            }
+            v.end(report, i + x)?;
+        }
+        i = j;
+    }
+    Ok(())
+}
+
+/// The report without its links, what reading them again needs, and the
+/// rank of each file's cluster (for [`walk`]).
+pub(crate) fn prepare(config: Config) -> Result<(Report, Source, Vec<u32>)> {
+    build(config)
+}
+
+impl Visit for Sink {
+    fn wants(&self, r: &Report, i: usize) -> bool {
+        // The text report shows a reviewed cluster's closest relatives.
+        self.format != Format::Text || r.clusters[i].review.is_none()
+    }
+    fn start(&mut self, r: &Report, i: usize) -> Result<()> {
+        Sink::start(self, r, &r.clusters[i])
+    }
+    fn link(&mut self, r: &Report, i: usize, l: &Pair) -> Result<()> {
+        Sink::link(self, r, &r.clusters[i], l)
+    }
+    fn end(&mut self, _: &Report, _: usize) -> Result<()> {
+        Sink::end(self)
+    }
+}
+
 /// Write the txt, json or tsv report of `config` within its memory budget.
 /// Returns the report (without its links) for the summary line.
 pub fn run(config: Config, color: bool) -> Result<Report> {
     let format = config.format;
     let output = config.output.clone();
-    let (mut report, mut source, rank) = build(config)?;
+    let (report, mut source, rank) = build(config)?;
     crate::report::load_templates(&report)?;
     let mut sink = Sink {
         out: Output::create(output.as_deref())?,
@@ -580,88 +731,10 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
         in_cluster: 0,
         clusters: 0,
         json_tail: String::new(),
-        facts: BTreeSet::new(),
     };
     sink.head(&report)?;
-    let budget = report.config.memory.max(1);
-    let k = report.clusters.len();
-    let mut i = 0;
-    while i < k {
-        if report.clusters[i].review.is_some() {
-            // The text report shows its closest relatives, not its links.
-            let c = &report.clusters[i];
-            sink.start(&report, c)?;
-            sink.end()?;
-            i += 1;
-            continue;
-        }
-        let big = report.clusters[i].link_count as u64 * PAIR_BYTES > budget;
-        if big && source.sorted {
-            // Written as its links come, already in (a, b) order.
-            let c = &report.clusters[i];
-            sink.start(&report, c)?;
-            let mut err = None;
-            source.kept(&report, &mut |p| {
-                if err.is_none() && rank[p.a as usize] as usize == i {
-                    if let Err(e) = sink.link(&report, c, &p) {
-                        err = Some(e);
-                    }
-                }
-            })?;
-            if let Some(e) = err {
-                return Err(e);
-            }
-            sink.end()?;
-            i += 1;
-            continue;
-        }
-        // Links held in memory for a cluster (none for a reviewed one: the
-        // text shows its closest relatives, found in step 2).
-        let held = |c: &Cluster| {
-            if c.review.is_some() {
-                0
-            } else {
-                c.link_count
-            }
-        };
-        let mut j = i + 1;
-        let mut bytes = report.clusters[i].link_count as u64 * PAIR_BYTES;
-        while j < k {
-            let b = held(&report.clusters[j]) as u64 * PAIR_BYTES;
-            if bytes + b > budget {
-                break;
-            }
-            bytes += b;
-            j += 1;
-        }
-        let mut bufs: Vec<Vec<Pair>> = report.clusters[i..j]
-            .iter()
-            .map(|c| Vec::with_capacity(held(c)))
-            .collect();
-        let reviewed: Vec<bool> = report.clusters[i..j]
-            .iter()
-            .map(|c| c.review.is_some())
-            .collect();
-        source.kept(&report, &mut |p| {
-            let r = rank[p.a as usize] as usize;
-            if (i..j).contains(&r) && !reviewed[r - i] {
-                bufs[r - i].push(p);
-            }
-        })?;
-        for (x, mut links) in bufs.into_iter().enumerate() {
-            if !source.sorted {
-                links.sort_by_key(|p| (p.a, p.b));
-            }
-            let c = &report.clusters[i + x];
-            sink.start(&report, c)?;
-            for l in &links {
-                sink.link(&report, c, l)?;
-            }
-            sink.end()?;
-        }
-        i = j;
-    }
-    report.similar_facts = Some(std::mem::take(&mut sink.facts));
+    let budget = report.config.memory;
+    walk(&report, &mut source, &rank, usize::MAX, budget, &mut sink)?;
     sink.tail(&report)?;
     sink.finish()?;
     Ok(report)

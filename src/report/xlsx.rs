@@ -2,25 +2,40 @@
 //! delivered it (figures 5 and 6): rows grouped in outlines so an analyst
 //! can fold, sort and filter clusters.
 //!
+//! * sheet `Summary` — the summary counts, the ranking, what a sheet left
+//!   out, and the run's parameters;
 //! * sheet `A Identical` — one row per identical set (set, files, overhead,
 //!   size, first path), its files as outline level-1 rows below it;
-//! * sheet `B Clusters` — one row per cluster (cluster #, id, type, total
-//!   size, files, links, average similarity), its files as level-1 rows
-//!   (file size, % similar, filename, identical copies), like figure 5;
-//! * sheet `C Links` — every link, one row each, with an autofilter;
-//! * sheet `Summary` — the summary counts and the run's parameters.
+//! * sheet `B Clusters` — one row per cluster in the report's ranking
+//!   (cluster #, id, type, total size, files, links, average similarity,
+//!   reclaimable bytes, sub-clusters of a large cluster), its files as
+//!   level-1 rows (file size, % similar, filename, identical copies, its
+//!   sub-cluster at 50/70/90 %), like figure 5;
+//! * sheet `C Links` — the links, one row each, with an autofilter, in
+//!   the clusters' order: at most 1,048,574; a note row then says how many
+//!   were left out (report.tsv and report.json have them all).
 //!
 //! Paths are written escaped (as in every machine-readable report) and as
 //! strings, never as formulas. A sheet that would exceed Excel's 1,048,576
 //! rows stops with a note naming the rows left out (report.tsv has them).
 //!
-//! Memory: the whole workbook is built in memory (about 100 bytes per cell)
-//! and written atomically.
+//! Memory: the Summary and Links sheets are written in rust_xlsxwriter's
+//! constant-memory mode (a row at a time to a temporary file), the links
+//! coming through the shared walk within `--memory` (src/report/stream.rs).
+//! Sheets A and B are held in memory for their outlines (figures 5 and 6;
+//! that mode drops them) when their rows fit in their share of `--memory`
+//! (about 2.5 KiB a row; A a quarter, B half of the rest, the links read
+//! back within what is left); a larger one is written in constant-memory
+//! mode too, without outlines, and the Summary says so. The workbook is
+//! zipped to a temporary file next to the output and copied to it (written
+//! atomically).
 
 use crate::error::{Error, Result};
 use crate::formats::escape_path_string;
 use crate::formats::{percent, symmetric};
-use crate::report::model::Report;
+use crate::io::Output;
+use crate::report::model::{Pair, Report};
+use crate::report::stream::{Source, Visit};
 use rust_xlsxwriter::{Format, FormatAlign, Workbook, Worksheet, XlsxError};
 
 /// Rows per sheet in Excel (the header included).
@@ -87,11 +102,13 @@ fn truncated(ws: &mut Worksheet, row: u32, left: usize) -> Result<()> {
 /// many groups as fit in a sheet (a note says how many rows were left out).
 /// `summary` writes group `k`'s summary row at row `r`; `detail` writes its
 /// `i`th detail row at row `r`.
+#[allow(clippy::too_many_arguments)]
 fn grouped_sheet(
     ws: &mut Worksheet,
     s: &Styles,
     cols: &[(&str, f64)],
     sizes: &[usize],
+    outline: bool,
     mut summary: impl FnMut(&mut Worksheet, usize, u32) -> Result<()>,
     mut detail: impl FnMut(&mut Worksheet, usize, usize, u32) -> Result<()>,
 ) -> Result<()> {
@@ -105,29 +122,193 @@ fn grouped_sheet(
             break;
         }
         summary(ws, k, r)?;
-        let first = r + 1;
+        if n > 0 && outline {
+            ws.group_rows(r + 1, r + n as u32).map_err(xerr)?;
+        }
         for i in 0..n {
             r += 1;
             detail(ws, k, i, r)?;
         }
-        ws.group_rows(first, r).map_err(xerr)?;
         r += 1;
     }
     Ok(())
 }
 
-/// The workbook's bytes.
-pub fn render(report: &Report) -> Result<Vec<u8>> {
+/// Memory of a row held by a sheet in memory (measured: about 2.3 KiB
+/// with its cells, formats and strings).
+const ROW_BYTES: u64 = 2_560;
+
+/// The memory a grouped sheet of these groups takes when held in memory
+/// with its outlines (rust_xlsxwriter's constant-memory mode drops them).
+fn sheet_bytes(sizes: &[usize]) -> u64 {
+    let rows: u64 = sizes.iter().map(|&n| n as u64 + 1).sum();
+    rows.min(ROW_MAX as u64) * ROW_BYTES
+}
+
+/// Links on the Links sheet at most: its rows less the header and the
+/// note row.
+const LINK_ROWS: usize = ROW_MAX as usize - 2;
+
+/// Writes the Links sheet as the links come (stream::walk).
+struct Links<'a> {
+    ws: &'a mut Worksheet,
+    s: &'a Styles,
+    row: u32,
+    written: usize,
+}
+
+impl Visit for Links<'_> {
+    fn wants(&self, _: &Report, _: usize) -> bool {
+        true
+    }
+    fn start(&mut self, _: &Report, _: usize) -> Result<()> {
+        Ok(())
+    }
+    fn end(&mut self, _: &Report, _: usize) -> Result<()> {
+        Ok(())
+    }
+    fn link(&mut self, report: &Report, k: usize, l: &Pair) -> Result<()> {
+        if self.written >= LINK_ROWS {
+            return Ok(());
+        }
+        let (ws, s, r) = (&mut *self.ws, self.s, self.row);
+        let c = &report.clusters[k];
+        let path = |id: u32| escape_path_string(&report.files[id as usize].path);
+        let (ua, ub) = (report.size(l.a), report.size(l.b));
+        let (sa, sb) = (ua as f64, ub as f64);
+        ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
+        ws.write_string(r, 1, &c.id).map_err(xerr)?;
+        ws.write_string(r, 2, c.kind).map_err(xerr)?;
+        ws.write_number_with_format(r, 3, r1(symmetric(l.common, ua, ub)), &s.pct)
+            .map_err(xerr)?;
+        ws.write_number_with_format(r, 4, l.common as f64, &s.bytes)
+            .map_err(xerr)?;
+        ws.write_number_with_format(r, 5, l.shared_chunks as f64, &s.bytes)
+            .map_err(xerr)?;
+        ws.write_number_with_format(r, 6, r1(percent(l.common, ua)), &s.pct)
+            .map_err(xerr)?;
+        ws.write_number_with_format(r, 7, r1(percent(l.common, ub)), &s.pct)
+            .map_err(xerr)?;
+        ws.write_number_with_format(r, 8, sa, &s.bytes)
+            .map_err(xerr)?;
+        ws.write_number_with_format(r, 9, sb, &s.bytes)
+            .map_err(xerr)?;
+        ws.write_string(r, 10, path(l.a)).map_err(xerr)?;
+        ws.write_string(r, 11, path(l.b)).map_err(xerr)?;
+        self.row += 1;
+        self.written += 1;
+        Ok(())
+    }
+}
+
+/// Write the workbook to the output: Summary and Links in constant-memory
+/// mode (rows go to a temporary file as they are written), saved to a
+/// temporary file, then copied to the output.
+pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Result<()> {
     let s = Styles::new();
     let path = |id: u32| escape_path_string(&report.files[id as usize].path);
     let size = |id: u32| report.size(id) as f64;
     let mut wb = Workbook::new();
+    let total_links: usize = report.clusters.iter().map(|c| c.link_count).sum();
+    let links_written = total_links.min(LINK_ROWS);
+    let links_left = total_links - links_written;
+    // The clusters whose links the Links sheet holds (the last maybe cut).
+    let mut upto = 0;
+    let mut n = 0;
+    while upto < report.clusters.len() && n < links_written {
+        n += report.clusters[upto].link_count;
+        upto += 1;
+    }
+
+    let set_sizes: Vec<usize> = report.identical.iter().map(|x| x.files.len()).collect();
+    let cluster_sizes: Vec<usize> = report.clusters.iter().map(|c| c.files.len()).collect();
+    // --memory is shared: sheet A may take a quarter of it, sheet B half
+    // of what is left, and the links read back the rest.
+    let memory = report.config.memory;
+    let (bytes_a, bytes_b) = (sheet_bytes(&set_sizes), sheet_bytes(&cluster_sizes));
+    let outline_a = bytes_a <= memory / 4;
+    let left = memory - if outline_a { bytes_a } else { 0 };
+    let outline_b = bytes_b <= left / 2;
+    let budget = left - if outline_b { bytes_b } else { 0 };
+
+    // Summary first: counts, what the sheets leave out, the parameters.
+    {
+        let ws = wb.add_worksheet_with_constant_memory();
+        ws.set_name("Summary").map_err(xerr)?;
+        ws.set_column_width(0, 24.0).map_err(xerr)?;
+        ws.set_column_width(1, 40.0).map_err(xerr)?;
+        ws.write_string_with_format(0, 0, "fsim report", &s.head)
+            .map_err(xerr)?;
+        ws.write_blank(0, 1, &s.head).map_err(xerr)?;
+        let mut r = 1u32;
+        if let serde_json::Value::Object(m) = report.summary() {
+            for (k, v) in m {
+                ws.write_string(r, 0, k).map_err(xerr)?;
+                ws.write_number_with_format(r, 1, v.as_f64().unwrap_or(0.0), &s.bytes)
+                    .map_err(xerr)?;
+                r += 1;
+            }
+        }
+        ws.write_string(r, 0, "links_on_sheet_c").map_err(xerr)?;
+        ws.write_number_with_format(r, 1, links_written as f64, &s.bytes)
+            .map_err(xerr)?;
+        r += 1;
+        ws.write_string(r, 0, "ranking").map_err(xerr)?;
+        ws.write_string(
+            r,
+            1,
+            "clusters by reclaimable bytes (over a cluster's files, the most bytes each shares with one larger file of the cluster), then files",
+        )
+        .map_err(xerr)?;
+        r += 1;
+        let flat: Vec<&str> = [(outline_a, "A Identical"), (outline_b, "B Clusters")]
+            .iter()
+            .filter(|x| !x.0)
+            .map(|x| x.1)
+            .collect();
+        if !flat.is_empty() {
+            ws.write_string(r, 0, "outlines").map_err(xerr)?;
+            ws.write_string(
+                r,
+                1,
+                format!(
+                    "{} written without outlines (rows one after the other, group rows in colour): their rows are more than their share of --memory holds (about {} bytes a row)",
+                    flat.join(" and "),
+                    ROW_BYTES
+                ),
+            )
+            .map_err(xerr)?;
+            r += 1;
+        }
+        if links_left > 0 {
+            ws.write_string(r, 0, "left out").map_err(xerr)?;
+            ws.write_string(r, 1, links_note(links_left))
+                .map_err(xerr)?;
+            r += 1;
+        }
+        if let Some(note) = report.pruned_note() {
+            ws.write_string(r, 0, "pruned").map_err(xerr)?;
+            ws.write_string(r, 1, note).map_err(xerr)?;
+            r += 1;
+        }
+        r += 1;
+        for (k, v) in &report.params.0 {
+            ws.write_string(r, 0, k).map_err(xerr)?;
+            ws.write_string(r, 1, v).map_err(xerr)?;
+            r += 1;
+        }
+    }
 
     // Sheet A: identical sets, files folded under each set.
     {
-        let ws = wb.add_worksheet();
+        // In memory for its outlines when it fits in --memory.
+        let ws = if outline_a {
+            wb.add_worksheet()
+        } else {
+            wb.add_worksheet_with_constant_memory()
+        };
         ws.set_name("A Identical").map_err(xerr)?;
-        let sizes: Vec<usize> = report.identical.iter().map(|x| x.files.len()).collect();
+        let sizes = set_sizes;
         grouped_sheet(
             ws,
             &s,
@@ -139,6 +320,7 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                 ("Path", 90.0),
             ],
             &sizes,
+            outline_a,
             |ws, k, r| {
                 let set = &report.identical[k];
                 ws.write_string_with_format(r, 0, &set.id, &s.group)
@@ -167,18 +349,13 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
 
     // Sheet B: clusters, files folded under each cluster (figure 5).
     {
-        let ws = wb.add_worksheet();
+        let ws = if outline_b {
+            wb.add_worksheet()
+        } else {
+            wb.add_worksheet_with_constant_memory()
+        };
         ws.set_name("B Clusters").map_err(xerr)?;
-        let sizes: Vec<usize> = report.clusters.iter().map(|c| c.files.len()).collect();
-        let mut best = vec![0f64; report.files.len()];
-        for c in &report.clusters {
-            for l in &c.links {
-                for f in [l.a, l.b] {
-                    let p = percent(l.common, report.size(f));
-                    best[f as usize] = best[f as usize].max(p);
-                }
-            }
-        }
+        let sizes = cluster_sizes;
         grouped_sheet(
             ws,
             &s,
@@ -194,8 +371,11 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                 ("% similar", 11.0),
                 ("Filename", 80.0),
                 ("Identical copies", 16.0),
+                ("Reclaimable (bytes)", 19.0),
+                ("Sub-cluster at 50/70/90%", 22.0),
             ],
             &sizes,
+            outline_b,
             |ws, k, r| {
                 let c = &report.clusters[k];
                 let rank = (k + 1) as f64;
@@ -209,25 +389,39 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                     .map_err(xerr)?;
                 ws.write_number_with_format(r, 4, c.files.len() as f64, &s.group_num)
                     .map_err(xerr)?;
-                ws.write_number_with_format(r, 5, c.links.len() as f64, &s.group_num)
+                ws.write_number_with_format(r, 5, c.link_count as f64, &s.group_num)
                     .map_err(xerr)?;
                 ws.write_number_with_format(r, 6, r1(c.avg_similarity), &s.group_pct)
                     .map_err(xerr)?;
                 for col in 7..=10 {
                     ws.write_blank(r, col, &s.group).map_err(xerr)?;
                 }
+                ws.write_number_with_format(r, 11, c.reclaimable as f64, &s.group_num)
+                    .map_err(xerr)?;
+                match &c.review {
+                    Some(rv) => {
+                        let levels: Vec<String> =
+                            rv.levels.iter().map(|(n, _)| n.to_string()).collect();
+                        ws.write_string_with_format(
+                            r,
+                            12,
+                            format!("{} sub-clusters", levels.join("/")),
+                            &s.group,
+                        )
+                        .map_err(xerr)?;
+                    }
+                    None => {
+                        ws.write_blank(r, 12, &s.group).map_err(xerr)?;
+                    }
+                }
                 Ok(())
             },
             |ws, k, i, r| {
                 let c = &report.clusters[k];
                 let f = c.files[i];
-                // % similar: the largest share of this file found in one link
-                // (one pass over the links, not one per file).
-                let best = best[f as usize];
-                let copies = report
-                    .set_of
-                    .get(&f)
-                    .map_or(0, |&i| report.identical[i].files.len() - 1);
+                // % similar: the largest share of this file found in one link.
+                let best = report.best[f as usize];
+                let copies = report.copies(f).len();
                 ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
                 ws.write_string(r, 1, &c.id).map_err(xerr)?;
                 ws.write_number_with_format(r, 7, size(f), &s.bytes)
@@ -236,17 +430,20 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                     .map_err(xerr)?;
                 ws.write_string(r, 9, path(f)).map_err(xerr)?;
                 ws.write_number(r, 10, copies as f64).map_err(xerr)?;
+                if let Some(rv) = &c.review {
+                    let [a, b, d] = rv.sub[i];
+                    ws.write_string(r, 12, format!("{a}/{b}/{d}"))
+                        .map_err(xerr)?;
+                }
                 Ok(())
             },
         )?;
     }
 
-    // Sheet C: all links, rows streamed to a temp file as they are written
-    // (constant-memory mode: rows go in order, which they do here).
+    // Sheet C: the links, in the clusters' order, as many as fit.
     {
         let ws = wb.add_worksheet_with_constant_memory();
         ws.set_name("C Links").map_err(xerr)?;
-        let rows: usize = report.clusters.iter().map(|c| c.links.len()).sum();
         header(
             ws,
             &s,
@@ -264,77 +461,53 @@ pub fn render(report: &Report) -> Result<Vec<u8>> {
                 ("Path A", 60.0),
                 ("Path B", 60.0),
             ],
-            rows.min(ROW_MAX as usize - 1) as u32,
+            links_written as u32,
         )?;
-        let mut r = 1u32;
-        'clusters: for (k, c) in report.clusters.iter().enumerate() {
-            for (j, l) in c.links.iter().enumerate() {
-                if r == ROW_MAX - 1 {
-                    let left: usize = c.links.len() - j
-                        + report.clusters[k + 1..]
-                            .iter()
-                            .map(|x| x.links.len())
-                            .sum::<usize>();
-                    truncated(ws, r, left)?;
-                    break 'clusters;
-                }
-                let (sa, sb) = (size(l.a), size(l.b));
-                let (ua, ub) = (sa as u64, sb as u64);
-                ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
-                ws.write_string(r, 1, &c.id).map_err(xerr)?;
-                ws.write_string(r, 2, c.kind).map_err(xerr)?;
-                ws.write_number_with_format(r, 3, r1(symmetric(l.common, ua, ub)), &s.pct)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 4, l.common as f64, &s.bytes)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 5, l.shared_chunks as f64, &s.bytes)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 6, r1(percent(l.common, ua)), &s.pct)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 7, r1(percent(l.common, ub)), &s.pct)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 8, sa, &s.bytes)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 9, sb, &s.bytes)
-                    .map_err(xerr)?;
-                ws.write_string(r, 10, path(l.a)).map_err(xerr)?;
-                ws.write_string(r, 11, path(l.b)).map_err(xerr)?;
-                r += 1;
-            }
+        let mut v = Links {
+            ws,
+            s: &s,
+            row: 1,
+            written: 0,
+        };
+        crate::report::stream::walk(report, source, rank, upto, budget, &mut v)?;
+        debug_assert_eq!(v.written, links_written);
+        if links_left > 0 {
+            let r = v.row;
+            v.ws.write_string(r, 0, links_note(links_left))
+                .map_err(xerr)?;
         }
     }
 
-    // Summary: counts and parameters.
-    {
-        let ws = wb.add_worksheet();
-        ws.set_name("Summary").map_err(xerr)?;
-        ws.set_column_width(0, 24.0).map_err(xerr)?;
-        ws.set_column_width(1, 40.0).map_err(xerr)?;
-        ws.write_string_with_format(0, 0, "fsim report", &s.head)
-            .map_err(xerr)?;
-        ws.write_blank(0, 1, &s.head).map_err(xerr)?;
-        let mut r = 1u32;
-        if let serde_json::Value::Object(m) = report.summary() {
-            for (k, v) in m {
-                ws.write_string(r, 0, k).map_err(xerr)?;
-                ws.write_number_with_format(r, 1, v.as_f64().unwrap_or(0.0), &s.bytes)
-                    .map_err(xerr)?;
-                r += 1;
-            }
-        }
-        if let Some(note) = report.pruned_note() {
-            ws.write_string(r, 0, "pruned").map_err(xerr)?;
-            ws.write_string(r, 1, note).map_err(xerr)?;
-            r += 1;
-        }
-        r += 1;
-        for (k, v) in &report.params.0 {
-            ws.write_string(r, 0, k).map_err(xerr)?;
-            ws.write_string(r, 1, v).map_err(xerr)?;
-            r += 1;
-        }
-    }
-    wb.save_to_buffer().map_err(xerr)
+    let dir = report
+        .config
+        .output
+        .as_deref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| std::path::PathBuf::from("."), |d| d.to_path_buf());
+    let tmp = tempfile::Builder::new()
+        .prefix(".fsim-report-xlsx.")
+        .suffix(".xlsx")
+        .tempfile_in(&dir)
+        .map_err(|e| {
+            Error::msg(format!(
+                "cannot create a temporary file in {}: {e}",
+                dir.display()
+            ))
+        })?;
+    wb.save(tmp.path()).map_err(xerr)?;
+    let mut out = Output::create(report.config.output.as_deref())?;
+    let mut f = std::fs::File::open(tmp.path())
+        .map_err(|e| Error::msg(format!("{}: {e}", tmp.path().display())))?;
+    std::io::copy(&mut f, &mut out).map_err(|e| Error::msg(format!("{}: {e}", out.name())))?;
+    out.finish()
+}
+
+/// The note of the links the Links sheet leaves out.
+fn links_note(left: usize) -> String {
+    format!(
+        "truncated: {left} more links do not fit in a sheet (Excel's limit of {ROW_MAX} rows); every link is in report.tsv and report.json (fsim-report --format tsv|json)"
+    )
 }
 
 fn r1(x: f64) -> f64 {

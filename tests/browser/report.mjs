@@ -45,7 +45,7 @@ try {
   await page.goto(url);
 
   // Summary and table.
-  check(await page.locator('#cards .card').count() === 7, 'summary cards shown');
+  check(await page.locator('#cards .card').count() === 8, 'summary cards shown');
   const rows = page.locator('#cbody tr.cluster');
   const n = await rows.count();
   check(n >= 3, `cluster table lists the clusters (${n})`);
@@ -61,7 +61,7 @@ try {
   v = await filesCol();
   check(v.every((x, i) => i === 0 || v[i - 1] <= x), `sorted by files, ascending: ${v}`);
   await page.click('th[data-key="largest"]');
-  const names = await page.locator('#cbody tr.cluster td:nth-child(8)').allTextContents();
+  const names = await page.locator('#cbody tr.cluster td:nth-child(9)').allTextContents();
   check(names.every((x, i) => i === 0 || names[i - 1] <= x), 'sorted by largest file name');
 
   // Filter by path text: only the hostile file's cluster is left.
