@@ -114,6 +114,20 @@ fn rerun_after_one_percent_changed_is_byte_identical() {
     assert!(reused * 10 > (pairs - below) * 9, "{again}");
     let stopped = |s: &str| field(s, " stopped early (an upper bound below the threshold)");
     assert_eq!(stopped(&again), stopped(&scratch), "{again}\n{scratch}");
+    // verified.tsv holds only the pairs at >= MIN_PERCENT (50): a report
+    // at 30 % would miss links, so it is refused and writes nothing.
+    let mut c = fsim("fsim-report");
+    c.arg("--files")
+        .arg(fresh.join("files.tsv"))
+        .args(["--min-percent", "30", "-o"])
+        .arg(fresh.join("low.txt"))
+        .arg(fresh.join("verified.tsv"));
+    let e = run_fail(c, None);
+    assert!(
+        e.ends_with("verified.tsv:1: verified with --min-percent 50 of the smaller file, so the links under it are not here: --min-percent 30 of the smaller file needs fsim-verify --min-percent 30 --percent-of smaller (make MIN_PERCENT=30 verifies again)\n"),
+        "{e}"
+    );
+    assert!(!fresh.join("low.txt").exists());
     // Earlier outputs that do not fit are refused, nothing written.
     let refused = |prev: &Path, prev_files: &Path| -> String {
         let mut c = fsim("fsim-verify");

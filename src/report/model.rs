@@ -176,6 +176,40 @@ pub struct Report {
     pub best: Vec<f64>,
 }
 
+/// fsim-verify drops the pairs under its `--min-percent` (the Makefile
+/// gives it the report's): a report with a lower threshold, or one that
+/// the dropped pairs could pass, would miss links without saying so, so it
+/// is refused, naming the threshold to verify with.
+pub(crate) fn check_verify_threshold(params: &Params, config: &Config, name: &str) -> Result<()> {
+    let Some(v) = params
+        .get("verify-min-percent")
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|&v| v > 0.0)
+    else {
+        return Ok(());
+    };
+    let of = params.get("verify-percent-of").unwrap_or("smaller");
+    // A share of the larger file is never above the share of the smaller:
+    // links kept at >= X % of the larger are >= X % of the smaller.
+    let covered = config.min_percent >= v
+        && (of == config.percent_of.as_str() || of == PercentOf::Smaller.as_str());
+    if covered {
+        return Ok(());
+    }
+    Err(Error::input(
+        name,
+        1,
+        format!(
+            "verified with --min-percent {v} of the {of} file, so the links under it are not here: --min-percent {} of the {} file needs fsim-verify --min-percent {} --percent-of {} (make MIN_PERCENT={} verifies again)",
+            config.min_percent,
+            config.percent_of.as_str(),
+            config.min_percent,
+            config.percent_of.as_str(),
+            config.min_percent
+        ),
+    ))
+}
+
 /// Read the analysis' pairs, check them against the file table, and hand
 /// each to `each` in file order; the sizes the percentages use are set in
 /// `sizes` (and handed to `each` with the pair). Returns the pairs' header

@@ -26,8 +26,9 @@ use crate::error::{Error, Result};
 use crate::formats::{percent, symmetric, Params};
 use crate::io::Output;
 use crate::report::model::{
-    keep_link, make_cluster, median_size, pass_link, prelude, rank_order, report_params,
-    scan_pairs, Cluster, Config, Format, Pair, Report, Review, CLOSEST, REVIEW_LEVELS,
+    check_verify_threshold, keep_link, make_cluster, median_size, pass_link, prelude, rank_order,
+    report_params, scan_pairs, Cluster, Config, Format, Pair, Report, Review, CLOSEST,
+    REVIEW_LEVELS,
 };
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -198,6 +199,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             },
         )?
     };
+    check_verify_threshold(&pair_params, &config, &path.display().to_string())?;
     let filtered_links = n_above - n_kept;
 
     // Clusters, numbered by smallest file id for now.
