@@ -101,12 +101,40 @@ cat "$t/chunks.tsv"
 sed 's/^/T\t/' "$t/files.tsv"
 """
 
+# The same when the work folder is a shared POSIX folder: the records go to
+# $PARTS/shard-<i>.tsv (read by Spark's text source), only the chunk file's
+# header and trailer and the file table to stdout.
+CHUNK_FILES_SH = PRE + r"""
+read i
+o=$(printf '%s/shard-%05d.tsv' "$PARTS" "$i")
+"$B/fsim-chunk" "$@" --shard "$i/$SHARDS" --files-out "$t/files.tsv" -o "$t/chunks.tsv" -- "$REPO"
+fail_once chunk "$t/chunks.tsv"
+head -n 1 "$t/chunks.tsv"
+tail -n 1 "$t/chunks.tsv"
+# Hidden (Spark's text source skips it) until complete.
+mv "$t/chunks.tsv" "$PARTS/.${o##*/}.$$"
+mv "$PARTS/.${o##*/}.$$" "$o"
+sed 's/^/T\t/' "$t/files.tsv"
+"""
+
 # Stage 3, one task per hash range: sorted records on stdin.
 FOREST_SH = PRE + r"""
 cat > "$t/in.tsv"
 "$B/fsim-partition" -q --emit-forest "$@" -o "$t/out.tsv" "$t/in.tsv"
 fail_once forest "$t/out.tsv"
 cat "$t/out.tsv"
+"""
+
+# The same on a shared POSIX folder: the path of the range's file on stdin;
+# the kept records go to $KEPT/<the range file's name>, the rest to stdout.
+FOREST_FILES_SH = PRE + r"""
+read p
+o="$KEPT/${p##*/}"
+"$B/fsim-partition" -q --emit-forest "$@" -o "$t/out.tsv" "$p"
+fail_once forest "$t/out.tsv"
+grep '^[0-9a-f]' "$t/out.tsv" > "$KEPT/.${p##*/}.$$" || true
+mv "$KEPT/.${p##*/}.$$" "$o"
+grep -v '^[0-9a-f]' "$t/out.tsv" || true
 """
 
 # Stage 4, one task per group of bins: the bins' '#bin' and F lines (as
@@ -237,6 +265,10 @@ def main(argv=None):
         # Local mode's executors share the driver's heap (two cached
         # stages of records at a time).
         conf.setIfMissing("spark.driver.memory", "2g")
+        # A short-lived JVM: C1 only (measured: 28 -> 21 CPU-s of the JVM on
+        # 20,000 files, docs/distributed.md; C2's compile threads cost more
+        # than they win back in such a run).
+        conf.setIfMissing("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     conf.setIfMissing("spark.ui.enabled", "false")
     conf.setIfMissing("spark.ui.showConsoleProgress", "false")
     # Script transformations without Hive: the executors' JVMs pipe the rows.
@@ -311,9 +343,16 @@ def main(argv=None):
 
     timings = []
 
+    jvm_pid = sc._jvm.java.lang.ProcessHandle.current().pid()
+    last_cpu = [jvm_cpu(jvm_pid)]
+    log("Spark session: %.2f s (JVM CPU %.1f s)" % (time.time() - t_start, last_cpu[0][0]))
+
     def mark(what, t0):
         timings.append((what, time.time() - t0))
-        log("%s: %.2f s" % (what, time.time() - t0))
+        c = jvm_cpu(jvm_pid)
+        lc = last_cpu[0]
+        log("%s: %.2f s (JVM CPU %.1f s, its tasks %.1f s)" % (what, time.time() - t0, c[0] - lc[0], c[1] - lc[1]))
+        last_cpu[0] = c
 
     first = fn.substring("line", 1, 1)
 
@@ -321,8 +360,19 @@ def main(argv=None):
     t0 = time.time()
     chunk_opts = q + ["--method", a.method, "--avg-size", a.avg] + shlex.split(a.chunk_opts) + ["-j", "1"]
     shard_df = spark.range(0, shards, 1, shards).selectExpr("cast(id as string) as line")
-    raw = transform(shard_df, CHUNK_SH, *chunk_opts).persist(disk)
-    meta = [r.line for r in raw.filter(first.isin("T", "#")).collect()]
+    # On a shared POSIX folder (local mode, one machine, a shared mount) the
+    # tasks write the records to files that Spark's text source reads;
+    # otherwise they come back through the script transformation, cached.
+    shared = not remote
+    chunk_parts = L("chunks.parts")
+    if shared:
+        shutil.rmtree(chunk_parts, ignore_errors=True)
+        os.makedirs(chunk_parts)
+        raw = transform(shard_df, CHUNK_FILES_SH, *chunk_opts, PARTS=chunk_parts)
+        meta = [r.line for r in raw.collect()]
+    else:
+        raw = transform(shard_df, CHUNK_SH, *chunk_opts).persist(disk)
+        meta = [r.line for r in raw.filter(first.isin("T", "#")).collect()]
     # The file table, built once: shard tables merged in walk order.
     heads, tails, entries, chunk_counts, shard_digest = set(), [], [], 0, 0
     for line in meta:
@@ -349,7 +399,10 @@ def main(argv=None):
 
     # ---- 2. range partition and sort -------------------------------------
     t0 = time.time()
-    records = raw.filter(~first.isin("T", "#"))
+    if shared:
+        records = spark.read.text("file://" + chunk_parts).select(fn.col("value").alias("line")).filter(first != "#")
+    else:
+        records = raw.filter(~first.isin("T", "#"))
     # File ids are walk positions; they are the file table's ids unless a
     # file was skipped (unreadable) before another.
     if all(pos == i for i, (pos, _) in enumerate(entries)):
@@ -405,11 +458,15 @@ def main(argv=None):
         records.unionByName(spark.createDataFrame([(l,) for l in head_lines], "line string"))
         .repartition(nparts, range_key(spark, nparts))
         .sortWithinPartitions("line")
-        .persist(disk)
     )
+    if not shared:
+        sorted_df = sorted_df.persist(disk)
     parts_dir = work_uri + "/sorted.parts"
     sorted_df.write.mode("overwrite").text(parts_dir)
-    raw.unpersist()
+    if shared:
+        shutil.rmtree(chunk_parts, ignore_errors=True)
+    else:
+        raw.unpersist()
     mark("shuffle and sort into %d hash ranges" % nparts, t0)
 
     # ---- 3. spanning forests per range, one union-find -------------------
@@ -417,11 +474,25 @@ def main(argv=None):
     fopts = ["--files-count", str(nfiles)]
     if a.method in FEATURE_METHODS:
         fopts.append("--feature-counts")
-    forest = transform(sorted_df, FOREST_SH, *fopts).persist(disk)
-    fmeta = [r.line for r in forest.filter(first.isin("E", "N", "P", "#")).collect()]
-    kept_df = forest.filter(~first.isin("E", "N", "P", "#"))
-    kept_df.write.mode("overwrite").text(work_uri + "/partition.parts")
-    sorted_df.unpersist()
+    kept_dir = work_uri + "/partition.parts"
+    if shared:
+        # One task per range file, reading it where it lies.
+        fs, path = hadoop_fs(sc, parts_dir)
+        names = sorted(x.getPath().getName() for x in fs.listStatus(path))
+        files = [os.path.join(local, "sorted.parts", x) for x in names if x.startswith("part-")]
+        kept_local = L("partition.parts")
+        shutil.rmtree(kept_local, ignore_errors=True)
+        os.makedirs(kept_local)
+        by_file = spark.range(0, len(files), 1, len(files)).select(
+            fn.element_at(fn.array(*[fn.lit(x) for x in files]), fn.col("id").cast("int") + 1).alias("line"))
+        fmeta = [r.line for r in transform(by_file, FOREST_FILES_SH, *fopts, KEPT=kept_local).collect()]
+        kept_df = spark.read.text(kept_dir).select(fn.col("value").alias("line"))
+    else:
+        forest = transform(sorted_df, FOREST_SH, *fopts).persist(disk)
+        fmeta = [r.line for r in forest.filter(first.isin("E", "N", "P", "#")).collect()]
+        kept_df = forest.filter(~first.isin("E", "N", "P", "#"))
+        kept_df.write.mode("overwrite").text(kept_dir)
+        sorted_df.unpersist()
     parent = list(range(nfiles))
 
     def find(x):
@@ -596,6 +667,16 @@ def range_key(spark, n):
     r = fn.when(fn.substring("line", 1, 1) == "#", fn.lit(0)).otherwise(
         fn.floor(fn.conv(fn.substring("line", 1, 8), 16, 10).cast("long") * n / (1 << 32)).cast("int"))
     return fn.element_at(fn.array(*[fn.lit(keys[i]) for i in range(n)]), r + 1).cast("int")
+
+
+def jvm_cpu(pid):
+    """(CPU seconds of the JVM, of its finished task scripts) from /proc."""
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return ((int(f[11]) + int(f[12])) / tick, (int(f[13]) + int(f[14])) / tick)
+    except OSError:
+        return (0.0, 0.0)
 
 
 def log_cpu(sc, master):
