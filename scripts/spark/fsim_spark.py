@@ -409,6 +409,7 @@ def main(argv=None):
         count, digest = chunk_counts, shard_digest & M128
     else:
         # Rare: renumbered and digested in Python (docs/distributed.md).
+        log("%d files skipped while chunking: renumbering the records in Python" % skipped)
         dense = sc.broadcast({pos: i for i, (pos, _) in enumerate(entries)})
 
         def renumber(rows):
