@@ -18,6 +18,7 @@
 #   make native                       binaries tuned for this CPU (target-cpu=native), in $(NATIVE_DIR)
 #   make eval [DOCS=<folder>]         the HP paper's experiment: docs/evaluation.md
 #   make spark-demo                   the same pipeline on Apache Spark, local mode
+#   make spark-cluster-demo           the same on a standalone cluster (master + 2 workers) started here
 #   make spark-report REPO=.. WORK=.. on Spark (SPARK_MASTER=local[4], yarn...)
 
 REPO      ?=
@@ -75,7 +76,7 @@ NATIVE_DIR ?= target/native
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: FORCE all build native layers demo report test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo
+.PHONY: FORCE all build native layers demo report test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
 .DELETE_ON_ERROR:
 
 all: build
@@ -256,7 +257,7 @@ SPARK_PY      = $(SPARK_VENV)/bin/python
 PYSPARK_VERSION ?= 3.5.5
 SPARK_MASTER ?= local[2]
 SPARK_OPTS   ?=
-SDEMO        := spark-demo-work
+SDEMO        ?= spark-demo-work
 
 spark-venv:
 	@test -x $(SPARK_PY) || python3 -m venv $(SPARK_VENV)
@@ -282,6 +283,13 @@ spark-demo: build spark-venv
 	@cat $(SDEMO)/spark/report.txt
 	@echo
 	@echo "Spark ($(SPARK_MASTER)) report: $(SDEMO)/spark/report.txt, byte-identical to make report's ($(SDEMO)/local)"
+
+# spark-demo on a Spark standalone cluster started here (a master and two
+# workers, scripts/spark/standalone), stopped at the end.
+spark-cluster-demo: build spark-venv
+	@url=$$(FSIM_SPARK_PYTHON=$(SPARK_PY) scripts/spark/standalone start $(SDEMO)-cluster 2) && \
+	  $(MAKE) --no-print-directory spark-demo SPARK_MASTER=$$url; rc=$$?; \
+	  scripts/spark/standalone stop $(SDEMO)-cluster; exit $$rc
 
 test:
 	$(CARGO) test --all-targets

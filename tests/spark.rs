@@ -1,5 +1,6 @@
 //! fsim-spark (scripts/spark, docs/distributed.md): the pipeline on Apache
-//! Spark in local mode gives the bytes of `make report`, also when tasks
+//! Spark, in local mode and on a standalone cluster (a master and two
+//! workers started here), gives the bytes of `make report`, also when tasks
 //! fail and Spark retries them. Needs Java 17+ and pyspark (`make
 //! spark-venv`); skipped with a SKIP line when they are missing, except
 //! under CI (env var CI set), where that is a failure.
@@ -177,4 +178,79 @@ fn failed_tasks_are_retried_and_the_report_is_unchanged() {
         );
     }
     assert_same(&t.path().join("local"), &t.path().join("spark"));
+}
+
+/// Stops the standalone cluster of `scripts/spark/standalone start` (its
+/// daemons by their pid files), also when the test fails.
+struct Cluster(PathBuf);
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new(source_root().join("scripts/spark/standalone"))
+            .arg("stop")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn spark_standalone_cluster_runs_make_spark_demo_byte_identical() {
+    if skip("spark_standalone_cluster_runs_make_spark_demo_byte_identical") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    // A master and two workers (one core each) on this machine.
+    let dir = t.path().join("cluster");
+    let mut c = Command::new(source_root().join("scripts/spark/standalone"));
+    c.env("FSIM_SPARK_PYTHON", python())
+        .arg("start")
+        .arg(&dir)
+        .arg("2");
+    let started = run_ok(c, None);
+    let cluster = Cluster(dir.clone());
+    let url = String::from_utf8(started.stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(url.starts_with("spark://127.0.0.1:"), "{url}");
+    // `make spark-demo` against it, one task of each stage failing once.
+    let demo = t.path().join("sdemo");
+    let marks = t.path().join("failed");
+    let mut c = Command::new("make");
+    c.current_dir(source_root())
+        .env(
+            "FSIM_SPARK_FAIL_ONCE",
+            format!("chunk,forest,analyze:{}", marks.display()),
+        )
+        .arg("--no-print-directory")
+        .arg("spark-demo")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!("SPARK_PY={}", python().display()))
+        .arg(format!("SPARK_MASTER={url}"))
+        .arg(format!("SDEMO={}", demo.display()));
+    let out = run_ok(c, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    for stage in ["chunk", "forest", "analyze"] {
+        assert!(
+            marks.join(stage).is_dir(),
+            "no {stage} task failed: the injection did not run\n{err}"
+        );
+    }
+    assert_same(&demo.join("local"), &demo.join("spark"));
+    // The tasks ran in the workers' executors, on both workers.
+    for w in ["work-1", "work-2"] {
+        let apps: Vec<_> = std::fs::read_dir(dir.join(w))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("app-"))
+            .collect();
+        assert_eq!(apps.len(), 1, "{w}: {apps:?}");
+    }
+    drop(cluster);
+    for f in ["master.pid", "worker-1.pid", "worker-2.pid"] {
+        assert!(
+            !dir.join(f).exists(),
+            "{f} left: the daemon was not stopped"
+        );
+    }
 }

@@ -1,24 +1,30 @@
 #!/usr/bin/env python3
 """fsim-spark: the fsim pipeline on Apache Spark (PySpark), docs/distributed.md.
 
-Spark does the heavy parts with fsim's own binaries through RDD.pipe:
+Spark moves the records between fsim's own binaries without Python touching
+them: every stage is a Spark SQL script transformation (`SELECT TRANSFORM
+... USING`), which pipes a partition's rows from the executor's JVM to the
+binary and its output lines back; the shuffles and sorts are Spark's own on
+text DataFrames. Python, on the driver, handles file names, summary lines and
+what is O(files).
 
 1. chunking: one task per shard runs `fsim-chunk --shard I/N` (file ids are
-   walk positions: sparse, globally unique); the driver collects the shards'
-   file tables (one line per file), builds the file table once with dense
-   ids, and broadcasts the walk position -> id map;
-2. the shuffle: records renumbered, range-partitioned by chunk hash and
-   sorted within partitions (repartitionAndSortWithinPartitions): the
-   partitions concatenated are byte for byte fsim-sort's output
-   (WORK/sorted.parts/part-*);
+   walk positions); the driver collects the shards' file tables (one line per
+   file) and writes files.tsv; the records stay in the executors (cached);
+2. the sort: `repartitionByRange` + `sortWithinPartitions` on the record line
+   (byte order = (hash, id, length)); the ranges are written as they are
+   (WORK/sorted.parts/part-*: concatenated, fsim-sort's sorted.tsv);
 3. partitioning: every hash range is reduced by `fsim-partition
-   --emit-forest` to its kept records and a spanning forest of its file
-   graph; the driver merges the forests with one union-find (smallest id
-   labels, as fsim-partition) and writes partition.tsv;
-4. bin packing once (fsim-binpack on the driver), records routed to bins
-   with a broadcast file -> bin map, every bin analysed by fsim-analyze in
-   its own task;
-5. fsim-verify and fsim-report on the collected pairs, on the driver.
+   --emit-forest` to its kept records (written as WORK/partition.parts) and a
+   spanning forest of its file graph; the driver merges the forests with one
+   union-find (smallest id labels, as fsim-partition) and writes
+   partition.tsv (its record part copied by the JVM);
+4. bin packing once (fsim-binpack, driver), the kept records routed to their
+   bin by a broadcast join on the file id, each task analysing its bins
+   (fsim-analyze) and verifying their pairs (fsim-verify, where the
+   repository is mounted); the pairs, verified pairs and regions are sorted
+   by Spark and written as ranges, the driver concatenates them (JVM);
+5. fsim-report on the driver.
 
 The outputs (files.tsv, partition.tsv, bins.tsv, plan.tsv, pairs.tsv,
 verified.tsv, regions.tsv, report.*) are byte-identical to `make report`
@@ -26,7 +32,6 @@ with the same settings.
 """
 
 import argparse
-import xxhash
 import os
 import shlex
 import shutil
@@ -58,12 +63,20 @@ def hex128(v):
     return "%032x" % v
 
 
-# Shell preamble of every pipe task: binaries in $B, and the failure
-# injection of the tests: FSIM_SPARK_FAIL_ONCE=<stage>:<dir> makes the first
-# task of <stage> to run fail once, after writing part of its output
-# (stages: chunk, forest, analyze; several: chunk,analyze:<dir>).
+# Shell preamble of every task (run by Spark as `/bin/bash -c SCRIPT`): the
+# binaries in $B, and the failure injection of the tests:
+# FSIM_SPARK_FAIL_ONCE=<stage>:<dir> makes the first task of <stage> to run
+# fail once, after writing part of its output (stages: chunk, forest,
+# analyze; several: chunk,analyze:<dir>).
 PRE = r"""
 set -e
+set -o pipefail
+export LC_ALL=C
+if [ "$B" = . ] && [ ! -x ./fsim-chunk ]; then B=$B_DRIVER; fi
+case $B in /*) ;; *) B=$PWD/$B ;; esac
+FT=$FILES_DRIVER; [ -f "$FT" ] || FT=$PWD/files.tsv
+# In the driver's folder where it exists (a relative --repo, as make's).
+if [ -d "$DRIVER_CWD" ]; then cd "$DRIVER_CWD"; fi
 fail_once() {
   case ",${FSIM_SPARK_FAIL_ONCE%%:*}," in
     *",$1,"*) d=${FSIM_SPARK_FAIL_ONCE#*:}
@@ -88,6 +101,22 @@ cat "$t/chunks.tsv"
 sed 's/^/T\t/' "$t/files.tsv"
 """
 
+# The same when the work folder is a shared POSIX folder: the records go to
+# $PARTS/shard-<i>.tsv (read by Spark's text source), only the chunk file's
+# header and trailer and the file table to stdout.
+CHUNK_FILES_SH = PRE + r"""
+read i
+o=$(printf '%s/shard-%05d.tsv' "$PARTS" "$i")
+"$B/fsim-chunk" "$@" --shard "$i/$SHARDS" --files-out "$t/files.tsv" -o "$t/chunks.tsv" -- "$REPO"
+fail_once chunk "$t/chunks.tsv"
+head -n 1 "$t/chunks.tsv"
+tail -n 1 "$t/chunks.tsv"
+# Hidden (Spark's text source skips it) until complete.
+mv "$t/chunks.tsv" "$PARTS/.${o##*/}.$$"
+mv "$PARTS/.${o##*/}.$$" "$o"
+sed 's/^/T\t/' "$t/files.tsv"
+"""
+
 # Stage 3, one task per hash range: sorted records on stdin.
 FOREST_SH = PRE + r"""
 cat > "$t/in.tsv"
@@ -96,12 +125,53 @@ fail_once forest "$t/out.tsv"
 cat "$t/out.tsv"
 """
 
-# Stage 4, one task per bin: a one-bin bins file on stdin.
+# The same on a shared POSIX folder: the path of the range's file on stdin;
+# the kept records go to $KEPT/<the range file's name>, the rest to stdout.
+FOREST_FILES_SH = PRE + r"""
+read p
+o="$KEPT/${p##*/}"
+"$B/fsim-partition" -q --emit-forest "$@" -o "$t/out.tsv" "$p"
+fail_once forest "$t/out.tsv"
+grep '^[0-9a-f]' "$t/out.tsv" > "$KEPT/.${p##*/}.$$" || true
+mv "$KEPT/.${p##*/}.$$" "$o"
+grep -v '^[0-9a-f]' "$t/out.tsv" || true
+"""
+
+# Stage 4, one task per group of bins: the bins' '#bin' and F lines (as
+# fsim-binpack wrote them) and their records sorted by hash, bin by bin.
+# The task writes a bins file of its bins (the records' count and digest
+# from fsim-partition's summary of them), analyses it, verifies its pairs,
+# and prints the pairs (P), verified pairs (V) and regions (R) as
+# `TAG<TAB>a<TAB>b<TAB>seq<TAB>line` (seq: order within the task), their
+# headers and trailers as `TAG<TAB>#<TAB>line`.
 ANALYZE_SH = PRE + r"""
-cat > "$t/bin.tsv"
-"$B/fsim-analyze" -q -j 1 --tmpdir "$t" "$@" -o "$t/pairs.tsv" "$t/bin.tsv"
+cat > "$t/in.tsv"
+[ -s "$t/in.tsv" ] || exit 0
+grep '^[#F]' "$t/in.tsv" > "$t/head.tsv"
+nb=$(grep -c '^#bin' "$t/head.tsv" || true)
+nf=$(grep -c '^F' "$t/head.tsv" || true)
+if [ "$nb" -gt 1 ]; then
+  grep -v '^[#F]' "$t/in.tsv" | sort > "$t/rec.tsv" || true
+else
+  grep -v '^[#F]' "$t/in.tsv" > "$t/rec.tsv" || true
+fi
+sum=$("$B/fsim-partition" -q --emit-forest --files-count "$NFILES" "$t/rec.tsv" \
+  | sed -n 's/^#forest\t.*\trecords=\([0-9]*\)\tdigest=\([0-9a-f]*\)\t.*/records=\1\tdigest=\2/p')
+[ -n "$sum" ]
+{
+  printf '%sbins=%s%s\n' "$BINS_PRE" "$nb" "$BINS_POST"
+  cat "$t/in.tsv"
+  printf '#end bins\t%s\tbins=%s\tfiles=%s\n' "$sum" "$nb" "$nf"
+} > "$t/bins.tsv"
+"$B/fsim-analyze" -q -j "$THREADS" --tmpdir "$t" "$@" -o "$t/pairs.tsv" "$t/bins.tsv"
 fail_once analyze "$t/pairs.tsv"
-cat "$t/pairs.tsv"
+tag() { awk -v k="$1" '/^#/ { printf "%s\t#\t%s\n", k, $0; next } { printf "%s\t%s\t%012d\t%s\n", k, substr($0, 1, 21), NR, $0 }' "$2"; }
+tag P "$t/pairs.tsv"
+if [ "$VERIFY" != 0 ]; then
+  "$B/fsim-verify" -q --files "$FT" --min-percent "$VMIN" --regions "$t/regions.tsv" -j "$THREADS" -o "$t/verified.tsv" "$t/pairs.tsv"
+  tag V "$t/verified.tsv"
+  tag R "$t/regions.tsv"
+fi
 """
 
 
@@ -132,6 +202,29 @@ def join_params(prefix, params):
     return "\t".join([prefix] + ["%s=%s" % kv for kv in params])
 
 
+def sql_str(s):
+    """A Spark SQL string literal."""
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sum_trailers(lines):
+    """Trailers of parts of one file, summed: counts added, digests added mod 2^128."""
+    pre, acc = None, None
+    for line in lines:
+        p, ps = parse_params(line)
+        if acc is None:
+            pre, acc = p, [[k, v] for k, v in ps]
+            continue
+        if p != pre or [k for k, _ in ps] != [k for k, _ in acc]:
+            sys.exit("fsim-spark: the tasks' trailers differ: %r and %r" % (line, join_params(pre, acc)))
+        for kv, (k, v) in zip(acc, ps):
+            if k == "digest":
+                kv[1] = hex128((int(kv[1], 16) + int(v, 16)) & M128)
+            else:
+                kv[1] = str(int(kv[1]) + int(v))
+    return join_params(pre, [tuple(kv) for kv in acc])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="fsim-spark", description=__doc__.split("\n\n")[0])
     ap.add_argument("--repo", required=True, help="folder to analyse, readable at the same path on every executor")
@@ -156,7 +249,9 @@ def main(argv=None):
     ap.add_argument("--local-dir", default=None, help="driver staging folder when --work is not local")
     a = ap.parse_args(argv)
 
-    from pyspark import SparkConf, SparkContext, StorageLevel
+    from pyspark import SparkConf, StorageLevel
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as fn
 
     t_start = time.time()
     conf = SparkConf().setAppName("fsim-spark")
@@ -166,27 +261,41 @@ def main(argv=None):
         master = "%s,%d]" % (master[:-1], a.max_failures)
     conf.setMaster(master)
     conf.set("spark.task.maxFailures", str(a.max_failures))
+    if master.startswith("local"):
+        # Local mode's executors share the driver's heap (two cached
+        # stages of records at a time).
+        conf.setIfMissing("spark.driver.memory", "2g")
+        # A short-lived JVM: C1 only (measured: 28 -> 21 CPU-s of the JVM on
+        # 20,000 files, docs/distributed.md; C2's compile threads cost more
+        # than they win back in such a run).
+        conf.setIfMissing("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     conf.setIfMissing("spark.ui.enabled", "false")
     conf.setIfMissing("spark.ui.showConsoleProgress", "false")
-    sc = SparkContext(conf=conf)
+    # Script transformations without Hive: the executors' JVMs pipe the rows.
+    conf.setIfMissing("spark.sql.catalogImplementation", "in-memory")
+    # The scripts are SQL literals: no ${...} substitution in them.
+    conf.set("spark.sql.variable.substitute", "false")
+    spark = SparkSession.builder.config(conf=conf).getOrCreate()
+    sc = spark.sparkContext
     sc.setLogLevel("WARN")
     par = sc.defaultParallelism
     shards = a.shards or 2 * par
     nparts = a.partitions or 2 * par
+    disk = StorageLevel.MEMORY_AND_DISK
 
     # Binaries: --bin DIR on every node, PATH, or shipped with addFile.
     bindir = a.bin or os.path.dirname(shutil.which("fsim-chunk") or "")
     if not bindir or not os.path.exists(os.path.join(bindir, "fsim-chunk")):
         sys.exit("fsim-spark: fsim binaries not found: give --bin DIR or put them on PATH")
     bindir = os.path.abspath(bindir)
+    from pyspark import SparkFiles
+
     task_bin = bindir
     if a.ship:
-        from pyspark import SparkFiles
-
         for b in BINARIES:
             sc.addFile(os.path.join(bindir, b))
-        # YARN puts the files in the task's working folder; local and
-        # standalone in the SparkFiles root.
+        # YARN and standalone executors find the files in their working
+        # folder; local mode in the SparkFiles root.
         task_bin = SparkFiles.getRootDirectory()
 
     # Work folder: local, or staged locally and copied with Hadoop's API.
@@ -207,39 +316,65 @@ def main(argv=None):
 
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LC_ALL": "C",
-        "B": task_bin,
+        "B": "." if a.ship else task_bin,
+        "B_DRIVER": task_bin,
         "REPO": repo,
         "SHARDS": str(shards),
         "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+        "FSIM_SPARK_FAIL_ONCE": os.environ.get("FSIM_SPARK_FAIL_ONCE", ""),
+        "DRIVER_CWD": os.getcwd(),
+        "FILES_DRIVER": "",
     }
-    if os.environ.get("FSIM_SPARK_FAIL_ONCE"):
-        env["FSIM_SPARK_FAIL_ONCE"] = os.environ["FSIM_SPARK_FAIL_ONCE"]
-    if a.ship:
-        env["B"] = "."
 
-    def sh(script, *args):
-        # sh finds the binaries in $B, or (--ship on YARN) in its folder.
-        fix = 'if [ "$B" = . ] && [ ! -x ./fsim-chunk ]; then B=%s; fi\n' % shlex.quote(task_bin)
-        return shlex.join(["/bin/sh", "-c", fix + script, "fsim-spark-task"] + list(args))
+    views = [0]
+
+    def transform(df, script, *args, **more):
+        """df's `line` column piped, partition by partition, through the
+        script (bash, run by the executor's JVM): a DataFrame of its lines."""
+        views[0] += 1
+        view = "fsim_in_%d" % views[0]
+        df.select("line").createOrReplaceTempView(view)
+        pre = "".join("export %s=%s\n" % (k, shlex.quote(v)) for k, v in list(env.items()) + list(more.items()))
+        body = pre + "set -- %s\n" % shlex.join(list(args)) + script
+        fmt = r"ROW FORMAT DELIMITED FIELDS TERMINATED BY '\001'"
+        return spark.sql(
+            "SELECT TRANSFORM(line) %s USING %s AS (line STRING) %s FROM %s" % (fmt, sql_str(body), fmt, view)
+        )
 
     timings = []
 
+    jvm_pid = sc._jvm.java.lang.ProcessHandle.current().pid()
+    last_cpu = [jvm_cpu(jvm_pid)]
+    log("Spark session: %.2f s (JVM CPU %.1f s)" % (time.time() - t_start, last_cpu[0][0]))
+
     def mark(what, t0):
         timings.append((what, time.time() - t0))
-        log("%s: %.2f s" % (what, time.time() - t0))
+        c = jvm_cpu(jvm_pid)
+        lc = last_cpu[0]
+        log("%s: %.2f s (JVM CPU %.1f s, its tasks %.1f s)" % (what, time.time() - t0, c[0] - lc[0], c[1] - lc[1]))
+        last_cpu[0] = c
+
+    first = fn.substring("line", 1, 1)
 
     # ---- 1. chunk the shards -------------------------------------------
     t0 = time.time()
     chunk_opts = q + ["--method", a.method, "--avg-size", a.avg] + shlex.split(a.chunk_opts) + ["-j", "1"]
-    raw = (
-        sc.parallelize([str(i) for i in range(shards)], shards)
-        .pipe(sh(CHUNK_SH, *chunk_opts), env=env, checkCode=True)
-        .persist(StorageLevel.MEMORY_AND_DISK)
-    )
-    meta = raw.filter(lambda l: l[0] in "T#").collect()
+    shard_df = spark.range(0, shards, 1, shards).selectExpr("cast(id as string) as line")
+    # On a shared POSIX folder (local mode, one machine, a shared mount) the
+    # tasks write the records to files that Spark's text source reads;
+    # otherwise they come back through the script transformation, cached.
+    shared = not remote
+    chunk_parts = L("chunks.parts")
+    if shared:
+        shutil.rmtree(chunk_parts, ignore_errors=True)
+        os.makedirs(chunk_parts)
+        raw = transform(shard_df, CHUNK_FILES_SH, *chunk_opts, PARTS=chunk_parts)
+        meta = [r.line for r in raw.collect()]
+    else:
+        raw = transform(shard_df, CHUNK_SH, *chunk_opts).persist(disk)
+        meta = [r.line for r in raw.filter(first.isin("T", "#")).collect()]
     # The file table, built once: shard tables merged in walk order.
-    heads, tails, entries, chunk_counts = set(), [], [], 0
+    heads, tails, entries, chunk_counts, shard_digest = set(), [], [], 0, 0
     for line in meta:
         if line.startswith("T\t#fsim files"):
             pre, ps = parse_params(line[2:])
@@ -250,40 +385,56 @@ def main(argv=None):
             pos, rest = line[2:].split("\t", 1)
             entries.append((int(pos), rest))
         elif line.startswith("#end chunks"):
-            chunk_counts += int(get(parse_params(line)[1], "records"))
+            p = parse_params(line)[1]
+            chunk_counts += int(get(p, "records"))
+            shard_digest += int(get(p, "digest"), 16)
     if len(heads) != 1 or len(tails) != shards:
         sys.exit("fsim-spark: expected %d shard file tables with one header, got %d headers and %d trailers" % (shards, len(heads), len(tails)))
     files_head = heads.pop()
     entries.sort()
     nfiles = len(entries)
     skipped = sum(int(get(t, "skipped")) for t in tails)
-    dense = {pos: i for i, (pos, _) in enumerate(entries)}
-    bdense = sc.broadcast(dense)
+    del meta
     mark("chunk %d shards (%d files, %d records)" % (shards, nfiles, chunk_counts), t0)
 
-    # ---- 2. renumber, digest, range partition and sort -------------------
+    # ---- 2. range partition and sort -------------------------------------
     t0 = time.time()
+    if shared:
+        records = spark.read.text("file://" + chunk_parts).select(fn.col("value").alias("line")).filter(first != "#")
+    else:
+        records = raw.filter(~first.isin("T", "#"))
+    # File ids are walk positions; they are the file table's ids unless a
+    # file was skipped (unreadable) before another.
+    if all(pos == i for i, (pos, _) in enumerate(entries)):
+        count, digest = chunk_counts, shard_digest & M128
+    else:
+        # Rare: renumbered and digested in Python (docs/distributed.md).
+        log("%d files skipped while chunking: renumbering the records in Python" % skipped)
+        dense = sc.broadcast({pos: i for i, (pos, _) in enumerate(entries)})
 
-    def renumber(lines):
-        d = bdense.value
-        for l in lines:
-            h, pos, ln = l.split("\t")
-            yield "%s\t%010d\t%s" % (h, d[int(pos)], ln)
+        def renumber(rows):
+            d = dense.value
+            for r in rows:
+                h, pos, ln = r.line.split("\t")
+                yield "%s\t%010d\t%s" % (h, d[int(pos)], ln)
 
-    records = raw.filter(lambda l: l[0] not in "T#").mapPartitions(renumber)
+        rdd = records.rdd.mapPartitions(renumber).persist(disk)
 
-    def part_digest(lines):
-        n, s = 0, 0
-        for l in lines:
-            h, f, ln = l.split("\t")
-            s += record_mix(int(h, 16), int(f), int(ln))
-            n += 1
-        yield (n, s & M128)
+        def part_digest(lines):
+            n, s = 0, 0
+            for l in lines:
+                h, f, ln = l.split("\t")
+                s += record_mix(int(h, 16), int(f), int(ln))
+                n += 1
+            yield (n, s & M128)
 
-    count, digest = records.mapPartitions(part_digest).fold((0, 0), lambda x, y: (x[0] + y[0], (x[1] + y[1]) & M128))
+        count, digest = rdd.mapPartitions(part_digest).fold((0, 0), lambda x, y: (x[0] + y[0], (x[1] + y[1]) & M128))
+        records = spark.createDataFrame(rdd.map(lambda l: (l,)), "line string")
     if count != chunk_counts:
         sys.exit("fsim-spark: %d records renumbered but the shards wrote %d" % (count, chunk_counts))
     # files.tsv, as the merging fsim-chunk run writes it.
+    import xxhash
+
     with open(L(".files.tsv.tmp"), "w", encoding="utf-8", newline="\n") as f:
         f.write(files_head + "\n")
         table = 0
@@ -300,30 +451,49 @@ def main(argv=None):
     chunks_head = "#fsim chunks v1" + files_head[len("#fsim files v2"):]
     if not files_head.startswith("#fsim files v2"):
         sys.exit("fsim-spark: expected a '#fsim files v2' header from fsim-chunk, got %r" % files_head)
-    head_lines = sorted([chunks_head, "#end chunks\trecords=%d\tdigest=%s" % (count, hex128(digest))])
-
-    def by_hash(k):
-        return 0 if k[0] == "#" else (int(k[:8], 16) * nparts) >> 32
-
-    sorted_rdd = (
-        records.union(sc.parallelize(head_lines, 1))
-        .map(lambda l: (l, None))
-        .repartitionAndSortWithinPartitions(nparts, by_hash)
-        .keys()
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    head_lines = [chunks_head, "#end chunks\trecords=%d\tdigest=%s" % (count, hex128(digest))]
+    # Equal ranges of the hash (a chunk group never spans two ranges),
+    # sorted by the line: fixed-width fields, byte order = (hash, id,
+    # length); '#' sorts first, so the header and trailer open range 0.
+    sorted_df = (
+        records.unionByName(spark.createDataFrame([(l,) for l in head_lines], "line string"))
+        .repartition(nparts, range_key(spark, nparts))
+        .sortWithinPartitions("line")
     )
+    if not shared:
+        sorted_df = sorted_df.persist(disk)
     parts_dir = work_uri + "/sorted.parts"
-    hadoop_delete(sc, parts_dir)
-    sorted_rdd.saveAsTextFile(parts_dir)
-    mark("renumber, digest, shuffle and sort into %d hash ranges" % nparts, t0)
+    sorted_df.write.mode("overwrite").text(parts_dir)
+    if shared:
+        shutil.rmtree(chunk_parts, ignore_errors=True)
+    else:
+        raw.unpersist()
+    mark("shuffle and sort into %d hash ranges" % nparts, t0)
 
     # ---- 3. spanning forests per range, one union-find -------------------
     t0 = time.time()
     fopts = ["--files-count", str(nfiles)]
     if a.method in FEATURE_METHODS:
         fopts.append("--feature-counts")
-    forest = sorted_rdd.pipe(sh(FOREST_SH, *fopts), env=env, checkCode=True).persist(StorageLevel.MEMORY_AND_DISK)
-    fmeta = forest.filter(lambda l: l[0] in "ENP#").collect()
+    kept_dir = work_uri + "/partition.parts"
+    if shared:
+        # One task per range file, reading it where it lies.
+        fs, path = hadoop_fs(sc, parts_dir)
+        names = sorted(x.getPath().getName() for x in fs.listStatus(path))
+        files = [os.path.join(local, "sorted.parts", x) for x in names if x.startswith("part-")]
+        kept_local = L("partition.parts")
+        shutil.rmtree(kept_local, ignore_errors=True)
+        os.makedirs(kept_local)
+        by_file = spark.range(0, len(files), 1, len(files)).select(
+            fn.element_at(fn.array(*[fn.lit(x) for x in files]), fn.col("id").cast("int") + 1).alias("line"))
+        fmeta = [r.line for r in transform(by_file, FOREST_FILES_SH, *fopts, KEPT=kept_local).collect()]
+        kept_df = spark.read.text(kept_dir).select(fn.col("value").alias("line"))
+    else:
+        forest = transform(sorted_df, FOREST_SH, *fopts).persist(disk)
+        fmeta = [r.line for r in forest.filter(first.isin("E", "N", "P", "#")).collect()]
+        kept_df = forest.filter(~first.isin("E", "N", "P", "#"))
+        kept_df.write.mode("overwrite").text(kept_dir)
+        sorted_df.unpersist()
     parent = list(range(nfiles))
 
     def find(x):
@@ -335,7 +505,7 @@ def main(argv=None):
     fcounts = {}
     pruned = set()
     dropped = []
-    kept_n, kept_d, dchunks, drecs, limit, edges = 0, 0, 0, 0, None, 0
+    kept_n, kept_d, dchunks, drecs, limit, edges, seen_n, seen_d = 0, 0, 0, 0, None, 0, 0, 0
     for line in fmeta:
         tag = line[0]
         if tag == "E":
@@ -355,11 +525,17 @@ def main(argv=None):
             dropped.append((-int(deg), h, line))
         elif line.startswith("#forest\t"):
             p = parse_params(line)[1]
+            seen_n += int(get(p, "records"))
+            seen_d += int(get(p, "digest"), 16)
             kept_n += int(get(p, "kept"))
             kept_d += int(get(p, "kept_digest"), 16)
             dchunks += int(get(p, "dropped_chunks"))
             drecs += int(get(p, "dropped_records"))
             limit = get(p, "limit")
+    del fmeta
+    if (seen_n, seen_d & M128) != (count, digest):
+        sys.exit("fsim-spark: the hash ranges hold %d records (digest %s), the shards wrote %d (digest %s)"
+                 % (seen_n, hex128(seen_d & M128), count, hex128(digest)))
     kept_d &= M128
     labels = [find(i) for i in range(nfiles)]
     sizes = {}
@@ -370,8 +546,9 @@ def main(argv=None):
     params = parse_params(files_head)[1]
     with open(L(".partition.tsv.tmp"), "w", encoding="utf-8", newline="\n") as f:
         f.write(join_params("#fsim partition v1", params + [("files", str(nfiles)), ("limit", limit or "0")]) + "\n")
-        for l in forest.filter(lambda l: l[0] not in "ENP#").toLocalIterator():
-            f.write(l + "\n")
+    # The kept records, range by range, copied by the JVM.
+    append_parts(sc, L(".partition.tsv.tmp"), work_uri + "/partition.parts")
+    with open(L(".partition.tsv.tmp"), "a", encoding="utf-8", newline="\n") as f:
         for i in multi:
             size, _, content, _, _ = entries[i][1].split("\t", 4)
             extra = "\t%d" % fcounts.get(i, 0) if a.method in FEATURE_METHODS else ""
@@ -384,92 +561,160 @@ def main(argv=None):
                "\tpruned_files=%d" % len(pruned) if dchunks else "")
         )
     os.replace(L(".partition.tsv.tmp"), L("partition.tsv"))
+    del labels, parent, sizes, multi
     mark("forests of %d ranges (%d edges), union-find: %d components" % (nparts, edges, ncomp), t0)
 
-    # ---- 4. bin packing once, bins analysed in parallel ------------------
+    # ---- 4. bin packing once; bins analysed and verified in parallel ------
     t0 = time.time()
     run([bins["fsim-binpack"]] + q + ["--capacity", a.capacity, "--tmpdir", local, "--plan", L("plan.tsv"), "-o", L("bins.tsv"), L("partition.tsv")])
-    bin_of, bin_info, bins_head = {}, {}, None
-    with open(L("bins.tsv"), encoding="utf-8") as f:
-        cur = None
-        for l in f:
-            if l.startswith("#fsim bins"):
-                bins_head = l.rstrip("\n")
-            elif l.startswith("#bin\t"):
-                fields = l.rstrip("\n").split("\t")
-                cur = int(fields[1])
-                bin_info[cur] = (fields[2:], [])
-            elif l.startswith("F\t"):
-                bin_of[int(l[2:12])] = cur
-                bin_info[cur][1].append(l.rstrip("\n"))
-    nbins = len(bin_info)
-    pre, ps = parse_params(bins_head)
-    one_head = join_params(pre, [(k, "1" if k == "bins" else v) for k, v in ps])
+    # The bins' '#bin' and F lines (O(files)); grep skips the records.
+    heads = subprocess.run(["grep", "-E", "^(#fsim bins|#bin\t|F\t)", L("bins.tsv")], capture_output=True, check=True, text=True).stdout.splitlines()
+    bins_head = heads[0]
+    routes, binmeta, cur = [], [], 0
+    for seq, l in enumerate(heads[1:]):
+        if l.startswith("#bin\t"):
+            cur = int(l.split("\t", 2)[1])
+        else:
+            routes.append((l[2:12], cur))
+        binmeta.append((cur, seq, l))
+    nbins = cur
+    del heads
     aopts = ["--min-percent", a.floor, "--capacity", a.capacity]
+    verified_name = "verified.tsv" if a.verify != "0" else None
     if nbins == 0:
         run([bins["fsim-analyze"]] + q + aopts + ["--tmpdir", local, "-o", L("pairs.tsv"), L("bins.tsv")])
+        if verified_name:
+            run([bins["fsim-verify"]] + q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--regions", L("regions.tsv"), "-j", str(a.jobs), "-o", L("verified.tsv"), L("pairs.tsv")])
     else:
-        bbin = sc.broadcast(bin_of)
-        binfo = sc.broadcast(bin_info)
-
-        def route(lines):
-            m = bbin.value
-            for l in lines:
-                yield ((m[int(l[33:43])], l), None)
-
-        def one_bin_file(idx, kvs):
-            # Records arrive sorted by hash within the bin.
-            info, flines = binfo.value[idx + 1]
-            recs = [kv[0][1] for kv in kvs]
-            s = 0
-            for l in recs:
-                h, f, ln = l.split("\t")
-                s += record_mix(int(h, 16), int(f), int(ln))
-            yield one_head
-            yield "\t".join(["#bin", "1"] + info)
-            yield from flines
-            yield from recs
-            yield "#end bins\trecords=%d\tdigest=%s\tbins=1\tfiles=%d" % (len(recs), hex128(s & M128), len(flines))
-
-        pairs = (
-            forest.filter(lambda l: l[0] not in "EN#")
-            .mapPartitions(route)
-            .repartitionAndSortWithinPartitions(nbins, lambda k: k[0] - 1)
-            .mapPartitionsWithIndex(one_bin_file)
-            .pipe(sh(ANALYZE_SH, *aopts), env=env, checkCode=True)
-            .collect()
+        ntasks = min(nbins, 2 * par)
+        pre, ps = parse_params(bins_head)
+        i = [k for k, _ in ps].index("bins")
+        bins_pre = join_params(pre, ps[:i]) + "\t"
+        bins_post = "".join("\t%s=%s" % kv for kv in ps[i + 1:])
+        sc.addFile(L("files.tsv"))
+        fmap = spark.createDataFrame(routes, "fid string, bin int")
+        routed = (
+            kept_df.withColumn("fid", fn.substring("line", 34, 10))
+            .join(fn.broadcast(fmap), "fid")
+            .select("bin", fn.lit(2).alias("kind"), fn.lit(0).alias("seq"), "line")
         )
-        pheads = sorted(set(l for l in pairs if l.startswith("#fsim pairs")))
-        plines = sorted(l for l in pairs if not l.startswith("#"))
-        pd = 0
-        for l in plines:
-            x, y, _, _, common, _ = l.split("\t")
-            pd += mix128((int(x) << 96) | (int(y) << 64) | int(common))
-        with open(L(".pairs.tsv.tmp"), "w", encoding="utf-8", newline="\n") as f:
-            f.write(pheads[0] + "\n")
-            for l in plines:
-                f.write(l + "\n")
-            f.write("#end pairs\tpairs=%d\tdigest=%s\n" % (len(plines), hex128(pd & M128)))
-        os.replace(L(".pairs.tsv.tmp"), L("pairs.tsv"))
-    mark("bin packing and analysis of %d bins" % nbins, t0)
+        meta_df = spark.createDataFrame(binmeta, "bin int, seq int, line string").select(
+            "bin", fn.lit(1).alias("kind"), "seq", "line")
+        by_bin = routed.unionByName(meta_df).repartition(ntasks, "bin").sortWithinPartitions("bin", "kind", "seq", "line")
+        out = transform(
+            by_bin, ANALYZE_SH, *aopts,
+            NFILES=str(nfiles), BINS_PRE=bins_pre, BINS_POST=bins_post, VERIFY=a.verify, VMIN=str(a.min_percent),
+            THREADS=str(max(1, par // ntasks)), FILES_DRIVER=SparkFiles.get("files.tsv"),
+        ).persist(disk)
+        heads = [r.line for r in out.filter(fn.substring("line", 3, 1) == "#").collect()]
+        body = out.filter(fn.substring("line", 3, 1) != "#").select(
+            fn.substring("line", 1, 1).alias("tag"),
+            fn.substring("line", 3, 21).alias("ab"),
+            fn.substring("line", 25, 12).alias("seq"),
+            fn.expr("substring(line, 38)").alias("line"),
+        )
+        outputs = [("P", "pairs.tsv")] + ([("V", "verified.tsv"), ("R", "regions.tsv")] if verified_name else [])
+        for tag, name in outputs:
+            hs = [h[4:] for h in heads if h[0] == tag]
+            fheads = sorted(set(h for h in hs if h.startswith("#fsim ")))
+            if len(fheads) != 1:
+                sys.exit("fsim-spark: expected one header for %s from the analysis tasks, got %r" % (name, fheads))
+            trailer = sum_trailers([h for h in hs if h.startswith("#end ")])
+            pdir = work_uri + "/" + name.replace(".tsv", ".parts")
+            (body.filter(body.tag == tag).repartitionByRange(nparts, "ab", "seq")
+             .sortWithinPartitions("ab", "seq").select("line").write.mode("overwrite").text(pdir))
+            tmp = L("." + name + ".tmp")
+            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+                f.write(fheads[0] + "\n")
+            append_parts(sc, tmp, pdir)
+            with open(tmp, "a", encoding="utf-8", newline="\n") as f:
+                f.write(trailer + "\n")
+            os.replace(tmp, L(name))
+        out.unpersist()
+    mark("bin packing, analysis and verification of %d bins" % nbins, t0)
 
-    # ---- 5. verify and report on the driver -------------------------------
+    # ---- 5. report on the driver ------------------------------------------
     t0 = time.time()
-    pairs_in = L("pairs.tsv")
-    if a.verify != "0":
-        run([bins["fsim-verify"]] + q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--regions", L("regions.tsv"), "-j", str(a.jobs), "-o", L("verified.tsv"), L("pairs.tsv")])
-        pairs_in = L("verified.tsv")
+    pairs_in = L("verified.tsv") if verified_name else L("pairs.tsv")
     ropts = q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--min-bytes", a.min_bytes]
     for fmt in a.formats.split():
         name = {"txt": "text"}.get(fmt, fmt)
         src = L("pairs.tsv") if fmt in ("html", "xlsx") else pairs_in
         extra = ["--html-max-views", a.html_max_views] if fmt == "html" else []
         run([bins["fsim-report"]] + ropts + ["--format", name] + extra + ["-o", L("report." + fmt), src])
-    mark("verify and report", t0)
+    mark("report", t0)
     if remote:
         hadoop_copy_up(sc, local, work_uri)
     log("done in %.2f s: %s" % (time.time() - t_start, a.work))
-    sc.stop()
+    log_cpu(sc, master)
+    spark.stop()
+
+
+def range_key(spark, n):
+    """A column routing every record to the partition of its hash range by
+    Spark's hash partitioning (pmod(murmur3(key), n)): range r = the r-th
+    of n equal ranges of the hash's first 32 bits (MD5 and the feature
+    hashes are uniform, so no sampling pass); '#' lines go to range 0. The
+    key of range r is the smallest integer whose hash lands in partition r."""
+    from pyspark.sql import functions as fn
+
+    keys = {}
+    lo = 0
+    while len(keys) < n:
+        rows = spark.sql("SELECT id, pmod(hash(CAST(id AS INT)), %d) AS p FROM range(%d, %d)" % (n, lo, lo + 64 * n)).collect()
+        for r in rows:
+            keys.setdefault(r.p, r.id)
+        lo += 64 * n
+    r = fn.when(fn.substring("line", 1, 1) == "#", fn.lit(0)).otherwise(
+        fn.floor(fn.conv(fn.substring("line", 1, 8), 16, 10).cast("long") * n / (1 << 32)).cast("int"))
+    return fn.element_at(fn.array(*[fn.lit(keys[i]) for i in range(n)]), r + 1).cast("int")
+
+
+def jvm_cpu(pid):
+    """(CPU seconds of the JVM, of its finished task scripts) from /proc."""
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return ((int(f[11]) + int(f[12])) / tick, (int(f[13]) + int(f[14])) / tick)
+    except OSError:
+        return (0.0, 0.0)
+
+
+def log_cpu(sc, master):
+    """CPU seconds (user + system) of this driver, the binaries it ran, its
+    JVM and the JVM's task scripts (in local mode: every task)."""
+    try:
+        import resource
+
+        tick = os.sysconf("SC_CLK_TCK")
+        pid = sc._jvm.java.lang.ProcessHandle.current().pid()
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        jvm, tasks = (int(f[11]) + int(f[12])) / tick, (int(f[13]) + int(f[14])) / tick
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+        py, bins = me.ru_utime + me.ru_stime, ch.ru_utime + ch.ru_stime
+        log("CPU %.1f s: driver Python %.1f s, its binaries %.1f s, JVM %.1f s, JVM's tasks %.1f s%s"
+            % (py + bins + jvm + tasks, py, bins, jvm, tasks,
+               "" if master.startswith("local") else " (the executors' are not counted)"))
+    except Exception as e:  # noqa: BLE001 (a figure of the log only)
+        log("CPU: not measured (%s)" % e)
+
+
+def append_parts(sc, dst, parts_uri):
+    """Append the part-* files of a Spark output folder, in name (= range)
+    order, to the local file dst; the bytes go through the JVM only."""
+    jvm = sc._jvm
+    fs, path = hadoop_fs(sc, parts_uri)
+    names = sorted(s.getPath().getName() for s in fs.listStatus(path))
+    out = jvm.java.io.FileOutputStream(dst, True)
+    try:
+        for n in names:
+            if n.startswith("part-"):
+                src = fs.open(jvm.org.apache.hadoop.fs.Path(parts_uri + "/" + n))
+                jvm.org.apache.hadoop.io.IOUtils.copyBytes(src, out, 1 << 20, False)
+                src.close()
+    finally:
+        out.close()
 
 
 def hadoop_fs(sc, uri):
