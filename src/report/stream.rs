@@ -93,19 +93,58 @@ fn spool(config: &Config) -> Result<Option<tempfile::NamedTempFile>> {
         return Ok(None);
     }
     let dir = config.tmpdir.clone().unwrap_or_else(std::env::temp_dir);
-    let mut tmp = tempfile::Builder::new()
-        .prefix("fsim-report-pairs.")
-        .tempfile_in(&dir)
+    let mut tmp = temp_file(&dir, "fsim-report-pairs.", "")?;
+    let (mut input, name) = crate::formats::open_input(path)?;
+    std::io::copy(&mut input, tmp.as_file_mut())
+        .map_err(|e| Error::msg(format!("spooling {name} to {}: {e}", tmp.path().display())))?;
+    Ok(Some(tmp))
+}
+
+/// A temporary file in `dir`, removed on drop.
+pub(crate) fn temp_file(
+    dir: &std::path::Path,
+    prefix: &str,
+    suffix: &str,
+) -> Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(suffix)
+        .tempfile_in(dir)
         .map_err(|e| {
             Error::msg(format!(
                 "cannot create a temporary file in {}: {e}",
                 dir.display()
             ))
-        })?;
-    let (mut input, name) = crate::formats::open_input(path)?;
-    std::io::copy(&mut input, tmp.as_file_mut())
-        .map_err(|e| Error::msg(format!("spooling {name} to {}: {e}", tmp.path().display())))?;
-    Ok(Some(tmp))
+        })
+}
+
+/// An output written through a 1 MiB buffer.
+pub(crate) struct Buffered {
+    out: Output,
+    buf: String,
+}
+
+impl Buffered {
+    pub(crate) fn create(path: Option<&std::path::Path>) -> Result<Buffered> {
+        Ok(Buffered {
+            out: Output::create(path)?,
+            buf: String::new(),
+        })
+    }
+
+    pub(crate) fn push(&mut self, s: &str) -> Result<()> {
+        self.buf.push_str(s);
+        if self.buf.len() >= 1 << 20 {
+            self.out.write_all(self.buf.as_bytes())?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    pub(crate) fn finish(mut self) -> Result<()> {
+        self.out.write_all(self.buf.as_bytes())?;
+        self.out.finish()
+    }
 }
 
 /// Hands every value of a set to a callback.
@@ -463,8 +502,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
 
 /// Where the report goes: the output file through a 1 MiB buffer.
 struct Sink {
-    out: Output,
-    buf: String,
+    out: Buffered,
     format: Format,
     color: bool,
     /// Links written in the current cluster.
@@ -495,12 +533,7 @@ fn indent(s: &str, n: usize) -> String {
 
 impl Sink {
     fn push(&mut self, s: &str) -> Result<()> {
-        self.buf.push_str(s);
-        if self.buf.len() >= 1 << 20 {
-            self.out.write_all(self.buf.as_bytes())?;
-            self.buf.clear();
-        }
-        Ok(())
+        self.out.push(s)
     }
 
     fn head(&mut self, r: &Report) -> Result<()> {
@@ -597,8 +630,7 @@ impl Sink {
         }
     }
 
-    fn finish(mut self) -> Result<()> {
-        self.out.write_all(self.buf.as_bytes())?;
+    fn finish(self) -> Result<()> {
         self.out.finish()
     }
 }
@@ -724,8 +756,7 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
     let (report, mut source, rank) = build(config)?;
     crate::report::load_templates(&report)?;
     let mut sink = Sink {
-        out: Output::create(output.as_deref())?,
-        buf: String::new(),
+        out: Buffered::create(output.as_deref())?,
         format,
         color,
         in_cluster: 0,
