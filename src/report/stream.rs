@@ -1,5 +1,6 @@
-//! The txt, json and tsv reports within a memory budget, whatever the
-//! number of links (issue 16).
+//! The reports within a memory budget, whatever the number of links
+//! (issue 16): txt, json and tsv are written here; html and xlsx take
+//! their links through the same [`walk`].
 //!
 //! The pairs are read several times (a piped input is first spooled to a
 //! temporary file):
@@ -17,9 +18,14 @@
 //!    larger than the budget is written as its links come (the pairs are
 //!    sorted by (a, b), which is the order of a cluster's links).
 //!
-//! Memory: O(files) (the file table, the identical sets, about 40 bytes per
-//! file of union-find, cluster and counters) plus at most `--memory` of
-//! links (32 bytes each), plus a 1 MiB output buffer. A pairs file that is
+//! Step 2 also finds each file's reclaimable bytes (the most it shares
+//! with one larger file of its cluster: the clusters' ranking), its best
+//! share (html, xlsx), and the sub-clusters and closest relatives of the
+//! large clusters.
+//!
+//! Memory: O(files) (the file table, the identical sets, about 90 bytes per
+//! file of union-find, cluster, counters and the figures of step 2) plus at
+//! most `--memory` of links (32 bytes each), plus a 1 MiB output buffer. A pairs file that is
 //! not sorted by (a, b) (not written by fsim) is grouped in memory.
 
 use crate::error::{Error, Result};
