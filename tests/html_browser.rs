@@ -19,11 +19,14 @@
 mod common;
 #[path = "support/hostile_repo.rs"]
 mod hostile_repo;
+#[path = "support/numbered_files.rs"]
+mod numbered_files;
 #[path = "support/template_repo.rs"]
 mod template_repo;
 
 use common::*;
 use hostile_repo::{setup, HOSTILE};
+use numbered_files::numbered_files;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -61,6 +64,22 @@ fn browser_dir(test: &str) -> Option<PathBuf> {
     Some(browser_dir)
 }
 
+/// Run a browser script; its standard output, printed. Fails the test when
+/// the script fails.
+fn node(script: &Path, args: &[&std::ffi::OsStr]) -> String {
+    let mut c = Command::new("node");
+    c.arg(script).args(args);
+    let o = run_raw(c, None);
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    println!("{stdout}");
+    assert!(
+        o.status.success(),
+        "browser checks failed\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
 #[test]
 fn html_report_in_headless_chromium() {
     let Some(browser_dir) = browser_dir("html_report_in_headless_chromium") else {
@@ -84,19 +103,15 @@ fn html_report_in_headless_chromium() {
 
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_browser");
     std::fs::create_dir_all(&out).unwrap();
-    let mut c = Command::new("node");
-    c.arg(browser_dir.join("report.mjs"))
-        .arg(&html)
-        .arg(&out)
-        .arg(HOSTILE)
-        .arg(&templated_html);
-    let o = run_raw(c, None);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    println!("{stdout}");
-    assert!(
-        o.status.success(),
-        "browser checks failed\n--- stdout\n{stdout}\n--- stderr\n{}",
-        String::from_utf8_lossy(&o.stderr)
+    let hostile = std::ffi::OsStr::new(HOSTILE);
+    node(
+        &browser_dir.join("report.mjs"),
+        &[
+            html.as_os_str(),
+            out.as_os_str(),
+            hostile,
+            templated_html.as_os_str(),
+        ],
     );
     for shot in [
         "report-clusters.png",
@@ -117,22 +132,11 @@ const LIMIT_MS: u64 = 10_000;
 
 #[test]
 fn ten_thousand_file_cluster_in_headless_chromium() {
-    use fsim::formats::{FileEntry, FileType};
     let Some(browser_dir) = browser_dir("ten_thousand_file_cluster_in_headless_chromium") else {
         return;
     };
     let t = tempfile::tempdir().unwrap();
-    let files: Vec<FileEntry> = (0..BIG)
-        .map(|id| FileEntry {
-            id,
-            size: 2000 + (id as u64 * 7919) % 1000,
-            mtime_s: 1,
-            mtime_ns: 0,
-            content: (id as u128 + 1) * 0x9e37_79b9_7f4a_7c15,
-            ftype: FileType::Text,
-            path: format!("docs/part{:02}/file{id:06}.txt", id % 100).into_bytes(),
-        })
-        .collect();
+    let files = numbered_files(BIG, |id| 2000 + (id as u64 * 7919) % 1000);
     // Each file linked to its next 5: one cluster of 10,000 files and
     // about 50,000 links, tight groups of 10 inside looser chains.
     let mut pairs = Vec::new();
@@ -157,19 +161,15 @@ fn ten_thousand_file_cluster_in_headless_chromium() {
 
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_browser");
     std::fs::create_dir_all(&out).unwrap();
-    let mut c = Command::new("node");
-    c.arg(browser_dir.join("big.mjs"))
-        .arg(&html)
-        .arg(&out)
-        .arg(BIG.to_string())
-        .arg(LIMIT_MS.to_string());
-    let o = run_raw(c, None);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    println!("{stdout}");
-    assert!(
-        o.status.success(),
-        "browser checks failed\n--- stdout\n{stdout}\n--- stderr\n{}",
-        String::from_utf8_lossy(&o.stderr)
+    let (big, limit) = (BIG.to_string(), LIMIT_MS.to_string());
+    let stdout = node(
+        &browser_dir.join("big.mjs"),
+        &[
+            html.as_os_str(),
+            out.as_os_str(),
+            big.as_ref(),
+            limit.as_ref(),
+        ],
     );
     let figures = stdout
         .lines()

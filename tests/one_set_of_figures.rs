@@ -103,20 +103,30 @@ fn from_xlsx(path: &std::path::Path) -> Links {
 /// bytes as the format shows them).
 type Ranked = Vec<(String, u64, u64, String)>;
 
-fn ranked_json(r: &serde_json::Value) -> Ranked {
-    r["clusters"]
+/// The clusters of a json array, with the names of their files, links and
+/// reclaimable bytes fields.
+fn ranked_of(clusters: &serde_json::Value, keys: [&str; 3]) -> Ranked {
+    let n = |c: &serde_json::Value, k: &str| c[k].as_u64().unwrap();
+    clusters
         .as_array()
         .unwrap()
         .iter()
         .map(|c| {
             (
                 c["id"].as_str().unwrap().to_string(),
-                c["file_count"].as_u64().unwrap(),
-                c["link_count"].as_u64().unwrap(),
-                c["reclaimable_bytes"].as_u64().unwrap().to_string(),
+                n(c, keys[0]),
+                n(c, keys[1]),
+                n(c, keys[2]).to_string(),
             )
         })
         .collect()
+}
+
+fn ranked_json(r: &serde_json::Value) -> Ranked {
+    ranked_of(
+        &r["clusters"],
+        ["file_count", "link_count", "reclaimable_bytes"],
+    )
 }
 
 fn ranked_html(page: &str) -> Ranked {
@@ -127,19 +137,7 @@ fn ranked_html(page: &str) -> Ranked {
         d["clusters_note"].is_null(),
         "nothing left out of this page"
     );
-    d["clusters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().to_string(),
-                c["file_count"].as_u64().unwrap(),
-                c["link_count"].as_u64().unwrap(),
-                c["reclaim"].as_u64().unwrap().to_string(),
-            )
-        })
-        .collect()
+    ranked_of(&d["clusters"], ["file_count", "link_count", "reclaim"])
 }
 
 /// The clusters of the tsv in order of first appearance (links counted).

@@ -7,9 +7,12 @@
 //! as many as Excel allows with the exact number left out.
 
 mod common;
+#[path = "support/numbered_files.rs"]
+mod numbered_files;
 
 use common::*;
 use fsim::formats::{FileEntry, FileType};
+use numbered_files::numbered_files;
 use std::io::BufRead;
 use std::path::Path;
 
@@ -61,17 +64,7 @@ fn one_cluster_of_a_million_links_within_budget() {
     if std::env::var_os("FSIM_KEEP_TEST_DIR").is_some() {
         eprintln!("test folder kept: {}", t.path().display());
     }
-    let files: Vec<FileEntry> = (0..FILES)
-        .map(|id| FileEntry {
-            id,
-            size: 1000,
-            mtime_s: 1,
-            mtime_ns: 0,
-            content: (id as u128 + 1) * 0x9e37_79b9_7f4a_7c15,
-            ftype: FileType::Text,
-            path: format!("docs/part{:02}/file{id:06}.txt", id % 100).into_bytes(),
-        })
-        .collect();
+    let files = numbered_files(FILES, |_| 1000);
     // Written as generated: this process stays small, and its size would
     // count in the child's peak RSS (fork copies it before exec).
     std::fs::write(t.path().join("files.tsv"), file_table(&files)).unwrap();
@@ -220,7 +213,7 @@ fn any_budget_same_report() {
     std::fs::write(t.path().join("files.tsv"), file_table(&files)).unwrap();
     let pairs_text = pairs_file(&pairs);
     std::fs::write(t.path().join("pairs.tsv"), &pairs_text).unwrap();
-    for format in ["text", "json", "tsv"] {
+    for format in ["text", "json", "tsv", "html"] {
         let mut all = fsim("fsim-report");
         all.current_dir(t.path()).args([
             "--files",
@@ -251,6 +244,22 @@ fn any_budget_same_report() {
             "{format}"
         );
     }
+    // The workbook: the same bytes from the file and, a second later, from
+    // a pipe (no date of the run in it). Its budget decides whether sheets
+    // A and B have outlines, so it is the same in both runs.
+    let mut xlsx = Vec::new();
+    for (i, input) in [Some("pairs.tsv"), None].into_iter().enumerate() {
+        let out = format!("report{i}.xlsx");
+        let mut c = fsim("fsim-report");
+        c.current_dir(t.path())
+            .args(["--files", "files.tsv", "--format", "xlsx", "-q", "-o", &out])
+            .args(["--tmpdir", "."])
+            .args(input);
+        run_ok(c, input.is_none().then_some(&pairs_text[..]));
+        xlsx.push(std::fs::read(t.path().join(out)).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+    }
+    assert!(xlsx[0] == xlsx[1], "xlsx: other bytes on a second run");
 }
 
 /// A cluster of more than --review-files files: the text report gives its
@@ -361,4 +370,39 @@ fn large_cluster_reviewed_by_closest_relatives() {
         text.contains("link  80.0%  f061.txt <-> f062.txt"),
         "{text}"
     );
+
+    // The json: the same hierarchy beside every link.
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let clusters = json["clusters"].as_array().unwrap();
+    let big = clusters.iter().find(|c| c["file_count"] == n).unwrap();
+    let levels: Vec<u64> = big["review"]["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["sub_clusters"].as_u64().unwrap())
+        .collect();
+    assert_eq!(levels, [1, 2, 4]);
+    assert_eq!(big["links"].as_array().unwrap().len(), chain_links);
+    let files = big["files"].as_array().unwrap();
+    let sub = |name: &str| {
+        let f = files.iter().find(|f| f["path"] == name).unwrap();
+        let closest = f["closest"].as_array().unwrap();
+        assert!((1..=3).contains(&closest.len()), "{f}");
+        f["sub_clusters"].clone()
+    };
+    // f000 and f002 (95 %) share a sub-cluster at 90 %; f001 (85 % to
+    // f000) is with them at 70 % only; f030 is in the other block.
+    let (s0, s1, s2, s30) = (
+        sub("f000.txt"),
+        sub("f001.txt"),
+        sub("f002.txt"),
+        sub("f030.txt"),
+    );
+    assert_eq!(s0, s2);
+    assert_eq!(s0[1], s1[1]);
+    assert_ne!(s0[2], s1[2]);
+    assert_eq!(s0[0], s30[0]);
+    assert_ne!(s0[1], s30[1]);
+    let small = clusters.iter().find(|c| c["file_count"] == 3).unwrap();
+    assert!(small["review"].is_null());
 }

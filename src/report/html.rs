@@ -57,9 +57,8 @@ use crate::error::Result;
 use crate::formats::templates::TemplateSet;
 use crate::formats::{escape_path_string, FileType, CHUNK_PARAM_KEYS};
 use crate::formats::{percent, symmetric};
-use crate::io::Output;
 use crate::report::model::{Cluster, HtmlOptions, Pair, Report};
-use crate::report::stream::{Source, Visit};
+use crate::report::stream::{Buffered, Source, Visit};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -310,8 +309,7 @@ fn clusters_shown(clusters: &[Cluster]) -> usize {
 
 /// Writes the page as the clusters and their links come (stream::walk).
 struct Page<'a> {
-    out: Output,
-    buf: String,
+    out: Buffered,
     opts: HtmlOptions,
     templates: Option<&'a TemplateSet>,
     chunker: std::result::Result<Chunker, String>,
@@ -331,12 +329,7 @@ struct Page<'a> {
 
 impl Page<'_> {
     fn push(&mut self, s: &str) -> Result<()> {
-        self.buf.push_str(s);
-        if self.buf.len() >= 1 << 20 {
-            self.out.write_all(self.buf.as_bytes())?;
-            self.buf.clear();
-        }
-        Ok(())
+        self.out.push(s)
     }
 
     fn value(&mut self, v: &Value) -> Result<()> {
@@ -524,8 +517,7 @@ pub(crate) fn write(
 ) -> Result<()> {
     let opts = report.config.html;
     let mut page = Page {
-        out: Output::create(report.config.output.as_deref())?,
-        buf: String::new(),
+        out: Buffered::create(report.config.output.as_deref())?,
         opts,
         templates,
         chunker: chunker_of(report),
@@ -640,7 +632,6 @@ pub(crate) fn write(
     page.push(",")?;
     page.push(&escape_json_for_script(&t[1..]))?;
     page.push(tail)?;
-    page.out.write_all(page.buf.as_bytes())?;
     page.out.finish()
 }
 

@@ -1,5 +1,6 @@
-//! The txt, json and tsv reports within a memory budget, whatever the
-//! number of links (issue 16).
+//! The reports within a memory budget, whatever the number of links
+//! (issue 16): txt, json and tsv are written here; html and xlsx take
+//! their links through the same [`walk`].
 //!
 //! The pairs are read several times (a piped input is first spooled to a
 //! temporary file):
@@ -17,9 +18,14 @@
 //!    larger than the budget is written as its links come (the pairs are
 //!    sorted by (a, b), which is the order of a cluster's links).
 //!
-//! Memory: O(files) (the file table, the identical sets, about 40 bytes per
-//! file of union-find, cluster and counters) plus at most `--memory` of
-//! links (32 bytes each), plus a 1 MiB output buffer. A pairs file that is
+//! Step 2 also finds each file's reclaimable bytes (the most it shares
+//! with one larger file of its cluster: the clusters' ranking), its best
+//! share (html, xlsx), and the sub-clusters and closest relatives of the
+//! large clusters.
+//!
+//! Memory: O(files) (the file table, the identical sets, about 90 bytes per
+//! file of union-find, cluster, counters and the figures of step 2) plus at
+//! most `--memory` of links (32 bytes each), plus a 1 MiB output buffer. A pairs file that is
 //! not sorted by (a, b) (not written by fsim) is grouped in memory.
 
 use crate::error::{Error, Result};
@@ -94,19 +100,58 @@ fn spool(config: &Config) -> Result<Option<tempfile::NamedTempFile>> {
         return Ok(None);
     }
     let dir = config.tmpdir.clone().unwrap_or_else(std::env::temp_dir);
-    let mut tmp = tempfile::Builder::new()
-        .prefix("fsim-report-pairs.")
-        .tempfile_in(&dir)
+    let mut tmp = temp_file(&dir, "fsim-report-pairs.", "")?;
+    let (mut input, name) = crate::formats::open_input(path)?;
+    std::io::copy(&mut input, tmp.as_file_mut())
+        .map_err(|e| Error::msg(format!("spooling {name} to {}: {e}", tmp.path().display())))?;
+    Ok(Some(tmp))
+}
+
+/// A temporary file in `dir`, removed on drop.
+pub(crate) fn temp_file(
+    dir: &std::path::Path,
+    prefix: &str,
+    suffix: &str,
+) -> Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(suffix)
+        .tempfile_in(dir)
         .map_err(|e| {
             Error::msg(format!(
                 "cannot create a temporary file in {}: {e}",
                 dir.display()
             ))
-        })?;
-    let (mut input, name) = crate::formats::open_input(path)?;
-    std::io::copy(&mut input, tmp.as_file_mut())
-        .map_err(|e| Error::msg(format!("spooling {name} to {}: {e}", tmp.path().display())))?;
-    Ok(Some(tmp))
+        })
+}
+
+/// An output written through a 1 MiB buffer.
+pub(crate) struct Buffered {
+    out: Output,
+    buf: String,
+}
+
+impl Buffered {
+    pub(crate) fn create(path: Option<&std::path::Path>) -> Result<Buffered> {
+        Ok(Buffered {
+            out: Output::create(path)?,
+            buf: String::new(),
+        })
+    }
+
+    pub(crate) fn push(&mut self, s: &str) -> Result<()> {
+        self.buf.push_str(s);
+        if self.buf.len() >= 1 << 20 {
+            self.out.write_all(self.buf.as_bytes())?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    pub(crate) fn finish(mut self) -> Result<()> {
+        self.out.write_all(self.buf.as_bytes())?;
+        self.out.finish()
+    }
 }
 
 /// Hands every value of a set to a callback.
@@ -465,8 +510,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
 
 /// Where the report goes: the output file through a 1 MiB buffer.
 struct Sink {
-    out: Output,
-    buf: String,
+    out: Buffered,
     format: Format,
     color: bool,
     /// Links written in the current cluster.
@@ -497,12 +541,7 @@ fn indent(s: &str, n: usize) -> String {
 
 impl Sink {
     fn push(&mut self, s: &str) -> Result<()> {
-        self.buf.push_str(s);
-        if self.buf.len() >= 1 << 20 {
-            self.out.write_all(self.buf.as_bytes())?;
-            self.buf.clear();
-        }
-        Ok(())
+        self.out.push(s)
     }
 
     fn head(&mut self, r: &Report) -> Result<()> {
@@ -599,8 +638,7 @@ impl Sink {
         }
     }
 
-    fn finish(mut self) -> Result<()> {
-        self.out.write_all(self.buf.as_bytes())?;
+    fn finish(self) -> Result<()> {
         self.out.finish()
     }
 }
@@ -726,8 +764,7 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
     let (report, mut source, rank) = build(config)?;
     crate::report::load_templates(&report)?;
     let mut sink = Sink {
-        out: Output::create(output.as_deref())?,
-        buf: String::new(),
+        out: Buffered::create(output.as_deref())?,
         format,
         color,
         in_cluster: 0,

@@ -209,6 +209,10 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
     let path = |id: u32| escape_path_string(&report.files[id as usize].path);
     let size = |id: u32| report.size(id) as f64;
     let mut wb = Workbook::new();
+    // A fixed date, not the time of the run: the same report gives the
+    // same bytes.
+    let date = rust_xlsxwriter::ExcelDateTime::from_ymd(2000, 1, 1).map_err(xerr)?;
+    wb.set_properties(&rust_xlsxwriter::DocProperties::new().set_creation_datetime(&date));
     let total_links: usize = report.clusters.iter().map(|c| c.link_count).sum();
     let links_written = total_links.min(LINK_ROWS);
     let links_left = total_links - links_written;
@@ -485,16 +489,7 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
         .and_then(|p| p.parent())
         .filter(|d| !d.as_os_str().is_empty())
         .map_or_else(|| std::path::PathBuf::from("."), |d| d.to_path_buf());
-    let tmp = tempfile::Builder::new()
-        .prefix(".fsim-report-xlsx.")
-        .suffix(".xlsx")
-        .tempfile_in(&dir)
-        .map_err(|e| {
-            Error::msg(format!(
-                "cannot create a temporary file in {}: {e}",
-                dir.display()
-            ))
-        })?;
+    let tmp = crate::report::stream::temp_file(&dir, ".fsim-report-xlsx.", ".xlsx")?;
     wb.save(tmp.path()).map_err(xerr)?;
     let mut out = Output::create(report.config.output.as_deref())?;
     let mut f = std::fs::File::open(tmp.path())
