@@ -1,0 +1,171 @@
+//! The forest mode (`--emit-forest`): the map side of a distributed
+//! partition (scripts/spark, docs/distributed.md), the union-find forest of
+//! one slice of the chunks instead of the partition.
+
+use super::*;
+
+/// Options of the forest mode (`fsim-partition --emit-forest`), the map side
+/// of a distributed partition (scripts/spark, docs/distributed.md).
+#[derive(Debug, Clone)]
+pub struct ForestConfig {
+    /// Files in the whole run's file table (ids are below it; the degree
+    /// limit is resolved against it).
+    pub files: u64,
+    pub inputs: Vec<PathBuf>,
+    pub output: Option<PathBuf>,
+    pub limit: Limit,
+    /// Also write `N\t<file>\t<distinct features>` per file seen (feature
+    /// methods: partition's sixth `F` field, summed over the hash ranges).
+    pub feature_counts: bool,
+}
+
+/// Forest mode: one hash range of the sorted chunk records (no file table,
+/// `#` lines ignored) reduced to what the final union-find needs. Writes
+///
+/// * the kept records, unchanged (the range's share of the partition file);
+/// * `E\t<a>\t<b>` for the edges of a spanning forest of the file graph of
+///   the range's kept chunk groups (at most files − 1 edges): the union of
+///   the forests of all ranges has the components of the whole graph;
+/// * `N\t<file>\t<count>` distinct features per file (with `feature_counts`);
+/// * `P\t<file>` for each file holding a chunk this range dropped (the
+///   driver counts the union: `pruned_files`);
+/// * the range's highest dropped chunks as `#dropped` lines (the global top
+///   is the top of the union of the ranges' tops);
+/// * `#forest\tfiles=N\tlimit=L\trecords=R\tdigest=D\tkept=K\tkept_digest=KD\tdropped_chunks=X\tdropped_records=Y\tsingleton_chunks=S\tedges=E`
+///   (R, D over the records read; K, KD over the kept ones: digests add up
+///   over the ranges).
+///
+/// Memory: 5 bytes per file for the range's forest (plus the grouping's 5).
+pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
+    let n = cfg.files;
+    if n > u32::MAX as u64 + 1 {
+        return Err(Error::msg("more than 2^32 files"));
+    }
+    let limit = cfg.limit.resolve(n);
+    let mut g = Grouper::new(limit, n);
+    let mut keep = ForestKeep {
+        out: BgWriter::new(Output::create(cfg.output.as_deref())?),
+        forest: UnionFind::new(n as usize),
+        edges: 0,
+    };
+    let mut seen = Digest::default();
+    let mut counts: Option<Vec<u32>> = cfg.feature_counts.then(|| vec![0u32; n as usize]);
+    let default_input = [PathBuf::from("-")];
+    let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
+        &default_input
+    } else {
+        &cfg.inputs
+    };
+    let mut prev: Option<(u64, u64, u32)> = None;
+    for path in inputs {
+        let (r, name) = open_input(path)?;
+        let mut lines = FastLines::new(r, name);
+        while let Some((line, at)) = lines.next_line_at()? {
+            if line.first() == Some(&b'#') {
+                continue;
+            }
+            let k = parse_chunk_line(line).ok_or_else(|| {
+                at.error(format!(
+                    "expected {}",
+                    crate::formats::ChunkRecord::EXPECTED
+                ))
+            })?;
+            let key = (k.hi, k.lo, k.file);
+            if prev.is_some_and(|p| key < p) {
+                return Err(at.error("input is not sorted by hash"));
+            }
+            if k.file as u64 >= n {
+                return Err(at.error(format!("file id {} is not below --files-count {n}", k.file)));
+            }
+            if let Some(c) = counts.as_mut() {
+                if prev != Some(key) {
+                    let slot = &mut c[k.file as usize];
+                    *slot = slot.saturating_add(1);
+                }
+            }
+            prev = Some(key);
+            let mix = k.record().mix();
+            seen.add_mix(mix);
+            g.add(&k, mix, line, &mut keep)?;
+        }
+    }
+    g.finish(&mut keep)?;
+    let (mut w, edges) = (keep.out, keep.edges);
+    let mut tail = Vec::new();
+    if let Some(c) = &counts {
+        for (id, &v) in c.iter().enumerate() {
+            if v > 0 {
+                tail.extend_from_slice(b"N\t");
+                crate::formats::write_id(id as u32, &mut tail);
+                tail.extend_from_slice(format!("\t{v}\n").as_bytes());
+            }
+        }
+    }
+    // Files holding a dropped chunk in this range (the driver counts the
+    // union over the ranges).
+    for (w, &bits) in g.pruned.words().iter().enumerate() {
+        let mut b = bits;
+        while b != 0 {
+            let id = w as u32 * 64 + b.trailing_zeros();
+            tail.extend_from_slice(b"P\t");
+            crate::formats::write_id(id, &mut tail);
+            tail.push(b'\n');
+            b &= b - 1;
+        }
+    }
+    for t in g.top_dropped() {
+        tail.extend_from_slice(b"#dropped\t");
+        tail.extend_from_slice(hex128(t.hash).as_bytes());
+        tail.extend_from_slice(format!("\t{}\t{}\t", t.degree, t.len).as_bytes());
+        crate::formats::write_id(t.example, &mut tail);
+        tail.push(b'\n');
+    }
+    tail.extend_from_slice(
+        format!(
+            "#forest\tfiles={n}\tlimit={limit}\trecords={}\tdigest={}\tkept={}\tkept_digest={}\tdropped_chunks={}\tdropped_records={}\tsingleton_chunks={}\tedges={edges}\n",
+            seen.count,
+            hex128(seen.sum),
+            g.kept.count,
+            hex128(g.kept.sum),
+            g.dropped_chunks,
+            g.dropped_records,
+            g.singleton_chunks
+        )
+        .as_bytes(),
+    );
+    w.raw(&tail)?;
+    w.finish()?.finish()?;
+    Ok(())
+}
+
+/// [`Keep`] of [`run_forest`]: each kept group's records, then the edges it
+/// adds to the spanning forest (first file to each other file, when they
+/// merge).
+pub(super) struct ForestKeep {
+    pub(super) out: BgWriter,
+    pub(super) forest: UnionFind,
+    pub(super) edges: u64,
+}
+
+impl Keep for ForestKeep {
+    fn text(&mut self) -> &mut Vec<u8> {
+        self.out.buf()
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        self.out.maybe_flush()
+    }
+
+    fn link(&mut self, a: u32, b: u32) -> Result<()> {
+        if self.forest.union(a, b) {
+            self.edges += 1;
+            let t = self.out.buf();
+            t.extend_from_slice(b"E\t");
+            crate::formats::write_id(a, t);
+            t.push(b'\t');
+            crate::formats::write_id(b, t);
+            t.push(b'\n');
+        }
+        Ok(())
+    }
+}
