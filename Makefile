@@ -301,9 +301,10 @@ bench:
 	bash scripts/bench.sh
 
 # Precision, recall and F1 of fsim (chunk sizes, floors, with and without
-# verification) and of datasketch MinHash-LSH against exact line-LCS
-# similarity on releases of Django downloaded with pip; rewrites
-# docs/quality.md. Cache (corpus, runs, truth): $(QDIR), not committed.
+# verification), per kind of file (text by size, translation catalogs,
+# binary), with each setting's cost, and of datasketch MinHash-LSH, against
+# exact line-LCS similarity on releases of Django (pip) and moment (npm);
+# rewrites docs/quality.md. Cache (corpus, runs, truth): $(QDIR), not committed.
 QDIR ?= quality-work
 quality: build
 	QDIR=$(QDIR) bash scripts/quality/fetch.sh
