@@ -1,0 +1,141 @@
+//! fsim-analyze: the paper's steps 3-4 (section 2.3) with the identical-file
+//! handling of section 2.4, run on each bin written by fsim-binpack.
+//!
+//! For each bin, the file-chunk bipartite graph is loaded into two
+//! compressed adjacency arrays (chunk → files, file → chunks). Files with the
+//! same content hash are collapsed to their smallest id first, so copies do
+//! not multiply links. Then for each file A in id order, the files B > A that
+//! share a chunk with A are gathered (deduplicated with a stamp array, not a
+//! hash table) and the bytes in common are computed with a merge of the two
+//! sorted chunk lists (footnote 2): sum over shared chunks of
+//! min(occurrences in A, occurrences in B) × chunk length (footnote 1: a chunk
+//! that occurs twice in both files counts twice).
+//!
+//! The A range of a bin is split in blocks taken by `-j` threads; results
+//! are put back in block order, so the output does not depend on `-j`.
+//!
+//! A bin whose estimated memory ([`estimate_memory`]) exceeds `--capacity`
+//! (fsim-binpack marks it `oversized=1`) is never loaded: its chunk groups
+//! are streamed, every pair of files in a group gives a 16-byte record
+//! (a, b, min(occ) × len) that goes through a small external sort bounded by
+//! the capacity, and the sorted records are summed per pair. Same numbers,
+//! same output, memory bounded by the capacity plus the bin's file table.
+//!
+//! Memory: the largest bin's graph (see [`estimate_memory`]) plus the pairs
+//! found (40 bytes each). Disk: only for oversized bins, 16 bytes per
+//! (chunk, file pair).
+//!
+//! The modules, in the order of the work: [`read`] parses the bins stream
+//! and routes each bin, [`groups`] turns a bin's sorted records into chunk
+//! groups, [`graph`] analyses a bin in memory (the merge-style comparison),
+//! [`spill`] out of core, [`files`] judges a pair of a bin's files and
+//! [`pairs`] holds the thresholds and writes the pairs file.
+
+mod files;
+mod graph;
+mod groups;
+mod pairs;
+mod read;
+mod spill;
+#[cfg(test)]
+mod tests;
+
+use crate::error::Result;
+use crate::formats::open_input;
+use crate::formats::Params;
+use crate::io::progress::Progress;
+use crate::io::Output;
+use std::path::PathBuf;
+use std::time::Instant;
+
+pub use crate::formats::bins::{
+    estimate_memory, BYTES_PER_CHUNK, BYTES_PER_FILE, BYTES_PER_RECORD,
+};
+pub use groups::Entry;
+pub use pairs::{write_pairs, Pair, PercentOf, Thresholds};
+pub use read::{analyze_reader, analyze_with_progress};
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub thresholds: Thresholds,
+    /// Bins estimated above this are processed out of core; also the memory
+    /// budget of the out-of-core sort.
+    pub capacity: u64,
+    pub threads: usize,
+    pub tmpdir: Option<PathBuf>,
+    /// Process every bin out of core (tests, and a way out when an estimate
+    /// turns out too low).
+    pub force_spill: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            thresholds: Thresholds::default(),
+            capacity: 1 << 30,
+            threads: 1,
+            tmpdir: None,
+            force_spill: false,
+        }
+    }
+}
+
+/// The validated configuration of fsim-analyze.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub input: PathBuf,
+    pub output: Option<PathBuf>,
+    pub options: Options,
+    pub quiet: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct Analysis {
+    /// Chunking parameters of the input.
+    pub params: Params,
+    /// Sorted by (a, b).
+    pub pairs: Vec<Pair>,
+    pub bins: u64,
+    pub files: u64,
+    pub records: u64,
+    /// Files skipped because an earlier file of their bin had the same content.
+    pub collapsed: u64,
+    /// Bins processed out of core.
+    pub spilled_bins: u64,
+    /// Pair records that went through the out-of-core sort.
+    pub spilled_records: u64,
+}
+
+/// The whole stage: read, analyse, write atomically, summarise on stderr.
+pub fn run(cfg: &Config) -> Result<()> {
+    let t0 = Instant::now();
+    let (input, name) = open_input(&cfg.input)?;
+    // Progress: bytes of the bins file read (a bin is analysed as soon as
+    // it is read, so this tracks the work; ETA when it is a file) and bins
+    // done of those the header announces.
+    let progress = Progress::bytes_and(
+        "fsim-analyze",
+        crate::io::progress::inputs_size(&[cfg.input.as_path()]),
+        "bins",
+        cfg.quiet,
+    );
+    let a = analyze_with_progress(progress.reader(input), &name, &cfg.options, &progress)?;
+    progress.finish();
+    let mut out = Output::create(cfg.output.as_deref())?;
+    let oname = out.name().to_string();
+    write_pairs(&a, &cfg.options.thresholds, &mut out, &oname)?;
+    out.finish()?;
+    if !cfg.quiet {
+        crate::cli::stderr_line(format_args!(
+            "fsim-analyze: {} bins ({} out of core), {} files, {} records, {} identical files collapsed, {} pairs in {:.2} s",
+            a.bins,
+            a.spilled_bins,
+            a.files,
+            a.records,
+            a.collapsed,
+            a.pairs.len(),
+            t0.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(())
+}

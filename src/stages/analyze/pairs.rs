@@ -1,0 +1,110 @@
+//! What a pair is, whether it is kept (step 4(c)) and how the pairs file
+//! is written: one place for the thresholds both paths apply.
+
+use super::Analysis;
+use crate::chunking::features;
+use crate::error::{Context, Result};
+use crate::formats::{self, Kind, Params};
+use std::io::Write;
+
+pub use crate::formats::PercentOf;
+
+/// The thresholds of step 4(c).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub min_bytes: u64,
+    pub min_percent: f64,
+    pub percent_of: PercentOf,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            min_bytes: 0,
+            min_percent: 10.0,
+            percent_of: PercentOf::Smaller,
+        }
+    }
+}
+
+impl Thresholds {
+    /// Keep a pair with `common` bytes in common? Both paths (in memory and
+    /// out of core) and the test model call this one function.
+    #[inline]
+    pub fn keep(&self, common: u64, size_a: u64, size_b: u64) -> bool {
+        if common < self.min_bytes {
+            return false;
+        }
+        let base = self.percent_of.base(size_a, size_b);
+        common as f64 * 100.0 >= self.min_percent * base as f64
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pair {
+    pub a: u32,
+    pub b: u32,
+    pub size_a: u64,
+    pub size_b: u64,
+    pub common: u64,
+    pub shared: u32,
+}
+
+impl Pair {
+    /// This pair's contribution to the trailer digest.
+    #[inline]
+    pub fn mix(&self) -> u128 {
+        formats::mix128(((self.a as u128) << 96) | ((self.b as u128) << 64) | self.common as u128)
+    }
+
+    #[inline]
+    pub fn write(&self, out: &mut Vec<u8>) {
+        formats::write_id(self.a, out);
+        out.push(b'\t');
+        formats::write_id(self.b, out);
+        out.push(b'\t');
+        formats::write_u64(self.size_a, out);
+        out.push(b'\t');
+        formats::write_u64(self.size_b, out);
+        out.push(b'\t');
+        formats::write_u64(self.common, out);
+        out.push(b'\t');
+        formats::write_u64(self.shared as u64, out);
+        out.push(b'\n');
+    }
+}
+
+/// Write a pairs file (header, pair lines, trailer).
+pub fn write_pairs(a: &Analysis, th: &Thresholds, out: &mut impl Write, name: &str) -> Result<()> {
+    let mut buf = Vec::with_capacity(1 << 16);
+    let params = a
+        .params
+        .clone()
+        .with("min-bytes", th.min_bytes)
+        .with("min-percent", th.min_percent)
+        .with("percent-of", th.percent_of.as_str());
+    let params = match a
+        .params
+        .get("method")
+        .map(str::parse::<features::FeatureMethod>)
+    {
+        Some(Ok(m)) => params.with("estimate", m.estimator().as_str()),
+        _ => params,
+    };
+    formats::write_header(Kind::Pairs, &params, &mut buf);
+    let mut sum = 0u128;
+    for p in &a.pairs {
+        p.write(&mut buf);
+        sum = sum.wrapping_add(p.mix());
+        if buf.len() >= 1 << 16 {
+            out.write_all(&buf).ctx(|| format!("writing {name}"))?;
+            buf.clear();
+        }
+    }
+    let t = Params::new()
+        .with("pairs", a.pairs.len())
+        .with("digest", formats::hex128(sum));
+    formats::write_trailer(Kind::Pairs, &t, &mut buf);
+    out.write_all(&buf).ctx(|| format!("writing {name}"))?;
+    Ok(())
+}
