@@ -34,6 +34,15 @@ CAPACITY  ?= 1G
 # Analysis floor (percent of the smaller file): pairs below are not kept.
 # 10 measured in docs/quality.md (5 finds slightly more pairs at T=30).
 FLOOR     ?= 10
+# Line source (fsim-analyze --line-pairs-below/--line-catalogs, issue 17):
+# text files of at most LINES bytes, and translation catalogs (.po, .pot)
+# when CATALOGS=1, are also compared line by line; pairs whose multiset line
+# overlap reaches LINE_FLOOR % of the smaller file become candidates (edits
+# every few lines leave no chunk in common). Reads the files, so only with
+# VERIFY=1. LINES=0 CATALOGS=0: chunks only. Chosen in docs/quality.md.
+LINES     ?= 4K
+CATALOGS  ?= 1
+LINE_FLOOR ?= 30
 # Report threshold (percent of the smaller file), applied on what analysis kept.
 MIN_PERCENT ?= 50
 MIN_BYTES ?= 0
@@ -169,8 +178,13 @@ $(WORK)/bins.tsv: $(WORK)/partition.tsv | build
 	$(BIN)/fsim-binpack $(QUIET) --capacity $(CAPACITY) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $<
 
 # Steps 3-4 and 2.4: similar pairs per bin.
-$(WORK)/pairs.tsv: $(WORK)/bins.tsv | build
-	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
+ifeq ($(VERIFY),0)
+LINE_OPTS =
+else
+LINE_OPTS = --files $(WORK)/files.tsv --line-pairs-below $(LINES) $(if $(filter 1,$(CATALOGS)),--line-catalogs) --line-min-percent $(LINE_FLOOR)
+endif
+$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) $(LINE_OPTS) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
 # Exact similarity of the candidate pairs (line LCS for text), and the
 # shared regions for the side-by-side views. PREVIOUS=<old work dir> with a
@@ -267,6 +281,7 @@ spark-report: build spark-venv check-repo
 	FSIM_SPARK_PYTHON=$(SPARK_PY) scripts/spark/fsim-spark --master '$(SPARK_MASTER)' --bin $(BIN) \
 	  --repo $(REPO) --work $(WORK) --avg $(AVG) --method $(METHOD) --chunk-opts '$(METHOD_OPTS)' \
 	  --jobs $(JOBS) --capacity $(CAPACITY) --floor $(FLOOR) --min-percent $(MIN_PERCENT) \
+	  --lines $(LINES) --catalogs $(CATALOGS) --line-floor $(LINE_FLOOR) \
 	  --min-bytes $(MIN_BYTES) --verify $(VERIFY) --formats '$(FORMATS)' \
 	  --html-max-views $(HTML_MAX_VIEWS) $(SPARK_OPTS)
 

@@ -6,16 +6,19 @@ MinHash-LSH peer on the same data; write docs/quality.md.
 Run from the repository root after scripts/quality/fetch.sh. Environment:
   QDIR     cache folder (default quality-work): corpus, fsim runs, truth cache
   RUNS     fsim settings measured, `;`-separated `label|MAKEVAR=V MAKEVAR=V`
-           (default: avg 100 and 50, nothing else set). Each runs the
+           (default: avg 100 and 50 with chunks only, and the line source's
+           variants at avg 100, floor 10). Each runs the
            Makefile's stages once up to bins.tsv, then analysis and
            verification once per floor, each timed.
   FLOORS   analysis floors (`FLOOR`, % of the smaller file) run for every
            setting whose RUNS entry does not set FLOOR (default "5 10")
   DEFAULTS the setting that the Makefile's defaults amount to, `label|floor`
-           (default "avg 100|10"): its per-project, per-kind table
+           (default "avg 100, lines ≤ 4 KiB, catalogs|10"): its per-project,
+           per-kind table
   REPORT_BEFORE  more `make report` runs to time beside the defaults,
            `;`-separated `name|MAKEVAR=V ...`
   JOBS     processes for fsim and the diffs (default 2)
+  REUSE_RUNS=1   reuse cached runs although the binaries are newer
   OUT      the document (default docs/quality.md)
 """
 import json
@@ -34,10 +37,21 @@ import truth  # noqa: E402
 QDIR = os.environ.get("QDIR", "quality-work")
 CORPUS = os.path.join(QDIR, "corpus")
 RUNS = [r.split("|", 1) for r in os.environ.get(
-    "RUNS", "avg 100|AVG=100;avg 50|AVG=50").split(";") if r.strip()]
+    "RUNS", ";".join([
+        "avg 100|AVG=100 LINES=0 CATALOGS=0",
+        "avg 50|AVG=50 LINES=0 CATALOGS=0 FLOOR=5",
+        "avg 100, lines ≤ 1 KiB|AVG=100 LINES=1K CATALOGS=0 FLOOR=10",
+        "avg 100, catalogs|AVG=100 LINES=0 CATALOGS=1 FLOOR=10",
+        "avg 100, lines ≤ 1 KiB, catalogs|AVG=100 LINES=1K CATALOGS=1 FLOOR=10",
+        "avg 100, lines ≤ 4 KiB, catalogs|AVG=100 LINES=4K CATALOGS=1 FLOOR=10",
+    ])).split(";") if r.strip()]
 FLOORS = sorted(float(x) for x in os.environ.get("FLOORS", "5 10").split())
 JOBS = int(os.environ.get("JOBS", "2"))
-DEFAULTS = os.environ.get("DEFAULTS", "avg 100|10").split("|")
+# REUSE_RUNS=1: reuse the runs of the same settings even when the binaries
+# were rebuilt since (regenerating the document after a change that does
+# not alter the results, e.g. formatting); the runs record which binaries.
+REUSE_RUNS = os.environ.get("REUSE_RUNS") == "1"
+DEFAULTS = os.environ.get("DEFAULTS", "avg 100, lines ≤ 4 KiB, catalogs|10").split("|")
 OUT = os.environ.get("OUT", "docs/quality.md")
 THRESHOLDS = [30, 50, 70, 90]
 KIND_T = [30, 50, 70]
@@ -121,8 +135,12 @@ def run_fsim(label, makevars):
     params = {"vars": mv, "floors": floors, "jobs": JOBS, "corpus": sorted(os.listdir(CORPUS)),
               "bin": bin_stamp()}
     pfile, tfile = os.path.join(work, "params.json"), os.path.join(work, "times.json")
-    if os.path.exists(tfile) and os.path.exists(pfile) and json.load(open(pfile)) == params:
-        return work, floors, json.load(open(tfile))
+    if os.path.exists(tfile) and os.path.exists(pfile):
+        old = json.load(open(pfile))
+        if REUSE_RUNS:
+            old["bin"] = params["bin"]
+        if old == params:
+            return work, floors, json.load(open(tfile))
     subprocess.run(["rm", "-rf", work], check=True)
     os.makedirs(work)
     json.dump(params, open(pfile, "w"))
@@ -384,7 +402,9 @@ def main():
         per_kind["text (all kinds)"] = measure(verified_at(kp), set(TEXT_KINDS))
         results.append((f"fsim {label}, floor {fmt_floor(fl)}, verified", label, fl, res, per_kind))
     chunk_rows = []
-    for label, _ in RUNS:
+    for label, mvars in RUNS:
+        if "LINES=0" not in mvars.split() or "CATALOGS=0" not in mvars.split():
+            continue  # the line source's pairs carry no chunk figure
         fl = runs[label]["floors"][0]
         kp = runs[label]["pairs"][fl]
         chunk_rows.append((f"fsim {label}, chunks only (floor {fmt_floor(fl)})", label, fl,
@@ -433,7 +453,8 @@ def main():
     dkp = runs[DEFAULTS[0]]["pairs"][float(DEFAULTS[1])]
     by_kind = {(prj, kd): measure(verified_at(dkp), set(TEXT_KINDS) if kd == "text" else {kd}, prj)
                for prj in projects for kd in KINDS + ["text"]}
-    for spec in [s for s in os.environ.get("REPORT_BEFORE", "").split(";") if s.strip()]:
+    for spec in [s for s in os.environ.get(
+            "REPORT_BEFORE", "defaults before issue 17 (chunks only)|LINES=0 CATALOGS=0").split(";") if s.strip()]:
         name, extra = spec.split("|", 1)
         reports.append(make_report(name, extra))
 
@@ -585,7 +606,8 @@ def write_doc(v):
     w("|---|---|" + "---|" * (len(THRESHOLDS) + 3))
     for name, label, fl, res, _ in results:
         s, m = v["cost"](label, fl)
-        w(f"| {name} | `{runs[label]['vars'] or '-'} FLOOR={fmt_floor(fl)}` | "
+        mv = " ".join(x for x in runs[label]["vars"].split() if not x.startswith("FLOOR="))
+        w(f"| {name} | `{mv or '-'} FLOOR={fmt_floor(fl)}` | "
           + " | ".join(f"{res[T][2]:.3f}" for T in THRESHOLDS)
           + f" | {len(runs[label]['pairs'][fl]):,} | {s:.1f} | {m} MB |")
     for name, label, fl, res, _ in v["chunk_rows"]:

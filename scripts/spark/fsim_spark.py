@@ -149,6 +149,9 @@ def main(argv=None):
     ap.add_argument("--capacity", default="1G")
     ap.add_argument("--floor", default="10")
     ap.add_argument("--min-percent", default="50")
+    ap.add_argument("--lines", default="4K", help="line source: text files up to this size (make's LINES)")
+    ap.add_argument("--catalogs", default="1", help="line source: translation catalogs (make's CATALOGS)")
+    ap.add_argument("--line-floor", default="30", help="line source threshold (make's LINE_FLOOR)")
     ap.add_argument("--min-bytes", default="0")
     ap.add_argument("--verify", default="1")
     ap.add_argument("--formats", default="txt json")
@@ -406,8 +409,14 @@ def main(argv=None):
     pre, ps = parse_params(bins_head)
     one_head = join_params(pre, [(k, "1" if k == "bins" else v) for k, v in ps])
     aopts = ["--min-percent", a.floor, "--capacity", a.capacity]
+    # The line source (make's LINE_OPTS) reads the files: on the driver, with
+    # verification, over an empty bins file, merged into the chunk pairs.
+    lopts = []
+    if a.verify != "0":
+        lopts = ["--files", L("files.tsv"), "--line-pairs-below", a.lines, "--line-min-percent", a.line_floor]
+        lopts += ["--line-catalogs"] if a.catalogs == "1" else []
     if nbins == 0:
-        run([bins["fsim-analyze"]] + q + aopts + ["--tmpdir", local, "-o", L("pairs.tsv"), L("bins.tsv")])
+        run([bins["fsim-analyze"]] + q + aopts + lopts + ["--tmpdir", local, "-o", L("pairs.tsv"), L("bins.tsv")])
     else:
         bbin = sc.broadcast(bin_of)
         binfo = sc.broadcast(bin_info)
@@ -441,6 +450,17 @@ def main(argv=None):
         )
         pheads = sorted(set(l for l in pairs if l.startswith("#fsim pairs")))
         plines = sorted(l for l in pairs if not l.startswith("#"))
+        if lopts:
+            with open(L(".nobins.tsv"), "w", encoding="utf-8", newline="\n") as f:
+                f.write(join_params(pre, [(k, "0" if k == "bins" else v) for k, v in ps]) + "\n")
+                f.write("#end bins\trecords=0\tdigest=%s\tbins=0\tfiles=0\n" % hex128(0))
+            run([bins["fsim-analyze"]] + q + aopts + lopts + ["--tmpdir", local, "-o", L(".line-pairs.tsv"), L(".nobins.tsv")])
+            have = set(tuple(l.split("\t", 2)[:2]) for l in plines)
+            with open(L(".line-pairs.tsv"), encoding="utf-8") as f:
+                extra = [l.rstrip("\n") for l in f if not l.startswith("#")]
+            plines = sorted(plines + [l for l in extra if tuple(l.split("\t", 2)[:2]) not in have])
+            os.remove(L(".nobins.tsv"))
+            os.remove(L(".line-pairs.tsv"))
         pd = 0
         for l in plines:
             x, y, _, _, common, _ = l.split("\t")

@@ -34,6 +34,7 @@
 mod files;
 mod graph;
 mod groups;
+mod lines;
 mod pairs;
 mod read;
 mod spill;
@@ -52,6 +53,7 @@ pub use crate::formats::bins::{
     estimate_memory, BYTES_PER_CHUNK, BYTES_PER_FILE, BYTES_PER_RECORD,
 };
 pub use groups::Entry;
+pub use lines::{is_catalog, line_pairs, LineSource, LineStats};
 pub use pairs::{write_pairs, Pair, PercentOf, Thresholds};
 pub use read::{analyze_reader, analyze_with_progress};
 
@@ -87,6 +89,9 @@ pub struct Config {
     pub output: Option<PathBuf>,
     pub options: Options,
     pub quiet: bool,
+    /// The second candidate source ([`lines`]): the file table and what to
+    /// compare line by line. The files must be reachable.
+    pub lines: Option<(PathBuf, LineSource)>,
 }
 
 #[derive(Debug, Default)]
@@ -119,8 +124,15 @@ pub fn run(cfg: &Config) -> Result<()> {
         "bins",
         cfg.quiet,
     );
-    let a = analyze_with_progress(progress.reader(input), &name, &cfg.options, &progress)?;
+    let mut a = analyze_with_progress(progress.reader(input), &name, &cfg.options, &progress)?;
     progress.finish();
+    let mut line_stats = None;
+    if let Some((files, src)) = &cfg.lines {
+        let (table, _) = crate::formats::files::read_file_table(files)?;
+        let (lp, mut st) = line_pairs(&table, src, cfg.options.threads)?;
+        st.added = lines::merge(&mut a.pairs, lp);
+        line_stats = Some(st);
+    }
     let mut out = Output::create(cfg.output.as_deref())?;
     let oname = out.name().to_string();
     write_pairs(&a, &cfg.options.thresholds, &mut out, &oname)?;
@@ -136,6 +148,12 @@ pub fn run(cfg: &Config) -> Result<()> {
             a.pairs.len(),
             t0.elapsed().as_secs_f64()
         ));
+        if let Some(st) = line_stats {
+            crate::cli::stderr_line(format_args!(
+                "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} pairs, {} not found by the chunks",
+                st.contents, st.unreadable, st.pairs, st.added
+            ));
+        }
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
 use super::*;
 use crate::formats::bins::FileLine;
 use crate::formats::{self, ChunkRecord, Digest, Kind};
-use std::collections::HashMap;
 use proptest::prelude::*;
+use std::collections::HashMap;
 
 /// A file of a test bin: id, size, content hash, chunks as (hash, len)
 /// with repeats for chunks occurring more than once.
