@@ -35,6 +35,15 @@ CAPACITY  ?= 1G
 # Analysis floor (percent of the smaller file): pairs below are not kept.
 # 10 measured in docs/quality.md (5 finds slightly more pairs at T=30).
 FLOOR     ?= 10
+# Line source (fsim-analyze --line-pairs-below/--line-catalogs, issue 17):
+# text files of at most LINES bytes, and translation catalogs (.po, .pot)
+# when CATALOGS=1, are also compared line by line; pairs whose multiset line
+# overlap reaches LINE_FLOOR % of the smaller file become candidates (edits
+# every few lines leave no chunk in common). Reads the files, so only with
+# VERIFY=1. LINES=0 CATALOGS=0: chunks only. Chosen in docs/quality.md.
+LINES     ?= 4K
+CATALOGS  ?= 1
+LINE_FLOOR ?= 30
 # Report threshold (percent of the smaller file), applied on what analysis kept.
 MIN_PERCENT ?= 50
 MIN_BYTES ?= 0
@@ -170,8 +179,13 @@ $(WORK)/bins.tsv: $(WORK)/partition.tsv | build
 	$(BIN)/fsim-binpack $(QUIET) --capacity $(CAPACITY) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $<
 
 # Steps 3-4 and 2.4: similar pairs per bin.
-$(WORK)/pairs.tsv: $(WORK)/bins.tsv | build
-	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
+ifeq ($(VERIFY),0)
+LINE_OPTS =
+else
+LINE_OPTS = --files $(WORK)/files.tsv --line-pairs-below $(LINES) $(if $(filter 1,$(CATALOGS)),--line-catalogs) --line-min-percent $(LINE_FLOOR)
+endif
+$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv | build
+	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) $(LINE_OPTS) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
 # Exact similarity of the candidate pairs (line LCS for text), and the
 # shared regions for the side-by-side views. PREVIOUS=<old work dir> with a
@@ -268,15 +282,17 @@ spark-report: build spark-venv check-repo
 	FSIM_SPARK_PYTHON=$(SPARK_PY) scripts/spark/fsim-spark --master '$(SPARK_MASTER)' --bin $(BIN) \
 	  --repo $(REPO) --work $(WORK) --avg $(AVG) --method $(METHOD) --chunk-opts '$(METHOD_OPTS)' \
 	  --jobs $(JOBS) --capacity $(CAPACITY) --floor $(FLOOR) --min-percent $(MIN_PERCENT) \
+	  --lines $(LINES) --catalogs $(CATALOGS) --line-floor $(LINE_FLOOR) \
 	  --min-bytes $(MIN_BYTES) --verify $(VERIFY) --formats '$(FORMATS)' \
 	  --html-max-views $(HTML_MAX_VIEWS) $(SPARK_OPTS)
 
-# The demo repository through Spark in local mode, checked against make report.
+# The demo repository through Spark in local mode, checked against make report
+# with the same candidate sources (the line source is not distributed yet).
 spark-demo: build spark-venv
 	rm -rf $(SDEMO)
 	$(BIN)/fsim-gen --manifest $(SDEMO)/planted.tsv $(SDEMO)/repo
 	$(MAKE) --no-print-directory spark-report REPO=$(SDEMO)/repo WORK=$(SDEMO)/spark
-	$(MAKE) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local
+	$(MAKE) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local LINES=0 CATALOGS=0
 	cmp $(SDEMO)/spark/report.txt $(SDEMO)/local/report.txt
 	cmp $(SDEMO)/spark/report.json $(SDEMO)/local/report.json
 	@echo
@@ -309,9 +325,10 @@ bench:
 	bash scripts/bench.sh
 
 # Precision, recall and F1 of fsim (chunk sizes, floors, with and without
-# verification) and of datasketch MinHash-LSH against exact line-LCS
-# similarity on releases of Django downloaded with pip; rewrites
-# docs/quality.md. Cache (corpus, runs, truth): $(QDIR), not committed.
+# verification), per kind of file (text by size, translation catalogs,
+# binary), with each setting's cost, and of datasketch MinHash-LSH, against
+# exact line-LCS similarity on releases of Django (pip) and moment (npm);
+# rewrites docs/quality.md. Cache (corpus, runs, truth): $(QDIR), not committed.
 QDIR ?= quality-work
 quality: build
 	QDIR=$(QDIR) bash scripts/quality/fetch.sh

@@ -242,6 +242,9 @@ def main(argv=None):
     ap.add_argument("--capacity", default="1G")
     ap.add_argument("--floor", default="10")
     ap.add_argument("--min-percent", default="50")
+    ap.add_argument("--lines", default="0", help="make's LINES: the line source is not distributed yet")
+    ap.add_argument("--catalogs", default="0", help="make's CATALOGS: the line source is not distributed yet")
+    ap.add_argument("--line-floor", default="30", help="make's LINE_FLOOR")
     ap.add_argument("--min-bytes", default="0")
     ap.add_argument("--verify", default="1")
     ap.add_argument("--formats", default="txt json")
@@ -254,6 +257,12 @@ def main(argv=None):
     from pyspark.sql import functions as fn
 
     t_start = time.time()
+    if a.lines not in ("0", "0K") or a.catalogs == "1":
+        # fsim-analyze's line source (issue 17) reads every small file and
+        # catalog on one machine; it has no distributed form yet, so this
+        # run finds candidates through shared chunks only, like make report
+        # with LINES=0 CATALOGS=0 (docs/distributed.md).
+        log("the line source (LINES=%s CATALOGS=%s) is not distributed yet: candidates through shared chunks only, as make report LINES=0 CATALOGS=0" % (a.lines, a.catalogs))
     conf = SparkConf().setAppName("fsim-spark")
     master = a.master or conf.get("spark.master", None) or "local[2]"
     # Local mode ignores spark.task.maxFailures: local[N,F] is how it retries.

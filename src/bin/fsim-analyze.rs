@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use fsim::cli;
-use fsim::stages::analyze::{run, Config, Options, PercentOf, Thresholds};
+use fsim::stages::analyze::{run, Config, LineSource, Options, PercentOf, Thresholds};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -38,6 +38,21 @@ struct Args {
     /// Directory for the out-of-core sort (default: $TMPDIR).
     #[arg(long, value_name = "DIR")]
     tmpdir: Option<PathBuf>,
+    /// File table (fsim-chunk --files-out): needed by the line source.
+    #[arg(long, value_name = "FILES")]
+    files: Option<PathBuf>,
+    /// Line source: also compare, line by line, the text files of at most
+    /// SIZE bytes (0: none), and keep the pairs whose multiset line overlap
+    /// (an upper bound of the exact figure) reaches --line-min-percent.
+    /// Reads the files: use with fsim-verify.
+    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = cli::parse_size)]
+    line_pairs_below: u64,
+    /// Line source: also compare translation catalogs (.po, .pot), any size.
+    #[arg(long)]
+    line_catalogs: bool,
+    /// Line source threshold, percent of the file --percent-of names.
+    #[arg(long, value_name = "P", default_value = "30", value_parser = cli::parse_percent)]
+    line_min_percent: f64,
     /// Process every bin out of core (for tests).
     #[arg(long, hide = true)]
     force_spill: bool,
@@ -56,6 +71,29 @@ fn main() -> ExitCode {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     let percent_of = a.percent_of;
+    let wants_lines = a.line_pairs_below > 0 || a.line_catalogs;
+    let lines = match (&a.files, wants_lines) {
+        (Some(f), true) => Some((
+            f.clone(),
+            LineSource {
+                max_size: a.line_pairs_below,
+                catalogs: a.line_catalogs,
+                thresholds: Thresholds {
+                    min_bytes: a.min_bytes,
+                    min_percent: a.line_min_percent,
+                    percent_of,
+                },
+            },
+        )),
+        (None, true) => {
+            return cli::run("fsim-analyze", || {
+                Err(fsim::error::Error::msg(
+                    "--line-pairs-below and --line-catalogs need --files (the file table)",
+                ))
+            })
+        }
+        _ => None,
+    };
     let cfg = Config {
         input: a.input,
         output: a.output,
@@ -71,6 +109,7 @@ fn main() -> ExitCode {
             force_spill: a.force_spill,
         },
         quiet: a.quiet,
+        lines,
     };
     cli::run("fsim-analyze", || run(&cfg))
 }

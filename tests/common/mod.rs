@@ -165,6 +165,24 @@ pub fn chunk_and_sort(repo: &Path, work: &Path, chunk_args: &[&str]) {
     run_ok(c, None);
 }
 
+/// fsim-partition (with extra arguments) and fsim-binpack in `work`
+/// (sorted.tsv + files.tsv -> partition.tsv -> bins.tsv).
+pub fn partition_and_binpack(work: &Path, partition_extra: &[String]) {
+    let mut c = fsim("fsim-partition");
+    c.args(["-q", "--files"])
+        .arg(work.join("files.tsv"))
+        .args(partition_extra)
+        .arg("-o")
+        .arg(work.join("partition.tsv"))
+        .arg(work.join("sorted.tsv"));
+    run_ok(c, None);
+    let mut c = fsim("fsim-binpack");
+    c.args(["-q", "-o"])
+        .arg(work.join("bins.tsv"))
+        .arg(work.join("partition.tsv"));
+    run_ok(c, None);
+}
+
 /// The stages after the sort (partition .. report) in `work`, with extra
 /// arguments for fsim-partition and fsim-verify (e.g. `--templates F`);
 /// returns the JSON report.
@@ -180,19 +198,7 @@ pub fn rest_of_pipeline_with(
     extra: &[String],
 ) -> serde_json::Value {
     let files = work.join("files.tsv");
-    let mut c = fsim("fsim-partition");
-    c.args(["-q", "--files"])
-        .arg(&files)
-        .args(partition_extra)
-        .arg("-o")
-        .arg(work.join("partition.tsv"))
-        .arg(work.join("sorted.tsv"));
-    run_ok(c, None);
-    let mut c = fsim("fsim-binpack");
-    c.args(["-q", "-o"])
-        .arg(work.join("bins.tsv"))
-        .arg(work.join("partition.tsv"));
-    run_ok(c, None);
+    partition_and_binpack(work, partition_extra);
     let mut c = fsim("fsim-analyze");
     c.args(["-q", "-o"])
         .arg(work.join("pairs.tsv"))

@@ -36,6 +36,7 @@
 mod files;
 mod graph;
 mod groups;
+mod lines;
 mod pairs;
 mod read;
 mod spill;
@@ -55,6 +56,7 @@ pub use crate::formats::bins::{
     estimate_memory, BYTES_PER_CHUNK, BYTES_PER_FILE, BYTES_PER_RECORD,
 };
 pub use groups::Entry;
+pub use lines::{is_catalog, line_pairs, LineSource, LineStats};
 pub use pairs::{write_pairs, Pair, PercentOf, Thresholds};
 pub use read::{analyze_reader, analyze_with_progress};
 pub use store::PairStore;
@@ -91,6 +93,9 @@ pub struct Config {
     pub output: Option<PathBuf>,
     pub options: Options,
     pub quiet: bool,
+    /// The second candidate source ([`lines`]): the file table and what to
+    /// compare line by line. The files must be reachable.
+    pub lines: Option<(PathBuf, LineSource)>,
 }
 
 #[derive(Debug)]
@@ -139,8 +144,16 @@ pub fn run(cfg: &Config) -> Result<()> {
         "bins",
         cfg.quiet,
     );
-    let a = analyze_with_progress(progress.reader(input), &name, &cfg.options, &progress)?;
+    let mut a = analyze_with_progress(progress.reader(input), &name, &cfg.options, &progress)?;
     progress.finish();
+    let mut line_stats = None;
+    let chunk_pairs = a.pairs.len();
+    if let Some((files, src)) = &cfg.lines {
+        let (table, _) = crate::formats::files::read_file_table(files)?;
+        let (lp, st) = line_pairs(&table, src, cfg.options.threads)?;
+        a.pairs.extend(&lp)?;
+        line_stats = Some(st);
+    }
     let (bins, spilled_bins, files, records, collapsed) =
         (a.bins, a.spilled_bins, a.files, a.records, a.collapsed);
     let mut out = Output::create(cfg.output.as_deref())?;
@@ -158,6 +171,13 @@ pub fn run(cfg: &Config) -> Result<()> {
             pairs,
             t0.elapsed().as_secs_f64()
         ));
+        if let Some(mut st) = line_stats {
+            st.added = pairs - chunk_pairs;
+            crate::cli::stderr_line(format_args!(
+                "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} pairs, {} not found by the chunks",
+                st.contents, st.unreadable, st.pairs, st.added
+            ));
+        }
     }
     Ok(())
 }

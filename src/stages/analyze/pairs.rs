@@ -95,7 +95,7 @@ pub fn write_pairs(a: Analysis, th: &Thresholds, out: &mut impl Write, name: &st
     formats::write_header(Kind::Pairs, &params, &mut buf);
     let mut sum = 0u128;
     let mut n = 0u64;
-    for p in a.pairs.finish()? {
+    for p in super::lines::keep_chunk_figures(a.pairs.finish()?) {
         let p = p?;
         n += 1;
         p.write(&mut buf);

@@ -1,0 +1,187 @@
+//! fsim-analyze's line source (issue 17), through the real binaries: two
+//! translation catalogs of two locales (same msgids, every msgstr
+//! different) and two small files edited every third line share no chunk
+//! worth keeping, but their lines are mostly the same. With
+//! `--line-catalogs --line-pairs-below 1K` both pairs become candidates, an
+//! unrelated small file does not, and fsim-verify gives each pair the
+//! exact bytes of its common lines.
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+use std::path::Path;
+
+fn catalog(msgstr: impl Fn(usize) -> String) -> (String, u64) {
+    let mut s = String::new();
+    let mut common = 0u64;
+    for i in 0..40 {
+        let shared = format!("#: django/contrib/admin/views/main.py:{}\nmsgid \"Select %(name)s item number {i} to change\"\n", 100 + 7 * i);
+        let tr = format!("msgstr \"{}\"\n", msgstr(i));
+        s.push_str(&shared);
+        s.push_str(&tr);
+        s.push('\n');
+        common += shared.len() as u64 + 1;
+    }
+    (s, common)
+}
+
+fn small(edit: bool) -> (String, u64) {
+    let mut s = String::new();
+    let mut common = 0u64;
+    for i in 0..24 {
+        let l = if edit && i % 3 == 1 {
+            format!("    'option_{i}': None,  # changed\n")
+        } else {
+            format!("    'option_{i}': {},\n", i * 7)
+        };
+        if i % 3 != 1 {
+            common += l.len() as u64;
+        }
+        s.push_str(&l);
+    }
+    (s, common)
+}
+
+/// (path, id) from a file table.
+fn ids(files: &Path) -> Vec<(String, u32)> {
+    std::fs::read_to_string(files)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[5].to_string(), f[0].parse().unwrap())
+        })
+        .collect()
+}
+
+/// (a, b) -> fields after the ids, from a pairs file.
+fn pairs(path: &Path) -> HashMap<(u32, u32), Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (
+                (f[0].parse().unwrap(), f[1].parse().unwrap()),
+                f[2..].iter().map(|x| x.to_string()).collect(),
+            )
+        })
+        .collect()
+}
+
+fn analyze(work: &Path, out: &str, extra: &[&str]) -> HashMap<(u32, u32), Vec<String>> {
+    let mut c = fsim("fsim-analyze");
+    c.args(["-q", "--min-percent", "10"])
+        .args(extra)
+        .arg("-o")
+        .arg(work.join(out))
+        .arg(work.join("bins.tsv"));
+    run_ok(c, None);
+    pairs(&work.join(out))
+}
+
+#[test]
+fn scattered_lines_become_candidates_with_exact_figures() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    for d in ["fr/LC_MESSAGES", "de/LC_MESSAGES", "app"] {
+        std::fs::create_dir_all(repo.join(d)).unwrap();
+    }
+    let (fr, cat_common) = catalog(|i| format!("Sélectionnez l'élément {i} à modifier"));
+    let (de, cat_common2) = catalog(|i| format!("Wählen Sie Element {i} zur Änderung"));
+    assert_eq!(cat_common, cat_common2);
+    let (a, small_common) = small(false);
+    let (b, _) = small(true);
+    assert!(a.len() < 1024 && b.len() < 1024);
+    let other: String = (0..20)
+        .map(|i| format!("unrelated line {i} of text\n"))
+        .collect();
+    std::fs::write(repo.join("fr/LC_MESSAGES/django.po"), &fr).unwrap();
+    std::fs::write(repo.join("de/LC_MESSAGES/django.po"), &de).unwrap();
+    std::fs::write(repo.join("app/settings_a.py"), &a).unwrap();
+    std::fs::write(repo.join("app/settings_b.py"), &b).unwrap();
+    std::fs::write(repo.join("app/other.txt"), &other).unwrap();
+    // Something the chunks do find, so that the pipeline has a bin.
+    let long: String = (0..80)
+        .map(|i| format!("a long shared line {i} of a copied module\n"))
+        .collect();
+    std::fs::write(repo.join("app/copy1.py"), &long).unwrap();
+    std::fs::write(
+        repo.join("app/copy2.py"),
+        format!("{long}# one more line\n"),
+    )
+    .unwrap();
+
+    let work = t.path().join("work");
+    chunk_and_sort(&repo, &work, &[]);
+    let files = work.join("files.tsv");
+    partition_and_binpack(&work, &[]);
+    let table = ids(&files);
+    let id = |suffix: &str| {
+        table
+            .iter()
+            .find(|(p, _)| p.ends_with(suffix))
+            .unwrap_or_else(|| panic!("{suffix} not in the file table"))
+            .1
+    };
+    let key = |x: &str, y: &str| {
+        let (i, j) = (id(x), id(y));
+        (i.min(j), i.max(j))
+    };
+    let cats = key("fr/LC_MESSAGES/django.po", "de/LC_MESSAGES/django.po");
+    let smalls = key("settings_a.py", "settings_b.py");
+    let copies = key("copy1.py", "copy2.py");
+
+    // Chunks alone: the copies, not the scattered pairs.
+    let chunk_only = analyze(&work, "pairs-chunks.tsv", &[]);
+    assert!(chunk_only.contains_key(&copies));
+    assert!(!chunk_only.contains_key(&cats), "{chunk_only:?}");
+    assert!(!chunk_only.contains_key(&smalls), "{chunk_only:?}");
+
+    // With the line source: both, and nothing with the unrelated file.
+    let fs = files.to_str().unwrap();
+    let with = analyze(
+        &work,
+        "pairs.tsv",
+        &["--files", fs, "--line-pairs-below", "1K", "--line-catalogs"],
+    );
+    assert_eq!(
+        with[&copies], chunk_only[&copies],
+        "chunk pairs keep their figures"
+    );
+    assert_eq!(with[&cats][2], "0", "no chunk evidence: common 0");
+    assert!(with.contains_key(&smalls));
+    let o = id("other.txt");
+    assert!(with.keys().all(|&(x, y)| x != o && y != o), "{with:?}");
+    // Catalogs only: the small pair is not compared.
+    let cats_only = analyze(&work, "pairs-cats.tsv", &["--files", fs, "--line-catalogs"]);
+    assert!(cats_only.contains_key(&cats) && !cats_only.contains_key(&smalls));
+
+    // fsim-verify: the exact bytes of the common lines.
+    let mut c = fsim("fsim-verify");
+    c.args(["-q", "--files"])
+        .arg(&files)
+        .arg("-o")
+        .arg(work.join("verified.tsv"))
+        .arg(work.join("pairs.tsv"));
+    run_ok(c, None);
+    let v = pairs(&work.join("verified.tsv"));
+    assert_eq!(v[&cats][4], cat_common.to_string(), "{:?}", v[&cats]);
+    assert_eq!(v[&cats][5], "exact");
+    assert_eq!(v[&smalls][4], small_common.to_string(), "{:?}", v[&smalls]);
+    assert_eq!(v[&smalls][5], "exact");
+}
+
+#[test]
+fn line_source_needs_the_file_table() {
+    let t = tempfile::tempdir().unwrap();
+    let mut c = fsim("fsim-analyze");
+    c.args(["-q", "--line-catalogs", "-o"])
+        .arg(t.path().join("p.tsv"))
+        .arg(t.path().join("bins.tsv"));
+    let err = run_fail(c, None);
+    assert!(err.contains("--files"), "{err}");
+}
