@@ -10,7 +10,7 @@
 //!   must hold it, unbounded. With divisor avg a content-defined chunk of
 //!   16 × avg is rare (probability ≈ e^-16).
 
-use super::{roll, threshold, Cut, WINDOW};
+use super::{frame, roll, threshold, unfinished, Cut, WINDOW};
 
 /// Basic sliding window with divisor `avg`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,32 +50,21 @@ impl Bsw {
 impl Cut for Bsw {
     #[inline]
     fn cut(&self, data: &[u8], eof: bool) -> Option<usize> {
-        let n = data.len();
-        if n == 0 {
-            return None;
-        }
-        if n < self.min {
-            return if eof { Some(n) } else { None };
-        }
-        let end = n.min(self.max);
-        let first = self.min - 1;
-        let mut h = 0u64;
-        for &b in &data[self.min.saturating_sub(WINDOW)..first] {
-            h = roll(h, b);
-        }
-        let t = self.t;
-        for (i, &b) in data[first..end].iter().enumerate() {
+        let s = match frame(data, eof, self.min, self.max) {
+            Ok(s) => s,
+            Err(cut) => return cut,
+        };
+        let (mut h, t) = (s.h, self.t);
+        for (i, &b) in s.span.iter().enumerate() {
             h = roll(h, b);
             if h >= t {
-                return Some(first + i + 1);
+                return Some(s.first + i + 1);
             }
         }
-        if end == self.max {
+        if s.at_max {
             Some(self.max)
-        } else if eof {
-            Some(n)
         } else {
-            None
+            unfinished(data.len(), eof)
         }
     }
 

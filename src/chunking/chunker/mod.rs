@@ -92,6 +92,78 @@ pub fn roll(h: u64, byte: u8) -> u64 {
     (h << 1).wrapping_add(GEAR[byte as usize])
 }
 
+/// The rolling hash started at 0 after all of `data`. Four independent
+/// chains, one per byte position modulo 4, each shifted by 4 per step, are
+/// summed at the end: the bytes' contributions do not wait for each other
+/// (one chain of `roll` waits for the previous byte at every byte).
+#[inline(always)]
+pub(super) fn roll_all(data: &[u8]) -> u64 {
+    let mut quads = data.chunks_exact(4);
+    let mut a = [0u64; 4];
+    for q in &mut quads {
+        for (acc, &b) in a.iter_mut().zip(q) {
+            *acc = (*acc << 4).wrapping_add(GEAR[b as usize]);
+        }
+    }
+    let mut h = (a[0] << 3)
+        .wrapping_add(a[1] << 2)
+        .wrapping_add(a[2] << 1)
+        .wrapping_add(a[3]);
+    for &b in quads.remainder() {
+        h = roll(h, b);
+    }
+    h
+}
+
+/// The candidates a cutter searches for the end of the next chunk: chunk
+/// lengths `first + 1 ..= first + span.len()`, with `h` the rolling hash
+/// over the window before the first of them.
+pub(super) struct Span<'a> {
+    pub first: usize,
+    pub span: &'a [u8],
+    pub h: u64,
+    /// The span ends at `max`: a chunk ends there whatever is found.
+    pub at_max: bool,
+}
+
+/// What TTTD and BSW do around their search, in one place: no chunk in an
+/// empty buffer; a buffer shorter than `min` is the file's last chunk at
+/// end of file, else more data is needed (`Err`); otherwise the hash is
+/// warmed over the 64 bytes before the shortest chunk's last byte (fewer
+/// when `min < 64`), so the hash tested at each candidate covers the last
+/// 64 bytes of the chunk, and the candidates up to `min(len, max)` are
+/// handed to the cutter.
+#[inline(always)]
+pub(super) fn frame(
+    data: &[u8],
+    eof: bool,
+    min: usize,
+    max: usize,
+) -> Result<Span<'_>, Option<usize>> {
+    let n = data.len();
+    if n == 0 {
+        return Err(None);
+    }
+    if n < min {
+        return Err(unfinished(n, eof));
+    }
+    let end = n.min(max);
+    let first = min - 1; // index of the last byte of the shortest chunk
+    Ok(Span {
+        first,
+        span: &data[first..end],
+        h: roll_all(&data[min.saturating_sub(WINDOW)..first]),
+        at_max: end == max,
+    })
+}
+
+/// No boundary before the end of the data, which is short of `max`: the
+/// rest of the file is the last chunk at end of file, else more is needed.
+#[inline(always)]
+pub(super) fn unfinished(n: usize, eof: bool) -> Option<usize> {
+    eof.then_some(n)
+}
+
 /// The threshold for divisor `d`: `h >= threshold(d)` with probability
 /// ≈ 1/d. `d` is at least 1 (`threshold(1) == 0`: every position).
 pub const fn threshold(d: u64) -> u64 {

@@ -5,7 +5,7 @@
 //! fire as the main one, gives a content-defined fallback at the maximum so
 //! that forced cuts stay rare and still resynchronise after an edit.
 
-use super::{roll, threshold, Cut, GEAR, WINDOW};
+use super::{frame, roll, threshold, unfinished, Cut, GEAR};
 
 /// TTTD with its four parameters (bytes and divisors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,29 +62,6 @@ impl Tttd {
             t_backup: threshold(div2 as u64),
         }
     }
-}
-
-/// The rolling hash started at 0 after all of `data`. Four independent
-/// chains, one per byte position modulo 4, each shifted by 4 per step, are
-/// summed at the end: the bytes' contributions do not wait for each other
-/// (one chain of `roll` waits for the previous byte at every byte).
-#[inline(always)]
-fn roll_all(data: &[u8]) -> u64 {
-    let mut quads = data.chunks_exact(4);
-    let mut a = [0u64; 4];
-    for q in &mut quads {
-        for (acc, &b) in a.iter_mut().zip(q) {
-            *acc = (*acc << 4).wrapping_add(GEAR[b as usize]);
-        }
-    }
-    let mut h = (a[0] << 3)
-        .wrapping_add(a[1] << 2)
-        .wrapping_add(a[2] << 1)
-        .wrapping_add(a[3]);
-    for &b in quads.remainder() {
-        h = roll(h, b);
-    }
-    h
 }
 
 /// The index of the first byte of `data` after which the rolling hash,
@@ -144,39 +121,29 @@ impl Cut for Tttd {
     /// backup boundary cuts if there is one, else `max` does.
     #[inline]
     fn cut(&self, data: &[u8], eof: bool) -> Option<usize> {
-        let n = data.len();
-        if n == 0 {
-            return None;
-        }
-        if n < self.min {
-            return if eof { Some(n) } else { None };
-        }
-        let end = n.min(self.max);
-        let first = self.min - 1; // index of the last byte of the shortest chunk
-        let mut h = roll_all(&data[self.min.saturating_sub(WINDOW)..first]);
+        let s = match frame(data, eof, self.min, self.max) {
+            Ok(s) => s,
+            Err(cut) => return cut,
+        };
         let (t_main, t_backup) = (self.t_main, self.t_backup);
-        let span = &data[first..end];
         // The first main boundary cuts. The backup boundaries matter only
         // when there is none up to `max` (rare: ~1% of chunks at the usual
         // parameters), so they are looked for then, in a second pass.
-        if let Some(i) = first_at_least(h, span, t_main) {
-            return Some(first + i + 1);
+        if let Some(i) = first_at_least(s.h, s.span, t_main) {
+            return Some(s.first + i + 1);
         }
-        if end == self.max {
-            // t_backup <= t_main: every position reached is below t_main.
-            let mut backup = 0usize;
-            for (i, &b) in span.iter().enumerate() {
-                h = roll(h, b);
-                if h >= t_backup {
-                    backup = first + i + 1;
-                }
+        if !s.at_max {
+            return unfinished(data.len(), eof);
+        }
+        // t_backup <= t_main: every position reached is below t_main.
+        let (mut h, mut backup) = (s.h, 0usize);
+        for (i, &b) in s.span.iter().enumerate() {
+            h = roll(h, b);
+            if h >= t_backup {
+                backup = s.first + i + 1;
             }
-            Some(if backup > 0 { backup } else { self.max })
-        } else if eof {
-            Some(n)
-        } else {
-            None
         }
+        Some(if backup > 0 { backup } else { self.max })
     }
 
     fn max_len(&self) -> usize {
