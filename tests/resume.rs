@@ -7,21 +7,14 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::Command;
 
 /// `make report` with the test's binaries; extra `VAR=value` arguments.
 fn make(repo: &Path, work: &Path, vars: &[&str], env: &[(&str, &str)]) -> std::process::Output {
-    let mut c = Command::new("make");
-    c.current_dir(source_root())
-        .arg("--no-print-directory")
-        .arg(format!("BIN={}", bin_dir().display()))
-        .arg(format!("REPO={}", repo.display()))
-        .arg(format!("WORK={}", work.display()))
-        .arg("CAPACITY=64K")
-        .arg("MEMORY=64K")
-        .arg("QUIET=")
-        .args(vars)
-        .arg("report");
+    let mut c = make_report_cmd(
+        repo,
+        work,
+        &[&["CAPACITY=64K", "MEMORY=64K"], vars].concat(),
+    );
     for (k, v) in env {
         c.env(k, v);
     }

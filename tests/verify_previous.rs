@@ -7,22 +7,14 @@ mod common;
 
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// `make report` with the test's binaries; extra `VAR=value` arguments.
 fn make(repo: &Path, work: &Path, vars: &[&str]) -> String {
-    let mut c = Command::new("make");
-    c.current_dir(source_root())
-        .arg("--no-print-directory")
-        .arg(format!("BIN={}", bin_dir().display()))
-        .arg(format!("REPO={}", repo.display()))
-        .arg(format!("WORK={}", work.display()))
-        .arg("AVG=200")
-        .arg("FLOOR=10")
-        .arg("QUIET=")
-        .arg("FORMATS=txt json")
-        .args(vars)
-        .arg("report");
+    let c = make_report_cmd(
+        repo,
+        work,
+        &[&["AVG=200", "FLOOR=10", "FORMATS=txt json"], vars].concat(),
+    );
     let out = run_raw(c, None);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "make failed:\n{err}");

@@ -119,6 +119,21 @@ pub fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
     )
 }
 
+/// `make report` with the test's binaries on `repo` into `work`, progress
+/// shown (`QUIET=`), and extra `VAR=value` arguments; not yet run.
+pub fn make_report_cmd(repo: &Path, work: &Path, vars: &[&str]) -> Command {
+    let mut c = Command::new("make");
+    c.current_dir(source_root())
+        .arg("--no-print-directory")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!("REPO={}", repo.display()))
+        .arg(format!("WORK={}", work.display()))
+        .arg("QUIET=")
+        .args(vars)
+        .arg("report");
+    c
+}
+
 /// A command for one of the binaries.
 pub fn fsim(name: &str) -> Command {
     Command::new(bin(name))
