@@ -243,13 +243,7 @@ fn make_resumes_after_a_full_disk() {
     let t = tempfile::tempdir().unwrap();
     let (repo, _) = gen_repo(t.path(), &[]);
     let make = |work: &Path, env: Option<&str>| {
-        let mut c = Command::new("make");
-        c.current_dir(source_root())
-            .arg("--no-print-directory")
-            .arg(format!("BIN={}", bin_dir().display()))
-            .arg(format!("REPO={}", repo.display()))
-            .arg(format!("WORK={}", work.display()))
-            .arg("report");
+        let mut c = make_report_cmd(&repo, work, &[]);
         if let Some(e) = env {
             c.env("FSIM_TEST_ENOSPC", e);
         }
