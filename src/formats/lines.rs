@@ -201,6 +201,16 @@ pub const CHUNK_PARAM_KEYS: &[&str] = &[
     "strip-html",
 ];
 
+impl Params {
+    /// The chunking parameters ([`CHUNK_PARAM_KEYS`]) on which `self` and
+    /// `other` disagree, said as `key=value vs key=value`; `None` when two
+    /// files come from runs that chunked alike.
+    pub fn chunking_difference(&self, other: &Params) -> Option<String> {
+        self.only(CHUNK_PARAM_KEYS)
+            .difference(&other.only(CHUNK_PARAM_KEYS))
+    }
+}
+
 /// The header parameters a stage passes on to the next: the chunking
 /// parameters plus the identity of the templates ignored since
 /// fsim-partition (`templates=`, `template-chunks=`; see

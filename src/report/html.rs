@@ -55,7 +55,7 @@ use crate::chunking::chunker::{Chunker, Method};
 use crate::chunking::reader::chunk_path;
 use crate::error::Result;
 use crate::formats::templates::TemplateSet;
-use crate::formats::{escape_path_string, FileType, CHUNK_PARAM_KEYS};
+use crate::formats::{escape_path_string, FileType};
 use crate::formats::{percent, symmetric};
 use crate::report::model::{Cluster, HtmlOptions, Pair, Report};
 use crate::report::stream::{Buffered, Source, Visit};
@@ -107,11 +107,7 @@ fn chunker_of(report: &Report) -> std::result::Result<Chunker, String> {
         .parse()?;
     let avg = p.get_u64("avg").ok_or("no average chunk size recorded")? as usize;
     let c = Chunker::new(method, avg)?;
-    match c
-        .params()
-        .only(CHUNK_PARAM_KEYS)
-        .difference(&p.only(CHUNK_PARAM_KEYS))
-    {
+    match c.params().chunking_difference(p) {
         None => Ok(c),
         Some(d) => Err(format!(
             "the chunking parameters of the run cannot be reproduced ({d})"

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::formats::open_input;
 use crate::formats::{
     escape_path_string, hex128, mix128, parse_id, parse_u64, split_fields, Digest, FileEntry,
-    InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
+    InputCheck, Kind, Line, LineReader, Params,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -235,10 +235,7 @@ pub(crate) fn scan_pairs(
             Line::Header(k, p) => {
                 payloads |= p.get("templates").is_some();
                 check.header(k, p.clone()).map_err(err)?;
-                if let Some(d) = p
-                    .only(CHUNK_PARAM_KEYS)
-                    .difference(&table_params.only(CHUNK_PARAM_KEYS))
-                {
+                if let Some(d) = p.chunking_difference(table_params) {
                     return Err(Error::input(
                         &name,
                         line_no,

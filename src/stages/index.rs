@@ -382,10 +382,7 @@ pub fn add_segment(cfg: &BuildConfig) -> Result<(usize, u64)> {
                 check
                     .header(k, p.clone())
                     .map_err(|m| Error::input(&name, line_no, m))?;
-                if let Some(d) = p
-                    .only(CHUNK_PARAM_KEYS)
-                    .difference(&table_params.only(CHUNK_PARAM_KEYS))
-                {
+                if let Some(d) = p.chunking_difference(&table_params) {
                     return Err(Error::input(
                         &name,
                         line_no,

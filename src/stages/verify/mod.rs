@@ -244,10 +244,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         match line {
             Line::Header(k, p) => {
                 check.header(k, p.clone()).map_err(err)?;
-                if let Some(d) = p
-                    .only(CHUNK_PARAM_KEYS)
-                    .difference(&table_params.only(CHUNK_PARAM_KEYS))
-                {
+                if let Some(d) = p.chunking_difference(&table_params) {
                     return Err(err(format!(
                         "pairs and file table {files_name} come from runs with different parameters: {d}"
                     )));
