@@ -146,6 +146,8 @@ pub(super) fn global_plan(
     };
     let mut group_of = vec![0u32; files];
     let (mut index, mut group, mut prev_a) = (0u32, 0u32, None);
+    // Regions read by the lookups, only to be dropped (lookup clears it).
+    let mut regions = Vec::new();
     while let Some(raw) = r.next_raw().ok()? {
         if raw.first() == Some(&b'#') {
             continue;
@@ -157,7 +159,6 @@ pub(super) fn global_plan(
         if let Some(pv) = previous.as_mut() {
             // Reused pairs are not verified, so they neither count nor
             // keep their files in the cache.
-            let mut regions = Vec::new();
             if pv
                 .lookup(&p, want_regions.then_some(&mut regions))
                 .ok()?
