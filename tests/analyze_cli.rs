@@ -53,19 +53,19 @@ fn exact_pairs_in_memory_oversized_and_forced_spill() {
     std::fs::write(d.join("p.tsv"), example()).unwrap();
     run(
         BINPACK,
-        &["-o", "b800.tsv", "--capacity", "800", "-q", "p.tsv"],
+        &["-o", "b1100.tsv", "--capacity", "1100", "-q", "p.tsv"],
         d,
         true,
     );
     run(
         BINPACK,
-        &["-o", "b500.tsv", "--capacity", "500", "-q", "p.tsv"],
+        &["-o", "b700.tsv", "--capacity", "700", "-q", "p.tsv"],
         d,
         true,
     );
     let want = expected(PAIRS, HEADER);
 
-    let out = run(ANALYZE, &["-o", "pairs.tsv", "b800.tsv"], d, true);
+    let out = run(ANALYZE, &["-o", "pairs.tsv", "b1100.tsv"], d, true);
     assert_eq!(read(d, "pairs.tsv"), want);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -75,22 +75,22 @@ fn exact_pairs_in_memory_oversized_and_forced_spill() {
         "{err}"
     );
 
-    // The oversized component (bin 1 at capacity 500) is analysed out of core.
+    // The oversized component (bin 1 at capacity 700) is analysed out of core.
     let out = run(
         ANALYZE,
         &[
             "-o",
-            "pairs500.tsv",
+            "pairs700.tsv",
             "--capacity",
-            "500",
+            "700",
             "-j",
             "1",
-            "b500.tsv",
+            "b700.tsv",
         ],
         d,
         true,
     );
-    assert_eq!(read(d, "pairs500.tsv"), want);
+    assert_eq!(read(d, "pairs700.tsv"), want);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("3 bins (1 out of core)"), "{err}");
 
@@ -100,7 +100,7 @@ fn exact_pairs_in_memory_oversized_and_forced_spill() {
         &["--capacity", "1", "-j", "1"][..],
     ] {
         let mut a = args.to_vec();
-        a.extend(["-q", "b800.tsv"]);
+        a.extend(["-q", "b1100.tsv"]);
         let out = run(ANALYZE, &a, d, true);
         assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{args:?}");
         assert!(out.stderr.is_empty());
@@ -109,7 +109,7 @@ fn exact_pairs_in_memory_oversized_and_forced_spill() {
     // Standard input in, standard output out.
     let out = std::process::Command::new(ANALYZE)
         .args(["-q", "--force-spill"])
-        .stdin(std::fs::File::open(d.join("b500.tsv")).unwrap())
+        .stdin(std::fs::File::open(d.join("b700.tsv")).unwrap())
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), want);

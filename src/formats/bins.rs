@@ -18,9 +18,10 @@ pub const BYTES_PER_CHUNK: u64 = 8;
 
 /// Bytes per file: id (4), size (8), representative (4), offset and fill
 /// cursor in the file → chunks array (8), the content-hash table used to
-/// collapse copies (~40 with the hash map's load factor), and one 4-byte
-/// stamp per thread (budgeted for 8 threads: 32).
-pub const BYTES_PER_FILE: u64 = 96;
+/// collapse copies (~40 with the hash map's load factor), and per thread
+/// the bytes (8) and chunks (4) each file shares with the file being
+/// compared (budgeted for 8 threads: 96).
+pub const BYTES_PER_FILE: u64 = 160;
 
 /// Estimated peak memory of fsim-analyze's in-memory path for a bin (or a
 /// component) of `files` files, `records` chunk records and `chunks`

@@ -5,11 +5,12 @@
 //! compressed adjacency arrays (chunk → files, file → chunks). Files with the
 //! same content hash are collapsed to their smallest id first, so copies do
 //! not multiply links. Then for each file A in id order, the files B > A that
-//! share a chunk with A are gathered (deduplicated with a stamp array, not a
-//! hash table) and the bytes in common are computed with a merge of the two
-//! sorted chunk lists (footnote 2): sum over shared chunks of
+//! share a chunk with A are gathered by walking A's chunks' file lists, and
+//! the bytes in common are added up on that same walk, in an array indexed
+//! by file rather than a hash table (footnote 2): sum over shared chunks of
 //! min(occurrences in A, occurrences in B) × chunk length (footnote 1: a chunk
-//! that occurs twice in both files counts twice).
+//! that occurs twice in both files counts twice). The paper's merge of the
+//! two sorted chunk lists gives the same sums at |A| + |B| steps per pair.
 //!
 //! The A range of a bin is split in blocks taken by `-j` threads; results
 //! are put back in block order, so the output does not depend on `-j`.
