@@ -1,7 +1,7 @@
 //! fsim-partition end to end on hand-made file tables and chunk files.
 
 use fsim::formats::{
-    classify_line, digest_params, hex128, write_header, write_trailer, ChunkRecord, Digest,
+    classify_line, digest_params, hex128, mix128, write_header, write_trailer, ChunkRecord, Digest,
     FileEntry, FileType, Kind, Line, Params,
 };
 use std::path::{Path, PathBuf};
@@ -152,12 +152,14 @@ fn components_and_dropped_ubiquitous_chunk() {
     for l in &got[1..8] {
         d.add(&ChunkRecord::parse(l.as_bytes()).unwrap());
     }
+    // The dropped chunk (0x50) is named by its mix in dropped_digest.
     let trailer = got.last().unwrap();
     assert_eq!(
         *trailer,
         format!(
-            "#end partition\trecords=7\tdigest={}\tfiles=5\tcomponents=2\tdropped_chunks=1\tdropped_records=8\tpruned_files=8",
-            hex128(d.sum)
+            "#end partition\trecords=7\tdigest={}\tfiles=5\tcomponents=2\tdropped_chunks=1\tdropped_records=8\tpruned_files=8\tdropped_digest={}",
+            hex128(d.sum),
+            hex128(mix128(0x50))
         )
     );
     match classify_line(trailer.as_bytes()).unwrap() {

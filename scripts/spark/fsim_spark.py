@@ -515,6 +515,7 @@ def main(argv=None):
     pruned = set()
     dropped = []
     kept_n, kept_d, dchunks, drecs, limit, edges, seen_n, seen_d = 0, 0, 0, 0, None, 0, 0, 0
+    dropped_d = 0
     for line in fmeta:
         tag = line[0]
         if tag == "E":
@@ -540,6 +541,7 @@ def main(argv=None):
             kept_d += int(get(p, "kept_digest"), 16)
             dchunks += int(get(p, "dropped_chunks"))
             drecs += int(get(p, "dropped_records"))
+            dropped_d += int(get(p, "dropped_digest"), 16)
             limit = get(p, "limit")
     del fmeta
     if (seen_n, seen_d & M128) != (count, digest):
@@ -567,7 +569,8 @@ def main(argv=None):
         f.write(
             "#end partition\trecords=%d\tdigest=%s\tfiles=%d\tcomponents=%d\tdropped_chunks=%d\tdropped_records=%d%s\n"
             % (kept_n, hex128(kept_d), len(multi), ncomp, dchunks, drecs,
-               "\tpruned_files=%d" % len(pruned) if dchunks else "")
+               "\tpruned_files=%d\tdropped_digest=%s" % (len(pruned), hex128(dropped_d & M128))
+               if dchunks else "")
         )
     os.replace(L(".partition.tsv.tmp"), L("partition.tsv"))
     del labels, parent, sizes, multi

@@ -224,8 +224,15 @@ pub fn stage_params(p: &Params) -> Params {
 /// What fsim-partition's degree limit dropped, carried in the headers of
 /// bins, pairs and verified pairs so that the report can say it: the limit,
 /// the chunks dropped and the files holding one (absent when no chunk was
-/// dropped; `pruned-files` absent when unknown, as from Spark's forests).
-pub const PRUNED_PARAM_KEYS: &[&str] = &["degree-limit", "pruned-chunks", "pruned-files"];
+/// dropped; `pruned-files` absent when unknown, as from Spark's forests),
+/// and which chunks (`pruned-digest`, the sum of their hash mixes: a re-run
+/// whose analysis dropped the same chunks can reuse the earlier pairs).
+pub const PRUNED_PARAM_KEYS: &[&str] = &[
+    "degree-limit",
+    "pruned-chunks",
+    "pruned-files",
+    "pruned-digest",
+];
 
 /// [`PRUNED_PARAM_KEYS`] from a partition file's header and trailer.
 pub fn pruned_params(header: Option<&Params>, trailer: &Params) -> Params {
@@ -238,6 +245,9 @@ pub fn pruned_params(header: Option<&Params>, trailer: &Params) -> Params {
         out.set("pruned-chunks", chunks);
         if let Some(f) = trailer.get("pruned_files") {
             out.set("pruned-files", f);
+        }
+        if let Some(d) = trailer.get("dropped_digest") {
+            out.set("pruned-digest", d);
         }
     }
     out

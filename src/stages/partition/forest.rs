@@ -31,7 +31,7 @@ pub struct ForestConfig {
 ///   driver counts the union: `pruned_files`);
 /// * the range's highest dropped chunks as `#dropped` lines (the global top
 ///   is the top of the union of the ranges' tops);
-/// * `#forest\tfiles=N\tlimit=L\trecords=R\tdigest=D\tkept=K\tkept_digest=KD\tdropped_chunks=X\tdropped_records=Y\tsingleton_chunks=S\tedges=E`
+/// * `#forest\tfiles=N\tlimit=L\trecords=R\tdigest=D\tkept=K\tkept_digest=KD\tdropped_chunks=X\tdropped_records=Y\tdropped_digest=DD\tsingleton_chunks=S\tedges=E`
 ///   (R, D over the records read; K, KD over the kept ones: digests add up
 ///   over the ranges).
 ///
@@ -122,13 +122,14 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
     }
     tail.extend_from_slice(
         format!(
-            "#forest\tfiles={n}\tlimit={limit}\trecords={}\tdigest={}\tkept={}\tkept_digest={}\tdropped_chunks={}\tdropped_records={}\tsingleton_chunks={}\tedges={edges}\n",
+            "#forest\tfiles={n}\tlimit={limit}\trecords={}\tdigest={}\tkept={}\tkept_digest={}\tdropped_chunks={}\tdropped_records={}\tdropped_digest={}\tsingleton_chunks={}\tedges={edges}\n",
             seen.count,
             hex128(seen.sum),
             g.kept.count,
             hex128(g.kept.sum),
             g.dropped_chunks,
             g.dropped_records,
+            hex128(g.dropped_digest),
             g.singleton_chunks
         )
         .as_bytes(),

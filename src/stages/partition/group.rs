@@ -51,6 +51,10 @@ pub struct Grouper {
     pub singleton_chunks: u64,
     pub dropped_chunks: u64,
     pub dropped_records: u64,
+    /// Sum of the dropped chunks' hash mixes: which chunks were dropped, in
+    /// 16 bytes (a re-run compares it to know the analysis kept the same
+    /// chunks; summed over Spark's hash ranges).
+    pub dropped_digest: u128,
     /// Files holding a dropped chunk.
     pub pruned: FileBits,
     /// Min-heap by degree of the highest dropped chunks.
@@ -76,6 +80,7 @@ impl Grouper {
             singleton_chunks: 0,
             dropped_chunks: 0,
             dropped_records: 0,
+            dropped_digest: 0,
             pruned: FileBits::new(files),
             top: Default::default(),
         }
@@ -179,6 +184,9 @@ impl Grouper {
         } else {
             self.dropped_chunks += 1;
             self.dropped_records += self.nrecs;
+            self.dropped_digest = self
+                .dropped_digest
+                .wrapping_add(crate::formats::mix128(self.hash));
             let item = std::cmp::Reverse((
                 self.degree,
                 std::cmp::Reverse(self.hash),

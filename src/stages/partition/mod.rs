@@ -305,6 +305,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (singleton_chunks, dropped_chunks, dropped_records) =
         (g.singleton_chunks, g.dropped_chunks, g.dropped_records);
     let pruned_files = g.pruned.count();
+    let dropped_digest = g.dropped_digest;
     drop(g);
     let comps = unions.into_components();
     let (components, files_in_components) = comps.multi_counts();
@@ -345,6 +346,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         .with("dropped_records", dropped_records);
     if dropped_chunks > 0 {
         tp.set("pruned_files", pruned_files);
+        tp.set("dropped_digest", hex128(dropped_digest));
     }
     write_trailer(Kind::Partition, &tp, &mut tail);
     w.raw(&tail)?;
