@@ -184,8 +184,14 @@ LINE_OPTS =
 else
 LINE_OPTS = --files $(WORK)/files.tsv --line-pairs-below $(LINES) $(if $(filter 1,$(CATALOGS)),--line-catalogs) --line-min-percent $(LINE_FLOOR)
 endif
-$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv | build
-	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) $(LINE_OPTS) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
+# PREVIOUS=<old work dir> with a verified.tsv: only the pairs with a file
+# changed since are written (delta=1), and fsim-verify takes the others
+# from that run's verified.tsv; the outputs are the same bytes as a run
+# from scratch. fsim-analyze says why when it must analyse every pair
+# (other parameters, other chunks dropped, a lower MIN_PERCENT).
+ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/verified.tsv)),--previous-files $(PREVIOUS)/files.tsv --previous-verified $(PREVIOUS)/verified.tsv --verify-min-percent $$(cat $(WORK)/verify-threshold))
+$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(if $(ANALYZE_PREV_OPTS),$(WORK)/verify-threshold) | build
+	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
 # Exact similarity of the candidate pairs (line LCS for text), and the
 # shared regions for the side-by-side views. PREVIOUS=<old work dir> with a

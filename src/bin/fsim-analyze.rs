@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use fsim::cli;
-use fsim::stages::analyze::{run, Config, LineSource, Options, PercentOf, Thresholds};
+use fsim::stages::analyze::{run, Config, LineSource, Options, PercentOf, Since, Thresholds};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -53,6 +53,22 @@ struct Args {
     /// Line source threshold, percent of the file --percent-of names.
     #[arg(long, value_name = "P", default_value = "30", value_parser = cli::parse_percent)]
     line_min_percent: f64,
+    /// Re-run: the earlier run's file table. With --previous-verified, only
+    /// the pairs with a file changed since are written (header `delta=1`),
+    /// for fsim-verify --previous to complete from that run's verified
+    /// pairs; when that would not give the same result as analysing
+    /// everything (other parameters, other chunks dropped, a copy of a
+    /// changed file, a lower threshold), every pair is written and stderr
+    /// says why. Needs --files.
+    #[arg(long, value_name = "FILES", requires = "previous_verified")]
+    previous_files: Option<PathBuf>,
+    /// Re-run: the earlier run's verified pairs (fsim-verify's output).
+    #[arg(long, value_name = "VERIFIED", requires = "previous_files")]
+    previous_verified: Option<PathBuf>,
+    /// Re-run: the threshold fsim-verify will keep pairs from (the earlier
+    /// run's must not be higher).
+    #[arg(long, value_name = "P", default_value = "0", value_parser = cli::parse_percent)]
+    verify_min_percent: f64,
     /// Process every bin out of core (for tests).
     #[arg(long, hide = true)]
     force_spill: bool,
@@ -94,6 +110,21 @@ fn main() -> ExitCode {
         }
         _ => None,
     };
+    let since = match (a.previous_files, a.previous_verified, &a.files) {
+        (Some(files), Some(verified), Some(_)) => Some(Since {
+            files,
+            verified,
+            verify_min_percent: a.verify_min_percent,
+        }),
+        (Some(_), _, None) => {
+            return cli::run("fsim-analyze", || {
+                Err(fsim::error::Error::msg(
+                    "--previous-files needs --files (this run's file table)",
+                ))
+            })
+        }
+        _ => None,
+    };
     let cfg = Config {
         input: a.input,
         output: a.output,
@@ -107,9 +138,12 @@ fn main() -> ExitCode {
             threads,
             tmpdir: a.tmpdir,
             force_spill: a.force_spill,
+            only: None,
         },
         quiet: a.quiet,
         lines,
+        files: a.files,
+        since,
     };
     cli::run("fsim-analyze", || run(&cfg))
 }

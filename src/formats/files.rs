@@ -277,6 +277,50 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
     Ok((files, params))
 }
 
+/// What changed between an earlier file table `old` and `new`, for
+/// re-runs that reuse the earlier pairs: `new_of_old` maps each earlier id
+/// whose file is unchanged (same path, size, content hash and type) to its
+/// new id (`u32::MAX` otherwise), and `changed[new id]` is true for the
+/// files whose pairs must be found again: the changed and added ones, and
+/// every file with the same content as a file added, removed or changed
+/// (identical copies are analysed through one of them, so a change in a
+/// set of copies can change which one carries the pairs). fsim-analyze and
+/// fsim-verify both call this, so they agree on which pairs are reused.
+pub fn changed_since(new: &[FileEntry], old: &[FileEntry]) -> (Vec<bool>, Vec<u32>) {
+    use std::collections::{HashMap, HashSet};
+    let by_path: HashMap<&[u8], &FileEntry> = new.iter().map(|f| (&f.path[..], f)).collect();
+    let max_old = old.iter().map(|f| f.id as usize + 1).max().unwrap_or(0);
+    let max_new = new.iter().map(|f| f.id as usize + 1).max().unwrap_or(0);
+    let mut new_of_old = vec![u32::MAX; max_old];
+    let mut changed = vec![true; max_new];
+    for o in old {
+        if let Some(f) = by_path.get(&o.path[..]) {
+            if f.size == o.size && f.content == o.content && f.ftype == o.ftype {
+                new_of_old[o.id as usize] = f.id;
+                changed[f.id as usize] = false;
+            }
+        }
+    }
+    // Contents of the files added, removed or changed, before and after.
+    let touched: HashSet<u128> = new
+        .iter()
+        .filter(|f| changed[f.id as usize])
+        .chain(old.iter().filter(|o| new_of_old[o.id as usize] == u32::MAX))
+        .map(|f| f.content)
+        .collect();
+    for f in new {
+        if touched.contains(&f.content) {
+            changed[f.id as usize] = true;
+        }
+    }
+    for n in new_of_old.iter_mut() {
+        if *n != u32::MAX && changed[*n as usize] {
+            *n = u32::MAX;
+        }
+    }
+    (changed, new_of_old)
+}
+
 /// Trailer key of the digest of the file table's own records.
 pub const TABLE_DIGEST_KEY: &str = "table-digest";
 

@@ -181,6 +181,13 @@ pub struct Report {
 /// the dropped pairs could pass, would miss links without saying so, so it
 /// is refused, naming the threshold to verify with.
 pub(crate) fn check_verify_threshold(params: &Params, config: &Config, name: &str) -> Result<()> {
+    if params.get("delta").is_some() {
+        return Err(Error::input(
+            name,
+            1,
+            "these pairs are only those of the files changed since an earlier run (delta=1, from fsim-analyze --previous-files): report on fsim-verify --previous's output",
+        ));
+    }
     let Some(v) = params
         .get("verify-min-percent")
         .and_then(|v| v.parse::<f64>().ok())

@@ -130,6 +130,55 @@ impl Graph {
         }
     }
 
+    /// Step 4 for a re-run: only the pairs with a changed file. Each changed
+    /// file's chunks are walked to every file sharing one, on both sides of
+    /// it in id order, so the work follows the changed files' chunks and
+    /// not the bin's; a pair of two changed files is written from the
+    /// smaller.
+    pub(super) fn changed_pairs(
+        &self,
+        bin: &BinFiles,
+        th: &Thresholds,
+        changed: &super::Changed,
+        out: &mut PairStore,
+    ) -> Result<()> {
+        let n = bin.ids.len();
+        let local: Vec<bool> = bin.ids.iter().map(|&id| changed.any(id, id)).collect();
+        let mut acc = Accumulator::new(n);
+        let mut v = Vec::new();
+        for x in (0..n).filter(|&x| local[x]) {
+            acc.cand.clear();
+            let lx = self.chunks_of(x);
+            for cx in lx {
+                let len = self.chunk_len[cx.idx as usize] as u64;
+                for e in self.files_of(cx.idx as usize) {
+                    let b = e.idx as usize;
+                    if b == x {
+                        continue;
+                    }
+                    if acc.bytes[b] == 0 {
+                        acc.cand.push(e.idx);
+                    }
+                    acc.bytes[b] += cx.occ.min(e.occ) as u64 * len;
+                    acc.shared[b] += 1;
+                }
+            }
+            for &b in acc.cand.iter() {
+                let b = b as usize;
+                let (common, shared) = (acc.bytes[b], acc.shared[b]);
+                (acc.bytes[b], acc.shared[b]) = (0, 0);
+                if !local[b] || b > x {
+                    v.extend(bin.pair(x.min(b), x.max(b), common, shared, th));
+                }
+            }
+            if v.len() >= 1 << 14 {
+                out.extend(&v)?;
+                v.clear();
+            }
+        }
+        out.extend(&v)
+    }
+
     /// Step 4 for the whole bin on `threads` threads, into `out`, which
     /// sorts: threads hand over their pairs in batches as they go, so no
     /// thread holds more than a batch whatever the bin yields.

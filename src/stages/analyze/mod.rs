@@ -34,6 +34,7 @@
 //! [`pairs`] holds the thresholds and writes the pairs file, and [`store`]
 //! keeps the pairs sorted in bounded memory until then.
 
+mod delta;
 mod files;
 mod graph;
 mod groups;
@@ -58,7 +59,8 @@ pub use crate::formats::bins::{
 };
 pub use groups::Entry;
 pub use lines::{is_catalog, line_pairs, LineSource, LineStats};
-pub use pairs::{write_pairs, Pair, PercentOf, Thresholds};
+pub use delta::{Changed, Since};
+pub use pairs::{pairs_params, write_pairs, Pair, PercentOf, Thresholds};
 pub use read::{analyze_reader, analyze_with_progress};
 pub use store::PairStore;
 
@@ -73,6 +75,9 @@ pub struct Options {
     /// Process every bin out of core (tests, and a way out when an estimate
     /// turns out too low).
     pub force_spill: bool,
+    /// A re-run's changed files: only pairs with one of them are looked for
+    /// ([`delta`]).
+    pub only: Option<std::sync::Arc<Changed>>,
 }
 
 impl Default for Options {
@@ -83,6 +88,7 @@ impl Default for Options {
             threads: 1,
             tmpdir: None,
             force_spill: false,
+            only: None,
         }
     }
 }
@@ -97,6 +103,11 @@ pub struct Config {
     /// The second candidate source ([`lines`]): the file table and what to
     /// compare line by line. The files must be reachable.
     pub lines: Option<(PathBuf, LineSource)>,
+    /// The file table (`--files`): needed by the line source and `since`.
+    pub files: Option<PathBuf>,
+    /// A re-run: the earlier run's outputs; only the pairs with a file
+    /// changed since are written when they are enough ([`delta`]).
+    pub since: Option<Since>,
 }
 
 #[derive(Debug)]
@@ -145,21 +156,42 @@ pub fn run(cfg: &Config) -> Result<()> {
         "bins",
         cfg.quiet,
     );
-    let mut a = analyze_with_progress(progress.reader(input), &name, &cfg.options, &progress)?;
+    let table = match &cfg.files {
+        Some(f) if cfg.lines.is_some() || cfg.since.is_some() => {
+            Some(crate::formats::files::read_file_table(f)?.0)
+        }
+        _ => None,
+    };
+    let th = &cfg.options.thresholds;
+    let src = cfg.lines.as_ref().map(|(_, s)| s);
+    let mut options = cfg.options.clone();
+    if let (Some(since), Some(table)) = (&cfg.since, &table) {
+        match delta::plan(table, since, &cfg.input, th, src)? {
+            Ok(c) => options.only = Some(std::sync::Arc::new(c)),
+            Err(why) if !cfg.quiet => crate::cli::stderr_line(format_args!(
+                "fsim-analyze: every file analysed, not only the changed ones: {why}"
+            )),
+            Err(_) => {}
+        }
+    }
+    let mut a = analyze_with_progress(progress.reader(input), &name, &options, &progress)?;
     progress.finish();
     let mut line_stats = None;
     let chunk_pairs = a.pairs.len();
-    if let Some((files, src)) = &cfg.lines {
-        let (table, _) = crate::formats::files::read_file_table(files)?;
-        let (lp, st) = line_pairs(&table, src, cfg.options.threads)?;
+    if let (Some(src), Some(table)) = (src, &table) {
+        let (lp, st) = line_pairs(table, src, cfg.options.threads)?;
         a.pairs.extend(&lp)?;
         line_stats = Some(st);
+    }
+    let mut params = pairs_params(&a.params, th, src);
+    if let Some(c) = &options.only {
+        params = delta::mark(params, c);
     }
     let (bins, spilled_bins, files, records, collapsed) =
         (a.bins, a.spilled_bins, a.files, a.records, a.collapsed);
     let mut out = Output::create(cfg.output.as_deref())?;
     let oname = out.name().to_string();
-    let pairs = write_pairs(a, &cfg.options.thresholds, &mut out, &oname)?;
+    let pairs = write_pairs(a, &params, options.only.as_deref(), &mut out, &oname)?;
     out.finish()?;
     if !cfg.quiet {
         crate::cli::stderr_line(format_args!(
@@ -172,8 +204,14 @@ pub fn run(cfg: &Config) -> Result<()> {
             pairs,
             t0.elapsed().as_secs_f64()
         ));
+        if let Some(c) = &options.only {
+            crate::cli::stderr_line(format_args!(
+                "fsim-analyze: {} files changed since the earlier run: only their pairs written (the others are in its verified pairs)",
+                c.count
+            ));
+        }
         if let Some(mut st) = line_stats {
-            st.added = pairs - chunk_pairs;
+            st.added = pairs.saturating_sub(chunk_pairs);
             crate::cli::stderr_line(format_args!(
                 "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} pairs, {} not found by the chunks",
                 st.contents, st.unreadable, st.pairs, st.added

@@ -1,7 +1,8 @@
 //! What a pair is, whether it is kept (step 4(c)) and how the pairs file
 //! is written: one place for the thresholds both paths apply.
 
-use super::Analysis;
+use super::delta::Changed;
+use super::{Analysis, LineSource};
 use crate::chunking::features;
 use crate::error::{Context, Result};
 use crate::formats::{self, Kind, Params};
@@ -74,29 +75,45 @@ impl Pair {
     }
 }
 
-/// Write a pairs file (header, pair lines in (a, b) order, trailer) and
-/// return the number of pairs.
-pub fn write_pairs(a: Analysis, th: &Thresholds, out: &mut impl Write, name: &str) -> Result<u64> {
-    let mut buf = Vec::with_capacity(1 << 16);
-    let params = a
-        .params
+/// The header of the pairs file written from a bins file with header
+/// `bins`: its parameters, the thresholds, the estimator of feature
+/// methods and the line source's settings (a re-run compares them).
+pub fn pairs_params(bins: &Params, th: &Thresholds, lines: Option<&LineSource>) -> Params {
+    let mut params = bins
         .clone()
         .with("min-bytes", th.min_bytes)
         .with("min-percent", th.min_percent)
         .with("percent-of", th.percent_of.as_str());
-    let params = match a
-        .params
-        .get("method")
-        .map(str::parse::<features::FeatureMethod>)
-    {
-        Some(Ok(m)) => params.with("estimate", m.estimator().as_str()),
-        _ => params,
-    };
-    formats::write_header(Kind::Pairs, &params, &mut buf);
+    if let Some(Ok(m)) = bins.get("method").map(str::parse::<features::FeatureMethod>) {
+        params.set("estimate", m.estimator().as_str());
+    }
+    if let Some(l) = lines {
+        params.set("line-pairs-below", l.max_size);
+        params.set("line-catalogs", u8::from(l.catalogs));
+        params.set("line-min-percent", l.thresholds.min_percent);
+    }
+    params
+}
+
+/// Write a pairs file (header `params`, pair lines in (a, b) order,
+/// trailer) and return the number of pairs; with `only`, just the pairs
+/// with a changed file.
+pub fn write_pairs(
+    a: Analysis,
+    params: &Params,
+    only: Option<&Changed>,
+    out: &mut impl Write,
+    name: &str,
+) -> Result<u64> {
+    let mut buf = Vec::with_capacity(1 << 16);
+    formats::write_header(Kind::Pairs, params, &mut buf);
     let mut sum = 0u128;
     let mut n = 0u64;
     for p in super::lines::keep_chunk_figures(a.pairs.finish()?) {
         let p = p?;
+        if only.is_some_and(|c| !c.any(p.a, p.b)) {
+            continue;
+        }
         n += 1;
         p.write(&mut buf);
         sum = sum.wrapping_add(p.mix());

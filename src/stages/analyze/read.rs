@@ -104,16 +104,25 @@ impl Bin {
             Some(Route::Memory(mut g)) => {
                 self.grouper.flush(&mut g)?;
                 g.finish(n);
-                g.all_pairs(&self.files, &opts.thresholds, opts.threads, &mut a.pairs)?;
+                match &opts.only {
+                    None => {
+                        g.all_pairs(&self.files, &opts.thresholds, opts.threads, &mut a.pairs)?
+                    }
+                    Some(c) => g.changed_pairs(&self.files, &opts.thresholds, c, &mut a.pairs)?,
+                }
             }
             Some(Route::Spill(mut s)) => {
                 self.grouper.flush(&mut s)?;
                 a.spilled_bins += 1;
                 a.spilled_records += s.emitted;
                 let (files, th, pairs) = (&self.files, &opts.thresholds, &mut a.pairs);
+                let only = opts.only.as_deref();
                 let mut stored = Ok(());
                 s.finish(|key, common, shared| {
                     let (x, y) = ((key >> 32) as usize, (key & 0xffff_ffff) as usize);
+                    if only.is_some_and(|c| !c.any(files.ids[x], files.ids[y])) {
+                        return;
+                    }
                     if let (Some(p), Ok(())) = (files.pair(x, y, common, shared, th), &stored) {
                         stored = pairs.push(p);
                     }

@@ -236,9 +236,21 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         None => None,
     };
     plan.global = global_plan(cfg, files.len(), planning, want_regions);
-    let mut reused: Vec<Option<Outcome>> = Vec::new();
     let mut prev_regions = Vec::new();
-    let mut batch: Vec<PairIn> = Vec::new();
+    let mut flow = Flow {
+        batch: Vec::new(),
+        reused: Vec::new(),
+        workers: &mut workers,
+        cache: &cache,
+        files: &files,
+        plan: &mut plan,
+        sink: &mut sink,
+        cfg,
+        want_regions,
+    };
+    // A delta pairs file (a re-run's fsim-analyze): the pairs of unchanged
+    // files come from the earlier run, merged in (a, b) order.
+    let mut delta: Option<previous::Rows> = None;
     while let Some((line, line_no)) = r.next_numbered()? {
         let err = |m: String| Error::input(&name, line_no, m);
         match line {
@@ -258,8 +270,33 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                 if let Some(pv) = &mut prev {
                     pv.check(&p)?;
                 }
+                if p.get("delta").is_some() && delta.is_none() {
+                    let Some((old_pairs, old_table, old_regions)) = &cfg.previous else {
+                        return Err(err("these pairs are only those of the files changed since an earlier run (delta=1): give that run's outputs with --previous, --previous-files and --previous-regions".into()));
+                    };
+                    let mut rows = previous::Rows::open(
+                        &files,
+                        old_pairs,
+                        old_table,
+                        old_regions.as_deref().filter(|_| want_regions),
+                    )?;
+                    if Some(rows.changed) != p.get_u64("changed-files") {
+                        return Err(err(format!(
+                            "these pairs were analysed for {} changed files, but {} changed since {}: another earlier run?",
+                            p.get("changed-files").unwrap_or("?"),
+                            rows.changed,
+                            old_table.display()
+                        )));
+                    }
+                    rows.check(&p)?;
+                    // Every pair comes from the delta or the earlier run.
+                    prev = None;
+                    delta = Some(rows);
+                }
+                let sink = &mut *flow.sink;
                 if !header_written {
                     let mut hp = p.clone();
+                    hp.0.retain(|(k, _)| k != "delta" && k != "changed-files");
                     hp.set("verified", 1);
                     hp.set("verify-min-percent", cfg.min_percent);
                     hp.set("verify-percent-of", cfg.percent_of.as_str());
@@ -301,57 +338,30 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                     }
                 }
                 seen.add_mix(pair_mix(p.a, p.b, p.common));
-                sink.summary.pairs_read += 1;
-                // Size-ratio filter: even if the smaller file were wholly
-                // inside the larger, the pair could not reach the threshold.
-                if percent(p.size_a.min(p.size_b), base(&p, cfg.percent_of)) < cfg.min_percent {
-                    sink.summary.dropped_ratio += 1;
-                    continue;
-                }
-                if batch.len() >= BATCH_PAIRS
-                    && (batch.last().map(|l| l.a) != Some(p.a) || batch.len() >= 4 * BATCH_PAIRS)
-                {
-                    let o = process_batch(
-                        &batch,
-                        &mut reused,
-                        &mut workers,
-                        &cache,
-                        &files,
-                        &mut plan,
-                        want_regions,
-                    );
-                    sink.write_batch(&batch, &o, &files, cfg)?;
-                    batch.clear();
+                flow.sink.summary.pairs_read += 1;
+                if let Some(rows) = &mut delta {
+                    while let Some((q, r)) = rows.next_before(p.a, p.b, want_regions)? {
+                        flow.push(q, r)?;
+                    }
                 }
                 let r = match &mut prev {
                     Some(pv) => pv
                         .lookup(&p, want_regions.then_some(&mut prev_regions))?
-                        .map(|common| Outcome {
-                            common,
-                            exact: true,
-                            regions: std::mem::take(&mut prev_regions),
-                            stale: Vec::new(),
-                            below: false,
-                        }),
+                        .map(|common| Outcome::reused(common, std::mem::take(&mut prev_regions))),
                     None => None,
                 };
-                reused.push(r);
-                batch.push(p);
+                flow.push(p, r)?;
             }
         }
     }
     check.finish(&seen, &name, r.line_number())?;
-    let o = process_batch(
-        &batch,
-        &mut reused,
-        &mut workers,
-        &cache,
-        &files,
-        &mut plan,
-        want_regions,
-    );
+    if let Some(rows) = &mut delta {
+        while let Some((q, r)) = rows.next_before(u32::MAX, u32::MAX, want_regions)? {
+            flow.push(q, r)?;
+        }
+    }
+    flow.flush()?;
     progress.finish();
-    sink.write_batch(&batch, &o, &files, cfg)?;
     let mut t = Vec::new();
     write_trailer(Kind::Pairs, &digest_params(&sink.written, "pairs"), &mut t);
     sink.out.write_all(&t)?;
@@ -379,11 +389,63 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         summary.bytes_read += w.bytes_read;
     }
     summary.seconds = start.elapsed().as_secs_f64();
-    summary.reused = prev.map(|p| p.reused);
+    summary.reused = prev.map(|p| p.reused).or(delta.map(|d| d.reused));
     if !cfg.quiet {
         crate::cli::stderr_line(summary.line());
     }
     Ok(summary)
+}
+
+/// The pairs on their way to the workers and the outputs, in input order.
+struct Flow<'a> {
+    batch: Vec<PairIn>,
+    /// Per pair of `batch`: the earlier run's outcome, if reused.
+    reused: Vec<Option<Outcome>>,
+    workers: &'a mut Vec<Worker>,
+    cache: &'a SharedCache,
+    files: &'a [crate::formats::FileEntry],
+    plan: &'a mut Plan,
+    sink: &'a mut Sink,
+    cfg: &'a Config,
+    want_regions: bool,
+}
+
+impl Flow<'_> {
+    /// Take pair `p` (its outcome when reused), after the size-ratio
+    /// filter: even if the smaller file were wholly inside the larger, the
+    /// pair could not reach the threshold.
+    fn push(&mut self, p: PairIn, reused: Option<Outcome>) -> Result<()> {
+        let cfg = self.cfg;
+        if percent(p.size_a.min(p.size_b), base(&p, cfg.percent_of)) < cfg.min_percent {
+            self.sink.summary.dropped_ratio += 1;
+            return Ok(());
+        }
+        // Batches end between two files A, unless one A has very many pairs.
+        if self.batch.len() >= BATCH_PAIRS
+            && (self.batch.last().map(|l| l.a) != Some(p.a) || self.batch.len() >= 4 * BATCH_PAIRS)
+        {
+            self.flush()?;
+        }
+        self.reused.push(reused);
+        self.batch.push(p);
+        Ok(())
+    }
+
+    /// Verify the batch and write it.
+    fn flush(&mut self) -> Result<()> {
+        let o = process_batch(
+            &self.batch,
+            &mut self.reused,
+            self.workers,
+            self.cache,
+            self.files,
+            self.plan,
+            self.want_regions,
+        );
+        self.sink.write_batch(&self.batch, &o, self.files, self.cfg)?;
+        self.batch.clear();
+        Ok(())
+    }
 }
 
 /// Parse a 6-field pair line.

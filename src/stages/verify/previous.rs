@@ -17,13 +17,13 @@
 //! one pair and its regions at a time. A pair out of that order (ids not
 //! in the same order in both tables) is just not reused.
 
+use super::worker::Outcome;
 use super::{parse_pair, PairIn, Region, PIECE_AVG};
 use crate::error::{Error, Result};
-use crate::formats::files::read_file_table;
+use crate::formats::files::{changed_since, read_file_table};
 use crate::formats::{
     open_input, parse_id, parse_u64, split_fields, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
-use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
@@ -42,7 +42,11 @@ struct Old {
     old_b: u32,
     size_a: u64,
     size_b: u64,
+    /// The chunk figures (fields 5 and 6).
+    common: u64,
+    shared: u64,
     verified: u64,
+    exact: bool,
 }
 
 /// The earlier run's verified pairs and regions, read beside the new pairs.
@@ -60,6 +64,8 @@ pub struct Previous {
     regions_done: bool,
     /// Pairs reused so far.
     pub reused: u64,
+    /// Read lower-bound rows too ([`Rows`]).
+    all_rows: bool,
 }
 
 /// Open the earlier run's outputs and map its file ids to `files`' ids.
@@ -70,20 +76,7 @@ pub fn open(
     previous_regions: Option<&Path>,
 ) -> Result<Previous> {
     let (old, _) = read_file_table(previous_files)?;
-    let mut by_path: HashMap<&[u8], u32> = HashMap::with_capacity(files.len());
-    for f in files {
-        by_path.insert(&f.path, f.id);
-    }
-    let max_old = old.iter().map(|f| f.id as usize + 1).max().unwrap_or(0);
-    let mut new_of_old = vec![NONE; max_old];
-    for o in &old {
-        if let Some(&n) = by_path.get(&o.path[..]) {
-            let f = &files[n as usize];
-            if f.size == o.size && f.content == o.content && f.ftype == o.ftype {
-                new_of_old[o.id as usize] = n;
-            }
-        }
-    }
+    let (_, new_of_old) = changed_since(files, &old);
     let (input, name) = open_input(previous)?;
     let regions = match previous_regions {
         Some(p) => {
@@ -102,7 +95,115 @@ pub fn open(
         ahead: None,
         regions_done: false,
         reused: 0,
+        all_rows: false,
     })
+}
+
+impl Outcome {
+    /// An earlier run's exact figure and regions.
+    pub(super) fn reused(common: u64, regions: Vec<Region>) -> Outcome {
+        Outcome {
+            common,
+            exact: true,
+            regions,
+            stale: Vec::new(),
+            below: false,
+        }
+    }
+}
+
+/// The earlier run's verified pairs whose two files are unchanged, for a
+/// delta pairs file (`delta=1`, from a re-run's fsim-analyze, which wrote
+/// only the pairs with a changed file): merged with the new pairs in
+/// (a, b) order, they make the output of a run from scratch. Exact rows
+/// keep their figure and regions; lower-bound rows (a file that changed
+/// while that run read it, or a diff too costly) are verified again.
+pub struct Rows {
+    inner: Previous,
+    /// Files changed since the earlier run (as fsim-analyze counts them).
+    pub changed: u64,
+    /// Rows taken from the earlier run.
+    pub reused: u64,
+    last: Option<(u32, u32)>,
+    regions: Vec<Region>,
+}
+
+impl Rows {
+    pub fn open(
+        files: &[crate::formats::FileEntry],
+        previous: &Path,
+        previous_files: &Path,
+        previous_regions: Option<&Path>,
+    ) -> Result<Rows> {
+        let (old, _) = read_file_table(previous_files)?;
+        let (changed, _) = changed_since(files, &old);
+        let mut inner = open(files, previous, previous_files, previous_regions)?;
+        inner.all_rows = true;
+        Ok(Rows {
+            inner,
+            changed: changed.iter().filter(|&&c| c).count() as u64,
+            reused: 0,
+            last: None,
+            regions: Vec::new(),
+        })
+    }
+
+    /// Check the earlier header against the new pairs' (see
+    /// [`Previous::check`]); fsim-analyze checked the rest.
+    pub fn check(&mut self, new: &Params) -> Result<()> {
+        self.inner.check(new)
+    }
+
+    /// The next earlier row before (a, b) in the new ids, as a pair and,
+    /// for an exact row, its outcome.
+    pub(super) fn next_before(
+        &mut self,
+        a: u32,
+        b: u32,
+        want_regions: bool,
+    ) -> Result<Option<(PairIn, Option<Outcome>)>> {
+        if self.inner.cur.is_none() && !self.inner.done {
+            self.inner.cur = self.inner.next_old()?;
+            self.inner.done = self.inner.cur.is_none();
+        }
+        let Some(o) = self.inner.cur else {
+            return Ok(None);
+        };
+        if (o.a, o.b) >= (a, b) {
+            if (o.a, o.b) == (a, b) {
+                return Err(Error::msg(format!(
+                    "pair {a}-{b} is both in the new pairs and in the earlier run's with unchanged files: the pairs were analysed against another earlier run"
+                )));
+            }
+            return Ok(None);
+        }
+        self.inner.cur = None;
+        if self.last.is_some_and(|l| l >= (o.a, o.b)) {
+            return Err(Error::msg(format!(
+                "{}: the earlier run's files are not in this run's order: run without --previous",
+                self.inner.pairs.name()
+            )));
+        }
+        self.last = Some((o.a, o.b));
+        let p = PairIn {
+            a: o.a,
+            b: o.b,
+            size_a: o.size_a,
+            size_b: o.size_b,
+            common: o.common,
+            shared: o.shared,
+        };
+        if !o.exact {
+            return Ok(Some((p, None)));
+        }
+        self.regions.clear();
+        if want_regions {
+            self.inner.regions_of(o.old_a, o.old_b, &mut self.regions)?;
+        }
+        self.reused += 1;
+        let r = Outcome::reused(o.verified, std::mem::take(&mut self.regions));
+        Ok(Some((p, Some(r))))
+    }
 }
 
 impl Previous {
@@ -172,14 +273,24 @@ impl Previous {
             };
             let bad = || Error::input(&name, no, "expected a verified pair record (8 fields)");
             let f = split_fields::<8>(d).ok_or_else(bad)?;
-            if f[7] != b"exact" {
+            let exact = f[7] == b"exact";
+            if !exact && !self.all_rows {
                 continue;
             }
             let p = parse_pair(&d[..d.len() - f[6].len() - f[7].len() - 2]).ok_or_else(bad)?;
             let verified = parse_u64(f[6]).ok_or_else(bad)?;
             let map = |id: u32| self.new_of_old.get(id as usize).copied().unwrap_or(NONE);
             let (a, b) = (map(p.a), map(p.b));
-            if a == NONE || b == NONE || a >= b {
+            if a == NONE || b == NONE {
+                continue;
+            }
+            if a >= b {
+                if self.all_rows {
+                    return Err(Error::input(&name, no, format!(
+                        "files {} and {} of the earlier run are in the other order now: the earlier pairs cannot be merged; run without --previous",
+                        p.a, p.b
+                    )));
+                }
                 continue;
             }
             return Ok(Some(Old {
@@ -189,7 +300,10 @@ impl Previous {
                 old_b: p.b,
                 size_a: p.size_a,
                 size_b: p.size_b,
+                common: p.common,
+                shared: p.shared,
                 verified,
+                exact,
             }));
         }
     }

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Incremental re-run benchmark (issue 16): a run from scratch on TREE, then
+# 1 % of its files edited (a line inserted in the middle of every 100th
+# file), then `make report PREVIOUS=<first work>` and, for comparison, a run
+# from scratch on the edited tree; the reports of the last two must be the
+# same bytes. Usage: scripts/rerun-bench.sh TREE SCRATCH_DIR [BIN]
+# (TREE is copied into SCRATCH_DIR, which is removed first).
+set -eu
+tree=$1 dir=$2 bin=${3:-target/release}
+here=$(cd "$(dirname "$0")/.." && pwd)
+case $bin in /*) ;; *) bin=$here/$bin ;; esac
+rm -rf "$dir" && mkdir -p "$dir" && cp -a "$tree" "$dir/repo"
+run() { # work dir, extra make args...
+    w=$1; shift
+    s=$(date +%s.%N)
+    make -s -C "$here" report BIN="$bin" REPO="$dir/repo" WORK="$dir/$w" FORMATS="txt json tsv html" "$@" >/dev/null
+    e=$(date +%s.%N)
+    echo "$w $(echo "$e - $s" | bc)"
+}
+run first
+python3 - "$dir/repo" <<'PY'
+import os, sys
+root = sys.argv[1]
+paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
+n = 0
+for i, p in enumerate(paths):
+    if i % 100 != 7:
+        continue
+    b = open(p, 'rb').read()
+    mid = b.find(b'\n', len(b) // 2)
+    mid = len(b) if mid < 0 else mid + 1
+    open(p, 'wb').write(b[:mid] + b'edited line %d\n' % i + b[mid:])
+    n += 1
+print("edited", n, "of", len(paths), "files")
+PY
+run rerun PREVIOUS="$dir/first"
+run scratch
+for f in report.txt report.json report.tsv report.html verified.tsv; do
+    cmp "$dir/rerun/$f" "$dir/scratch/$f" || { echo "rerun and scratch differ: $f" >&2; exit 1; }
+done
+echo "rerun and scratch reports: same bytes"
