@@ -79,9 +79,50 @@ fn rerun_after_one_percent_changed_is_byte_identical() {
             "{n} differs from a run from scratch"
         );
     }
-    // The make run verifies at MIN_PERCENT, so the earlier verified.tsv
-    // holds the pairs above it: nearly all of those are reused (no diff);
-    // the candidates below it are bounded again (which reads their files).
+    // The analysis wrote only the pairs with a changed file: the two
+    // edited, the added copy and the file it copies (copies are analysed
+    // through one of them); the deleted file is in no pair.
+    let head = |w: &Path| -> String {
+        let t = std::fs::read_to_string(w.join("pairs.tsv")).unwrap();
+        t.lines().next().unwrap().to_string()
+    };
+    assert!(
+        head(&inc).ends_with("\tdelta=1\tchanged-files=4"),
+        "{}",
+        head(&inc)
+    );
+    assert!(!head(&fresh).contains("delta"), "{}", head(&fresh));
+    // The out-of-core path writes the same delta, on any thread count.
+    for j in ["1", "2"] {
+        let mut c = fsim("fsim-analyze");
+        c.args([
+            "-q",
+            "--force-spill",
+            "-j",
+            j,
+            "--min-percent",
+            "10",
+            "--files",
+        ])
+        .arg(inc.join("files.tsv"))
+        .args([
+            "--line-pairs-below",
+            "4K",
+            "--line-catalogs",
+            "--previous-files",
+        ])
+        .arg(old.join("files.tsv"))
+        .arg("--previous-verified")
+        .arg(old.join("verified.tsv"))
+        .args(["--verify-min-percent", "50", "--tmpdir"])
+        .arg(t.path())
+        .arg(inc.join("bins.tsv"));
+        let out = run_ok(c, None);
+        assert!(
+            out.stdout == std::fs::read(inc.join("pairs.tsv")).unwrap(),
+            "-j {j}"
+        );
+    }
     let field = |s: &str, suffix: &str| -> u64 {
         s.split(", ")
             .find_map(|f| f.strip_suffix(suffix))
@@ -92,20 +133,91 @@ fn rerun_after_one_percent_changed_is_byte_identical() {
             .parse()
             .unwrap()
     };
+    let read = |s: &str| -> u64 { s.split(' ').nth(1).unwrap().parse().unwrap() };
+    let (all_pairs, delta_pairs) = (read(&scratch), read(&again));
+    assert!(all_pairs > 300, "{before}\n{scratch}");
+    assert!(
+        delta_pairs > 0 && delta_pairs * 5 < all_pairs,
+        "{again}\n{scratch}"
+    );
+    let kept = std::fs::read_to_string(fresh.join("verified.tsv"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .count() as u64;
     let reused = field(&again, " reused from the earlier run");
-    let pairs: u64 = again.split(' ').nth(1).unwrap().parse().unwrap();
-    let below: u64 = again
+    assert!(reused > 0 && reused <= kept, "{again}: {kept} kept");
+
+    // fsim-verify --previous on the full pairs (not a delta): pairs whose
+    // two files are unchanged keep their earlier figures, the candidates
+    // below the threshold are bounded again; same bytes again.
+    let mut c = fsim("fsim-verify");
+    c.arg("--files")
+        .arg(fresh.join("files.tsv"))
+        .args(["--min-percent", "50", "--previous"])
+        .arg(old.join("verified.tsv"))
+        .arg("--previous-files")
+        .arg(old.join("files.tsv"))
+        .arg("--previous-regions")
+        .arg(old.join("regions.tsv"))
+        .arg("--regions")
+        .arg(t.path().join("full-regions.tsv"))
+        .arg("-o")
+        .arg(t.path().join("full.tsv"))
+        .arg(fresh.join("pairs.tsv"));
+    let full = String::from_utf8_lossy(&run_ok(c, None).stderr).into_owned();
+    let full = verify_summary(&full);
+    assert!(
+        std::fs::read(t.path().join("full.tsv")).unwrap()
+            == std::fs::read(fresh.join("verified.tsv")).unwrap()
+    );
+    let below: u64 = full
         .split('(')
         .nth(1)
         .and_then(|s| s.split(' ').next())
         .unwrap()
         .parse()
         .unwrap();
-    assert!(pairs > 300, "{before}\n{scratch}");
-    assert!(below > 0 && below < pairs, "{again}");
-    assert!(reused * 10 > (pairs - below) * 9, "{again}");
+    let pairs = read(full);
+    assert!(below > 0 && below < pairs, "{full}");
+    assert!(
+        field(full, " reused from the earlier run") * 10 > (pairs - below) * 9,
+        "{full}"
+    );
     let stopped = |s: &str| field(s, " stopped early (an upper bound below the threshold)");
-    assert_eq!(stopped(&again), stopped(&scratch), "{again}\n{scratch}");
+    assert_eq!(stopped(full), stopped(&scratch), "{full}\n{scratch}");
+
+    // A lower threshold than the earlier run's: its verified pairs lack
+    // the links in between, so every pair is analysed (and said so).
+    let low = t.path().join("low");
+    let err = make(
+        &repo,
+        &low,
+        &["MIN_PERCENT=40", &format!("PREVIOUS={}", old.display())],
+    );
+    assert!(
+        err.contains("fsim-analyze: every file analysed, not only the changed ones: the earlier run kept verified pairs from 50%, this one needs them from 40%"),
+        "{err}"
+    );
+    assert!(!head(&low).contains("delta"));
+    let low_fresh = t.path().join("low-fresh");
+    make(&repo, &low_fresh, &["MIN_PERCENT=40"]);
+    for n in ["verified.tsv", "report.txt"] {
+        assert!(
+            std::fs::read(low.join(n)).unwrap() == std::fs::read(low_fresh.join(n)).unwrap(),
+            "{n}"
+        );
+    }
+    // A delta pairs file is refused by fsim-report (it lacks the others).
+    let mut c = fsim("fsim-report");
+    c.arg("--files")
+        .arg(inc.join("files.tsv"))
+        .arg("-o")
+        .arg(inc.join("delta.txt"))
+        .arg(inc.join("pairs.tsv"));
+    let e = run_fail(c, None);
+    assert!(e.contains("pairs.tsv:1: these pairs are only those of the files changed since an earlier run (delta=1"), "{e}");
+    assert!(!inc.join("delta.txt").exists());
     // verified.tsv holds only the pairs at >= MIN_PERCENT (50): a report
     // at 30 % would miss links, so it is refused and writes nothing.
     let mut c = fsim("fsim-report");

@@ -57,9 +57,9 @@ use std::time::Instant;
 pub use crate::formats::bins::{
     estimate_memory, BYTES_PER_CHUNK, BYTES_PER_FILE, BYTES_PER_RECORD,
 };
+pub use delta::{Changed, Since};
 pub use groups::Entry;
 pub use lines::{is_catalog, line_pairs, LineSource, LineStats};
-pub use delta::{Changed, Since};
 pub use pairs::{pairs_params, write_pairs, Pair, PercentOf, Thresholds};
 pub use read::{analyze_reader, analyze_with_progress};
 pub use store::PairStore;

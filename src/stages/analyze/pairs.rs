@@ -84,7 +84,10 @@ pub fn pairs_params(bins: &Params, th: &Thresholds, lines: Option<&LineSource>) 
         .with("min-bytes", th.min_bytes)
         .with("min-percent", th.min_percent)
         .with("percent-of", th.percent_of.as_str());
-    if let Some(Ok(m)) = bins.get("method").map(str::parse::<features::FeatureMethod>) {
+    if let Some(Ok(m)) = bins
+        .get("method")
+        .map(str::parse::<features::FeatureMethod>)
+    {
         params.set("estimate", m.estimator().as_str());
     }
     if let Some(l) = lines {

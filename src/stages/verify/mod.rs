@@ -442,7 +442,8 @@ impl Flow<'_> {
             self.plan,
             self.want_regions,
         );
-        self.sink.write_batch(&self.batch, &o, self.files, self.cfg)?;
+        self.sink
+            .write_batch(&self.batch, &o, self.files, self.cfg)?;
         self.batch.clear();
         Ok(())
     }
