@@ -30,6 +30,8 @@ METHOD    ?= tttd
 # Extra fsim-chunk options, e.g. for feature methods: METHOD_OPTS='-n 50 --fold-case'
 METHOD_OPTS ?=
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+# Budget of fsim-sort and of each fsim-report process (the formats of
+# `make report` run up to JOBS at a time, each with its own MEMORY).
 MEMORY    ?= 256M
 CAPACITY  ?= 1G
 # Analysis floor (percent of the smaller file): pairs below are not kept.
@@ -85,13 +87,14 @@ NATIVE_DIR ?= target/native
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: FORCE all build native layers demo report test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
+.PHONY: FORCE all build native layers demo report report-files test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
 .DELETE_ON_ERROR:
 
 all: build
 
+# NO_BUILD=1: the sub-make of `make report`, whose make built them already.
 build:
-ifeq ($(BIN),target/release)
+ifeq ($(BIN)$(NO_BUILD),target/release)
 	$(CARGO) build --release --quiet --bins
 endif
 
@@ -107,8 +110,6 @@ else
 # by make continues after its last finished run (docs/reliability.md).
 SORT_CMD = $(BIN)/fsim-sort $(QUIET) --memory $(MEMORY) --resume-dir $@.runs -o $@ $<
 endif
-
-report: $(addprefix $(WORK)/report.,$(FORMATS))
 
 $(WORK):
 	mkdir -p $@
@@ -221,6 +222,18 @@ PAIRS := $(WORK)/pairs.tsv
 else
 PAIRS := $(WORK)/verified.tsv
 endif
+
+# The formats are written by separate fsim-report processes, independent of
+# one another: once the pairs are verified, a sub-make writes them JOBS at a
+# time (xlsx, the slowest, first; the others in FORMATS order), each process
+# with its own --memory $(MEMORY). Within a make -j, the sub-make shares its
+# job slots instead.
+REPORT_FILES = $(addprefix $(WORK)/report.,$(filter xlsx,$(FORMATS)) $(filter-out xlsx,$(FORMATS)))
+report: $(PAIRS) $(WORK)/files.tsv | build
+	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS)) NO_BUILD=1 report-files
+
+report-files: $(REPORT_FILES)
+	@:
 
 # More fsim-report options, e.g. REPORT_FILTERS="--same-type --max-size-ratio 3
 # --cross-collections-only" (sif's post-processing; remove the reports, or

@@ -311,7 +311,8 @@ OVL_PAIRS=$(grep -vc '^#' "$W/overlap-run/pairs.tsv" || true)
 OVL_LINKS=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['links'])" "$W/overlap-run/report.json")
 OVL_BIG=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['clusters']; print(max((x['file_count'] for x in c), default=0))" "$W/overlap-run/report.json")
 : > "$BENCH/overlap.md"
-# One row per stage (fsim-report once per format, in make's order).
+# One row per stage (fsim-report once per format, in the order they finish:
+# make report runs the formats JOBS at a time, xlsx first).
 awk '{ printf "| %s | %.2f s | %.0f MB | %s |\n", $1, $2, $3 / 1024, ($3 <= 1048576 ? "yes" : "NO") }' "$W/overlap.log" >> "$BENCH/overlap.md"
 OVL_RATIO=$(ratio "$OVL_TOTAL" "$OVL_MD5")
 OVL_VERIFY=$(awk '$1 == "fsim-verify" { print $2 }' "$W/overlap.log")
