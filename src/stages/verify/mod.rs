@@ -215,6 +215,17 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let want_regions = sink.regions.is_some();
     let mut header_written = false;
+    if let Some((_, table, _)) = &cfg.previous {
+        let same = std::fs::canonicalize(table)
+            .ok()
+            .is_some_and(|t| Some(t) == std::fs::canonicalize(&cfg.files).ok());
+        if same {
+            return Err(Error::msg(format!(
+                "--previous-files {} is this run's file table: give the earlier run's",
+                table.display()
+            )));
+        }
+    }
     let previous = match &cfg.previous {
         Some((pairs, ..)) if !previous_measures_bytes(pairs)? => {
             crate::cli::stderr_line(format_args!(
@@ -227,15 +238,6 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let mut prev = match &previous {
         Some((pairs, table, regions)) => {
-            let same = std::fs::canonicalize(table)
-                .ok()
-                .is_some_and(|t| Some(t) == std::fs::canonicalize(&cfg.files).ok());
-            if same {
-                return Err(Error::msg(format!(
-                    "--previous-files {} is this run's file table: give the earlier run's",
-                    table.display()
-                )));
-            }
             Some(previous::open(&files, pairs, table, regions.as_deref())?)
         }
         None => None,
