@@ -363,6 +363,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                             regions: std::mem::take(&mut prev_regions),
                             stale: Vec::new(),
                             below: false,
+                            in_diff: false,
                         }),
                     None => None,
                 };

@@ -605,3 +605,88 @@ proptest::proptest! {
         proptest::prop_assert!(common <= dp_lcs_of_bytes(&a, &b));
     }
 }
+
+// The edit-distance bound inside the diff (issue 16).
+
+/// Lines from a small alphabet of varied lengths, so that pairs range from
+/// near copies to unrelated.
+fn line_text(seed: u64, n: usize, alphabet: u64) -> Vec<u8> {
+    let mut x = seed;
+    let mut v = Vec::new();
+    for _ in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let w = (x >> 33) % alphabet;
+        v.extend_from_slice(format!("{}{w}\n", "-".repeat((w % 7) as usize * 5)).as_bytes());
+    }
+    v
+}
+
+/// The bounded diff gives the full diff's verdict at every floor: the same
+/// comparison when the pair can reach the floor, else a stop with an upper
+/// bound below the floor (and the full figure is below it too).
+fn same_verdict(a: &[u8], b: &[u8], floor: u64) -> bool {
+    let (ta, tb) = (lines(a), lines(b));
+    let full = compare(&ta, &tb, true);
+    let mut d = Differ::new();
+    d.set_a(&ta);
+    d.floor = floor;
+    let c = d.compare(&ta, &tb, true);
+    if c.below {
+        assert!(
+            full.common < floor,
+            "stopped, yet the LCS reaches the floor"
+        );
+        assert!(c.common >= full.common && c.common < floor);
+        c.in_diff
+    } else {
+        assert_eq!(c, full);
+        false
+    }
+}
+
+#[test]
+fn diff_stops_below_the_threshold() {
+    // Unrelated texts sharing every line: the token bound before the diff
+    // cannot drop them, the edit distance does. Lines of one length, so
+    // that the bound is exact once the edit distance is known.
+    let fixed = |t: Vec<u8>| -> Vec<u8> {
+        t.split_inclusive(|&c| c == b'\n')
+            .flat_map(|l| {
+                format!("{:>6}", String::from_utf8_lossy(l).trim_start_matches('-')).into_bytes()
+            })
+            .collect()
+    };
+    let a = fixed(line_text(1, 2_000, 40));
+    let b = fixed(line_text(2, 2_000, 40));
+    assert_eq!(a.len(), 2_000 * 6);
+    let full = compare(&lines(&a), &lines(&b), false).common;
+    assert!(same_verdict(&a, &b, full + 1));
+    assert!(same_verdict(&a, &b, a.len() as u64 / 2));
+    // At or under the figure, the diff runs to the end.
+    assert!(!same_verdict(&a, &b, full));
+    assert!(!same_verdict(&a, &b, 1));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    #[test]
+    fn bounded_diff_gives_the_full_diffs_verdict(
+        sa in 0u64..1_000,
+        sb in 0u64..1_000,
+        na in 0usize..120,
+        nb in 0usize..120,
+        alphabet in 1u64..30,
+        copy in 0usize..120,
+        floor_pct in 0u64..=100,
+    ) {
+        let a = line_text(sa, na, alphabet);
+        // b: a prefix of a's lines, then its own.
+        let keep: usize = a.split_inclusive(|&c| c == b'\n').take(copy).map(|l| l.len()).sum();
+        let mut b = a[..keep].to_vec();
+        b.extend_from_slice(&line_text(sb, nb, alphabet));
+        let floor = (a.len().min(b.len()) as u64 * floor_pct).div_ceil(100);
+        same_verdict(&a, &b, floor);
+    }
+}

@@ -23,6 +23,8 @@ pub(super) struct Outcome {
     /// Stopped early: `common` is an upper bound below the threshold (the
     /// pair is dropped as an exact one below it would be).
     pub(super) below: bool,
+    /// `below`, found inside the diff (edit-distance bound).
+    pub(super) in_diff: bool,
 }
 
 /// Per-thread state kept across batches.
@@ -282,6 +284,7 @@ impl Worker {
                 regions: Vec::new(),
                 stale,
                 below: false,
+                in_diff: false,
             };
             let o = match &cur {
                 Some((_, _, Ok(ta))) => {
@@ -327,6 +330,7 @@ impl Worker {
                                 regions: if c.exact { c.regions } else { Vec::new() },
                                 stale: Vec::new(),
                                 below: c.below,
+                                in_diff: c.in_diff,
                             }
                         }
                         Err(s) => lower(vec![(p.b, s)]),
