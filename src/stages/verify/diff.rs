@@ -246,6 +246,14 @@ impl Differ {
         // Bytes of an LCS of at most `l` tokens.
         let bound = |l: usize| top_a[l.min(n)].min(top_b[l.min(m)]);
         // Diagonal k = x - y in -d..=d at k + off (Myers' V array).
+        // A common subsequence of the unique tokens is a lower bound of the
+        // LCS: if even that many tokens could weigh the floor, the pass
+        // cannot stop (it stops at a D above the real one or not at all),
+        // so a pair that is plainly similar does not pay it.
+        let lis = unique_lis(&self.pa, &self.pb, self.stamp.len()).len();
+        if bound(lis) >= floor {
+            return None;
+        }
         let off = n + m + 1;
         self.v.clear();
         self.v.resize(2 * (n + m) + 3, 0);

@@ -46,6 +46,12 @@
 //! stage bound) for a case that needs an edit that preserves both size and
 //! mtime.
 //!
+//! **Threshold** (`--min-percent`): pairs whose sizes cannot reach it are
+//! dropped unread; text pairs whose tokens found in the other file weigh
+//! less than it stop before the diff, and the others stop inside it as
+//! soon as the edit distance bounds the LCS below it ([`Differ`]): the
+//! verdict is the full diff's, so the output does not change.
+//!
 //! **Cost guard**: Myers costs `O((N+M)D)`. When the pruned token sequences
 //! are long (over [`EXACT_TOKENS`]) an upper bound of D is taken from a
 //! cheap common subsequence (LIS of the tokens unique in both files); if
