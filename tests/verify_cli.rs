@@ -699,3 +699,121 @@ fn catalogs_stay_within_memory() {
         );
     }
 }
+
+/// Binary bytes: a quarter NULs, the rest random.
+fn binary_bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|_| match rng.next(256) as u8 {
+            v if v < 64 => 0,
+            v => v,
+        })
+        .collect()
+}
+
+/// Binary pairs get the byte measure (issue 17), with known answers: a
+/// byte inserted every 200 bytes costs nothing of a (a is a subsequence of
+/// b), a replaced 1 KB block costs its 1,024 bytes (what `cmp -l | wc -l`
+/// counts); every region a reviewer checks holds equal bytes, in order,
+/// and they add up to the figure. An earlier output measured by pieces
+/// (no `verify-binary`) is not reused.
+#[test]
+fn binary_pairs_measured_in_bytes() {
+    let mut rng = Rng(17);
+    let a = binary_bytes(&mut rng, 100_000);
+    let mut inserted = Vec::new();
+    for (k, part) in a.chunks(200).enumerate() {
+        if k > 0 {
+            let (before, after) = (*inserted.last().unwrap(), part[0]);
+            inserted.push((1u8..=255).find(|x| *x != before && *x != after).unwrap());
+        }
+        inserted.extend_from_slice(part);
+    }
+    let mut replaced = a.clone();
+    for x in &mut replaced[40_000..41_024] {
+        *x ^= 0xff;
+    }
+    let repo = make_repo(&[
+        ("bin/a.bin", a.clone()),
+        ("bin/inserted.bin", inserted.clone()),
+        ("bin/replaced.bin", replaced.clone()),
+    ]);
+    let pairs = repo.pairs(&[
+        ("bin/a.bin", "bin/inserted.bin"),
+        ("bin/a.bin", "bin/replaced.bin"),
+    ]);
+    let regions = repo.dir.path().join("regions.tsv");
+    let (out, _) = repo.verify(&pairs, &["-q", "--regions", regions.to_str().unwrap()]);
+    assert!(out
+        .lines()
+        .next()
+        .unwrap()
+        .contains("\tverify-binary=byte-runs"));
+    let data = |id: usize| std::fs::read(&repo.paths[id]).unwrap();
+    let mut want = std::collections::HashMap::new();
+    want.insert(repo.id("bin/inserted.bin"), 100_000u64);
+    want.insert(repo.id("bin/replaced.bin"), 100_000 - 1_024);
+    let recs = records(&out);
+    assert_eq!(recs.len(), 2);
+    let regions = std::fs::read_to_string(&regions).unwrap();
+    assert!(regions
+        .lines()
+        .next()
+        .unwrap()
+        .contains("\tverify-binary=byte-runs"));
+    for r in &recs {
+        assert_eq!(r[7], "exact", "{r:?}");
+        let (ia, ib): (usize, usize) = (r[0].parse().unwrap(), r[1].parse().unwrap());
+        let figure: u64 = r[6].parse().unwrap();
+        assert_eq!(figure, want[&(ib.max(ia) as u32)], "{r:?}");
+        // The reviewer's check of the regions.
+        let (da, db) = (data(ia), data(ib));
+        let (mut end_a, mut end_b, mut sum) = (0usize, 0usize, 0u64);
+        for l in regions.lines().filter(|l| !l.starts_with('#')) {
+            let f: Vec<usize> = l.split('\t').map(|x| x.parse().unwrap()).collect();
+            if (f[0], f[1]) != (ia, ib) {
+                continue;
+            }
+            let (oa, ob, n) = (f[2], f[3], f[4]);
+            assert!(oa >= end_a && ob >= end_b, "{l}: out of order");
+            assert_eq!(da[oa..oa + n], db[ob..ob + n], "{l}: bytes differ");
+            (end_a, end_b) = (oa + n, ob + n);
+            sum += n as u64;
+        }
+        assert_eq!(sum, figure, "{r:?}");
+    }
+
+    // An earlier output without `verify-binary`: verified again, warned.
+    let old_files = repo.dir.path().join("old-files.tsv");
+    std::fs::copy(&repo.files, &old_files).unwrap();
+    let old = repo.dir.path().join("old-verified.tsv");
+    std::fs::write(&old, out.replace("\tverify-binary=byte-runs", "")).unwrap();
+    let (again, err) = repo.verify(
+        &pairs,
+        &[
+            "--previous",
+            old.to_str().unwrap(),
+            "--previous-files",
+            old_files.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again, out);
+    assert!(
+        err.contains("verified before binary pairs were measured in bytes"),
+        "{err}"
+    );
+    assert!(!err.contains("reused from the earlier run"), "{err}");
+    // The same output with the key: reused.
+    let cur = repo.dir.path().join("verified.tsv");
+    std::fs::write(&cur, &out).unwrap();
+    let (again, err) = repo.verify(
+        &pairs,
+        &[
+            "--previous",
+            cur.to_str().unwrap(),
+            "--previous-files",
+            old_files.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again, out);
+    assert!(err.contains("2 reused from the earlier run"), "{err}");
+}

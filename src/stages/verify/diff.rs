@@ -26,8 +26,12 @@ pub struct Comparison {
     /// `common` is a lower bound).
     pub exact: bool,
     /// True when the pair cannot reach [`Differ::floor`]: `common` is then
-    /// an upper bound (below the floor) and no diff was made.
+    /// an upper bound (below the floor) and no diff was made, or it was
+    /// stopped ([`Comparison::in_diff`]).
     pub below: bool,
+    /// `below`, found by the edit-distance bound of [`Differ::bounded`]
+    /// (false: by the token bound before any diff).
+    pub in_diff: bool,
 }
 
 /// A hasher for keys that are already uniform hashes (xxh3-128).
@@ -67,6 +71,11 @@ pub struct Differ {
     pa_idx: Vec<u32>,
     pb: Vec<u32>,
     pb_idx: Vec<u32>,
+    /// Scratch of [`Differ::bounded`]: the furthest x of each diagonal, and
+    /// the sums of the largest token lengths of each side.
+    v: Vec<u32>,
+    top_a: Vec<u64>,
+    top_b: Vec<u64>,
 }
 
 impl Differ {
@@ -104,7 +113,13 @@ impl Differ {
             &mut self.pa_idx,
             &mut self.pb,
             &mut self.pb_idx,
+            &mut self.v,
         ] {
+            if v.capacity() > keep {
+                *v = Vec::new();
+            }
+        }
+        for v in [&mut self.top_a, &mut self.top_b] {
             if v.capacity() > keep {
                 *v = Vec::new();
             }
@@ -150,6 +165,16 @@ impl Differ {
                 };
             }
         }
+        if self.floor > 0 {
+            if let Some(bound) = self.bounded(a, b) {
+                return Comparison {
+                    common: bound,
+                    below: true,
+                    in_diff: true,
+                    ..Comparison::default()
+                };
+            }
+        }
         let mut hook = Runs {
             pa_idx: &self.pa_idx,
             pb_idx: &self.pb_idx,
@@ -187,6 +212,90 @@ impl Differ {
         }
         hook.flush();
         hook.out
+    }
+}
+
+impl Differ {
+    /// Myers' greedy forward pass over the pruned tokens, stopped as soon
+    /// as the pair cannot reach [`Differ::floor`] (issue 16): once no path
+    /// of fewer than `d` edits reaches the end, the LCS has at most
+    /// `(N + M - d) / 2` tokens, and so at most the bytes of that many of
+    /// the largest tokens of each side. Returns that bound when it falls
+    /// below the floor (the pair is then dropped as its exact figure, lower
+    /// still, would be), or `None`: the diff must be made. The verdict is
+    /// the full diff's, so the output does not change; the pass costs what
+    /// the diff costs, so a pair that reaches the floor pays twice, and a
+    /// dissimilar one stops after a fraction of its edit distance. The pass
+    /// gives up (`None`) after [`MYERS_BUDGET`] steps: the cost guard then
+    /// decides as without it.
+    fn bounded(&mut self, a: &Tokens, b: &Tokens) -> Option<u64> {
+        let (n, m) = (self.pa.len(), self.pb.len());
+        let floor = self.floor;
+        let tops = |idx: &[u32], t: &Tokens, top: &mut Vec<u64>| {
+            top.clear();
+            top.extend(idx.iter().map(|&i| t.bytes(i as usize, 1)));
+            top.sort_unstable_by(|x, y| y.cmp(x));
+            top.insert(0, 0);
+            for k in 1..top.len() {
+                top[k] += top[k - 1];
+            }
+        };
+        tops(&self.pa_idx, a, &mut self.top_a);
+        tops(&self.pb_idx, b, &mut self.top_b);
+        let (top_a, top_b) = (&self.top_a, &self.top_b);
+        // Bytes of an LCS of at most `l` tokens.
+        let bound = |l: usize| top_a[l.min(n)].min(top_b[l.min(m)]);
+        // Diagonal k = x - y in -d..=d at k + off (Myers' V array).
+        // A common subsequence of the unique tokens is a lower bound of the
+        // LCS: if even that many tokens could weigh the floor, the pass
+        // cannot stop (it stops at a D above the real one or not at all),
+        // so a pair that is plainly similar does not pay it.
+        let lis = unique_lis(&self.pa, &self.pb, self.stamp.len()).len();
+        if bound(lis) >= floor {
+            return None;
+        }
+        let off = n + m + 1;
+        self.v.clear();
+        self.v.resize(2 * (n + m) + 3, 0);
+        let v = &mut self.v;
+        let (pa, pb) = (&self.pa, &self.pb);
+        let mut work = 0u64;
+        for d in 0..=(n + m) {
+            // No path of fewer than d edits reached the end.
+            let l = (n + m - d) / 2;
+            if bound(l) < floor {
+                return Some(bound(l));
+            }
+            let d = d as isize;
+            let mut k = -d;
+            while k <= d {
+                let at = (k + off as isize) as usize;
+                let mut x = if k == -d || (k != d && v[at - 1] < v[at + 1]) {
+                    v[at + 1] as usize
+                } else {
+                    v[at - 1] as usize + 1
+                };
+                let v_start = x;
+                let mut y = (x as isize - k) as usize;
+                while x < n && y < m && pa[x] == pb[y] {
+                    x += 1;
+                    y += 1;
+                }
+                v[at] = x as u32;
+                work += 1 + (x - v_start) as u64;
+                if x >= n && y >= m {
+                    // The edit distance is d: the LCS has (n + m - d) / 2
+                    // tokens exactly.
+                    let l = (n + m - d as usize) / 2;
+                    return (bound(l) < floor).then(|| bound(l));
+                }
+                k += 2;
+            }
+            if work > MYERS_BUDGET {
+                return None;
+            }
+        }
+        None
     }
 }
 

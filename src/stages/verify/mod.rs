@@ -9,9 +9,16 @@
 //!   [`MAX_LINE`] are cut into content-defined pieces (TTTD, average
 //!   [`PIECE_AVG`]) so that a 100 MB file without newlines is not one
 //!   all-or-nothing token.
-//! * **Other pairs**: LCS over content-defined pieces of the whole file
-//!   (TTTD, average [`PIECE_AVG`] bytes), counting the bytes of the common
-//!   pieces.
+//! * **Other pairs** (binary): bytes in common counted byte by byte
+//!   ([`extend`]): the LCS over content-defined pieces of the whole file
+//!   (TTTD, average [`PIECE_AVG`] bytes) anchors runs that are extended
+//!   byte by byte into the differing stretches, whose gaps are filled
+//!   (bytes equal at the same place of a substitution, as `cmp -l` shows
+//!   them; unique 8-byte strings elsewhere). Every byte counted is equal in
+//!   both files, in runs a reviewer can check one by one, and the figure no
+//!   longer depends on where pieces were cut. The bound before the diff
+//!   counts whole pieces, which the byte runs can exceed: binary pairs do
+//!   not stop early.
 //!
 //! The diff is the `similar` crate's Myers algorithm over interned token
 //! ids. Why `similar` and not `imara-diff` (faster, used by gitoxide):
@@ -39,6 +46,12 @@
 //! stage bound) for a case that needs an edit that preserves both size and
 //! mtime.
 //!
+//! **Threshold** (`--min-percent`): pairs whose sizes cannot reach it are
+//! dropped unread; text pairs whose tokens found in the other file weigh
+//! less than it stop before the diff, and the others stop inside it as
+//! soon as the edit distance bounds the LCS below it ([`Differ`]): the
+//! verdict is the full diff's, so the output does not change.
+//!
 //! **Cost guard**: Myers costs `O((N+M)D)`. When the pruned token sequences
 //! are long (over [`EXACT_TOKENS`]) an upper bound of D is taken from a
 //! cheap common subsequence (LIS of the tokens unique in both files); if
@@ -60,6 +73,7 @@
 
 mod cache;
 mod diff;
+mod extend;
 mod output;
 mod plan;
 mod previous;
@@ -72,6 +86,7 @@ mod worker;
 
 use cache::{Cache, SharedCache};
 pub use diff::{compare, Comparison, Differ, Region};
+pub use extend::extend_runs;
 use output::Sink;
 pub use output::{pair_mix, region_mix, Summary};
 use plan::{global_plan, Plan};
@@ -102,6 +117,12 @@ pub const PROG: &str = "fsim-verify";
 /// that an edit costs few bytes of the figure, large enough that a 100 MB
 /// file is ~1.6 M tokens.
 pub const PIECE_AVG: usize = 64;
+
+/// The measure of binary pairs, in the `verify-binary` header key: the
+/// runs of matched pieces extended byte by byte ([`extend_runs`]). Outputs
+/// without the key (written before it) measured binary pairs by whole
+/// pieces: their figures are not reused (see [`previous_measures_bytes`]).
+pub const BINARY_MEASURE: &str = "byte-runs";
 
 /// Lines longer than this are cut into pieces.
 pub const MAX_LINE: usize = 64 << 10;
@@ -207,17 +228,29 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let want_regions = sink.regions.is_some();
     let mut header_written = false;
-    let mut prev = match &cfg.previous {
+    if let Some((_, table, _)) = &cfg.previous {
+        let same = std::fs::canonicalize(table)
+            .ok()
+            .is_some_and(|t| Some(t) == std::fs::canonicalize(&cfg.files).ok());
+        if same {
+            return Err(Error::msg(format!(
+                "--previous-files {} is this run's file table: give the earlier run's",
+                table.display()
+            )));
+        }
+    }
+    let previous = match &cfg.previous {
+        Some((pairs, ..)) if !previous_measures_bytes(pairs)? => {
+            crate::cli::stderr_line(format_args!(
+                "{PROG}: warning: {}: verified before binary pairs were measured in bytes (no verify-binary={BINARY_MEASURE}): no figure reused, every pair verified again",
+                pairs.display()
+            ));
+            None
+        }
+        p => p.clone(),
+    };
+    let mut prev = match &previous {
         Some((pairs, table, regions)) => {
-            let same = std::fs::canonicalize(table)
-                .ok()
-                .is_some_and(|t| Some(t) == std::fs::canonicalize(&cfg.files).ok());
-            if same {
-                return Err(Error::msg(format!(
-                    "--previous-files {} is this run's file table: give the earlier run's",
-                    table.display()
-                )));
-            }
             Some(previous::open(&files, pairs, table, regions.as_deref())?)
         }
         None => None,
@@ -229,7 +262,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     // their figures below it were never kept, and reads each file about
     // once only with a plan (14,210 files read instead of 736,812 on
     // 12.6 M rustdoc candidates).
-    let planning = match &cfg.previous {
+    let planning = match &previous {
         Some((pairs, table, regions)) => {
             Some(previous::open(&files, pairs, table, regions.as_deref())?)
         }
@@ -289,6 +322,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                         )));
                     }
                     rows.check(&p)?;
+                    // Its figures are not reused (warned above): its rows
+                    // are verified like the new pairs.
+                    rows.reverify = previous.is_none();
                     // Every pair comes from the delta or the earlier run.
                     prev = None;
                     delta = Some(rows);
@@ -301,12 +337,16 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                     hp.set("verify-min-percent", cfg.min_percent);
                     hp.set("verify-percent-of", cfg.percent_of.as_str());
                     hp.set("verify-pieces", PIECE_AVG);
+                    hp.set("verify-binary", BINARY_MEASURE);
                     let mut h = Vec::new();
                     write_header(Kind::Pairs, &hp, &mut h);
                     sink.out.write_all(&h)?;
                     if let Some(ro) = &mut sink.regions {
                         let mut h = Vec::new();
-                        let rp = p.only(CHUNK_PARAM_KEYS).with("verify-pieces", PIECE_AVG);
+                        let rp = p
+                            .only(CHUNK_PARAM_KEYS)
+                            .with("verify-pieces", PIECE_AVG)
+                            .with("verify-binary", BINARY_MEASURE);
                         write_header(Kind::Regions, &rp, &mut h);
                         ro.write_all(&h)?;
                     }
@@ -447,6 +487,25 @@ impl Flow<'_> {
         self.batch.clear();
         Ok(())
     }
+}
+
+/// Whether the earlier verified pairs at `path` measured binary pairs as
+/// this run does (header `verify-binary=`[`BINARY_MEASURE`]). A file that
+/// is not verified pairs at all answers true: [`previous::Previous::check`]
+/// then refuses it with its own message.
+fn previous_measures_bytes(path: &std::path::Path) -> Result<bool> {
+    let (input, name) = open_input(path)?;
+    let mut r = LineReader::new(input, name);
+    while let Some(line) = r.next_numbered()? {
+        match line.0 {
+            Line::Header(Kind::Pairs, p) if p.get("verified").is_some() => {
+                return Ok(p.get("verify-binary") == Some(BINARY_MEASURE));
+            }
+            Line::Comment(_) => {}
+            _ => break,
+        }
+    }
+    Ok(true)
 }
 
 /// Parse a 6-field pair line.

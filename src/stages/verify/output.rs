@@ -22,6 +22,9 @@ pub struct Summary {
     pub seconds: f64,
     /// Pairs dropped below the threshold by an upper bound, without a diff.
     pub stopped_early: u64,
+    /// Pairs dropped below the threshold by the edit-distance bound, the
+    /// diff stopped as soon as they could not reach it (issue 16).
+    pub stopped_in_diff: u64,
     /// Pairs whose figure came from the earlier run (`None`: no --previous).
     pub reused: Option<u64>,
 }
@@ -47,6 +50,9 @@ impl Summary {
         ) + &match self.stopped_early {
             0 => String::new(),
             n => format!(", {n} stopped early (an upper bound below the threshold)"),
+        } + &match self.stopped_in_diff {
+            0 => String::new(),
+            n => format!(", {n} stopped in the diff (an edit-distance bound below the threshold)"),
         } + &match self.reused {
             Some(n) => format!(", {n} reused from the earlier run"),
             None => String::new(),
@@ -101,7 +107,8 @@ impl Sink {
             if o.exact {
                 if percent(o.common, base(p, cfg.percent_of)) < cfg.min_percent {
                     self.summary.below_threshold += 1;
-                    self.summary.stopped_early += o.below as u64;
+                    self.summary.stopped_early += (o.below && !o.in_diff) as u64;
+                    self.summary.stopped_in_diff += o.in_diff as u64;
                     self.summary.verified += 1;
                     continue;
                 }

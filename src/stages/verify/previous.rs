@@ -108,6 +108,7 @@ impl Outcome {
             regions,
             stale: Vec::new(),
             below: false,
+            in_diff: false,
         }
     }
 }
@@ -126,6 +127,8 @@ pub struct Rows {
     pub reused: u64,
     last: Option<(u32, u32)>,
     regions: Vec<Region>,
+    /// Verify every earlier row again (it measured binary pairs otherwise).
+    pub reverify: bool,
 }
 
 impl Rows {
@@ -145,6 +148,7 @@ impl Rows {
             reused: 0,
             last: None,
             regions: Vec::new(),
+            reverify: false,
         })
     }
 
@@ -193,7 +197,7 @@ impl Rows {
             common: o.common,
             shared: o.shared,
         };
-        if !o.exact {
+        if !o.exact || self.reverify {
             return Ok(Some((p, None)));
         }
         self.regions.clear();

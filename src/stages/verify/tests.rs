@@ -364,3 +364,329 @@ fn units_cut_at_group_boundaries() {
     chained[10].b = 4;
     assert_eq!(cut(&chained), vec![0..100, 100..200, 200..250]);
 }
+
+// The byte measure of binary pairs (issue 17).
+
+fn pieces(s: &[u8]) -> Tokens {
+    tokenize(s, Mode::Pieces, &piece_chunker())
+}
+
+/// The byte measure of a binary pair, its runs checked as a reviewer
+/// would ([`extend::check_runs`]).
+fn byte_measure(a: &[u8], b: &[u8]) -> (u64, Vec<Region>) {
+    let mut c = compare(&pieces(a), &pieces(b), true);
+    assert!(c.exact);
+    let piece_lcs = c.common;
+    let total = extend_runs(&mut c.regions, a, b);
+    assert_eq!(extend::check_runs(&c.regions, a, b), Ok(total));
+    assert!(total >= piece_lcs, "{total} < {piece_lcs}");
+    (total, c.regions)
+}
+
+/// Reference: LCS of bytes by dynamic programming (an upper bound of the
+/// measure: its runs are a common subsequence).
+fn dp_lcs_of_bytes(a: &[u8], b: &[u8]) -> u64 {
+    let mut prev = vec![0u32; b.len() + 1];
+    let mut cur = vec![0u32; b.len() + 1];
+    for &x in a {
+        for j in 1..=b.len() {
+            cur[j] = if x == b[j - 1] {
+                prev[j - 1] + 1
+            } else {
+                prev[j].max(cur[j - 1])
+            };
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()] as u64
+}
+
+/// Binary-looking bytes: a quarter NULs, the rest random.
+fn binary(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = (x >> 33) as u8;
+            if v < 64 {
+                0
+            } else {
+                v
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn byte_measure_one_byte_inserted_every_200_bytes() {
+    let a = binary(1, 100_000);
+    let mut b = Vec::new();
+    let mut inserted = 0;
+    for (k, part) in a.chunks(200).enumerate() {
+        if k > 0 {
+            // A byte unlike both of its neighbours in a, so that no run can
+            // grow through it.
+            let (before, after) = (*b.last().unwrap(), part[0]);
+            let x = (0u8..=255).find(|x| *x != before && *x != after).unwrap();
+            b.push(x);
+            inserted += 1;
+        }
+        b.extend_from_slice(part);
+    }
+    assert_eq!(b.len(), a.len() + inserted);
+    let (common, runs) = byte_measure(&a, &b);
+    // Every byte of a is in common (a is a subsequence of b), one run per
+    // 200 bytes; the piece LCS alone loses the pieces around each insertion.
+    assert_eq!(common, a.len() as u64);
+    assert_eq!(runs.len(), 500);
+    assert!(compare(&pieces(&a), &pieces(&b), false).common < a.len() as u64 * 9 / 10);
+}
+
+#[test]
+fn byte_measure_one_kilobyte_block_replaced() {
+    let a = binary(2, 50_000);
+    let mut b = a.clone();
+    // Every byte of the block differs (what `cmp -l a b | wc -l` counts).
+    for x in &mut b[20_000..21_024] {
+        *x ^= 0xff;
+    }
+    let differing = a.iter().zip(&b).filter(|(x, y)| x != y).count() as u64;
+    assert_eq!(differing, 1024);
+    let (common, runs) = byte_measure(&a, &b);
+    assert_eq!(common, a.len() as u64 - differing);
+    assert_eq!(
+        runs,
+        vec![
+            Region {
+                off_a: 0,
+                off_b: 0,
+                len: 20_000
+            },
+            Region {
+                off_a: 21_024,
+                off_b: 21_024,
+                len: 50_000 - 21_024
+            }
+        ]
+    );
+}
+
+#[test]
+fn byte_measure_small_and_empty_files() {
+    // Shorter than a piece: the common prefix and suffix still count.
+    assert_eq!(
+        byte_measure(b"\0\x01\x02XY\x03\0", b"\0\x01\x02Z\x03\0").0,
+        5
+    );
+    assert_eq!(byte_measure(b"", b"\0\0").0, 0);
+    assert_eq!(byte_measure(b"\0\0\0", b"\0\0\0").0, 3);
+    assert_eq!(byte_measure(b"\x01\x02", b"\x03\x04").0, 0);
+}
+
+/// A GNU .mo catalog: header, the tables of original and translated
+/// strings (length, offset), then the strings, NUL-terminated.
+fn mo_file(msgs: &[(&str, &str)]) -> Vec<u8> {
+    let n = msgs.len() as u32;
+    let tables = 28 + 16 * n;
+    let mut strings = Vec::new();
+    let mut orig = Vec::new();
+    let mut trans = Vec::new();
+    for (o, _) in msgs {
+        orig.push((o.len() as u32, tables + strings.len() as u32));
+        strings.extend_from_slice(o.as_bytes());
+        strings.push(0);
+    }
+    for (_, t) in msgs {
+        trans.push((t.len() as u32, tables + strings.len() as u32));
+        strings.extend_from_slice(t.as_bytes());
+        strings.push(0);
+    }
+    let mut v = Vec::new();
+    for w in [0x950412de, 0, n, 28, 28 + 8 * n, 0, tables] {
+        v.extend_from_slice(&u32::to_le_bytes(w));
+    }
+    for (len, off) in orig.into_iter().chain(trans) {
+        v.extend_from_slice(&len.to_le_bytes());
+        v.extend_from_slice(&off.to_le_bytes());
+    }
+    v.extend_from_slice(&strings);
+    v
+}
+
+fn mo_messages(edit: Option<(usize, &str)>) -> Vec<(String, String)> {
+    (0..150)
+        .map(|k| {
+            let o = format!("Message number {k}: file {} could not be opened", k * 7);
+            let t = match edit {
+                Some((e, s)) if e == k => s.to_string(),
+                _ => format!(
+                    "Meldung Nummer {k}: Datei {} konnte nicht geöffnet werden",
+                    k * 7
+                ),
+            };
+            (o, t)
+        })
+        .collect()
+}
+
+fn mo_of(m: &[(String, String)]) -> Vec<u8> {
+    let r: Vec<(&str, &str)> = m.iter().map(|(o, t)| (o.as_str(), t.as_str())).collect();
+    mo_file(&r)
+}
+
+#[test]
+fn byte_measure_mo_catalogs() {
+    let a = mo_of(&mo_messages(None));
+    // A translation edited in place, same length: one byte differs.
+    let same_len = mo_of(&mo_messages(Some((
+        70,
+        "Meldung Nummer 70: Datei 490 konnte nicht geöffnet werdeN",
+    ))));
+    assert_eq!(a.len(), same_len.len());
+    assert_eq!(byte_measure(&a, &same_len).0, a.len() as u64 - 1);
+    // A longer translation: its length and the offsets of the 79 strings
+    // after it change in the tables (little-endian: the low byte, or two
+    // where it carries), and the string itself differs.
+    let longer = mo_of(&mo_messages(Some((
+        70,
+        "Meldung Nummer 70: Datei 490 konnte leider nicht geöffnet werden",
+    ))));
+    assert_eq!(longer.len(), a.len() + 7);
+    let (common, _) = byte_measure(&a, &longer);
+    assert!(common <= dp_lcs_of_bytes(&a, &longer));
+    // Lost: the bytes that differ in the tables (the header and tables
+    // keep their size: a substitution), none of the strings' (a's string
+    // is in b's, 7 bytes inserted).
+    let tables = 28 + 16 * 150;
+    let differing = a[..tables]
+        .iter()
+        .zip(&longer[..tables])
+        .filter(|(x, y)| x != y)
+        .count() as u64;
+    assert!((80..90).contains(&differing), "{differing}");
+    assert_eq!(common, a.len() as u64 - differing);
+}
+
+#[test]
+fn byte_measure_unrelated_binaries() {
+    let a = binary(3, 5_000);
+    let b = binary(4, 5_000);
+    let (common, _) = byte_measure(&a, &b);
+    // A few coincidental bytes at most, where the byte LCS finds ~a third.
+    assert!(common < 10, "{common}");
+    assert!(dp_lcs_of_bytes(&a, &b) > 1_000);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Any pair of binary files with edits: the runs are a valid chain
+    /// (checked in [`byte_measure`]), at least the piece LCS, at most the
+    /// LCS of bytes.
+    #[test]
+    fn byte_measure_is_a_checked_chain(
+        seed in 0u64..1_000,
+        len in 0usize..3_000,
+        edits in proptest::collection::vec((0usize..3_000, 0u8..3, proptest::num::u8::ANY), 0..12),
+    ) {
+        let a = binary(seed, len);
+        let mut b = a.clone();
+        for (at, kind, byte) in edits {
+            let at = at.min(b.len());
+            match kind {
+                0 => b.insert(at, byte),
+                1 if at < b.len() => { b.remove(at); }
+                _ if at < b.len() => b[at] = byte,
+                _ => {}
+            }
+        }
+        let (common, _) = byte_measure(&a, &b);
+        proptest::prop_assert!(common <= dp_lcs_of_bytes(&a, &b));
+    }
+}
+
+// The edit-distance bound inside the diff (issue 16).
+
+/// Lines from a small alphabet of varied lengths, so that pairs range from
+/// near copies to unrelated.
+fn line_text(seed: u64, n: usize, alphabet: u64) -> Vec<u8> {
+    let mut x = seed;
+    let mut v = Vec::new();
+    for _ in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let w = (x >> 33) % alphabet;
+        v.extend_from_slice(format!("{}{w}\n", "-".repeat((w % 7) as usize * 5)).as_bytes());
+    }
+    v
+}
+
+/// The bounded diff gives the full diff's verdict at every floor: the same
+/// comparison when the pair can reach the floor, else a stop with an upper
+/// bound below the floor (and the full figure is below it too).
+fn same_verdict(a: &[u8], b: &[u8], floor: u64) -> bool {
+    let (ta, tb) = (lines(a), lines(b));
+    let full = compare(&ta, &tb, true);
+    let mut d = Differ::new();
+    d.set_a(&ta);
+    d.floor = floor;
+    let c = d.compare(&ta, &tb, true);
+    if c.below {
+        assert!(
+            full.common < floor,
+            "stopped, yet the LCS reaches the floor"
+        );
+        assert!(c.common >= full.common && c.common < floor);
+        c.in_diff
+    } else {
+        assert_eq!(c, full);
+        false
+    }
+}
+
+#[test]
+fn diff_stops_below_the_threshold() {
+    // Unrelated texts sharing every line: the token bound before the diff
+    // cannot drop them, the edit distance does. Lines of one length, so
+    // that the bound is exact once the edit distance is known.
+    let fixed = |t: Vec<u8>| -> Vec<u8> {
+        t.split_inclusive(|&c| c == b'\n')
+            .flat_map(|l| {
+                format!("{:>6}", String::from_utf8_lossy(l).trim_start_matches('-')).into_bytes()
+            })
+            .collect()
+    };
+    let a = fixed(line_text(1, 2_000, 40));
+    let b = fixed(line_text(2, 2_000, 40));
+    assert_eq!(a.len(), 2_000 * 6);
+    let full = compare(&lines(&a), &lines(&b), false).common;
+    assert!(same_verdict(&a, &b, full + 1));
+    assert!(same_verdict(&a, &b, a.len() as u64 / 2));
+    // At or under the figure, the diff runs to the end.
+    assert!(!same_verdict(&a, &b, full));
+    assert!(!same_verdict(&a, &b, 1));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    #[test]
+    fn bounded_diff_gives_the_full_diffs_verdict(
+        sa in 0u64..1_000,
+        sb in 0u64..1_000,
+        na in 0usize..120,
+        nb in 0usize..120,
+        alphabet in 1u64..30,
+        copy in 0usize..120,
+        floor_pct in 0u64..=100,
+    ) {
+        let a = line_text(sa, na, alphabet);
+        // b: a prefix of a's lines, then its own.
+        let keep: usize = a.split_inclusive(|&c| c == b'\n').take(copy).map(|l| l.len()).sum();
+        let mut b = a[..keep].to_vec();
+        b.extend_from_slice(&line_text(sb, nb, alphabet));
+        let floor = (a.len().min(b.len()) as u64 * floor_pct).div_ceil(100);
+        same_verdict(&a, &b, floor);
+    }
+}

@@ -23,6 +23,8 @@ pub(super) struct Outcome {
     /// Stopped early: `common` is an upper bound below the threshold (the
     /// pair is dropped as an exact one below it would be).
     pub(super) below: bool,
+    /// `below`, found inside the diff (edit-distance bound).
+    pub(super) in_diff: bool,
 }
 
 /// Per-thread state kept across batches.
@@ -47,6 +49,18 @@ pub(super) struct Worker {
     /// `--min-percent` and `--percent-of`: pairs that cannot reach it stop
     /// before the diff.
     pub(super) threshold: (f64, PercentOf),
+    /// Bytes of the current file a and of file b, for binary pairs: the
+    /// measure extends the matched pieces byte by byte ([`extend_runs`]).
+    a_bytes: Vec<u8>,
+    b_bytes: Vec<u8>,
+    /// (file id, length) of the file whose bytes the last read left in
+    /// `buf` (or `payload`, with templates), if any.
+    last_read: Option<(u32, usize)>,
+}
+
+/// Why a file's payload cannot be compared (the analysis measured another).
+fn payload_changed(now: usize, then: u64) -> Stale {
+    format!("its payload is {now} bytes now, {then} in the analysis (file or templates changed)")
 }
 
 impl Worker {
@@ -64,6 +78,9 @@ impl Worker {
             templates: None,
             payload: Vec::new(),
             threshold: (0.0, PercentOf::Smaller),
+            a_bytes: Vec::new(),
+            b_bytes: Vec::new(),
+            last_read: None,
         }
     }
 
@@ -127,6 +144,7 @@ impl Worker {
                 return Ok(t);
             }
         }
+        self.last_read = None;
         let data = match read_checked(e, &mut self.buf) {
             Ok(d) => d,
             Err(s) => {
@@ -136,25 +154,27 @@ impl Worker {
         };
         self.files_read += 1;
         self.bytes_read += data.len() as u64;
+        let read_len = data.len();
         let mut t = self.spare.pop().unwrap_or_default();
         match &self.templates {
             None => tokenize_into(data, mode, &self.pieces, &mut t),
             Some(tc) => {
                 crate::chunking::reader::payload(&tc.1, &tc.0, data, &mut self.payload);
                 if self.payload.len() as u64 != payload {
-                    let s = format!(
-                        "its payload is {} bytes now, {payload} in the analysis (file or templates changed)",
-                        self.payload.len()
-                    );
+                    let s = payload_changed(self.payload.len(), payload);
                     self.bad.insert(e.id, s.clone());
                     return Err(s);
                 }
                 tokenize_into(&self.payload, mode, &self.pieces, &mut t);
             }
         }
+        self.last_read = Some((e.id, read_len));
         if self.buf.len() > BUF_KEEP {
             // Do not keep a large file's buffer for the rest of the run.
             self.buf = Vec::new();
+            if self.templates.is_none() {
+                self.last_read = None;
+            }
         }
         if keep {
             // Kept for long: no slack (recycled buffers have the capacity
@@ -168,6 +188,55 @@ impl Worker {
             self.recycle_gone();
         }
         Ok(t)
+    }
+
+    /// The compared bytes of file `e` (its payload with templates) into
+    /// `dst`: copied from the last file read when that was `e`, else read
+    /// again (its tokens came from the cache, which keeps no bytes).
+    fn bytes_into(
+        &mut self,
+        e: &FileEntry,
+        payload: u64,
+        dst: &mut Vec<u8>,
+    ) -> std::result::Result<(), Stale> {
+        dst.clear();
+        if let Some((id, n)) = self.last_read {
+            if id == e.id {
+                dst.extend_from_slice(match &self.templates {
+                    None => &self.buf[..n],
+                    Some(_) => &self.payload,
+                });
+                return Ok(());
+            }
+        }
+        if let Some(s) = self.bad.get(&e.id) {
+            return Err(s.clone());
+        }
+        self.last_read = None;
+        let data = match read_checked(e, &mut self.buf) {
+            Ok(d) => d,
+            Err(s) => {
+                self.bad.insert(e.id, s.clone());
+                return Err(s);
+            }
+        };
+        self.files_read += 1;
+        self.bytes_read += data.len() as u64;
+        match &self.templates {
+            None => dst.extend_from_slice(data),
+            Some(tc) => {
+                crate::chunking::reader::payload(&tc.1, &tc.0, data, dst);
+                if dst.len() as u64 != payload {
+                    let s = payload_changed(dst.len(), payload);
+                    self.bad.insert(e.id, s.clone());
+                    return Err(s);
+                }
+            }
+        }
+        if self.buf.len() > BUF_KEEP {
+            self.buf = Vec::new();
+        }
+        Ok(())
     }
 
     /// Verify a run of pairs, `first` the index in the batch of the first
@@ -194,9 +263,18 @@ impl Worker {
                 if let Some((_, _, Ok(t))) = cur.take() {
                     self.recycle(t);
                 }
-                let ta = self.load(cache, fa, p.size_a, mode, plan.keep(p.a));
+                let mut ta = self.load(cache, fa, p.size_a, mode, plan.keep(p.a));
                 if let Ok(t) = &ta {
                     self.differ.set_a(t);
+                }
+                if ta.is_ok() && mode == Mode::Pieces {
+                    let mut buf = std::mem::take(&mut self.a_bytes);
+                    if let Err(s) = self.bytes_into(fa, p.size_a, &mut buf) {
+                        if let Ok(t) = std::mem::replace(&mut ta, Err(s)) {
+                            self.recycle(t);
+                        }
+                    }
+                    self.a_bytes = buf;
                 }
                 cur = Some((p.a, mode, ta));
             }
@@ -206,14 +284,40 @@ impl Worker {
                 regions: Vec::new(),
                 stale,
                 below: false,
+                in_diff: false,
             };
             let o = match &cur {
                 Some((_, _, Ok(ta))) => {
-                    match self.load(cache, fb, p.size_b, mode, plan.keep(p.b)) {
+                    let pieces = mode == Mode::Pieces;
+                    let tb = self
+                        .load(cache, fb, p.size_b, mode, plan.keep(p.b))
+                        .and_then(|tb| {
+                            if pieces {
+                                let mut buf = std::mem::take(&mut self.b_bytes);
+                                let r = self.bytes_into(fb, p.size_b, &mut buf);
+                                self.b_bytes = buf;
+                                if let Err(s) = r {
+                                    self.recycle(tb);
+                                    return Err(s);
+                                }
+                            }
+                            Ok(tb)
+                        });
+                    match tb {
                         Ok(tb) => {
-                            self.differ.floor = self.floor(p);
-                            let c = self.differ.compare(ta, &tb, want_regions);
+                            // Binary pairs: the bound before the diff counts
+                            // whole pieces, and the byte measure can exceed
+                            // the pieces matched, so it does not bound it.
+                            self.differ.floor = if pieces { 0 } else { self.floor(p) };
+                            let mut c = self.differ.compare(ta, &tb, want_regions || pieces);
                             self.recycle(tb);
+                            if pieces {
+                                c.common =
+                                    extend_runs(&mut c.regions, &self.a_bytes, &self.b_bytes);
+                                if !want_regions {
+                                    c.regions = Vec::new();
+                                }
+                            }
                             Outcome {
                                 common: if c.exact || c.below {
                                     c.common
@@ -226,6 +330,7 @@ impl Worker {
                                 regions: if c.exact { c.regions } else { Vec::new() },
                                 stale: Vec::new(),
                                 below: c.below,
+                                in_diff: c.in_diff,
                             }
                         }
                         Err(s) => lower(vec![(p.b, s)]),
@@ -245,6 +350,11 @@ impl Worker {
         }
         if let Some((_, _, Ok(t))) = cur {
             self.recycle(t);
+        }
+        for v in [&mut self.a_bytes, &mut self.b_bytes] {
+            if v.capacity() > BUF_KEEP {
+                *v = Vec::new();
+            }
         }
         self.reserve(cache, 0);
         out
