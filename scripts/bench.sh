@@ -318,6 +318,18 @@ OVL_RATIO=$(ratio "$OVL_TOTAL" "$OVL_MD5")
 OVL_VERIFY=$(awk '$1 == "fsim-verify" { print $2 }' "$W/overlap.log")
 OVL_VRATE=$(awk -v n="$OVL_PAIRS" -v w="$OVL_VERIFY" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "-" }')
 
+# Re-run after 1 % of the files changed (issue 16): scripts/rerun-bench.sh
+# copies the tree, runs make report, inserts a line in every 100th file,
+# then runs make report PREVIOUS=<first work> and one from scratch on the
+# edited tree, and checks that their reports are the same bytes.
+RERUN=$(scripts/rerun-bench.sh "$TREE" "$W/rerun" "$B")
+RR_FIRST=$(awk '$1 == "first" { print $2 }' <<< "$RERUN")
+RR_RERUN=$(awk '$1 == "rerun" { print $2 }' <<< "$RERUN")
+RR_SCRATCH=$(awk '$1 == "scratch" { print $2 }' <<< "$RERUN")
+RR_SHARE=$(awk -v a="$RR_RERUN" -v b="$RR_SCRATCH" 'BEGIN { printf "%.0f", 100 * a / b }')
+RR_EDITED=$(grep '^edited' <<< "$RERUN")
+rm -rf "$W/rerun"
+
 # fsim-report on a synthetic input of REPORT_LINKS links (examples/gen_pairs:
 # one family of a tenth of the files with 90 % of the links), at two sizes,
 # in every format, so that time per link shows whether it is linear; peak
@@ -428,6 +440,14 @@ links), \`--memory 256M\`:
 | links | format | time | per link | peak RSS | ≤ 256 MiB + 16 MiB + 100 B per file |
 |---|---|---|---|---|---|
 $(cat "$BENCH/report-links.md")
+
+## Re-run after 1 % of the files changed
+
+\`scripts/rerun-bench.sh $TREE <dir> target/release\` ($RR_EDITED; reports txt,
+json, tsv, html): first run $RR_FIRST s; \`make report PREVIOUS=<first work>\`
+**$RR_RERUN s**; the same from scratch $RR_SCRATCH s: the re-run takes
+**$RR_SHARE %** of a run from scratch (target ≤ 25 %), and its reports and
+verified.tsv are the same bytes (the script fails otherwise).
 
 ## Checks made in the same run
 

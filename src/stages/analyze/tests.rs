@@ -143,6 +143,7 @@ fn run_on(text: &[u8], th: Thresholds, threads: usize, force_spill: bool) -> Ran
         threads,
         tmpdir: None,
         force_spill,
+        only: None,
     };
     analyze_reader(text, "test.bins", &opts).unwrap().into()
 }
@@ -206,7 +207,11 @@ fn chunk_twice_in_both_counts_twice() {
         ..Options::default()
     };
     let again = analyze_reader(&bins_text(&bins, false)[..], "test.bins", &opts).unwrap();
-    assert_eq!(write_pairs(again, &ALL, &mut out, "test").unwrap(), 1);
+    let params = pairs_params(&again.params, &ALL, None);
+    assert_eq!(
+        write_pairs(again, &params, None, &mut out, "test").unwrap(),
+        1
+    );
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with(
         "#fsim pairs v1\tmethod=tttd\tavg=1000\tmin-bytes=0\tmin-percent=0\tpercent-of=smaller\n"
@@ -456,12 +461,35 @@ fn threads_and_spill_runs_give_identical_output() {
         threads: 1,
         tmpdir: None,
         force_spill: true,
+        only: None,
     };
     let spill = analyze_reader(&text[..], "t", &opts).unwrap();
     // A 4 KiB share of the capacity for the pairs: they spill too.
     assert!(spill.pairs.runs_spilled() > 1, "{:?}", spill.pairs);
     let spill = Ran::from(spill);
     assert_eq!(spill.pairs, one.pairs);
+    // A re-run with every 7th file changed: just the pairs with one of
+    // them, in memory and out of core.
+    let max_id = one.pairs.iter().map(|p| p.b).max().unwrap() as usize;
+    let flags: Vec<bool> = (0..=max_id).map(|i| i % 7 == 3).collect();
+    let count = flags.iter().filter(|&&c| c).count() as u64;
+    let changed = std::sync::Arc::new(Changed { flags, count });
+    let want: Vec<Pair> = one
+        .pairs
+        .iter()
+        .filter(|p| changed.any(p.a, p.b))
+        .copied()
+        .collect();
+    assert!(!want.is_empty() && want.len() < one.pairs.len());
+    for force_spill in [false, true] {
+        let opts = Options {
+            force_spill,
+            only: Some(changed.clone()),
+            ..opts.clone()
+        };
+        let got = Ran::from(analyze_reader(&text[..], "t", &opts).unwrap());
+        assert_eq!(got.pairs, want, "force_spill {force_spill}");
+    }
     // In memory (memory=100 fits) on 4 threads, pairs spilled from each
     // thread's batches: the same pairs, in order.
     let threads = Options {

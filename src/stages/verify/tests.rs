@@ -632,6 +632,7 @@ fn same_verdict(a: &[u8], b: &[u8], floor: u64) -> bool {
     let mut d = Differ::new();
     d.set_a(&ta);
     d.floor = floor;
+    d.bound_from = 0;
     let c = d.compare(&ta, &tb, true);
     if c.below {
         assert!(
