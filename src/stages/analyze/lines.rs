@@ -28,10 +28,13 @@
 //! Cost: reading the selected files once, and per line shared by `d`
 //! contents `d²/2` additions (one row of the contents after `a` at a time,
 //! with a dense accumulator, `-j` threads over the rows). Memory: the line
-//! postings (8 bytes per distinct line of a content) and one accumulator
-//! per thread (8 bytes per selected content).
+//! postings (8 bytes per distinct line of a content, twice: each content's
+//! list and the line's), the line table (~24 bytes per distinct line) and
+//! one accumulator per thread (8 bytes per selected content); the pairs go
+//! to the analysis's pair store as they are found, which spills them
+//! beyond its share of `--capacity`.
 
-use super::{Pair, Thresholds};
+use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
 use crate::formats::{FileEntry, FileType};
 use std::collections::HashMap;
@@ -41,6 +44,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Which files the line source looks at, and its threshold.
@@ -107,12 +111,15 @@ fn lines(data: &[u8]) -> impl Iterator<Item = (u64, u32)> + '_ {
 }
 
 /// The pairs of the selected files whose line overlap reaches the
-/// threshold, sorted by (a, b), ids of the smallest file of each content.
+/// threshold, ids of the smallest file of each content, handed to `out`
+/// (which sorts them, within its memory) in batches as the workers find
+/// them: however many pairs there are, none is held here.
 pub fn line_pairs(
     files: &[FileEntry],
     src: &LineSource,
     threads: usize,
-) -> Result<(Vec<Pair>, LineStats)> {
+    out: &mut PairStore,
+) -> Result<LineStats> {
     let mut stats = LineStats::default();
     // One file per content: the smallest id.
     let mut first: HashMap<u128, usize> = HashMap::new();
@@ -162,19 +169,20 @@ pub fn line_pairs(
     let blocks = n.div_ceil(BLOCK);
     let next = AtomicUsize::new(0);
     let threads = threads.max(1).min(blocks.max(1));
-    let mut done: Vec<(usize, Vec<Pair>)> = std::thread::scope(|s| {
+    let found_pairs = AtomicUsize::new(0);
+    let store = Mutex::new(out);
+    std::thread::scope(|s| -> Result<()> {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
-                s.spawn(|| {
+                s.spawn(|| -> Result<()> {
                     let mut acc = vec![0u64; n];
                     let mut touched: Vec<u32> = Vec::new();
-                    let mut out = Vec::new();
+                    let mut found = Vec::new();
                     loop {
                         let b = next.fetch_add(1, Ordering::Relaxed);
                         if b >= blocks {
                             break;
                         }
-                        let mut found = Vec::new();
                         for a in b * BLOCK..((b + 1) * BLOCK).min(n) {
                             let (ida, sa, ref la) = contents[a];
                             for &(l, ca) in la {
@@ -206,21 +214,23 @@ pub fn line_pairs(
                             }
                             touched.clear();
                         }
-                        out.push((b, found));
+                        if found.len() >= 1 << 14 {
+                            found_pairs.fetch_add(found.len(), Ordering::Relaxed);
+                            store.lock().expect("pair store lock").extend(&found)?;
+                            found.clear();
+                        }
                     }
-                    out
+                    found_pairs.fetch_add(found.len(), Ordering::Relaxed);
+                    store.lock().expect("pair store lock").extend(&found)
                 })
             })
             .collect();
         workers
             .into_iter()
-            .flat_map(|w| w.join().expect("line source worker panicked"))
-            .collect()
-    });
-    done.sort_unstable_by_key(|(b, _)| *b);
-    let pairs: Vec<Pair> = done.into_iter().flat_map(|(_, v)| v).collect();
-    stats.pairs = pairs.len() as u64;
-    Ok((pairs, stats))
+            .try_for_each(|w| w.join().expect("line source worker panicked"))
+    })?;
+    stats.pairs = found_pairs.into_inner() as u64;
+    Ok(stats)
 }
 
 /// The pairs in (a, b) order with one line per pair: a pair that both

@@ -179,9 +179,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     let mut line_stats = None;
     let chunk_pairs = a.pairs.len();
     if let (Some(src), Some(table)) = (src, &table) {
-        let (lp, st) = line_pairs(table, src, cfg.options.threads)?;
-        a.pairs.extend(&lp)?;
-        line_stats = Some(st);
+        line_stats = Some(line_pairs(table, src, cfg.options.threads, &mut a.pairs)?);
     }
     let mut params = pairs_params(&a.params, th, src);
     if let Some(c) = &options.only {
