@@ -34,6 +34,10 @@ pub struct Tokens {
     pub hashes: Vec<u128>,
     /// Start offset of each token, plus the file size at the end.
     pub starts: Vec<u64>,
+    /// The bytes themselves, for binary files only (pieces): the byte
+    /// measure extends matched pieces into them, and keeping them with the
+    /// tokens spares a second read of a cached file.
+    pub data: Vec<u8>,
 }
 
 impl Tokens {
@@ -53,7 +57,8 @@ impl Tokens {
 
     /// Approximate heap bytes, for the cache budget.
     pub fn mem(&self) -> u64 {
-        (self.hashes.capacity() * 16 + self.starts.capacity() * 8 + 64) as u64
+        (self.hashes.capacity() * 16 + self.starts.capacity() * 8 + self.data.capacity() + 64)
+            as u64
     }
 
     pub(super) fn push(&mut self, data: &[u8], start: usize, end: usize) {
@@ -82,8 +87,10 @@ pub fn tokenize_into(data: &[u8], mode: Mode, pieces: &Chunker, t: &mut Tokens) 
     t.hashes.clear();
     t.starts.clear();
     t.starts.push(0);
+    t.data.clear();
     match mode {
         Mode::Pieces => {
+            t.data.extend_from_slice(data);
             t.hashes.reserve(data.len() / PIECE_AVG + 1);
             t.starts.reserve(data.len() / PIECE_AVG + 1);
             for c in pieces.chunks(data) {

@@ -197,9 +197,14 @@ impl Worker {
         &mut self,
         e: &FileEntry,
         payload: u64,
+        t: &Tokens,
         dst: &mut Vec<u8>,
     ) -> std::result::Result<(), Stale> {
         dst.clear();
+        if t.data.len() as u64 == payload {
+            dst.extend_from_slice(&t.data);
+            return Ok(());
+        }
         if let Some((id, n)) = self.last_read {
             if id == e.id {
                 dst.extend_from_slice(match &self.templates {
@@ -267,9 +272,10 @@ impl Worker {
                 if let Ok(t) = &ta {
                     self.differ.set_a(t);
                 }
-                if ta.is_ok() && mode == Mode::Pieces {
+                if let (Ok(t), Mode::Pieces) = (&ta, mode) {
+                    let t = t.clone();
                     let mut buf = std::mem::take(&mut self.a_bytes);
-                    if let Err(s) = self.bytes_into(fa, p.size_a, &mut buf) {
+                    if let Err(s) = self.bytes_into(fa, p.size_a, &t, &mut buf) {
                         if let Ok(t) = std::mem::replace(&mut ta, Err(s)) {
                             self.recycle(t);
                         }
@@ -294,7 +300,7 @@ impl Worker {
                         .and_then(|tb| {
                             if pieces {
                                 let mut buf = std::mem::take(&mut self.b_bytes);
-                                let r = self.bytes_into(fb, p.size_b, &mut buf);
+                                let r = self.bytes_into(fb, p.size_b, &tb, &mut buf);
                                 self.b_bytes = buf;
                                 if let Err(s) = r {
                                     self.recycle(tb);
