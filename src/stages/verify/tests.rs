@@ -224,10 +224,12 @@ fn cost_guard_gives_a_lower_bound() {
     let a = Tokens {
         hashes: (0..n as u128).collect(),
         starts: (0..=n as u64).collect(),
+        data: Vec::new(),
     };
     let b = Tokens {
         hashes: (0..n as u128).rev().collect(),
         starts: (0..=n as u64).collect(),
+        data: Vec::new(),
     };
     let c = compare(&a, &b, false);
     assert!(!c.exact);
