@@ -240,6 +240,7 @@ fn cost_guard_gives_a_lower_bound() {
     let b = Tokens {
         hashes: h,
         starts: (0..=n as u64).collect(),
+        data: Vec::new(),
     };
     let c = compare(&a, &b, false);
     assert!(c.exact);
