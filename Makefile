@@ -6,7 +6,7 @@
 #   make test                         all tests (what CI runs)
 #   make report REPO=<dir> WORK=<dir> WORK/report.txt and WORK/report.json
 #     ... SHARDS=8                    chunk in 8 resumable shards (use make -j)
-#     ... PREVIOUS=<old work dir>     re-chunk only files changed since then, re-verify only their pairs
+#     ... PREVIOUS=<old work dir>     re-chunk only files changed since then, analyse and verify only their pairs
 #                                     (FORMATS="txt json tsv html xlsx" for more)
 #     ... REPO="a=/data/x b=/data/y"  named collections, chunked apart, merged
 #     ... COLLECTIONS="s=<dir>..."    collections chunked elsewhere (files.tsv
