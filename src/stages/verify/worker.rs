@@ -49,13 +49,6 @@ pub(super) struct Worker {
     /// `--min-percent` and `--percent-of`: pairs that cannot reach it stop
     /// before the diff.
     pub(super) threshold: (f64, PercentOf),
-    /// Bytes of the current file a and of file b, for binary pairs: the
-    /// measure extends the matched pieces byte by byte ([`extend_runs`]).
-    a_bytes: Vec<u8>,
-    b_bytes: Vec<u8>,
-    /// (file id, length) of the file whose bytes the last read left in
-    /// `buf` (or `payload`, with templates), if any.
-    last_read: Option<(u32, usize)>,
 }
 
 /// Why a file's payload cannot be compared (the analysis measured another).
@@ -78,9 +71,6 @@ impl Worker {
             templates: None,
             payload: Vec::new(),
             threshold: (0.0, PercentOf::Smaller),
-            a_bytes: Vec::new(),
-            b_bytes: Vec::new(),
-            last_read: None,
         }
     }
 
@@ -144,7 +134,6 @@ impl Worker {
                 return Ok(t);
             }
         }
-        self.last_read = None;
         let data = match read_checked(e, &mut self.buf) {
             Ok(d) => d,
             Err(s) => {
@@ -154,7 +143,6 @@ impl Worker {
         };
         self.files_read += 1;
         self.bytes_read += data.len() as u64;
-        let read_len = data.len();
         let mut t = self.spare.pop().unwrap_or_default();
         match &self.templates {
             None => tokenize_into(data, mode, &self.pieces, &mut t),
@@ -168,13 +156,9 @@ impl Worker {
                 tokenize_into(&self.payload, mode, &self.pieces, &mut t);
             }
         }
-        self.last_read = Some((e.id, read_len));
         if self.buf.len() > BUF_KEEP {
             // Do not keep a large file's buffer for the rest of the run.
             self.buf = Vec::new();
-            if self.templates.is_none() {
-                self.last_read = None;
-            }
         }
         if keep {
             // Kept for long: no slack (recycled buffers have the capacity
@@ -188,60 +172,6 @@ impl Worker {
             self.recycle_gone();
         }
         Ok(t)
-    }
-
-    /// The compared bytes of file `e` (its payload with templates) into
-    /// `dst`: copied from the last file read when that was `e`, else read
-    /// again (its tokens came from the cache, which keeps no bytes).
-    fn bytes_into(
-        &mut self,
-        e: &FileEntry,
-        payload: u64,
-        t: &Tokens,
-        dst: &mut Vec<u8>,
-    ) -> std::result::Result<(), Stale> {
-        dst.clear();
-        if t.data.len() as u64 == payload {
-            dst.extend_from_slice(&t.data);
-            return Ok(());
-        }
-        if let Some((id, n)) = self.last_read {
-            if id == e.id {
-                dst.extend_from_slice(match &self.templates {
-                    None => &self.buf[..n],
-                    Some(_) => &self.payload,
-                });
-                return Ok(());
-            }
-        }
-        if let Some(s) = self.bad.get(&e.id) {
-            return Err(s.clone());
-        }
-        self.last_read = None;
-        let data = match read_checked(e, &mut self.buf) {
-            Ok(d) => d,
-            Err(s) => {
-                self.bad.insert(e.id, s.clone());
-                return Err(s);
-            }
-        };
-        self.files_read += 1;
-        self.bytes_read += data.len() as u64;
-        match &self.templates {
-            None => dst.extend_from_slice(data),
-            Some(tc) => {
-                crate::chunking::reader::payload(&tc.1, &tc.0, data, dst);
-                if dst.len() as u64 != payload {
-                    let s = payload_changed(dst.len(), payload);
-                    self.bad.insert(e.id, s.clone());
-                    return Err(s);
-                }
-            }
-        }
-        if self.buf.len() > BUF_KEEP {
-            self.buf = Vec::new();
-        }
-        Ok(())
     }
 
     /// Verify a run of pairs, `first` the index in the batch of the first
@@ -268,19 +198,9 @@ impl Worker {
                 if let Some((_, _, Ok(t))) = cur.take() {
                     self.recycle(t);
                 }
-                let mut ta = self.load(cache, fa, p.size_a, mode, plan.keep(p.a));
+                let ta = self.load(cache, fa, p.size_a, mode, plan.keep(p.a));
                 if let Ok(t) = &ta {
                     self.differ.set_a(t);
-                }
-                if let (Ok(t), Mode::Pieces) = (&ta, mode) {
-                    let t = t.clone();
-                    let mut buf = std::mem::take(&mut self.a_bytes);
-                    if let Err(s) = self.bytes_into(fa, p.size_a, &t, &mut buf) {
-                        if let Ok(t) = std::mem::replace(&mut ta, Err(s)) {
-                            self.recycle(t);
-                        }
-                    }
-                    self.a_bytes = buf;
                 }
                 cur = Some((p.a, mode, ta));
             }
@@ -295,35 +215,24 @@ impl Worker {
             let o = match &cur {
                 Some((_, _, Ok(ta))) => {
                     let pieces = mode == Mode::Pieces;
-                    let tb = self
-                        .load(cache, fb, p.size_b, mode, plan.keep(p.b))
-                        .and_then(|tb| {
-                            if pieces {
-                                let mut buf = std::mem::take(&mut self.b_bytes);
-                                let r = self.bytes_into(fb, p.size_b, &tb, &mut buf);
-                                self.b_bytes = buf;
-                                if let Err(s) = r {
-                                    self.recycle(tb);
-                                    return Err(s);
-                                }
-                            }
-                            Ok(tb)
-                        });
-                    match tb {
+                    match self.load(cache, fb, p.size_b, mode, plan.keep(p.b)) {
                         Ok(tb) => {
                             // Binary pairs: the bound before the diff counts
                             // whole pieces, and the byte measure can exceed
                             // the pieces matched, so it does not bound it.
                             self.differ.floor = if pieces { 0 } else { self.floor(p) };
                             let mut c = self.differ.compare(ta, &tb, want_regions || pieces);
-                            self.recycle(tb);
                             if pieces {
-                                c.common =
-                                    extend_runs(&mut c.regions, &self.a_bytes, &self.b_bytes);
+                                // Pieces keep their file's bytes (the payload
+                                // with templates), cached or just read.
+                                debug_assert_eq!(ta.data.len() as u64, p.size_a);
+                                debug_assert_eq!(tb.data.len() as u64, p.size_b);
+                                c.common = extend_runs(&mut c.regions, &ta.data, &tb.data);
                                 if !want_regions {
                                     c.regions = Vec::new();
                                 }
                             }
+                            self.recycle(tb);
                             Outcome {
                                 common: if c.exact || c.below {
                                     c.common
@@ -356,11 +265,6 @@ impl Worker {
         }
         if let Some((_, _, Ok(t))) = cur {
             self.recycle(t);
-        }
-        for v in [&mut self.a_bytes, &mut self.b_bytes] {
-            if v.capacity() > BUF_KEEP {
-                *v = Vec::new();
-            }
         }
         self.reserve(cache, 0);
         out
