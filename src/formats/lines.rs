@@ -253,6 +253,30 @@ pub fn pruned_params(header: Option<&Params>, trailer: &Params) -> Params {
     out
 }
 
+/// The header of the fsim file of `kind` at `path`: its first line that is
+/// not a comment, read without reading the rest.
+pub fn read_header(path: &Path, kind: Kind) -> Result<Params> {
+    let (input, name) = open_input(path)?;
+    let mut r = LineReader::new(input, name.clone());
+    while let Some((line, no)) = r.next_numbered()? {
+        match line {
+            Line::Header(k, p) if k == kind => return Ok(p),
+            Line::Comment(_) => {}
+            _ => {
+                return Err(Error::input(
+                    &name,
+                    no,
+                    format!("expected a '#fsim {} v1' header", kind.as_str()),
+                ))
+            }
+        }
+    }
+    Err(Error::msg(format!(
+        "{name}: empty: expected a '#fsim {} v1' header",
+        kind.as_str()
+    )))
+}
+
 /// The kinds of file fsim writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -21,7 +21,7 @@ use super::pairs::pairs_params;
 use super::{LineSource, Thresholds};
 use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
-use crate::formats::{open_input, FileEntry, Kind, Line, LineReader, Params};
+use crate::formats::{read_header, FileEntry, Kind, Params};
 use std::path::{Path, PathBuf};
 
 /// Keys of the pairs header that may differ between the runs: they count
@@ -62,14 +62,19 @@ pub fn plan(
     lines: Option<&LineSource>,
 ) -> Result<std::result::Result<Changed, String>> {
     let (old, _) = read_file_table(&since.files)?;
-    let old_verified = header(&since.verified, Kind::Pairs)?;
+    let old_verified = read_header(&since.verified, Kind::Pairs)?;
     if old_verified.get("verified").is_none() {
         return Err(Error::msg(format!(
             "{}: expected the verified pairs of the earlier run (written by fsim-verify)",
             since.verified.display()
         )));
     }
-    let bins_params = crate::formats::stage_params(&header(bins, Kind::Bins)?);
+    if bins.as_os_str() == "-" {
+        return Err(Error::msg(
+            "with --previous-files the bins must be a file, not standard input (its header is read first)",
+        ));
+    }
+    let bins_params = crate::formats::stage_params(&read_header(bins, Kind::Bins)?);
     let now = without(&pairs_params(&bins_params, th, lines), MAY_DIFFER);
     let mut before = without(&old_verified, MAY_DIFFER);
     before.0.retain(|(k, _)| !k.starts_with("verif"));
@@ -102,34 +107,6 @@ fn without(p: &Params, keys: &[&str]) -> Params {
             .cloned()
             .collect(),
     )
-}
-
-/// The header of an fsim file of `kind` (its first line that is not a comment).
-fn header(path: &Path, kind: Kind) -> Result<Params> {
-    if path.as_os_str() == "-" {
-        return Err(Error::msg(
-            "with --previous-files the bins must be a file, not standard input (its header is read first)",
-        ));
-    }
-    let (input, name) = open_input(path)?;
-    let mut r = LineReader::new(input, name.clone());
-    while let Some((line, no)) = r.next_numbered()? {
-        match line {
-            Line::Header(k, p) if k == kind => return Ok(p),
-            Line::Comment(_) => {}
-            _ => {
-                return Err(Error::input(
-                    &name,
-                    no,
-                    format!("expected a '#fsim {} v1' header", kind.as_str()),
-                ))
-            }
-        }
-    }
-    Err(Error::msg(format!(
-        "{name}: empty: expected a '#fsim {} v1' header",
-        kind.as_str()
-    )))
 }
 
 /// The header keys a delta pairs file carries.

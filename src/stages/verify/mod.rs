@@ -491,21 +491,13 @@ impl Flow<'_> {
 
 /// Whether the earlier verified pairs at `path` measured binary pairs as
 /// this run does (header `verify-binary=`[`BINARY_MEASURE`]). A file that
-/// is not verified pairs at all answers true: [`previous::Previous::check`]
+/// is not verified pairs at all (or cannot be read) answers true: [`previous::Previous::check`]
 /// then refuses it with its own message.
 fn previous_measures_bytes(path: &std::path::Path) -> Result<bool> {
-    let (input, name) = open_input(path)?;
-    let mut r = LineReader::new(input, name);
-    while let Some(line) = r.next_numbered()? {
-        match line.0 {
-            Line::Header(Kind::Pairs, p) if p.get("verified").is_some() => {
-                return Ok(p.get("verify-binary") == Some(BINARY_MEASURE));
-            }
-            Line::Comment(_) => {}
-            _ => break,
-        }
-    }
-    Ok(true)
+    Ok(match crate::formats::read_header(path, Kind::Pairs) {
+        Ok(p) if p.get("verified").is_some() => p.get("verify-binary") == Some(BINARY_MEASURE),
+        _ => true,
+    })
 }
 
 /// Parse a 6-field pair line.
