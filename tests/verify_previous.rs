@@ -218,6 +218,21 @@ fn rerun_after_one_percent_changed_is_byte_identical() {
     let e = run_fail(c, None);
     assert!(e.contains("pairs.tsv:1: these pairs are only those of the files changed since an earlier run (delta=1"), "{e}");
     assert!(!inc.join("delta.txt").exists());
+    // fsim-verify merging a delta at a lower threshold than the earlier
+    // run's would miss the rows in between: refused, nothing written.
+    let mut c = fsim("fsim-verify");
+    c.arg("--files")
+        .arg(inc.join("files.tsv"))
+        .args(["--min-percent", "40", "--previous"])
+        .arg(old.join("verified.tsv"))
+        .arg("--previous-files")
+        .arg(old.join("files.tsv"))
+        .arg("-o")
+        .arg(t.path().join("low-delta.tsv"))
+        .arg(inc.join("pairs.tsv"));
+    let e = run_fail(c, None);
+    assert!(e.contains("verified.tsv: verified from 50% of the smaller file, so it lacks pairs this run keeps (from 40% of the smaller file)"), "{e}");
+    assert!(!t.path().join("low-delta.tsv").exists());
     // verified.tsv holds only the pairs at >= MIN_PERCENT (50): a report
     // at 30 % would miss links, so it is refused and writes nothing.
     let mut c = fsim("fsim-report");

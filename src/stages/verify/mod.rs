@@ -321,7 +321,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                             old_table.display()
                         )));
                     }
-                    rows.check(&p)?;
+                    rows.check(&p, cfg.min_percent, cfg.percent_of.as_str())?;
                     // Its figures are not reused (warned above): its rows
                     // are verified like the new pairs.
                     rows.reverify = previous.is_none();

@@ -153,9 +153,25 @@ impl Rows {
     }
 
     /// Check the earlier header against the new pairs' (see
-    /// [`Previous::check`]); fsim-analyze checked the rest.
-    pub fn check(&mut self, new: &Params) -> Result<()> {
-        self.inner.check(new)
+    /// [`Previous::check`]), and that the earlier run kept every pair this
+    /// one keeps: verified at `min_percent` of the same file or lower (the
+    /// rows under its threshold are not in it); fsim-analyze checked the
+    /// rest before writing the delta.
+    pub fn check(&mut self, new: &Params, min_percent: f64, percent_of: &str) -> Result<()> {
+        self.inner.check(new)?;
+        let p = self.inner.params.as_ref().expect("read by check");
+        let then = p
+            .get("verify-min-percent")
+            .and_then(|v| v.parse::<f64>().ok());
+        let of = p.get("verify-percent-of").unwrap_or("smaller");
+        if then.is_some_and(|t| t <= min_percent) && of == percent_of {
+            return Ok(());
+        }
+        Err(Error::msg(format!(
+            "{}: verified from {}% of the {of} file, so it lacks pairs this run keeps (from {min_percent}% of the {percent_of} file): run without --previous, or analyse every pair",
+            self.inner.pairs.name(),
+            then.map_or("?".into(), |t| t.to_string()),
+        )))
     }
 
     /// The next earlier row before (a, b) in the new ids, as a pair and,
