@@ -215,10 +215,29 @@ impl FileEntry {
 /// Read a file table (a path, or `-`): entries indexed by id, and its
 /// header's parameters.
 pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
+    let mut files: Vec<FileEntry> = Vec::new();
+    let params = scan_file_table(path, &mut |e| files.push(e))?;
+    Ok((files, params))
+}
+
+/// Read a file table (a path, or `-`) as a [`CompactTable`], for the
+/// stages that hold a million files' paths (fsim-report).
+pub fn read_compact_table(path: &Path) -> Result<(CompactTable, Params)> {
+    let mut t = CompactTable::default();
+    let params = scan_file_table(path, &mut |e| t.push(&e))?;
+    t.shrink_to_fit();
+    Ok((t, params))
+}
+
+/// Check a file table (header, consecutive ids, trailer count and digest)
+/// and hand each entry, in id order, to `each`; returns the header's
+/// parameters. Nothing is handed on after an error, but entries before it
+/// are: callers drop what they built when this fails.
+pub fn scan_file_table(path: &Path, each: &mut dyn FnMut(FileEntry)) -> Result<Params> {
     let (input, name) = open_input(path)?;
     let mut r = LineReader::new(input, name.clone());
     let mut check = InputCheck::new(Kind::Files, "files");
-    let mut files: Vec<FileEntry> = Vec::new();
+    let mut count: u64 = 0;
     let mut announced: Option<(u64, Params, u64)> = None;
     let mut digest = TableDigest::default();
     while let Some((line, line_no)) = r.next_numbered()? {
@@ -250,31 +269,126 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
                 }
                 digest.add_line(d);
                 let e = FileEntry::parse(d).map_err(|m| Error::input(&name, line_no, m))?;
-                if e.id as usize != files.len() {
+                if e.id as u64 != count {
                     return Err(Error::input(
                         &name,
                         line_no,
                         format!(
-                            "expected file id {} (ids are consecutive), found {}",
-                            files.len(),
+                            "expected file id {count} (ids are consecutive), found {}",
                             e.id
                         ),
                     ));
                 }
-                files.push(e);
+                count += 1;
+                each(e);
             }
         }
     }
     let line = r.line_number();
     match &announced {
         None => return Err(Error::input(&name, line, "no '#end files' trailer: the file table is truncated")),
-        Some((n, _, _)) if *n != files.len() as u64 => {
-            return Err(Error::input(&name, line, format!("{} files read but the trailer announced {n}: the file table is truncated or was edited", files.len())))
+        Some((n, _, _)) if *n != count => {
+            return Err(Error::input(&name, line, format!("{count} files read but the trailer announced {n}: the file table is truncated or was edited")))
         }
         Some((_, t, at)) => digest.check(t).map_err(|m| Error::input(&name, *at, m))?,
     }
-    let params = check.params.clone().unwrap_or_default();
-    Ok((files, params))
+    Ok(check.params.clone().unwrap_or_default())
+}
+
+/// A file table held in columns, with every path in one buffer: about 33
+/// bytes per file plus its path's bytes, where a `Vec<FileEntry>` costs
+/// ~110 (an 80-byte entry and a path allocation of its own). fsim-report
+/// holds one for the whole run, so at a million files this is the
+/// difference between ~60 and ~110 MB of its `--memory` (issue 16).
+/// The mtimes are not kept: no report shows them.
+#[derive(Debug, Default)]
+pub struct CompactTable {
+    /// End of each path in `paths`.
+    ends: Vec<u64>,
+    paths: Vec<u8>,
+    sizes: Vec<u64>,
+    contents: Vec<u128>,
+    types: Vec<FileType>,
+}
+
+/// One file of a [`CompactTable`], with the fields of a [`FileEntry`] that
+/// the reports use.
+#[derive(Debug, Clone, Copy)]
+pub struct FileRef<'a> {
+    pub id: u32,
+    pub size: u64,
+    pub content: u128,
+    pub ftype: FileType,
+    pub path: &'a [u8],
+}
+
+impl CompactTable {
+    pub fn push(&mut self, e: &FileEntry) {
+        self.paths.extend_from_slice(&e.path);
+        self.ends.push(self.paths.len() as u64);
+        self.sizes.push(e.size);
+        self.contents.push(e.content);
+        self.types.push(e.ftype);
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.ends.shrink_to_fit();
+        self.paths.shrink_to_fit();
+        self.sizes.shrink_to_fit();
+        self.contents.shrink_to_fit();
+        self.types.shrink_to_fit();
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// File `id`; panics when there is none (ids come from a checked
+    /// input).
+    pub fn at(&self, id: u32) -> FileRef<'_> {
+        self.get(id).expect("a file id of this table")
+    }
+
+    pub fn get(&self, id: u32) -> Option<FileRef<'_>> {
+        let i = id as usize;
+        let end = *self.ends.get(i)? as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Some(FileRef {
+            id,
+            size: self.sizes[i],
+            content: self.contents[i],
+            ftype: self.types[i],
+            path: &self.paths[start..end],
+        })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = FileRef<'_>> + '_ {
+        (0..self.len() as u32).map(|i| self.at(i))
+    }
+
+    pub fn content(&self, id: u32) -> u128 {
+        self.contents[id as usize]
+    }
+
+    /// Total size of the files `first..first + n` (a collection's).
+    pub fn size_sum(&self, first: u32, n: u32) -> u64 {
+        self.sizes[first as usize..(first + n) as usize]
+            .iter()
+            .sum()
+    }
+
+    /// Bytes held (the report's memory budget subtracts them).
+    pub fn heap_bytes(&self) -> u64 {
+        (self.ends.capacity() * 8
+            + self.paths.capacity()
+            + self.sizes.capacity() * 8
+            + self.contents.capacity() * 16
+            + self.types.capacity()) as u64
+    }
 }
 
 /// What changed between an earlier file table `old` and `new`, for

@@ -103,7 +103,7 @@ pub fn overlap(r: &Report) -> Vec<Overlap> {
         }
     }
     let slot = |from: usize, to: usize| from * (k - 1) + if to > from { to - 1 } else { to };
-    let size = |f: u32| r.files[f as usize].size;
+    let size = |f: u32| r.files.at(f).size;
     for &(f, to) in &ident {
         let o = &mut rows[slot(r.coll[f as usize], to)];
         o.identical_files += 1;
@@ -128,10 +128,7 @@ pub fn text(r: &Report, o: &mut String, head: &str, reset: &str) {
     let _ = writeln!(o);
     let _ = writeln!(o, "{head}C. Collections: {}{reset}", r.collections.len());
     for c in &r.collections {
-        let bytes: u64 = r.files[c.first as usize..(c.first + c.files) as usize]
-            .iter()
-            .map(|f| f.size)
-            .sum();
+        let bytes = r.files.size_sum(c.first, c.files);
         let _ = writeln!(
             o,
             "  {:<16} {:>8} files  {:>10}",

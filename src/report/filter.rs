@@ -15,7 +15,7 @@
 //! characters, `/` included, `?` one character, `[abc]`, `[a-z]`, `[!a]`
 //! a class. Any other pattern matches when it occurs anywhere in the path.
 
-use crate::formats::{FileEntry, FileType};
+use crate::formats::{FileRef, FileType};
 
 /// Which file types may be linked (`--link-types`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -183,15 +183,7 @@ impl Filters {
 
     /// Is the link between `a` and `b` (sizes as the report uses them, and
     /// their collections) kept? Path filters are checked by the caller.
-    pub fn link_ok(
-        &self,
-        a: &FileEntry,
-        b: &FileEntry,
-        sa: u64,
-        sb: u64,
-        ca: usize,
-        cb: usize,
-    ) -> bool {
+    pub fn link_ok(&self, a: FileRef, b: FileRef, sa: u64, sb: u64, ca: usize, cb: usize) -> bool {
         if let Some(r) = self.max_size_ratio {
             let (lo, hi) = (sa.min(sb), sa.max(sb));
             if lo == 0 || hi as f64 > lo as f64 * r {
@@ -208,7 +200,7 @@ impl Filters {
                 }
             }
         }
-        if self.same_suffix && suffix(&a.path) != suffix(&b.path) {
+        if self.same_suffix && suffix(a.path) != suffix(b.path) {
             return false;
         }
         if self.cross_collections_only && ca == cb {

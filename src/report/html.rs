@@ -155,10 +155,10 @@ fn view_file(
     chunker: &Chunker,
     opts: &HtmlOptions,
 ) -> (Vec<(u128, u32)>, Value) {
-    let e = &report.files[id as usize];
-    let path = Path::new(OsStr::from_bytes(&e.path));
+    let e = report.files.at(id);
+    let path = Path::new(OsStr::from_bytes(e.path));
     let mut v = json!({
-        "path": escape_path_string(&e.path),
+        "path": escape_path_string(e.path),
         "size": e.size,
         "type": e.ftype.as_str(),
     });
@@ -409,7 +409,7 @@ impl Visit for Page<'_> {
 
     fn start(&mut self, r: &Report, i: usize) -> Result<()> {
         let c = &r.clusters[i];
-        let path = |id: u32| escape_path_string(&r.files[id as usize].path);
+        let path = |id: u32| escape_path_string(r.files.at(id).path);
         let n = c.files.len().min(MAX_FILES);
         self.index = c.files[..n]
             .iter()
@@ -418,24 +418,6 @@ impl Visit for Page<'_> {
             .collect();
         self.links = 0;
         self.links_cut = 0;
-        let files: Vec<Value> = c.files[..n]
-            .iter()
-            .enumerate()
-            .map(|(k, &f)| {
-                let copies: Vec<String> = r.copies(f).iter().map(|&x| path(x)).collect();
-                let mut v = json!([
-                    path(f),
-                    r.size(f),
-                    r.files[f as usize].ftype.as_str(),
-                    r1(r.best[f as usize]),
-                    copies
-                ]);
-                if let Some(rv) = &c.review {
-                    v.as_array_mut().unwrap().push(json!(rv.sub[k]));
-                }
-                v
-            })
-            .collect();
         let head = json!({
             "id": c.id,
             "type": c.kind,
@@ -447,14 +429,30 @@ impl Visit for Page<'_> {
             "levels": c.review.as_ref().map(|rv| crate::report::model::REVIEW_LEVELS.iter().zip(&rv.levels).map(|(l, (k, big))| json!([l, k, big])).collect::<Vec<_>>()),
             "template": c.template.as_ref().map(|t| t.command.clone()),
             "template_bytes": c.template.as_ref().map(|t| t.bytes),
-            "files": files,
         });
         let t =
             serde_json::to_string(&head).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
-        // Reopen the object for the links.
+        // Reopen the object for the files, written one by one (60,000 of
+        // them held as json values took ~70 MB), then for the links.
         self.push(if i == 0 { "" } else { "," })?;
         self.push(&escape_json_for_script(&t[..t.len() - 1]))?;
-        self.push(",\"links\":[")?;
+        self.push(",\"files\":[")?;
+        for (k, &f) in c.files[..n].iter().enumerate() {
+            let copies: Vec<String> = r.copies(f).iter().map(|&x| path(x)).collect();
+            let mut v = json!([
+                path(f),
+                r.size(f),
+                r.files.at(f).ftype.as_str(),
+                r1(r.best[f as usize]),
+                copies
+            ]);
+            if let Some(rv) = &c.review {
+                v.as_array_mut().unwrap().push(json!(rv.sub[k]));
+            }
+            self.push(if k == 0 { "" } else { "," })?;
+            self.value(&v)?;
+        }
+        self.push("],\"links\":[")?;
         if let Some(rv) = &c.review {
             // Each file's closest relatives, each link once, in (a, b) order.
             let mut links: Vec<Pair> = rv.closest[..n].iter().flatten().copied().collect();
@@ -536,7 +534,7 @@ pub(crate) fn write(
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
-    let path = |id: u32| escape_path_string(&report.files[id as usize].path);
+    let path = |id: u32| escape_path_string(report.files.at(id).path);
     let identical: Vec<Value> = report
         .identical
         .iter()
@@ -570,7 +568,7 @@ pub(crate) fn write(
     page.push(&escape_json_for_script(&t[..t.len() - 1]))?;
     page.push(",\"clusters\":[")?;
     let shown = page.shown;
-    let budget = report.config.memory;
+    let budget = report.link_budget();
     crate::report::stream::walk(report, source, rank, shown, budget, &mut page)?;
     page.push("]")?;
 

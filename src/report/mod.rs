@@ -71,7 +71,7 @@ impl Style {
 
 impl Report {
     fn path(&self, id: u32) -> String {
-        escape_path_string(&self.files[id as usize].path)
+        escape_path_string(self.files.at(id).path)
     }
 
     /// The size percentages refer to: the payload when templates were
@@ -196,7 +196,7 @@ impl Report {
             "collections": self.collections.iter().map(|c| json!({
                 "name": c.name,
                 "files": c.files,
-                "bytes": self.files[c.first as usize..(c.first + c.files) as usize].iter().map(|f| f.size).sum::<u64>(),
+                "bytes": self.files.size_sum(c.first, c.files),
             })).collect::<Vec<_>>(),
             "collection_overlap": crate::report::collections::overlap(self).iter().map(|o| o.to_json(self)).collect::<Vec<_>>(),
         })
@@ -240,7 +240,7 @@ impl Report {
     /// sub-clusters and closest relatives when the cluster is reviewed).
     pub(crate) fn file_json(&self, c: &model::Cluster, i: usize) -> Value {
         let f = c.files[i];
-        let e = &self.files[f as usize];
+        let e = self.files.at(f);
         let mut v = json!({
             "id": f,
             "path": self.path(f),
@@ -380,7 +380,15 @@ impl Report {
     }
 
     /// A cluster of the text report: its line, its files.
-    pub(crate) fn text_cluster(&self, color: bool, c: &model::Cluster) -> String {
+    /// The text of cluster `c` without its links, handed to `out` in
+    /// pieces of ~64 KiB (a reviewed cluster of 100,000 files is ~60 MB of
+    /// text).
+    pub(crate) fn text_cluster(
+        &self,
+        color: bool,
+        c: &model::Cluster,
+        out: &mut dyn FnMut(&str) -> Result<()>,
+    ) -> Result<()> {
         use std::fmt::Write;
         let Style {
             bold,
@@ -458,9 +466,13 @@ impl Report {
                         o.push_str(&self.text_link(color, l));
                     }
                 }
+                if o.len() >= 1 << 16 {
+                    out(&o)?;
+                    o.clear();
+                }
             }
         }
-        o
+        out(&o)
     }
 
     /// A link of the text report.

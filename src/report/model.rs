@@ -5,13 +5,13 @@
 use crate::error::{Error, Result};
 use crate::formats::open_input;
 use crate::formats::{
-    escape_path_string, hex128, mix128, parse_id, parse_u64, split_fields, Digest, FileEntry,
-    InputCheck, Kind, Line, LineReader, Params,
+    escape_path_string, hex128, mix128, parse_id, parse_u64, split_fields, Digest, InputCheck,
+    Kind, Line, LineReader, Params,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::formats::files::read_file_table;
+use crate::formats::files::{read_compact_table, CompactTable, FileRef};
 pub use crate::formats::{percent, symmetric, PercentOf};
 
 /// Output format.
@@ -94,7 +94,7 @@ pub struct Pair {
 /// A cluster of similar files.
 #[derive(Debug, Clone)]
 pub struct Cluster {
-    pub id: String,
+    pub id: ClusterId,
     pub kind: &'static str,
     /// Representative file ids, by size descending then id.
     pub files: Vec<u32>,
@@ -107,10 +107,42 @@ pub struct Cluster {
     /// cluster (larger: earlier in `files`); the largest file counts 0.
     pub reclaimable: u64,
     pub avg_similarity: f64,
-    /// Set when the cluster looks like template similarity.
-    pub template: Option<TemplateHint>,
+    /// Set when the cluster looks like template similarity (boxed, as
+    /// the review: a report holds one `Cluster` per cluster, 300,000 at a
+    /// million files, and few have either).
+    pub template: Option<Box<TemplateHint>>,
     /// How a large cluster is shown (`Config::review_files`).
-    pub review: Option<Review>,
+    pub review: Option<Box<Review>>,
+}
+
+/// A cluster's id: the first 10 hex digits of the smallest content hash
+/// of its files, stable across runs that find the same cluster. Held as
+/// bytes (a `String` per cluster cost ~40 more).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ClusterId([u8; 10]);
+
+impl ClusterId {
+    fn of(hash: u128) -> ClusterId {
+        let mut id = [0u8; 10];
+        id.copy_from_slice(&hex128(hash).as_bytes()[..10]);
+        ClusterId(id)
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("hex digits")
+    }
+}
+
+impl std::fmt::Display for ClusterId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl serde::Serialize for ClusterId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 /// What the reports show of a large cluster besides (json, tsv) or instead
@@ -150,7 +182,7 @@ impl IdenticalSet {
 
 /// Everything a report format needs.
 pub struct Report {
-    pub files: Vec<FileEntry>,
+    pub files: CompactTable,
     pub params: Params,
     pub config: Config,
     pub identical: Vec<IdenticalSet>,
@@ -174,6 +206,95 @@ pub struct Report {
     /// Per file: the largest percentage of it found in one of its links
     /// (html and xlsx; empty for the other formats).
     pub best: Vec<f64>,
+}
+
+/// What fsim-report holds whatever its input: the process and its binary
+/// (~5 MiB resident at start), the 1 MiB output buffer and a piece written
+/// beside it, a format's per-cluster text.
+pub(crate) const BASE_BYTES: u64 = 12 << 20;
+
+/// Counts that size the report's model (see [`model_bytes`]).
+pub(crate) struct ModelCounts<'a> {
+    pub files: &'a CompactTable,
+    pub clusters: usize,
+    /// Files in some cluster.
+    pub clustered: usize,
+    /// Files of the clusters shown as sub-clusters and closest relatives.
+    pub reviewed: usize,
+    pub identical: &'a [IdenticalSet],
+    /// The per-file best share is kept (html, xlsx).
+    pub best: bool,
+}
+
+/// An estimate of what the report holds besides its links, computed from
+/// counts, not measured, so that what the budget decides (how many
+/// clusters share a read, whether xlsx keeps its outlines) is the same on
+/// every run: the file table as held, per file its sizes (twice: the
+/// percentages' and a scratch copy for the reads after the first), path
+/// filter, collection, cluster rank and best share, the clusters and their
+/// members, the review of the large ones, the identical sets, the counters
+/// of the build (union-find, covered bytes, per-cluster sums: freed before
+/// the links are read, but their pages stay with the process), and
+/// [`BASE_BYTES`]. docs/formats.md ("Memory") gives the figures; `make
+/// bench` measures the peak against `--memory` at a million files.
+pub(crate) fn model_bytes(m: &ModelCounts) -> u64 {
+    use std::mem::size_of;
+    let n = m.files.len() as u64;
+    // Held: sizes (twice), path filter, collection, rank, best share;
+    // build: union-find, linked, covered bytes, review slot.
+    let per_file =
+        8 + 8 + 1 + size_of::<usize>() as u64 + 4 + if m.best { 8 } else { 0 } + 4 + 1 + 8 + 4;
+    // A Vec's allocation costs its bytes plus ~16 of the allocator; the
+    // build counts links, similarity, a first link, the largest and the
+    // template figure per cluster.
+    let per_cluster = size_of::<Cluster>() as u64 + 16 + 8 + 8 + 40 + 8 + 16 + 1;
+    // Held: sub-clusters, closest links; build: three union-finds and the
+    // closest links with their similarity.
+    let per_reviewed = 12
+        + size_of::<Vec<Pair>>() as u64
+        + (CLOSEST * size_of::<Pair>()) as u64
+        + 16
+        + 12
+        + size_of::<Vec<(f64, Pair)>>() as u64
+        + (CLOSEST * size_of::<(f64, Pair)>()) as u64
+        + 16;
+    let sets = m.identical.len() as u64;
+    let set_files: u64 = m.identical.iter().map(|s| s.files.len() as u64).sum();
+    let per_set = size_of::<IdenticalSet>() as u64 + 16 + 2 * (4 + size_of::<usize>() as u64);
+    BASE_BYTES
+        + m.files.heap_bytes()
+        + n * per_file
+        + m.clusters as u64 * per_cluster
+        + m.clustered as u64 * 4
+        + m.reviewed as u64 * per_reviewed
+        + sets * per_set
+        + set_files * 4
+}
+
+impl Report {
+    /// What the report holds besides its links ([`model_bytes`]).
+    pub(crate) fn model_bytes(&self) -> u64 {
+        model_bytes(&ModelCounts {
+            files: &self.files,
+            clusters: self.clusters.len(),
+            clustered: self.clusters.iter().map(|c| c.files.len()).sum(),
+            reviewed: self
+                .clusters
+                .iter()
+                .filter(|c| c.review.is_some())
+                .map(|c| c.files.len())
+                .sum(),
+            identical: &self.identical,
+            best: !self.best.is_empty(),
+        })
+    }
+
+    /// The memory left for links within `--memory`. When nothing is left,
+    /// every cluster is read alone and a cluster of more than one link is
+    /// written as its links come: the least memory the report can take.
+    pub(crate) fn link_budget(&self) -> u64 {
+        self.config.memory.saturating_sub(self.model_bytes()).max(1)
+    }
 }
 
 /// fsim-verify drops the pairs under its `--min-percent` (the Makefile
@@ -223,7 +344,7 @@ pub(crate) fn check_verify_threshold(params: &Params, config: &Config, name: &st
 /// parameters.
 pub(crate) fn scan_pairs(
     path: &Path,
-    files: &[FileEntry],
+    files: &CompactTable,
     table_params: &Params,
     files_name: &str,
     sizes: &mut [u64],
@@ -286,10 +407,10 @@ pub(crate) fn scan_pairs(
                         }
                     }
                 };
-                let fa = files.get(a as usize);
-                let fb = files.get(b as usize);
+                let fa = files.get(a);
+                let fb = files.get(b);
                 // With templates the pairs carry payload sizes.
-                let fits = |f: &FileEntry, s: u64| f.size == s || (payloads && f.size > s);
+                let fits = |f: FileRef, s: u64| f.size == s || (payloads && f.size > s);
                 match (fa, fb) {
                     (Some(fa), Some(fb)) if fits(fa, sa) && fits(fb, sb) && a < b => {
                         sizes[a as usize] = sa;
@@ -329,7 +450,7 @@ pub(crate) fn r1(x: f64) -> f64 {
 /// What both ways of building a report read before the pairs: the file
 /// table, its collections, the identical sets and the path filters.
 pub(crate) struct Prelude {
-    pub files: Vec<FileEntry>,
+    pub files: CompactTable,
     pub table_params: Params,
     pub files_name: String,
     pub collections: Vec<crate::formats::collections::Collection>,
@@ -341,7 +462,7 @@ pub(crate) struct Prelude {
 }
 
 pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
-    let (files, table_params) = read_file_table(&config.files)?;
+    let (files, table_params) = read_compact_table(&config.files)?;
     let files_name = config.files.display().to_string();
     let collections = crate::formats::collections::read(&config.files)?;
     let coll = crate::formats::collections::of_files(&collections, files.len())
@@ -351,26 +472,28 @@ pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
     let path_filtered = !filters.include.is_empty() || !filters.exclude.is_empty();
     let path_ok: Vec<bool> = files
         .iter()
-        .map(|f| !path_filtered || filters.file_ok(&escape_path_string(&f.path)))
+        .map(|f| !path_filtered || filters.file_ok(&escape_path_string(f.path)))
         .collect();
 
-    // Identical sets (2.4): equal content hash, non-empty files.
-    let mut by_content: BTreeMap<u128, Vec<u32>> = BTreeMap::new();
-    for f in files
+    // Identical sets (2.4): equal content hash, non-empty files. The ids
+    // are sorted by content: 4 bytes a file, where a map from content to
+    // ids cost ~80 (80 MB at a million files, over the report's budget).
+    let mut ids: Vec<u32> = files
         .iter()
         .filter(|f| f.size > 0 && path_ok[f.id as usize])
-    {
-        by_content.entry(f.content).or_default().push(f.id);
-    }
-    let mut identical: Vec<IdenticalSet> = by_content
-        .into_iter()
-        .filter(|(_, v)| v.len() > 1)
-        .map(|(c, v)| IdenticalSet {
-            id: hex128(c)[..10].to_string(),
-            size: files[v[0] as usize].size,
-            files: v,
+        .map(|f| f.id)
+        .collect();
+    ids.sort_unstable_by_key(|&i| (files.content(i), i));
+    let mut identical: Vec<IdenticalSet> = ids
+        .chunk_by(|&x, &y| files.content(x) == files.content(y))
+        .filter(|v| v.len() > 1)
+        .map(|v| IdenticalSet {
+            id: hex128(files.content(v[0]))[..10].to_string(),
+            size: files.at(v[0]).size,
+            files: v.to_vec(),
         })
         .collect();
+    drop(ids);
     identical.sort_by(|x, y| {
         y.overhead()
             .cmp(&x.overhead())
@@ -406,7 +529,7 @@ pub(crate) fn median_size(sizes: &[u64], members: &[u32]) -> u64 {
 /// its likely-template figure and its reclaimable bytes.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn make_cluster(
-    files: &[FileEntry],
+    files: &CompactTable,
     sizes: &[u64],
     mut members: Vec<u32>,
     link_count: usize,
@@ -437,13 +560,15 @@ pub(crate) fn make_cluster(
     };
     let id_hash = members
         .iter()
-        .map(|&m| files[m as usize].content)
+        .map(|&m| files.at(m).content)
         .min()
         .unwrap_or(0);
-    let id = hex128(id_hash)[..10].to_string();
-    let template = template.map(|t| TemplateHint {
-        bytes: t,
-        command: crate::report::templates::mark_command(&id),
+    let id = ClusterId::of(id_hash);
+    let template = template.map(|t| {
+        Box::new(TemplateHint {
+            bytes: t,
+            command: crate::report::templates::mark_command(id.as_str()),
+        })
     });
     Cluster {
         id,
@@ -479,7 +604,7 @@ pub(crate) fn keep_link(config: &Config, sizes: &[u64], p: &Pair) -> bool {
 /// Does a link (above the thresholds) pass the filters?
 pub(crate) fn pass_link(
     config: &Config,
-    files: &[FileEntry],
+    files: &CompactTable,
     sizes: &[u64],
     path_ok: &[bool],
     coll: &[usize],
@@ -488,9 +613,14 @@ pub(crate) fn pass_link(
     let (a, b) = (p.a as usize, p.b as usize);
     path_ok[a]
         && path_ok[b]
-        && config
-            .filters
-            .link_ok(&files[a], &files[b], sizes[a], sizes[b], coll[a], coll[b])
+        && config.filters.link_ok(
+            files.at(p.a),
+            files.at(p.b),
+            sizes[a],
+            sizes[b],
+            coll[a],
+            coll[b],
+        )
 }
 
 /// The report's parameters: the pairs' plus the report's own.

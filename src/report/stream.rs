@@ -13,35 +13,36 @@
 //! 3. for the clusters that may be likely templates, the 10th percentile and
 //!    the median of their bytes in common (collected when they fit in the
 //!    budget, else found by narrowing a histogram, a few more reads);
-//! 4. write the report, clusters in their order: consecutive clusters whose
-//!    links fit in `--memory` together are gathered in one read; a cluster
-//!    larger than the budget is written as its links come (the pairs are
-//!    sorted by (a, b), which is the order of a cluster's links).
+//! 4. write the report, clusters in their order: the links are read once
+//!    more and sorted by (cluster rank, a, b) through the shared external
+//!    sorter, in memory when they fit in what `--memory` leaves, else in
+//!    runs on disk merged as the report is written ([`walk`]).
 //!
 //! Step 2 also finds each file's reclaimable bytes (the most it shares
 //! with one larger file of its cluster: the clusters' ranking), its best
 //! share (html, xlsx), and the sub-clusters and closest relatives of the
 //! large clusters.
 //!
-//! Memory: O(files) (the file table, the identical sets, about 90 bytes per
-//! file of union-find, cluster, counters and the figures of step 2) plus at
-//! most `--memory` of links (32 bytes each), plus a 1 MiB output buffer. A pairs file that is
-//! not sorted by (a, b) (not written by fsim) is grouped in memory.
+//! Memory: `--memory` in all. The model (the file table, the identical
+//! sets, the clusters, the counters of steps 1-3; ~150 bytes per file,
+//! estimated from the counts by [`crate::report::model::model_bytes`]) is
+//! taken from it first, and the links get what is left; when the model
+//! alone is over `--memory`, fsim-report says so on stderr and goes on.
 
 use crate::error::{Error, Result};
 use crate::formats::{percent, symmetric, Params};
 use crate::io::Output;
 use crate::report::model::{
-    check_verify_threshold, keep_link, make_cluster, median_size, pass_link, prelude, rank_order,
-    report_params, scan_pairs, Cluster, Config, Format, Pair, Report, Review, CLOSEST,
-    REVIEW_LEVELS,
+    check_verify_threshold, keep_link, make_cluster, median_size, model_bytes, pass_link, prelude,
+    rank_order, report_params, scan_pairs, Cluster, Config, Format, ModelCounts, Pair, Report,
+    Review, CLOSEST, REVIEW_LEVELS,
 };
+use crate::stages::sort::keys::FixedRecord;
+use crate::stages::sort::{ExternalSorter, SortOptions, MIN_MEMORY};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-/// Bytes of one link held in memory.
-const PAIR_BYTES: u64 = std::mem::size_of::<Pair>() as u64;
 /// No cluster.
 const NONE: u32 = u32::MAX;
 
@@ -55,8 +56,6 @@ pub(crate) struct Source {
     path_ok: Vec<bool>,
     /// Scratch sizes for the reads after the first.
     scratch: Vec<u64>,
-    /// The pairs are sorted by (a, b).
-    sorted: bool,
 }
 
 impl Source {
@@ -140,6 +139,12 @@ impl Buffered {
     }
 
     pub(crate) fn push(&mut self, s: &str) -> Result<()> {
+        if s.len() >= 1 << 20 {
+            // Written as it is: a large piece never doubles the buffer.
+            self.out.write_all(self.buf.as_bytes())?;
+            self.buf.clear();
+            return self.out.write_all(s.as_bytes());
+        }
         self.buf.push_str(s);
         if self.buf.len() >= 1 << 20 {
             self.out.write_all(self.buf.as_bytes())?;
@@ -210,8 +215,6 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
     let mut parent: Vec<u32> = (0..n as u32).collect();
     let mut linked = vec![false; n];
     let (mut pairs_read, mut n_above, mut n_kept) = (0u64, 0u64, 0u64);
-    let mut sorted = true;
-    let mut prev: Option<(u32, u32)> = None;
     let pair_params = {
         let (files, path_ok, coll) = (&pre.files, &pre.path_ok, &pre.coll);
         scan_pairs(
@@ -222,10 +225,6 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             &mut pre.sizes,
             &mut |p, sizes| {
                 pairs_read += 1;
-                if prev.is_some_and(|q| q >= (p.a, p.b)) {
-                    sorted = false;
-                }
-                prev = Some((p.a, p.b));
                 if !keep_link(&config, sizes, &p) {
                     return;
                 }
@@ -274,7 +273,6 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         files_name: pre.files_name,
         path_ok: pre.path_ok,
         scratch: pre.sizes.clone(),
-        sorted,
     };
     let k = members.len();
     let mut report = Report {
@@ -311,13 +309,23 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         .iter()
         .map(|m| review && m.len() > report.config.review_files)
         .collect();
-    let any_big = big.iter().any(|&b| b);
-    let fsize = if any_big { n } else { 0 };
+    // The files of the large clusters get consecutive slots, so their
+    // union-finds and closest relatives take memory for them alone.
+    let mut slot = vec![NONE; if big.iter().any(|&b| b) { n } else { 0 }];
+    let mut in_big = 0u32;
+    for (c, m) in members.iter().enumerate() {
+        if big[c] {
+            for &f in m {
+                slot[f as usize] = in_big;
+                in_big += 1;
+            }
+        }
+    }
     let mut level_parent: Vec<Vec<u32>> = REVIEW_LEVELS
         .iter()
-        .map(|_| (0..fsize as u32).collect())
+        .map(|_| (0..in_big).collect())
         .collect();
-    let mut closest: Vec<Vec<(f64, Pair)>> = vec![Vec::new(); fsize];
+    let mut closest: Vec<Vec<(f64, Pair)>> = vec![Vec::new(); in_big as usize];
     {
         let sizes = &report.sizes;
         source.kept(&report, &mut |p| {
@@ -344,16 +352,17 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             first[c].get_or_insert(p);
             max_common[c] = max_common[c].max(p.common);
             if big[c] {
+                let (xa, xb) = (slot[p.a as usize], slot[p.b as usize]);
                 for (l, parent) in REVIEW_LEVELS.iter().zip(level_parent.iter_mut()) {
                     if sim >= *l {
-                        let (ra, rb) = (find(parent, p.a), find(parent, p.b));
+                        let (ra, rb) = (find(parent, xa), find(parent, xb));
                         if ra != rb {
                             parent[ra.max(rb) as usize] = ra.min(rb);
                         }
                     }
                 }
-                for me in [p.a, p.b] {
-                    let top = &mut closest[me as usize];
+                for (me, x) in [(p.a, xa), (p.b, xb)] {
+                    let top = &mut closest[x as usize];
                     let key = |x: &(f64, Pair)| {
                         let o = if x.1.a == me { x.1.b } else { x.1.a };
                         // Similarities are >= 0: their bits order them.
@@ -378,7 +387,19 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         f >= min_files.max(3) as u64 && count[c] as u64 * 10 >= f * (f - 1) / 2 * 9
     };
     let mut template: Vec<Option<u64>> = vec![None; k];
-    let budget = report.config.memory.max(1);
+    // What is left of --memory beside the model (its build's counters
+    // included).
+    let budget = {
+        let model = model_bytes(&ModelCounts {
+            files: &report.files,
+            clusters: k,
+            clustered: members.iter().map(|m| m.len()).sum(),
+            reviewed: in_big as usize,
+            identical: &report.identical,
+            best: want_best,
+        });
+        report.config.memory.saturating_sub(model).max(1)
+    };
     let cands: Vec<usize> = (0..k).filter(|&c| candidate(c)).collect();
     let mut i = 0;
     while i < cands.len() {
@@ -434,12 +455,12 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
     }
 
     // The clusters, in their order.
-    let mut clusters: Vec<(Cluster, usize)> = members
+    let mut clusters: Vec<Cluster> = members
         .into_iter()
         .enumerate()
         .map(|(c, m)| {
             let reclaimable = m.iter().map(|&f| covered[f as usize]).sum();
-            let cl = make_cluster(
+            make_cluster(
                 &report.files,
                 &report.sizes,
                 m,
@@ -448,12 +469,12 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
                 first[c].expect("a cluster has a link"),
                 template[c],
                 reclaimable,
-            );
-            (cl, c)
+            )
         })
         .collect();
-    for (cl, c) in clusters.iter_mut() {
-        if !big[*c] {
+    drop((covered, count, sum, first, template));
+    for cl in clusters.iter_mut() {
+        if !big[cluster_of[cl.files[0] as usize] as usize] {
             continue;
         }
         let mut sub = vec![[0u32; 3]; cl.files.len()];
@@ -466,7 +487,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
                 let mut sizes: Vec<usize> = Vec::new();
                 for (i, &f) in cl.files.iter().enumerate() {
                     let next = label.len() as u32 + 1;
-                    let x = *label.entry(find(parent, f)).or_insert(next);
+                    let x = *label.entry(find(parent, slot[f as usize])).or_insert(next);
                     if x as usize > sizes.len() {
                         sizes.push(0);
                     }
@@ -480,31 +501,45 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             .files
             .iter()
             .map(|&f| {
-                std::mem::take(&mut closest[f as usize])
+                std::mem::take(&mut closest[slot[f as usize] as usize])
                     .into_iter()
                     .map(|x| x.1)
                     .collect()
             })
             .collect();
-        cl.review = Some(Review {
+        cl.review = Some(Box::new(Review {
             levels,
             sub,
             closest,
-        });
+        }));
     }
-    clusters.sort_by(|(x, _), (y, _)| rank_order(x, y));
+    drop((slot, level_parent, closest));
+    clusters.sort_by(rank_order);
+    // A cluster's index before the sort is its files' `cluster_of`.
     let mut rank_of = vec![0u32; k];
-    for (r, (_, c)) in clusters.iter().enumerate() {
-        rank_of[*c] = r as u32;
+    for (r, cl) in clusters.iter().enumerate() {
+        rank_of[cluster_of[cl.files[0] as usize] as usize] = r as u32;
     }
     for c in cluster_of.iter_mut() {
         if *c != NONE {
             *c = rank_of[*c as usize];
         }
     }
-    report.clusters = clusters.into_iter().map(|(c, _)| c).collect();
+    report.clusters = clusters;
     report.similar_facts = facts;
     report.best = best;
+    let model = report.model_bytes();
+    if model > report.config.memory {
+        let mib = |b: u64| b.div_ceil(1 << 20);
+        eprintln!(
+            "fsim-report: warning: --memory {} MiB is less than what {} files and {} clusters need ({} MiB, docs/formats.md \"Memory\"); going on above it, with its links sorted on disk (--memory {}M would hold it)",
+            mib(report.config.memory),
+            report.files.len(),
+            report.clusters.len(),
+            mib(model),
+            mib(model) + 1
+        );
+    }
     Ok((report, source, cluster_of))
 }
 
@@ -555,7 +590,10 @@ impl Sink {
     fn start(&mut self, r: &Report, c: &Cluster) -> Result<()> {
         self.in_cluster = 0;
         match self.format {
-            Format::Text => self.push(&r.text_cluster(self.color, c)),
+            Format::Text => {
+                let out = &mut self.out;
+                r.text_cluster(self.color, c, &mut |s| out.push(s))
+            }
             Format::Tsv => Ok(()),
             _ => {
                 let (mf, ml) = (Value::String(FILES.into()), Value::String(MARK.into()));
@@ -654,11 +692,50 @@ pub(crate) trait Visit {
     fn end(&mut self, r: &Report, i: usize) -> Result<()>;
 }
 
+/// A kept link tagged with the rank of its cluster, as the walk sorts it:
+/// by (rank, a, b), the order in which the reports write links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct RankedLink {
+    rank: u32,
+    a: u32,
+    b: u32,
+    exact: bool,
+    common: u64,
+    shared_chunks: u64,
+}
+
+impl FixedRecord for RankedLink {
+    const SIZE: usize = 29;
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.rank.to_le_bytes());
+        out[4..8].copy_from_slice(&self.a.to_le_bytes());
+        out[8..12].copy_from_slice(&self.b.to_le_bytes());
+        out[12] = self.exact as u8;
+        out[13..21].copy_from_slice(&self.common.to_le_bytes());
+        out[21..29].copy_from_slice(&self.shared_chunks.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        RankedLink {
+            rank: u32_at(0),
+            a: u32_at(4),
+            b: u32_at(8),
+            exact: b[12] != 0,
+            common: u64_at(13),
+            shared_chunks: u64_at(21),
+        }
+    }
+}
+
 /// Hand the first `upto` clusters, in their order, and the links of those
-/// `v` wants to `v`, within `budget` bytes of links: consecutive clusters
-/// whose links fit in it together are gathered in one read of the pairs;
-/// a cluster larger than the budget is handed its links as they come (the
-/// pairs are sorted by (a, b), the order of a cluster's links).
+/// `v` wants to `v`, within `budget` bytes of links. The links are read
+/// once and sorted by (cluster rank, a, b) through the shared external
+/// sorter: in memory when they fit in the budget, else in sorted runs on
+/// disk (`--tmpdir`, 29 bytes a link) merged as they are written. So the
+/// time is linear in the links whatever the budget (reading them back
+/// once per budget's worth, as before, was quadratic), and a pairs file not
+/// sorted by (a, b) needs nothing more.
 pub(crate) fn walk(
     report: &Report,
     source: &mut Source,
@@ -667,69 +744,49 @@ pub(crate) fn walk(
     budget: u64,
     v: &mut dyn Visit,
 ) -> Result<()> {
-    let budget = budget.max(1);
     let k = upto.min(report.clusters.len());
-    let mut i = 0;
-    while i < k {
-        if !v.wants(report, i) {
-            v.start(report, i)?;
-            v.end(report, i)?;
-            i += 1;
-            continue;
-        }
-        let big = report.clusters[i].link_count as u64 * PAIR_BYTES > budget;
-        if big && source.sorted {
-            v.start(report, i)?;
-            let mut err = None;
-            source.kept(report, &mut |p| {
-                if err.is_none() && rank[p.a as usize] as usize == i {
-                    if let Err(e) = v.link(report, i, &p) {
-                        err = Some(e);
-                    }
-                }
-            })?;
-            if let Some(e) = err {
-                return Err(e);
-            }
-            v.end(report, i)?;
-            i += 1;
-            continue;
-        }
-        // Links held in memory for the clusters that want them.
-        let wanted: Vec<bool> = (i..k).map(|j| v.wants(report, j)).collect();
-        let held = |j: usize| {
-            if wanted[j - i] {
-                report.clusters[j].link_count as u64 * PAIR_BYTES
-            } else {
-                0
-            }
-        };
-        let mut j = i + 1;
-        let mut bytes = held(i);
-        while j < k && bytes + held(j) <= budget {
-            bytes += held(j);
-            j += 1;
-        }
-        let mut bufs: Vec<Vec<Pair>> = (i..j)
-            .map(|x| Vec::with_capacity((held(x) / PAIR_BYTES) as usize))
-            .collect();
+    let wanted: Vec<bool> = (0..k).map(|i| v.wants(report, i)).collect();
+    let mut opts = SortOptions::with_memory(budget.max(MIN_MEMORY));
+    opts.tmpdir = report.config.tmpdir.clone();
+    let mut sorter = ExternalSorter::<RankedLink>::new(opts);
+    if wanted.iter().any(|&w| w) {
+        let mut err = None;
         source.kept(report, &mut |p| {
             let r = rank[p.a as usize] as usize;
-            if (i..j).contains(&r) && wanted[r - i] {
-                bufs[r - i].push(p);
+            if err.is_none() && r < k && wanted[r] {
+                let l = RankedLink {
+                    rank: r as u32,
+                    a: p.a,
+                    b: p.b,
+                    exact: p.exact,
+                    common: p.common,
+                    shared_chunks: p.shared_chunks,
+                };
+                if let Err(e) = sorter.push(l) {
+                    err = Some(e);
+                }
             }
         })?;
-        for (x, mut links) in bufs.into_iter().enumerate() {
-            if !source.sorted {
-                links.sort_by_key(|p| (p.a, p.b));
-            }
-            v.start(report, i + x)?;
-            for l in &links {
-                v.link(report, i + x, l)?;
-            }
-            v.end(report, i + x)?;
+        if let Some(e) = err {
+            return Err(e);
         }
-        i = j;
+    }
+    let mut links = sorter.finish()?;
+    let mut next = links.next_item()?;
+    for i in 0..k {
+        v.start(report, i)?;
+        while let Some(l) = next.filter(|l| l.rank as usize == i) {
+            let p = Pair {
+                a: l.a,
+                b: l.b,
+                common: l.common,
+                shared_chunks: l.shared_chunks,
+                exact: l.exact,
+            };
+            v.link(report, i, &p)?;
+            next = links.next_item()?;
+        }
+        v.end(report, i)?;
     }
     Ok(())
 }
@@ -772,7 +829,7 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
         json_tail: String::new(),
     };
     sink.head(&report)?;
-    let budget = report.config.memory;
+    let budget = report.link_budget();
     walk(&report, &mut source, &rank, usize::MAX, budget, &mut sink)?;
     sink.tail(&report)?;
     sink.finish()?;

@@ -173,11 +173,11 @@ impl Visit for Links<'_> {
         }
         let (ws, s, r) = (&mut *self.ws, self.s, self.row);
         let c = &report.clusters[k];
-        let path = |id: u32| escape_path_string(&report.files[id as usize].path);
+        let path = |id: u32| escape_path_string(report.files.at(id).path);
         let (ua, ub) = (report.size(l.a), report.size(l.b));
         let (sa, sb) = (ua as f64, ub as f64);
         ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
-        ws.write_string(r, 1, &c.id).map_err(xerr)?;
+        ws.write_string(r, 1, c.id.as_str()).map_err(xerr)?;
         ws.write_string(r, 2, c.kind).map_err(xerr)?;
         ws.write_number_with_format(r, 3, r1(symmetric(l.common, ua, ub)), &s.pct)
             .map_err(xerr)?;
@@ -206,7 +206,7 @@ impl Visit for Links<'_> {
 /// temporary file, then copied to the output.
 pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Result<()> {
     let s = Styles::new();
-    let path = |id: u32| escape_path_string(&report.files[id as usize].path);
+    let path = |id: u32| escape_path_string(report.files.at(id).path);
     let size = |id: u32| report.size(id) as f64;
     let mut wb = Workbook::new();
     // A fixed date, not the time of the run: the same report gives the
@@ -226,9 +226,10 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
 
     let set_sizes: Vec<usize> = report.identical.iter().map(|x| x.files.len()).collect();
     let cluster_sizes: Vec<usize> = report.clusters.iter().map(|c| c.files.len()).collect();
-    // --memory is shared: sheet A may take a quarter of it, sheet B half
-    // of what is left, and the links read back the rest.
-    let memory = report.config.memory;
+    // What --memory leaves beside the model is shared: sheet A may take a
+    // quarter of it, sheet B half of what is left, and the links read back
+    // the rest.
+    let memory = report.link_budget();
     let (bytes_a, bytes_b) = (sheet_bytes(&set_sizes), sheet_bytes(&cluster_sizes));
     let outline_a = bytes_a <= memory / 4;
     let left = memory - if outline_a { bytes_a } else { 0 };
@@ -385,7 +386,7 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
                 let rank = (k + 1) as f64;
                 ws.write_number_with_format(r, 0, rank, &s.group_num)
                     .map_err(xerr)?;
-                ws.write_string_with_format(r, 1, &c.id, &s.group)
+                ws.write_string_with_format(r, 1, c.id.as_str(), &s.group)
                     .map_err(xerr)?;
                 ws.write_string_with_format(r, 2, c.kind, &s.group)
                     .map_err(xerr)?;
@@ -427,7 +428,7 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
                 let best = report.best[f as usize];
                 let copies = report.copies(f).len();
                 ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
-                ws.write_string(r, 1, &c.id).map_err(xerr)?;
+                ws.write_string(r, 1, c.id.as_str()).map_err(xerr)?;
                 ws.write_number_with_format(r, 7, size(f), &s.bytes)
                     .map_err(xerr)?;
                 ws.write_number_with_format(r, 8, r1(best), &s.pct)
