@@ -346,8 +346,10 @@ bench:
 # Precision, recall and F1 of fsim (chunk sizes, floors, with and without
 # verification), per kind of file (text by size, translation catalogs,
 # binary), with each setting's cost, and of datasketch MinHash-LSH, against
-# exact line-LCS similarity on releases of Django (pip) and moment (npm);
-# rewrites docs/quality.md. Cache (corpus, runs, truth): $(QDIR), not committed.
+# exact similarity (line LCS for text, byte LCS for binary pairs, the latter
+# by scripts/quality/bytelcs.c, built with cc) on releases of Django (pip)
+# and moment (npm); rewrites docs/quality.md. Cache (corpus, runs, truth):
+# $(QDIR), not committed.
 QDIR ?= quality-work
 quality: build
 	QDIR=$(QDIR) bash scripts/quality/fetch.sh

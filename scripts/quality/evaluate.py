@@ -20,6 +20,8 @@ Run from the repository root after scripts/quality/fetch.sh. Environment:
   JOBS     processes for fsim and the diffs (default 2)
   REUSE_RUNS=1   reuse cached runs although the binaries are newer
   OUT      the document (default docs/quality.md)
+  BINARY_TRUTH=lines  binary pairs against the line truth of before (for
+           comparison); default bytes: the byte LCS (truth.py)
 """
 import json
 import os
@@ -53,6 +55,9 @@ JOBS = int(os.environ.get("JOBS", "2"))
 REUSE_RUNS = os.environ.get("REUSE_RUNS") == "1"
 DEFAULTS = os.environ.get("DEFAULTS", "avg 100, lines ≤ 4 KiB, catalogs|10").split("|")
 OUT = os.environ.get("OUT", "docs/quality.md")
+# BINARY_TRUTH=lines: binary pairs measured by the line truth of before
+# (newline-separated pieces), for comparison; default bytes (byte LCS).
+BINARY_TRUTH = os.environ.get("BINARY_TRUTH", "bytes")
 THRESHOLDS = [30, 50, 70, 90]
 KIND_T = [30, 50, 70]
 ROOT = os.getcwd()
@@ -353,17 +358,28 @@ def main():
     log(f"truth: {len(pool):,} pooled candidate pairs")
     t0 = time.time()
     cache, tstats = truth.exact([(rep[a], rep[b]) for a, b in sorted(pool)], info,
-                                os.path.join(QDIR, "truth-cache.tsv"), JOBS, log)
+                                os.path.join(QDIR, "truth-cache.tsv"), JOBS, log,
+                                binary, os.path.join(QDIR, "truth-bytes-cache.tsv")
+                                if BINARY_TRUTH == "bytes" else None)
     t_truth = time.time() - t0
     sim = {}
     for k in pool:
         v = cache.get(k)
         sim[k] = 100.0 * v / max(size_of[k[0]], size_of[k[1]]) if v is not None else 0.0
     pos = {T: {k for k, s in sim.items() if s >= T} for T in THRESHOLDS}
-    n_diffed = sum(1 for k in pool if k in cache)
-    ratio_skipped = sum(1 for k in pool if min(size_of[k[0]], size_of[k[1]])
-                        < truth.RATIO_FLOOR * max(size_of[k[0]], size_of[k[1]]))
-    bound_skipped = len(pool) - n_diffed - ratio_skipped
+    def is_bin(k):
+        return k[0] in binary or k[1] in binary
+
+    def ratio_low(k):
+        return min(size_of[k[0]], size_of[k[1]]) < truth.RATIO_FLOOR * max(size_of[k[0]], size_of[k[1]])
+
+    n_diffed = sum(1 for k in pool if k in cache and not is_bin(k))
+    ratio_skipped = sum(1 for k in pool if ratio_low(k) and not is_bin(k))
+    bound_skipped = sum(1 for k in pool if not is_bin(k)) - n_diffed - ratio_skipped
+    n_bin = sum(1 for k in pool if is_bin(k))
+    n_bin_lcs = sum(1 for k in pool if k in cache and is_bin(k))
+    bin_ratio_skipped = sum(1 for k in pool if ratio_low(k) and is_bin(k))
+    bin_bound_skipped = n_bin - n_bin_lcs - bin_ratio_skipped
     only_indep = {T: len(pos[T] - tools_pool) for T in THRESHOLDS}
     kind_of = {k: kind(k) for k in pool}
     proj = {k: project(k) for k in pool}
@@ -451,8 +467,26 @@ def main():
                 "res": measure(verified_at(dp)), "vmp": vmp}
     reports = [make_report("defaults", "")]
     dkp = runs[DEFAULTS[0]]["pairs"][float(DEFAULTS[1])]
-    by_kind = {(prj, kd): measure(verified_at(dkp), set(TEXT_KINDS) if kd == "text" else {kd}, prj)
-               for prj in projects for kd in KINDS + ["text"]}
+    by_kind = {(prj, kd): measure(verified_at(dkp), set(TEXT_KINDS) if kd == "text" else
+                                  None if kd == "all" else {kd}, prj)
+               for prj in projects for kd in KINDS + ["text", "all"]}
+
+    # binary pairs of the defaults split: compiled catalogs (.mo, both
+    # files) and the other binary files
+    def bin_sub(k):
+        return "compiled catalogs (.mo)" if rep[k[0]].endswith(".mo") and rep[k[1]].endswith(".mo") \
+            else "other binary"
+    bin_split = {}
+    for prj in projects:
+        for sub in ["compiled catalogs (.mo)", "other binary"]:
+            res = {}
+            for T in KIND_T:
+                pred = {k for k in verified_at(dkp)(T) if kind_of.get(k, kind(k)) == "binary" and bin_sub(k) == sub
+                        and proj.get(k, project(k)) == prj}
+                ps = {k for k in pos[T] if kind_of[k] == "binary" and bin_sub(k) == sub and proj[k] == prj}
+                res[T] = prf(pred, ps) + (len(ps),)
+            if any(res[T][3] for T in KIND_T):
+                bin_split[(prj, sub)] = res
     for spec in [s for s in os.environ.get(
             "REPORT_BEFORE", "defaults before issue 17 (chunks only)|LINES=0 CATALOGS=0").split(";") if s.strip()]:
         name, extra = spec.split("|", 1)
@@ -510,6 +544,30 @@ def main():
                 diffs.append(abs(ex - cache[k]) / larger(k))
         agree[label] = (same, n)
 
+    # fsim-verify's byte figure of binary pairs (chain of identical byte
+    # runs) is a lower bound of the byte LCS: any pair above it is a bug in
+    # fsim-verify, listed by path.
+    bin_check = {}
+    above = {}
+    for label, _ in RUNS:
+        fl = runs[label]["floors"][0]
+        kp = runs[label]["pairs"][fl]
+        files = runs[label]["files"]
+        n = eq = 0
+        ratios = []
+        for k, (lb, ex, a, b) in kp.items():
+            if kind_of[k] != "binary" or ex is None or k not in cache or BINARY_TRUTH != "bytes":
+                continue
+            n += 1
+            eq += ex == cache[k]
+            ratios.append(ex / cache[k] if cache[k] else 1.0)
+            if ex > cache[k]:
+                above[k] = (files[a][0], files[b][0], ex, cache[k], larger(k))
+        bin_check[label] = (n, eq, statistics.median(ratios) if ratios else 0.0,
+                            sum(1 for x in ratios if x >= 0.99))
+    for k, (pa, pb, ex, lc, big) in sorted(above.items()):
+        log(f"fsim-verify ABOVE the byte LCS: {pa} {pb}: fsim {ex}, byte LCS {lc}, larger file {big}")
+
     write_doc(locals())
     log(f"wrote {OUT} in {time.time() - t_start:.0f} s")
 
@@ -563,25 +621,39 @@ def write_doc(v):
       f"{', '.join(f'{a}: ' + ('yes' if r['ident_ok'] else 'NO') for a, r in runs.items())}. "
       f"fsim's file types ({RUNS[0][0]}): {dict(first['types'])}.\n")
     w("## Ground truth\n")
-    w("Similarity of two files = bytes of a longest common subsequence of lines (GNU `diff -a --minimal`, "
-      "bytes of the unchanged lines) ÷ the larger file's size; binary files too (`-a`: bytes between "
-      "newlines). A pair is positive at threshold T when its similarity ≥ T %. Pairs of identical files are "
-      "the identical sets above (not counted as pairs); empty files are left out.\n")
+    w("Similarity of two text files = bytes of a longest common subsequence of lines (GNU `diff -a --minimal`, "
+      "bytes of the unchanged lines) ÷ the larger file's size. Similarity of a **binary pair** (either file "
+      "holds a NUL byte) = bytes of a longest common subsequence of **bytes** ÷ the larger file's size, "
+      "computed exactly by `scripts/quality/bytelcs.c` (common prefix and suffix removed, then the "
+      "bit-parallel LCS length of Allison–Dix / Hyyrö, O(n·m/64) word operations; built with `cc -O2` on "
+      "first use). fsim-verify measures a binary pair as a chain of identical byte runs (docs/formats.md): "
+      "its figure is a **lower bound** of the byte LCS (it lies between the LCS of its ~64-byte pieces and "
+      "the byte LCS, as `scripts/check-runs.py` and the proptests check), and the byte LCS also counts the "
+      "chance single bytes that two unrelated binary files share in order (about 12 % of 100 KB of random "
+      "bytes; test_truth.py checks known answers). A pair is positive at threshold T when its similarity ≥ T %. Pairs of identical "
+      "files are the identical sets above (not counted as pairs); empty files are left out.\n")
     w("Candidates are pooled from every setting below, from the peer, and, independently of any tool, from "
       f"every two releases of the same relative path ({len(v['samepath']):,} pairs) and every two catalogs "
       f"of one domain, whatever their locales and releases ({len(v['domain_pairs']):,} pairs; e.g. "
       "`django/contrib/admin/locale/*/LC_MESSAGES/django.po`), union **"
-      f"{len(v['pool']):,} pairs**. Recall is measured on the pooled positives.\n")
+      f"{len(v['pool']):,} pairs**, {v['n_bin']:,} of them binary. Recall is measured on the pooled "
+      "positives.\n")
     w("Keeping the truth feasible (the catalogs of ~100 locales make hundreds of thousands of pairs) with "
       "two exact upper bounds of the LCS, so that no pair is dropped on a guess: a pair is not diffed, and is "
       f"negative, when (1) the smaller file is under {truth.RATIO_FLOOR:.0%} of the larger "
       f"({v['ratio_skipped']:,} pairs), or (2) the **multiset line overlap** (Σ over distinct lines of min(count "
       "in a, count in b) × length: every line of a common subsequence is a line of both files, used at most "
       "as often as it occurs in each) is under 30 % of the larger file "
-      f"({v['bound_skipped']:,} pairs). The other {v['n_diffed']:,} pairs are diffed, {JOBS} diff processes "
-      "at a time; figures and bounds are cached by the two content hashes "
+      f"({v['bound_skipped']:,} pairs). The other {v['n_diffed']:,} text pairs are diffed, {JOBS} diff "
+      "processes at a time; figures and bounds are cached by the two content hashes "
       f"(`{QDIR}/truth-cache.tsv`), so a re-run only looks at new pairs (this run: "
-      f"{v['tstats']['bounded']:,} bounded and {v['tstats']['diffed']:,} diffed, {v['t_truth']:.0f} s). "
+      f"{v['tstats']['bounded']:,} bounded and {v['tstats']['diffed']:,} diffed). Binary pairs the same way "
+      f"with bytes: (1) size ratio ({v['bin_ratio_skipped']:,} pairs), (2) the **multiset byte overlap** "
+      f"(Σ over the 256 byte values of min(count in a, count in b)) under 30 % of the larger file "
+      f"({v['bin_bound_skipped']:,} pairs), the byte LCS of the other {v['n_bin_lcs']:,}, {JOBS} helper "
+      f"processes at a time, cached in `{QDIR}/truth-bytes-cache.tsv` (this run: "
+      f"{v['tstats'].get('byte_bounded', 0):,} bounded and {v['tstats'].get('byte_lcs', 0):,} computed in "
+      f"{v['tstats'].get('byte_s', 0.0):.0f} s). The whole truth took {v['t_truth']:.0f} s this run. "
       "Positives that no tool proposed (found only by the tool-independent pairs): "
       + ", ".join(f"T = {T}: {n:,}" for T, n in v["only_indep"].items()) + ".\n")
     w("| kind of pair | pooled | " + " | ".join(f"positives @{T}" for T in THRESHOLDS) + " |")
@@ -675,11 +747,11 @@ def write_doc(v):
         w("| project | kind | " + " | ".join(f"@{T}" for T in KIND_T) + " | target |")
         w("|---|---|" + "---|" * (len(KIND_T) + 1))
         for prj in v["projects"]:
-            for kd in KINDS + ["text"]:
+            for kd in KINDS + ["text", "all"]:
                 m = v["by_kind"][(prj, kd)]
                 npos = sum(1 for T in KIND_T for k in v["pos"][T]
                            if v["proj"][k] == prj and (v["kind_of"][k] == kd or (kd == "text" and v["kind_of"][k] in TEXT_KINDS)))
-                if npos == 0 and kd != "text":
+                if npos == 0 and kd not in ("text", "all"):
                     continue
                 if kd == "text":
                     ok = all(m[T][2] >= 0.97 and m[T][0] >= 0.99 for T in KIND_T)
@@ -689,15 +761,26 @@ def write_doc(v):
                     tgt = "R ≥ 0.95: " + ("**met**" if ok else "**NOT met**")
                 else:
                     tgt = ""
-                w(f"| {prj} | {'**text (all kinds)**' if kd == 'text' else kd} | "
+                name = {"text": "**text (all kinds)**", "all": "all kinds, binary too"}.get(kd, kd)
+                w(f"| {prj} | {name} | "
                   + " | ".join(f"{m[T][0]:.3f} / {m[T][1]:.3f} / {m[T][2]:.3f}" for T in KIND_T) + f" | {tgt} |")
         w("")
+
+    w("Binary pairs of the same setting, split into compiled catalogs (`.mo`, both files) and the other binary "
+      "files (images, fonts, archives, ...), against the byte-LCS truth. P / R / F1 (positives):\n")
+    w("| project | binary pairs | " + " | ".join(f"@{T}" for T in KIND_T) + " |")
+    w("|---|---|" + "---|" * len(KIND_T))
+    for (prj, sub), m in v["bin_split"].items():
+        w(f"| {prj} | {sub} | " + " | ".join(f"{m[T][0]:.3f} / {m[T][1]:.3f} / {m[T][2]:.3f} ({m[T][3]:,})"
+                                              for T in KIND_T) + " |")
+    w("")
 
     w("## Where the misses come from (T = 50)\n")
     w("Positives at T = 50 that a setting does not report, by kind and cause. *share no chunk*: the two files "
       "have no chunk hash in common; *below the floor*: shared chunks < floor % of the smaller file, so "
       "fsim-analyze does not keep the pair; *fsim-verify figure below T*: fsim-verify's figure differs from "
-      "diff's near the threshold (binary files: fsim-verify compares content-defined pieces, diff lines).\n")
+      "diff's near the threshold (binary files: fsim-verify's chain of byte runs is a lower bound of the "
+      "byte LCS, which also counts chance bytes in common).\n")
     w("| setting | positives sharing ≥ 1 chunk | median chunk bound ÷ exact (found positives) |")
     w("|---|---|---|")
     for a in runs:
@@ -718,6 +801,14 @@ def write_doc(v):
       f"figures differ by more than 1 % of the larger file, at most {100 * max(v['diffs'] or [0]):.1f} %: "
       "the largest gaps are minified files with lines over 64 KiB, which fsim-verify cuts into ~64-byte "
       "pieces while diff compares whole lines.\n")
+    above = v["above"]
+    w("fsim-verify's byte figure of binary pairs against the byte LCS (lowest floor): "
+      + ", ".join(f"{a}: {n:,} pairs, {eq:,} equal, {hi:,} within 1 %, median figure ÷ LCS {md:.3f}"
+                  for a, (n, eq, md, hi) in v["bin_check"].items())
+      + ". " + ("**Above the byte LCS (a bug in fsim-verify's byte measure): "
+                + "; ".join(f"`{pa}` and `{pb}`: fsim {ex:,} B, byte LCS {lc:,} B" for pa, pb, ex, lc, _ in
+                            above.values()) + ".**\n" if above else
+                "No pair's figure is above its byte LCS (the figure is a lower bound, as documented).\n"))
     w(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "defaults.md")).read())
     w("## Reproduce\n")
     w("```sh\nmake quality                       # fetch (cached), run, rewrite docs/quality.md\n"

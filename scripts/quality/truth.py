@@ -7,7 +7,15 @@
   bytes of the unchanged lines it prints with `--unchanged-line-format=%L`),
   divided by the larger file's size. Lines include their newline, as in
   fsim-verify; a last line without one differs from the same line with one.
-  Binary files are compared the same way (`-a`: bytes between newlines).
+* Binary pairs (either file holds a NUL byte), when a byte cache is given:
+  the bytes of a longest common subsequence of BYTES, divided by the larger
+  file's size, exact, from bytelcs.c beside this script (common prefix and
+  suffix removed, then the bit-parallel LCS length of Allison-Dix / Hyyro,
+  O(n m / 64) word operations; compiled with `cc -O2` on first use, next to
+  the cache). fsim-verify's byte measure of a binary pair (a chain of
+  identical byte runs, docs/formats.md) is a lower bound of this figure.
+  Without a byte cache binary pairs are compared like text (`-a`: bytes
+  between newlines), as before.
 * Pairs that cannot reach the lowest threshold measured (RATIO_FLOOR of the
   larger file) are not diffed and count as negatives. Two exact upper bounds
   of the LCS decide that, cheapest first:
@@ -18,17 +26,26 @@
      file is used at most k times, so the LCS bytes never exceed it. Computed
      in JOBS forked processes from per-content line counts.
   Neither bound can turn a positive into a negative: the truth at thresholds
-  >= RATIO_FLOOR is exactly diff's.
+  >= RATIO_FLOOR is exactly diff's. For binary pairs the second bound is
+  the multiset overlap of bytes (sum over the 256 byte values of
+  min(count in a, count in b)), an upper bound of the byte LCS for the same
+  reason.
 * Results (diff figures and bounds) are cached by content hashes in a TSV
   file, so re-runs only look at new pairs; the diffs run in JOBS processes.
+  The byte figures of binary pairs have their own cache file (BYTES-CACHE),
+  so a line cache written before them keeps its meaning.
 
-usage: truth.py CORPUS PAIRS.tsv CACHE.tsv   (PAIRS: path_a<TAB>path_b lines)
-       prints one line per pair: path_a, path_b, lcs bytes (or - if not diffed)
+usage: truth.py CORPUS PAIRS.tsv CACHE.tsv [BYTES-CACHE.tsv]
+       (PAIRS: path_a<TAB>path_b lines) prints one line per pair: path_a,
+       path_b, lcs bytes (or - if not diffed); with BYTES-CACHE, binary
+       pairs in bytes.
 """
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from multiprocessing import Pool
 
@@ -102,7 +119,7 @@ def _overlap(job):
 
 
 def load_cache(path):
-    """(md5a, md5b) -> ('diff' | 'bound', bytes)"""
+    """(md5a, md5b) -> ('diff' | 'bound' | 'lcs', bytes)"""
     cache = {}
     if os.path.exists(path):
         with open(path) as fh:
@@ -112,11 +129,18 @@ def load_cache(path):
     return cache
 
 
-def exact(pairs, info, cache_path, jobs=2, log=None):
+def exact(pairs, info, cache_path, jobs=2, log=None, binary=None, bytes_cache_path=None):
     """pairs: iterable of (path_a, path_b). Returns ({(md5a, md5b) sorted:
     lcs bytes}, stats): the LCS of every pair whose size ratio and line
     overlap allow RATIO_FLOOR (pairs absent from the result are negatives);
-    diffs and bounds what the cache lacks."""
+    diffs and bounds what the cache lacks. With binary (md5s of the contents
+    holding a NUL byte) and bytes_cache_path, a pair with a binary content
+    gets the byte LCS instead (exact_bytes)."""
+    pairs = list(pairs)
+    byte_pairs = []
+    if binary is not None and bytes_cache_path is not None:
+        byte_pairs = [(a, b) for a, b in pairs if info[a][0] in binary or info[b][0] in binary]
+        pairs = [(a, b) for a, b in pairs if not (info[a][0] in binary or info[b][0] in binary)]
     cache = load_cache(cache_path)
     todo = {}
     for a, b in pairs:
@@ -159,14 +183,112 @@ def exact(pairs, info, cache_path, jobs=2, log=None):
                 fo.write(f"{k[0]}\t{k[1]}\t{v}\tdiff\n")
                 stats["diffed"] += 1
     fo.close()
-    return {k: v for k, (how, v) in cache.items() if how == "diff"}, stats
+    out = {k: v for k, (how, v) in cache.items() if how == "diff"}
+    if byte_pairs:
+        bout, bstats = exact_bytes(byte_pairs, info, bytes_cache_path, jobs, log)
+        out.update(bout)
+        stats.update(bstats)
+    return out, stats
+
+
+# ------------------------------------------------------------ byte truth
+
+BYTELCS_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bytelcs.c")
+
+
+def bytelcs_exe(folder):
+    """The byte-LCS helper, compiled from bytelcs.c into folder on first use
+    (its name carries the source's hash, so an edited source is rebuilt)."""
+    src = open(BYTELCS_C, "rb").read()
+    exe = os.path.join(os.path.abspath(folder), "bytelcs-" + hashlib.md5(src).hexdigest()[:12])
+    if not os.path.exists(exe):
+        cc = os.environ.get("CC") or shutil.which("cc") or "gcc"
+        tmp = f"{exe}.{os.getpid()}.tmp"
+        subprocess.run([cc, "-O2", "-o", tmp, BYTELCS_C], check=True)
+        os.replace(tmp, exe)
+    return exe
+
+
+def byte_lcs_many(exe, pairs):
+    """Byte LCS lengths of [(path_a, path_b), ...], one helper process."""
+    if not pairs:
+        return []
+    inp = b"".join(os.fsencode(a) + b"\0" + os.fsencode(b) + b"\0" for a, b in pairs)
+    r = subprocess.run([exe], input=inp, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        raise RuntimeError(f"bytelcs: {r.stderr.decode(errors='replace')}")
+    out = [int(x) for x in r.stdout.split()]
+    if len(out) != len(pairs):
+        raise RuntimeError(f"bytelcs: {len(out)} figures for {len(pairs)} pairs")
+    return out
+
+
+def _byte_job(job):
+    exe, pairs = job
+    return byte_lcs_many(exe, pairs)
+
+
+def _byte_profile(path):
+    with open(path, "rb") as fh:
+        return Counter(fh.read())
+
+
+def exact_bytes(pairs, info, cache_path, jobs=2, log=None):
+    """The byte truth: ({(md5a, md5b) sorted: byte LCS}, stats) for the pairs
+    whose size ratio and byte-multiset overlap allow RATIO_FLOOR; the rest
+    are negatives. Cached in cache_path (md5a, md5b, bytes, lcs | bound)."""
+    cache = load_cache(cache_path)
+    todo = {}
+    for a, b in pairs:
+        (ha, sa), (hb, sb) = info[a], info[b]
+        if ha == hb or min(sa, sb) < RATIO_FLOOR * max(sa, sb):
+            continue
+        key = (ha, hb) if ha < hb else (hb, ha)
+        if key not in cache and key not in todo:
+            todo[key] = (a, b) if ha < hb else (b, a)
+    stats = {"byte_bounded": 0, "byte_lcs": 0, "byte_s": 0.0}
+    if todo:
+        t0 = time.time()
+        keys = sorted(todo)
+        prof = {}
+        need = []
+        with open(cache_path, "a") as fo:
+            for k in keys:
+                for h, p in zip(k, todo[k]):
+                    if h not in prof:
+                        prof[h] = _byte_profile(p)
+                ca, cb = prof[k[0]], prof[k[1]]
+                u = sum(min(n, cb[c]) for c, n in ca.items())
+                if u < RATIO_FLOOR * max(info[todo[k][0]][1], info[todo[k][1]][1]):
+                    cache[k] = ("bound", u)
+                    fo.write(f"{k[0]}\t{k[1]}\t{u}\tbound\n")
+                    stats["byte_bounded"] += 1
+                else:
+                    need.append(k)
+            prof.clear()
+            if log:
+                log(f"truth: {len(keys):,} binary pairs, {stats['byte_bounded']:,} under the byte-overlap "
+                    f"bound, byte LCS of {len(need):,}")
+            exe = bytelcs_exe(os.path.dirname(os.path.abspath(cache_path)))
+            step = 32
+            parts = [need[i:i + step] for i in range(0, len(need), step)]
+            with Pool(jobs) as pool:
+                for part, vals in zip(parts, pool.imap(_byte_job, [(exe, [todo[k] for k in p]) for p in parts])):
+                    for k, v in zip(part, vals):
+                        cache[k] = ("lcs", v)
+                        fo.write(f"{k[0]}\t{k[1]}\t{v}\tlcs\n")
+                        stats["byte_lcs"] += 1
+        stats["byte_s"] = time.time() - t0
+    return {k: v for k, (how, v) in cache.items() if how == "lcs"}, stats
 
 
 def main():
     root, pairs_path, cache_path = sys.argv[1:4]
-    info = content_classes(root)
+    bytes_cache = sys.argv[4] if len(sys.argv) > 4 else None
+    binary = set()
+    info = content_classes(root, binary)
     pairs = [tuple(l.rstrip("\n").split("\t")[:2]) for l in open(pairs_path) if l.strip()]
-    cache, _ = exact(pairs, info, cache_path)
+    cache, _ = exact(pairs, info, cache_path, binary=binary, bytes_cache_path=bytes_cache)
     for a, b in pairs:
         ha, hb = info[a][0], info[b][0]
         key = (ha, hb) if ha < hb else (hb, ha)

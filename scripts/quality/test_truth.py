@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Known answers for the ground truth of `make quality` (truth.py): the byte
+LCS of binary pairs (bytelcs.c) and the line LCS of text pairs.
+
+    python3 scripts/quality/test_truth.py      (tests/quality_truth.rs runs it)
+"""
+import hashlib
+import os
+import random
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import truth  # noqa: E402
+
+
+def dp_lcs(a, b):
+    """Textbook O(n m) LCS length, the reference."""
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+class ByteTruth(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = cls.tmp.name
+        cls.exe = truth.bytelcs_exe(cls.dir)
+        cls.n = 0
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def files(self, *datas):
+        out = []
+        for d in datas:
+            ByteTruth.n += 1
+            p = os.path.join(self.dir, f"f{ByteTruth.n}")
+            with open(p, "wb") as fh:
+                fh.write(d)
+            out.append(p)
+        return out
+
+    def lcs(self, a, b):
+        return truth.byte_lcs_many(self.exe, [tuple(self.files(a, b))])[0]
+
+    def test_random_against_dp(self):
+        # word boundaries of the bit vector (63, 64, 65, 128 ...), small and
+        # large alphabets, shared middles (prefix/suffix trimming), empties
+        rng = random.Random(17)
+        cases = []
+        for _ in range(120):
+            n = rng.choice([0, 1, 2, 63, 64, 65, 127, 128, 129, 250])
+            m = rng.choice([0, 1, 63, 64, 65, 130, 257])
+            al = rng.choice([2, 4, 256])
+            a = bytes(rng.randrange(al) for _ in range(n))
+            b = bytes(rng.randrange(al) for _ in range(m))
+            if rng.random() < 0.3:
+                b = a[: n // 3] + b + a[n // 2:]
+            cases.append((a, b))
+        paths = [tuple(self.files(a, b)) for a, b in cases]
+        got = truth.byte_lcs_many(self.exe, paths)
+        self.assertEqual(got, [dp_lcs(a, b) for a, b in cases])
+
+    def test_byte_inserted_every_200_bytes(self):
+        # 100 KB; one byte inserted every 200 bytes: the original is a
+        # subsequence of the edited file, so the LCS is the original's size
+        rng = random.Random(1)
+        a = bytes(rng.randrange(256) for _ in range(100_000))
+        b = b"".join(a[i:i + 200] + bytes([rng.randrange(256)]) for i in range(0, len(a), 200))
+        self.assertEqual(len(b), 100_500)
+        self.assertEqual(self.lcs(a, b), 100_000)
+        self.assertEqual(self.lcs(b, a), 100_000)
+
+    def test_replaced_1k_block(self):
+        # bytes 0..127 only; 1 KiB in the middle replaced by bytes 128..255,
+        # which occur nowhere in the original: the LCS is everything else
+        rng = random.Random(2)
+        a = bytes(rng.randrange(128) for _ in range(100_000))
+        b = a[:50_000] + bytes(128 + rng.randrange(128) for _ in range(1024)) + a[51_024:]
+        self.assertEqual(len(b), len(a))
+        self.assertEqual(self.lcs(a, b), 100_000 - 1024)
+
+    def test_moved_block(self):
+        # a 10 KB block moved from the front to the back (distinct byte
+        # values per part, so exactly one of the two orders survives)
+        rng = random.Random(3)
+        x = bytes(rng.randrange(0, 100) for _ in range(10_000))
+        y = bytes(rng.randrange(100, 200) for _ in range(50_000))
+        self.assertEqual(self.lcs(x + y, y + x), 50_000)
+
+    def test_exact_binary_and_text(self):
+        # exact(): a binary pair is measured in bytes (its own cache file),
+        # a text pair by diff's line LCS as before; pairs below the size
+        # ratio or the byte-overlap bound are negatives (absent)
+        rng = random.Random(4)
+        # bytes 0..127; one byte in 100 replaced by one of 128..255 (none
+        # of which occurs in the original): the LCS is everything else,
+        # while the line truth would count only the unchanged stretches
+        # between newlines
+        base = bytes(rng.randrange(128) for _ in range(20_000)) + b"\0"
+        scattered = bytearray(base)
+        for i in range(0, len(scattered) - 1, 100):
+            scattered[i] = 128 + rng.randrange(128)
+        scattered = bytes(scattered)
+        lo = bytes(rng.randrange(0, 100) for _ in range(5000)) + b"\0"
+        hi = bytes(rng.randrange(101, 256) for _ in range(5000)) + b"\0"
+        small = b"\0" + bytes(100)
+        t1 = b"".join(b"line %d\n" % i for i in range(100))
+        t2 = t1.replace(b"line 50\n", b"line fifty\n")
+        pa, pb, pc, pd, pe, pt1, pt2 = self.files(base, scattered, lo, hi, small, t1, t2)
+        binary = set()
+        info = {}
+        for p in (pa, pb, pc, pd, pe, pt1, pt2):
+            d = open(p, "rb").read()
+            h = hashlib.md5(d).hexdigest()
+            info[p] = (h, len(d))
+            if b"\0" in d:
+                binary.add(h)
+        lines = os.path.join(self.dir, "lines.tsv")
+        byts = os.path.join(self.dir, "bytes.tsv")
+        pairs = [(pa, pb), (pc, pd), (pa, pe), (pt1, pt2)]
+        for attempt in range(2):  # the second answer comes from the caches
+            out, st = truth.exact(pairs, info, lines, 1, None, binary, byts)
+
+            def get(a, b):
+                k = tuple(sorted((info[a][0], info[b][0])))
+                return out.get(k)
+            self.assertEqual(get(pa, pb), len(base) - 200)
+            self.assertIsNone(get(pc, pd))   # no byte value in common: bound 1 (the NULs)
+            self.assertIsNone(get(pa, pe))   # size ratio under RATIO_FLOOR
+            self.assertEqual(get(pt1, pt2), len(t1) - len(b"line 50\n"))
+            if attempt == 0:
+                self.assertEqual((st["byte_lcs"], st["byte_bounded"]), (1, 1))
+            else:
+                self.assertEqual((st.get("byte_lcs", 0), st.get("byte_bounded", 0)), (0, 0))
+        # the line cache holds the text pair only
+        self.assertEqual(len(open(lines).read().splitlines()), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
