@@ -708,6 +708,13 @@ def log_cpu(sc, master):
         log("CPU %.1f s: driver Python %.1f s, its binaries %.1f s, JVM %.1f s, JVM's tasks %.1f s%s"
             % (py + bins + jvm + tasks, py, bins, jvm, tasks,
                "" if master.startswith("local") else " (the executors' are not counted)"))
+        hwm = 0
+        for l in open("/proc/%d/status" % pid):
+            if l.startswith("VmHWM:"):
+                hwm = int(l.split()[1])
+        log("peak RSS: driver Python %.0f MB, its binaries %.0f MB (largest), JVM %.0f MB%s"
+            % (me.ru_maxrss / 1024, ch.ru_maxrss / 1024, hwm / 1024,
+               " (driver and executors)" if master.startswith("local") else " (the driver's)"))
     except Exception as e:  # noqa: BLE001 (a figure of the log only)
         log("CPU: not measured (%s)" % e)
 
