@@ -281,7 +281,18 @@ fn components_table_gives_the_bins_of_the_partition_file() {
     let wd = w.to_str().unwrap();
     run(
         BINPACK,
-        &[&cap[..], &["-q", "--plan", "plan.tsv", "-o", "bins.tsv", "partition.tsv"]].concat(),
+        &[
+            &cap[..],
+            &[
+                "-q",
+                "--plan",
+                "plan.tsv",
+                "-o",
+                "bins.tsv",
+                "partition.tsv",
+            ],
+        ]
+        .concat(),
         &w,
         true,
     );
@@ -303,7 +314,16 @@ fn components_table_gives_the_bins_of_the_partition_file() {
         let n = nfiles.to_string();
         let out = run(
             env!("CARGO_BIN_EXE_fsim-partition"),
-            &["-q", "--emit-forest", "--kept-counts", "--files-count", &n, "-o", "-", &name],
+            &[
+                "-q",
+                "--emit-forest",
+                "--kept-counts",
+                "--files-count",
+                &n,
+                "-o",
+                "-",
+                &name,
+            ],
             &w,
             true,
         );
@@ -340,7 +360,19 @@ fn components_table_gives_the_bins_of_the_partition_file() {
     std::fs::write(w.join("comps.tsv"), &table).unwrap();
     run(
         BINPACK,
-        &[&cap[..], &["-q", "--components", "--plan", "plan2.tsv", "-o", "skel.tsv", "comps.tsv"]].concat(),
+        &[
+            &cap[..],
+            &[
+                "-q",
+                "--components",
+                "--plan",
+                "plan2.tsv",
+                "-o",
+                "skel.tsv",
+                "comps.tsv",
+            ],
+        ]
+        .concat(),
         &w,
         true,
     );

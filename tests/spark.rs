@@ -126,7 +126,14 @@ fn assert_same(local: &Path, spark: &Path) {
         let b = std::fs::read(spark.join(f)).unwrap_or_else(|e| panic!("spark {f}: {e}"));
         assert!(a == b, "{f} differs between make report and fsim-spark");
     }
-    for f in ["sorted", "partition", "bins", "pairs", "verified", "regions"] {
+    for f in [
+        "sorted",
+        "partition",
+        "bins",
+        "pairs",
+        "verified",
+        "regions",
+    ] {
         let parts = parts(&spark.join(format!("{f}.parts")));
         if f == "sorted" {
             assert!(parts.len() >= 2, "expected several hash ranges: {parts:?}");

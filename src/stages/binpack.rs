@@ -266,7 +266,12 @@ fn bin_line(number: usize, bin: &Bin) -> String {
 
 /// The bins file's header parameters: the partition's stage parameters,
 /// what it pruned, the number of bins and the capacity.
-fn bins_params(header: Option<&formats::Params>, pruned: &formats::Params, bins: usize, capacity: u64) -> formats::Params {
+fn bins_params(
+    header: Option<&formats::Params>,
+    pruned: &formats::Params,
+    bins: usize,
+    capacity: u64,
+) -> formats::Params {
     header
         .map(formats::stage_params)
         .unwrap_or_default()
@@ -340,7 +345,8 @@ pub fn run_components(cfg: &Config) -> Result<()> {
             })(),
             _ => None,
         };
-        let mut c = parsed.ok_or_else(|| err("expected C<TAB>id<TAB>files<TAB>records<TAB>chunks".into()))?;
+        let mut c = parsed
+            .ok_or_else(|| err("expected C<TAB>id<TAB>files<TAB>records<TAB>chunks".into()))?;
         if comps.last().is_some_and(|p| p.id >= c.id) {
             return Err(err("components are not in increasing id order".into()));
         }
@@ -350,7 +356,8 @@ pub fn run_components(cfg: &Config) -> Result<()> {
         c.memory = estimate_memory(c.files, c.records, c.chunks);
         comps.push(c);
     }
-    let t = trailer.ok_or_else(|| r.error("no '#end partition' trailer: the table is truncated"))?;
+    let t =
+        trailer.ok_or_else(|| r.error("no '#end partition' trailer: the table is truncated"))?;
     // The figures must add up to the partition's.
     let files: u64 = comps.iter().map(|c| c.files).sum();
     let records: u64 = comps.iter().map(|c| c.records).sum();
