@@ -418,10 +418,8 @@ fn components_table_gives_the_bins_of_the_partition_file() {
     }
     assert_eq!(rebuilt, read(&w, "bins.tsv"), "in {wd}");
     // Figures that do not add up to the partition's trailer are refused.
-    let bad = table.replacen("\tC\t", "\tC\t", 1).replace(
-        &format!("C\t{}\t", comps.keys().next().unwrap()),
-        &format!("C\t{}\t1", comps.keys().next().unwrap()),
-    );
+    let first = comps.keys().next().unwrap();
+    let bad = table.replace(&format!("C\t{first}\t"), &format!("C\t{first}\t1"));
     std::fs::write(w.join("bad.tsv"), bad).unwrap();
     let out = run(BINPACK, &["-q", "--components", "bad.tsv"], &w, false);
     let err = String::from_utf8_lossy(&out.stderr);
