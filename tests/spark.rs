@@ -195,6 +195,26 @@ fn failed_tasks_are_retried_and_the_report_is_unchanged() {
     assert_same(&t.path().join("local"), &t.path().join("spark"));
 }
 
+/// The path of a work folder the tasks do not share (`hdfs://`, `s3a://`:
+/// the records come back through the script transformations and stay in
+/// Spark, the bins' slices are written by Spark), taken with a local one.
+#[test]
+fn spark_unshared_work_path_is_byte_identical() {
+    if skip("spark_unshared_work_path_is_byte_identical") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    make_report(&repo, &t.path().join("local"));
+    let err = fsim_spark(
+        &repo,
+        &t.path().join("spark"),
+        &[("FSIM_SPARK_UNSHARED", "1")],
+    );
+    assert!(err.contains("the path of a non-shared work folder"), "{err}");
+    assert_same(&t.path().join("local"), &t.path().join("spark"));
+}
+
 /// Stops the standalone cluster of `scripts/spark/standalone start` (its
 /// daemons by their pid files), also when the test fails.
 struct Cluster(PathBuf);

@@ -386,7 +386,10 @@ def main(argv=None):
     # On a shared POSIX folder (local mode, one machine, a shared mount) the
     # tasks write the records to files that Spark's text source reads;
     # otherwise they come back through the script transformation, cached.
-    shared = not remote
+    # FSIM_SPARK_UNSHARED=1 (tests) takes that path with a local --work.
+    shared = not remote and os.environ.get("FSIM_SPARK_UNSHARED") != "1"
+    if not shared and not remote:
+        log("FSIM_SPARK_UNSHARED=1: the path of a non-shared work folder")
     chunk_parts = L("chunks.parts")
     if shared:
         shutil.rmtree(chunk_parts, ignore_errors=True)
