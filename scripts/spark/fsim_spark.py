@@ -304,6 +304,10 @@ def main(argv=None):
     par = sc.defaultParallelism
     shards = a.shards or 2 * par
     nparts = a.partitions or 2 * par
+    # The only shuffle without an explicit count (the plan's per-component
+    # sums) gets as many partitions as the hash ranges, not Spark's 200.
+    if not conf.contains("spark.sql.shuffle.partitions"):
+        spark.conf.set("spark.sql.shuffle.partitions", str(nparts))
     disk = StorageLevel.MEMORY_AND_DISK
 
     # Binaries: --bin DIR on every node, PATH, or shipped with addFile.
@@ -825,7 +829,7 @@ def log_cpu(sc, master):
         for l in open("/proc/%d/status" % pid):
             if l.startswith("VmHWM:"):
                 hwm = int(l.split()[1])
-        log("peak RSS: driver Python %.0f MB, its binaries %.0f MB (largest), JVM %.0f MB%s"
+        log("peak RSS: driver Python %.0f MB, its binaries %.0f MB (the largest child, its fork of Python included), JVM %.0f MB%s"
             % (me.ru_maxrss / 1024, ch.ru_maxrss / 1024, hwm / 1024,
                " (driver and executors)" if master.startswith("local") else " (the driver's)"))
     except Exception as e:  # noqa: BLE001 (a figure of the log only)
