@@ -15,20 +15,25 @@ what is O(files).
    (byte order = (hash, id, length)); the ranges are written as they are
    (WORK/sorted.parts/part-*: concatenated, fsim-sort's sorted.tsv);
 3. partitioning: every hash range is reduced by `fsim-partition
-   --emit-forest` to its kept records (written as WORK/partition.parts) and a
-   spanning forest of its file graph; the driver merges the forests with one
-   union-find (smallest id labels, as fsim-partition) and writes
-   partition.tsv (its record part copied by the JVM);
-4. bin packing once (fsim-binpack, driver), the kept records routed to their
-   bin by a broadcast join on the file id, each task analysing its bins
-   (fsim-analyze) and verifying their pairs (fsim-verify, where the
-   repository is mounted); the pairs, verified pairs and regions are sorted
-   by Spark and written as ranges, the driver concatenates them (JVM);
-5. fsim-report on the driver.
+   --emit-forest --kept-counts` to its kept records (written as
+   WORK/partition.parts), a spanning forest of its file graph and per-file
+   kept counts; the driver merges the forests with one union-find (smallest
+   id labels, as fsim-partition);
+4. the bin plan from per-component figures: the per-file counts summed per
+   component by Spark (O(components) to the driver), `fsim-binpack
+   --components` on the driver;
+5. the kept records routed to their bin by a broadcast join on the file id,
+   each task taking consecutive bins, writing its slice of bins.tsv,
+   analysing its bins (fsim-analyze) and verifying their pairs (fsim-verify,
+   where the repository is mounted); the pairs, verified pairs and regions
+   are sorted by Spark and written as ranges;
+6. fsim-report on the driver, reading the verified pairs from their parts.
 
-The outputs (files.tsv, partition.tsv, bins.tsv, plan.tsv, pairs.tsv,
-verified.tsv, regions.tsv, report.*) are byte-identical to `make report`
-with the same settings.
+The outputs are byte-identical to `make report` with the same settings:
+files.tsv, plan.tsv, report.* as files; sorted, partition, bins, pairs,
+verified and regions as WORK/NAME.parts/part-*, which concatenated in name
+order are make's NAME.tsv (the driver writes only their part-00000 header
+and part-99999 tail: no record is copied through it).
 """
 
 import argparse
