@@ -211,7 +211,10 @@ fn spark_unshared_work_path_is_byte_identical() {
         &t.path().join("spark"),
         &[("FSIM_SPARK_UNSHARED", "1")],
     );
-    assert!(err.contains("the path of a non-shared work folder"), "{err}");
+    assert!(
+        err.contains("the path of a non-shared work folder"),
+        "{err}"
+    );
     assert_same(&t.path().join("local"), &t.path().join("spark"));
 }
 
