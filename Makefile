@@ -314,6 +314,11 @@ spark-demo: build spark-venv
 	$(MAKE) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local LINES=0 CATALOGS=0
 	cmp $(SDEMO)/spark/report.txt $(SDEMO)/local/report.txt
 	cmp $(SDEMO)/spark/report.json $(SDEMO)/local/report.json
+	cmp $(SDEMO)/spark/files.tsv $(SDEMO)/local/files.tsv
+	cmp $(SDEMO)/spark/plan.tsv $(SDEMO)/local/plan.tsv
+	@# The large outputs stay as parts: NAME.tsv = NAME.parts/part-* concatenated.
+	for f in partition bins pairs verified regions; do \
+	  LC_ALL=C cat $(SDEMO)/spark/$$f.parts/part-* | cmp - $(SDEMO)/local/$$f.tsv || exit 1; done
 	@echo
 	@cat $(SDEMO)/spark/report.txt
 	@echo

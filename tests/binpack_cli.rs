@@ -257,3 +257,171 @@ fn chunk_across_components_is_refused() {
     );
     assert!(!dir.path().join("b.tsv").exists());
 }
+
+/// The distributed plan (scripts/spark): `fsim-partition --emit-forest
+/// --kept-counts` on two hash ranges of the sorted records, the `K` lines
+/// summed per component, `fsim-binpack --components` on those figures: the
+/// same plan, and with each bin's F lines and records put back after its
+/// `#bin` line, the same bins file as fsim-binpack on the whole partition
+/// file.
+#[test]
+fn components_table_gives_the_bins_of_the_partition_file() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let w = t.path().join("w");
+    chunk_and_sort(&repo, &w, &[]);
+    let mut c = fsim("fsim-partition");
+    c.args(["-q", "--files"])
+        .arg(w.join("files.tsv"))
+        .arg("-o")
+        .arg(w.join("partition.tsv"))
+        .arg(w.join("sorted.tsv"));
+    run_ok(c, None);
+    let cap = ["--capacity", "64K"];
+    let wd = w.to_str().unwrap();
+    run(
+        BINPACK,
+        &[
+            &cap[..],
+            &[
+                "-q",
+                "--plan",
+                "plan.tsv",
+                "-o",
+                "bins.tsv",
+                "partition.tsv",
+            ],
+        ]
+        .concat(),
+        &w,
+        true,
+    );
+    let nfiles = read(&w, "files.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .count();
+    // Two ranges, cut between two chunk groups.
+    let sorted = read(&w, "sorted.tsv");
+    let recs: Vec<&str> = sorted.lines().filter(|l| !l.starts_with('#')).collect();
+    let mut cut = recs.len() / 2;
+    while recs[cut][..32] == recs[cut - 1][..32] {
+        cut += 1;
+    }
+    let mut k: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    for (i, part) in [&recs[..cut], &recs[cut..]].iter().enumerate() {
+        let name = format!("range{i}.tsv");
+        std::fs::write(w.join(&name), part.join("\n") + "\n").unwrap();
+        let n = nfiles.to_string();
+        let out = run(
+            env!("CARGO_BIN_EXE_fsim-partition"),
+            &[
+                "-q",
+                "--emit-forest",
+                "--kept-counts",
+                "--files-count",
+                &n,
+                "-o",
+                "-",
+                &name,
+            ],
+            &w,
+            true,
+        );
+        for l in String::from_utf8(out.stdout).unwrap().lines() {
+            if let Some(rest) = l.strip_prefix("K\t") {
+                let f: Vec<u64> = rest.split('\t').map(|x| x.parse().unwrap()).collect();
+                let e = k.entry(f[0] as u32).or_default();
+                e.0 += f[1];
+                e.1 += f[2];
+            }
+        }
+    }
+    // Components from the F lines; their figures from the K lines.
+    let part = read(&w, "partition.tsv");
+    let mut comps: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
+    let mut comp_of = BTreeMap::new();
+    for l in part.lines().filter(|l| l.starts_with("F\t")) {
+        let id: u32 = l[2..12].parse().unwrap();
+        let comp: u32 = l[13..23].parse().unwrap();
+        comp_of.insert(id, comp);
+        let (r, ch) = k.get(&id).copied().unwrap_or_default();
+        let e = comps.entry(comp).or_default();
+        e.0 += 1;
+        e.1 += r;
+        e.2 += ch;
+    }
+    assert!(comps.len() >= 2, "expected several components");
+    let lines: Vec<&str> = part.lines().collect();
+    let mut table = format!("{}\n", lines[0]);
+    for (id, (f, r, ch)) in &comps {
+        table += &format!("C\t{id}\t{f}\t{r}\t{ch}\n");
+    }
+    table += &format!("{}\n", lines.last().unwrap());
+    std::fs::write(w.join("comps.tsv"), &table).unwrap();
+    run(
+        BINPACK,
+        &[
+            &cap[..],
+            &[
+                "-q",
+                "--components",
+                "--plan",
+                "plan2.tsv",
+                "-o",
+                "skel.tsv",
+                "comps.tsv",
+            ],
+        ]
+        .concat(),
+        &w,
+        true,
+    );
+    assert_eq!(read(&w, "plan2.tsv"), read(&w, "plan.tsv"));
+    let skel = read(&w, "skel.tsv");
+    let nbins = skel.lines().filter(|l| l.starts_with("#bin\t")).count();
+    assert!(nbins >= 2, "expected several bins at 64K: {skel}");
+    // Rebuild the bins file: after each #bin line, the F lines of its
+    // components' files (id order), then their records (partition order).
+    let mut bin_comps: Vec<Vec<u32>> = Vec::new();
+    let mut rebuilt = String::new();
+    let mut pending: Option<String> = None;
+    let flush = |rebuilt: &mut String, comps: &[u32]| {
+        for l in lines.iter().filter(|l| l.starts_with("F\t")) {
+            if comps.contains(&comp_of[&l[2..12].parse::<u32>().unwrap()]) {
+                *rebuilt += l;
+                rebuilt.push('\n');
+            }
+        }
+        for l in lines.iter().filter(|l| !l.starts_with(['#', 'F'])) {
+            if comps.contains(&comp_of[&l[33..43].parse::<u32>().unwrap()]) {
+                *rebuilt += l;
+                rebuilt.push('\n');
+            }
+        }
+    };
+    for l in skel.lines() {
+        if let Some(id) = l.strip_prefix("C\t") {
+            bin_comps.last_mut().unwrap().push(id.parse().unwrap());
+            continue;
+        }
+        if let Some(c) = pending.take() {
+            rebuilt += &c;
+            flush(&mut rebuilt, bin_comps.last().unwrap());
+        }
+        if l.starts_with("#bin\t") {
+            bin_comps.push(Vec::new());
+            pending = Some(format!("{l}\n"));
+        } else {
+            rebuilt += l;
+            rebuilt.push('\n');
+        }
+    }
+    assert_eq!(rebuilt, read(&w, "bins.tsv"), "in {wd}");
+    // Figures that do not add up to the partition's trailer are refused.
+    let first = comps.keys().next().unwrap();
+    let bad = table.replace(&format!("C\t{first}\t"), &format!("C\t{first}\t1"));
+    std::fs::write(w.join("bad.tsv"), bad).unwrap();
+    let out = run(BINPACK, &["-q", "--components", "bad.tsv"], &w, false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the trailer announced files="), "{err}");
+}

@@ -101,26 +101,10 @@ fn fsim_spark(repo: &Path, work: &Path, env: &[(&str, &str)]) -> String {
     String::from_utf8_lossy(&run_ok(c, None).stderr).into_owned()
 }
 
-/// Every file both runs write, and the sorted partitions concatenated
-/// against fsim-sort's output.
-fn assert_same(local: &Path, spark: &Path) {
-    for f in [
-        "files.tsv",
-        "partition.tsv",
-        "plan.tsv",
-        "bins.tsv",
-        "pairs.tsv",
-        "verified.tsv",
-        "regions.tsv",
-        "report.txt",
-        "report.json",
-    ] {
-        let a = std::fs::read(local.join(f)).unwrap();
-        let b = std::fs::read(spark.join(f)).unwrap_or_else(|e| panic!("spark {f}: {e}"));
-        assert!(a == b, "{f} differs between make report and fsim-spark");
-    }
-    let mut parts: Vec<PathBuf> = std::fs::read_dir(spark.join("sorted.parts"))
-        .unwrap()
+/// The `part-*` files of a folder of parts, in name order.
+fn parts(dir: &Path) -> Vec<PathBuf> {
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| {
             p.file_name()
@@ -130,15 +114,43 @@ fn assert_same(local: &Path, spark: &Path) {
         })
         .collect();
     parts.sort();
-    assert!(parts.len() >= 2, "expected several hash ranges: {parts:?}");
-    let mut sorted = Vec::new();
-    for p in &parts {
-        sorted.extend(std::fs::read(p).unwrap());
+    parts
+}
+
+/// Every file both runs write: fsim-spark leaves the large ones as parts
+/// (NAME.parts/part-*, concatenated in name order: make's NAME.tsv), and
+/// writes no NAME.tsv of them (nothing copied through the driver).
+fn assert_same(local: &Path, spark: &Path) {
+    for f in ["files.tsv", "plan.tsv", "report.txt", "report.json"] {
+        let a = std::fs::read(local.join(f)).unwrap();
+        let b = std::fs::read(spark.join(f)).unwrap_or_else(|e| panic!("spark {f}: {e}"));
+        assert!(a == b, "{f} differs between make report and fsim-spark");
     }
-    assert!(
-        sorted == std::fs::read(local.join("sorted.tsv")).unwrap(),
-        "the sorted partitions concatenated differ from fsim-sort's output"
-    );
+    for f in [
+        "sorted",
+        "partition",
+        "bins",
+        "pairs",
+        "verified",
+        "regions",
+    ] {
+        let parts = parts(&spark.join(format!("{f}.parts")));
+        if f == "sorted" {
+            assert!(parts.len() >= 2, "expected several hash ranges: {parts:?}");
+        }
+        let mut all = Vec::new();
+        for p in &parts {
+            all.extend(std::fs::read(p).unwrap());
+        }
+        assert!(
+            all == std::fs::read(local.join(format!("{f}.tsv"))).unwrap(),
+            "{f}.parts/part-* concatenated differ from make report's {f}.tsv"
+        );
+        assert!(
+            f == "sorted" || !spark.join(format!("{f}.tsv")).exists(),
+            "{f}.tsv written by the driver"
+        );
+    }
 }
 
 #[test]
@@ -180,6 +192,29 @@ fn failed_tasks_are_retried_and_the_report_is_unchanged() {
             "{err}"
         );
     }
+    assert_same(&t.path().join("local"), &t.path().join("spark"));
+}
+
+/// The path of a work folder the tasks do not share (`hdfs://`, `s3a://`:
+/// the records come back through the script transformations and stay in
+/// Spark, the bins' slices are written by Spark), taken with a local one.
+#[test]
+fn spark_unshared_work_path_is_byte_identical() {
+    if skip("spark_unshared_work_path_is_byte_identical") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    make_report(&repo, &t.path().join("local"));
+    let err = fsim_spark(
+        &repo,
+        &t.path().join("spark"),
+        &[("FSIM_SPARK_UNSHARED", "1")],
+    );
+    assert!(
+        err.contains("the path of a non-shared work folder"),
+        "{err}"
+    );
     assert_same(&t.path().join("local"), &t.path().join("spark"));
 }
 

@@ -15,20 +15,25 @@ what is O(files).
    (byte order = (hash, id, length)); the ranges are written as they are
    (WORK/sorted.parts/part-*: concatenated, fsim-sort's sorted.tsv);
 3. partitioning: every hash range is reduced by `fsim-partition
-   --emit-forest` to its kept records (written as WORK/partition.parts) and a
-   spanning forest of its file graph; the driver merges the forests with one
-   union-find (smallest id labels, as fsim-partition) and writes
-   partition.tsv (its record part copied by the JVM);
-4. bin packing once (fsim-binpack, driver), the kept records routed to their
-   bin by a broadcast join on the file id, each task analysing its bins
-   (fsim-analyze) and verifying their pairs (fsim-verify, where the
-   repository is mounted); the pairs, verified pairs and regions are sorted
-   by Spark and written as ranges, the driver concatenates them (JVM);
-5. fsim-report on the driver.
+   --emit-forest --kept-counts` to its kept records (written as
+   WORK/partition.parts), a spanning forest of its file graph and per-file
+   kept counts; the driver merges the forests with one union-find (smallest
+   id labels, as fsim-partition);
+4. the bin plan from per-component figures: the per-file counts summed per
+   component by Spark (O(components) to the driver), `fsim-binpack
+   --components` on the driver;
+5. the kept records routed to their bin by a broadcast join on the file id,
+   each task taking consecutive bins, writing its slice of bins.tsv,
+   analysing its bins (fsim-analyze) and verifying their pairs (fsim-verify,
+   where the repository is mounted); the pairs, verified pairs and regions
+   are sorted by Spark and written as ranges;
+6. fsim-report on the driver, reading the verified pairs from their parts.
 
-The outputs (files.tsv, partition.tsv, bins.tsv, plan.tsv, pairs.tsv,
-verified.tsv, regions.tsv, report.*) are byte-identical to `make report`
-with the same settings.
+The outputs are byte-identical to `make report` with the same settings:
+files.tsv, plan.tsv, report.* as files; sorted, partition, bins, pairs,
+verified and regions as WORK/NAME.parts/part-*, which concatenated in name
+order are make's NAME.tsv (the driver writes only their part-00000 header
+and part-99999 tail: no record is copied through it).
 """
 
 import argparse
@@ -137,16 +142,30 @@ mv "$KEPT/.${p##*/}.$$" "$o"
 grep -v '^[0-9a-f]' "$t/out.tsv" || true
 """
 
-# Stage 4, one task per group of bins: the bins' '#bin' and F lines (as
-# fsim-binpack wrote them) and their records sorted by hash, bin by bin.
+# Stage 4, one task per group of consecutive bins: the bins' '#bin' and F
+# lines (as fsim-binpack writes them) and their records sorted by hash, bin
+# by bin.
 # The task writes a bins file of its bins (the records' count and digest
 # from fsim-partition's summary of them), analyses it, verifies its pairs,
 # and prints the pairs (P), verified pairs (V) and regions (R) as
 # `TAG<TAB>a<TAB>b<TAB>seq<TAB>line` (seq: order within the task), their
-# headers and trailers as `TAG<TAB>#<TAB>line`.
+# headers and trailers as `TAG<TAB>#<TAB>line`; its slice of bins.tsv as
+# `B<TAB>first bin<TAB>seq<TAB>line` when the work folder is not shared.
 ANALYZE_SH = PRE + r"""
 cat > "$t/in.tsv"
 [ -s "$t/in.tsv" ] || exit 0
+# The task's slice of bins.tsv (its bins are consecutive): on a shared
+# POSIX work folder written as $BPARTS/part-00000-b<first bin>, else
+# printed as B lines for Spark to write.
+fb=$(head -n 1 "$t/in.tsv" | cut -f 2)
+case $fb in *[!0-9]*|'') echo "fsim-spark: a bins task's input does not start with a #bin line" >&2; exit 2 ;; esac
+if [ -n "$BPARTS" ]; then
+  o=$(printf '%s/part-00000-b%010d' "$BPARTS" "$fb")
+  cp "$t/in.tsv" "$BPARTS/.${o##*/}.$$"
+  mv "$BPARTS/.${o##*/}.$$" "$o"
+else
+  awk -v b="$fb" '{ printf "B\t%021d\t%012d\t%s\n", b, NR, $0 }' "$t/in.tsv"
+fi
 grep '^[#F]' "$t/in.tsv" > "$t/head.tsv"
 nb=$(grep -c '^#bin' "$t/head.tsv" || true)
 nf=$(grep -c '^F' "$t/head.tsv" || true)
@@ -290,6 +309,10 @@ def main(argv=None):
     par = sc.defaultParallelism
     shards = a.shards or 2 * par
     nparts = a.partitions or 2 * par
+    # The only shuffle without an explicit count (the plan's per-component
+    # sums) gets as many partitions as the hash ranges, not Spark's 200.
+    if not conf.contains("spark.sql.shuffle.partitions"):
+        spark.conf.set("spark.sql.shuffle.partitions", str(nparts))
     disk = StorageLevel.MEMORY_AND_DISK
 
     # Binaries: --bin DIR on every node, PATH, or shipped with addFile.
@@ -372,7 +395,10 @@ def main(argv=None):
     # On a shared POSIX folder (local mode, one machine, a shared mount) the
     # tasks write the records to files that Spark's text source reads;
     # otherwise they come back through the script transformation, cached.
-    shared = not remote
+    # FSIM_SPARK_UNSHARED=1 (tests) takes that path with a local --work.
+    shared = not remote and os.environ.get("FSIM_SPARK_UNSHARED") != "1"
+    if not shared and not remote:
+        log("FSIM_SPARK_UNSHARED=1: the path of a non-shared work folder")
     chunk_parts = L("chunks.parts")
     if shared:
         shutil.rmtree(chunk_parts, ignore_errors=True)
@@ -481,7 +507,7 @@ def main(argv=None):
 
     # ---- 3. spanning forests per range, one union-find -------------------
     t0 = time.time()
-    fopts = ["--files-count", str(nfiles)]
+    fopts = ["--files-count", str(nfiles), "--kept-counts"]
     if a.method in FEATURE_METHODS:
         fopts.append("--feature-counts")
     kept_dir = work_uri + "/partition.parts"
@@ -495,14 +521,19 @@ def main(argv=None):
         os.makedirs(kept_local)
         by_file = spark.range(0, len(files), 1, len(files)).select(
             fn.element_at(fn.array(*[fn.lit(x) for x in files]), fn.col("id").cast("int") + 1).alias("line"))
-        fmeta = [r.line for r in transform(by_file, FOREST_FILES_SH, *fopts, KEPT=kept_local).collect()]
-        kept_df = spark.read.text(kept_dir).select(fn.col("value").alias("line"))
+        forest = transform(by_file, FOREST_FILES_SH, *fopts, KEPT=kept_local).persist(disk)
     else:
         forest = transform(sorted_df, FOREST_SH, *fopts).persist(disk)
-        fmeta = [r.line for r in forest.filter(first.isin("E", "N", "P", "#")).collect()]
-        kept_df = forest.filter(~first.isin("E", "N", "P", "#"))
+        kept_df = forest.filter(~first.isin("E", "N", "P", "#", "K"))
         kept_df.write.mode("overwrite").text(kept_dir)
         sorted_df.unpersist()
+    # Everything but the per-file kept counts (K lines: summed per
+    # component in Spark below) comes to the driver.
+    fmeta = [r.line for r in forest.filter(first.isin("E", "N", "P", "#")).collect()]
+    kcounts = forest.filter(first == "K")
+    if shared:
+        # Listed now that the tasks have written them.
+        kept_df = spark.read.text(kept_dir).select(fn.col("value").alias("line"))
     parent = list(range(nfiles))
 
     def find(x):
@@ -555,68 +586,133 @@ def main(argv=None):
     multi = [i for i in range(nfiles) if sizes[labels[i]] > 1]
     ncomp = sum(1 for lab, n in sizes.items() if n > 1)
     params = parse_params(files_head)[1]
-    with open(L(".partition.tsv.tmp"), "w", encoding="utf-8", newline="\n") as f:
-        f.write(join_params("#fsim partition v1", params + [("files", str(nfiles)), ("limit", limit or "0")]) + "\n")
-    # The kept records, range by range, copied by the JVM.
-    append_parts(sc, L(".partition.tsv.tmp"), work_uri + "/partition.parts")
-    with open(L(".partition.tsv.tmp"), "a", encoding="utf-8", newline="\n") as f:
-        for i in multi:
-            size, _, content, _, _ = entries[i][1].split("\t", 4)
-            extra = "\t%d" % fcounts.get(i, 0) if a.method in FEATURE_METHODS else ""
-            f.write("F\t%010d\t%010d\t%s\t%s%s\n" % (i, labels[i], size, content, extra))
-        for _, _, line in sorted(dropped)[:20]:
-            f.write(line + "\n")
-        f.write(
-            "#end partition\trecords=%d\tdigest=%s\tfiles=%d\tcomponents=%d\tdropped_chunks=%d\tdropped_records=%d%s\n"
-            % (kept_n, hex128(kept_d), len(multi), ncomp, dchunks, drecs,
-               "\tpruned_files=%d\tdropped_digest=%s" % (len(pruned), hex128(dropped_d & M128))
-               if dchunks else "")
-        )
-    os.replace(L(".partition.tsv.tmp"), L("partition.tsv"))
-    del labels, parent, sizes, multi
+    # partition.tsv = partition.parts/part-* concatenated: its header
+    # (part-00000, a prefix of the first range's name), the kept records
+    # range by range (as the tasks wrote them), then part-99999: the F lines
+    # (O(files)), the top dropped chunks and the trailer. Written at the end.
+    part_head = join_params("#fsim partition v1", params + [("files", str(nfiles)), ("limit", limit or "0")])
+    part_trailer = (
+        "#end partition\trecords=%d\tdigest=%s\tfiles=%d\tcomponents=%d\tdropped_chunks=%d\tdropped_records=%d%s"
+        % (kept_n, hex128(kept_d), len(multi), ncomp, dchunks, drecs,
+           "\tpruned_files=%d\tdropped_digest=%s" % (len(pruned), hex128(dropped_d & M128))
+           if dchunks else ""))
+    flines = []
+    for i in multi:
+        size, _, content, _, _ = entries[i][1].split("\t", 4)
+        extra = "\t%d" % fcounts.get(i, 0) if a.method in FEATURE_METHODS else ""
+        flines.append("F\t%010d\t%010d\t%s\t%s%s" % (i, labels[i], size, content, extra))
+    part_tail = flines + [line for _, _, line in sorted(dropped)[:20]] + [part_trailer]
+    del parent, sizes
     mark("forests of %d ranges (%d edges), union-find: %d components" % (nparts, edges, ncomp), t0)
 
-    # ---- 4. bin packing once; bins analysed and verified in parallel ------
+    # ---- 4. the plan from per-component figures; bins analysed and -------
+    # verified in parallel
     t0 = time.time()
-    run([bins["fsim-binpack"]] + q + ["--capacity", a.capacity, "--tmpdir", local, "--plan", L("plan.tsv"), "-o", L("bins.tsv"), L("partition.tsv")])
-    # The bins' '#bin' and F lines (O(files)); grep skips the records.
-    heads = subprocess.run(["grep", "-E", "^(#fsim bins|#bin\t|F\t)", L("bins.tsv")], capture_output=True, check=True, text=True).stdout.splitlines()
-    bins_head = heads[0]
-    routes, binmeta, cur = [], [], 0
-    for seq, l in enumerate(heads[1:]):
+    # Kept records and chunks per component: the tasks' per-file counts (K
+    # lines) joined with the file -> component map (broadcast, O(files)) and
+    # summed per component in Spark; O(components) to the driver.
+    comp_map = spark.createDataFrame([(i, labels[i]) for i in multi], "fid int, comp int")
+    kparts = fn.split("line", "\t")
+    per_comp = {
+        r.comp: (r.records, r.chunks)
+        for r in kcounts.select(
+            kparts.getItem(1).cast("int").alias("fid"),
+            kparts.getItem(2).cast("long").alias("records"),
+            kparts.getItem(3).cast("long").alias("chunks"),
+        ).join(fn.broadcast(comp_map), "fid").groupBy("comp")
+        .agg(fn.sum("records").alias("records"), fn.sum("chunks").alias("chunks")).collect()
+    }
+    forest.unpersist()
+    csizes = {}
+    for i in multi:
+        csizes[labels[i]] = csizes.get(labels[i], 0) + 1
+    with open(L(".components.tsv.tmp"), "w", encoding="utf-8", newline="\n") as f:
+        f.write(part_head + "\n")
+        for c in sorted(csizes):
+            r, ch = per_comp.get(c, (0, 0))
+            f.write("C\t%d\t%d\t%d\t%d\n" % (c, csizes[c], r, ch))
+        f.write(part_trailer + "\n")
+    os.replace(L(".components.tsv.tmp"), L("components.tsv"))
+    del per_comp
+    # fsim-binpack's plan from those figures (O(components)): the bins
+    # header, each bin's '#bin' line and components, the bins trailer.
+    run([bins["fsim-binpack"]] + q + ["--components", "--capacity", a.capacity, "--plan", L("plan.tsv"), "-o", L("binplan.tsv"), L("components.tsv")])
+    with open(L("binplan.tsv"), encoding="utf-8") as f:
+        plan_lines = f.read().splitlines()
+    bins_head, bins_trailer = plan_lines[0], plan_lines[-1]
+    bin_lines, bin_of_comp = [], {}
+    for l in plan_lines[1:-1]:
         if l.startswith("#bin\t"):
-            cur = int(l.split("\t", 2)[1])
+            bin_lines.append(l)
         else:
-            routes.append((l[2:12], cur))
-        binmeta.append((cur, seq, l))
-    nbins = cur
-    del heads
+            bin_of_comp[int(l[2:])] = len(bin_lines)
+    del plan_lines
+    nbins = len(bin_lines)
+    # The bins file's '#bin' and F lines (files in id order within a bin),
+    # O(files); the records are routed to their bin by file id.
+    bin_files = [[] for _ in range(nbins)]
+    for i, fl in zip(multi, flines):
+        bin_files[bin_of_comp[labels[i]] - 1].append(fl)
+    routes = [(i, bin_of_comp[labels[i]]) for i in multi]
+    del labels, multi, flines, bin_of_comp
     aopts = ["--min-percent", a.floor, "--capacity", a.capacity]
     verified_name = "verified.tsv" if a.verify != "0" else None
+    outputs = [("P", "pairs.tsv")] + ([("V", "verified.tsv"), ("R", "regions.tsv")] if verified_name else [])
+    heads_tails = {}
     if nbins == 0:
-        run([bins["fsim-analyze"]] + q + aopts + ["--tmpdir", local, "-o", L("pairs.tsv"), L("bins.tsv")])
+        # No component: the bins file is its header and trailer.
+        with open(L(".bins0.tsv"), "w", encoding="utf-8", newline="\n") as f:
+            f.write(bins_head + "\n" + bins_trailer + "\n")
+        run([bins["fsim-analyze"]] + q + aopts + ["--tmpdir", local, "-o", L(".pairs0.tsv"), L(".bins0.tsv")])
         if verified_name:
-            run([bins["fsim-verify"]] + q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--regions", L("regions.tsv"), "-j", str(a.jobs), "-o", L("verified.tsv"), L("pairs.tsv")])
+            run([bins["fsim-verify"]] + q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--regions", L(".regions0.tsv"), "-j", str(a.jobs), "-o", L(".verified0.tsv"), L(".pairs0.tsv")])
+        for _, name in outputs:
+            with open(L("." + name.replace(".tsv", "0.tsv")), encoding="utf-8") as f:
+                ls = f.read().splitlines()
+            heads_tails[name] = ([ls[0]], ls[1:])
+            os.remove(L("." + name.replace(".tsv", "0.tsv")))
+        os.remove(L(".bins0.tsv"))
+        for name in ("bins.parts", "pairs.parts", "verified.parts", "regions.parts"):
+            hadoop_delete(sc, work_uri + "/" + name)
     else:
+        # Consecutive bins per task (bins.tsv = the tasks' slices in bin
+        # order), cut so that the tasks get about the same records.
         ntasks = min(nbins, 2 * par)
+        brecs = [int(l.split("\trecords=", 1)[1].split("\t", 1)[0]) for l in bin_lines]
+        total, acc, task_of_bin = max(1, sum(brecs)), 0, []
+        for n in brecs:
+            task_of_bin.append(min(ntasks - 1, acc * ntasks // total))
+            acc += n
+        keys = partition_keys(spark, ntasks)
         pre, ps = parse_params(bins_head)
         i = [k for k, _ in ps].index("bins")
         bins_pre = join_params(pre, ps[:i]) + "\t"
         bins_post = "".join("\t%s=%s" % kv for kv in ps[i + 1:])
         sc.addFile(L("files.tsv"))
-        fmap = spark.createDataFrame(routes, "fid string, bin int")
+        fmap = spark.createDataFrame([(f, b, keys[task_of_bin[b - 1]]) for f, b in routes], "fid int, bin int, key int")
         routed = (
-            kept_df.withColumn("fid", fn.substring("line", 34, 10))
+            kept_df.withColumn("fid", fn.substring("line", 34, 10).cast("int"))
             .join(fn.broadcast(fmap), "fid")
-            .select("bin", fn.lit(2).alias("kind"), fn.lit(0).alias("seq"), "line")
+            .select("key", "bin", fn.lit(2).alias("kind"), fn.lit(0).alias("seq"), "line")
         )
-        meta_df = spark.createDataFrame(binmeta, "bin int, seq int, line string").select(
-            "bin", fn.lit(1).alias("kind"), "seq", "line")
-        by_bin = routed.unionByName(meta_df).repartition(ntasks, "bin").sortWithinPartitions("bin", "kind", "seq", "line")
+        binmeta = []
+        for b in range(nbins):
+            k = keys[task_of_bin[b]]
+            binmeta.append((k, b + 1, 0, bin_lines[b]))
+            binmeta.extend((k, b + 1, j + 1, fl) for j, fl in enumerate(bin_files[b]))
+        del routes, bin_files
+        meta_df = spark.createDataFrame(binmeta, "key int, bin int, seq int, line string").select(
+            "key", "bin", fn.lit(1).alias("kind"), "seq", "line")
+        del binmeta
+        by_bin = routed.unionByName(meta_df).repartition(ntasks, "key").sortWithinPartitions("bin", "kind", "seq", "line")
+        bparts_local = L("bins.parts") if shared else ""
+        if shared:
+            shutil.rmtree(bparts_local, ignore_errors=True)
+            os.makedirs(bparts_local)
         out = transform(
             by_bin, ANALYZE_SH, *aopts,
             NFILES=str(nfiles), BINS_PRE=bins_pre, BINS_POST=bins_post, VERIFY=a.verify, VMIN=str(a.min_percent),
-            THREADS=str(max(1, par // ntasks)), FILES_DRIVER=SparkFiles.get("files.tsv"),
+            THREADS=str(max(1, par // ntasks)), FILES_DRIVER=SparkFiles.get("files.tsv"), BPARTS=bparts_local,
         ).persist(disk)
         heads = [r.line for r in out.filter(fn.substring("line", 3, 1) == "#").collect()]
         body = out.filter(fn.substring("line", 3, 1) != "#").select(
@@ -625,35 +721,54 @@ def main(argv=None):
             fn.substring("line", 25, 12).alias("seq"),
             fn.expr("substring(line, 38)").alias("line"),
         )
-        outputs = [("P", "pairs.tsv")] + ([("V", "verified.tsv"), ("R", "regions.tsv")] if verified_name else [])
-        for tag, name in outputs:
+        # The pairs, verified pairs and regions: sorted by Spark, written as
+        # ranges; their header and trailer as part-00000 and part-99999.
+        for tag, name in outputs + ([] if shared else [("B", "bins.tsv")]):
+            pdir = work_uri + "/" + name.replace(".tsv", ".parts")
+            (body.filter(body.tag == tag).repartitionByRange(nparts, "ab", "seq")
+             .sortWithinPartitions("ab", "seq").select("line").write.mode("overwrite").text(pdir))
+            if tag == "B":
+                continue
             hs = [h[4:] for h in heads if h[0] == tag]
             fheads = sorted(set(h for h in hs if h.startswith("#fsim ")))
             if len(fheads) != 1:
                 sys.exit("fsim-spark: expected one header for %s from the analysis tasks, got %r" % (name, fheads))
-            trailer = sum_trailers([h for h in hs if h.startswith("#end ")])
-            pdir = work_uri + "/" + name.replace(".tsv", ".parts")
-            (body.filter(body.tag == tag).repartitionByRange(nparts, "ab", "seq")
-             .sortWithinPartitions("ab", "seq").select("line").write.mode("overwrite").text(pdir))
-            tmp = L("." + name + ".tmp")
-            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-                f.write(fheads[0] + "\n")
-            append_parts(sc, tmp, pdir)
-            with open(tmp, "a", encoding="utf-8", newline="\n") as f:
-                f.write(trailer + "\n")
-            os.replace(tmp, L(name))
+            heads_tails[name] = ([fheads[0]], [sum_trailers([h for h in hs if h.startswith("#end ")])])
         out.unpersist()
-    mark("bin packing, analysis and verification of %d bins" % nbins, t0)
+    heads_tails["bins.tsv"] = ([bins_head], [bins_trailer])
+    heads_tails["partition.tsv"] = ([part_head], part_tail)
+    del part_tail
+    # Each NAME.tsv of make report = WORK/NAME.parts/part-* concatenated
+    # (byte order of the names): no copy through the driver.
+    for name, (head, tail) in heads_tails.items():
+        pdir = work_uri + "/" + name.replace(".tsv", ".parts")
+        put_text(sc, pdir + "/part-00000", head)
+        put_text(sc, pdir + "/part-99999", tail)
+    mark("plan, analysis and verification of %d bins" % nbins, t0)
 
     # ---- 5. report on the driver ------------------------------------------
+    # fsim-report reads the verified pairs (pairs for html, xlsx) from their
+    # parts, piped (it spools them to --tmpdir: it reads them several times).
     t0 = time.time()
-    pairs_in = L("verified.tsv") if verified_name else L("pairs.tsv")
-    ropts = q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--min-bytes", a.min_bytes]
+    ropts = q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--min-bytes", a.min_bytes, "--tmpdir", local]
     for fmt in a.formats.split():
         name = {"txt": "text"}.get(fmt, fmt)
-        src = L("pairs.tsv") if fmt in ("html", "xlsx") else pairs_in
+        src = "pairs.parts" if fmt in ("html", "xlsx") or not verified_name else "verified.parts"
         extra = ["--html-max-views", a.html_max_views] if fmt == "html" else []
-        run([bins["fsim-report"]] + ropts + ["--format", name] + extra + ["-o", L("report." + fmt), src])
+        cmd = [bins["fsim-report"]] + ropts + ["--format", name] + extra + ["-o", L("report." + fmt), "-"]
+        if shared:
+            parts = sorted(x for x in os.listdir(L(src)) if x.startswith("part-"))
+            cat = subprocess.Popen(["cat"] + [os.path.join(L(src), x) for x in parts], stdout=subprocess.PIPE)
+            r = subprocess.run(cmd, stdin=cat.stdout)
+            cat.stdout.close()
+            if cat.wait() != 0 or r.returncode != 0:
+                sys.exit("fsim-spark: failed (%d): %s" % (r.returncode, shlex.join(cmd)))
+        else:
+            tmp = L("." + src + ".tsv")
+            open(tmp, "wb").close()
+            append_parts(sc, tmp, work_uri + "/" + src)
+            run(cmd[:-1] + [tmp])
+            os.remove(tmp)
     mark("report", t0)
     if remote:
         hadoop_copy_up(sc, local, work_uri)
@@ -670,6 +785,15 @@ def range_key(spark, n):
     key of range r is the smallest integer whose hash lands in partition r."""
     from pyspark.sql import functions as fn
 
+    keys = partition_keys(spark, n)
+    r = fn.when(fn.substring("line", 1, 1) == "#", fn.lit(0)).otherwise(
+        fn.floor(fn.conv(fn.substring("line", 1, 8), 16, 10).cast("long") * n / (1 << 32)).cast("int"))
+    return fn.element_at(fn.array(*[fn.lit(keys[i]) for i in range(n)]), r + 1).cast("int")
+
+
+def partition_keys(spark, n):
+    """keys[p]: the smallest integer that Spark's hash partitioning
+    (pmod(murmur3(key), n)) sends to partition p."""
     keys = {}
     lo = 0
     while len(keys) < n:
@@ -677,9 +801,7 @@ def range_key(spark, n):
         for r in rows:
             keys.setdefault(r.p, r.id)
         lo += 64 * n
-    r = fn.when(fn.substring("line", 1, 1) == "#", fn.lit(0)).otherwise(
-        fn.floor(fn.conv(fn.substring("line", 1, 8), 16, 10).cast("long") * n / (1 << 32)).cast("int"))
-    return fn.element_at(fn.array(*[fn.lit(keys[i]) for i in range(n)]), r + 1).cast("int")
+    return [keys[i] for i in range(n)]
 
 
 def jvm_cpu(pid):
@@ -708,6 +830,13 @@ def log_cpu(sc, master):
         log("CPU %.1f s: driver Python %.1f s, its binaries %.1f s, JVM %.1f s, JVM's tasks %.1f s%s"
             % (py + bins + jvm + tasks, py, bins, jvm, tasks,
                "" if master.startswith("local") else " (the executors' are not counted)"))
+        hwm = 0
+        for l in open("/proc/%d/status" % pid):
+            if l.startswith("VmHWM:"):
+                hwm = int(l.split()[1])
+        log("peak RSS: driver Python %.0f MB, its binaries %.0f MB (the largest child, its fork of Python included), JVM %.0f MB%s"
+            % (me.ru_maxrss / 1024, ch.ru_maxrss / 1024, hwm / 1024,
+               " (driver and executors)" if master.startswith("local") else " (the driver's)"))
     except Exception as e:  # noqa: BLE001 (a figure of the log only)
         log("CPU: not measured (%s)" % e)
 
@@ -725,6 +854,23 @@ def append_parts(sc, dst, parts_uri):
                 src = fs.open(jvm.org.apache.hadoop.fs.Path(parts_uri + "/" + n))
                 jvm.org.apache.hadoop.io.IOUtils.copyBytes(src, out, 1 << 20, False)
                 src.close()
+    finally:
+        out.close()
+
+
+def put_text(sc, uri, lines):
+    """Write lines (newline-terminated) to uri: a local file, or through
+    Hadoop's FileSystem API."""
+    data = "".join(l + "\n" for l in lines).encode("utf-8")
+    if uri.startswith("file://"):
+        os.makedirs(os.path.dirname(uri[7:]), exist_ok=True)
+        with open(uri[7:], "wb") as f:
+            f.write(data)
+        return
+    fs, path = hadoop_fs(sc, uri)
+    out = fs.create(path, True)
+    try:
+        out.write(bytearray(data))
     finally:
         out.close()
 

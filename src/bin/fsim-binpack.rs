@@ -33,6 +33,14 @@ struct Args {
     /// No plan, progress bar or summary (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
+    /// The input is a component table, not a partition file (distributed
+    /// runs, docs/distributed.md): the partition's header line,
+    /// `C<TAB>id<TAB>files<TAB>records<TAB>chunks` per component and the
+    /// partition's trailer line. Writes the plan only: the bins file's
+    /// header, each bin's `#bin` line and `C<TAB>id` per component of it,
+    /// and the bins file's trailer. Memory: O(components); no records read.
+    #[arg(long)]
+    components: bool,
     /// Partition file, or - for standard input.
     #[arg(value_name = "PARTITION", default_value = "-")]
     input: PathBuf,
@@ -48,6 +56,7 @@ fn main() -> ExitCode {
             plan: a.plan,
             tmpdir: a.tmpdir,
             quiet: a.quiet,
+            components: a.components,
         })
     })
 }

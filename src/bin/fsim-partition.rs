@@ -61,6 +61,11 @@ struct Args {
     /// per file, for feature methods).
     #[arg(long, requires = "emit_forest")]
     feature_counts: bool,
+    /// Forest mode: also write `K<TAB>file<TAB>records<TAB>chunks` per file
+    /// with kept records (its kept records, and the kept chunks it is the
+    /// first file of): summed per component, `fsim-binpack --components`.
+    #[arg(long, requires = "emit_forest")]
+    kept_counts: bool,
     /// Sorted chunk files; `-` or none for standard input.
     #[arg(value_name = "SORTED_CHUNKS")]
     inputs: Vec<PathBuf>,
@@ -89,6 +94,7 @@ fn main() -> ExitCode {
                 output: a.output,
                 limit,
                 feature_counts: a.feature_counts,
+                kept_counts: a.kept_counts,
             });
         }
         let cfg = Config {

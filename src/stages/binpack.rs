@@ -44,6 +44,9 @@ pub struct Config {
     pub plan: Option<PathBuf>,
     pub tmpdir: Option<PathBuf>,
     pub quiet: bool,
+    /// The input is a component table (see [`run_components`]), not a
+    /// partition file.
+    pub components: bool,
 }
 
 /// A connected component with what the analysis of it will need.
@@ -230,8 +233,184 @@ fn slot(v: &mut Vec<u32>, id: u32) -> &mut u32 {
     &mut v[i]
 }
 
+/// Warnings for the oversized bins, and the plan (table on stderr unless
+/// quiet, TSV with `--plan`).
+fn report_plan(cfg: &Config, comps: &[Component], bins: &[Bin]) -> Result<()> {
+    for b in bins.iter().filter(|b| b.oversized) {
+        let c = &comps[b.components[0]];
+        crate::cli::stderr_line(format_args!(
+            "fsim-binpack: warning: component of file {}: {} estimated > capacity {}: fsim-analyze will process it out of core",
+            formats::id_string(c.id),
+            human_size(c.memory),
+            human_size(cfg.capacity)
+        ));
+    }
+    if !cfg.quiet {
+        crate::cli::stderr_line(plan_table(bins, cfg.capacity));
+    }
+    if let Some(p) = &cfg.plan {
+        let mut o = Output::create(Some(p))?;
+        o.write_all(&plan_tsv(bins))?;
+        o.finish()?;
+    }
+    Ok(())
+}
+
+/// A bin's `#bin` line in the bins file (1-based number).
+fn bin_line(number: usize, bin: &Bin) -> String {
+    format!(
+        "#bin\t{number}\tfiles={}\trecords={}\tmemory={}\toversized={}\n",
+        bin.files, bin.records, bin.memory, bin.oversized as u8
+    )
+}
+
+/// The bins file's header parameters: the partition's stage parameters,
+/// what it pruned, the number of bins and the capacity.
+fn bins_params(
+    header: Option<&formats::Params>,
+    pruned: &formats::Params,
+    bins: usize,
+    capacity: u64,
+) -> formats::Params {
+    header
+        .map(formats::stage_params)
+        .unwrap_or_default()
+        .merged(pruned)
+        .with("bins", bins)
+        .with("capacity", capacity)
+}
+
+/// `--components`: the plan from per-component figures only, for a
+/// distributed run (scripts/spark, docs/distributed.md) where the records
+/// stay where they are. Input: the partition file's header line, one
+/// `C<TAB>id<TAB>files<TAB>records<TAB>chunks` line per component (id: its
+/// smallest file id, increasing; records and chunks as fsim-binpack counts
+/// them from the partition's records: every kept record, and each kept
+/// chunk once) and the partition file's trailer line. Output: the bins
+/// file's header line, each bin's `#bin` line followed by `C<TAB>id` for
+/// its components (increasing id), and the bins file's trailer: with the
+/// bins' `F` lines (files in id order) and records (in partition order)
+/// inserted after each `#bin` line, the bins file fsim-binpack writes from
+/// the whole partition file. Memory: O(components).
+pub fn run_components(cfg: &Config) -> Result<()> {
+    let (input, name) = open_input(&cfg.input)?;
+    let mut r = LineReader::new(input, name);
+    let name = r.name().to_string();
+    let mut check = InputCheck::new(Kind::Partition, "records");
+    let mut comps: Vec<Component> = Vec::new();
+    let mut trailer: Option<formats::Params> = None;
+    loop {
+        let ln = r.line_number() + 1;
+        let raw = match r.next_raw()? {
+            None => break,
+            Some(raw) => raw,
+        };
+        let err = |m: String| crate::Error::input(&name, ln, m);
+        if raw.first() == Some(&b'#') {
+            match classify_line(raw).map_err(|m| err(m.to_string()))? {
+                Line::Header(kind, p) => {
+                    if check.params.is_some() {
+                        return Err(err("a second header".into()));
+                    }
+                    check.header(kind, p).map_err(err)?;
+                }
+                Line::Trailer(kind, p) => {
+                    if trailer.is_some() {
+                        return Err(err("a second trailer".into()));
+                    }
+                    check.trailer(kind, &p).map_err(err)?;
+                    trailer = Some(p);
+                }
+                Line::Comment(_) | Line::Data(_) => {}
+            }
+            continue;
+        }
+        if check.params.is_none() {
+            return Err(err("no '#fsim partition v1' header first".into()));
+        }
+        if trailer.is_some() {
+            return Err(err("data after the trailer".into()));
+        }
+        let text = std::str::from_utf8(raw).map_err(|_| err("not UTF-8".into()))?;
+        let f: Vec<&str> = text.split('\t').collect();
+        let parsed = match f.as_slice() {
+            ["C", id, files, records, chunks] => (|| {
+                Some(Component {
+                    id: id.parse().ok()?,
+                    files: files.parse().ok()?,
+                    records: records.parse().ok()?,
+                    chunks: chunks.parse().ok()?,
+                    memory: 0,
+                })
+            })(),
+            _ => None,
+        };
+        let mut c = parsed
+            .ok_or_else(|| err("expected C<TAB>id<TAB>files<TAB>records<TAB>chunks".into()))?;
+        if comps.last().is_some_and(|p| p.id >= c.id) {
+            return Err(err("components are not in increasing id order".into()));
+        }
+        if c.files < 2 {
+            return Err(err("a component of fewer than 2 files".into()));
+        }
+        c.memory = estimate_memory(c.files, c.records, c.chunks);
+        comps.push(c);
+    }
+    let t =
+        trailer.ok_or_else(|| r.error("no '#end partition' trailer: the table is truncated"))?;
+    // The figures must add up to the partition's.
+    let files: u64 = comps.iter().map(|c| c.files).sum();
+    let records: u64 = comps.iter().map(|c| c.records).sum();
+    for (what, got, want) in [
+        ("records", records, t.get_u64("records")),
+        ("files", files, t.get_u64("files")),
+        ("components", comps.len() as u64, t.get_u64("components")),
+    ] {
+        if want != Some(got) {
+            return Err(r.error(format!(
+                "the components hold {got} {what}, the trailer announced {what}={}",
+                want.map_or("?".into(), |w| w.to_string())
+            )));
+        }
+    }
+    let bins = pack(&comps, cfg.capacity);
+    report_plan(cfg, &comps, &bins)?;
+    let pruned = formats::pruned_params(check.params.as_ref(), &t);
+    let mut buf = Vec::new();
+    formats::write_header(
+        Kind::Bins,
+        &bins_params(check.params.as_ref(), &pruned, bins.len(), cfg.capacity),
+        &mut buf,
+    );
+    for (b, bin) in bins.iter().enumerate() {
+        buf.extend_from_slice(bin_line(b + 1, bin).as_bytes());
+        let mut ids: Vec<u32> = bin.components.iter().map(|&i| comps[i].id).collect();
+        ids.sort_unstable();
+        for id in ids {
+            buf.extend_from_slice(b"C\t");
+            formats::write_id(id, &mut buf);
+            buf.push(b'\n');
+        }
+    }
+    let seen = Digest {
+        count: check.expected.count,
+        sum: check.expected.sum,
+    };
+    let tp = formats::digest_params(&seen, "records")
+        .with("bins", bins.len())
+        .with("files", files);
+    formats::write_trailer(Kind::Bins, &tp, &mut buf);
+    let mut out = Output::create(cfg.output.as_deref())?;
+    out.write_all(&buf)?;
+    out.finish()?;
+    Ok(())
+}
+
 /// The whole stage.
 pub fn run(cfg: &Config) -> Result<()> {
+    if cfg.components {
+        return run_components(cfg);
+    }
     let t0 = std::time::Instant::now();
     let (input, name) = open_input(&cfg.input)?;
     let progress = crate::io::progress::Progress::for_inputs(
@@ -425,38 +604,13 @@ pub fn run(cfg: &Config) -> Result<()> {
 
     // The plan, before the long part; printed above the progress bar, which
     // would otherwise be redrawn over its last line.
-    progress.suspend(|| {
-        for b in bins.iter().filter(|b| b.oversized) {
-            let c = &comps[b.components[0]];
-            crate::cli::stderr_line(format_args!(
-                "fsim-binpack: warning: component of file {}: {} estimated > capacity {}: fsim-analyze will process it out of core",
-                formats::id_string(c.id),
-                human_size(c.memory),
-                human_size(cfg.capacity)
-            ));
-        }
-        if !cfg.quiet {
-            crate::cli::stderr_line(plan_table(&bins, cfg.capacity));
-        }
-    });
-    if let Some(p) = &cfg.plan {
-        let mut o = Output::create(Some(p))?;
-        o.write_all(&plan_tsv(&bins))?;
-        o.finish()?;
-    }
+    progress.suspend(|| report_plan(cfg, &comps, &bins))?;
 
     // Pass 2: route the spool to per-bin files, a group of bins at a time,
     // and write each group's bins to the output.
     let mut out = Output::create(cfg.output.as_deref())?;
     let mut buf = Vec::with_capacity(1 << 16);
-    let params = check
-        .params
-        .as_ref()
-        .map(formats::stage_params)
-        .unwrap_or_default()
-        .merged(&pruned)
-        .with("bins", bins.len())
-        .with("capacity", cfg.capacity);
+    let params = bins_params(check.params.as_ref(), &pruned, bins.len(), cfg.capacity);
     formats::write_header(Kind::Bins, &params, &mut buf);
     // Files of each bin in id order.
     let mut file_order: Vec<usize> = (0..files.len()).collect();
@@ -519,17 +673,7 @@ pub fn run(cfg: &Config) -> Result<()> {
         }
         for (b, p) in (lo..hi).zip(&paths) {
             let bin = &bins[b];
-            buf.extend_from_slice(
-                format!(
-                    "#bin\t{}\tfiles={}\trecords={}\tmemory={}\toversized={}\n",
-                    b + 1,
-                    bin.files,
-                    bin.records,
-                    bin.memory,
-                    bin.oversized as u8
-                )
-                .as_bytes(),
-            );
+            buf.extend_from_slice(bin_line(b + 1, bin).as_bytes());
             for _ in 0..bin.files {
                 files[file_order[next_file]].write(&mut buf);
                 next_file += 1;

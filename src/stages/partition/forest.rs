@@ -17,6 +17,11 @@ pub struct ForestConfig {
     /// Also write `N\t<file>\t<distinct features>` per file seen (feature
     /// methods: partition's sixth `F` field, summed over the hash ranges).
     pub feature_counts: bool,
+    /// Also write `K\t<file>\t<records>\t<chunks>` per file with kept
+    /// records: its kept records and the kept chunks it is the first file
+    /// of (what fsim-binpack counts per file; summed per component, the
+    /// input of `fsim-binpack --components`).
+    pub kept_counts: bool,
 }
 
 /// Forest mode: one hash range of the sorted chunk records (no file table,
@@ -27,6 +32,9 @@ pub struct ForestConfig {
 ///   the range's kept chunk groups (at most files − 1 edges): the union of
 ///   the forests of all ranges has the components of the whole graph;
 /// * `N\t<file>\t<count>` distinct features per file (with `feature_counts`);
+/// * `K\t<file>\t<records>\t<chunks>` per file with kept records (with
+///   `kept_counts`): its kept records, and the kept chunks whose first
+///   record is its own (fsim-binpack's per-file counts);
 /// * `P\t<file>` for each file holding a chunk this range dropped (the
 ///   driver counts the union: `pruned_files`);
 /// * the range's highest dropped chunks as `#dropped` lines (the global top
@@ -35,7 +43,8 @@ pub struct ForestConfig {
 ///   (R, D over the records read; K, KD over the kept ones: digests add up
 ///   over the ranges).
 ///
-/// Memory: 5 bytes per file for the range's forest (plus the grouping's 5).
+/// Memory: 5 bytes per file for the range's forest (plus the grouping's 5;
+/// 8 more with `kept_counts`).
 pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
     let n = cfg.files;
     if n > u32::MAX as u64 + 1 {
@@ -47,6 +56,7 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
         out: BgWriter::new(Output::create(cfg.output.as_deref())?),
         forest: UnionFind::new(n as usize),
         edges: 0,
+        kept: cfg.kept_counts.then(|| vec![(0u32, 0u32); n as usize]),
     };
     let mut seen = Digest::default();
     let mut counts: Option<Vec<u32>> = cfg.feature_counts.then(|| vec![0u32; n as usize]);
@@ -92,6 +102,15 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
     g.finish(&mut keep)?;
     let (mut w, edges) = (keep.out, keep.edges);
     let mut tail = Vec::new();
+    if let Some(k) = &keep.kept {
+        for (id, &(recs, chunks)) in k.iter().enumerate() {
+            if recs > 0 {
+                tail.extend_from_slice(b"K\t");
+                crate::formats::write_id(id as u32, &mut tail);
+                tail.extend_from_slice(format!("\t{recs}\t{chunks}\n").as_bytes());
+            }
+        }
+    }
     if let Some(c) = &counts {
         for (id, &v) in c.iter().enumerate() {
             if v > 0 {
@@ -146,6 +165,9 @@ pub(super) struct ForestKeep {
     pub(super) out: BgWriter,
     pub(super) forest: UnionFind,
     pub(super) edges: u64,
+    /// (kept records, kept chunks first seen in it) per file, with
+    /// `kept_counts`.
+    pub(super) kept: Option<Vec<(u32, u32)>>,
 }
 
 impl Keep for ForestKeep {
@@ -168,5 +190,16 @@ impl Keep for ForestKeep {
             t.push(b'\n');
         }
         Ok(())
+    }
+
+    fn kept_group(&mut self, recs: &[(u32, u32)]) {
+        if let Some(k) = self.kept.as_mut() {
+            for &(file, _) in recs {
+                k[file as usize].0 = k[file as usize].0.saturating_add(1);
+            }
+            if let Some(&(first, _)) = recs.first() {
+                k[first as usize].1 = k[first as usize].1.saturating_add(1);
+            }
+        }
     }
 }

@@ -13,6 +13,9 @@ pub trait Keep {
     fn spill(&mut self) -> Result<()>;
     /// Files `a` and `b` share a kept chunk (`a` is the group's first file).
     fn link(&mut self, a: u32, b: u32) -> Result<()>;
+    /// A kept group's (file, length) records, in order (its first file
+    /// first), after its links.
+    fn kept_group(&mut self, _recs: &[(u32, u32)]) {}
 }
 
 /// (degree, reversed hash, length, example): larger is reported first.
@@ -181,6 +184,7 @@ impl Grouper {
                     prev = file;
                 }
             }
+            keep.kept_group(&self.recs);
         } else {
             self.dropped_chunks += 1;
             self.dropped_records += self.nrecs;
