@@ -6,6 +6,7 @@
 pub mod bgwrite;
 pub mod longpath;
 pub mod progress;
+pub mod sorter;
 pub mod walk;
 
 use crate::error::{Context, Error, Result};

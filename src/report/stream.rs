@@ -31,14 +31,13 @@
 
 use crate::error::{Error, Result};
 use crate::formats::{percent, symmetric, Params};
+use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions, MIN_MEMORY};
 use crate::io::Output;
 use crate::report::model::{
     check_verify_threshold, keep_link, make_cluster, median_size, model_bytes, pass_link, prelude,
     rank_order, report_params, scan_pairs, Cluster, Config, Format, ModelCounts, Pair, Report,
     Review, CLOSEST, REVIEW_LEVELS,
 };
-use crate::stages::sort::keys::FixedRecord;
-use crate::stages::sort::{ExternalSorter, SortOptions, MIN_MEMORY};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::PathBuf;

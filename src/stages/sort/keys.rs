@@ -10,17 +10,7 @@ use std::cmp::Ordering;
 // Fixed-size records
 // ---------------------------------------------------------------------------
 
-/// A record of fixed binary size that [`ExternalSorter`] can spill to disk.
-/// The on-disk encoding is private to one sort (it never outlives the temp
-/// dir), so native layout choices are fine; `Ord` is the sort order.
-pub trait FixedRecord: Ord + Copy + Send + Sync + 'static {
-    /// Encoded size in bytes.
-    const SIZE: usize;
-    /// Write exactly `SIZE` bytes into `out` (`out.len() == SIZE`).
-    fn encode(&self, out: &mut [u8]);
-    /// Read back what [`FixedRecord::encode`] wrote (`buf.len() == SIZE`).
-    fn decode(buf: &[u8]) -> Self;
-}
+pub use crate::io::sorter::FixedRecord;
 
 /// A chunk record as the sort sees it: 24 bytes (a `u128` field would align
 /// to 16 and take 32), ordered exactly as `LC_ALL=C sort` orders the text

@@ -29,7 +29,8 @@
 //! read buffers); fixed I/O buffers of about 3 MiB come on top. Disk: one
 //! binary copy of the input (24 bytes per record, less than half the text).
 
-pub mod external;
+/// The sorter lives in the io layer, so the report can use it too.
+pub use crate::io::sorter as external;
 pub mod keys;
 pub mod lines;
 pub mod resume;

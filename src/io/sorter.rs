@@ -1,15 +1,27 @@
-//! The external sorter: fixed-size records ([`super::keys::FixedRecord`])
-//! sorted in memory-sized runs on several threads, spilled to disk and
-//! merged, resumable through [`super::resume`]. fsim-sort sorts chunk keys
-//! with it, fsim-analyze its pairs.
+//! The external sorter: fixed-size records ([`FixedRecord`]) sorted in
+//! memory-sized runs on several threads, spilled to disk and merged,
+//! resumable through `crate::stages::sort::resume`. fsim-sort sorts chunk
+//! keys with it, fsim-analyze its pairs, fsim-report its links (so it is in
+//! the io layer, below both).
 
 use crate::error::{Context, Error, Result};
-use crate::stages::sort::keys::FixedRecord;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+
+/// A record of fixed binary size that [`ExternalSorter`] can spill to disk.
+/// The on-disk encoding is private to one sort (it never outlives the temp
+/// dir), so native layout choices are fine; `Ord` is the sort order.
+pub trait FixedRecord: Ord + Copy + Send + Sync + 'static {
+    /// Encoded size in bytes.
+    const SIZE: usize;
+    /// Write exactly `SIZE` bytes into `out` (`out.len() == SIZE`).
+    fn encode(&self, out: &mut [u8]);
+    /// Read back what [`FixedRecord::encode`] wrote (`buf.len() == SIZE`).
+    fn decode(buf: &[u8]) -> Self;
+}
 
 /// Smallest accepted memory budget. Tiny budgets exist to force the on-disk
 /// path in tests (4 KiB = 170 chunk records per run).
@@ -55,7 +67,7 @@ impl SortOptions {
 ///
 /// [`ExternalSorter::keep_runs_in`] instead keeps the runs in a given
 /// directory, fsynced, so that a caller that journals them (`fsim-sort
-/// --resume-dir`, [`crate::stages::sort::resume`]) can continue after a kill.
+/// --resume-dir`, `crate::stages::sort::resume`) can continue after a kill.
 pub struct ExternalSorter<T: FixedRecord> {
     opts: SortOptions,
     cap: usize,
