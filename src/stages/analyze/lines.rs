@@ -29,10 +29,12 @@
 //! contents `d²/2` additions (one row of the contents after `a` at a time,
 //! with a dense accumulator, `-j` threads over the rows). Memory: the line
 //! postings (8 bytes per distinct line of a content, twice: each content's
-//! list and the line's), the line table (~24 bytes per distinct line) and
-//! one accumulator per thread (8 bytes per selected content); the pairs go
-//! to the analysis's pair store as they are found, which spills them
-//! beyond its share of `--capacity`.
+//! list and the line's) and the line table (~40 bytes per distinct line),
+//! within three quarters of `--capacity` (the bins are done by then): when
+//! they would not fit, the lines are split by hash into passes that each
+//! fit ([`line_pairs`]); plus one accumulator per thread (8 bytes per
+//! selected content). The pairs go to the analysis's pair store as they
+//! are found, which spills them beyond its quarter of `--capacity`.
 
 use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
@@ -70,6 +72,8 @@ pub struct LineStats {
     pub pairs: u64,
     /// Of those, pairs the chunk analysis had not kept.
     pub added: u64,
+    /// Passes over the lines (more than 1 when they were over the memory).
+    pub passes: u64,
 }
 
 /// A distinct content: file id, size, (interned line, occurrences) sorted.
@@ -110,14 +114,30 @@ fn lines(data: &[u8]) -> impl Iterator<Item = (u64, u32)> + '_ {
         .map(|l| (xxh3_64(l), l.len() as u32))
 }
 
+/// Bytes the line source holds per (content, distinct line): its entry in
+/// the content's list and in the line's postings (8 + 8), and the line's
+/// share of the intern table, length and postings header (~40, counted
+/// per entry: a line has at least one).
+const BYTES_PER_ENTRY: u64 = 56;
+
 /// The pairs of the selected files whose line overlap reaches the
 /// threshold, ids of the smallest file of each content, handed to `out`
 /// (which sorts them, within its memory) in batches as the workers find
 /// them: however many pairs there are, none is held here.
+///
+/// Memory: at most `memory` for the lines (besides one accumulator of 8
+/// bytes per content per thread). When the lines of all contents do not fit
+/// ([`BYTES_PER_ENTRY`] per distinct line of a content), the lines are
+/// split by hash into P passes, each reading the files again and keeping
+/// the lines of its share; a pair is kept when its overlap in one pass
+/// reaches 1/P of the threshold. A pair whose whole overlap reaches the
+/// threshold reaches 1/P of it in at least one pass, so none is lost; the
+/// extra candidates cost fsim-verify a bound check each.
 pub fn line_pairs(
     files: &[FileEntry],
     src: &LineSource,
     threads: usize,
+    memory: u64,
     out: &mut PairStore,
 ) -> Result<LineStats> {
     let mut stats = LineStats::default();
@@ -130,20 +150,59 @@ pub fn line_pairs(
             reps.push(i);
         }
     }
+    drop(first);
     reps.sort_by_key(|&i| files[i].id);
-    // Read, intern the lines, count them per content.
+    let store = Mutex::new(out);
+    let mut passes = 1u64;
+    let mut pass = 0u64;
+    while pass < passes {
+        let read = read_lines(files, &reps, passes, pass, memory)?;
+        let Some((contents, line_len, unreadable)) = read else {
+            // Over the budget in one pass: count the entries, then split.
+            let entries = count_entries(files, &reps)?;
+            passes = (entries * BYTES_PER_ENTRY).div_ceil(memory.max(1)).max(2);
+            pass = 0;
+            continue;
+        };
+        if pass == 0 {
+            stats.unreadable = unreadable;
+            stats.contents = contents.len() as u64;
+        }
+        stats.pairs += compare(&contents, &line_len, src, threads, passes, &store)?;
+        pass += 1;
+    }
+    stats.passes = passes;
+    Ok(stats)
+}
+
+/// Lines of the selected files as (interned line, occurrences) per
+/// content, and each interned line's length, keeping only the lines whose
+/// hash is `pass` modulo `passes`; `None` when one pass would hold more
+/// than `memory`. Also the number of files left out (unreadable or
+/// changed).
+fn read_lines(
+    files: &[FileEntry],
+    reps: &[usize],
+    passes: u64,
+    pass: u64,
+    memory: u64,
+) -> Result<Option<(Vec<Content>, Vec<u32>, u64)>> {
     let mut intern: HashMap<u64, u32> = HashMap::new();
     let mut line_len: Vec<u32> = Vec::new();
     let mut contents: Vec<Content> = Vec::new();
     let mut counts: HashMap<u32, u32> = HashMap::new();
-    for &i in &reps {
+    let (mut unreadable, mut entries) = (0u64, 0u64);
+    for &i in reps {
         let e = &files[i];
         let Some(data) = read_unchanged(e) else {
-            stats.unreadable += 1;
+            unreadable += 1;
             continue;
         };
         counts.clear();
         for (h, len) in lines(&data) {
+            if h % passes != pass {
+                continue;
+            }
             let next = line_len.len() as u32;
             let l = *intern.entry(h).or_insert(next);
             if l == next {
@@ -153,9 +212,41 @@ pub fn line_pairs(
         }
         let mut v: Vec<(u32, u32)> = counts.iter().map(|(&l, &c)| (l, c)).collect();
         v.sort_unstable();
+        entries += v.len() as u64;
+        if passes == 1 && entries * BYTES_PER_ENTRY > memory {
+            return Ok(None);
+        }
         contents.push((e.id, e.size, v));
     }
-    stats.contents = contents.len() as u64;
+    Ok(Some((contents, line_len, unreadable)))
+}
+
+/// (content, distinct line) entries of the selected files, each read once
+/// more, holding one file's lines at a time.
+fn count_entries(files: &[FileEntry], reps: &[usize]) -> Result<u64> {
+    let mut seen: std::collections::HashSet<u64> = Default::default();
+    let mut entries = 0u64;
+    for &i in reps {
+        if let Some(data) = read_unchanged(&files[i]) {
+            seen.clear();
+            seen.extend(lines(&data).map(|(h, _)| h));
+            entries += seen.len() as u64;
+        }
+    }
+    Ok(entries)
+}
+
+/// Every two contents sharing a line (of this pass): their overlap, and
+/// the pair handed to `store` when `passes` times it reaches the
+/// threshold. Returns the pairs kept.
+fn compare(
+    contents: &[Content],
+    line_len: &[u32],
+    src: &LineSource,
+    threads: usize,
+    passes: u64,
+    store: &Mutex<&mut PairStore>,
+) -> Result<u64> {
     // Postings: line -> (content index, count), content indexes increasing.
     let mut postings: Vec<Vec<(u32, u32)>> = vec![Vec::new(); line_len.len()];
     for (ci, (_, _, v)) in contents.iter().enumerate() {
@@ -170,7 +261,6 @@ pub fn line_pairs(
     let next = AtomicUsize::new(0);
     let threads = threads.max(1).min(blocks.max(1));
     let found_pairs = AtomicUsize::new(0);
-    let store = Mutex::new(out);
     std::thread::scope(|s| -> Result<()> {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
@@ -201,7 +291,7 @@ pub fn line_pairs(
                             for &cb in &touched {
                                 let common = std::mem::take(&mut acc[cb as usize]);
                                 let (idb, sb, _) = contents[cb as usize];
-                                if src.thresholds.keep(common, sa, sb) {
+                                if src.thresholds.keep(common.saturating_mul(passes), sa, sb) {
                                     found.push(Pair {
                                         a: ida,
                                         b: idb,
@@ -229,8 +319,7 @@ pub fn line_pairs(
             .into_iter()
             .try_for_each(|w| w.join().expect("line source worker panicked"))
     })?;
-    stats.pairs = found_pairs.into_inner() as u64;
-    Ok(stats)
+    Ok(found_pairs.into_inner() as u64)
 }
 
 /// The pairs in (a, b) order with one line per pair: a pair that both
@@ -288,6 +377,67 @@ mod tests {
             c,
             vec![pair(0, 1, 0), pair(0, 2, 7), pair(1, 3, 5), pair(2, 3, 0)]
         );
+    }
+
+    /// Catalog-like files (the same msgids, msgstrs of their own): split
+    /// into passes by a small budget, the line source keeps every pair it
+    /// keeps in one pass (and may add candidates for fsim-verify).
+    #[test]
+    fn passes_within_memory_lose_no_pair() {
+        use std::os::unix::fs::MetadataExt;
+        let t = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for f in 0..12u32 {
+            let mut text = String::new();
+            for m in 0..200 {
+                text.push_str(&format!("msgid \"message {m}\"\n"));
+                // Files 0-5 share their translations, 6-11 have their own.
+                let lang = if f < 6 { 0 } else { f };
+                text.push_str(&format!("msgstr \"traduction {m} {lang}\"\n\n"));
+            }
+            let path = t.path().join(format!("f{f:02}.po"));
+            std::fs::write(&path, &text).unwrap();
+            let m = std::fs::metadata(&path).unwrap();
+            files.push(FileEntry {
+                id: f,
+                size: m.len(),
+                mtime_s: m.mtime(),
+                mtime_ns: m.mtime_nsec() as u32,
+                content: f as u128 + 1,
+                ftype: FileType::Text,
+                path: path.as_os_str().as_encoded_bytes().to_vec(),
+            });
+        }
+        let src = LineSource {
+            max_size: 0,
+            catalogs: true,
+            thresholds: Thresholds {
+                min_bytes: 0,
+                min_percent: 60.0,
+                percent_of: crate::formats::PercentOf::Smaller,
+            },
+        };
+        let run = |memory: u64| {
+            let mut store = crate::stages::analyze::PairStore::new(1 << 20, None);
+            let st = line_pairs(&files, &src, 2, memory, &mut store).unwrap();
+            let pairs: Vec<(u32, u32)> = keep_chunk_figures(store.finish().unwrap())
+                .map(|p| p.map(|p| (p.a, p.b)).unwrap())
+                .collect();
+            (st, pairs)
+        };
+        let (one, all) = run(1 << 30);
+        // The 15 pairs among files 0-5 share all their lines; msgids alone
+        // are under 60 %.
+        let want: Vec<(u32, u32)> = (0..6u32)
+            .flat_map(|a| (a + 1..6).map(move |b| (a, b)))
+            .collect();
+        assert_eq!(all, want);
+        assert_eq!((one.contents, one.passes), (12, 1));
+        // ~400 distinct lines a file: 12 × 400 × 56 bytes need 5 passes in
+        // 64 KiB.
+        let (split, some) = run(64 << 10);
+        assert_eq!((split.contents, split.passes), (12, 5));
+        assert!(want.iter().all(|p| some.contains(p)), "{some:?}");
     }
 
     #[test]

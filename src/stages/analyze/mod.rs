@@ -179,7 +179,16 @@ pub fn run(cfg: &Config) -> Result<()> {
     let mut line_stats = None;
     let chunk_pairs = a.pairs.len();
     if let (Some(src), Some(table)) = (src, &table) {
-        line_stats = Some(line_pairs(table, src, cfg.options.threads, &mut a.pairs)?);
+        // The bins are done: the line source has --capacity but the pair
+        // store's quarter.
+        let memory = cfg.options.capacity - cfg.options.capacity / 4;
+        line_stats = Some(line_pairs(
+            table,
+            src,
+            cfg.options.threads,
+            memory,
+            &mut a.pairs,
+        )?);
     }
     let mut params = pairs_params(&a.params, th, src);
     if let Some(c) = &options.only {
@@ -211,8 +220,16 @@ pub fn run(cfg: &Config) -> Result<()> {
         if let Some(mut st) = line_stats {
             st.added = pairs.saturating_sub(chunk_pairs);
             crate::cli::stderr_line(format_args!(
-                "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} pairs, {} not found by the chunks",
-                st.contents, st.unreadable, st.pairs, st.added
+                "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} pairs, {} not found by the chunks{}",
+                st.contents,
+                st.unreadable,
+                st.pairs,
+                st.added,
+                if st.passes > 1 {
+                    format!(" ({} passes over the lines to stay within --capacity)", st.passes)
+                } else {
+                    String::new()
+                }
             ));
         }
     }
