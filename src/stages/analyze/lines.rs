@@ -79,6 +79,10 @@ pub struct LineStats {
 /// A distinct content: file id, size, (interned line, occurrences) sorted.
 type Content = (u32, u64, Vec<(u32, u32)>);
 
+/// One pass's contents, the length of each interned line, and the files
+/// left out.
+type PassLines = (Vec<Content>, Vec<u32>, u64);
+
 /// A translation catalog, by its name.
 pub fn is_catalog(path: &[u8]) -> bool {
     path.ends_with(b".po") || path.ends_with(b".pot")
@@ -186,7 +190,7 @@ fn read_lines(
     passes: u64,
     pass: u64,
     memory: u64,
-) -> Result<Option<(Vec<Content>, Vec<u32>, u64)>> {
+) -> Result<Option<PassLines>> {
     let mut intern: HashMap<u64, u32> = HashMap::new();
     let mut line_len: Vec<u32> = Vec::new();
     let mut contents: Vec<Content> = Vec::new();
