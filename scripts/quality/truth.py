@@ -142,14 +142,7 @@ def exact(pairs, info, cache_path, jobs=2, log=None, binary=None, bytes_cache_pa
         byte_pairs = [(a, b) for a, b in pairs if info[a][0] in binary or info[b][0] in binary]
         pairs = [(a, b) for a, b in pairs if not (info[a][0] in binary or info[b][0] in binary)]
     cache = load_cache(cache_path)
-    todo = {}
-    for a, b in pairs:
-        (ha, sa), (hb, sb) = info[a], info[b]
-        if ha == hb or min(sa, sb) < RATIO_FLOOR * max(sa, sb):
-            continue
-        key = (ha, hb) if ha < hb else (hb, ha)
-        if key not in cache and key not in todo:
-            todo[key] = (a, b) if ha < hb else (b, a)
+    todo = _uncached(pairs, info, cache)
     stats = {"bounded": 0, "diffed": 0}
     fo = open(cache_path, "a")
     if todo:
@@ -228,6 +221,20 @@ def _byte_job(job):
     return byte_lcs_many(exe, pairs)
 
 
+def _uncached(pairs, info, cache):
+    """{(md5a, md5b) sorted: (path a, path b)} of the pairs of distinct
+    contents whose size ratio allows RATIO_FLOOR and that `cache` lacks."""
+    todo = {}
+    for a, b in pairs:
+        (ha, sa), (hb, sb) = info[a], info[b]
+        if ha == hb or min(sa, sb) < RATIO_FLOOR * max(sa, sb):
+            continue
+        key = (ha, hb) if ha < hb else (hb, ha)
+        if key not in cache and key not in todo:
+            todo[key] = (a, b) if ha < hb else (b, a)
+    return todo
+
+
 def _byte_profile(path):
     with open(path, "rb") as fh:
         return Counter(fh.read())
@@ -238,14 +245,7 @@ def exact_bytes(pairs, info, cache_path, jobs=2, log=None):
     whose size ratio and byte-multiset overlap allow RATIO_FLOOR; the rest
     are negatives. Cached in cache_path (md5a, md5b, bytes, lcs | bound)."""
     cache = load_cache(cache_path)
-    todo = {}
-    for a, b in pairs:
-        (ha, sa), (hb, sb) = info[a], info[b]
-        if ha == hb or min(sa, sb) < RATIO_FLOOR * max(sa, sb):
-            continue
-        key = (ha, hb) if ha < hb else (hb, ha)
-        if key not in cache and key not in todo:
-            todo[key] = (a, b) if ha < hb else (b, a)
+    todo = _uncached(pairs, info, cache)
     stats = {"byte_bounded": 0, "byte_lcs": 0, "byte_s": 0.0}
     if todo:
         t0 = time.time()
