@@ -291,6 +291,8 @@ PYSPARK_VERSION ?= 3.5.5
 SPARK_MASTER ?= local[2]
 SPARK_OPTS   ?=
 SDEMO        ?= spark-demo-work
+# spark-demo compares every report format (each written by a Spark task).
+SDEMO_FORMATS ?= txt json tsv html xlsx
 
 spark-venv:
 	@test -x $(SPARK_PY) || python3 -m venv $(SPARK_VENV)
@@ -302,7 +304,7 @@ spark-report: build spark-venv check-repo
 	  --repo $(REPO) --work $(WORK) --avg $(AVG) --method $(METHOD) --chunk-opts '$(METHOD_OPTS)' \
 	  --jobs $(JOBS) --capacity $(CAPACITY) --floor $(FLOOR) --min-percent $(MIN_PERCENT) \
 	  --lines $(LINES) --catalogs $(CATALOGS) --line-floor $(LINE_FLOOR) \
-	  --min-bytes $(MIN_BYTES) --verify $(VERIFY) --formats '$(FORMATS)' \
+	  --min-bytes $(MIN_BYTES) --verify $(VERIFY) --formats '$(FORMATS)' --memory $(MEMORY) \
 	  --html-max-views $(HTML_MAX_VIEWS) $(SPARK_OPTS)
 
 # The demo repository through Spark in local mode, checked against make report
@@ -310,10 +312,9 @@ spark-report: build spark-venv check-repo
 spark-demo: build spark-venv
 	rm -rf $(SDEMO)
 	$(BIN)/fsim-gen --manifest $(SDEMO)/planted.tsv $(SDEMO)/repo
-	$(MAKE) --no-print-directory spark-report REPO=$(SDEMO)/repo WORK=$(SDEMO)/spark
-	$(MAKE) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local LINES=0 CATALOGS=0
-	cmp $(SDEMO)/spark/report.txt $(SDEMO)/local/report.txt
-	cmp $(SDEMO)/spark/report.json $(SDEMO)/local/report.json
+	$(MAKE) --no-print-directory spark-report REPO=$(SDEMO)/repo WORK=$(SDEMO)/spark FORMATS='$(SDEMO_FORMATS)'
+	$(MAKE) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local LINES=0 CATALOGS=0 FORMATS='$(SDEMO_FORMATS)'
+	for f in $(SDEMO_FORMATS); do cmp $(SDEMO)/spark/report.$$f $(SDEMO)/local/report.$$f || exit 1; done
 	cmp $(SDEMO)/spark/files.tsv $(SDEMO)/local/files.tsv
 	cmp $(SDEMO)/spark/plan.tsv $(SDEMO)/local/plan.tsv
 	@# The large outputs stay as parts: NAME.tsv = NAME.parts/part-* concatenated.

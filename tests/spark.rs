@@ -67,6 +67,9 @@ fn skip(test: &str) -> bool {
     }
 }
 
+/// Every report format: each is written by a task, from the verified pairs.
+const FORMATS: &str = "txt json tsv html xlsx";
+
 fn make_report(repo: &Path, work: &Path) {
     let mut c = Command::new("make");
     c.current_dir(source_root())
@@ -77,6 +80,7 @@ fn make_report(repo: &Path, work: &Path) {
         .arg(format!("WORK={}", work.display()))
         .arg("CAPACITY=64K")
         .arg("MEMORY=64K")
+        .arg(format!("FORMATS={FORMATS}"))
         // fsim-spark has no line source yet (docs/distributed.md).
         .arg("LINES=0")
         .arg("CATALOGS=0");
@@ -94,7 +98,8 @@ fn fsim_spark(repo: &Path, work: &Path, env: &[(&str, &str)]) -> String {
         .arg(repo)
         .arg("--work")
         .arg(work)
-        .args(["--capacity", "64K", "--jobs", "2"]);
+        .args(["--capacity", "64K", "--memory", "64K", "--jobs", "2"])
+        .args(["--formats", FORMATS]);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -121,9 +126,13 @@ fn parts(dir: &Path) -> Vec<PathBuf> {
 /// (NAME.parts/part-*, concatenated in name order: make's NAME.tsv), and
 /// writes no NAME.tsv of them (nothing copied through the driver).
 fn assert_same(local: &Path, spark: &Path) {
-    for f in ["files.tsv", "plan.tsv", "report.txt", "report.json"] {
-        let a = std::fs::read(local.join(f)).unwrap();
-        let b = std::fs::read(spark.join(f)).unwrap_or_else(|e| panic!("spark {f}: {e}"));
+    let reports = FORMATS.split(' ').map(|f| format!("report.{f}"));
+    for f in ["files.tsv".to_string(), "plan.tsv".into()]
+        .into_iter()
+        .chain(reports)
+    {
+        let a = std::fs::read(local.join(&f)).unwrap_or_else(|e| panic!("make {f}: {e}"));
+        let b = std::fs::read(spark.join(&f)).unwrap_or_else(|e| panic!("spark {f}: {e}"));
         assert!(a == b, "{f} differs between make report and fsim-spark");
     }
     for f in [
@@ -176,13 +185,13 @@ fn failed_tasks_are_retried_and_the_report_is_unchanged() {
     // One task of each distributed stage fails once, after part of its
     // output; Spark runs it again (local[2,4]: 4 attempts per task).
     let marks = t.path().join("failed");
-    let spec = format!("chunk,forest,analyze:{}", marks.display());
+    let spec = format!("chunk,forest,analyze,report:{}", marks.display());
     let err = fsim_spark(
         &repo,
         &t.path().join("spark"),
         &[("FSIM_SPARK_FAIL_ONCE", &spec)],
     );
-    for stage in ["chunk", "forest", "analyze"] {
+    for stage in ["chunk", "forest", "analyze", "report"] {
         assert!(
             marks.join(stage).is_dir(),
             "no {stage} task failed: the injection did not run"
@@ -258,7 +267,7 @@ fn spark_standalone_cluster_runs_make_spark_demo_byte_identical() {
     c.current_dir(source_root())
         .env(
             "FSIM_SPARK_FAIL_ONCE",
-            format!("chunk,forest,analyze:{}", marks.display()),
+            format!("chunk,forest,analyze,report:{}", marks.display()),
         )
         .arg("--no-print-directory")
         .arg("spark-demo")
@@ -268,7 +277,7 @@ fn spark_standalone_cluster_runs_make_spark_demo_byte_identical() {
         .arg(format!("SDEMO={}", demo.display()));
     let out = run_ok(c, None);
     let err = String::from_utf8_lossy(&out.stderr);
-    for stage in ["chunk", "forest", "analyze"] {
+    for stage in ["chunk", "forest", "analyze", "report"] {
         assert!(
             marks.join(stage).is_dir(),
             "no {stage} task failed: the injection did not run\n{err}"

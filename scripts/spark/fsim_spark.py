@@ -106,19 +106,19 @@ cat "$t/chunks.tsv"
 sed 's/^/T\t/' "$t/files.tsv"
 """
 
-# The same when the work folder is a shared POSIX folder: the records go to
-# $PARTS/shard-<i>.tsv (read by Spark's text source), only the chunk file's
-# header and trailer and the file table to stdout.
+# The same when the work folder is a shared POSIX folder: the records are
+# split by hash range into $PARTS/shard-<i>.r<range> (`fsim-sort
+# --split-ranges`: each a chunk file, records in input order), the map side
+# of the sort by files; only the chunk file's header and trailer and the
+# file table go to stdout.
 CHUNK_FILES_SH = PRE + r"""
 read i
-o=$(printf '%s/shard-%05d.tsv' "$PARTS" "$i")
+o=$(printf '%s/shard-%05d' "$PARTS" "$i")
 "$B/fsim-chunk" "$@" --shard "$i/$SHARDS" --files-out "$t/files.tsv" -o "$t/chunks.tsv" -- "$REPO"
 fail_once chunk "$t/chunks.tsv"
 head -n 1 "$t/chunks.tsv"
 tail -n 1 "$t/chunks.tsv"
-# Hidden (Spark's text source skips it) until complete.
-mv "$t/chunks.tsv" "$PARTS/.${o##*/}.$$"
-mv "$PARTS/.${o##*/}.$$" "$o"
+"$B/fsim-sort" -q --split-ranges "$NPARTS" -o "$o" "$t/chunks.tsv"
 sed 's/^/T\t/' "$t/files.tsv"
 """
 
@@ -130,15 +130,18 @@ fail_once forest "$t/out.tsv"
 cat "$t/out.tsv"
 """
 
-# The same on a shared POSIX folder: the path of the range's file on stdin;
-# the kept records go to $KEPT/<the range file's name>, the rest to stdout.
-FOREST_FILES_SH = PRE + r"""
-read p
-o="$KEPT/${p##*/}"
-"$B/fsim-partition" -q --emit-forest "$@" -o "$t/out.tsv" "$p"
+# The same on a shared POSIX folder, with the sort: the range's number on
+# stdin; its files of all chunk tasks sorted by `fsim-sort --records-only`
+# into $SORTED/part-<range>-r (the range of sorted.tsv), then the kept
+# records go to $KEPT/part-<range>-r, the rest to stdout.
+SORT_FOREST_SH = PRE + r"""
+read r
+n=$(printf '%05d' "$r")
+"$B/fsim-sort" -q -j 1 --records-only --memory "$SORT_MEMORY" --tmpdir "$t" -o "$SORTED/part-$n-r" "$CHUNKS"/shard-*.r$n
+"$B/fsim-partition" -q --emit-forest "$@" -o "$t/out.tsv" "$SORTED/part-$n-r"
 fail_once forest "$t/out.tsv"
-grep '^[0-9a-f]' "$t/out.tsv" > "$KEPT/.${p##*/}.$$" || true
-mv "$KEPT/.${p##*/}.$$" "$o"
+grep '^[0-9a-f]' "$t/out.tsv" > "$KEPT/.part-$n-r.$$" || true
+mv "$KEPT/.part-$n-r.$$" "$KEPT/part-$n-r"
 grep -v '^[0-9a-f]' "$t/out.tsv" || true
 """
 
@@ -191,6 +194,35 @@ if [ "$VERIFY" != 0 ]; then
   tag V "$t/verified.tsv"
   tag R "$t/regions.tsv"
 fi
+"""
+
+
+# Stage 6 on a shared POSIX folder, a task per report format: the formats
+# on stdin; the pairs read from their parts ($SRC/part-*, in name order: the
+# whole file), the report written to $OUT/report.<format> (atomically, by
+# fsim-report); the format printed when done.
+REPORT_FILES_SH = PRE + r"""
+fail_once report /dev/null
+while read -r fmt; do
+  case $fmt in txt) name=text ;; *) name=$fmt ;; esac
+  if [ "$fmt" = html ]; then more="--html-max-views $HTML_MAX_VIEWS"; else more=; fi
+  cat "$SRC"/part-* | "$B/fsim-report" "$@" --format "$name" $more --files "$FT" --tmpdir "$t" -o "$OUT/report.$fmt" -
+  echo "$fmt"
+done
+"""
+
+# The same when the work folder is not shared: the pairs on stdin, every
+# format in $FORMATS written in turn, each printed as
+# `<format><TAB><line number><TAB><base64 line>`.
+REPORT_SH = PRE + r"""
+cat > "$t/in.tsv"
+fail_once report /dev/null
+for fmt in $FORMATS; do
+  case $fmt in txt) name=text ;; *) name=$fmt ;; esac
+  if [ "$fmt" = html ]; then more="--html-max-views $HTML_MAX_VIEWS"; else more=; fi
+  "$B/fsim-report" "$@" --format "$name" $more --files "$FT" --tmpdir "$t" -o "$t/report" "$t/in.tsv"
+  base64 -w 65536 "$t/report" | awk -v f="$fmt" '{ printf "%s\t%012d\t%s\n", f, NR, $0 }'
+done
 """
 
 
@@ -267,6 +299,7 @@ def main(argv=None):
     ap.add_argument("--min-bytes", default="0")
     ap.add_argument("--verify", default="1")
     ap.add_argument("--formats", default="txt json")
+    ap.add_argument("--memory", default="256M", help="make's MEMORY: each sort task's and each report's budget")
     ap.add_argument("--html-max-views", default="200")
     ap.add_argument("--local-dir", default=None, help="driver staging folder when --work is not local")
     a = ap.parse_args(argv)
@@ -403,7 +436,7 @@ def main(argv=None):
     if shared:
         shutil.rmtree(chunk_parts, ignore_errors=True)
         os.makedirs(chunk_parts)
-        raw = transform(shard_df, CHUNK_FILES_SH, *chunk_opts, PARTS=chunk_parts)
+        raw = transform(shard_df, CHUNK_FILES_SH, *chunk_opts, PARTS=chunk_parts, NPARTS=str(nparts))
         meta = [r.line for r in raw.collect()]
     else:
         raw = transform(shard_df, CHUNK_SH, *chunk_opts).persist(disk)
@@ -434,21 +467,28 @@ def main(argv=None):
 
     # ---- 2. range partition and sort -------------------------------------
     t0 = time.time()
+    # File ids are walk positions; they are the file table's ids unless a
+    # file was skipped (unreadable) before another.
+    dense = all(pos == i for i, (pos, _) in enumerate(entries))
+    # On a shared POSIX folder the sort is by files (each chunk task split
+    # its records by hash range; each range's task sorts its files with
+    # fsim-sort): no record goes through the JVM. Otherwise, and when a
+    # file was skipped, Spark's shuffle and sort on text rows.
+    file_sort = shared and dense
     if shared:
+        # Every range file of every shard: each a chunk file (header, records, trailer).
         records = spark.read.text("file://" + chunk_parts).select(fn.col("value").alias("line")).filter(first != "#")
     else:
         records = raw.filter(~first.isin("T", "#"))
-    # File ids are walk positions; they are the file table's ids unless a
-    # file was skipped (unreadable) before another.
-    if all(pos == i for i, (pos, _) in enumerate(entries)):
+    if dense:
         count, digest = chunk_counts, shard_digest & M128
     else:
         # Rare: renumbered and digested in Python (docs/distributed.md).
         log("%d files skipped while chunking: renumbering the records in Python" % skipped)
-        dense = sc.broadcast({pos: i for i, (pos, _) in enumerate(entries)})
+        ids = sc.broadcast({pos: i for i, (pos, _) in enumerate(entries)})
 
         def renumber(rows):
-            d = dense.value
+            d = ids.value
             for r in rows:
                 h, pos, ln = r.line.split("\t")
                 yield "%s\t%010d\t%s" % (h, d[int(pos)], ln)
@@ -481,29 +521,34 @@ def main(argv=None):
         f.write("#end files\tfiles=%d\trecords=%d\tdigest=%s\tskipped=%d\ttable-digest=%s\n"
                 % (nfiles, count, hex128(digest), skipped, hex128(table & M128)))
     os.replace(L(".files.tsv.tmp"), L("files.tsv"))
+    # For the verification and report tasks (SparkFiles where they run).
+    sc.addFile(L("files.tsv"))
     # The file table's header carries its own version (v2): the chunk
     # stream's is v1.
     chunks_head = "#fsim chunks v1" + files_head[len("#fsim files v2"):]
     if not files_head.startswith("#fsim files v2"):
         sys.exit("fsim-spark: expected a '#fsim files v2' header from fsim-chunk, got %r" % files_head)
     head_lines = [chunks_head, "#end chunks\trecords=%d\tdigest=%s" % (count, hex128(digest))]
-    # Equal ranges of the hash (a chunk group never spans two ranges),
-    # sorted by the line: fixed-width fields, byte order = (hash, id,
-    # length); '#' sorts first, so the header and trailer open range 0.
-    sorted_df = (
-        records.unionByName(spark.createDataFrame([(l,) for l in head_lines], "line string"))
-        .repartition(nparts, range_key(spark, nparts))
-        .sortWithinPartitions("line")
-    )
-    if not shared:
-        sorted_df = sorted_df.persist(disk)
     parts_dir = work_uri + "/sorted.parts"
-    sorted_df.write.mode("overwrite").text(parts_dir)
-    if shared:
-        shutil.rmtree(chunk_parts, ignore_errors=True)
+    if file_sort:
+        # sorted.tsv = its two '#' lines (they sort first) in part-00000,
+        # then range r sorted by its task below, part-<r>-r.
+        sorted_local = L("sorted.parts")
+        shutil.rmtree(sorted_local, ignore_errors=True)
+        put_text(sc, parts_dir + "/part-00000", sorted(head_lines))
     else:
-        raw.unpersist()
-    mark("shuffle and sort into %d hash ranges" % nparts, t0)
+        # Equal ranges of the hash (a chunk group never spans two ranges),
+        # sorted by the line: fixed-width fields, byte order = (hash, id,
+        # length); '#' sorts first, so the header and trailer open range 0.
+        sorted_df = (
+            records.unionByName(spark.createDataFrame([(l,) for l in head_lines], "line string"))
+            .repartition(nparts, range_key(spark, nparts))
+            .sortWithinPartitions("line")
+        ).persist(disk)
+        sorted_df.write.mode("overwrite").text(parts_dir)
+        if not shared:
+            raw.unpersist()
+        mark("shuffle and sort into %d hash ranges" % nparts, t0)
 
     # ---- 3. spanning forests per range, one union-find -------------------
     t0 = time.time()
@@ -511,29 +556,30 @@ def main(argv=None):
     if a.method in FEATURE_METHODS:
         fopts.append("--feature-counts")
     kept_dir = work_uri + "/partition.parts"
-    if shared:
-        # One task per range file, reading it where it lies.
-        fs, path = hadoop_fs(sc, parts_dir)
-        names = sorted(x.getPath().getName() for x in fs.listStatus(path))
-        files = [os.path.join(local, "sorted.parts", x) for x in names if x.startswith("part-")]
+    if file_sort:
+        # One task per range: its files of every chunk task sorted, then
+        # reduced by fsim-partition, all where they lie.
         kept_local = L("partition.parts")
         shutil.rmtree(kept_local, ignore_errors=True)
         os.makedirs(kept_local)
-        by_file = spark.range(0, len(files), 1, len(files)).select(
-            fn.element_at(fn.array(*[fn.lit(x) for x in files]), fn.col("id").cast("int") + 1).alias("line"))
-        forest = transform(by_file, FOREST_FILES_SH, *fopts, KEPT=kept_local).persist(disk)
+        by_range = spark.range(0, nparts, 1, nparts).selectExpr("cast(id as string) as line")
+        forest = transform(by_range, SORT_FOREST_SH, *fopts, KEPT=kept_local, SORTED=sorted_local,
+                           CHUNKS=chunk_parts, SORT_MEMORY=a.memory).persist(disk)
     else:
         forest = transform(sorted_df, FOREST_SH, *fopts).persist(disk)
         kept_df = forest.filter(~first.isin("E", "N", "P", "#", "K"))
         kept_df.write.mode("overwrite").text(kept_dir)
-        sorted_df.unpersist()
     # Everything but the per-file kept counts (K lines: summed per
     # component in Spark below) comes to the driver.
     fmeta = [r.line for r in forest.filter(first.isin("E", "N", "P", "#")).collect()]
     kcounts = forest.filter(first == "K")
-    if shared:
+    if file_sort:
         # Listed now that the tasks have written them.
         kept_df = spark.read.text(kept_dir).select(fn.col("value").alias("line"))
+    else:
+        sorted_df.unpersist()
+    if shared:
+        shutil.rmtree(chunk_parts, ignore_errors=True)
     parent = list(range(nfiles))
 
     def find(x):
@@ -659,6 +705,7 @@ def main(argv=None):
     verified_name = "verified.tsv" if a.verify != "0" else None
     outputs = [("P", "pairs.tsv")] + ([("V", "verified.tsv"), ("R", "regions.tsv")] if verified_name else [])
     heads_tails = {}
+    out, body = None, None
     if nbins == 0:
         # No component: the bins file is its header and trailer.
         with open(L(".bins0.tsv"), "w", encoding="utf-8", newline="\n") as f:
@@ -688,7 +735,6 @@ def main(argv=None):
         i = [k for k, _ in ps].index("bins")
         bins_pre = join_params(pre, ps[:i]) + "\t"
         bins_post = "".join("\t%s=%s" % kv for kv in ps[i + 1:])
-        sc.addFile(L("files.tsv"))
         fmap = spark.createDataFrame([(f, b, keys[task_of_bin[b - 1]]) for f, b in routes], "fid int, bin int, key int")
         routed = (
             kept_df.withColumn("fid", fn.substring("line", 34, 10).cast("int"))
@@ -734,7 +780,6 @@ def main(argv=None):
             if len(fheads) != 1:
                 sys.exit("fsim-spark: expected one header for %s from the analysis tasks, got %r" % (name, fheads))
             heads_tails[name] = ([fheads[0]], [sum_trailers([h for h in hs if h.startswith("#end ")])])
-        out.unpersist()
     heads_tails["bins.tsv"] = ([bins_head], [bins_trailer])
     heads_tails["partition.tsv"] = ([part_head], part_tail)
     del part_tail
@@ -746,30 +791,52 @@ def main(argv=None):
         put_text(sc, pdir + "/part-99999", tail)
     mark("plan, analysis and verification of %d bins" % nbins, t0)
 
-    # ---- 5. report on the driver ------------------------------------------
-    # fsim-report reads the verified pairs (pairs for html, xlsx) from their
-    # parts, piped (it spools them to --tmpdir: it reads them several times).
+    # ---- 5. the reports, as tasks ------------------------------------------
+    # fsim-report reads the verified pairs (the pairs when VERIFY=0), as
+    # make's reports do, within --memory. On a shared POSIX folder one
+    # task per format reads the parts where they lie and writes the report
+    # beside them; otherwise one task is fed the pairs in order by Spark
+    # and sends the reports back, base64 lines the driver decodes as they
+    # come (the report's own bytes: the driver holds none of the pairs).
     t0 = time.time()
-    ropts = q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--min-bytes", a.min_bytes, "--tmpdir", local]
-    for fmt in a.formats.split():
-        name = {"txt": "text"}.get(fmt, fmt)
-        src = "pairs.parts" if fmt in ("html", "xlsx") or not verified_name else "verified.parts"
-        extra = ["--html-max-views", a.html_max_views] if fmt == "html" else []
-        cmd = [bins["fsim-report"]] + ropts + ["--format", name] + extra + ["-o", L("report." + fmt), "-"]
-        if shared:
-            parts = sorted(x for x in os.listdir(L(src)) if x.startswith("part-"))
-            cat = subprocess.Popen(["cat"] + [os.path.join(L(src), x) for x in parts], stdout=subprocess.PIPE)
-            r = subprocess.run(cmd, stdin=cat.stdout)
-            cat.stdout.close()
-            if cat.wait() != 0 or r.returncode != 0:
-                sys.exit("fsim-spark: failed (%d): %s" % (r.returncode, shlex.join(cmd)))
-        else:
-            tmp = L("." + src + ".tsv")
-            open(tmp, "wb").close()
-            append_parts(sc, tmp, work_uri + "/" + src)
-            run(cmd[:-1] + [tmp])
-            os.remove(tmp)
-    mark("report", t0)
+    formats = a.formats.split()
+    src_tag, src_name = ("V", "verified.tsv") if verified_name else ("P", "pairs.tsv")
+    ropts = q + ["--memory", a.memory, "--min-percent", a.min_percent, "--min-bytes", a.min_bytes]
+    renv = dict(HTML_MAX_VIEWS=a.html_max_views, FILES_DRIVER=SparkFiles.get("files.tsv"))
+    if formats and shared:
+        fmt_df = spark.range(0, len(formats), 1, len(formats)).select(
+            fn.element_at(fn.array(*[fn.lit(f) for f in formats]), fn.col("id").cast("int") + 1).alias("line"))
+        done = transform(fmt_df, REPORT_FILES_SH, *ropts, SRC=L(src_name.replace(".tsv", ".parts")), OUT=local, **renv).collect()
+        if sorted(r.line for r in done) != sorted(formats):
+            sys.exit("fsim-spark: the report tasks wrote %r, expected %r" % (sorted(r.line for r in done), formats))
+    elif formats:
+        head, tail = heads_tails[src_name]
+        ends = spark.createDataFrame(
+            [(0, "", "", l) for l in head] + [(2, "", "", l) for l in tail], "k int, ab string, seq string, line string")
+        pairs_in = ends
+        if body is not None:
+            pairs_in = ends.unionByName(body.filter(body.tag == src_tag).select(fn.lit(1).alias("k"), "ab", "seq", "line"))
+        rep = transform(pairs_in.repartition(1).sortWithinPartitions("k", "ab", "seq"), REPORT_SH, *ropts,
+                        FORMATS=" ".join(formats), **renv)
+        import base64
+
+        outs = {}
+        try:
+            for r in rep.toLocalIterator():
+                fmt, _, data = r.line.split("\t", 2)
+                if fmt not in outs:
+                    outs[fmt] = open(L(".report.%s.tmp" % fmt), "wb")
+                outs[fmt].write(base64.b64decode(data))
+        finally:
+            for f in outs.values():
+                f.close()
+        for fmt in formats:
+            if fmt not in outs:
+                open(L(".report.%s.tmp" % fmt), "wb").close()
+            os.replace(L(".report.%s.tmp" % fmt), L("report." + fmt))
+    if out is not None:
+        out.unpersist()
+    mark("reports (%s)" % " ".join(formats), t0)
     if remote:
         hadoop_copy_up(sc, local, work_uri)
     log("done in %.2f s: %s" % (time.time() - t_start, a.work))

@@ -48,6 +48,9 @@ def main():
     ap.add_argument("--python", action="store_true")
     ap.add_argument("--repeat", type=int, default=2, help="runs per variant (the best is kept)")
     ap.add_argument("--driver-memory", default="2g")
+    ap.add_argument("--conf", action="append", default=[], help="K=V: a Spark setting (e.g. spark.shuffle.compress=false)")
+    ap.add_argument("--variants", default="text,fixed,binary", help="which variants, comma-separated (also: shuffle, native)")
+    ap.add_argument("--bin", default=None, help="folder of fsim-sort (the native variant)")
     a = ap.parse_args()
 
     from pyspark import StorageLevel
@@ -59,7 +62,13 @@ def main():
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", a.driver_memory)
-        .getOrCreate()
+        .config("spark.sql.catalogImplementation", "in-memory")
+    )
+    for kv in a.conf:
+        k, v = kv.split("=", 1)
+        spark = spark.config(k, v)
+    spark = (
+        spark.getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
     cores = spark.sparkContext.defaultParallelism
@@ -81,6 +90,21 @@ def main():
     def fixed():
         (recs.repartition(n, range_key(spark, n)).sortWithinPartitions("line")
          .write.format("noop").mode("overwrite").save())
+
+    def shuffle():
+        # The shuffle alone: what the sort costs is fixed minus this.
+        recs.repartition(n, range_key(spark, n)).write.format("noop").mode("overwrite").save()
+
+    fsim_sort = os.path.abspath(os.path.join(a.bin or "target/release", "fsim-sort"))
+
+    def native():
+        # Spark's shuffle into the ranges, each range sorted by fsim-sort
+        # in its task (fed through the script transformation, its sorted
+        # file written where the task runs).
+        recs.repartition(n, range_key(spark, n)).createOrReplaceTempView("recs")
+        script = "set -e; t=$(mktemp -d); %s -q -j 1 -o $t/sorted.tsv -; rm -rf $t" % fsim_sort
+        spark.sql("SELECT TRANSFORM(line) USING '%s' AS (line STRING) FROM recs" % script).write.format(
+            "noop").mode("overwrite").save()
 
     def binary():
         b = recs.select(
@@ -106,8 +130,9 @@ def main():
         f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
         return (int(f[11]) + int(f[12])) / tick
 
-    variants = [("text", text), ("fixed", fixed), ("binary", binary)] + ([("python", python)] if a.python else [])
-    print("records=%d cores=%d ranges=%d master=%s" % (count, cores, n, a.master))
+    known = {"text": text, "fixed": fixed, "binary": binary, "shuffle": shuffle, "native": native, "python": python}
+    variants = [(v, known[v]) for v in a.variants.split(",")] + ([("python", python)] if a.python else [])
+    print("records=%d cores=%d ranges=%d master=%s%s" % (count, cores, n, a.master, "".join(" " + c for c in a.conf)))
     for name, f in variants:
         best, bcpu = None, None
         for _ in range(a.repeat):

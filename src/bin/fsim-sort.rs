@@ -37,6 +37,17 @@ struct Args {
     /// removed when the sort completes. Costs one fsync per run.
     #[arg(long, value_name = "DIR")]
     resume_dir: Option<PathBuf>,
+    /// Write the sorted records without the inputs' header and trailer
+    /// lines (one range of a sort split with --split-ranges).
+    #[arg(long, conflicts_with = "split_ranges")]
+    records_only: bool,
+    /// Do not sort: cut the input into N chunk files, one per equal range
+    /// of the hash's first 32 bits, named OUT.r00000 .. (each with the
+    /// header and its own trailer, records in input order; -o required).
+    /// Sorting the r-th files of several splits with --records-only gives
+    /// range r of their sort.
+    #[arg(long, value_name = "N", requires = "output", value_parser = clap::value_parser!(u32).range(1..=99999))]
+    split_ranges: Option<u32>,
     /// No progress bar and no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
@@ -48,6 +59,15 @@ struct Args {
 fn main() -> ExitCode {
     let a = Args::parse();
     cli::run("fsim-sort", || {
+        if let (Some(n), Some(out)) = (a.split_ranges, &a.output) {
+            let records = fsim::stages::sort::split::split(&a.inputs, n, out)?;
+            if !a.quiet {
+                cli::stderr_line(format_args!(
+                    "fsim-sort: {records} records split into {n} ranges"
+                ));
+            }
+            return Ok(());
+        }
         let cfg = fsim::stages::sort::Config {
             inputs: a.inputs,
             output: a.output,
@@ -61,6 +81,7 @@ fn main() -> ExitCode {
             fan_in: a.fan_in,
             quiet: a.quiet,
             resume_dir: a.resume_dir,
+            records_only: a.records_only,
         };
         let s = fsim::stages::sort::run(&cfg)?;
         if !cfg.quiet {

@@ -34,6 +34,7 @@ pub use crate::io::sorter as external;
 pub mod keys;
 pub mod lines;
 pub mod resume;
+pub mod split;
 
 pub use external::{ExternalSorter, SortOptions, Sorted, DEFAULT_FAN_IN, MIN_MEMORY};
 pub use lines::{At, FastLines, LineSink};
@@ -70,6 +71,10 @@ pub struct Config {
     /// Keep finished runs here with a journal, to resume after a kill
     /// ([`crate::stages::sort::resume`]).
     pub resume_dir: Option<PathBuf>,
+    /// Write the sorted records only, without the inputs' `#` lines: one
+    /// hash range of a sort by files, whose header and trailer the
+    /// concatenation gets once (fsim-spark, [`split`]).
+    pub records_only: bool,
 }
 
 /// What a run did (for the summary and for tests).
@@ -110,6 +115,39 @@ fn open_input_at(path: &Path, offset: u64) -> Result<(Box<dyn std::io::BufRead +
         Box::new(std::io::BufReader::with_capacity(64 << 10, f)),
         name,
     ))
+}
+
+/// Feed a `#` line of a chunk input to the checks of its file (`check`)
+/// and of all the inputs (`all`, whose headers must agree); true when it
+/// is a header.
+pub(crate) fn check_hash_line(
+    line: &[u8],
+    check: &mut InputCheck,
+    all: &mut InputCheck,
+) -> std::result::Result<bool, String> {
+    Ok(match classify_line(line)? {
+        Line::Header(kind, params) => {
+            check.header(kind, params.clone())?;
+            all.header(kind, params)?;
+            true
+        }
+        Line::Trailer(kind, params) => {
+            check.trailer(kind, &params)?;
+            false
+        }
+        Line::Comment(_) | Line::Data(_) => false,
+    })
+}
+
+/// What a line of a chunk input that is neither a record nor a `#` line
+/// should have been.
+pub(crate) fn not_a_record(line: &[u8]) -> String {
+    let why = if ChunkRecord::parse(line).is_some() {
+        " (without leading zeros in the length)"
+    } else {
+        ""
+    };
+    format!("expected {}{why}", ChunkRecord::EXPECTED)
 }
 
 /// Sort chunk files; see the module doc. Nothing is written when an input
@@ -210,30 +248,15 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             }
             if line.first() == Some(&b'#') {
                 let owned = line.to_vec();
-                match classify_line(&owned).map_err(|m| lines.error(m))? {
-                    Line::Header(kind, params) => {
-                        check
-                            .header(kind, params.clone())
-                            .map_err(|m| lines.error(m))?;
-                        all.header(kind, params).map_err(|m| lines.error(m))?;
-                    }
-                    Line::Trailer(kind, params) => {
-                        check.trailer(kind, &params).map_err(|m| lines.error(m))?
-                    }
-                    Line::Comment(_) | Line::Data(_) => {}
-                }
+                check_hash_line(&owned, &mut check, &mut all).map_err(|m| lines.error(m))?;
                 if journal.is_some() {
                     meta.push((idx, owned.clone()));
                 }
                 hash_lines.push(owned);
                 continue;
             }
-            let why = if ChunkRecord::parse(line).is_some() {
-                " (without leading zeros in the length)"
-            } else {
-                ""
-            };
-            return Err(lines.error(format!("expected {}{why}", ChunkRecord::EXPECTED)));
+            let why = not_a_record(line);
+            return Err(lines.error(why));
         }
         check.finish(&seen, lines.name(), lines.line_number())?;
     }
@@ -241,6 +264,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     hash_lines.sort_unstable();
     // Formatting (here) overlaps writing (on the writer's thread).
     let mut w = crate::io::bgwrite::BgWriter::new(out);
+    if cfg.records_only {
+        hash_lines.clear();
+    }
     for l in &hash_lines {
         w.raw(l)?;
         w.raw(b"\n")?;
