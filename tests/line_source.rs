@@ -156,6 +156,42 @@ fn scattered_lines_become_candidates_with_exact_figures() {
     assert!(with.contains_key(&smalls));
     let o = id("other.txt");
     assert!(with.keys().all(|&(x, y)| x != o && y != o), "{with:?}");
+    // Split as fsim-spark runs it: the line pairs alone, then a bins
+    // analysis taking them from that file: the same bytes.
+    let line_opts = ["--files", fs, "--line-pairs-below", "1K", "--line-catalogs"];
+    let mut c = fsim("fsim-analyze");
+    c.args(["-q", "--min-percent", "10", "--line-pairs-only"])
+        .args(line_opts)
+        .arg("-o")
+        .arg(work.join("lines.tsv"));
+    run_ok(c, None);
+    let alone = pairs(&work.join("lines.tsv"));
+    assert!(
+        alone.contains_key(&cats) && alone.contains_key(&smalls),
+        "{alone:?}"
+    );
+    assert!(
+        !alone.contains_key(&copies) || alone[&copies][2] == "0",
+        "{alone:?}"
+    );
+    let lines_file = work.join("lines.tsv");
+    let from = [
+        &line_opts[..],
+        &["--line-pairs-from", lines_file.to_str().unwrap()],
+    ]
+    .concat();
+    analyze(&work, "pairs-from.tsv", &from);
+    assert_eq!(
+        std::fs::read(work.join("pairs-from.tsv")).unwrap(),
+        std::fs::read(work.join("pairs.tsv")).unwrap(),
+        "the line pairs taken from a file give other pairs"
+    );
+    std::fs::write(&lines_file, "#fsim pairs v1\n0000000001\t0000000002\t5\n").unwrap();
+    let mut c = fsim("fsim-analyze");
+    c.args(["-q"]).args(&from).arg(work.join("bins.tsv"));
+    let err = run_fail(c, None);
+    assert!(err.contains("lines.tsv:2: expected a pair line"), "{err}");
+
     // Catalogs only: the small pair is not compared.
     let cats_only = analyze(&work, "pairs-cats.tsv", &["--files", fs, "--line-catalogs"]);
     assert!(cats_only.contains_key(&cats) && !cats_only.contains_key(&smalls));

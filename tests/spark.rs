@@ -67,6 +67,43 @@ fn skip(test: &str) -> bool {
     }
 }
 
+/// The demo repository, plus what only the line source finds: two
+/// translation catalogs (the same msgid lines, other msgstr lines) and two
+/// small files edited every third line; no 100-byte chunk survives in
+/// either pair. Returns the repository.
+fn repo_with_scattered_edits(dir: &Path) -> PathBuf {
+    let (repo, _) = gen_repo(dir, &[]);
+    let po = |word: &str| -> String {
+        (0..60)
+            .map(|i| format!("msgid \"Select item {i} to edit\"\nmsgstr \"{word} {i}\"\n\n"))
+            .collect()
+    };
+    for (d, w) in [("fr", "Choisir"), ("de", "Wählen")] {
+        std::fs::create_dir_all(repo.join(d)).unwrap();
+        std::fs::write(repo.join(d).join("app.po"), po(w)).unwrap();
+    }
+    let small = |edit: bool| -> String {
+        (0..40)
+            .map(|i| match (edit, i % 3) {
+                (true, 0) => format!("SETTING_{i} = {}\n", i * 7),
+                _ => format!("SETTING_{i} = {i}\n"),
+            })
+            .collect()
+    };
+    std::fs::write(repo.join("settings_a.py"), small(false)).unwrap();
+    std::fs::write(repo.join("settings_b.py"), small(true)).unwrap();
+    repo
+}
+
+/// Pairs the line source added: no chunk evidence (common and shared 0).
+fn line_only_pairs(pairs: &Path) -> usize {
+    std::fs::read_to_string(pairs)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.ends_with("\t0\t0"))
+        .count()
+}
+
 /// Every report format: each is written by a task, from the verified pairs.
 const FORMATS: &str = "txt json tsv html xlsx";
 
@@ -80,10 +117,7 @@ fn make_report(repo: &Path, work: &Path) {
         .arg(format!("WORK={}", work.display()))
         .arg("CAPACITY=64K")
         .arg("MEMORY=64K")
-        .arg(format!("FORMATS={FORMATS}"))
-        // fsim-spark has no line source yet (docs/distributed.md).
-        .arg("LINES=0")
-        .arg("CATALOGS=0");
+        .arg(format!("FORMATS={FORMATS}"));
     run_ok(c, None);
 }
 
@@ -168,8 +202,13 @@ fn spark_local_mode_report_is_byte_identical_to_make_report() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let (repo, _) = gen_repo(t.path(), &[]);
+    let repo = repo_with_scattered_edits(t.path());
     make_report(&repo, &t.path().join("local"));
+    let lines = line_only_pairs(&t.path().join("local/pairs.tsv"));
+    assert!(
+        lines >= 2,
+        "the line source found {lines} pairs: the test does not exercise it"
+    );
     fsim_spark(&repo, &t.path().join("spark"), &[]);
     assert_same(&t.path().join("local"), &t.path().join("spark"));
 }
@@ -180,7 +219,7 @@ fn failed_tasks_are_retried_and_the_report_is_unchanged() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let (repo, _) = gen_repo(t.path(), &[]);
+    let repo = repo_with_scattered_edits(t.path());
     make_report(&repo, &t.path().join("local"));
     // One task of each distributed stage fails once, after part of its
     // output; Spark runs it again (local[2,4]: 4 attempts per task).
@@ -213,7 +252,7 @@ fn spark_unshared_work_path_is_byte_identical() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let (repo, _) = gen_repo(t.path(), &[]);
+    let repo = repo_with_scattered_edits(t.path());
     make_report(&repo, &t.path().join("local"));
     let err = fsim_spark(
         &repo,

@@ -38,6 +38,7 @@ and part-99999 tail: no record is copied through it).
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -145,6 +146,14 @@ mv "$KEPT/.part-$n-r.$$" "$KEPT/part-$n-r"
 grep -v '^[0-9a-f]' "$t/out.tsv" || true
 """
 
+# The line source, one task: its pairs alone (fsim-analyze --line-pairs-only
+# over the file table), the pair lines to stdout.
+LINES_SH = PRE + r"""
+read x
+"$B/fsim-analyze" -q -j "$THREADS" --tmpdir "$t" "$@" --files "$FT" --line-pairs-only -o "$t/lines.tsv"
+grep -v '^#' "$t/lines.tsv" || true
+"""
+
 # Stage 4, one task per group of consecutive bins: the bins' '#bin' and F
 # lines (as fsim-binpack writes them) and their records sorted by hash, bin
 # by bin.
@@ -155,7 +164,16 @@ grep -v '^[0-9a-f]' "$t/out.tsv" || true
 # headers and trailers as `TAG<TAB>#<TAB>line`; its slice of bins.tsv as
 # `B<TAB>first bin<TAB>seq<TAB>line` when the work folder is not shared.
 ANALYZE_SH = PRE + r"""
-cat > "$t/in.tsv"
+if [ -n "$LINE_OPTS" ]; then
+  # The line source's pairs routed here (L lines, after the bins).
+  cat > "$t/all.tsv"
+  { grep '^L' "$t/all.tsv" || true; } | cut -f 2- > "$t/lines.tsv"
+  grep -v '^L' "$t/all.tsv" > "$t/in.tsv" || true
+  rm -f "$t/all.tsv"
+  set -- "$@" $LINE_OPTS --files "$FT" --line-pairs-from "$t/lines.tsv"
+else
+  cat > "$t/in.tsv"
+fi
 [ -s "$t/in.tsv" ] || exit 0
 # The task's slice of bins.tsv (its bins are consecutive): on a shared
 # POSIX work folder written as $BPARTS/part-00000-b<first bin>, else
@@ -293,8 +311,8 @@ def main(argv=None):
     ap.add_argument("--capacity", default="1G")
     ap.add_argument("--floor", default="10")
     ap.add_argument("--min-percent", default="50")
-    ap.add_argument("--lines", default="0", help="make's LINES: the line source is not distributed yet")
-    ap.add_argument("--catalogs", default="0", help="make's CATALOGS: the line source is not distributed yet")
+    ap.add_argument("--lines", default="4K", help="make's LINES: the line source's size limit (0: none)")
+    ap.add_argument("--catalogs", default="1", help="make's CATALOGS: 1 to compare translation catalogs line by line")
     ap.add_argument("--line-floor", default="30", help="make's LINE_FLOOR")
     ap.add_argument("--min-bytes", default="0")
     ap.add_argument("--verify", default="1")
@@ -309,12 +327,13 @@ def main(argv=None):
     from pyspark.sql import functions as fn
 
     t_start = time.time()
-    if a.lines not in ("0", "0K") or a.catalogs == "1":
-        # fsim-analyze's line source (issue 17) reads every small file and
-        # catalog on one machine; it has no distributed form yet, so this
-        # run finds candidates through shared chunks only, like make report
-        # with LINES=0 CATALOGS=0 (docs/distributed.md).
-        log("the line source (LINES=%s CATALOGS=%s) is not distributed yet: candidates through shared chunks only, as make report LINES=0 CATALOGS=0" % (a.lines, a.catalogs))
+    # The line source (make's LINE_OPTS, only with verification): one task
+    # computes its pairs over the file table, the bins tasks take them.
+    line_opts = []
+    if a.verify != "0":
+        line_opts = ["--line-pairs-below", a.lines] + (["--line-catalogs"] if a.catalogs == "1" else []) + [
+            "--line-min-percent", a.line_floor]
+    lines_on = bool(line_opts) and (a.catalogs == "1" or not re.fullmatch(r"0+[KMGTkmgt]?", a.lines))
     conf = SparkConf().setAppName("fsim-spark")
     master = a.master or conf.get("spark.master", None) or "local[2]"
     # Local mode ignores spark.task.maxFailures: local[N,F] is how it retries.
@@ -710,7 +729,9 @@ def main(argv=None):
         # No component: the bins file is its header and trailer.
         with open(L(".bins0.tsv"), "w", encoding="utf-8", newline="\n") as f:
             f.write(bins_head + "\n" + bins_trailer + "\n")
-        run([bins["fsim-analyze"]] + q + aopts + ["--tmpdir", local, "-o", L(".pairs0.tsv"), L(".bins0.tsv")])
+        # (No component at all: the line source, if any, runs here, as make runs it.)
+        lo = line_opts + ["--files", L("files.tsv")] if lines_on else []
+        run([bins["fsim-analyze"]] + q + aopts + lo + ["--tmpdir", local, "-o", L(".pairs0.tsv"), L(".bins0.tsv")])
         if verified_name:
             run([bins["fsim-verify"]] + q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--regions", L(".regions0.tsv"), "-j", str(a.jobs), "-o", L(".verified0.tsv"), L(".pairs0.tsv")])
         for _, name in outputs:
@@ -750,7 +771,27 @@ def main(argv=None):
         meta_df = spark.createDataFrame(binmeta, "key int, bin int, seq int, line string").select(
             "key", "bin", fn.lit(1).alias("kind"), "seq", "line")
         del binmeta
-        by_bin = routed.unionByName(meta_df).repartition(ntasks, "key").sortWithinPartitions("bin", "kind", "seq", "line")
+        by_bin = routed.unionByName(meta_df)
+        if lines_on:
+            # The line source's pairs, computed by one task over the file
+            # table (the selected small text files and catalogs read where
+            # it runs, within --capacity), each routed to the task of the
+            # bin of its first file, else of its second (a pair the chunks
+            # also found is in that bin), else to the first task; they
+            # follow the task's bins as `L` lines.
+            lines_df = transform(spark.range(0, 1, 1, 1).selectExpr("cast(id as string) as line"), LINES_SH,
+                                 *(aopts + line_opts), THREADS=str(par), FILES_DRIVER=SparkFiles.get("files.tsv"))
+            fa = fmap.select(fn.col("fid").alias("a"), fn.col("key").alias("ka"))
+            fb = fmap.select(fn.col("fid").alias("b"), fn.col("key").alias("kb"))
+            lpairs = (
+                lines_df.select(fn.substring("line", 1, 10).cast("int").alias("a"),
+                                fn.substring("line", 12, 10).cast("int").alias("b"), "line")
+                .join(fn.broadcast(fa), "a", "left").join(fn.broadcast(fb), "b", "left")
+                .select(fn.coalesce("ka", "kb", fn.lit(keys[0])).alias("key"), fn.lit(1 << 30).alias("bin"),
+                        fn.lit(3).alias("kind"), fn.lit(0).alias("seq"), fn.concat(fn.lit("L\t"), "line").alias("line"))
+            )
+            by_bin = by_bin.unionByName(lpairs)
+        by_bin = by_bin.repartition(ntasks, "key").sortWithinPartitions("bin", "kind", "seq", "line")
         bparts_local = L("bins.parts") if shared else ""
         if shared:
             shutil.rmtree(bparts_local, ignore_errors=True)
@@ -759,6 +800,7 @@ def main(argv=None):
             by_bin, ANALYZE_SH, *aopts,
             NFILES=str(nfiles), BINS_PRE=bins_pre, BINS_POST=bins_post, VERIFY=a.verify, VMIN=str(a.min_percent),
             THREADS=str(max(1, par // ntasks)), FILES_DRIVER=SparkFiles.get("files.tsv"), BPARTS=bparts_local,
+            LINE_OPTS=" ".join(line_opts) if lines_on else "",
         ).persist(disk)
         heads = [r.line for r in out.filter(fn.substring("line", 3, 1) == "#").collect()]
         body = out.filter(fn.substring("line", 3, 1) != "#").select(

@@ -2,7 +2,9 @@
 
 use clap::Parser;
 use fsim::cli;
-use fsim::stages::analyze::{run, Config, LineSource, Options, PercentOf, Since, Thresholds};
+use fsim::stages::analyze::{
+    run, Config, LineMode, LineSource, Options, PercentOf, Since, Thresholds,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -53,6 +55,15 @@ struct Args {
     /// Line source threshold, percent of the file --percent-of names.
     #[arg(long, value_name = "P", default_value = "30", value_parser = cli::parse_percent)]
     line_min_percent: f64,
+    /// Line source, split for a distributed run: write its pairs alone
+    /// (BINS is not read), for --line-pairs-from.
+    #[arg(long, conflicts_with_all = ["line_pairs_from", "previous_files"])]
+    line_pairs_only: bool,
+    /// Line source, split for a distributed run: take its pairs from FILE
+    /// (the pair lines, or a share of them, that --line-pairs-only wrote
+    /// with the same settings) instead of reading the files.
+    #[arg(long, value_name = "FILE")]
+    line_pairs_from: Option<PathBuf>,
     /// Re-run: the earlier run's file table. With --previous-verified, only
     /// the pairs with a file changed since are written (header `delta=1`),
     /// for fsim-verify --previous to complete from that run's verified
@@ -110,6 +121,18 @@ fn main() -> ExitCode {
         }
         _ => None,
     };
+    if (a.line_pairs_only || a.line_pairs_from.is_some()) && !wants_lines {
+        return cli::run("fsim-analyze", || {
+            Err(fsim::error::Error::msg(
+                "--line-pairs-only and --line-pairs-from need the line source's settings (--line-pairs-below or --line-catalogs)",
+            ))
+        });
+    }
+    let line_mode = match a.line_pairs_from {
+        Some(f) => LineMode::From(f),
+        None if a.line_pairs_only => LineMode::Only,
+        None => LineMode::Here,
+    };
     let since = match (a.previous_files, a.previous_verified, &a.files) {
         (Some(files), Some(verified), Some(_)) => Some(Since {
             files,
@@ -144,6 +167,7 @@ fn main() -> ExitCode {
         lines,
         files: a.files,
         since,
+        line_mode,
     };
     cli::run("fsim-analyze", || run(&cfg))
 }

@@ -51,7 +51,7 @@ use crate::formats::open_input;
 use crate::formats::Params;
 use crate::io::progress::Progress;
 use crate::io::Output;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub use crate::formats::bins::{
@@ -105,9 +105,32 @@ pub struct Config {
     pub lines: Option<(PathBuf, LineSource)>,
     /// The file table (`--files`): needed by the line source and `since`.
     pub files: Option<PathBuf>,
+    /// Where the line source's pairs come from or go ([`LineMode`]).
+    pub line_mode: LineMode,
     /// A re-run: the earlier run's outputs; only the pairs with a file
     /// changed since are written when they are enough ([`delta`]).
     pub since: Option<Since>,
+}
+
+/// How the line source runs: in this process over the file table (as
+/// `make report` runs it), or split in two for a distributed run
+/// (fsim-spark): one process computes the line pairs alone, and the
+/// analyses of the bins take their share of them from a file. A bins
+/// analysis given the pairs of the line source computed over the same file
+/// table with the same settings writes the same pairs as one that computes
+/// them: both hand them to the same store.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum LineMode {
+    /// Compute the line pairs here.
+    #[default]
+    Here,
+    /// Do not read the bins: write the line source's pairs alone (a pairs
+    /// file whose header has the line settings).
+    Only,
+    /// Take the line source's pairs from this file (pair lines of a file
+    /// that [`LineMode::Only`] wrote, or of part of one; `#` lines skipped)
+    /// instead of reading the files.
+    From(PathBuf),
 }
 
 #[derive(Debug)]
@@ -143,6 +166,31 @@ impl Analysis {
     }
 }
 
+/// The line source's pairs written by a [`LineMode::Only`] run (all or
+/// part of its pair lines), into `store`.
+fn read_line_pairs(path: &Path, store: &mut PairStore) -> Result<LineStats> {
+    let (reader, name) = open_input(path)?;
+    let mut lines = crate::stages::sort::FastLines::new(reader, name);
+    let mut batch = Vec::with_capacity(1 << 12);
+    let mut stats = LineStats::default();
+    while let Some(line) = lines.next_line()? {
+        if line.first() == Some(&b'#') {
+            continue;
+        }
+        let Some(p) = Pair::parse(line) else {
+            return Err(lines.error(format!("expected {}", Pair::EXPECTED)));
+        };
+        batch.push(p);
+        stats.pairs += 1;
+        if batch.len() == batch.capacity() {
+            store.extend(&batch)?;
+            batch.clear();
+        }
+    }
+    store.extend(&batch)?;
+    Ok(stats)
+}
+
 /// The whole stage: read, analyse, write atomically, summarise on stderr.
 pub fn run(cfg: &Config) -> Result<()> {
     let t0 = Instant::now();
@@ -174,21 +222,25 @@ pub fn run(cfg: &Config) -> Result<()> {
             Err(_) => {}
         }
     }
-    let mut a = analyze_with_progress(progress.reader(input), &name, &options, &progress)?;
+    let mut a = if cfg.line_mode == LineMode::Only {
+        drop(input);
+        Analysis::new(&options)
+    } else {
+        analyze_with_progress(progress.reader(input), &name, &options, &progress)?
+    };
     progress.finish();
     let mut line_stats = None;
     let chunk_pairs = a.pairs.len();
     if let (Some(src), Some(table)) = (src, &table) {
-        // The bins are done: the line source has --capacity but the pair
-        // store's quarter.
-        let memory = cfg.options.capacity - cfg.options.capacity / 4;
-        line_stats = Some(line_pairs(
-            table,
-            src,
-            cfg.options.threads,
-            memory,
-            &mut a.pairs,
-        )?);
+        line_stats = Some(match &cfg.line_mode {
+            LineMode::From(path) => read_line_pairs(path, &mut a.pairs)?,
+            LineMode::Here | LineMode::Only => {
+                // The bins are done: the line source has --capacity but the
+                // pair store's quarter.
+                let memory = cfg.options.capacity - cfg.options.capacity / 4;
+                line_pairs(table, src, cfg.options.threads, memory, &mut a.pairs)?
+            }
+        });
     }
     let mut params = pairs_params(&a.params, th, src);
     if let Some(c) = &options.only {

@@ -52,6 +52,23 @@ pub struct Pair {
 }
 
 impl Pair {
+    /// What a pair line holds.
+    pub const EXPECTED: &'static str =
+        "a pair line: id a, id b, size a, size b, bytes in common, chunks shared (6 fields)";
+
+    /// A pair line as [`Pair::write`] writes it (without its newline).
+    pub fn parse(line: &[u8]) -> Option<Pair> {
+        let f = formats::split_fields::<6>(line)?;
+        Some(Pair {
+            a: formats::parse_id(f[0])?,
+            b: formats::parse_id(f[1])?,
+            size_a: formats::parse_u64(f[2])?,
+            size_b: formats::parse_u64(f[3])?,
+            common: formats::parse_u64(f[4])?,
+            shared: u32::try_from(formats::parse_u64(f[5])?).ok()?,
+        })
+    }
+
     /// This pair's contribution to the trailer digest.
     #[inline]
     pub fn mix(&self) -> u128 {
