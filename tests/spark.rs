@@ -73,6 +73,12 @@ fn skip(test: &str) -> bool {
 /// either pair. Returns the repository.
 fn repo_with_scattered_edits(dir: &Path) -> PathBuf {
     let (repo, _) = gen_repo(dir, &[]);
+    add_scattered_edits(&repo);
+    repo
+}
+
+/// The catalogs and small files of [`repo_with_scattered_edits`].
+fn add_scattered_edits(repo: &Path) {
     let po = |word: &str| -> String {
         (0..60)
             .map(|i| format!("msgid \"Select item {i} to edit\"\nmsgstr \"{word} {i}\"\n\n"))
@@ -92,7 +98,6 @@ fn repo_with_scattered_edits(dir: &Path) -> PathBuf {
     };
     std::fs::write(repo.join("settings_a.py"), small(false)).unwrap();
     std::fs::write(repo.join("settings_b.py"), small(true)).unwrap();
-    repo
 }
 
 /// Pairs the line source added: no chunk evidence (common and shared 0).
@@ -266,6 +271,24 @@ fn spark_unshared_work_path_is_byte_identical() {
     assert_same(&t.path().join("local"), &t.path().join("spark"));
 }
 
+/// No two files share a kept chunk (no bin): the line source's pairs are
+/// analysed and verified by one task, as make report does without bins.
+#[test]
+fn spark_line_pairs_without_any_bin_are_byte_identical() {
+    if skip("spark_line_pairs_without_any_bin_are_byte_identical") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    add_scattered_edits(&repo);
+    make_report(&repo, &t.path().join("local"));
+    let plan = std::fs::read_to_string(t.path().join("local/plan.tsv")).unwrap();
+    assert_eq!(plan.lines().count(), 1, "expected no bin: {plan}");
+    assert_eq!(line_only_pairs(&t.path().join("local/pairs.tsv")), 2);
+    fsim_spark(&repo, &t.path().join("spark"), &[]);
+    assert_same(&t.path().join("local"), &t.path().join("spark"));
+}
+
 /// Stops the standalone cluster of `scripts/spark/standalone start` (its
 /// daemons by their pid files), also when the test fails.
 struct Cluster(PathBuf);
@@ -313,7 +336,10 @@ fn spark_standalone_cluster_runs_make_spark_demo_byte_identical() {
         .arg(format!("BIN={}", bin_dir().display()))
         .arg(format!("SPARK_PY={}", python().display()))
         .arg(format!("SPARK_MASTER={url}"))
-        .arg(format!("SDEMO={}", demo.display()));
+        .arg(format!("SDEMO={}", demo.display()))
+        // The binaries shipped with the job (SparkContext.addFile), not
+        // taken from BIN: what a cluster without fsim installed needs.
+        .arg("SPARK_OPTS=--ship");
     let out = run_ok(c, None);
     let err = String::from_utf8_lossy(&out.stderr);
     for stage in ["chunk", "forest", "analyze", "report"] {
@@ -331,6 +357,17 @@ fn spark_standalone_cluster_runs_make_spark_demo_byte_identical() {
             .filter(|n| n.starts_with("app-"))
             .collect();
         assert_eq!(apps.len(), 1, "{w}: {apps:?}");
+        // The executor's working folder got the shipped binaries.
+        let app = dir.join(w).join(&apps[0]);
+        let shipped = std::fs::read_dir(&app)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .any(|p| p.join("fsim-analyze").is_file() && p.join("fsim-report").is_file());
+        assert!(
+            shipped,
+            "{}: no executor folder with the shipped binaries",
+            app.display()
+        );
     }
     drop(cluster);
     for f in ["master.pid", "worker-1.pid", "worker-2.pid"] {

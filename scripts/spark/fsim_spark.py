@@ -50,7 +50,7 @@ M128 = (1 << 128) - 1
 K1 = 0x9E3779B97F4A7C15F39CC0605CEDC835
 K2 = 0xD6E8FEB86659FD93A0F43B2B7BD22E41
 FEATURE_METHODS = {"sif", "mod", "min", "sketch", "bsw-min", "supershingle", "oneperm", "bbit"}
-BINARIES = ["fsim-chunk", "fsim-partition", "fsim-binpack", "fsim-analyze", "fsim-verify", "fsim-report"]
+BINARIES = ["fsim-chunk", "fsim-sort", "fsim-partition", "fsim-binpack", "fsim-analyze", "fsim-verify", "fsim-report"]
 
 
 def mix128(x):
@@ -154,6 +154,20 @@ read x
 grep -v '^#' "$t/lines.tsv" || true
 """
 
+# The analysis and verification of the task's bins file ($t/bins.tsv);
+# the outputs printed as tagged lines (below).
+ANALYZE_RUN_SH = r"""
+"$B/fsim-analyze" -q -j "$THREADS" --tmpdir "$t" "$@" -o "$t/pairs.tsv" "$t/bins.tsv"
+fail_once analyze "$t/pairs.tsv"
+tag() { awk -v k="$1" '/^#/ { printf "%s\t#\t%s\n", k, $0; next } { printf "%s\t%s\t%012d\t%s\n", k, substr($0, 1, 21), NR, $0 }' "$2"; }
+tag P "$t/pairs.tsv"
+if [ "$VERIFY" != 0 ]; then
+  "$B/fsim-verify" -q --files "$FT" --min-percent "$VMIN" --regions "$t/regions.tsv" -j "$THREADS" -o "$t/verified.tsv" "$t/pairs.tsv"
+  tag V "$t/verified.tsv"
+  tag R "$t/regions.tsv"
+fi
+"""
+
 # Stage 4, one task per group of consecutive bins: the bins' '#bin' and F
 # lines (as fsim-binpack writes them) and their records sorted by hash, bin
 # by bin.
@@ -203,16 +217,17 @@ sum=$("$B/fsim-partition" -q --emit-forest --files-count "$NFILES" "$t/rec.tsv" 
   cat "$t/in.tsv"
   printf '#end bins\t%s\tbins=%s\tfiles=%s\n' "$sum" "$nb" "$nf"
 } > "$t/bins.tsv"
-"$B/fsim-analyze" -q -j "$THREADS" --tmpdir "$t" "$@" -o "$t/pairs.tsv" "$t/bins.tsv"
-fail_once analyze "$t/pairs.tsv"
-tag() { awk -v k="$1" '/^#/ { printf "%s\t#\t%s\n", k, $0; next } { printf "%s\t%s\t%012d\t%s\n", k, substr($0, 1, 21), NR, $0 }' "$2"; }
-tag P "$t/pairs.tsv"
-if [ "$VERIFY" != 0 ]; then
-  "$B/fsim-verify" -q --files "$FT" --min-percent "$VMIN" --regions "$t/regions.tsv" -j "$THREADS" -o "$t/verified.tsv" "$t/pairs.tsv"
-  tag V "$t/verified.tsv"
-  tag R "$t/regions.tsv"
-fi
-"""
+""" + ANALYZE_RUN_SH
+
+# When no file shares a kept chunk (no bin), one task: the bins file is
+# its header and trailer ($BINS_HEAD, $BINS_TRAILER); the line source, if
+# any, runs in it over the file table (as make runs it), then the same
+# analysis and verification.
+ZERO_SH = PRE + r"""
+read x
+printf '%s\n%s\n' "$BINS_HEAD" "$BINS_TRAILER" > "$t/bins.tsv"
+[ -z "$LINE_OPTS" ] || set -- "$@" $LINE_OPTS --files "$FT"
+""" + ANALYZE_RUN_SH
 
 
 # Stage 6 on a shared POSIX folder, a task per report format: the formats
@@ -726,22 +741,15 @@ def main(argv=None):
     heads_tails = {}
     out, body = None, None
     if nbins == 0:
-        # No component: the bins file is its header and trailer.
-        with open(L(".bins0.tsv"), "w", encoding="utf-8", newline="\n") as f:
-            f.write(bins_head + "\n" + bins_trailer + "\n")
-        # (No component at all: the line source, if any, runs here, as make runs it.)
-        lo = line_opts + ["--files", L("files.tsv")] if lines_on else []
-        run([bins["fsim-analyze"]] + q + aopts + lo + ["--tmpdir", local, "-o", L(".pairs0.tsv"), L(".bins0.tsv")])
-        if verified_name:
-            run([bins["fsim-verify"]] + q + ["--files", L("files.tsv"), "--min-percent", a.min_percent, "--regions", L(".regions0.tsv"), "-j", str(a.jobs), "-o", L(".verified0.tsv"), L(".pairs0.tsv")])
-        for _, name in outputs:
-            with open(L("." + name.replace(".tsv", "0.tsv")), encoding="utf-8") as f:
-                ls = f.read().splitlines()
-            heads_tails[name] = ([ls[0]], ls[1:])
-            os.remove(L("." + name.replace(".tsv", "0.tsv")))
-        os.remove(L(".bins0.tsv"))
-        for name in ("bins.parts", "pairs.parts", "verified.parts", "regions.parts"):
-            hadoop_delete(sc, work_uri + "/" + name)
+        # No component: one task analyses an empty bins file (and runs the
+        # line source, if any); the rest as below.
+        zero = spark.range(0, 1, 1, 1).selectExpr("cast(id as string) as line")
+        out = transform(
+            zero, ZERO_SH, *aopts, BINS_HEAD=bins_head, BINS_TRAILER=bins_trailer, VERIFY=a.verify,
+            VMIN=str(a.min_percent), THREADS=str(par), FILES_DRIVER=SparkFiles.get("files.tsv"),
+            LINE_OPTS=" ".join(line_opts) if lines_on else "",
+        ).persist(disk)
+        hadoop_delete(sc, work_uri + "/bins.parts")
     else:
         # Consecutive bins per task (bins.tsv = the tasks' slices in bin
         # order), cut so that the tasks get about the same records.
@@ -802,26 +810,26 @@ def main(argv=None):
             THREADS=str(max(1, par // ntasks)), FILES_DRIVER=SparkFiles.get("files.tsv"), BPARTS=bparts_local,
             LINE_OPTS=" ".join(line_opts) if lines_on else "",
         ).persist(disk)
-        heads = [r.line for r in out.filter(fn.substring("line", 3, 1) == "#").collect()]
-        body = out.filter(fn.substring("line", 3, 1) != "#").select(
-            fn.substring("line", 1, 1).alias("tag"),
-            fn.substring("line", 3, 21).alias("ab"),
-            fn.substring("line", 25, 12).alias("seq"),
-            fn.expr("substring(line, 38)").alias("line"),
-        )
-        # The pairs, verified pairs and regions: sorted by Spark, written as
-        # ranges; their header and trailer as part-00000 and part-99999.
-        for tag, name in outputs + ([] if shared else [("B", "bins.tsv")]):
-            pdir = work_uri + "/" + name.replace(".tsv", ".parts")
-            (body.filter(body.tag == tag).repartitionByRange(nparts, "ab", "seq")
-             .sortWithinPartitions("ab", "seq").select("line").write.mode("overwrite").text(pdir))
-            if tag == "B":
-                continue
-            hs = [h[4:] for h in heads if h[0] == tag]
-            fheads = sorted(set(h for h in hs if h.startswith("#fsim ")))
-            if len(fheads) != 1:
-                sys.exit("fsim-spark: expected one header for %s from the analysis tasks, got %r" % (name, fheads))
-            heads_tails[name] = ([fheads[0]], [sum_trailers([h for h in hs if h.startswith("#end ")])])
+    heads = [r.line for r in out.filter(fn.substring("line", 3, 1) == "#").collect()]
+    body = out.filter(fn.substring("line", 3, 1) != "#").select(
+        fn.substring("line", 1, 1).alias("tag"),
+        fn.substring("line", 3, 21).alias("ab"),
+        fn.substring("line", 25, 12).alias("seq"),
+        fn.expr("substring(line, 38)").alias("line"),
+    )
+    # The pairs, verified pairs and regions: sorted by Spark, written as
+    # ranges; their header and trailer as part-00000 and part-99999.
+    for tag, name in outputs + ([] if shared or nbins == 0 else [("B", "bins.tsv")]):
+        pdir = work_uri + "/" + name.replace(".tsv", ".parts")
+        (body.filter(body.tag == tag).repartitionByRange(nparts, "ab", "seq")
+         .sortWithinPartitions("ab", "seq").select("line").write.mode("overwrite").text(pdir))
+        if tag == "B":
+            continue
+        hs = [h[4:] for h in heads if h[0] == tag]
+        fheads = sorted(set(h for h in hs if h.startswith("#fsim ")))
+        if len(fheads) != 1:
+            sys.exit("fsim-spark: expected one header for %s from the analysis tasks, got %r" % (name, fheads))
+        heads_tails[name] = ([fheads[0]], [sum_trailers([h for h in hs if h.startswith("#end ")])])
     heads_tails["bins.tsv"] = ([bins_head], [bins_trailer])
     heads_tails["partition.tsv"] = ([part_head], part_tail)
     del part_tail
