@@ -168,6 +168,60 @@ if [ "$VERIFY" != 0 ]; then
 fi
 """
 
+# On a shared POSIX folder, one task per hash range: the range's number on
+# stdin; its kept records ($KEPT/part-<range>-r) split by analysis task
+# with the file -> task map $ROUTE into $ROUTED/k-<range>.r<task>.
+ROUTE_SH = PRE + r"""
+read r
+n=$(printf '%05d' "$r")
+"$B/fsim-sort" -q --split-by-file "$ROUTE" -o "$ROUTED/k-$n" "$KEPT/part-$n-r"
+"""
+
+# Stage 4 on a shared POSIX folder: the same task as ANALYZE_SH, its input
+# the line `T<TAB>task`, its bins' '#bin' and F lines and the line
+# source's L lines; its records read from the route files
+# $ROUTED/k-*.r<task> (in range order: (hash, id) order) and put after
+# their bin's F lines (split by bin with fsim-sort --split-by-file).
+ANALYZE_FILES_SH = PRE + r"""
+cat > "$t/all.tsv"
+[ -s "$t/all.tsv" ] || exit 0
+task=$(head -n 1 "$t/all.tsv" | sed -n 's/^T\t\([0-9]*\)$/\1/p')
+[ -n "$task" ] || { echo "fsim-spark: a bins task's input does not start with its T line" >&2; exit 2; }
+if [ -n "$LINE_OPTS" ]; then
+  { grep '^L' "$t/all.tsv" || true; } | cut -f 2- > "$t/lines.tsv"
+  set -- "$@" $LINE_OPTS --files "$FT" --line-pairs-from "$t/lines.tsv"
+fi
+grep '^[#F]' "$t/all.tsv" > "$t/head.tsv"
+rm -f "$t/all.tsv"
+fb=$(head -n 1 "$t/head.tsv" | cut -f 2)
+nb=$(grep -c '^#bin' "$t/head.tsv" || true)
+nf=$(grep -c '^F' "$t/head.tsv" || true)
+cat "$ROUTED"/k-*.r$(printf '%05d' "$task") > "$t/rec.tsv"
+if [ "$nb" -gt 1 ]; then
+  awk '/^#bin/ { b++ } /^F/ { print $2 "\t" b - 1 }' "$t/head.tsv" > "$t/fmap.tsv"
+  "$B/fsim-sort" -q --split-by-file "$t/fmap.tsv" -o "$t/bin" "$t/rec.tsv"
+  awk -v d="$t" '/^#bin/ { if (f) close(f); f = sprintf("%s/h.%05d", d, b++) } { print > f }' "$t/head.tsv"
+  i=0
+  while [ "$i" -lt "$nb" ]; do
+    n=$(printf '%05d' "$i"); cat "$t/h.$n" "$t/bin.r$n"; rm -f "$t/h.$n" "$t/bin.r$n"; i=$((i + 1))
+  done > "$t/in.tsv"
+else
+  cat "$t/head.tsv" "$t/rec.tsv" > "$t/in.tsv"
+fi
+o=$(printf '%s/part-00000-b%010d' "$BPARTS" "$fb")
+cp "$t/in.tsv" "$BPARTS/.${o##*/}.$$"
+mv "$BPARTS/.${o##*/}.$$" "$o"
+sum=$("$B/fsim-partition" -q --emit-forest --files-count "$NFILES" "$t/rec.tsv" \
+  | sed -n 's/^#forest\t.*\trecords=\([0-9]*\)\tdigest=\([0-9a-f]*\)\t.*/records=\1\tdigest=\2/p')
+[ -n "$sum" ]
+{
+  printf '%sbins=%s%s\n' "$BINS_PRE" "$nb" "$BINS_POST"
+  cat "$t/in.tsv"
+  printf '#end bins\t%s\tbins=%s\tfiles=%s\n' "$sum" "$nb" "$nf"
+} > "$t/bins.tsv"
+rm -f "$t/in.tsv" "$t/rec.tsv"
+""" + ANALYZE_RUN_SH
+
 # Stage 4, one task per group of consecutive bins: the bins' '#bin' and F
 # lines (as fsim-binpack writes them) and their records sorted by hash, bin
 # by bin.
@@ -765,12 +819,33 @@ def main(argv=None):
         bins_pre = join_params(pre, ps[:i]) + "\t"
         bins_post = "".join("\t%s=%s" % kv for kv in ps[i + 1:])
         fmap = spark.createDataFrame([(f, b, keys[task_of_bin[b - 1]]) for f, b in routes], "fid int, bin int, key int")
-        routed = (
-            kept_df.withColumn("fid", fn.substring("line", 34, 10).cast("int"))
-            .join(fn.broadcast(fmap), "fid")
-            .select("key", "bin", fn.lit(2).alias("kind"), fn.lit(0).alias("seq"), "line")
-        )
         binmeta = []
+        routed_local = L("routed.parts")
+        if file_sort:
+            # The kept records routed by files, as the sort: one task per
+            # range splits its kept file by analysis task (fsim-sort
+            # --split-by-file, the file -> task map written here: O(files));
+            # each analysis task reads its files of every range.
+            with open(L(".route.tsv"), "w", encoding="utf-8", newline="\n") as f:
+                for fid, b in routes:
+                    f.write("%d\t%d\n" % (fid, task_of_bin[b - 1]))
+            shutil.rmtree(routed_local, ignore_errors=True)
+            os.makedirs(routed_local)
+            by_range = spark.range(0, nparts, 1, nparts).selectExpr("cast(id as string) as line")
+            n_routed = transform(by_range, ROUTE_SH, ROUTE=L(".route.tsv"), KEPT=L("partition.parts"),
+                                 ROUTED=routed_local).count()
+            if n_routed:
+                sys.exit("fsim-spark: the route tasks printed %d lines" % n_routed)
+            os.remove(L(".route.tsv"))
+            routed = None
+            for t_ in sorted(set(task_of_bin)):
+                binmeta.append((keys[t_], 0, 0, "T\t%d" % t_))
+        else:
+            routed = (
+                kept_df.withColumn("fid", fn.substring("line", 34, 10).cast("int"))
+                .join(fn.broadcast(fmap), "fid")
+                .select("key", "bin", fn.lit(2).alias("kind"), fn.lit(0).alias("seq"), "line")
+            )
         for b in range(nbins):
             k = keys[task_of_bin[b]]
             binmeta.append((k, b + 1, 0, bin_lines[b]))
@@ -779,7 +854,7 @@ def main(argv=None):
         meta_df = spark.createDataFrame(binmeta, "key int, bin int, seq int, line string").select(
             "key", "bin", fn.lit(1).alias("kind"), "seq", "line")
         del binmeta
-        by_bin = routed.unionByName(meta_df)
+        by_bin = meta_df if routed is None else routed.unionByName(meta_df)
         if lines_on:
             # The line source's pairs, computed by one task over the file
             # table (the selected small text files and catalogs read where
@@ -805,12 +880,14 @@ def main(argv=None):
             shutil.rmtree(bparts_local, ignore_errors=True)
             os.makedirs(bparts_local)
         out = transform(
-            by_bin, ANALYZE_SH, *aopts,
+            by_bin, ANALYZE_FILES_SH if file_sort else ANALYZE_SH, *aopts, ROUTED=routed_local,
             NFILES=str(nfiles), BINS_PRE=bins_pre, BINS_POST=bins_post, VERIFY=a.verify, VMIN=str(a.min_percent),
             THREADS=str(max(1, par // ntasks)), FILES_DRIVER=SparkFiles.get("files.tsv"), BPARTS=bparts_local,
             LINE_OPTS=" ".join(line_opts) if lines_on else "",
         ).persist(disk)
     heads = [r.line for r in out.filter(fn.substring("line", 3, 1) == "#").collect()]
+    if file_sort:
+        shutil.rmtree(L("routed.parts"), ignore_errors=True)
     body = out.filter(fn.substring("line", 3, 1) != "#").select(
         fn.substring("line", 1, 1).alias("tag"),
         fn.substring("line", 3, 21).alias("ab"),

@@ -48,6 +48,13 @@ struct Args {
     /// range r of their sort.
     #[arg(long, value_name = "N", requires = "output", value_parser = clap::value_parser!(u32).range(1..=99999))]
     split_ranges: Option<u32>,
+    /// Do not sort: cut record lines without header or trailer (as
+    /// fsim-partition keeps them) by their file, MAP giving each file id's
+    /// part (lines `ID<TAB>PART`), into OUT.r00000 .. up to the largest
+    /// part (records in input order, bare; -o required). A record whose
+    /// file is not in MAP is an error.
+    #[arg(long, value_name = "MAP", requires = "output", conflicts_with_all = ["split_ranges", "records_only"])]
+    split_by_file: Option<PathBuf>,
     /// No progress bar and no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
@@ -64,6 +71,16 @@ fn main() -> ExitCode {
             if !a.quiet {
                 cli::stderr_line(format_args!(
                     "fsim-sort: {records} records split into {n} ranges"
+                ));
+            }
+            return Ok(());
+        }
+        if let (Some(map), Some(out)) = (&a.split_by_file, &a.output) {
+            let (map, n) = fsim::stages::sort::split::read_file_map(map)?;
+            let records = fsim::stages::sort::split::split_by_file(&a.inputs, &map, n, out)?;
+            if !a.quiet {
+                cli::stderr_line(format_args!(
+                    "fsim-sort: {records} records split into {n} parts by file"
                 ));
             }
             return Ok(());

@@ -16,7 +16,7 @@
 
 use crate::error::{Context, Error, Result};
 use crate::formats::{self, open_input, Digest, InputCheck, Kind};
-use crate::stages::sort::keys::parse_chunk_line;
+use crate::stages::sort::keys::{parse_chunk_line, ChunkKey};
 use crate::stages::sort::lines::FastLines;
 use crate::stages::sort::{check_hash_line, not_a_record};
 use std::io::Write;
@@ -36,13 +36,111 @@ pub fn range_path(prefix: &Path, r: u32) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// Bytes buffered for all ranges together.
+/// Bytes buffered for all parts together.
 const BUFFERS: usize = 8 << 20;
 
-struct RangeOut {
+struct PartOut {
     file: tempfile::NamedTempFile,
     buf: Vec<u8>,
     digest: Digest,
+}
+
+/// The `n` output files of a split, written to temporary files beside
+/// their names and renamed at the end: none appears unless all do.
+struct Parts {
+    outs: Vec<PartOut>,
+    dir: PathBuf,
+    cap: usize,
+}
+
+impl Parts {
+    fn create(prefix: &Path, n: u32) -> Result<Parts> {
+        let dir = match prefix.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let cap = (BUFFERS / n.max(1) as usize).clamp(4 << 10, 64 << 10);
+        let mut outs = Vec::with_capacity(n as usize);
+        for r in 0..n {
+            let target = range_path(prefix, r);
+            let file = tempfile::Builder::new()
+                .prefix(&format!(
+                    ".{}.",
+                    target.file_name().unwrap_or_default().to_string_lossy()
+                ))
+                .suffix(".tmp")
+                .permissions(crate::io::output_mode())
+                .tempfile_in(&dir)
+                .ctx(|| format!("cannot create a temporary file in {}", dir.display()))?;
+            outs.push(PartOut {
+                file,
+                buf: Vec::with_capacity(cap + 64),
+                digest: Digest::default(),
+            });
+        }
+        Ok(Parts { outs, dir, cap })
+    }
+
+    /// A line (without its newline) to every part.
+    fn all(&mut self, line: &[u8]) {
+        for o in &mut self.outs {
+            o.buf.extend_from_slice(line);
+            o.buf.push(b'\n');
+        }
+    }
+
+    /// A record line (without its newline) to part `p`.
+    #[inline]
+    fn push(&mut self, p: usize, line: &[u8], k: &ChunkKey) -> Result<()> {
+        let o = &mut self.outs[p];
+        o.digest.add(&k.record());
+        o.buf.extend_from_slice(line);
+        o.buf.push(b'\n');
+        if o.buf.len() >= self.cap {
+            o.file
+                .write_all(&o.buf)
+                .ctx(|| format!("cannot write to {}", self.dir.display()))?;
+            o.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Each part's trailer (when `trailers`), then every part renamed to
+    /// its name; returns the records written.
+    fn finish(self, prefix: &Path, trailers: bool) -> Result<u64> {
+        let mut records = 0;
+        for (r, o) in self.outs.into_iter().enumerate() {
+            let target = range_path(prefix, r as u32);
+            let name = target.display().to_string();
+            let PartOut {
+                mut file,
+                mut buf,
+                digest,
+            } = o;
+            if trailers {
+                formats::write_trailer(
+                    Kind::Chunks,
+                    &formats::digest_params(&digest, "records"),
+                    &mut buf,
+                );
+            }
+            records += digest.count;
+            file.write_all(&buf)
+                .ctx(|| format!("cannot write {name}"))?;
+            file.persist(&target)
+                .map_err(|e| e.error)
+                .ctx(|| format!("cannot create {name}"))?;
+        }
+        Ok(records)
+    }
+}
+
+fn inputs_or_stdin(inputs: &[PathBuf]) -> Vec<PathBuf> {
+    if inputs.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        inputs.to_vec()
+    }
 }
 
 /// Split the chunk files `inputs` (concatenated) into `n` chunk files
@@ -52,38 +150,10 @@ pub fn split(inputs: &[PathBuf], n: u32, prefix: &Path) -> Result<u64> {
     if n == 0 {
         return Err(Error::msg("--split-ranges must be at least 1"));
     }
-    let dir = match prefix.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let cap = (BUFFERS / n as usize).clamp(4 << 10, 64 << 10);
-    let mut outs = Vec::with_capacity(n as usize);
-    for r in 0..n {
-        let target = range_path(prefix, r);
-        let file = tempfile::Builder::new()
-            .prefix(&format!(
-                ".{}.",
-                target.file_name().unwrap_or_default().to_string_lossy()
-            ))
-            .suffix(".tmp")
-            .permissions(crate::io::output_mode())
-            .tempfile_in(&dir)
-            .ctx(|| format!("cannot create a temporary file in {}", dir.display()))?;
-        outs.push(RangeOut {
-            file,
-            buf: Vec::with_capacity(cap + 64),
-            digest: Digest::default(),
-        });
-    }
+    let mut parts = Parts::create(prefix, n)?;
     let mut header: Option<Vec<u8>> = None;
     let mut all = InputCheck::new(Kind::Chunks, "records");
-    let default_input = [PathBuf::from("-")];
-    let inputs = if inputs.is_empty() {
-        &default_input[..]
-    } else {
-        inputs
-    };
-    for path in inputs {
+    for path in &inputs_or_stdin(inputs) {
         let (reader, name) = open_input(path)?;
         let mut lines = FastLines::new(reader, name);
         let mut check = InputCheck::new(Kind::Chunks, "records");
@@ -95,17 +165,8 @@ pub fn split(inputs: &[PathBuf], n: u32, prefix: &Path) -> Result<u64> {
                         "a record before the '#fsim chunks v1' header: expected a chunk file written by fsim-chunk",
                     ));
                 }
-                let o = &mut outs[range_of(k.hash(), n) as usize];
-                o.digest.add(&k.record());
                 seen.add(&k.record());
-                o.buf.extend_from_slice(line);
-                o.buf.push(b'\n');
-                if o.buf.len() >= cap {
-                    o.file
-                        .write_all(&o.buf)
-                        .ctx(|| format!("cannot write to {}", dir.display()))?;
-                    o.buf.clear();
-                }
+                parts.push(range_of(k.hash(), n) as usize, line, &k)?;
                 continue;
             }
             if line.first() != Some(&b'#') {
@@ -117,37 +178,66 @@ pub fn split(inputs: &[PathBuf], n: u32, prefix: &Path) -> Result<u64> {
                 check_hash_line(&owned, &mut check, &mut all).map_err(|m| lines.error(m))?;
             if is_header && header.is_none() {
                 // Every output opens with the first input's header.
-                for o in &mut outs {
-                    o.buf.extend_from_slice(&owned);
-                    o.buf.push(b'\n');
-                }
+                parts.all(&owned);
                 header = Some(owned);
             }
         }
         check.finish(&seen, lines.name(), lines.line_number())?;
     }
-    let mut records = 0;
-    for (r, o) in outs.into_iter().enumerate() {
-        let target = range_path(prefix, r as u32);
-        let name = target.display().to_string();
-        let RangeOut {
-            mut file,
-            mut buf,
-            digest,
-        } = o;
-        formats::write_trailer(
-            Kind::Chunks,
-            &formats::digest_params(&digest, "records"),
-            &mut buf,
-        );
-        records += digest.count;
-        file.write_all(&buf)
-            .ctx(|| format!("cannot write {name}"))?;
-        file.persist(&target)
-            .map_err(|e| e.error)
-            .ctx(|| format!("cannot create {name}"))?;
+    parts.finish(prefix, true)
+}
+
+/// Split record lines (bare: no header or trailer, as fsim-partition's
+/// kept records) by their file: `map` gives the part of each file id
+/// (`u32::MAX`: none, an error). Parts `PREFIX.r00000` .. for 0 .. n−1,
+/// records in input order, bare; returns the records written.
+pub fn split_by_file(inputs: &[PathBuf], map: &[u32], n: u32, prefix: &Path) -> Result<u64> {
+    let mut parts = Parts::create(prefix, n)?;
+    for path in &inputs_or_stdin(inputs) {
+        let (reader, name) = open_input(path)?;
+        let mut lines = FastLines::new(reader, name);
+        while let Some(line) = lines.next_line()? {
+            let Some(k) = parse_chunk_line(line) else {
+                let why = not_a_record(line);
+                return Err(lines.error(why));
+            };
+            match map.get(k.file as usize) {
+                Some(&p) if p < n => parts.push(p as usize, line, &k)?,
+                _ => {
+                    let why = format!("file {} has no part in the map", k.file);
+                    return Err(lines.error(why));
+                }
+            }
+        }
     }
-    Ok(records)
+    parts.finish(prefix, false)
+}
+
+/// A map of file ids to parts: lines `FILE ID<TAB>PART`; returns it as a
+/// dense table (`u32::MAX` for ids not listed) and the number of parts
+/// (the largest + 1).
+pub fn read_file_map(path: &Path) -> Result<(Vec<u32>, u32)> {
+    let (reader, name) = open_input(path)?;
+    let mut lines = FastLines::new(reader, name);
+    let (mut map, mut n) = (Vec::new(), 0u32);
+    while let Some(line) = lines.next_line()? {
+        let mut f = line.split(|&c| c == b'\t');
+        let parsed = match (f.next(), f.next(), f.next()) {
+            (Some(id), Some(part), None) => formats::parse_u64(id)
+                .and_then(|i| u32::try_from(i).ok())
+                .zip(formats::parse_u64(part).and_then(|p| u32::try_from(p).ok())),
+            _ => None,
+        };
+        let Some((id, part)) = parsed.filter(|&(_, p)| p < u32::MAX) else {
+            return Err(lines.error("expected a file id and a part number, separated by a tab"));
+        };
+        if map.len() <= id as usize {
+            map.resize(id as usize + 1, u32::MAX);
+        }
+        map[id as usize] = part;
+        n = n.max(part + 1);
+    }
+    Ok((map, n))
 }
 
 #[cfg(test)]
@@ -263,6 +353,63 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    #[test]
+    fn split_by_file_keeps_each_file_in_its_part_in_input_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let recs: Vec<ChunkKey> = (0..300u32)
+            .map(|i| {
+                ChunkKey::from(crate::formats::ChunkRecord {
+                    hash: crate::formats::mix128(i as u128),
+                    file: i % 7,
+                    len: 10 + i,
+                })
+            })
+            .collect();
+        let mut sorted = recs.clone();
+        sorted.sort();
+        let mut body = Vec::new();
+        for k in &sorted {
+            k.record().write(&mut body);
+        }
+        let input = dir.path().join("kept");
+        std::fs::write(&input, &body).unwrap();
+        let map_file = dir.path().join("map");
+        // Files 0..7 to parts 2, 0, 1, 2, 0, 1, 2; part 3 empty.
+        let map_text: String = (0..7)
+            .map(|f| format!("{f:010}\t{}\n", (f + 2) % 3))
+            .collect();
+        std::fs::write(&map_file, format!("{map_text}0000000009\t3\n")).unwrap();
+        let (map, n) = read_file_map(&map_file).unwrap();
+        assert_eq!(n, 4);
+        let prefix = dir.path().join("t");
+        assert_eq!(
+            split_by_file(std::slice::from_ref(&input), &map, n, &prefix).unwrap(),
+            300
+        );
+        for p in 0..n {
+            let got = std::fs::read(range_path(&prefix, p)).unwrap();
+            let mut want = Vec::new();
+            for k in sorted.iter().filter(|k| map[k.file as usize] == p) {
+                k.record().write(&mut want);
+            }
+            assert_eq!(got, want, "part {p}");
+        }
+        // A file the map does not list: an error naming the line, no part.
+        std::fs::write(&map_file, "0000000000\t0\n").unwrap();
+        let (map, n) = read_file_map(&map_file).unwrap();
+        let e = split_by_file(&[input], &map, n, &dir.path().join("u"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has no part in the map"), "{e}");
+        assert!(!range_path(&dir.path().join("u"), 0).exists());
+        std::fs::write(&map_file, "12 0\n").unwrap();
+        let e = read_file_map(&map_file).unwrap_err().to_string();
+        assert!(
+            e.contains("map:1: expected a file id and a part number"),
+            "{e}"
+        );
     }
 
     #[test]
