@@ -494,6 +494,24 @@ def main(argv=None):
             "SELECT TRANSFORM(line) %s USING %s AS (line STRING) %s FROM %s" % (fmt, sql_str(body), fmt, view)
         )
 
+    def table_df(rows, schema, name):
+        """A DataFrame of driver-side rows (O(files)): on a shared folder
+        written as a file that Spark reads (converting many Python rows
+        through py4j costs ~10 us each), else created from the rows. The
+        last column may hold tabs."""
+        if not shared:
+            return spark.createDataFrame(list(rows), schema)
+        # (Spark's file sources skip names that start with '.' or '_'.)
+        os.makedirs(L("driver-tables"), exist_ok=True)
+        path = os.path.join(L("driver-tables"), name + ".tsv")
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            for r in rows:
+                f.write("\t".join(str(x) for x in r) + "\n")
+        cols = [c.split() for c in schema.split(",")]
+        parts = fn.split(fn.col("value"), "\t", len(cols))
+        return spark.read.text("file://" + path).select(
+            *[parts.getItem(i).cast(t).alias(c) for i, (c, t) in enumerate(cols)])
+
     timings = []
 
     jvm_pid = sc._jvm.java.lang.ProcessHandle.current().pid()
@@ -745,7 +763,7 @@ def main(argv=None):
     # Kept records and chunks per component: the tasks' per-file counts (K
     # lines) joined with the file -> component map (broadcast, O(files)) and
     # summed per component in Spark; O(components) to the driver.
-    comp_map = spark.createDataFrame([(i, labels[i]) for i in multi], "fid int, comp int")
+    comp_map = table_df(((i, labels[i]) for i in multi), "fid int, comp int", "comp_map")
     kparts = fn.split("line", "\t")
     per_comp = {
         r.comp: (r.records, r.chunks)
@@ -818,7 +836,7 @@ def main(argv=None):
         i = [k for k, _ in ps].index("bins")
         bins_pre = join_params(pre, ps[:i]) + "\t"
         bins_post = "".join("\t%s=%s" % kv for kv in ps[i + 1:])
-        fmap = spark.createDataFrame([(f, b, keys[task_of_bin[b - 1]]) for f, b in routes], "fid int, bin int, key int")
+        fmap = table_df(((f, b, keys[task_of_bin[b - 1]]) for f, b in routes), "fid int, bin int, key int", "fmap")
         binmeta = []
         routed_local = L("routed.parts")
         if file_sort:
@@ -851,7 +869,7 @@ def main(argv=None):
             binmeta.append((k, b + 1, 0, bin_lines[b]))
             binmeta.extend((k, b + 1, j + 1, fl) for j, fl in enumerate(bin_files[b]))
         del routes, bin_files
-        meta_df = spark.createDataFrame(binmeta, "key int, bin int, seq int, line string").select(
+        meta_df = table_df(binmeta, "key int, bin int, seq int, line string", "binmeta").select(
             "key", "bin", fn.lit(1).alias("kind"), "seq", "line")
         del binmeta
         by_bin = meta_df if routed is None else routed.unionByName(meta_df)
@@ -896,10 +914,17 @@ def main(argv=None):
     )
     # The pairs, verified pairs and regions: sorted by Spark, written as
     # ranges; their header and trailer as part-00000 and part-99999.
-    for tag, name in outputs + ([] if shared or nbins == 0 else [("B", "bins.tsv")]):
-        pdir = work_uri + "/" + name.replace(".tsv", ".parts")
-        (body.filter(body.tag == tag).repartitionByRange(nparts, "ab", "seq")
-         .sortWithinPartitions("ab", "seq").select("line").write.mode("overwrite").text(pdir))
+    # One job for all of them: ranges of (tag, a, b, seq), each task
+    # writing its rows into its tag's folder, then the folders renamed.
+    written = outputs + ([] if shared or nbins == 0 else [("B", "bins.tsv")])
+    tmp_uri = work_uri + "/outputs.tmp"
+    (body.filter(body.tag.isin([t_ for t_, _ in written])).repartitionByRange(nparts, "tag", "ab", "seq")
+     .sortWithinPartitions("tag", "ab", "seq").select("tag", "line")
+     .write.mode("overwrite").partitionBy("tag").text(tmp_uri))
+    for tag, name in written:
+        hadoop_move(sc, tmp_uri + "/tag=" + tag, work_uri + "/" + name.replace(".tsv", ".parts"))
+    hadoop_delete(sc, tmp_uri)
+    for tag, name in written:
         if tag == "B":
             continue
         hs = [h[4:] for h in heads if h[0] == tag]
@@ -916,6 +941,7 @@ def main(argv=None):
         pdir = work_uri + "/" + name.replace(".tsv", ".parts")
         put_text(sc, pdir + "/part-00000", head)
         put_text(sc, pdir + "/part-99999", tail)
+    shutil.rmtree(L("driver-tables"), ignore_errors=True)
     mark("plan, analysis and verification of %d bins" % nbins, t0)
 
     # ---- 5. the reports, as tasks ------------------------------------------
@@ -1079,6 +1105,20 @@ def hadoop_delete(sc, uri):
     fs, path = hadoop_fs(sc, uri)
     if fs.exists(path):
         fs.delete(path, True)
+
+
+def hadoop_move(sc, src, dst):
+    """Replace the folder dst by src (an empty folder when src is missing:
+    a Spark write makes no folder for a value without rows)."""
+    fs, d = hadoop_fs(sc, dst)
+    if fs.exists(d):
+        fs.delete(d, True)
+    _, sp = hadoop_fs(sc, src)
+    if fs.exists(sp):
+        if not fs.rename(sp, d):
+            sys.exit("fsim-spark: cannot rename %s to %s" % (src, dst))
+    else:
+        fs.mkdirs(d)
 
 
 def hadoop_copy_up(sc, local, uri):
