@@ -113,6 +113,11 @@ fn line_only_pairs(pairs: &Path) -> usize {
 const FORMATS: &str = "txt json tsv html xlsx";
 
 fn make_report(repo: &Path, work: &Path) {
+    make_report_with(repo, work, &[]);
+}
+
+/// `make report` with more variables (`METHOD=sif`).
+fn make_report_with(repo: &Path, work: &Path, vars: &[&str]) {
     let mut c = Command::new("make");
     c.current_dir(source_root())
         .arg("--no-print-directory")
@@ -122,11 +127,17 @@ fn make_report(repo: &Path, work: &Path) {
         .arg(format!("WORK={}", work.display()))
         .arg("CAPACITY=64K")
         .arg("MEMORY=64K")
-        .arg(format!("FORMATS={FORMATS}"));
+        .arg(format!("FORMATS={FORMATS}"))
+        .args(vars);
     run_ok(c, None);
 }
 
 fn fsim_spark(repo: &Path, work: &Path, env: &[(&str, &str)]) -> String {
+    fsim_spark_with(repo, work, env, &[])
+}
+
+/// fsim-spark with more options (`--method sif`).
+fn fsim_spark_with(repo: &Path, work: &Path, env: &[(&str, &str)], opts: &[&str]) -> String {
     let mut c = Command::new(source_root().join("scripts/spark/fsim-spark"));
     c.env("FSIM_SPARK_PYTHON", python())
         .arg("--master")
@@ -138,7 +149,8 @@ fn fsim_spark(repo: &Path, work: &Path, env: &[(&str, &str)]) -> String {
         .arg("--work")
         .arg(work)
         .args(["--capacity", "64K", "--memory", "64K", "--jobs", "2"])
-        .args(["--formats", FORMATS]);
+        .args(["--formats", FORMATS])
+        .args(opts);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -268,6 +280,20 @@ fn spark_unshared_work_path_is_byte_identical() {
         err.contains("the path of a non-shared work folder"),
         "{err}"
     );
+    assert_same(&t.path().join("local"), &t.path().join("spark"));
+}
+
+/// A feature method (sif): its parameters and per-file feature counts go
+/// through the forests and the partition file as make's do.
+#[test]
+fn spark_feature_method_is_byte_identical() {
+    if skip("spark_feature_method_is_byte_identical") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = repo_with_scattered_edits(t.path());
+    make_report_with(&repo, &t.path().join("local"), &["METHOD=sif"]);
+    fsim_spark_with(&repo, &t.path().join("spark"), &[], &["--method", "sif"]);
     assert_same(&t.path().join("local"), &t.path().join("spark"));
 }
 

@@ -50,6 +50,10 @@ M128 = (1 << 128) - 1
 K1 = 0x9E3779B97F4A7C15F39CC0605CEDC835
 K2 = 0xD6E8FEB86659FD93A0F43B2B7BD22E41
 FEATURE_METHODS = {"sif", "mod", "min", "sketch", "bsw-min", "supershingle", "oneperm", "bbit"}
+# formats::CHUNK_PARAM_KEYS: the chunking parameters, in the order the
+# stages after fsim-chunk write them.
+CHUNK_PARAM_KEYS = ["method", "avg", "min", "max", "div", "div2", "window", "hash", "n", "bits", "anchors",
+                    "k", "s", "b", "fold-case", "collapse-whitespace", "strip-html"]
 BINARIES = ["fsim-chunk", "fsim-sort", "fsim-partition", "fsim-binpack", "fsim-analyze", "fsim-verify", "fsim-report"]
 
 
@@ -737,7 +741,10 @@ def main(argv=None):
         sizes[lab] = sizes.get(lab, 0) + 1
     multi = [i for i in range(nfiles) if sizes[labels[i]] > 1]
     ncomp = sum(1 for lab, n in sizes.items() if n > 1)
+    # fsim-partition writes the chunking parameters in this order
+    # (formats::CHUNK_PARAM_KEYS), whatever the file table's.
     params = parse_params(files_head)[1]
+    params = [kv for k in CHUNK_PARAM_KEYS for kv in params if kv[0] == k]
     # partition.tsv = partition.parts/part-* concatenated: its header
     # (part-00000, a prefix of the first range's name), the kept records
     # range by range (as the tasks wrote them), then part-99999: the F lines
