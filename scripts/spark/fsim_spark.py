@@ -112,19 +112,20 @@ sed 's/^/T\t/' "$t/files.tsv"
 """
 
 # The same when the work folder is a shared POSIX folder: the records are
-# split by hash range into $PARTS/shard-<i>.r<range> (`fsim-sort
-# --split-ranges`: each a chunk file, records in input order), the map side
-# of the sort by files; only the chunk file's header and trailer and the
-# file table go to stdout.
+# split by hash range as they are cut, into $PARTS/shard-<i>.r<range>
+# (`fsim-sort --split-ranges`: each a chunk file, records in input order),
+# the map side of the sort by files; the shard's file table goes to
+# $TABLES/files-<i>.tsv (its trailer has the records' count and digest),
+# nothing to stdout.
 CHUNK_FILES_SH = PRE + r"""
 read i
 o=$(printf '%s/shard-%05d' "$PARTS" "$i")
-"$B/fsim-chunk" "$@" --shard "$i/$SHARDS" --files-out "$t/files.tsv" -o "$t/chunks.tsv" -- "$REPO"
-fail_once chunk "$t/chunks.tsv"
-head -n 1 "$t/chunks.tsv"
-tail -n 1 "$t/chunks.tsv"
-"$B/fsim-sort" -q --split-ranges "$NPARTS" -o "$o" "$t/chunks.tsv"
-sed 's/^/T\t/' "$t/files.tsv"
+tbl=$(printf '%s/files-%05d.tsv' "$TABLES" "$i")
+"$B/fsim-chunk" "$@" --shard "$i/$SHARDS" --files-out "$t/files.tsv" -o - -- "$REPO" \
+  | "$B/fsim-sort" -q --split-ranges "$NPARTS" -o "$o" -
+fail_once chunk "$t/files.tsv"
+mv "$t/files.tsv" "$TABLES/.${tbl##*/}.$$"
+mv "$TABLES/.${tbl##*/}.$$" "$tbl"
 """
 
 # Stage 3, one task per hash range: sorted records on stdin.
@@ -138,7 +139,8 @@ cat "$t/out.tsv"
 # The same on a shared POSIX folder, with the sort: the range's number on
 # stdin; its files of all chunk tasks sorted by `fsim-sort --records-only`
 # into $SORTED/part-<range>-r (the range of sorted.tsv), then the kept
-# records go to $KEPT/part-<range>-r, the rest to stdout.
+# records go to $KEPT/part-<range>-r, the K lines to $FOREST/k-<range>, the
+# rest (edges, summaries) to $FOREST/f-<range>; nothing to stdout.
 SORT_FOREST_SH = PRE + r"""
 read r
 n=$(printf '%05d' "$r")
@@ -147,7 +149,10 @@ n=$(printf '%05d' "$r")
 fail_once forest "$t/out.tsv"
 grep '^[0-9a-f]' "$t/out.tsv" > "$KEPT/.part-$n-r.$$" || true
 mv "$KEPT/.part-$n-r.$$" "$KEPT/part-$n-r"
-grep -v '^[0-9a-f]' "$t/out.tsv" || true
+grep '^K' "$t/out.tsv" > "$FOREST/.k-$n.$$" || true
+grep -v '^[0-9a-fK]' "$t/out.tsv" > "$FOREST/.f-$n.$$" || true
+mv "$FOREST/.k-$n.$$" "$FOREST/k-$n"
+mv "$FOREST/.f-$n.$$" "$FOREST/f-$n"
 """
 
 # The line source, one task: its pairs alone (fsim-analyze --line-pairs-only
@@ -546,8 +551,18 @@ def main(argv=None):
     if shared:
         shutil.rmtree(chunk_parts, ignore_errors=True)
         os.makedirs(chunk_parts)
-        raw = transform(shard_df, CHUNK_FILES_SH, *chunk_opts, PARTS=chunk_parts, NPARTS=str(nparts))
-        meta = [r.line for r in raw.collect()]
+        tables = L("shard-tables")
+        shutil.rmtree(tables, ignore_errors=True)
+        os.makedirs(tables)
+        raw = transform(shard_df, CHUNK_FILES_SH, *chunk_opts, PARTS=chunk_parts, NPARTS=str(nparts), TABLES=tables)
+        if raw.count():
+            sys.exit("fsim-spark: the chunk tasks printed lines")
+        meta = []
+        for name in sorted(os.listdir(tables)):
+            if name.startswith("files-"):
+                with open(os.path.join(tables, name), encoding="utf-8") as f:
+                    meta.extend("T\t" + l.rstrip("\n") for l in f)
+        shutil.rmtree(tables)
     else:
         raw = transform(shard_df, CHUNK_SH, *chunk_opts).persist(disk)
         meta = [r.line for r in raw.filter(first.isin("T", "#")).collect()]
@@ -569,6 +584,10 @@ def main(argv=None):
     if len(heads) != 1 or len(tails) != shards:
         sys.exit("fsim-spark: expected %d shard file tables with one header, got %d headers and %d trailers" % (shards, len(heads), len(tails)))
     files_head = heads.pop()
+    if shared:
+        # The shards' file tables' trailers carry their records' count and digest.
+        chunk_counts = sum(int(get(t_, "records")) for t_ in tails)
+        shard_digest = sum(int(get(t_, "digest"), 16) for t_ in tails)
     entries.sort()
     nfiles = len(entries)
     skipped = sum(int(get(t, "skipped")) for t in tails)
@@ -673,16 +692,30 @@ def main(argv=None):
         shutil.rmtree(kept_local, ignore_errors=True)
         os.makedirs(kept_local)
         by_range = spark.range(0, nparts, 1, nparts).selectExpr("cast(id as string) as line")
-        forest = transform(by_range, SORT_FOREST_SH, *fopts, KEPT=kept_local, SORTED=sorted_local,
-                           CHUNKS=chunk_parts, SORT_MEMORY=a.memory).persist(disk)
+        forest_local = L("forest.parts")
+        shutil.rmtree(forest_local, ignore_errors=True)
+        os.makedirs(forest_local)
+        forest = None
+        if transform(by_range, SORT_FOREST_SH, *fopts, KEPT=kept_local, SORTED=sorted_local,
+                     CHUNKS=chunk_parts, SORT_MEMORY=a.memory, FOREST=forest_local).count():
+            sys.exit("fsim-spark: the forest tasks printed lines")
+        # Everything but the per-file kept counts (K lines: summed per
+        # component in Spark below) comes to the driver, read from the
+        # tasks' files.
+        fmeta = []
+        for name in sorted(os.listdir(forest_local)):
+            if name.startswith("f-"):
+                with open(os.path.join(forest_local, name), encoding="utf-8") as f:
+                    fmeta.extend(l.rstrip("\n") for l in f)
+        kcounts = spark.read.text("file://" + forest_local + "/k-*").select(fn.col("value").alias("line"))
     else:
         forest = transform(sorted_df, FOREST_SH, *fopts).persist(disk)
         kept_df = forest.filter(~first.isin("E", "N", "P", "#", "K"))
         kept_df.write.mode("overwrite").text(kept_dir)
-    # Everything but the per-file kept counts (K lines: summed per
-    # component in Spark below) comes to the driver.
-    fmeta = [r.line for r in forest.filter(first.isin("E", "N", "P", "#")).collect()]
-    kcounts = forest.filter(first == "K")
+        # Everything but the per-file kept counts (K lines: summed per
+        # component in Spark below) comes to the driver.
+        fmeta = [r.line for r in forest.filter(first.isin("E", "N", "P", "#")).collect()]
+        kcounts = forest.filter(first == "K")
     if file_sort:
         # Listed now that the tasks have written them.
         kept_df = spark.read.text(kept_dir).select(fn.col("value").alias("line"))
@@ -781,7 +814,9 @@ def main(argv=None):
         ).join(fn.broadcast(comp_map), "fid").groupBy("comp")
         .agg(fn.sum("records").alias("records"), fn.sum("chunks").alias("chunks")).collect()
     }
-    forest.unpersist()
+    if forest is not None:
+        forest.unpersist()
+    shutil.rmtree(L("forest.parts"), ignore_errors=True)
     csizes = {}
     for i in multi:
         csizes[labels[i]] = csizes.get(labels[i], 0) + 1
