@@ -357,7 +357,7 @@ Median of $RUNS runs, warm page cache, side by side in one run; peak RSS from
 \`/usr/bin/time\`. Absolute times on a shared machine drift: read the ratios.
 
 Measured by hand, with their profiles: [fsim-binpack and fsim-analyze](performance-analyze.md),
-[fsim-verify](performance-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](performance-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [performance-after-analysis.md](performance-after-analysis.md).
+[fsim-verify](performance-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](performance-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [performance-after-analysis.md](performance-after-analysis.md); fsim-spark against `make report` and the sort path per record (by files and through Spark), by `scripts/spark/measure`, in [distributed.md](distributed.md).
 
 Inputs: a generated tree of $FILES text documents (~$SIZE bytes each, $TREE_BYTES bytes
 in 300 folders; \`fsim-gen --bulk $FILES\`), and one file of $BIG_BYTES bytes of the same text.
