@@ -1,39 +1,42 @@
 #!/usr/bin/env python3
 """fsim-spark: the fsim pipeline on Apache Spark (PySpark), docs/distributed.md.
 
-Spark moves the records between fsim's own binaries without Python touching
-them: every stage is a Spark SQL script transformation (`SELECT TRANSFORM
-... USING`), which pipes a partition's rows from the executor's JVM to the
-binary and its output lines back; the shuffles and sorts are Spark's own on
-text DataFrames. Python, on the driver, handles file names, summary lines and
-what is O(files).
+fsim's own binaries do the work; every stage is a Spark SQL script
+transformation (`SELECT TRANSFORM ... USING`), whose tasks run them. No record
+goes through Python; on a shared POSIX work folder none goes through the JVM
+either (the sort and the routing are by files); otherwise Spark's shuffles
+and sorts on text DataFrames move them. Python, on the driver, handles file
+names, summary lines and what is O(files).
 
 1. chunking: one task per shard runs `fsim-chunk --shard I/N` (file ids are
-   walk positions); the driver collects the shards' file tables (one line per
-   file) and writes files.tsv; the records stay in the executors (cached);
-2. the sort: `repartitionByRange` + `sortWithinPartitions` on the record line
-   (byte order = (hash, id, length)); the ranges are written as they are
-   (WORK/sorted.parts/part-*: concatenated, fsim-sort's sorted.tsv);
+   walk positions), its records split by hash range (`fsim-sort
+   --split-ranges`) on a shared folder; the driver merges the shards' file
+   tables into files.tsv;
+2. the sort: range r's task sorts the r-th files of every shard (`fsim-sort
+   --records-only`), or Spark sorts the ranges; WORK/sorted.parts/part-*
+   concatenated is fsim-sort's sorted.tsv;
 3. partitioning: every hash range is reduced by `fsim-partition
-   --emit-forest --kept-counts` to its kept records (written as
-   WORK/partition.parts), a spanning forest of its file graph and per-file
-   kept counts; the driver merges the forests with one union-find (smallest
-   id labels, as fsim-partition);
+   --emit-forest --kept-counts` to its kept records (WORK/partition.parts),
+   a spanning forest of its file graph and per-file kept counts; the driver
+   merges the forests with one union-find (smallest id labels, as
+   fsim-partition);
 4. the bin plan from per-component figures: the per-file counts summed per
    component by Spark (O(components) to the driver), `fsim-binpack
    --components` on the driver;
-5. the kept records routed to their bin by a broadcast join on the file id,
-   each task taking consecutive bins, writing its slice of bins.tsv,
-   analysing its bins (fsim-analyze) and verifying their pairs (fsim-verify,
-   where the repository is mounted); the pairs, verified pairs and regions
-   are sorted by Spark and written as ranges;
-6. fsim-report on the driver, reading the verified pairs from their parts.
+5. the kept records routed to their analysis task (`fsim-sort
+   --split-by-file` per range, or a broadcast join in Spark), each task
+   taking consecutive bins, writing its slice of bins.tsv, analysing its
+   bins (fsim-analyze, with its share of the line source's pairs, which one
+   task computes) and verifying their pairs (fsim-verify, where the
+   repository is mounted); the pairs, verified pairs and regions are sorted
+   by Spark and written as ranges;
+6. the reports: a task per format (fsim-report within --memory).
 
 The outputs are byte-identical to `make report` with the same settings:
 files.tsv, plan.tsv, report.* as files; sorted, partition, bins, pairs,
 verified and regions as WORK/NAME.parts/part-*, which concatenated in name
 order are make's NAME.tsv (the driver writes only their part-00000 header
-and part-99999 tail: no record is copied through it).
+and part-99999 tail: no record or pair is copied through it).
 """
 
 import argparse
@@ -1101,23 +1104,6 @@ def log_cpu(sc, master):
                " (driver and executors)" if master.startswith("local") else " (the driver's)"))
     except Exception as e:  # noqa: BLE001 (a figure of the log only)
         log("CPU: not measured (%s)" % e)
-
-
-def append_parts(sc, dst, parts_uri):
-    """Append the part-* files of a Spark output folder, in name (= range)
-    order, to the local file dst; the bytes go through the JVM only."""
-    jvm = sc._jvm
-    fs, path = hadoop_fs(sc, parts_uri)
-    names = sorted(s.getPath().getName() for s in fs.listStatus(path))
-    out = jvm.java.io.FileOutputStream(dst, True)
-    try:
-        for n in names:
-            if n.startswith("part-"):
-                src = fs.open(jvm.org.apache.hadoop.fs.Path(parts_uri + "/" + n))
-                jvm.org.apache.hadoop.io.IOUtils.copyBytes(src, out, 1 << 20, False)
-                src.close()
-    finally:
-        out.close()
 
 
 def put_text(sc, uri, lines):
