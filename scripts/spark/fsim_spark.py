@@ -949,8 +949,6 @@ def main(argv=None):
             LINE_OPTS=" ".join(line_opts) if lines_on else "",
         ).persist(disk)
     heads = [r.line for r in out.filter(fn.substring("line", 3, 1) == "#").collect()]
-    if file_sort:
-        shutil.rmtree(L("routed.parts"), ignore_errors=True)
     body = out.filter(fn.substring("line", 3, 1) != "#").select(
         fn.substring("line", 1, 1).alias("tag"),
         fn.substring("line", 3, 21).alias("ab"),
@@ -986,7 +984,10 @@ def main(argv=None):
         pdir = work_uri + "/" + name.replace(".tsv", ".parts")
         put_text(sc, pdir + "/part-00000", head)
         put_text(sc, pdir + "/part-99999", tail)
+    # Kept until the outputs are written: a lost cached partition of the
+    # analysis is computed again from them.
     shutil.rmtree(L("driver-tables"), ignore_errors=True)
+    shutil.rmtree(L("routed.parts"), ignore_errors=True)
     mark("plan, analysis and verification of %d bins" % nbins, t0)
 
     # ---- 5. the reports, as tasks ------------------------------------------
