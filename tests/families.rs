@@ -157,6 +157,42 @@ fn folders_of_versions_are_one_cluster() {
     }
 }
 
+/// A chain of versions, each edited from the one before in 25 of its 400
+/// lines: neighbours share ~94%, versions far apart ~60%, and the links
+/// kept (over half of the smaller file) make a clique uniform enough that
+/// only each file's closest relative tells it from a template. It must not
+/// be flagged: marking its chunks as a template would hide the versions
+/// from each other.
+#[test]
+fn a_chain_of_edited_versions_is_not_a_likely_template() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("chain");
+    std::fs::create_dir_all(&repo).unwrap();
+    let mut doc: Vec<String> = (0..400).map(|i| line(3, i)).collect();
+    let mut x = 12345u64;
+    for v in 0..10u64 {
+        std::fs::write(repo.join(format!("doc-v{v:02}.txt")), doc.concat()).unwrap();
+        for k in 0..25u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let i = (x >> 33) as usize % doc.len();
+            doc[i] = line(1000 + v, k);
+        }
+    }
+    let r = make_report(&repo, &t.path().join("work"));
+    let clusters = r["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 1, "{r:#}");
+    let c = &clusters[0];
+    assert_eq!(c["file_count"], 10);
+    let links = c["links"].as_array().unwrap().len();
+    assert!(
+        links * 10 >= 45 * 9,
+        "{links} links: not dense enough to test"
+    );
+    assert_eq!(c["likely_template"], false, "{c:#}");
+}
+
 #[test]
 fn two_copies_through_the_pipe() {
     let t = tempfile::tempdir().unwrap();

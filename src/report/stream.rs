@@ -164,6 +164,34 @@ type Scan<'a> = dyn FnMut(&mut dyn FnMut(u64)) -> Result<()> + 'a;
 /// The k-th smallest (0-based) of the values `scan` gives, all within
 /// [lo, hi], by narrowing a histogram of 65,536 buckets: a few scans, 512
 /// KiB of memory.
+/// Bytes [`Closest`] holds per file.
+const CLOSEST_ENTRY: u64 = 24;
+
+/// Each file's most bytes in common with another file of its cluster, for
+/// the files of the clusters tested as likely templates.
+struct Closest(std::collections::HashMap<u32, u64>);
+
+fn closest_of<'a>(files: impl IntoIterator<Item = &'a u32>) -> Closest {
+    Closest(files.into_iter().map(|&f| (f, 0)).collect())
+}
+
+impl Closest {
+    fn add(&mut self, p: &Pair) {
+        for f in [p.a, p.b] {
+            if let Some(x) = self.0.get_mut(&f) {
+                *x = (*x).max(p.common);
+            }
+        }
+    }
+
+    fn of(&self, files: &[u32]) -> Vec<u64> {
+        files
+            .iter()
+            .map(|f| self.0.get(f).copied().unwrap_or(0))
+            .collect()
+    }
+}
+
 fn kth(k: u64, mut lo: u64, mut hi: u64, scan: &mut Scan<'_>) -> Result<u64> {
     const B: u64 = 1 << 16;
     let mut k = k;
@@ -403,8 +431,11 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
     let mut i = 0;
     while i < cands.len() {
         let c0 = cands[i];
-        if count[c0] as u64 * 8 > budget {
-            // Alone and too large: narrow a histogram.
+        // 8 bytes per link, and each file's closest relative (a map entry).
+        let need = |c: usize| count[c] as u64 * 8 + members[c].len() as u64 * CLOSEST_ENTRY;
+        if need(c0) > budget {
+            // Alone and too large: narrow a histogram (and hold only the
+            // files' closest relatives).
             let mut scan = |each: &mut dyn FnMut(u64)| -> Result<()> {
                 source.kept(&report, &mut |p| {
                     if cluster_of[p.a as usize] as usize == c0 {
@@ -416,15 +447,26 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             let p10 = kth(len / 10, 0, max_common[c0], &mut scan)?;
             let median = kth(len / 2, 0, max_common[c0], &mut scan)?;
             let ms = median_size(&report.sizes, &members[c0]);
-            template[c0] = (p10 > 0 && p10 * 4 >= median * 3 && p10 * 10 < ms * 9).then_some(p10);
+            let mut closest = closest_of(&members[c0]);
+            source.kept(&report, &mut |p| {
+                if cluster_of[p.a as usize] as usize == c0 {
+                    closest.add(&p);
+                }
+            })?;
+            template[c0] = crate::report::templates::uniform_template(
+                p10,
+                median,
+                ms,
+                &closest.of(&members[c0]),
+            );
             i += 1;
             continue;
         }
         // A batch of candidates whose bytes in common fit together.
         let mut j = i;
         let mut bytes = 0u64;
-        while j < cands.len() && bytes + count[cands[j]] as u64 * 8 <= budget {
-            bytes += count[cands[j]] as u64 * 8;
+        while j < cands.len() && bytes + need(cands[j]) <= budget {
+            bytes += need(cands[j]);
             j += 1;
         }
         let batch = &cands[i..j];
@@ -436,10 +478,12 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             .iter()
             .map(|&c| Vec::with_capacity(count[c]))
             .collect();
+        let mut closest = closest_of(batch.iter().flat_map(|&c| members[c].iter()));
         source.kept(&report, &mut |p| {
             let s = slot[cluster_of[p.a as usize] as usize];
             if s != NONE {
-                commons[s as usize].push(p.common)
+                commons[s as usize].push(p.common);
+                closest.add(&p);
             }
         })?;
         for (x, &c) in batch.iter().enumerate() {
@@ -448,6 +492,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
                 &commons[x],
                 median_size(&report.sizes, &members[c]),
                 min_files,
+                &closest.of(&members[c]),
             );
         }
         i = j;
