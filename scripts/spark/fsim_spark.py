@@ -180,6 +180,31 @@ if [ "$VERIFY" != 0 ]; then
 fi
 """
 
+# Shell functions of the bins tasks. put_slice: the task's slice of
+# bins.tsv ($t/in.tsv, its first bin $fb) written as
+# $BPARTS/part-00000-b<fb>. bins_file: the task's bins file ($t/bins.tsv)
+# from that slice, its records ($t/rec.tsv, sorted: their count and digest
+# from fsim-partition's summary) and its numbers of bins and files ($nb,
+# $nf).
+BINS_FILE_SH = r"""
+put_slice() {
+  o=$(printf '%s/part-00000-b%010d' "$BPARTS" "$fb")
+  cp "$t/in.tsv" "$BPARTS/.${o##*/}.$$"
+  mv "$BPARTS/.${o##*/}.$$" "$o"
+}
+bins_file() {
+  sum=$("$B/fsim-partition" -q --emit-forest --files-count "$NFILES" "$t/rec.tsv" \
+    | sed -n 's/^#forest\t.*\trecords=\([0-9]*\)\tdigest=\([0-9a-f]*\)\t.*/records=\1\tdigest=\2/p')
+  [ -n "$sum" ]
+  {
+    printf '%sbins=%s%s\n' "$BINS_PRE" "$nb" "$BINS_POST"
+    cat "$t/in.tsv"
+    printf '#end bins\t%s\tbins=%s\tfiles=%s\n' "$sum" "$nb" "$nf"
+  } > "$t/bins.tsv"
+  rm -f "$t/in.tsv" "$t/rec.tsv"
+}
+"""
+
 # On a shared POSIX folder, one task per hash range: the range's number on
 # stdin; its kept records ($KEPT/part-<range>-r) split by analysis task
 # with the file -> task map $ROUTE into $ROUTED/k-<range>.r<task>.
@@ -194,7 +219,7 @@ n=$(printf '%05d' "$r")
 # source's L lines; its records read from the route files
 # $ROUTED/k-*.r<task> (in range order: (hash, id) order) and put after
 # their bin's F lines (split by bin with fsim-sort --split-by-file).
-ANALYZE_FILES_SH = PRE + r"""
+ANALYZE_FILES_SH = PRE + BINS_FILE_SH + r"""
 cat > "$t/all.tsv"
 [ -s "$t/all.tsv" ] || exit 0
 task=$(head -n 1 "$t/all.tsv" | sed -n 's/^T\t\([0-9]*\)$/\1/p')
@@ -220,18 +245,8 @@ if [ "$nb" -gt 1 ]; then
 else
   cat "$t/head.tsv" "$t/rec.tsv" > "$t/in.tsv"
 fi
-o=$(printf '%s/part-00000-b%010d' "$BPARTS" "$fb")
-cp "$t/in.tsv" "$BPARTS/.${o##*/}.$$"
-mv "$BPARTS/.${o##*/}.$$" "$o"
-sum=$("$B/fsim-partition" -q --emit-forest --files-count "$NFILES" "$t/rec.tsv" \
-  | sed -n 's/^#forest\t.*\trecords=\([0-9]*\)\tdigest=\([0-9a-f]*\)\t.*/records=\1\tdigest=\2/p')
-[ -n "$sum" ]
-{
-  printf '%sbins=%s%s\n' "$BINS_PRE" "$nb" "$BINS_POST"
-  cat "$t/in.tsv"
-  printf '#end bins\t%s\tbins=%s\tfiles=%s\n' "$sum" "$nb" "$nf"
-} > "$t/bins.tsv"
-rm -f "$t/in.tsv" "$t/rec.tsv"
+put_slice
+bins_file
 """ + ANALYZE_RUN_SH
 
 # Stage 4, one task per group of consecutive bins: the bins' '#bin' and F
@@ -243,7 +258,7 @@ rm -f "$t/in.tsv" "$t/rec.tsv"
 # `TAG<TAB>a<TAB>b<TAB>seq<TAB>line` (seq: order within the task), their
 # headers and trailers as `TAG<TAB>#<TAB>line`; its slice of bins.tsv as
 # `B<TAB>first bin<TAB>seq<TAB>line` when the work folder is not shared.
-ANALYZE_SH = PRE + r"""
+ANALYZE_SH = PRE + BINS_FILE_SH + r"""
 if [ -n "$LINE_OPTS" ]; then
   # The line source's pairs routed here (L lines, after the bins).
   cat > "$t/all.tsv"
@@ -261,9 +276,7 @@ fi
 fb=$(head -n 1 "$t/in.tsv" | cut -f 2)
 case $fb in *[!0-9]*|'') echo "fsim-spark: a bins task's input does not start with a #bin line" >&2; exit 2 ;; esac
 if [ -n "$BPARTS" ]; then
-  o=$(printf '%s/part-00000-b%010d' "$BPARTS" "$fb")
-  cp "$t/in.tsv" "$BPARTS/.${o##*/}.$$"
-  mv "$BPARTS/.${o##*/}.$$" "$o"
+  put_slice
 else
   awk -v b="$fb" '{ printf "B\t%021d\t%012d\t%s\n", b, NR, $0 }' "$t/in.tsv"
 fi
@@ -275,14 +288,7 @@ if [ "$nb" -gt 1 ]; then
 else
   grep -v '^[#F]' "$t/in.tsv" > "$t/rec.tsv" || true
 fi
-sum=$("$B/fsim-partition" -q --emit-forest --files-count "$NFILES" "$t/rec.tsv" \
-  | sed -n 's/^#forest\t.*\trecords=\([0-9]*\)\tdigest=\([0-9a-f]*\)\t.*/records=\1\tdigest=\2/p')
-[ -n "$sum" ]
-{
-  printf '%sbins=%s%s\n' "$BINS_PRE" "$nb" "$BINS_POST"
-  cat "$t/in.tsv"
-  printf '#end bins\t%s\tbins=%s\tfiles=%s\n' "$sum" "$nb" "$nf"
-} > "$t/bins.tsv"
+bins_file
 """ + ANALYZE_RUN_SH
 
 # When no file shares a kept chunk (no bin), one task: the bins file is
@@ -881,7 +887,11 @@ def main(argv=None):
         i = [k for k, _ in ps].index("bins")
         bins_pre = join_params(pre, ps[:i]) + "\t"
         bins_post = "".join("\t%s=%s" % kv for kv in ps[i + 1:])
-        fmap = table_df(((f, b, keys[task_of_bin[b - 1]]) for f, b in routes), "fid int, bin int, key int", "fmap")
+        # The file -> bin and task map, for Spark's routing of the records
+        # and of the line source's pairs (not needed by the routing by files).
+        fmap = None
+        if not file_sort or lines_on:
+            fmap = table_df(((f, b, keys[task_of_bin[b - 1]]) for f, b in routes), "fid int, bin int, key int", "fmap")
         binmeta = []
         routed_local = L("routed.parts")
         if file_sort:

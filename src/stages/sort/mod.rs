@@ -117,6 +117,15 @@ fn open_input_at(path: &Path, offset: u64) -> Result<(Box<dyn std::io::BufRead +
     ))
 }
 
+/// The inputs given, or standard input (`-`) when none is.
+pub(crate) fn inputs_or_stdin(inputs: &[PathBuf]) -> Vec<PathBuf> {
+    if inputs.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        inputs.to_vec()
+    }
+}
+
 /// Feed a `#` line of a chunk input to the checks of its file (`check`)
 /// and of all the inputs (`all`, whose headers must agree); true when it
 /// is a header.
@@ -160,12 +169,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             "--memory must be at least {MIN_MEMORY} bytes (4K)"
         )));
     }
-    let default_input = [PathBuf::from("-")];
-    let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
-        &default_input
-    } else {
-        &cfg.inputs
-    };
+    let inputs: &[PathBuf] = &inputs_or_stdin(&cfg.inputs);
     let (journal, cp) = match &cfg.resume_dir {
         Some(d) => {
             let (j, cp) = Journal::open(d, inputs, cfg.memory)?;

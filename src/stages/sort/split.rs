@@ -18,7 +18,7 @@ use crate::error::{Context, Error, Result};
 use crate::formats::{self, open_input, Digest, InputCheck, Kind};
 use crate::stages::sort::keys::{parse_chunk_line, ChunkKey};
 use crate::stages::sort::lines::FastLines;
-use crate::stages::sort::{check_hash_line, not_a_record};
+use crate::stages::sort::{check_hash_line, inputs_or_stdin, not_a_record};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -132,14 +132,6 @@ impl Parts {
                 .ctx(|| format!("cannot create {name}"))?;
         }
         Ok(records)
-    }
-}
-
-fn inputs_or_stdin(inputs: &[PathBuf]) -> Vec<PathBuf> {
-    if inputs.is_empty() {
-        vec![PathBuf::from("-")]
-    } else {
-        inputs.to_vec()
     }
 }
 

@@ -100,8 +100,8 @@ use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
 use crate::formats::open_input;
 use crate::formats::{
-    digest_params, parse_id, parse_u64, split_fields, write_header, write_trailer, Digest,
-    InputCheck, Kind, Line, LineReader, CHUNK_PARAM_KEYS,
+    digest_params, write_header, write_trailer, Digest, InputCheck, Kind, Line, LineReader,
+    CHUNK_PARAM_KEYS,
 };
 use crate::formats::{percent, PercentOf};
 use crate::io::Output;
@@ -500,15 +500,14 @@ fn previous_measures_bytes(path: &std::path::Path) -> Result<bool> {
     })
 }
 
-/// Parse a 6-field pair line.
+/// Parse a 6-field pair line, as fsim-analyze writes it.
 pub fn parse_pair(d: &[u8]) -> Option<PairIn> {
-    let f = split_fields::<6>(d)?;
-    Some(PairIn {
-        a: parse_id(f[0])?,
-        b: parse_id(f[1])?,
-        size_a: parse_u64(f[2])?,
-        size_b: parse_u64(f[3])?,
-        common: parse_u64(f[4])?,
-        shared: parse_u64(f[5])?,
+    crate::stages::analyze::Pair::parse(d).map(|p| PairIn {
+        a: p.a,
+        b: p.b,
+        size_a: p.size_a,
+        size_b: p.size_b,
+        common: p.common,
+        shared: p.shared as u64,
     })
 }
