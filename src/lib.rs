@@ -12,6 +12,7 @@
 //! | [`error`], [`cli`] | the error type, stderr lines and argument parsers |
 //! | [`formats`] | every record format: reader, writer, escaping, digests |
 //! | [`io`] | atomic outputs, the background writer, the walk, long paths, progress |
+//! | [`align`] | the bit-parallel LCS of token ids (fsim-verify's exact figure) |
 //! | [`chunking`] | TTTD and BSW, the feature methods, batched MD5, parallel hashing, the stream types |
 //! | [`stages`] | one module per pipeline stage (below) |
 //! | [`report`] | the report model and its text, json, tsv, html and xlsx renderings |
@@ -31,6 +32,7 @@
 //! | fsim-merge | [`stages::collections`] | section 4: collections chunked apart |
 //! | fsim-eval, fsim-gen | [`eval`], [`corpus`] | the HP paper's controlled experiment (docs/evaluation.md) |
 
+pub mod align;
 pub mod chunking;
 pub mod cli;
 pub mod corpus;

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
     ("base", &["error", "cli"], &[]),
     ("formats", &["formats"], &["base"]),
     ("io", &["io"], &["base", "formats"]),
+    ("align", &["align"], &["base"]),
     ("chunking", &["chunking"], &["base", "formats", "io"]),
     (
         "stages",

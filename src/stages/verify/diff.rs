@@ -1,7 +1,10 @@
 //! The comparison of two tokenized files: tokens interned once per file a,
 //! the tokens absent from the other file pruned, an upper bound against the
-//! threshold, then Myers (`similar`) for the exact LCS, or the cheap LIS of
-//! unique tokens when the cost guard says Myers could be too slow.
+//! threshold, the common prefix and suffix taken as they are, then the
+//! middle aligned by the cheaper exact algorithm ([`choose`]): the
+//! bit-parallel LCS, whose cost depends only on the lengths, or Myers when
+//! the anchors show the two files differ by few tokens; the cheap LIS of
+//! unique tokens only when both are over their budgets.
 
 use super::*;
 use std::collections::HashMap;
@@ -29,7 +32,7 @@ pub struct Comparison {
     /// an upper bound (below the floor) and no diff was made, or it was
     /// stopped ([`Comparison::in_diff`]).
     pub below: bool,
-    /// `below`, found by the edit-distance bound of [`Differ::bounded`]
+    /// `below`, found from the LCS length, before the traceback
     /// (false: by the token bound before any diff).
     pub in_diff: bool,
 }
@@ -57,23 +60,14 @@ pub(super) type TokenMap = HashMap<u128, u32, BuildHasherDefault<PreHashed>>;
 /// Reusable state to compare one file a with many files b: a's tokens are
 /// interned once ([`Differ::set_a`]), each b is looked up in that table
 /// (tokens of b absent from a cannot match and are dropped on the spot).
-/// Pairs of fewer tokens go straight to the diff: on them the pass costs
-/// more than it saves. On the 100,000-file overlap repository (files of
-/// ~150 lines, 1.14 M pairs above the 50 % threshold) it stopped 1,099
-/// pairs and cost 25 % more CPU, the anchors it needs to skip similar pairs
-/// alone a fifth of the run; its gain is on long files, where a diff that
-/// would run to a large D is stopped after a fraction of it.
-pub const BOUND_FROM_TOKENS: usize = 4096;
-
 #[derive(Default)]
 pub struct Differ {
-    /// Bytes in common a pair must be able to reach to be diffed (0: any):
+    /// Bytes in common a pair must be able to reach to be aligned (0: any):
     /// when the tokens of a found in b, or those of b found in a, weigh
-    /// less, the LCS cannot reach it and the pair stops there.
+    /// less, the LCS cannot reach it and the pair stops there; once the
+    /// LCS length is known, the bytes of that many of the largest tokens
+    /// of either side bound it again, before the traceback.
     pub floor: u64,
-    /// The edit-distance pass ([`Differ::bounded`]) runs on pairs of at
-    /// least this many tokens (both files, after pruning).
-    pub bound_from: usize,
     map: TokenMap,
     a_ids: Vec<u32>,
     stamp: Vec<u32>,
@@ -82,21 +76,18 @@ pub struct Differ {
     pa_idx: Vec<u32>,
     pb: Vec<u32>,
     pb_idx: Vec<u32>,
-    /// Scratch of [`Differ::bounded`]: the furthest x of each diagonal, and
-    /// the sums of the largest token lengths of each side.
-    v: Vec<u32>,
+    /// Scratch of the bound from the LCS length ([`top_bytes`]).
     top_a: Vec<u64>,
-    top_b: Vec<u64>,
+    /// The bit-parallel LCS and its matches.
+    lcs: crate::align::Lcs,
+    matched: Vec<(u32, u32)>,
     /// Scratch of the unique-token anchors ([`Lis`]).
     lis: Lis,
 }
 
 impl Differ {
     pub fn new() -> Differ {
-        Differ {
-            bound_from: BOUND_FROM_TOKENS,
-            ..Differ::default()
-        }
+        Differ::default()
     }
 
     /// Intern the tokens of file a.
@@ -129,16 +120,16 @@ impl Differ {
             &mut self.pa_idx,
             &mut self.pb,
             &mut self.pb_idx,
-            &mut self.v,
         ] {
             if v.capacity() > keep {
                 *v = Vec::new();
             }
         }
-        for v in [&mut self.top_a, &mut self.top_b] {
-            if v.capacity() > keep {
-                *v = Vec::new();
-            }
+        if self.top_a.capacity() > keep {
+            self.top_a = Vec::new();
+        }
+        if self.matched.capacity() > keep {
+            self.matched = Vec::new();
         }
     }
 
@@ -181,16 +172,6 @@ impl Differ {
                 };
             }
         }
-        if self.floor > 0 && self.pa.len() + self.pb.len() >= self.bound_from {
-            if let Some(bound) = self.bounded(a, b) {
-                return Comparison {
-                    common: bound,
-                    below: true,
-                    in_diff: true,
-                    ..Comparison::default()
-                };
-            }
-        }
         let mut hook = Runs {
             pa_idx: &self.pa_idx,
             pb_idx: &self.pb_idx,
@@ -203,124 +184,166 @@ impl Differ {
             },
             cur: None,
         };
-        let n = self.pa.len() + self.pb.len();
-        let affordable = n <= EXACT_TOKENS || {
-            let anchors = self.lis.run(&self.pa, &self.pb, self.stamp.len());
-            let d_bound = (n - 2 * anchors.len()) as u64;
-            if (n as u64).saturating_mul(d_bound) <= MYERS_BUDGET {
-                true
-            } else {
-                for &(i, j) in anchors {
-                    let _ = similar::algorithms::DiffHook::equal(&mut hook, i, j, 1);
+        // The lines both files start and end with are matched as they are
+        // (an LCS can always take them); the middle is aligned.
+        let (n, m) = (self.pa.len(), self.pb.len());
+        let pre = common_prefix(&self.pa, &self.pb);
+        let suf = common_prefix_rev(&self.pa[pre..], &self.pb[pre..]);
+        let (ma, mb) = (&self.pa[pre..n - suf], &self.pb[pre..m - suf]);
+        let ids = self.stamp.len();
+        let _ = hook_equal(&mut hook, 0, 0, pre);
+        match choose(ma, mb, ids, &mut self.lis) {
+            Align::BitParallel => {
+                let floor = self.floor;
+                let (tops, pa_idx, pb_idx) = (&mut self.top_a, &self.pa_idx, &self.pb_idx);
+                let mut bound = 0;
+                self.matched.clear();
+                self.lcs.matches_if(ma, mb, ids, &mut self.matched, |l| {
+                    if floor == 0 {
+                        return true;
+                    }
+                    bound = top_bytes(tops, pa_idx, a, pre + l + suf).min(top_bytes(
+                        tops,
+                        pb_idx,
+                        b,
+                        pre + l + suf,
+                    ));
+                    bound >= floor
+                });
+                if floor > 0 && bound < floor {
+                    return Comparison {
+                        common: bound,
+                        below: true,
+                        in_diff: true,
+                        ..Comparison::default()
+                    };
+                }
+                for &(i, j) in &self.matched {
+                    let _ = hook_equal(&mut hook, pre + i as usize, pre + j as usize, 1);
+                }
+            }
+            Align::Myers => {
+                let mut shifted = Shifted {
+                    hook: &mut hook,
+                    by: pre,
+                };
+                let _ = similar::algorithms::myers::diff(
+                    &mut shifted,
+                    ma,
+                    0..ma.len(),
+                    mb,
+                    0..mb.len(),
+                );
+            }
+            Align::Anchors => {
+                for &(i, j) in self.lis.run(ma, mb, ids) {
+                    let _ = hook_equal(&mut hook, pre + i, pre + j, 1);
                 }
                 hook.out.exact = false;
-                false
             }
-        };
-        if affordable {
-            let _ = similar::algorithms::myers::diff(
-                &mut hook,
-                &self.pa[..],
-                0..self.pa.len(),
-                &self.pb[..],
-                0..self.pb.len(),
-            );
         }
+        let _ = hook_equal(&mut hook, n - suf, m - suf, suf);
         hook.flush();
         hook.out
     }
 }
 
-impl Differ {
-    /// Myers' greedy forward pass over the pruned tokens, stopped as soon
-    /// as the pair cannot reach [`Differ::floor`] (issue 16): once no path
-    /// of fewer than `d` edits reaches the end, the LCS has at most
-    /// `(N + M - d) / 2` tokens, and so at most the bytes of that many of
-    /// the largest tokens of each side. Returns that bound when it falls
-    /// below the floor (the pair is then dropped as its exact figure, lower
-    /// still, would be), or `None`: the diff must be made. The verdict is
-    /// the full diff's, so the output does not change; the pass costs what
-    /// the diff costs, so a pair that reaches the floor pays twice, and a
-    /// dissimilar one stops after a fraction of its edit distance. The pass
-    /// gives up (`None`) after [`MYERS_BUDGET`] steps: the cost guard then
-    /// decides as without it.
-    fn bounded(&mut self, a: &Tokens, b: &Tokens) -> Option<u64> {
-        let (n, m) = (self.pa.len(), self.pb.len());
-        let floor = self.floor;
-        // A common subsequence of the unique tokens is a lower bound of the
-        // LCS: if it weighs the floor, the pass cannot stop, and a pair that
-        // is plainly similar pays neither the pass nor the sorts below.
-        let anchors = self.lis.run(&self.pa, &self.pb, self.stamp.len());
-        let lis = anchors.len();
-        let lis_bytes: u64 = anchors
-            .iter()
-            .map(|&(i, _)| a.bytes(self.pa_idx[i] as usize, 1))
-            .sum();
-        if lis_bytes >= floor {
-            return None;
-        }
-        let tops = |idx: &[u32], t: &Tokens, top: &mut Vec<u64>| {
-            top.clear();
-            top.extend(idx.iter().map(|&i| t.bytes(i as usize, 1)));
-            top.sort_unstable_by(|x, y| y.cmp(x));
-            top.insert(0, 0);
-            for k in 1..top.len() {
-                top[k] += top[k - 1];
-            }
-        };
-        tops(&self.pa_idx, a, &mut self.top_a);
-        tops(&self.pb_idx, b, &mut self.top_b);
-        let (top_a, top_b) = (&self.top_a, &self.top_b);
-        // Bytes of an LCS of at most `l` tokens.
-        let bound = |l: usize| top_a[l.min(n)].min(top_b[l.min(m)]);
-        // Diagonal k = x - y in -d..=d at k + off (Myers' V array).
-        // If even that many tokens could weigh the floor, the pass cannot
-        // stop either (it stops at a D above the real one or not at all).
-        if bound(lis) >= floor {
-            return None;
-        }
-        let off = n + m + 1;
-        self.v.clear();
-        self.v.resize(2 * (n + m) + 3, 0);
-        let v = &mut self.v;
-        let (pa, pb) = (&self.pa, &self.pb);
-        let mut work = 0u64;
-        for d in 0..=(n + m) {
-            // No path of fewer than d edits reached the end.
-            let l = (n + m - d) / 2;
-            if bound(l) < floor {
-                return Some(bound(l));
-            }
-            let d = d as isize;
-            let mut k = -d;
-            while k <= d {
-                let at = (k + off as isize) as usize;
-                let mut x = if k == -d || (k != d && v[at - 1] < v[at + 1]) {
-                    v[at + 1] as usize
-                } else {
-                    v[at - 1] as usize + 1
-                };
-                let v_start = x;
-                let mut y = (x as isize - k) as usize;
-                while x < n && y < m && pa[x] == pb[y] {
-                    x += 1;
-                    y += 1;
-                }
-                v[at] = x as u32;
-                work += 1 + (x - v_start) as u64;
-                if x >= n && y >= m {
-                    // The edit distance is d: the LCS has (n + m - d) / 2
-                    // tokens exactly.
-                    let l = (n + m - d as usize) / 2;
-                    return (bound(l) < floor).then(|| bound(l));
-                }
-                k += 2;
-            }
-            if work > MYERS_BUDGET {
-                return None;
-            }
-        }
-        None
+/// How the middle of a pair (after its common prefix and suffix) is aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Align {
+    /// Bit-parallel LCS ([`crate::align::Lcs`]): cost `⌈n/64⌉·m`.
+    BitParallel,
+    /// Myers (`similar`): cost `O((n+m)·D)`, cheaper when D is small.
+    Myers,
+    /// Too long for either within its budget: the anchors' common
+    /// subsequence, a lower bound (status `lower-bound`).
+    Anchors,
+}
+
+/// Pairs whose bit-parallel cost is under this many word operations are
+/// aligned bit-parallel without looking further (a few microseconds).
+const SMALL_COST: u64 = 1 << 14;
+
+/// Myers' steps cost about this many bit-parallel word operations each
+/// (measured: docs/performance-verify.md).
+const MYERS_STEP: u64 = 4;
+
+/// The cheaper exact algorithm for `ma` × `mb`, from the bit-parallel cost
+/// and an upper bound of Myers' (the edit distance is at most the tokens
+/// outside the anchors' common subsequence). Depends only on the data.
+fn choose(ma: &[u32], mb: &[u32], ids: usize, lis: &mut Lis) -> Align {
+    let bp = crate::align::Lcs::cost(ma.len(), mb.len());
+    if bp <= SMALL_COST {
+        return Align::BitParallel;
+    }
+    let n = (ma.len() + mb.len()) as u64;
+    let d_bound = n - 2 * lis.run(ma, mb, ids).len() as u64;
+    let myers = n.saturating_mul(d_bound);
+    if myers.saturating_mul(MYERS_STEP) < bp {
+        Align::Myers
+    } else if bp <= BIT_BUDGET {
+        Align::BitParallel
+    } else if myers <= MYERS_BUDGET {
+        Align::Myers
+    } else {
+        Align::Anchors
+    }
+}
+
+/// Length of the common prefix of two token lists.
+fn common_prefix(x: &[u32], y: &[u32]) -> usize {
+    x.iter().zip(y).take_while(|(p, q)| p == q).count()
+}
+
+/// Length of the common suffix of two token lists.
+fn common_prefix_rev(x: &[u32], y: &[u32]) -> usize {
+    x.iter()
+        .rev()
+        .zip(y.iter().rev())
+        .take_while(|(p, q)| p == q)
+        .count()
+}
+
+/// Bytes of the `l` largest tokens at `idx` of `t`: no LCS of `l` tokens
+/// weighs more. Linear (a selection, not a sort), `scratch` reused.
+fn top_bytes(scratch: &mut Vec<u64>, idx: &[u32], t: &Tokens, l: usize) -> u64 {
+    if l >= idx.len() {
+        return idx.iter().map(|&i| t.bytes(i as usize, 1)).sum();
+    }
+    if l == 0 {
+        return 0;
+    }
+    scratch.clear();
+    scratch.extend(idx.iter().map(|&i| t.bytes(i as usize, 1)));
+    scratch.select_nth_unstable_by(l - 1, |x, y| y.cmp(x));
+    scratch[..l].iter().sum()
+}
+
+fn hook_equal(
+    hook: &mut Runs,
+    old: usize,
+    new: usize,
+    len: usize,
+) -> std::result::Result<(), std::convert::Infallible> {
+    similar::algorithms::DiffHook::equal(hook, old, new, len)
+}
+
+/// Myers' matches in the middle, shifted past the common prefix.
+struct Shifted<'h, 'x> {
+    hook: &'h mut Runs<'x>,
+    by: usize,
+}
+
+impl similar::algorithms::DiffHook for Shifted<'_, '_> {
+    type Error = std::convert::Infallible;
+
+    fn equal(
+        &mut self,
+        old: usize,
+        new: usize,
+        len: usize,
+    ) -> std::result::Result<(), Self::Error> {
+        hook_equal(self.hook, old + self.by, new + self.by, len)
     }
 }
 

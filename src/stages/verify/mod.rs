@@ -20,18 +20,18 @@
 //!   counts whole pieces, which the byte runs can exceed: binary pairs do
 //!   not stop early.
 //!
-//! The diff is the `similar` crate's Myers algorithm over interned token
-//! ids. Why `similar` and not `imara-diff` (faster, used by gitoxide):
-//! imara-diff's Myers, even in `MyersMinimal` mode, prunes frequent lines
-//! (blank lines, `}`) that sit among unmatched ones before diffing, so its
-//! edit script is not guaranteed minimal: fine for display, not for a figure
-//! labelled exact. `similar`'s Myers is the plain `O((N+M)D)` algorithm with
-//! no heuristic, and takes any `Eq` tokens plus a hook that receives the
-//! equal runs, which is exactly what we need. We remove, before diffing,
+//! The alignment is over interned token ids. We remove, before aligning,
 //! the tokens that do not occur in the other file at all (they can never be
-//! matched, so the LCS is unchanged) which makes dissimilar pairs cheap.
-//! Myers maximises the *number* of common lines; among subsequences of equal
-//! length the byte count may differ slightly, as with `diff`.
+//! matched, so the LCS is unchanged) which makes dissimilar pairs cheap,
+//! take the common prefix and suffix as they are, and align the middle with
+//! the bit-parallel LCS ([`crate::align`], `⌈n/64⌉·m` word operations
+//! whatever the distance: two locales of a catalog, slices that overlap in
+//! part) or with Myers' diff (the `similar` crate) when the anchors show
+//! few differences ([`diff`]'s `choose`). Why `similar` and not
+//! `imara-diff`: imara-diff's Myers, even in `MyersMinimal` mode, prunes
+//! frequent lines before diffing, so its edit script is not guaranteed
+//! minimal. Both maximise the *number* of common lines; among subsequences
+//! of equal length the byte count may differ slightly, as with `diff`.
 //!
 //! Tokens are identified by their xxh3-128 hash (a false match has
 //! probability ~n²/2¹²⁹, negligible), so a tokenized file costs 24 bytes per
@@ -52,12 +52,12 @@
 //! soon as the edit distance bounds the LCS below it ([`Differ`]): the
 //! verdict is the full diff's, so the output does not change.
 //!
-//! **Cost guard**: Myers costs `O((N+M)D)`. When the pruned token sequences
-//! are long (over [`EXACT_TOKENS`]) an upper bound of D is taken from a
-//! cheap common subsequence (LIS of the tokens unique in both files); if
-//! `(N+M)·D` could exceed [`MYERS_BUDGET`], that cheap subsequence is the
-//! answer and the pair is `lower-bound`. The decision depends only on the
-//! data, so the output does not depend on timing or `-j`.
+//! **Cost guard**: a pair whose bit-parallel cost exceeds [`BIT_BUDGET`]
+//! word operations and whose Myers bound (from the anchors) exceeds
+//! [`MYERS_BUDGET`] (files of about half a million lines each that differ
+//! throughout) gets the anchors' common subsequence as its figure and is
+//! `lower-bound`. The decision depends only on the data, so the output
+//! does not depend on timing or `-j`.
 //!
 //! **Memory and I/O**: pairs are streamed in batches; within a batch, pairs
 //! are grouped by file a (the analysis writes them sorted by (a, b)), each
@@ -127,9 +127,9 @@ pub const BINARY_MEASURE: &str = "byte-runs";
 /// Lines longer than this are cut into pieces.
 pub const MAX_LINE: usize = 64 << 10;
 
-/// Up to this many tokens (both files, after pruning) Myers runs without
-/// the cost guard: worst case ~N²/2 steps, well under a second.
-pub const EXACT_TOKENS: usize = 1 << 15;
+/// Largest bit-parallel cost (`⌈n/64⌉·m` word operations, ~1-2 s) for
+/// which a pair is aligned exactly when Myers' bound is larger still.
+pub const BIT_BUDGET: u64 = 1 << 31;
 
 /// Largest `(N+M)·D` bound for which Myers runs on long inputs.
 pub const MYERS_BUDGET: u64 = 1 << 31;

@@ -22,7 +22,7 @@ pub struct Summary {
     pub seconds: f64,
     /// Pairs dropped below the threshold by an upper bound, without a diff.
     pub stopped_early: u64,
-    /// Pairs dropped below the threshold by the edit-distance bound, the
+    /// Pairs dropped below the threshold by the bound from the LCS length, the
     /// diff stopped as soon as they could not reach it (issue 16).
     pub stopped_in_diff: u64,
     /// Pairs whose figure came from the earlier run (`None`: no --previous).
@@ -52,7 +52,7 @@ impl Summary {
             n => format!(", {n} stopped early (an upper bound below the threshold)"),
         } + &match self.stopped_in_diff {
             0 => String::new(),
-            n => format!(", {n} stopped in the diff (an edit-distance bound below the threshold)"),
+            n => format!(", {n} stopped in the diff (a bound from the LCS length below the threshold)"),
         } + &match self.reused {
             Some(n) => format!(", {n} reused from the earlier run"),
             None => String::new(),

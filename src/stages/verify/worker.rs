@@ -23,7 +23,7 @@ pub(super) struct Outcome {
     /// Stopped early: `common` is an upper bound below the threshold (the
     /// pair is dropped as an exact one below it would be).
     pub(super) below: bool,
-    /// `below`, found inside the diff (edit-distance bound).
+    /// `below`, found from the LCS length (before the traceback).
     pub(super) in_diff: bool,
 }
 
