@@ -4,6 +4,8 @@
 //! versions, identical copies, files sharing a long template preamble, and
 //! a few odd files (empty, binary). The generator also writes a manifest of
 //! what it planted, so a test can check the report against the truth.
+//! Benchmark repositories too: bulk documents, versions, overlapping
+//! extracts, and translation catalogs ([`generate_catalogs`]).
 //!
 //! Text is built from a fixed English vocabulary with a fixed PRNG
 //! (SplitMix64), so the same seed gives the same bytes on every machine.
@@ -637,6 +639,877 @@ pub fn generate_overlap(root: &Path, spec: &Overlap) -> Result<u64> {
     Ok(total)
 }
 
+/// The shape of a translation-catalog repository (`fsim-gen --catalogs`):
+/// `releases` release folders, each with the GNU gettext catalogs of
+/// `locales` locales, `release-V/locale/L/LC_MESSAGES/django.po`.
+///
+/// Why it exists: the hard case of fsim-verify (issue 25) is a pair of
+/// catalogs of two locales of one release. All the catalogs of a release
+/// are filled in from one template, so they share the `#:` references,
+/// the flags, the `msgid`s and the blank lines (50-70 % of their bytes,
+/// 65-85 % of their lines: the shared lines are the shorter ones; Django's
+/// own catalogs, which have no `#:` lines, share ~50 % of their bytes and
+/// ~70 % of their lines) while every translated `msgstr` differs: many
+/// short lines in common, a differing line every four or five lines all
+/// along the files, the shape where an O(N·D) diff of lines does the most
+/// work (D is large although the files are alike). The sample repository and `--versions` have no
+/// such pairs, and real catalogs (Django's ~100 locales per app) cannot be
+/// shipped with the tests; this generator writes them deterministically,
+/// at any scale. Catalogs of one locale across releases are the easy,
+/// very similar pairs (references renumbered, a few entries added,
+/// removed or retranslated).
+#[derive(Debug, Clone, Copy)]
+pub struct Catalogs {
+    /// Locales per release (`--catalogs`).
+    pub locales: usize,
+    /// Release folders (`--catalog-releases`).
+    pub releases: usize,
+    /// Target bytes per catalog: about the average over the locales; each
+    /// locale is within about ±25 % of it (its translations are longer or
+    /// shorter, more or fewer of them are missing).
+    pub size: usize,
+    pub seed: u64,
+}
+
+/// A value fixed by `parts` alone (SplitMix64 steps folded over them): the
+/// per-(locale, entry, release) choices must not depend on the order of
+/// generation, so that a locale's catalog is the same whatever the others.
+fn mix(parts: &[u64]) -> u64 {
+    let mut x = 0x5eed_ca7a_1065_u64;
+    for &p in parts {
+        x = Rng::new(x ^ p.wrapping_mul(0xd6e8_feb8_6659_fd93)).next_u64();
+    }
+    x
+}
+
+/// Uniform in [0, 1).
+fn unit(x: u64) -> f64 {
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// FNV-1a of a string: a key for `mix`.
+fn str_key(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The writing system of a locale: which letters its made-up words use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Script {
+    Latin,
+    Cyrillic,
+    Greek,
+    Arabic,
+    Hebrew,
+    Devanagari,
+    Han,
+    Kana,
+    Hangul,
+    Thai,
+    Georgian,
+    Armenian,
+}
+
+impl Script {
+    /// Consonants and vowels of the alphabetic scripts.
+    fn letters(self) -> (&'static str, &'static str) {
+        match self {
+            Script::Cyrillic => ("бвгджзклмнпрстфхцчшщ", "аеиоуыэюя"),
+            Script::Greek => ("βγδζθκλμνξπρστφχψ", "αεηιουωάέί"),
+            Script::Arabic => ("بتثجحخدذرزسشصضطعغفقكلمنه", "اوي"),
+            Script::Hebrew => ("בגדהזחטכלמנסעפצקרשת", "אוי"),
+            Script::Devanagari => ("कखगघचछजझटडतथदधनपफबभमयरलवशसह", "ािीुूेैोौं"),
+            Script::Thai => ("กขคงจฉชซญดตถทธนบปผพฟมยรลวสหอ", "ะาิีึืุูเแโ"),
+            Script::Georgian => ("ბგდვზთკლმნპჟრსტფქღყშჩცძწჭხჯჰ", "აეიოუ"),
+            Script::Armenian => ("բգդզթժլխծկհձղճմյնշչպջռսվտրցփքֆ", "աեէըիոու"),
+            _ => ("bcdfghjklmnprstvwz", "aeiou"),
+        }
+    }
+
+    /// Words separated by spaces (not in Chinese, Japanese or Thai).
+    fn spaced(self) -> bool {
+        !matches!(self, Script::Han | Script::Kana | Script::Thai)
+    }
+
+    /// Has capital letters.
+    fn cased(self) -> bool {
+        matches!(
+            self,
+            Script::Latin | Script::Cyrillic | Script::Greek | Script::Armenian
+        )
+    }
+}
+
+/// Plural-Forms headers (nplurals, the header's value), as in real catalogs.
+type Plural = (usize, &'static str);
+const PL_2: Plural = (2, "nplurals=2; plural=(n != 1);");
+const PL_2F: Plural = (2, "nplurals=2; plural=(n > 1);");
+const PL_1: Plural = (1, "nplurals=1; plural=0;");
+const PL_RU: Plural = (
+    4,
+    "nplurals=4; plural=(n % 10 == 1 && n % 100 != 11 ? 0 : n % 10 >= 2 && n % 10 <= 4 && (n % 100 < 12 || n % 100 > 14) ? 1 : n % 10 == 0 || (n % 10 >= 5 && n % 10 <= 9) || (n % 100 >= 11 && n % 100 <= 14)? 2 : 3);",
+);
+const PL_PL: Plural = (
+    4,
+    "nplurals=4; plural=(n==1 ? 0 : (n%10>=2 && n%10<=4) && (n%100<12 || n%100>14) ? 1 : n!=1 && (n%10>=0 && n%10<=1) || (n%10>=5 && n%10<=9) || (n%100>=12 && n%100<=14) ? 2 : 3);",
+);
+const PL_CS: Plural = (
+    4,
+    "nplurals=4; plural=(n == 1 && n % 1 == 0) ? 0 : (n >= 2 && n <= 4 && n % 1 == 0) ? 1: (n % 1 != 0 ) ? 2 : 3;",
+);
+const PL_AR: Plural = (
+    6,
+    "nplurals=6; plural=n==0 ? 0 : n==1 ? 1 : n==2 ? 2 : n%100>=3 && n%100<=10 ? 3 : n%100>=11 && n%100<=99 ? 4 : 5;",
+);
+const PL_HR: Plural = (
+    3,
+    "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
+);
+const PL_LT: Plural = (
+    3,
+    "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && (n%100<10 || n%100>=20) ? 1 : 2);",
+);
+const PL_LV: Plural = (
+    3,
+    "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n != 0 ? 1 : 2);",
+);
+const PL_RO: Plural = (
+    3,
+    "nplurals=3; plural=(n==1?0:(((n%100>19)||((n%100==0)&&(n!=0)))?2:1));",
+);
+const PL_SL: Plural = (
+    4,
+    "nplurals=4; plural=(n%100==1 ? 0 : n%100==2 ? 1 : n%100==3 || n%100==4 ? 2 : 3);",
+);
+const PL_HE: Plural = (
+    4,
+    "nplurals=4; plural=(n == 1 && n % 1 == 0) ? 0 : (n == 2 && n % 1 == 0) ? 1: (n % 10 == 0 && n % 1 == 0 && n > 10) ? 2 : 3;",
+);
+const PL_GA: Plural = (
+    5,
+    "nplurals=5; plural=(n==1 ? 0 : n==2 ? 1 : n<7 ? 2 : n<11 ? 3 : 4);",
+);
+
+/// Real locale codes, the most translated first: (code, script, plural
+/// forms, accented letters of its Latin alphabet).
+const LOCALES: &[(&str, Script, Plural, &str)] = &[
+    ("de", Script::Latin, PL_2, "äöüß"),
+    ("fr", Script::Latin, PL_2F, "éèàçêô"),
+    ("es", Script::Latin, PL_2, "ñáéíóú"),
+    ("it", Script::Latin, PL_2, "àèéìòù"),
+    ("ja", Script::Kana, PL_1, ""),
+    ("pt_BR", Script::Latin, PL_2F, "ãçéâôõá"),
+    ("ru", Script::Cyrillic, PL_RU, ""),
+    ("zh_Hans", Script::Han, PL_1, ""),
+    ("ko", Script::Hangul, PL_1, ""),
+    ("nl", Script::Latin, PL_2, "ëï"),
+    ("pl", Script::Latin, PL_PL, "ąęłśżźćń"),
+    ("sv", Script::Latin, PL_2, "åäö"),
+    ("tr", Script::Latin, PL_2, "çğışöü"),
+    ("cs", Script::Latin, PL_CS, "čřšžěýáíé"),
+    ("uk", Script::Cyrillic, PL_RU, ""),
+    ("zh_Hant", Script::Han, PL_1, ""),
+    ("pt", Script::Latin, PL_2, "ãçéâôõ"),
+    ("da", Script::Latin, PL_2, "æøå"),
+    ("fi", Script::Latin, PL_2, "äö"),
+    ("nb", Script::Latin, PL_2, "æøå"),
+    ("hu", Script::Latin, PL_2, "áéíóöőúüű"),
+    ("el", Script::Greek, PL_2, ""),
+    ("ro", Script::Latin, PL_RO, "ăâîșț"),
+    ("sk", Script::Latin, PL_CS, "áäčďéíľňóôšťúýž"),
+    ("ar", Script::Arabic, PL_AR, ""),
+    ("he", Script::Hebrew, PL_HE, ""),
+    ("id", Script::Latin, PL_1, ""),
+    ("vi", Script::Latin, PL_1, "ăâđêôơưạảấầ"),
+    ("th", Script::Thai, PL_1, ""),
+    ("hi", Script::Devanagari, PL_2, ""),
+    ("fa", Script::Arabic, PL_2F, ""),
+    ("bg", Script::Cyrillic, PL_2, ""),
+    ("ca", Script::Latin, PL_2, "àçèéíïòóúü"),
+    ("hr", Script::Latin, PL_HR, "čćđšž"),
+    ("sr", Script::Cyrillic, PL_HR, ""),
+    ("sl", Script::Latin, PL_SL, "čšž"),
+    ("lt", Script::Latin, PL_LT, "ąčęėįšųūž"),
+    ("lv", Script::Latin, PL_LV, "āčēģīķļņšūž"),
+    ("et", Script::Latin, PL_2, "äõöüšž"),
+    ("es_AR", Script::Latin, PL_2, "ñáéíóú"),
+    ("es_MX", Script::Latin, PL_2, "ñáéíóú"),
+    ("es_CO", Script::Latin, PL_2, "ñáéíóú"),
+    ("es_VE", Script::Latin, PL_2, "ñáéíóú"),
+    ("en_GB", Script::Latin, PL_2, ""),
+    ("en_AU", Script::Latin, PL_2, ""),
+    ("eu", Script::Latin, PL_2, ""),
+    ("gl", Script::Latin, PL_2, "áéíñóú"),
+    ("is", Script::Latin, PL_2, "áðéíóúýþæö"),
+    ("ga", Script::Latin, PL_GA, "áéíóú"),
+    ("cy", Script::Latin, PL_GA, "âêîôŵŷ"),
+    ("mk", Script::Cyrillic, PL_2, ""),
+    ("be", Script::Cyrillic, PL_RU, ""),
+    ("kk", Script::Cyrillic, PL_2, ""),
+    ("ky", Script::Cyrillic, PL_1, ""),
+    ("mn", Script::Cyrillic, PL_2, ""),
+    ("az", Script::Latin, PL_2, "çəğıöşü"),
+    ("ka", Script::Georgian, PL_2, ""),
+    ("hy", Script::Armenian, PL_2, ""),
+    ("ms", Script::Latin, PL_1, ""),
+    ("mr", Script::Devanagari, PL_2, ""),
+    ("ne", Script::Devanagari, PL_2, ""),
+    ("ur", Script::Arabic, PL_2, ""),
+    ("sw", Script::Latin, PL_2, ""),
+    ("af", Script::Latin, PL_2, "êëô"),
+    ("sq", Script::Latin, PL_2, "çë"),
+    ("bs", Script::Latin, PL_HR, "čćđšž"),
+    ("sr_Latn", Script::Latin, PL_HR, "čćđšž"),
+    ("eo", Script::Latin, PL_2, "ĉĝĥĵŝŭ"),
+    ("fy", Script::Latin, PL_2, ""),
+    ("lb", Script::Latin, PL_2, "äéë"),
+    ("br", Script::Latin, PL_2, ""),
+    ("ast", Script::Latin, PL_2, "ñáéíóú"),
+    ("ia", Script::Latin, PL_2, ""),
+    ("nn", Script::Latin, PL_2, "æøå"),
+    ("tt", Script::Cyrillic, PL_1, ""),
+    ("udm", Script::Cyrillic, PL_1, ""),
+    ("tg", Script::Cyrillic, PL_2, ""),
+    ("tk", Script::Latin, PL_2, "çäňöşüýž"),
+    ("dsb", Script::Latin, PL_SL, "čěłńřšžź"),
+    ("hsb", Script::Latin, PL_SL, "čěłńřšžź"),
+    ("kab", Script::Latin, PL_2, "čḍǧḥɣṛṣṭẓ"),
+    ("os", Script::Cyrillic, PL_2, ""),
+    ("ug", Script::Arabic, PL_2, ""),
+    ("ckb", Script::Arabic, PL_2, ""),
+    ("ar_DZ", Script::Arabic, PL_AR, ""),
+];
+
+/// Regions of the codes made up past the table (`de_AT`, `fr_CA`, ...).
+const REGIONS: &[&str] = &[
+    "AT", "CA", "CH", "BE", "MX", "AR", "AU", "GB", "IN", "IE", "NZ", "ZA", "US", "LU", "CL", "CO",
+    "PE", "UY", "VE", "EC", "BO", "PY", "CR", "DO", "GT", "HN", "NI", "PA", "PR", "SV", "PT", "ES",
+    "DE",
+];
+
+/// `n` distinct locale codes and, for each, its row in [`LOCALES`]: the
+/// table's codes first, then `language_REGION` codes of the table's
+/// languages (then with `@vK` modifiers): the same `n` first codes
+/// whatever the total.
+fn locale_codes(n: usize) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = LOCALES
+        .iter()
+        .enumerate()
+        .take(n)
+        .map(|(i, l)| (l.0.to_string(), i))
+        .collect();
+    let mut seen: std::collections::HashSet<String> =
+        LOCALES.iter().map(|l| l.0.to_string()).collect();
+    let bases: Vec<usize> = (0..LOCALES.len())
+        .filter(|&i| !LOCALES[i].0.contains('_'))
+        .collect();
+    let mut k = 0usize;
+    while out.len() < n {
+        let b = bases[k % bases.len()];
+        let region = REGIONS[(k / bases.len()) % REGIONS.len()];
+        let round = k / (bases.len() * REGIONS.len());
+        let mut code = format!("{}_{region}", LOCALES[b].0);
+        if round > 0 {
+            code.push_str(&format!("@v{round}"));
+        }
+        if seen.insert(code.clone()) {
+            out.push((code, b));
+        }
+        k += 1;
+    }
+    out
+}
+
+/// A made-up person: (name, e-mail).
+fn person(rng: &mut Rng) -> (String, String) {
+    let mut part = |lo, hi| {
+        let mut s = String::new();
+        for _ in 0..rng.range(lo, hi) {
+            let (c, v) = Script::Latin.letters();
+            s.push(c.as_bytes()[rng.below(c.len() as u64) as usize] as char);
+            s.push(v.as_bytes()[rng.below(v.len() as u64) as usize] as char);
+        }
+        let mut n = s[..1].to_uppercase();
+        n.push_str(&s[1..]);
+        n
+    };
+    let (first, last) = (part(2, 3), part(2, 4));
+    let mail = format!(
+        "{}.{}@example.org",
+        first.to_lowercase(),
+        last.to_lowercase()
+    );
+    (format!("{first} {last}"), mail)
+}
+
+/// One locale of the repository: its alphabet and its habits.
+struct Locale {
+    code: String,
+    script: Script,
+    plural: Plural,
+    consonants: Vec<char>,
+    vowels: Vec<char>,
+    accents: Vec<char>,
+    /// Key of everything this locale draws (`mix`).
+    key: u64,
+    /// Bytes of translation per byte of English.
+    verbosity: f64,
+    /// Fraction of the entries untranslated at the first release.
+    untranslated: f64,
+    /// Translators: name, e-mail, release they joined at.
+    translators: Vec<(String, String, usize)>,
+}
+
+impl Locale {
+    fn new(code: &str, row: usize, spec: &Catalogs) -> Locale {
+        let (_, script, plural, accents) = LOCALES[row];
+        let key = mix(&[spec.seed, str_key(code)]);
+        let mut rng = Rng::new(key);
+        let (c, v) = script.letters();
+        let verbosity = 0.9 + 0.6 * unit(rng.next_u64());
+        let untranslated = 0.10 + 0.15 * unit(rng.next_u64());
+        let mut translators = Vec::new();
+        for r in 0..spec.releases.max(1) {
+            let joining = if r == 0 {
+                rng.range(1, 4)
+            } else {
+                rng.below(3) / 2
+            };
+            for _ in 0..joining {
+                let (name, mail) = person(&mut rng);
+                translators.push((name, mail, r));
+            }
+        }
+        Locale {
+            code: code.to_string(),
+            script,
+            plural,
+            consonants: c.chars().collect(),
+            vowels: v.chars().collect(),
+            accents: accents.chars().collect(),
+            key,
+            verbosity,
+            untranslated,
+            translators,
+        }
+    }
+
+    fn pick(rng: &mut Rng, set: &[char]) -> char {
+        set[rng.below(set.len() as u64) as usize]
+    }
+
+    /// One syllable of this locale's made-up language.
+    fn syllable(&self, rng: &mut Rng, out: &mut String) {
+        let code = |lo: u32, n: u64, rng: &mut Rng| {
+            char::from_u32(lo + rng.below(n) as u32).unwrap_or('?')
+        };
+        match self.script {
+            Script::Han => out.push(code(0x4e00, 0x5000, rng)),
+            Script::Hangul => out.push(code(0xac00, 11_172, rng)),
+            Script::Kana if rng.below(3) == 0 => out.push(code(0x4e00, 0x5000, rng)),
+            Script::Kana => out.push(code(0x3041, 0x56, rng)),
+            _ => {
+                out.push(Self::pick(rng, &self.consonants));
+                if !self.accents.is_empty() && rng.below(5) == 0 {
+                    out.push(Self::pick(rng, &self.accents));
+                } else {
+                    out.push(Self::pick(rng, &self.vowels));
+                }
+            }
+        }
+    }
+
+    /// This locale's word for the English `w` (`variant` picks one of its
+    /// synonyms): the same word gets the same translation, about
+    /// `verbosity` times its length in bytes.
+    fn word(&self, w: &str, variant: u64, out: &mut String) {
+        let mut rng = Rng::new(mix(&[self.key, str_key(&w.to_lowercase()), variant]));
+        let target = (w.len() as f64 * self.verbosity * (0.6 + 0.8 * unit(rng.next_u64())))
+            .round()
+            .max(1.0) as usize;
+        let mut t = String::new();
+        while t.len() < target {
+            self.syllable(&mut rng, &mut t);
+        }
+        if self.script.cased() && w.starts_with(|c: char| c.is_uppercase()) {
+            let mut cs = t.chars();
+            if let Some(f) = cs.next() {
+                out.extend(f.to_uppercase());
+                out.push_str(cs.as_str());
+                return;
+            }
+        }
+        out.push_str(&t);
+    }
+
+    /// `text` in this locale's made-up language: words replaced, placeholders
+    /// (`%(name)s`), quotes, punctuation and newlines kept. `salt` (the entry
+    /// and its revision) varies the choice of synonyms.
+    fn translate(&self, text: &str, salt: u64) -> String {
+        let mut out = String::with_capacity(text.len() * 2);
+        let mut prev_kept = true;
+        for (i, tok) in text.split(' ').enumerate() {
+            let kept = tok.contains('%') || tok.contains('{');
+            // Chinese, Japanese and Thai: a space now and then (phrases,
+            // placeholders), not between words.
+            let phrase = mix(&[salt, i as u64, 1]).is_multiple_of(4);
+            if i > 0 && (self.script.spaced() || kept || prev_kept || phrase) {
+                out.push(' ');
+            }
+            prev_kept = kept;
+            if kept {
+                out.push_str(tok);
+                continue;
+            }
+            let core = tok.trim_start_matches('“');
+            out.push_str(&tok[..tok.len() - core.len()]);
+            let word = core.trim_end_matches(['.', ',', ':', '?', '!', '\n', '”']);
+            if !word.is_empty() {
+                self.word(
+                    word,
+                    mix(&[salt, i as u64]).is_multiple_of(4) as u64,
+                    &mut out,
+                );
+            }
+            out.push_str(&core[word.len()..]);
+        }
+        out
+    }
+}
+
+/// A source file of the project the catalogs translate.
+struct Source {
+    path: String,
+    lines: u32,
+}
+
+/// An entry of the template: what every locale's catalog of the release has.
+struct Entry {
+    /// Stable across releases: the key of its translations.
+    key: u64,
+    /// Release it appeared in.
+    born: usize,
+    /// `#:` references: (source, line), sorted.
+    refs: Vec<(usize, u32)>,
+    python_format: bool,
+    ctxt: Option<String>,
+    msgid: String,
+    plural: Option<String>,
+}
+
+/// `n` words of the vocabulary (`first`: at least this index), space-separated.
+fn words(rng: &mut Rng, n: u64, first: usize) -> Vec<&'static str> {
+    (0..n)
+        .map(|_| WORDS[first + rng.below((WORDS.len() - first) as u64) as usize])
+        .collect()
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The words of the vocabulary that are nouns or verbs (not "the", "of"...).
+const CONTENT: usize = 20;
+
+impl Entry {
+    fn new(rng: &mut Rng, key: u64, born: usize, sources: &[Source]) -> Entry {
+        let nrefs = match rng.below(100) {
+            0..=69 => 1,
+            70..=91 => 2,
+            _ => 3,
+        };
+        let mut refs: Vec<(usize, u32)> = (0..nrefs)
+            .map(|_| {
+                let s = rng.below(sources.len() as u64) as usize;
+                (s, rng.range(1, sources[s].lines as u64) as u32)
+            })
+            .collect();
+        refs.sort_unstable();
+        refs.dedup();
+        let ctxt = (rng.below(100) < 7).then(|| {
+            let n = rng.range(1, 2);
+            words(rng, n, CONTENT).join(" ")
+        });
+        let placeholder = |rng: &mut Rng| {
+            let w = WORDS[CONTENT + rng.below((WORDS.len() - CONTENT) as u64) as usize];
+            match rng.below(4) {
+                0 => format!("“%({w})s”"),
+                1 => "%(count)d".to_string(),
+                _ => format!("%({w})s"),
+            }
+        };
+        let roll = rng.below(100);
+        let (msgid, plural, python_format) = if roll < 10 {
+            // "%(count)d servers were restarted."
+            let n = rng.below(3);
+            let before = words(rng, n, 0).join(" ");
+            let noun = WORDS[CONTENT + rng.below((WORDS.len() - CONTENT) as u64) as usize];
+            let n = rng.range(1, 8);
+            let after = words(rng, n, 0).join(" ");
+            let lead = if before.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", capitalized(&before))
+            };
+            (
+                format!("{lead}%(count)d {noun} {after}."),
+                Some(format!("{lead}%(count)d {noun}s {after}.")),
+                true,
+            )
+        } else {
+            let n = rng.range(3, 20);
+            let mut ws: Vec<String> = words(rng, n, 0).into_iter().map(String::from).collect();
+            let python_format = roll < 30;
+            if python_format {
+                for _ in 0..rng.range(1, 2) {
+                    let at = rng.below(ws.len() as u64 + 1) as usize;
+                    let p = placeholder(rng);
+                    ws.insert(at, p);
+                }
+            }
+            if (30..35).contains(&roll) && ws.len() > 6 {
+                // Help text of two paragraphs.
+                let at = rng.range(3, ws.len() as u64 - 2) as usize;
+                ws[at - 1].push_str(".\n");
+                ws[at] = capitalized(&ws[at]);
+            }
+            let mut s = capitalized(&ws.join(" "));
+            match (n, rng.below(4)) {
+                (0..=5, _) => {}
+                (_, 0) => s.push('?'),
+                (_, 1) => s.push(':'),
+                _ => s.push('.'),
+            }
+            (s, None, python_format)
+        };
+        Entry {
+            key,
+            born,
+            refs,
+            python_format,
+            ctxt,
+            msgid,
+            plural,
+        }
+    }
+}
+
+/// The template of a release (the `.pot` every catalog is filled in from)
+/// and the project's source files its references point into.
+struct Template {
+    sources: Vec<Source>,
+    entries: Vec<Entry>,
+    next_key: u64,
+}
+
+impl Template {
+    /// Bytes an entry adds to an average catalog (its own lines, and a
+    /// translation of the length of the msgid).
+    fn weight(e: &Entry, sources: &[Source]) -> usize {
+        let refs: usize = e.refs.iter().map(|&(s, _)| sources[s].path.len() + 6).sum();
+        let text = e.msgid.len() + e.plural.as_ref().map_or(0, |p| p.len() + 15);
+        let flags = if e.python_format { 17 } else { 0 };
+        let ctxt = e.ctxt.as_ref().map_or(0, |c| c.len() + 11);
+        1 + 3 + refs + flags + ctxt + 2 * text + 29
+    }
+
+    fn new(rng: &mut Rng, size: usize) -> Template {
+        let estimate = (size / 200).max(8);
+        let kinds = [
+            "views.py",
+            "forms.py",
+            "models.py",
+            "admin.py",
+            "utils.py",
+            "apps.py",
+        ];
+        let mut sources = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        while sources.len() < (estimate / 6).max(4) {
+            let app = words(rng, 1, CONTENT)[0];
+            let path = if rng.below(3) == 0 {
+                let w = words(rng, 2, CONTENT);
+                format!("{app}/templates/{app}/{}_{}.html", w[0], w[1])
+            } else {
+                format!("{app}/{}", kinds[rng.below(kinds.len() as u64) as usize])
+            };
+            if seen.insert(path.clone()) {
+                let lines = rng.range(80, 1500) as u32;
+                sources.push(Source { path, lines });
+            }
+        }
+        let mut t = Template {
+            sources,
+            entries: Vec::new(),
+            next_key: 0,
+        };
+        // The header is ~900 bytes; entries fill the rest.
+        let mut bytes = 900;
+        while bytes < size {
+            let e = Entry::new(rng, t.next_key, 0, &t.sources);
+            t.next_key += 1;
+            bytes += Self::weight(&e, &t.sources);
+            t.entries.push(e);
+        }
+        t.sort();
+        t
+    }
+
+    /// Entries in the order of their first reference, as xgettext writes them.
+    fn sort(&mut self) {
+        self.entries.sort_by_key(|e| (e.refs[0], e.key));
+    }
+
+    /// The template of release `r` from that of `r - 1`: source files
+    /// edited (references below an edit move by its lines), about 2 % of
+    /// the entries removed and 2 % added.
+    fn next_release(&mut self, rng: &mut Rng, r: usize) {
+        let mut edits: Vec<Vec<(u32, i64)>> = Vec::with_capacity(self.sources.len());
+        for s in self.sources.iter_mut() {
+            let mut e = Vec::new();
+            if rng.below(10) < 6 {
+                for _ in 0..rng.range(1, 3) {
+                    let at = rng.range(1, s.lines as u64) as u32;
+                    let n = rng.range(1, 12) as i64;
+                    let delta = if rng.below(3) == 0 { -n } else { n };
+                    s.lines = (s.lines as i64 + delta).max(40) as u32;
+                    e.push((at, delta));
+                }
+            }
+            edits.push(e);
+        }
+        for e in self.entries.iter_mut() {
+            for (s, line) in e.refs.iter_mut() {
+                for &(at, delta) in &edits[*s] {
+                    if *line > at {
+                        *line = (*line as i64 + delta).max(at as i64 + 1) as u32;
+                    }
+                }
+            }
+        }
+        self.entries.retain(|_| rng.below(100) >= 2);
+        let added = (self.entries.len() * rng.range(15, 25) as usize / 1000).max(1);
+        for _ in 0..added {
+            let e = Entry::new(rng, self.next_key, r, &self.sources);
+            self.next_key += 1;
+            self.entries.push(e);
+        }
+        self.sort();
+    }
+}
+
+/// A date `days` after 2019-01-01: (year, month, day).
+fn date(mut days: u64) -> (u64, u64, u64) {
+    let leap = |y: u64| y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400));
+    let mut y = 2019;
+    while days >= 365 + leap(y) as u64 {
+        days -= 365 + leap(y) as u64;
+        y += 1;
+    }
+    let months = [
+        31,
+        28 + leap(y) as u64,
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let mut m = 0;
+    while days >= months[m] {
+        days -= months[m];
+        m += 1;
+    }
+    (y, m as u64 + 1, days + 1)
+}
+
+/// Columns of a character on a terminal: 2 for CJK, 1 for the others.
+fn columns(c: char) -> usize {
+    let wide = ('\u{1100}'..='\u{115f}').contains(&c)
+        || ('\u{2e80}'..='\u{a4cf}').contains(&c)
+        || ('\u{ac00}'..='\u{d7a3}').contains(&c)
+        || ('\u{f900}'..='\u{faff}').contains(&c)
+        || ('\u{ff00}'..='\u{ff60}').contains(&c);
+    1 + wide as usize
+}
+
+/// `keyword "text"` as xgettext writes it: on one line if it fits in 79
+/// columns and has no inner newline, else `keyword ""` and the text cut
+/// after each `\n` and at spaces (or CJK characters) into quoted lines of
+/// at most 79 columns.
+fn po_string(out: &mut String, keyword: &str, text: &str) {
+    let esc = text
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n");
+    let inner_newline = text.trim_end_matches('\n').contains('\n');
+    if !inner_newline && keyword.len() + esc.chars().map(columns).sum::<usize>() + 3 <= 79 {
+        out.push_str(&format!("{keyword} \"{esc}\"\n"));
+        return;
+    }
+    out.push_str(keyword);
+    out.push_str(" \"\"\n");
+    for segment in esc.split_inclusive("\\n") {
+        let (mut line, mut width) = (String::new(), 0);
+        // Breaks after spaces and after wide characters (CJK).
+        let tokens = segment.split_inclusive(|c: char| c == ' ' || columns(c) == 2);
+        for tok in tokens {
+            let n: usize = tok.chars().map(columns).sum();
+            if width > 0 && width + n > 77 {
+                out.push_str(&format!("\"{line}\"\n"));
+                line.clear();
+                width = 0;
+            }
+            line.push_str(tok);
+            width += n;
+        }
+        if !line.is_empty() {
+            out.push_str(&format!("\"{line}\"\n"));
+        }
+    }
+}
+
+/// Locale `loc`'s catalog of release `r` (`version`) of `project`.
+fn catalog(t: &Template, loc: &Locale, r: usize, version: &str, project: &str) -> String {
+    let mut out = String::with_capacity(t.entries.len() * 300);
+    let h = |parts: &[u64]| mix(&[&[loc.key, r as u64][..], parts].concat());
+    let (y, m, d) = date(r as u64 * 137 + 40);
+    let pot = format!(
+        "{y}-{m:02}-{d:02} {:02}:{:02}+0000",
+        9 + r % 9,
+        (r * 17) % 60
+    );
+    let (y2, m2, d2) = date(r as u64 * 137 + 40 + 1 + h(&[1]) % 90);
+    let rev = format!(
+        "{y2}-{m2:02}-{d2:02} {:02}:{:02}+0000",
+        h(&[2]) % 24,
+        h(&[3]) % 60
+    );
+    out.push_str(&format!(
+        "# {project} translation ({code}).\n\
+         # Copyright (C) 2015-{y} {project} contributors\n\
+         # This file is distributed under the same license as the {project} package.\n\
+         #\n# Translators:\n",
+        code = loc.code
+    ));
+    let active: Vec<_> = loc.translators.iter().filter(|t| t.2 <= r).collect();
+    for (i, (name, mail, joined)) in active.iter().enumerate() {
+        let since = 2015 + (mix(&[loc.key, i as u64]) % 4) + *joined as u64;
+        out.push_str(&format!("# {name} <{mail}>, {since}-{y}\n"));
+    }
+    let (last, last_mail, _) = active[active.len() - 1 - (h(&[4]) % active.len() as u64) as usize];
+    out.push_str("#\nmsgid \"\"\nmsgstr \"\"\n");
+    for field in [
+        format!("Project-Id-Version: {project} {version}"),
+        "Report-Msgid-Bugs-To: ".to_string(),
+        format!("POT-Creation-Date: {pot}"),
+        format!("PO-Revision-Date: {rev}"),
+        format!("Last-Translator: {last} <{last_mail}>"),
+        format!(
+            "Language-Team: {c} <i18n-{c}@lists.example.org>",
+            c = loc.code
+        ),
+        format!("Language: {}", loc.code),
+        "MIME-Version: 1.0".to_string(),
+        "Content-Type: text/plain; charset=UTF-8".to_string(),
+        "Content-Transfer-Encoding: 8bit".to_string(),
+        format!("Plural-Forms: {}", loc.plural.1),
+    ] {
+        out.push_str(&format!("\"{field}\\n\"\n"));
+    }
+    // Translation progress: fewer entries missing at each release, more of
+    // the new ones.
+    let missing = loc.untranslated * 0.85f64.powi(r as i32);
+    for e in &t.entries {
+        out.push('\n');
+        let mut line = String::from("#:");
+        for &(s, n) in &e.refs {
+            let r = format!(" {}:{n}", t.sources[s].path);
+            if line.len() > 2 && line.len() + r.len() > 79 {
+                out.push_str(&line);
+                out.push('\n');
+                line.truncate(2);
+            }
+            line.push_str(&r);
+        }
+        out.push_str(&line);
+        out.push('\n');
+        if e.python_format {
+            out.push_str("#, python-format\n");
+        }
+        if let Some(c) = &e.ctxt {
+            po_string(&mut out, "msgctxt", c);
+        }
+        po_string(&mut out, "msgid", &e.msgid);
+        let fresh = if e.born == r && r > 0 { 0.3 } else { 0.0 };
+        let translated = unit(mix(&[loc.key, e.key, 0x77])) >= missing + fresh;
+        // Retranslated now and then (2 % per release).
+        let revision = (e.born + 1..=r)
+            .filter(|&q| unit(mix(&[loc.key, e.key, q as u64, 0xc4])) < 0.02)
+            .count() as u64;
+        let salt = mix(&[e.key, revision]);
+        let text = |s: &str, form: u64| {
+            if translated {
+                loc.translate(s, mix(&[salt, form]))
+            } else {
+                String::new()
+            }
+        };
+        match &e.plural {
+            None => po_string(&mut out, "msgstr", &text(&e.msgid, 0)),
+            Some(p) => {
+                po_string(&mut out, "msgid_plural", p);
+                for i in 0..loc.plural.0 {
+                    let s = if i == 0 { &e.msgid } else { p };
+                    po_string(&mut out, &format!("msgstr[{i}]"), &text(s, i as u64));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Write the translation-catalog repository of `spec` under `root` (see
+/// [`Catalogs`]): `release-V/locale/L/LC_MESSAGES/django.po` for each
+/// release V (1.0, 1.1, ...) and locale L (de, fr, es, ..., zh_Hans, ...).
+/// Returns the number of bytes written.
+pub fn generate_catalogs(root: &Path, spec: &Catalogs) -> Result<u64> {
+    let locales: Vec<Locale> = locale_codes(spec.locales)
+        .iter()
+        .map(|(code, row)| Locale::new(code, *row, spec))
+        .collect();
+    let mut rng = Rng::new(spec.seed);
+    let name = words(&mut rng, 2, CONTENT);
+    let project = format!("{}-{}", name[0], name[1]);
+    let mut t = Template::new(&mut rng, spec.size);
+    let mut total = 0u64;
+    for r in 0..spec.releases {
+        if r > 0 {
+            t.next_release(&mut rng, r);
+        }
+        let version = format!("{}.{}", 1 + r / 10, r % 10);
+        for loc in &locales {
+            let text = catalog(&t, loc, r, &version, &project);
+            let dir = root.join(format!("release-{version}/locale/{}/LC_MESSAGES", loc.code));
+            fs::create_dir_all(&dir).ctx(|| format!("cannot create {}", dir.display()))?;
+            let p = dir.join("django.po");
+            fs::write(&p, text.as_bytes()).ctx(|| format!("cannot write {}", p.display()))?;
+            total += text.len() as u64;
+        }
+    }
+    Ok(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -658,6 +1531,188 @@ mod tests {
         assert_eq!(generate_overlap(again.path(), &spec).unwrap(), bytes);
         let a = fs::read_to_string(dir.path().join("d000/x0000000.txt")).unwrap();
         assert!(a.ends_with('\n') && a.len() > 1000);
+    }
+
+    fn read_catalog(root: &Path, release: &str, locale: &str) -> String {
+        let p = format!("release-{release}/locale/{locale}/LC_MESSAGES/django.po");
+        fs::read_to_string(root.join(p)).unwrap()
+    }
+
+    /// Lines of `a` also in `b`, as multisets (a line of `b` matches once):
+    /// (fraction of a's lines, fraction of a's bytes). An upper bound of a
+    /// longest common subsequence of lines; on these catalogs it is within
+    /// ~1 point of GNU diff's lines in common (the shared lines are in the
+    /// same order in both files). The byte fraction is the measure of
+    /// fsim-verify (bytes in common).
+    fn shared(a: &str, b: &str) -> (f64, f64) {
+        let mut count: std::collections::HashMap<&str, usize> = Default::default();
+        for l in b.split_inclusive('\n') {
+            *count.entry(l).or_default() += 1;
+        }
+        let (mut lines, mut bytes, mut all_lines) = (0, 0, 0);
+        for l in a.split_inclusive('\n') {
+            all_lines += 1;
+            if let Some(c) = count.get_mut(l).filter(|c| **c > 0) {
+                *c -= 1;
+                lines += 1;
+                bytes += l.len();
+            }
+        }
+        (
+            lines as f64 / all_lines as f64,
+            bytes as f64 / a.len() as f64,
+        )
+    }
+
+    /// The template's side of a catalog: its msgctxt, msgid and
+    /// msgid_plural lines (with their continuation lines), in order.
+    fn msgids(po: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut inside = false;
+        for l in po.lines() {
+            if l.starts_with("msgid") || l.starts_with("msgctxt") {
+                inside = true;
+            } else if !l.starts_with('"') {
+                inside = false;
+            }
+            if inside {
+                out.push(l);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn catalogs_are_deterministic() {
+        let spec = Catalogs {
+            locales: 5,
+            releases: 2,
+            size: 20_000,
+            seed: 9,
+        };
+        let (a, b, c) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        let bytes = generate_catalogs(a.path(), &spec).unwrap();
+        assert_eq!(generate_catalogs(b.path(), &spec).unwrap(), bytes);
+        let other = Catalogs { seed: 10, ..spec };
+        generate_catalogs(c.path(), &other).unwrap();
+        let mut files = 0;
+        for release in ["1.0", "1.1"] {
+            for locale in ["de", "fr", "es", "it", "ja"] {
+                let x = read_catalog(a.path(), release, locale);
+                assert_eq!(x, read_catalog(b.path(), release, locale));
+                assert_ne!(x, read_catalog(c.path(), release, locale));
+                files += x.len() as u64;
+            }
+        }
+        assert_eq!(files, bytes);
+        // A locale's catalog does not depend on how many others there are.
+        let d = tempfile::tempdir().unwrap();
+        generate_catalogs(d.path(), &Catalogs { locales: 2, ..spec }).unwrap();
+        assert_eq!(
+            read_catalog(d.path(), "1.1", "fr"),
+            read_catalog(a.path(), "1.1", "fr")
+        );
+    }
+
+    #[test]
+    fn locale_codes_are_distinct() {
+        let codes = locale_codes(1000);
+        let set: std::collections::HashSet<&str> = codes.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(set.len(), 1000);
+        assert_eq!(
+            &codes[..3].iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+            &["de", "fr", "es"]
+        );
+        assert!(set.contains("pt_BR") && set.contains("zh_Hans") && set.contains("de_AT"));
+        assert_eq!(locale_codes(7)[..], codes[..7]);
+    }
+
+    #[test]
+    fn catalogs_look_like_gettext_catalogs() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = Catalogs {
+            locales: 40,
+            releases: 2,
+            size: 100_000,
+            seed: 2005,
+        };
+        generate_catalogs(dir.path(), &spec).unwrap();
+        let codes: Vec<String> = locale_codes(40).into_iter().map(|c| c.0).collect();
+        let first: Vec<String> = codes
+            .iter()
+            .map(|l| read_catalog(dir.path(), "1.0", l))
+            .collect();
+        let second: Vec<String> = codes
+            .iter()
+            .map(|l| read_catalog(dir.path(), "1.1", l))
+            .collect();
+
+        // 80-150 KB at the default size, varying per locale.
+        let sizes: Vec<usize> = first.iter().chain(&second).map(String::len).collect();
+        let (min, max) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+        assert!(*min >= 80_000 && *max <= 150_000, "sizes {min}..{max}");
+        assert!(*max as f64 / *min as f64 > 1.15, "sizes {min}..{max}");
+
+        for (l, po) in codes.iter().zip(&first) {
+            assert!(po.contains(&format!("\"Language: {l}\\n\"\n")));
+            assert!(po.contains("\"Plural-Forms: nplurals="));
+            assert!(po.contains("\n\n#: ") && po.contains("\n#, python-format\n"));
+            assert!(po.contains("\nmsgctxt \"") && po.contains("\nmsgid_plural \""));
+            assert!(po.contains("\nmsgid \"\"\n\"") && po.contains("\nmsgstr[0] \""));
+            // 10-25 % of the entries untranslated (with sampling noise).
+            let entries: Vec<&str> = po.split("\n\n").skip(1).collect();
+            let empty = entries
+                .iter()
+                .filter(|e| {
+                    e.lines()
+                        .filter(|l| l.starts_with("msgstr"))
+                        .all(|l| l.ends_with(" \"\""))
+                        && !e.lines().last().unwrap().starts_with('"')
+                })
+                .count() as f64
+                / entries.len() as f64;
+            assert!((0.07..=0.28).contains(&empty), "{l}: {empty} untranslated");
+        }
+
+        // msgids: the template's, identical in every locale of a release.
+        for po in &first[1..] {
+            assert_eq!(msgids(po), msgids(&first[0]));
+        }
+        assert_ne!(msgids(&second[0]), msgids(&first[0]));
+
+        // Two locales of one release: 45-70 % of the bytes in common (lines
+        // as multisets; about 65-85 % of the lines: the shared lines are
+        // the short ones), and no translation in common.
+        for i in 0..codes.len() {
+            for j in (0..codes.len()).filter(|&j| j != i && (j + i) % 3 == 0) {
+                let (lines, bytes) = shared(&first[i], &first[j]);
+                let pair = format!(
+                    "{} {}: {lines:.3} of lines, {bytes:.3} of bytes",
+                    codes[i], codes[j]
+                );
+                assert!((0.45..=0.70).contains(&bytes), "{pair}");
+                assert!((0.60..=0.90).contains(&lines), "{pair}");
+                let theirs: std::collections::HashSet<&str> = first[j].lines().collect();
+                let same = first[i]
+                    .lines()
+                    .filter(|l| {
+                        l.starts_with("msgstr") && !l.ends_with(" \"\"") && theirs.contains(l)
+                    })
+                    .count();
+                assert_eq!(same, 0, "{pair}");
+            }
+        }
+
+        // One locale across two releases: more than 85 % in common.
+        for (l, (a, b)) in codes.iter().zip(first.iter().zip(&second)) {
+            let (lines, bytes) = shared(a, b);
+            assert!(lines > 0.85 && bytes > 0.85, "{l}: {lines:.3} {bytes:.3}");
+            assert!(lines < 0.97, "{l}: {lines:.3}");
+        }
     }
 
     #[test]

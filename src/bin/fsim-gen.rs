@@ -56,6 +56,27 @@ struct Args {
     /// Line edits per --overlap file.
     #[arg(long, value_name = "N", default_value = "3")]
     overlap_edits: usize,
+    /// Instead of the sample, write the GNU gettext catalogs of N locales
+    /// (de, fr, ..., pt_BR, zh_Hans, ...) in each of --catalog-releases
+    /// releases, `release-V/locale/L/LC_MESSAGES/django.po`, all of a
+    /// release filled in from one template: two locales share ~60% of
+    /// their bytes (references, msgids), every translation differs; the
+    /// hard case of fsim-verify (issue 25).
+    #[arg(long, value_name = "N", conflicts_with_all = ["bulk", "versions", "overlap"])]
+    catalogs: Option<usize>,
+    /// Releases of the --catalogs repository (references renumbered, a few
+    /// entries added, removed or retranslated at each).
+    #[arg(long, value_name = "R", default_value = "3", requires = "catalogs")]
+    catalog_releases: usize,
+    /// Target bytes per --catalogs catalog (the average; each locale within
+    /// about ±25%).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "100000",
+        requires = "catalogs"
+    )]
+    catalog_size: usize,
     /// Average size of the benchmark documents (--bulk, --versions, --overlap).
     #[arg(long, default_value = "10000")]
     bulk_size: usize,
@@ -101,6 +122,22 @@ fn main() -> ExitCode {
             let bytes = corpus::generate_overlap(&a.dir, &spec)?;
             eprintln!(
                 "fsim-gen: {n} overlapping files, {bytes} bytes in {}",
+                a.dir.display()
+            );
+            return Ok(());
+        }
+        if let Some(n) = a.catalogs {
+            let spec = corpus::Catalogs {
+                locales: n,
+                releases: a.catalog_releases,
+                size: a.catalog_size,
+                seed: a.seed,
+            };
+            let bytes = corpus::generate_catalogs(&a.dir, &spec)?;
+            eprintln!(
+                "fsim-gen: {} catalogs ({n} locales × {} releases), {bytes} bytes in {}",
+                n * a.catalog_releases,
+                a.catalog_releases,
                 a.dir.display()
             );
             return Ok(());
