@@ -18,14 +18,14 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
     (
         "stages",
         &["stages"],
-        &["base", "formats", "io", "chunking"],
+        &["base", "formats", "io", "align", "chunking"],
     ),
     // The report reads the formats (and re-chunks files for its html
     // views): it does not call a stage.
     (
         "report",
         &["report"],
-        &["base", "formats", "io", "chunking"],
+        &["base", "formats", "io", "align", "chunking"],
     ),
     (
         "eval",
