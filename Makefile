@@ -58,6 +58,12 @@ SORT      ?= fsim
 FORMATS   ?= txt json
 # HTML: side-by-side views for at most this many links.
 HTML_MAX_VIEWS ?= 200
+# REGIONS=1 also writes WORK/regions.tsv: the shared regions (offsets) of
+# every verified pair, for scripts (scripts/check-runs.py) and review
+# tools. Off by default: the report does not read it (the html computes
+# the views it shows), and on catalogs of many locales it is many times
+# the repository (2.67 GB for a 167 MB tree).
+REGIONS ?= 0
 QUIET     ?= -q
 # Templates files (fsim-template) whose chunks every analysis ignores:
 # sizes become payloads. Several files: space-separated.
@@ -194,11 +200,12 @@ ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/
 $(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(if $(ANALYZE_PREV_OPTS),$(WORK)/verify-threshold) | build
 	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
-# Exact similarity of the candidate pairs (line LCS for text), and the
-# shared regions for the side-by-side views. PREVIOUS=<old work dir> with a
+# Exact similarity of the candidate pairs (line LCS for text), and with
+# REGIONS=1 their shared regions. PREVIOUS=<old work dir> with a
 # verified.tsv: pairs whose two files are unchanged (path, size, content
-# hash) keep that run's figures and regions, only the others are read.
-VERIFY_PREV_OPTS = $(if $(wildcard $(PREVIOUS)/verified.tsv),--previous $(PREVIOUS)/verified.tsv --previous-files $(PREVIOUS)/files.tsv $(if $(wildcard $(PREVIOUS)/regions.tsv),--previous-regions $(PREVIOUS)/regions.tsv))
+# hash) keep that run's figures (and regions), only the others are read.
+REGION_OPTS = $(if $(filter 1,$(REGIONS)),--regions $(WORK)/regions.tsv)
+VERIFY_PREV_OPTS = $(if $(wildcard $(PREVIOUS)/verified.tsv),--previous $(PREVIOUS)/verified.tsv --previous-files $(PREVIOUS)/files.tsv $(if $(and $(REGION_OPTS),$(wildcard $(PREVIOUS)/regions.tsv)),--previous-regions $(PREVIOUS)/regions.tsv))
 #
 # fsim-verify drops the pairs that cannot reach the report's MIN_PERCENT
 # (sizes, then an upper bound, before any diff): the report never shows
@@ -213,7 +220,7 @@ $(WORK)/verify-threshold: FORCE
 	    echo '$(MIN_PERCENT)' > $@; fi
 
 $(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv $(WORK)/verify-threshold | build
-	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv --min-percent $$(cat $(WORK)/verify-threshold) $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) --regions $(WORK)/regions.tsv -j $(JOBS) -o $@ $<
+	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv --min-percent $$(cat $(WORK)/verify-threshold) $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) $(REGION_OPTS) -j $(JOBS) -o $@ $<
 
 FORCE:
 
@@ -304,7 +311,7 @@ spark-report: build spark-venv check-repo
 	  --repo $(REPO) --work $(WORK) --avg $(AVG) --method $(METHOD) --chunk-opts '$(METHOD_OPTS)' \
 	  --jobs $(JOBS) --capacity $(CAPACITY) --floor $(FLOOR) --min-percent $(MIN_PERCENT) \
 	  --lines $(LINES) --catalogs $(CATALOGS) --line-floor $(LINE_FLOOR) \
-	  --min-bytes $(MIN_BYTES) --verify $(VERIFY) --formats '$(FORMATS)' --memory $(MEMORY) \
+	  --min-bytes $(MIN_BYTES) --verify $(VERIFY) --regions $(REGIONS) --formats '$(FORMATS)' --memory $(MEMORY) \
 	  --html-max-views $(HTML_MAX_VIEWS) $(SPARK_OPTS)
 
 # The demo repository through Spark in local mode, checked against make report.
@@ -317,7 +324,7 @@ spark-demo: build spark-venv
 	cmp $(SDEMO)/spark/files.tsv $(SDEMO)/local/files.tsv
 	cmp $(SDEMO)/spark/plan.tsv $(SDEMO)/local/plan.tsv
 	@# The large outputs stay as parts: NAME.tsv = NAME.parts/part-* concatenated.
-	for f in partition bins pairs verified regions; do \
+	for f in partition bins pairs verified $(if $(filter 1,$(REGIONS)),regions); do \
 	  LC_ALL=C cat $(SDEMO)/spark/$$f.parts/part-* | cmp - $(SDEMO)/local/$$f.tsv || exit 1; done
 	@echo
 	@cat $(SDEMO)/spark/report.txt

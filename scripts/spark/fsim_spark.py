@@ -174,9 +174,10 @@ fail_once analyze "$t/pairs.tsv"
 tag() { awk -v k="$1" '/^#/ { printf "%s\t#\t%s\n", k, $0; next } { printf "%s\t%s\t%012d\t%s\n", k, substr($0, 1, 21), NR, $0 }' "$2"; }
 tag P "$t/pairs.tsv"
 if [ "$VERIFY" != 0 ]; then
-  "$B/fsim-verify" -q --files "$FT" --min-percent "$VMIN" --regions "$t/regions.tsv" -j "$THREADS" -o "$t/verified.tsv" "$t/pairs.tsv"
+  if [ "$REGIONS" = 1 ]; then set -- --regions "$t/regions.tsv"; else set --; fi
+  "$B/fsim-verify" -q --files "$FT" --min-percent "$VMIN" "$@" -j "$THREADS" -o "$t/verified.tsv" "$t/pairs.tsv"
   tag V "$t/verified.tsv"
-  tag R "$t/regions.tsv"
+  if [ "$REGIONS" = 1 ]; then tag R "$t/regions.tsv"; fi
 fi
 """
 
@@ -403,6 +404,7 @@ def main(argv=None):
     ap.add_argument("--line-floor", default="30", help="make's LINE_FLOOR")
     ap.add_argument("--min-bytes", default="0")
     ap.add_argument("--verify", default="1")
+    ap.add_argument("--regions", default="0", help="make's REGIONS: 1 to write the regions of every verified pair")
     ap.add_argument("--formats", default="txt json")
     ap.add_argument("--memory", default="256M", help="make's MEMORY: each sort task's and each report's budget")
     ap.add_argument("--html-max-views", default="200")
@@ -860,7 +862,7 @@ def main(argv=None):
     del labels, multi, flines, bin_of_comp
     aopts = ["--min-percent", a.floor, "--capacity", a.capacity]
     verified_name = "verified.tsv" if a.verify != "0" else None
-    outputs = [("P", "pairs.tsv")] + ([("V", "verified.tsv"), ("R", "regions.tsv")] if verified_name else [])
+    outputs = [("P", "pairs.tsv")] + ([("V", "verified.tsv")] if verified_name else []) + ([("R", "regions.tsv")] if verified_name and a.regions == "1" else [])
     heads_tails = {}
     out, body = None, None
     if nbins == 0:
@@ -868,7 +870,7 @@ def main(argv=None):
         # line source, if any); the rest as below.
         zero = spark.range(0, 1, 1, 1).selectExpr("cast(id as string) as line")
         out = transform(
-            zero, ZERO_SH, *aopts, BINS_HEAD=bins_head, BINS_TRAILER=bins_trailer, VERIFY=a.verify,
+            zero, ZERO_SH, *aopts, BINS_HEAD=bins_head, BINS_TRAILER=bins_trailer, VERIFY=a.verify, REGIONS=a.regions,
             VMIN=str(a.min_percent), THREADS=str(par), FILES_DRIVER=SparkFiles.get("files.tsv"),
             LINE_OPTS=" ".join(line_opts) if lines_on else "",
         ).persist(disk)
@@ -954,7 +956,7 @@ def main(argv=None):
             os.makedirs(bparts_local)
         out = transform(
             by_bin, ANALYZE_FILES_SH if file_sort else ANALYZE_SH, *aopts, ROUTED=routed_local,
-            NFILES=str(nfiles), BINS_PRE=bins_pre, BINS_POST=bins_post, VERIFY=a.verify, VMIN=str(a.min_percent),
+            NFILES=str(nfiles), BINS_PRE=bins_pre, BINS_POST=bins_post, VERIFY=a.verify, REGIONS=a.regions, VMIN=str(a.min_percent),
             THREADS=str(max(1, par // ntasks)), FILES_DRIVER=SparkFiles.get("files.tsv"), BPARTS=bparts_local,
             LINE_OPTS=" ".join(line_opts) if lines_on else "",
         ).persist(disk)

@@ -262,7 +262,7 @@ enum Align {
 
 /// Pairs whose bit-parallel cost is under this many word operations are
 /// aligned bit-parallel without looking further (a few microseconds).
-const SMALL_COST: u64 = 1 << 14;
+const SMALL_COST: u64 = 1 << 18;
 
 /// Myers' steps cost about this many bit-parallel word operations each
 /// (measured: docs/performance-verify.md).
