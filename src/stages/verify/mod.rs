@@ -138,6 +138,15 @@ pub const MYERS_BUDGET: u64 = 1 << 31;
 /// per pair plus the regions of the batch).
 const BATCH_PAIRS: usize = 1 << 16;
 
+/// With `--regions`, a batch also ends once the smaller files of its pairs
+/// add up to this share of `--memory` (1/`REGION_SHARE`): a pair's regions
+/// are held until its batch is written, 24 bytes per run of matched lines,
+/// which is about half a byte per byte of the smaller file on catalogs of
+/// two locales (every other line differs) and less on anything more alike.
+/// Without the cut, 7,140 pairs of 100 KB catalogs held 500 MB of regions
+/// at `--memory 16M`.
+const REGION_SHARE: u64 = 4;
+
 /// Pairs per unit of work handed to a worker (cut at group boundaries).
 const UNIT_PAIRS: usize = 64;
 
@@ -272,6 +281,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let mut prev_regions = Vec::new();
     let mut flow = Flow {
         batch: Vec::new(),
+        batch_bytes: 0,
         reused: Vec::new(),
         workers: &mut workers,
         cache: &cache,
@@ -439,6 +449,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 /// The pairs on their way to the workers and the outputs, in input order.
 struct Flow<'a> {
     batch: Vec<PairIn>,
+    /// Bytes of the smaller file of each pair of `batch`, added up.
+    batch_bytes: u64,
     /// Per pair of `batch`: the earlier run's outcome, if reused.
     reused: Vec<Option<Outcome>>,
     workers: &'a mut Vec<Worker>,
@@ -461,11 +473,14 @@ impl Flow<'_> {
             return Ok(());
         }
         // Batches end between two files A, unless one A has very many pairs.
-        if self.batch.len() >= BATCH_PAIRS
+        let full = self.batch.len() >= BATCH_PAIRS
+            || (self.want_regions && self.batch_bytes >= cfg.memory / REGION_SHARE);
+        if full
             && (self.batch.last().map(|l| l.a) != Some(p.a) || self.batch.len() >= 4 * BATCH_PAIRS)
         {
             self.flush()?;
         }
+        self.batch_bytes += p.size_a.min(p.size_b);
         self.reused.push(reused);
         self.batch.push(p);
         Ok(())
@@ -485,6 +500,7 @@ impl Flow<'_> {
         self.sink
             .write_batch(&self.batch, &o, self.files, self.cfg)?;
         self.batch.clear();
+        self.batch_bytes = 0;
         Ok(())
     }
 }
