@@ -250,7 +250,7 @@ impl Differ {
 
 /// How the middle of a pair (after its common prefix and suffix) is aligned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Align {
+pub(super) enum Align {
     /// Bit-parallel LCS ([`crate::align::Lcs`]): cost `⌈n/64⌉·m`.
     BitParallel,
     /// Myers (`similar`): cost `O((n+m)·D)`, cheaper when D is small.
@@ -271,7 +271,7 @@ const MYERS_STEP: u64 = 4;
 /// The cheaper exact algorithm for `ma` × `mb`, from the bit-parallel cost
 /// and an upper bound of Myers' (the edit distance is at most the tokens
 /// outside the anchors' common subsequence). Depends only on the data.
-fn choose(ma: &[u32], mb: &[u32], ids: usize, lis: &mut Lis) -> Align {
+pub(super) fn choose(ma: &[u32], mb: &[u32], ids: usize, lis: &mut Lis) -> Align {
     let bp = crate::align::Lcs::cost(ma.len(), mb.len());
     if bp <= SMALL_COST {
         return Align::BitParallel;

@@ -701,3 +701,89 @@ proptest::proptest! {
         same_verdict(&a, &b, floor);
     }
 }
+
+// Which algorithm aligns a pair, and which subsequence ties give (issue 25).
+
+#[test]
+fn near_copies_take_myers_and_distant_pairs_the_bit_parallel_lcs() {
+    use super::diff::{choose, Align, Lis};
+    let n = 20_000u32;
+    let a: Vec<u32> = (0..n).collect();
+    // Ten scattered lines replaced: D = 20, Myers' (n+m)·D far below
+    // ⌈n/64⌉·m.
+    let mut b = a.clone();
+    for k in 0..10 {
+        b[(k * 1_999 + 7) as usize] = n + k;
+    }
+    let mut lis = Lis::default();
+    assert_eq!(choose(&a, &b, (n + 10) as usize, &mut lis), Align::Myers);
+    // Every other line differs: D = n, the bit-parallel pass is cheaper.
+    let c: Vec<u32> = (0..n).map(|i| if i % 2 == 0 { i } else { n + i }).collect();
+    assert_eq!(
+        choose(&a, &c, (2 * n) as usize, &mut lis),
+        Align::BitParallel
+    );
+    // Small pairs go bit-parallel without a look at the anchors.
+    assert_eq!(
+        choose(&a[..100], &b[..100], (n + 10) as usize, &mut lis),
+        Align::BitParallel
+    );
+    // Both paths give the LCS: the same figure as the dynamic programme
+    // on lines of one length.
+    let text = |ids: &[u32]| -> Vec<u8> {
+        ids.iter()
+            .flat_map(|i| format!("{i:>8}\n").into_bytes())
+            .collect()
+    };
+    for other in [&b, &c] {
+        let (ta, tb) = (text(&a[..3_000]), text(&other[..3_000]));
+        assert_eq!(
+            compare(&lines(&ta), &lines(&tb), false).common,
+            dp_lcs_bytes(&ta, &tb)
+        );
+    }
+    let (ta, tb) = (text(&a), text(&b));
+    let got = compare(&lines(&ta), &lines(&tb), true);
+    assert!(got.exact);
+    assert_eq!(got.common, (n as u64 - 10) * 9);
+    assert_eq!(
+        got.regions.len(),
+        11,
+        "ten replaced lines cut the file in 11 runs"
+    );
+}
+
+#[test]
+fn ties_between_equally_long_subsequences_are_broken_from_the_end() {
+    // a = "yyyy" "x", b = "x" "x" "yyyy": either "x" or "yyyy" alone is a
+    // longest common subsequence (one line). The bit-parallel traceback
+    // walks back from the last lines and leaves a line of a out only while
+    // that keeps the length: it keeps "yyyy" (a's first line with b's
+    // last), 5 bytes; Myers (similar), which aligned every pair before
+    // issue 25, keeps the first "x" of b, 2 bytes. docs/formats.md
+    // ("Ties") says so.
+    let (a, b) = (b"yyyy\nx\n".to_vec(), b"x\nx\nyyyy\n".to_vec());
+    let c = compare(&lines(&a), &lines(&b), true);
+    assert!(c.exact);
+    assert_eq!(c.common, 5);
+    assert_eq!(
+        c.regions,
+        vec![Region {
+            off_a: 0,
+            off_b: 4,
+            len: 5
+        }]
+    );
+    struct Matches(Vec<(usize, usize)>);
+    impl similar::algorithms::DiffHook for Matches {
+        type Error = ();
+        fn equal(&mut self, o: usize, n: usize, l: usize) -> std::result::Result<(), ()> {
+            self.0.extend((0..l).map(|k| (o + k, n + k)));
+            Ok(())
+        }
+    }
+    let mut m = Matches(Vec::new());
+    let (ia, ib) = ([1u32, 0], [0u32, 0, 1]);
+    let _ = similar::algorithms::myers::diff(&mut m, &ia[..], 0..2, &ib[..], 0..3);
+    assert_eq!(m.0, vec![(1, 1)], "Myers keeps an \"x\"");
+}
