@@ -4,6 +4,20 @@
 #
 #   make bench                       # defaults below
 #   FILES=20000 BIG_MB=200 make bench  # a quicker, smaller run
+#   BENCH_ONLY=hard bash scripts/bench.sh
+#                                    # only "Whole default run on hard inputs"
+#                                    # (catalogs and partial-overlap slices,
+#                                    # issue 25), written to
+#                                    # docs/performance-hard.md (HARD_OUT);
+#                                    # docs/performance.md is left alone
+#
+# BENCH_ONLY is empty (every section) or the name of a section that runs
+# alone: `hard` (CAT_LOCALES, CAT_RELEASES, SLICE_FILES set its sizes).
+# Such a section is a function defined before the long inputs are built:
+# alone, it runs and writes its own file, then the script exits; in a full
+# run it is called in its place, and its markdown goes both into $OUT and
+# into its own file, which $OUT links to.
+# Binaries: ${CARGO_TARGET_DIR:-target}/release, built first.
 #
 # Figures are medians of RUNS runs with a warm page cache; what matters is
 # the ratio fsim / reference measured side by side, not absolute times.
@@ -18,34 +32,28 @@ BIG_MB=${BIG_MB:-1024}       # size of the single large file
 RUNS=${RUNS:-3}
 BENCH=${BENCH:-bench-work}   # generated data (not committed)
 OUT=${OUT:-docs/performance.md}
+HARD_OUT=${HARD_OUT:-docs/performance-hard.md}
+BENCH_ONLY=${BENCH_ONLY:-}
+case $BENCH_ONLY in
+  ""|hard) ;;
+  *) echo "bench: BENCH_ONLY=$BENCH_ONLY: the sections that run alone: hard" >&2; exit 2 ;;
+esac
 JOBS=$(nproc)
 
 need() { command -v "$1" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
-need jdupes jdupes
-need ssdeep ssdeep
+if [ -z "$BENCH_ONLY" ]; then
+  need jdupes jdupes
+  need ssdeep ssdeep
+fi
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time >/dev/null; }
 
 cargo build --release --quiet --bins
-B=target/release
+B=${CARGO_TARGET_DIR:-target}/release
+# B as make's BIN: a path make does not take for its own build folder
+# (BIN=target/release would run cargo build inside the timed runs).
+case $B in /*) BP=$B ;; *) BP=./$B ;; esac
 mkdir -p "$BENCH"
-TREE=$BENCH/tree
-# The cached tree is kept only if it was made with these sizes.
-if [ "$(cat "$BENCH/tree.done" 2>/dev/null)" != "$FILES $SIZE" ]; then
-  rm -rf "$TREE" "$BENCH/tree.done"
-  $B/fsim-gen --bulk "$FILES" --bulk-size "$SIZE" --bulk-dirs 300 "$TREE"
-  echo "$FILES $SIZE" > "$BENCH/tree.done"
-fi
-BIG=$BENCH/big.txt
-if [ ! -f "$BIG" ] || [ "$(stat -c %s "$BIG")" -lt $((BIG_MB * 1000000)) ]; then
-  # Text-like, not random: the tree's documents concatenated until BIG_MB.
-  : > "$BIG"
-  while [ "$(stat -c %s "$BIG")" -lt $((BIG_MB * 1048576)) ]; do
-    find "$TREE" -type f -name 'f00*' -print0 | sort -z | xargs -0 cat >> "$BIG"
-  done
-  truncate -s $((BIG_MB * 1048576)) "$BIG"
-fi
-TREE_BYTES=$(du -sb "$TREE" | cut -f1)
-BIG_BYTES=$(stat -c %s "$BIG")
+W=$BENCH
 
 # measure NAME BYTES CMD...: median wall time and max peak RSS over RUNS runs
 # (one warm-up run first). Sets WALL (s), RSS (MB).
@@ -70,6 +78,171 @@ measure() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
+# A folder to give make as BIN: each stage runs under /usr/bin/time, which
+# appends "STAGE seconds peak-RSS-KiB command-line" to $STAGE_LOG.
+WRAP=$W/wrap
+make_wrap() {
+  rm -rf "$WRAP"; mkdir -p "$WRAP"
+  for p in $B/fsim-*; do
+    [ -x "$p" ] || continue
+    n=$(basename "$p")
+    printf '#!/bin/sh\nexec /usr/bin/time -a -o "$STAGE_LOG" -f "%s %%e %%M %%C" %s "$@"\n' "$n" "$(realpath "$p")" > "$WRAP/$n"
+    chmod +x "$WRAP/$n"
+  done
+}
+
+# Whole default run on hard inputs (issue 25: the default `make report`
+# within 20x md5sum -P$JOBS, every stage within 1 GiB, on the inputs that
+# are hard for fsim-verify): (a) a translation-catalog repository
+# (fsim-gen --catalogs: CAT_LOCALES locales x CAT_RELEASES releases of
+# ~100 KB gettext catalogs from one template; two locales share ~60 % of
+# their bytes, a differing line every few lines) and (b) a tree of
+# partial-overlap slices (fsim-gen --slices: SLICE_FILES slices of one body
+# of code, most overlapping pairs sharing only part of their lines). For
+# each, as in the overlap section: md5sum over the tree (xargs -P$JOBS, the
+# files split evenly between the processes, warm cache), then one default
+# `make report` with every format, each stage under /usr/bin/time through
+# the wrapper folder; the largest file the run leaves in WORK against the
+# tree (no intermediate larger than the repository). Trees are kept in
+# $BENCH between runs (remade when their fsim-gen options change). Called
+# in its place after the overlap section, or alone (BENCH_ONLY=hard);
+# writes $BENCH/hard-section.md.
+CAT_LOCALES=${CAT_LOCALES:-60}
+CAT_RELEASES=${CAT_RELEASES:-6}
+SLICE_FILES=${SLICE_FILES:-20000}
+hard_input() { # KEY LABEL FSIM_GEN_OPTIONS: a row of hard.md, rows of hard-stages.md
+  local key=$1 label=$2 gen=$3
+  local tree=$W/hard-$key run=$W/hard-$key-run
+  if [ "$(cat "$tree.done" 2>/dev/null)" != "$gen" ]; then
+    rm -rf "$tree" "$tree.done"
+    # shellcheck disable=SC2086
+    $B/fsim-gen $gen "$tree"
+    echo "$gen" > "$tree.done"
+  fi
+  local bytes files per
+  bytes=$(find "$tree" -type f -printf '%s\n' | awk '{ b += $1 } END { print b + 0 }')
+  files=$(find "$tree" -type f | wc -l)
+  per=$(( (files + JOBS - 1) / JOBS )); [ "$per" -gt 5000 ] && per=5000
+  find "$tree" -type f -print0 | xargs -0 cat > /dev/null
+  local md5cmd="find $tree -type f -print0 | xargs -0 -P$JOBS -n $per md5sum"
+  measure "md5sum, $label" "$bytes" "$md5cmd"
+  local md5=$WALL
+  export STAGE_LOG=$W/hard-$key.log
+  : > "$STAGE_LOG"
+  rm -rf "$run"
+  local t0 t1
+  t0=$(date +%s.%N)
+  make -s report BIN="$WRAP" REPO="$tree" WORK="$run" QUIET=-q FORMATS="txt json html xlsx" >/dev/null
+  t1=$(date +%s.%N)
+  unset STAGE_LOG
+  local total pairs links vwall vrate peak big bigname within rbig rname
+  total=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+  pairs=$(grep -vc '^#' "$run/pairs.tsv" || true)
+  links=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['links'])" "$run/report.json")
+  vwall=$(awk '$1 == "fsim-verify" { print $2 }' "$W/hard-$key.log")
+  vrate=$(awk -v n="$pairs" -v w="$vwall" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "-" }')
+  peak=$(awk '{ if ($3 > m) m = $3 } END { printf "%.0f", m / 1024 }' "$W/hard-$key.log")
+  # Intermediates: every file of WORK but the reports.
+  read -r big bigname < <(find "$run" -type f ! -name 'report.*' -printf '%s %P\n' | sort -n | tail -1)
+  read -r rbig rname < <(find "$run" -type f -name 'report.*' -printf '%s %P\n' | sort -n | tail -1)
+  within=$([ "$big" -le "$bytes" ] && echo yes || echo NO)
+  echo "bench: $label: ${total}s, md5sum ${md5}s, $(ratio "$total" "$md5")x, $pairs candidates, fsim-verify ${vwall}s" >&2
+  printf '| %s | %s | %s | %s s | **%s s** | **%s×** | %s | %s | %s s | %s pairs/s | %s MB | %s, %s bytes (%s× the tree): %s | %s, %s bytes |\n' \
+    "$label" "$files" "$bytes" "$md5" "$total" "$(ratio "$total" "$md5")" "$pairs" "$links" "$vwall" "$vrate" "$peak" \
+    "$bigname" "$big" "$(ratio "$big" "$bytes")" "$within" "$rname" "$rbig" >> "$W/hard.md"
+  printf '| %s | `%s/fsim-gen %s %s` | `%s` |\n' "$label" "$BP" "$gen" "$tree" "$md5cmd" >> "$W/hard-commands.md"
+  # One row per stage (fsim-report once per format, in the order they finish).
+  awk -v l="$label" '{
+      n = $1
+      if (n == "fsim-report") for (i = 4; i < NF; i++) if ($i == "--format") n = n " " $(i + 1)
+      printf "| %s | %s | %.2f s | %.0f MB | %s |\n", l, n, $2, $3 / 1024, ($3 <= 1048576 ? "yes" : "NO")
+    }' "$W/hard-$key.log" >> "$W/hard-stages.md"
+  rm -rf "$run"
+}
+hard_section() {
+  : > "$W/hard.md"; : > "$W/hard-stages.md"; : > "$W/hard-commands.md"
+  make_wrap
+  hard_input catalogs "catalogs, $CAT_LOCALES locales × $CAT_RELEASES releases" \
+    "--catalogs $CAT_LOCALES --catalog-releases $CAT_RELEASES"
+  hard_input slices "slices, $SLICE_FILES files" "--slices $SLICE_FILES --bulk-dirs 300"
+  cat > "$W/hard-section.md" <<EOF
+## Whole default run on hard inputs
+
+The default run (issue 25: within 20× \`md5sum\` on $JOBS processes, every
+stage within 1 GiB, no intermediate larger than the repository) on the
+inputs that are hard for fsim-verify, each tree generated by \`fsim-gen\`:
+translation catalogs (\`--catalogs\`: the catalogs of a release are filled
+in from one template, so two locales share ~60 % of their bytes, with a
+differing line every few lines) and partial-overlap slices (\`--slices\`:
+slices of one body of code, lengths lognormal of median 8 KB, one in five
+a near-copy of another: nearly every other overlapping pair shares only
+part of its lines, at different offsets, about 40 % of them overlapping at
+both ends and the rest a slice inside a longer one; a large D for an
+O(N·D) diff). Each tree:
+md5sum over it (median of $RUNS runs, warm cache), then one run of
+\`make -s report BIN=<wrapper> REPO=<tree> WORK=<dir> QUIET=-q FORMATS="txt json html xlsx"\`
+(every other setting the default), each stage under \`/usr/bin/time\`
+through a wrapper folder given to make as BIN. fsim-verify's rate:
+candidate pairs (pairs.tsv) over its wall time. Bytes: the files' sizes.
+Largest intermediate: the largest file the run leaves in WORK other than
+the reports (chunks.tsv, sorted.tsv, ...; the temporary files of a stage
+are removed when it ends), against the tree's bytes; the largest report
+beside it (the html holds side-by-side views of up to 200 links).
+
+| input | files | bytes | md5sum | whole run | ratio (≤ 20×) | candidates | links | fsim-verify | its rate | peak RSS (any stage) | largest intermediate ≤ the tree | largest report |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
+$(cat "$W/hard.md")
+
+| input | generated by | md5sum |
+|---|---|---|
+$(cat "$W/hard-commands.md")
+
+| input | stage | time | peak RSS | ≤ 1 GiB |
+|---|---|---|---|---|
+$(cat "$W/hard-stages.md")
+EOF
+}
+
+# The header of a file of one section alone (HARD_OUT).
+section_header() { # TITLE
+  cat <<EOF
+# $1
+
+Generated by \`BENCH_ONLY=hard bash scripts/bench.sh\` or \`make bench\`
+(scripts/bench.sh) on $(date -u +%Y-%m-%d): $(nproc) cores,
+$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),
+binaries of commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock Makefile 2>/dev/null || echo ' (with local changes)').
+The rest of the benchmarks: [performance.md](performance.md).
+
+EOF
+}
+
+if [ "$BENCH_ONLY" = hard ]; then
+  hard_section
+  { section_header "Performance on hard inputs"; cat "$W/hard-section.md"; } > "$HARD_OUT"
+  echo "bench: wrote $HARD_OUT" >&2
+  exit 0
+fi
+
+TREE=$BENCH/tree
+# The cached tree is kept only if it was made with these sizes.
+if [ "$(cat "$BENCH/tree.done" 2>/dev/null)" != "$FILES $SIZE" ]; then
+  rm -rf "$TREE" "$BENCH/tree.done"
+  $B/fsim-gen --bulk "$FILES" --bulk-size "$SIZE" --bulk-dirs 300 "$TREE"
+  echo "$FILES $SIZE" > "$BENCH/tree.done"
+fi
+BIG=$BENCH/big.txt
+if [ ! -f "$BIG" ] || [ "$(stat -c %s "$BIG")" -lt $((BIG_MB * 1000000)) ]; then
+  # Text-like, not random: the tree's documents concatenated until BIG_MB.
+  : > "$BIG"
+  while [ "$(stat -c %s "$BIG")" -lt $((BIG_MB * 1048576)) ]; do
+    find "$TREE" -type f -name 'f00*' -print0 | sort -z | xargs -0 cat >> "$BIG"
+  done
+  truncate -s $((BIG_MB * 1048576)) "$BIG"
+fi
+TREE_BYTES=$(du -sb "$TREE" | cut -f1)
+BIG_BYTES=$(stat -c %s "$BIG")
+
 rm -f "$BENCH/rows.tsv"
 row() { # NAME FSIM_CMD REF_NAME REF_CMD BYTES TARGET
   local name=$1 fcmd=$2 rname=$3 rcmd=$4 bytes=$5 target=$6
@@ -80,7 +253,7 @@ row() { # NAME FSIM_CMD REF_NAME REF_CMD BYTES TARGET
 }
 : > "$BENCH/table.md"
 
-T=$TREE; W=$BENCH
+T=$TREE
 MD5_TREE="find $T -type f -print0 | xargs -0 -P$JOBS -n 5000 md5sum"
 row "fsim-chunk avg 1000, tree" "$B/fsim-chunk -q -j $JOBS --avg-size 1000 --files-out $W/f1000.tsv -o $W/c1000.tsv $T" "md5sum" "$MD5_TREE" "$TREE_BYTES" "≤ 1.1"
 row "fsim-chunk avg 100, tree" "$B/fsim-chunk -q -j $JOBS --avg-size 100 --files-out $W/f100.tsv -o $W/c100.tsv $T" "md5sum" "$MD5_TREE" "$TREE_BYTES" "≤ 1.7"
@@ -98,9 +271,9 @@ rm -f "$W/ssort.tsv" "$W/gsort.tsv" "$W/csort.tsv" "$W/fsort.tsv"
 # Whole pipeline, fast pass, against jdupes (identical files only).
 rm -rf "$W/run"
 # The paper's fast pass, as the target states: avg 1000, no verification.
-PIPE="make -s report BIN=./$B REPO=$T WORK=$W/run QUIET=-q AVG=1000 VERIFY=0 && rm -rf $W/run"
+PIPE="make -s report BIN=$BP REPO=$T WORK=$W/run QUIET=-q AVG=1000 VERIFY=0 && rm -rf $W/run"
 row "whole pipeline, fast pass (make report AVG=1000 VERIFY=0)" "$PIPE" "jdupes -r" "jdupes -r -q $T" "$TREE_BYTES" "≤ 2.5"
-make -s report BIN=./$B REPO="$T" WORK="$W/run" QUIET=-q AVG=1000 VERIFY=0
+make -s report BIN=$BP REPO="$T" WORK="$W/run" QUIET=-q AVG=1000 VERIFY=0
 jdupes -r -q "$T" > "$W/jdupes.out" || true
 JD_SETS=$(awk 'BEGIN{n=0; inset=0} /^$/ {inset=0; next} { if (!inset) { n++; inset=1 } } END {print n}' "$W/jdupes.out")
 FS_SETS=$(python3 -c "import json,sys; print(json.load(open('$W/run/report.json'))['summary']['identical_sets'])")
@@ -127,7 +300,7 @@ for root, dirs, files in os.walk(sys.argv[1]):
             seen.add(h)
             print(f"{h}\t{len(d)}\t{p}")
 PY
-PIPE_DEFAULT="make -s report BIN=./$B REPO=$T WORK=$W/run QUIET=-q && rm -rf $W/run"
+PIPE_DEFAULT="make -s report BIN=$BP REPO=$T WORK=$W/run QUIET=-q && rm -rf $W/run"
 row "whole pipeline, defaults (make report: avg 100, verification)" "$PIPE_DEFAULT" "datasketch MinHash-LSH" "$PEER_VENV/bin/python scripts/quality/peer.py $W/classes.tsv $W/peer.tsv" "$TREE_BYTES" "≤ 0.33"
 
 # Stages without a standard counterpart: synthetic inputs at the targets' scale.
@@ -135,7 +308,7 @@ PFILES=${PFILES:-15000000}; PGROUPS=${PGROUPS:-30000000}
 cargo build --release --quiet --examples
 # The cached input is kept only if it was made with these sizes.
 if [ ! -f "$W/psorted.tsv" ] || ! grep -q "^#end files.*files=$PFILES	" "$W/pfiles.tsv"; then
-  target/release/examples/sortpart-gen sorted "$PFILES" "$PGROUPS" "$W/pfiles.tsv" > "$W/psorted.tsv"
+  $B/examples/sortpart-gen sorted "$PFILES" "$PGROUPS" "$W/pfiles.tsv" > "$W/psorted.tsv"
 fi
 PRECS=$(awk -F'\t' '/^#end chunks/ { for (i = 2; i <= NF; i++) if ($i ~ /^records=/) { sub("records=", "", $i); print $i } }' "$W/psorted.tsv")
 : > "$BENCH/single.md"
@@ -161,7 +334,7 @@ printf '| fsim-partition against its I/O floor (copy %s MB of its inputs to a ne
   "$((POUT / 1000000))" "$PCOPY" "$WALL" "$(ratio "$PWALL" "$WALL")" >> "$BENCH/single.md"
 rm -f "$W/ppart.tsv" "$W/pcopy.tsv"
 if [ ! -f "$W/apart.tsv" ]; then
-  target/release/examples/gen_partition 52125 3800000 1 > "$W/apart.tsv"
+  $B/examples/gen_partition 52125 3800000 1 > "$W/apart.tsv"
   $B/fsim-binpack -q -o "$W/abins.tsv" "$W/apart.tsv"
 fi
 single "fsim-analyze, paper scale (52,125 files, 3.8 M records)" "$B/fsim-analyze -q -j $JOBS -o $W/apairs.tsv $W/abins.tsv" 3800000 "records" "≤ 2 s"
@@ -170,7 +343,7 @@ single "fsim-analyze, paper scale (52,125 files, 3.8 M records)" "$B/fsim-analyz
 # queries are 100 real files of the tree: lookups cost the same).
 QFILES=${QFILES:-1000000}
 if [ ! -d "$W/qidx" ]; then
-  target/release/examples/sortpart-gen sorted "$QFILES" $((QFILES * 3)) "$W/qfiles.tsv" > "$W/qsorted.tsv"
+  $B/examples/sortpart-gen sorted "$QFILES" $((QFILES * 3)) "$W/qfiles.tsv" > "$W/qsorted.tsv"
   $B/fsim-index -q --index "$W/qidx" --files "$W/qfiles.tsv" "$W/qsorted.tsv"
   rm -f "$W/qsorted.tsv"
 fi
@@ -224,14 +397,7 @@ printf '| fsim-verify -j %s, %s pairs (%s exact) of %s text files of ~%s bytes (
 # wrapper folder given to make as BIN.
 SCALE_FILES=${SCALE_FILES:-$((FILES / 2))}
 SCALE_AVG=${SCALE_AVG:-100}
-WRAP=$W/wrap
-rm -rf "$WRAP"; mkdir -p "$WRAP"
-for p in $B/fsim-*; do
-  [ -x "$p" ] || continue
-  n=$(basename "$p")
-  printf '#!/bin/sh\nexec /usr/bin/time -a -o "$STAGE_LOG" -f "%s %%e %%M" %s "$@"\n' "$n" "$(realpath "$p")" > "$WRAP/$n"
-  chmod +x "$WRAP/$n"
-done
+make_wrap
 scale_tree() { # FILES -> $W/scale-FILES
   local d=$W/scale-$1
   if [ ! -f "$d.done" ]; then
@@ -318,6 +484,11 @@ OVL_RATIO=$(ratio "$OVL_TOTAL" "$OVL_MD5")
 OVL_VERIFY=$(awk '$1 == "fsim-verify" { print $2 }' "$W/overlap.log")
 OVL_VRATE=$(awk -v n="$OVL_PAIRS" -v w="$OVL_VERIFY" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "-" }')
 
+# Whole default run on hard inputs: hard_section (defined at the top, so
+# that BENCH_ONLY=hard runs it alone), here in its place.
+hard_section
+{ section_header "Performance on hard inputs"; cat "$W/hard-section.md"; } > "$HARD_OUT"
+
 # Re-run after 1 % of the files changed (issue 16): scripts/rerun-bench.sh
 # copies the tree, runs make report, inserts a line in every 100th file,
 # then runs make report PREVIOUS=<first work> and one from scratch on the
@@ -339,7 +510,7 @@ REPORT_LINKS=${REPORT_LINKS:-10000000}
 : > "$BENCH/report-links.md"
 for links in $((REPORT_LINKS / 10)) "$REPORT_LINKS"; do
   g=$W/gen-pairs-$links
-  [ -f "$g/verified.tsv" ] || target/release/examples/gen_pairs $((links / 10)) "$links" "$g" 2>/dev/null
+  [ -f "$g/verified.tsv" ] || $B/examples/gen_pairs $((links / 10)) "$links" "$g" 2>/dev/null
   for fmt in text json tsv html xlsx; do
     measure "fsim-report $fmt, $links links" 0 "$B/fsim-report -q --memory 256M --files $g/files.tsv --format $fmt -o $g/report.$fmt $g/verified.tsv"
     printf '| %s | %s | %s s | %.0f ns | %s MB | %s |\n' "$links" "$fmt" "$WALL" \
@@ -356,6 +527,7 @@ $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'm
 Median of $RUNS runs, warm page cache, side by side in one run; peak RSS from
 \`/usr/bin/time\`. Absolute times on a shared machine drift: read the ratios.
 
+The whole default run on translation catalogs and partial-overlap slices (issue 25), also alone: [performance-hard.md](performance-hard.md).
 Measured by hand, with their profiles: [fsim-binpack and fsim-analyze](performance-analyze.md),
 [fsim-verify](performance-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](performance-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [performance-after-analysis.md](performance-after-analysis.md); fsim-spark against `make report` and the sort path per record (by files and through Spark), by `scripts/spark/measure`, in [distributed.md](distributed.md).
 
@@ -440,6 +612,10 @@ links), \`--memory 256M\`:
 | links | format | time | per link | peak RSS | ≤ --memory |
 |---|---|---|---|---|---|
 $(cat "$BENCH/report-links.md")
+
+$(cat "$W/hard-section.md")
+
+The same section alone, with its commands, in [$(basename "$HARD_OUT")]($(basename "$HARD_OUT")) (\`BENCH_ONLY=hard bash scripts/bench.sh\` rewrites only that file).
 
 ## Re-run after 1 % of the files changed
 

@@ -77,10 +77,24 @@ struct Args {
         requires = "catalogs"
     )]
     catalog_size: usize,
+    /// Instead of the sample, write N source-like files `dNNN/sNNNNNNN.c`,
+    /// each a slice of one body of C-like code (lengths lognormal, median
+    /// 8 KB, at most 200 KB; starts uniform), one in five a near-copy of
+    /// another with 1-4 lines inserted or deleted: most pairs overlap only
+    /// in part, at different offsets (the adversarial input of an O(N·D)
+    /// diff, issue 25). Folders: --bulk-dirs.
+    #[arg(long, value_name = "N", conflicts_with_all = ["bulk", "versions", "overlap", "catalogs"])]
+    slices: Option<usize>,
+    /// Size of the body the --slices files are cut from. Default: N × 1,250
+    /// (N × 10 KB / 8): the mean slice is ~13 KB, so each line of the body
+    /// is in ~10 files and a median file meets ~17 others.
+    #[arg(long, value_name = "BYTES", requires = "slices")]
+    slice_body: Option<usize>,
     /// Average size of the benchmark documents (--bulk, --versions, --overlap).
     #[arg(long, default_value = "10000")]
     bulk_size: usize,
-    /// Number of folders of the benchmark documents (--bulk, --versions).
+    /// Number of folders of the benchmark documents (--bulk, --versions,
+    /// --overlap, --slices).
     #[arg(long, default_value = "300")]
     bulk_dirs: usize,
 }
@@ -122,6 +136,25 @@ fn main() -> ExitCode {
             let bytes = corpus::generate_overlap(&a.dir, &spec)?;
             eprintln!(
                 "fsim-gen: {n} overlapping files, {bytes} bytes in {}",
+                a.dir.display()
+            );
+            return Ok(());
+        }
+        if let Some(n) = a.slices {
+            let spec = corpus::Slices {
+                files: n,
+                body: a
+                    .slice_body
+                    .unwrap_or(n.saturating_mul(corpus::SLICE_BODY_PER_FILE)),
+                median: corpus::SLICE_MEDIAN,
+                max: corpus::SLICE_MAX,
+                dirs: a.bulk_dirs,
+                seed: a.seed,
+            };
+            let bytes = corpus::generate_slices(&a.dir, &spec)?;
+            eprintln!(
+                "fsim-gen: {n} slices of a {}-byte body, {bytes} bytes in {}",
+                spec.body,
                 a.dir.display()
             );
             return Ok(());
