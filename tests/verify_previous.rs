@@ -13,7 +13,11 @@ fn make(repo: &Path, work: &Path, vars: &[&str]) -> String {
     let c = make_report_cmd(
         repo,
         work,
-        &[&["AVG=200", "FLOOR=10", "FORMATS=txt json"], vars].concat(),
+        &[
+            &["AVG=200", "FLOOR=10", "FORMATS=txt json", "REGIONS=1"],
+            vars,
+        ]
+        .concat(),
     );
     let out = run_raw(c, None);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -77,6 +81,20 @@ fn rerun_after_one_percent_changed_is_byte_identical() {
         assert!(
             std::fs::read(fresh.join(n)).unwrap() == std::fs::read(inc.join(n)).unwrap(),
             "{n} differs from a run from scratch"
+        );
+    }
+    // The default (REGIONS=0): no regions read or written, same figures.
+    let plain = t.path().join("plain");
+    make(
+        &repo,
+        &plain,
+        &[&format!("PREVIOUS={}", old.display()), "REGIONS=0"],
+    );
+    assert!(!plain.join("regions.tsv").exists());
+    for n in ["verified.tsv", "report.txt", "report.json"] {
+        assert!(
+            std::fs::read(fresh.join(n)).unwrap() == std::fs::read(plain.join(n)).unwrap(),
+            "{n} differs from a run from scratch (REGIONS=0)"
         );
     }
     // The analysis wrote only the pairs with a changed file: the two

@@ -34,10 +34,15 @@
 //! that needs them and cleared after, so the vectors take at most ~4 words
 //! per token of a, however many distinct tokens a has.
 
-/// Words of row vectors kept for one traceback block (8 MiB): larger
-/// problems are split (Hirschberg). A constant, so that the subsequence
-/// chosen among equally long ones never depends on a setting.
-pub const BLOCK_WORDS: usize = 1 << 20;
+/// Words of row vectors kept for one traceback block (4 MiB: two catalogs
+/// of 5,000 lines fit): larger problems are split (Hirschberg). A
+/// constant, so that the subsequence chosen among equally long ones never
+/// depends on a setting.
+pub const BLOCK_WORDS: usize = 1 << 19;
+
+/// Row words kept between problems (512 KiB); a larger block's rows are
+/// given back, so that idle state stays small.
+const ROWS_KEEP: usize = 1 << 16;
 
 /// Reusable state of the bit-parallel LCS (buffers kept between pairs).
 #[derive(Default)]
@@ -84,6 +89,12 @@ impl Lcs {
     /// callers compare with other algorithms'.
     pub fn cost(n: usize, m: usize) -> u64 {
         words_for(n) as u64 * m as u64
+    }
+
+    /// Most bytes of rows kept for a problem of `n` × `m` tokens (callers
+    /// that budget memory reserve it): one block at most.
+    pub fn rows_bytes(n: u64, m: u64) -> u64 {
+        n.div_ceil(64).saturating_mul(m).min(BLOCK_WORDS as u64) * 8
     }
 
     /// Length of an LCS of `a` and `b` (token ids below `ids`), one forward
@@ -135,7 +146,7 @@ impl Lcs {
             }
             len
         };
-        if self.rows.capacity() > BLOCK_WORDS {
+        if self.rows.capacity() > ROWS_KEEP {
             self.rows = Vec::new();
         }
         len

@@ -14,12 +14,16 @@ pub(super) const SPARE_MAX: u64 = 1 << 20;
 pub(super) const BUF_KEEP: usize = 8 << 20;
 
 /// Working memory of a worker comparing files of `bytes` bytes together,
-/// per byte: the files' bytes (1), the tokens of both (24 bytes per token,
-/// one token per ~20 bytes of catalogs), the interning table, the pruned
-/// sequences and Myers' arrays; measured on translation catalogs (lines of
-/// ~25 bytes) at about 3.5 bytes per byte. Reserved in the cache's budget
+/// per byte: the files' bytes (1), the tokens of both (24 bytes per token),
+/// the interning table, the pruned sequences, the alignment's per-token
+/// arrays (match vectors, prefix counts, matches: ~80 bytes per token of
+/// a); about 150 bytes per token in all, so ~6 bytes per byte of catalogs
+/// of 25-byte lines and more on shorter lines (tests/verify_cli.rs,
+/// `catalogs_stay_within_memory`: 10-byte lines, within --memory + 20 MB
+/// at 8, not at 4). The bit-parallel rows are reserved on top
+/// ([`crate::align::Lcs::rows_bytes`]). Reserved in the cache's budget
 /// while the worker runs the pair, so that the cache shrinks to make room.
-pub(super) const WORK_PER_BYTE: u64 = 4;
+pub(super) const WORK_PER_BYTE: u64 = 8;
 
 /// Token buffers kept for reuse (per worker).
 pub(super) const SPARE_COUNT: usize = 8;

@@ -98,10 +98,14 @@ impl Worker {
         }
     }
 
-    /// Reserve the working memory of a pair of files of `bytes` bytes (or
-    /// release it: 0). Locks only when it grows or halves.
-    pub(super) fn reserve(&mut self, cache: &SharedCache, bytes: u64) {
-        let need = bytes.saturating_mul(WORK_PER_BYTE);
+    /// Reserve the working memory of a pair of files of `a` and `b` bytes
+    /// (or release it: 0, 0): [`WORK_PER_BYTE`] per byte, and the rows the
+    /// bit-parallel alignment may keep (a token per byte at most). Locks
+    /// only when it grows or halves.
+    pub(super) fn reserve(&mut self, cache: &SharedCache, a: u64, b: u64) {
+        let need = (a + b)
+            .saturating_mul(WORK_PER_BYTE)
+            .saturating_add(crate::align::Lcs::rows_bytes(a, b));
         if need > self.reserved || need < self.reserved / 2 {
             lock(cache).reserve(self.reserved, need, &mut self.gone);
             self.reserved = need;
@@ -192,7 +196,7 @@ impl Worker {
         for (k, p) in pairs.iter().enumerate() {
             let at = first + k as u32;
             let (fa, fb) = (&files[p.a as usize], &files[p.b as usize]);
-            self.reserve(cache, fa.size + fb.size);
+            self.reserve(cache, fa.size, fb.size);
             let mode = Mode::of(fa.ftype, fb.ftype);
             if !matches!(&cur, Some((a, m, _)) if *a == p.a && *m == mode) {
                 if let Some((_, _, Ok(t))) = cur.take() {
@@ -266,7 +270,7 @@ impl Worker {
         if let Some((_, _, Ok(t))) = cur {
             self.recycle(t);
         }
-        self.reserve(cache, 0);
+        self.reserve(cache, 0, 0);
         out
     }
 }
