@@ -204,8 +204,20 @@ pub fn run(cfg: &Config) -> Result<()> {
         "bins",
         cfg.quiet,
     );
+    let wants_table = cfg.lines.is_some() || cfg.since.is_some();
+    if wants_table && cfg.line_mode != LineMode::Only {
+        // In a pipe (the README's), fsim-chunk's file table is complete
+        // only once the bins arrive.
+        crate::io::wait_for_input(&cfg.input)?;
+    }
     let table = match &cfg.files {
-        Some(f) if cfg.lines.is_some() || cfg.since.is_some() => {
+        Some(f) if wants_table => {
+            if !f.exists() {
+                return Err(crate::error::Error::msg(format!(
+                    "{}: no file table (--files; the line source, on by default, reads it: give the one fsim-chunk --files-out wrote, or --no-line-source)",
+                    f.display()
+                )));
+            }
             Some(crate::formats::files::read_file_table(f)?.0)
         }
         _ => None,
