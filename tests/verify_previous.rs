@@ -8,12 +8,17 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 
-/// `make report` with the test's binaries; extra `VAR=value` arguments.
+/// `make report` with the test's binaries and the regions (REGIONS=1: their
+/// reuse is tested too); extra `VAR=value` arguments.
 fn make(repo: &Path, work: &Path, vars: &[&str]) -> String {
     let c = make_report_cmd(
         repo,
         work,
-        &[&["AVG=200", "FLOOR=10", "FORMATS=txt json"], vars].concat(),
+        &[
+            &["AVG=200", "FLOOR=10", "FORMATS=txt json", "REGIONS=1"],
+            vars,
+        ]
+        .concat(),
     );
     let out = run_raw(c, None);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -265,16 +265,8 @@ pub fn run(cfg: &Config) -> Result<()> {
     let pairs = write_pairs(a, &params, options.only.as_deref(), &mut out, &oname)?;
     out.finish()?;
     if !cfg.quiet {
-        crate::cli::stderr_line(format_args!(
-            "fsim-analyze: {} bins ({} out of core), {} files, {} records, {} identical files collapsed, {} pairs in {:.2} s",
-            bins,
-            spilled_bins,
-            files,
-            records,
-            collapsed,
-            pairs,
-            t0.elapsed().as_secs_f64()
-        ));
+        // The summary line last (every stage ends with it), after the
+        // delta's and the line source's lines.
         if let Some(c) = &options.only {
             crate::cli::stderr_line(format_args!(
                 "fsim-analyze: {} files changed since the earlier run: only their pairs written (the others are in its verified pairs)",
@@ -296,6 +288,16 @@ pub fn run(cfg: &Config) -> Result<()> {
                 }
             ));
         }
+        crate::cli::stderr_line(format_args!(
+            "fsim-analyze: {} bins ({} out of core), {} files, {} records, {} identical files collapsed, {} pairs in {:.2} s",
+            bins,
+            spilled_bins,
+            files,
+            records,
+            collapsed,
+            pairs,
+            t0.elapsed().as_secs_f64()
+        ));
     }
     Ok(())
 }
