@@ -23,32 +23,46 @@
 
 REPO      ?=
 WORK      ?= work
-# Average chunk size: 100 chosen by measurement (docs/quality.md, make quality);
-# AVG=1000 is the paper's fast coarse pass (~10x fewer records, lower recall).
-AVG       ?= 100
-METHOD    ?= tttd
+# The settings below that are empty by default are passed to the binaries
+# only when set: unset, each binary's own default applies, and those are the
+# recommended settings measured in docs/quality.md, so `make report` and the
+# README's pipe give the same report (tests/one_pipeline.rs).
+# Average chunk size (fsim-chunk --avg-size; default 100, chosen by
+# measurement, docs/quality.md, make quality); AVG=1000 is the paper's fast
+# coarse pass (~10x fewer records, lower recall).
+AVG       ?=
+# Chunking method (fsim-chunk --method; default tttd).
+METHOD    ?=
 # Extra fsim-chunk options, e.g. for feature methods: METHOD_OPTS='-n 50 --fold-case'
 METHOD_OPTS ?=
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 # Budget of fsim-sort and of each fsim-report process (the formats of
-# `make report` run up to JOBS at a time, each with its own MEMORY).
-MEMORY    ?= 256M
-CAPACITY  ?= 1G
-# Analysis floor (percent of the smaller file): pairs below are not kept.
-# 10 measured in docs/quality.md (5 finds slightly more pairs at T=30).
-FLOOR     ?= 10
+# `make report` run up to JOBS at a time, each with its own MEMORY; the
+# binaries' default 256M).
+MEMORY    ?=
+# Bins and analysis (fsim-binpack and fsim-analyze --capacity; default 1G).
+CAPACITY  ?=
+# Analysis floor (percent of the smaller file): pairs below are not kept
+# (fsim-analyze --min-percent; default 10, measured in docs/quality.md: 5
+# finds slightly more pairs at T=30).
+FLOOR     ?=
 # Line source (fsim-analyze --line-pairs-below/--line-catalogs, issue 17):
 # text files of at most LINES bytes, and translation catalogs (.po, .pot)
 # when CATALOGS=1, are also compared line by line; pairs whose multiset line
 # overlap reaches LINE_FLOOR % of the smaller file become candidates (edits
 # every few lines leave no chunk in common). Reads the files, so only with
-# VERIFY=1. LINES=0 CATALOGS=0: chunks only. Chosen in docs/quality.md.
-LINES     ?= 4K
-CATALOGS  ?= 1
-LINE_FLOOR ?= 30
-# Report threshold (percent of the smaller file), applied on what analysis kept.
+# VERIFY=1. LINES=0 CATALOGS=0: chunks only. fsim-analyze's defaults,
+# chosen in docs/quality.md: LINES=4K CATALOGS=1 LINE_FLOOR=30.
+LINES     ?=
+CATALOGS  ?=
+LINE_FLOOR ?=
+# Report threshold (percent of the smaller file), applied on what analysis
+# kept; also fsim-verify's (below). The default of fsim-report's and
+# fsim-verify's --min-percent, stated here because make keeps the threshold
+# verify used in a file and compares it with the next one.
 MIN_PERCENT ?= 50
-MIN_BYTES ?= 0
+# Report: links with fewer bytes in common are left out (default 0).
+MIN_BYTES ?=
 # VERIFY=0 skips fsim-verify (exact bytes in common, read from the files):
 # for runs where the files are not reachable (metadata from another site).
 VERIFY    ?= 1
@@ -109,12 +123,15 @@ endif
 native:
 	RUSTFLAGS="$(NATIVE_FLAGS)" CARGO_TARGET_DIR=$(NATIVE_DIR) $(CARGO) build --release --quiet --bins
 
+MEMORY_OPT   = $(if $(MEMORY),--memory $(MEMORY))
+CAPACITY_OPT = $(if $(CAPACITY),--capacity $(CAPACITY))
+
 ifeq ($(SORT),gnu)
-SORT_CMD = LC_ALL=C sort -S $(MEMORY) -T $(WORK) -o $@.part $< && mv $@.part $@
+SORT_CMD = LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK) -o $@.part $< && mv $@.part $@
 else
 # Finished runs are kept in $@.runs with a journal: a killed sort resumed
 # by make continues after its last finished run (docs/reliability.md).
-SORT_CMD = $(BIN)/fsim-sort $(QUIET) --memory $(MEMORY) --resume-dir $@.runs -o $@ $<
+SORT_CMD = $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) --resume-dir $@.runs -o $@ $<
 endif
 
 $(WORK):
@@ -128,7 +145,7 @@ $(WORK):
 # (a walk + stat, nothing read) into the same bytes as an unsharded run.
 SHARDS    ?= 1
 PREVIOUS  ?=
-CHUNK_OPTS = $(QUIET) --method $(METHOD) --avg-size $(AVG) $(METHOD_OPTS)
+CHUNK_OPTS = $(QUIET) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(METHOD_OPTS)
 PREV_OPTS  = $(if $(PREVIOUS),--previous $(PREVIOUS)/files.tsv --previous-chunks $(PREVIOUS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
 SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
@@ -183,13 +200,13 @@ $(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) | build
 
 # 2.5 steps 5-6: pack components into bins that fit in memory.
 $(WORK)/bins.tsv: $(WORK)/partition.tsv | build
-	$(BIN)/fsim-binpack $(QUIET) --capacity $(CAPACITY) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $<
+	$(BIN)/fsim-binpack $(QUIET) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $<
 
-# Steps 3-4 and 2.4: similar pairs per bin.
+# Steps 3-4 and 2.4: similar pairs per bin (and the line source's).
 ifeq ($(VERIFY),0)
-LINE_OPTS =
+LINE_OPTS = --no-line-source
 else
-LINE_OPTS = --files $(WORK)/files.tsv --line-pairs-below $(LINES) $(if $(filter 1,$(CATALOGS)),--line-catalogs) --line-min-percent $(LINE_FLOOR)
+LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR))
 endif
 # PREVIOUS=<old work dir> with a verified.tsv: only the pairs with a file
 # changed since are written (delta=1), and fsim-verify takes the others
@@ -198,7 +215,7 @@ endif
 # (other parameters, other chunks dropped, a lower MIN_PERCENT).
 ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/verified.tsv)),--previous-files $(PREVIOUS)/files.tsv --previous-verified $(PREVIOUS)/verified.tsv --verify-min-percent $$(cat $(WORK)/verify-threshold))
 $(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(if $(ANALYZE_PREV_OPTS),$(WORK)/verify-threshold) | build
-	$(BIN)/fsim-analyze $(QUIET) --min-percent $(FLOOR) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) --capacity $(CAPACITY) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
+	$(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
 # Exact similarity of the candidate pairs (line LCS for text), and with
 # REGIONS=1 their shared regions. PREVIOUS=<old work dir> with a
@@ -247,7 +264,7 @@ report-files: $(REPORT_FILES)
 # make -B them, to apply new ones: nothing else is re-run).
 REPORT_FILTERS ?=
 # TEMPLATE_OPTS: checked against the pairs; the html views mark template chunks.
-REPORT_OPTS = $(QUIET) --memory $(MEMORY) --files $(WORK)/files.tsv --min-percent $(MIN_PERCENT) --min-bytes $(MIN_BYTES) $(TEMPLATE_OPTS) $(REPORT_FILTERS)
+REPORT_OPTS = $(QUIET) $(MEMORY_OPT) --files $(WORK)/files.tsv --min-percent $(MIN_PERCENT) $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) $(TEMPLATE_OPTS) $(REPORT_FILTERS)
 
 # Step 5 and 2.4: clusters and identical sets.
 $(WORK)/report.txt: $(PAIRS) $(WORK)/files.tsv | build
@@ -308,10 +325,10 @@ spark-venv:
 # The whole pipeline on Spark, same settings as `make report`, same bytes out.
 spark-report: build spark-venv check-repo
 	FSIM_SPARK_PYTHON=$(SPARK_PY) scripts/spark/fsim-spark --master '$(SPARK_MASTER)' --bin $(BIN) \
-	  --repo $(REPO) --work $(WORK) --avg $(AVG) --method $(METHOD) --chunk-opts '$(METHOD_OPTS)' \
-	  --jobs $(JOBS) --capacity $(CAPACITY) --floor $(FLOOR) --min-percent $(MIN_PERCENT) \
-	  --lines $(LINES) --catalogs $(CATALOGS) --line-floor $(LINE_FLOOR) \
-	  --min-bytes $(MIN_BYTES) --verify $(VERIFY) --regions $(REGIONS) --formats '$(FORMATS)' --memory $(MEMORY) \
+	  --repo $(REPO) --work $(WORK) $(if $(AVG),--avg $(AVG)) $(if $(METHOD),--method $(METHOD)) --chunk-opts '$(METHOD_OPTS)' \
+	  --jobs $(JOBS) $(if $(CAPACITY),--capacity $(CAPACITY)) $(if $(FLOOR),--floor $(FLOOR)) --min-percent $(MIN_PERCENT) \
+	  $(if $(LINES),--lines $(LINES)) $(if $(CATALOGS),--catalogs $(CATALOGS)) $(if $(LINE_FLOOR),--line-floor $(LINE_FLOOR)) \
+	  $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) --verify $(VERIFY) --regions $(REGIONS) --formats '$(FORMATS)' $(if $(MEMORY),--memory $(MEMORY)) \
 	  --html-max-views $(HTML_MAX_VIEWS) $(SPARK_OPTS)
 
 # The demo repository through Spark in local mode, checked against make report.

@@ -1,5 +1,7 @@
 //! fsim-analyze end to end: hand-written partition → fsim-binpack →
-//! fsim-analyze, in memory and out of core.
+//! fsim-analyze, in memory and out of core. The chunk analysis alone
+//! (`--no-line-source`: the partitions have no file table; the line source
+//! is tests/line_source.rs).
 
 mod common;
 use common::*;
@@ -65,7 +67,12 @@ fn exact_pairs_in_memory_oversized_and_forced_spill() {
     );
     let want = expected(PAIRS, HEADER);
 
-    let out = run(ANALYZE, &["-o", "pairs.tsv", "b1100.tsv"], d, true);
+    let out = run(
+        ANALYZE,
+        &["--no-line-source", "-o", "pairs.tsv", "b1100.tsv"],
+        d,
+        true,
+    );
     assert_eq!(read(d, "pairs.tsv"), want);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -79,6 +86,7 @@ fn exact_pairs_in_memory_oversized_and_forced_spill() {
     let out = run(
         ANALYZE,
         &[
+            "--no-line-source",
             "-o",
             "pairs700.tsv",
             "--capacity",
@@ -100,7 +108,7 @@ fn exact_pairs_in_memory_oversized_and_forced_spill() {
         &["--capacity", "1", "-j", "1"][..],
     ] {
         let mut a = args.to_vec();
-        a.extend(["-q", "b1100.tsv"]);
+        a.extend(["-q", "--no-line-source", "b1100.tsv"]);
         let out = run(ANALYZE, &a, d, true);
         assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{args:?}");
         assert!(out.stderr.is_empty());
@@ -108,7 +116,7 @@ fn exact_pairs_in_memory_oversized_and_forced_spill() {
 
     // Standard input in, standard output out.
     let out = std::process::Command::new(ANALYZE)
-        .args(["-q", "--force-spill"])
+        .args(["-q", "--no-line-source", "--force-spill"])
         .stdin(std::fs::File::open(d.join("b700.tsv")).unwrap())
         .output()
         .unwrap();
@@ -123,7 +131,12 @@ fn thresholds() {
     run(BINPACK, &["-o", "b.tsv", "-q", "p.tsv"], d, true);
     // At least 40% of the smaller file: 350/800 = 43.75% kept, 400/500 kept,
     // 900 and 800 of 2000 kept, 750 and 500 of 2000 not.
-    let out = run(ANALYZE, &["-q", "--min-percent", "40", "b.tsv"], d, true);
+    let out = run(
+        ANALYZE,
+        &["--no-line-source", "-q", "--min-percent", "40", "b.tsv"],
+        d,
+        true,
+    );
     let keep: Vec<_> = PAIRS
         .iter()
         .copied()
@@ -136,6 +149,7 @@ fn thresholds() {
     let out = run(
         ANALYZE,
         &[
+            "--no-line-source",
             "-q",
             "--min-percent",
             "40",
@@ -157,7 +171,15 @@ fn thresholds() {
     // Bytes: at least 750.
     let out = run(
         ANALYZE,
-        &["-q", "--min-bytes", "750", "--min-percent", "0", "b.tsv"],
+        &[
+            "--no-line-source",
+            "-q",
+            "--min-bytes",
+            "750",
+            "--min-percent",
+            "0",
+            "b.tsv",
+        ],
         d,
         true,
     );
@@ -189,7 +211,12 @@ fn truncated_input_names_file_and_line_and_writes_nothing() {
         .collect();
     // Cut inside line 7.
     std::fs::write(d.join("cut.tsv"), &text[..starts[5] + 30]).unwrap();
-    let out = run(ANALYZE, &["-o", "pairs.tsv", "cut.tsv"], d, false);
+    let out = run(
+        ANALYZE,
+        &["--no-line-source", "-o", "pairs.tsv", "cut.tsv"],
+        d,
+        false,
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -199,7 +226,12 @@ fn truncated_input_names_file_and_line_and_writes_nothing() {
     assert!(!d.join("pairs.tsv").exists());
     // Cut after a whole line, in the middle of bin 1.
     std::fs::write(d.join("cut.tsv"), &text[..starts[8]]).unwrap();
-    let out = run(ANALYZE, &["-o", "pairs.tsv", "cut.tsv"], d, false);
+    let out = run(
+        ANALYZE,
+        &["--no-line-source", "-o", "pairs.tsv", "cut.tsv"],
+        d,
+        false,
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with("fsim-analyze: cut.tsv:9: bin 1 (line 2) announced records=10 but has 3"),
@@ -211,7 +243,12 @@ fn truncated_input_names_file_and_line_and_writes_nothing() {
         .unwrap()
         .replacen("\t500\n", "\t501\n", 4);
     std::fs::write(d.join("edit.tsv"), s).unwrap();
-    let out = run(ANALYZE, &["-o", "pairs.tsv", "edit.tsv"], d, false);
+    let out = run(
+        ANALYZE,
+        &["--no-line-source", "-o", "pairs.tsv", "edit.tsv"],
+        d,
+        false,
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("edit.tsv:") && err.contains("digest"), "{err}");
     assert!(!d.join("pairs.tsv").exists());
@@ -241,6 +278,7 @@ fn pairs_beyond_the_capacity_spill_and_memory_stays_bounded() {
     let mut c = std::process::Command::new(ANALYZE);
     c.current_dir(d).args([
         "-q",
+        "--no-line-source",
         "--capacity",
         "8M",
         "--tmpdir",

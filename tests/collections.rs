@@ -93,8 +93,11 @@ fn analyse(work: &Path, report_args: &[&str]) -> Value {
         .arg(w("bins.tsv"))
         .arg(w("partition.tsv"));
     run_ok(c, None);
+    // Chunk pairs, unverified (the line source is for fsim-verify).
     let mut c = fsim("fsim-analyze");
-    c.args(["-q", "-o"]).arg(w("pairs.tsv")).arg(w("bins.tsv"));
+    c.args(["-q", "--no-line-source", "-o"])
+        .arg(w("pairs.tsv"))
+        .arg(w("bins.tsv"));
     run_ok(c, None);
     let mut c = fsim("fsim-report");
     c.args(["-q", "--format", "json", "--files"])

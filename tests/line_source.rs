@@ -136,7 +136,7 @@ fn scattered_lines_become_candidates_with_exact_figures() {
     let copies = key("copy1.py", "copy2.py");
 
     // Chunks alone: the copies, not the scattered pairs.
-    let chunk_only = analyze(&work, "pairs-chunks.tsv", &[]);
+    let chunk_only = analyze(&work, "pairs-chunks.tsv", &["--no-line-source"]);
     assert!(chunk_only.contains_key(&copies));
     assert!(!chunk_only.contains_key(&cats), "{chunk_only:?}");
     assert!(!chunk_only.contains_key(&smalls), "{chunk_only:?}");
@@ -193,12 +193,16 @@ fn scattered_lines_become_candidates_with_exact_figures() {
     assert!(err.contains("lines.tsv:2: expected a pair line"), "{err}");
 
     // Catalogs only: the small pair is not compared.
-    let cats_only = analyze(&work, "pairs-cats.tsv", &["--files", fs, "--line-catalogs"]);
+    let cats_only = analyze(
+        &work,
+        "pairs-cats.tsv",
+        &["--files", fs, "--line-catalogs", "--line-pairs-below", "0"],
+    );
     assert!(cats_only.contains_key(&cats) && !cats_only.contains_key(&smalls));
 
-    // fsim-verify: the exact bytes of the common lines.
+    // fsim-verify: the exact bytes of the common lines (every pair).
     let mut c = fsim("fsim-verify");
-    c.args(["-q", "--files"])
+    c.args(["-q", "--min-percent", "0", "--files"])
         .arg(&files)
         .arg("-o")
         .arg(work.join("verified.tsv"))
@@ -214,10 +218,19 @@ fn scattered_lines_become_candidates_with_exact_figures() {
 #[test]
 fn line_source_needs_the_file_table() {
     let t = tempfile::tempdir().unwrap();
-    let mut c = fsim("fsim-analyze");
-    c.args(["-q", "--line-catalogs", "-o"])
-        .arg(t.path().join("p.tsv"))
-        .arg(t.path().join("bins.tsv"));
-    let err = run_fail(c, None);
-    assert!(err.contains("--files"), "{err}");
+    // On by default, the line source reads files.tsv of the current
+    // folder: when there is none, the error says so and names --files.
+    std::fs::write(t.path().join("bins.tsv"), "").unwrap();
+    for extra in [&[][..], &["--line-catalogs"]] {
+        let mut c = fsim("fsim-analyze");
+        c.current_dir(t.path())
+            .arg("-q")
+            .args(extra)
+            .arg("-o")
+            .arg(t.path().join("p.tsv"))
+            .arg(t.path().join("bins.tsv"));
+        let err = run_fail(c, None);
+        assert!(err.contains("--files"), "{err}");
+        assert!(err.contains("files.tsv"), "{err}");
+    }
 }

@@ -293,7 +293,7 @@ fn analyze_shows_bins_done_of_those_announced_on_a_terminal() {
     let third = text.find("\n#bin\t3\t").unwrap() + 1;
     let cut = third + text[third..].find('\n').unwrap() + 1;
     let cmd = format!(
-        "(head -c {cut} work/bins.tsv; sleep 1; tail -c +{} work/bins.tsv) | {} -o pairs.tsv -",
+        "(head -c {cut} work/bins.tsv; sleep 1; tail -c +{} work/bins.tsv) | {} --no-line-source -o pairs.tsv -",
         cut + 1,
         bin("fsim-analyze").display()
     );
@@ -321,11 +321,12 @@ fn nothing_but_the_summary_on_a_pipe_or_when_quiet() {
          {sort} -o sorted.tsv chunks.tsv && \
          {} -q --files files.tsv -o partition.tsv sorted.tsv && \
          {} -q -o bins.tsv partition.tsv && \
-         {analyze} -o pairs.tsv bins.tsv",
+         {analyze} --no-line-source -o pairs.tsv bins.tsv",
         bin("fsim-partition").display(),
         bin("fsim-binpack").display()
     );
-    // stderr to a pipe: three summary lines, nothing drawn.
+    // stderr to a pipe: three summary lines, nothing drawn (fsim-analyze
+    // without its line source, which adds a line of its own).
     let err = on_pipe(&cmd, d);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 3, "{err}");

@@ -196,9 +196,15 @@ impl Repo {
         p
     }
 
+    /// fsim-verify on `pairs`; every pair is verified (`--min-percent 0`)
+    /// unless `args` set a threshold (the binary's default is the report's).
     fn verify(&self, pairs: &Path, args: &[&str]) -> (String, String) {
         let mut c = bin("fsim-verify");
-        c.arg("--files").arg(&self.files).args(args).arg(pairs);
+        c.arg("--files").arg(&self.files);
+        if !args.contains(&"--min-percent") {
+            c.args(["--min-percent", "0"]);
+        }
+        c.args(args).arg(pairs);
         let out = run(c);
         (
             String::from_utf8(out.stdout).unwrap(),
@@ -633,7 +639,7 @@ fn each_file_read_about_once_across_batches() {
     let mut c = bin("fsim-verify");
     c.arg("--files")
         .arg(&repo.files)
-        .args(["-j2", "-"])
+        .args(["--min-percent", "0", "-j2", "-"])
         .stdin(std::fs::File::open(&pairs).unwrap());
     let out = run(c);
     assert_eq!(String::from_utf8(out.stdout).unwrap(), o1);
@@ -691,7 +697,14 @@ fn catalogs_stay_within_memory() {
         let mut c = bin("fsim-verify");
         c.arg("--files")
             .arg(&repo.files)
-            .args(["-q", "-j2", "--memory", &format!("{mem}M")])
+            .args([
+                "-q",
+                "-j2",
+                "--min-percent",
+                "0",
+                "--memory",
+                &format!("{mem}M"),
+            ])
             .arg(&pairs);
         let (ok, rss) = common::run_rss(c, &out);
         assert!(ok);

@@ -8,7 +8,8 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 
-/// `make report` with the test's binaries; extra `VAR=value` arguments.
+/// `make report` with the test's binaries and the regions (REGIONS=1: their
+/// reuse is tested too); extra `VAR=value` arguments.
 fn make(repo: &Path, work: &Path, vars: &[&str]) -> String {
     let c = make_report_cmd(
         repo,

@@ -420,8 +420,8 @@ def main(argv=None):
     # computes its pairs over the file table, the bins tasks take them.
     line_opts = []
     if a.verify != "0":
-        line_opts = ["--line-pairs-below", a.lines] + (["--line-catalogs"] if a.catalogs == "1" else []) + [
-            "--line-min-percent", a.line_floor]
+        line_opts = ["--line-pairs-below", a.lines, "--line-catalogs" if a.catalogs == "1" else "--no-line-catalogs",
+                     "--line-min-percent", a.line_floor]
     lines_on = bool(line_opts) and (a.catalogs == "1" or not re.fullmatch(r"0+[KMGTkmgt]?", a.lines))
     conf = SparkConf().setAppName("fsim-spark")
     master = a.master or conf.get("spark.master", None) or "local[2]"
@@ -860,7 +860,8 @@ def main(argv=None):
         bin_files[bin_of_comp[labels[i]] - 1].append(fl)
     routes = [(i, bin_of_comp[labels[i]]) for i in multi]
     del labels, multi, flines, bin_of_comp
-    aopts = ["--min-percent", a.floor, "--capacity", a.capacity]
+    # fsim-analyze's line source is on by default: off here unless lines_on.
+    aopts = ["--min-percent", a.floor, "--capacity", a.capacity] + ([] if lines_on else ["--no-line-source"])
     verified_name = "verified.tsv" if a.verify != "0" else None
     outputs = [("P", "pairs.tsv")] + ([("V", "verified.tsv")] if verified_name else []) + ([("R", "regions.tsv")] if verified_name and a.regions == "1" else [])
     heads_tails = {}

@@ -16,6 +16,11 @@ use std::process::ExitCode;
 /// collapsed to their smallest id first). Bins marked oversized, or
 /// estimated above --capacity, are processed out of core through a sort on
 /// disk. Memory: the largest bin (its estimate) plus 40 bytes per pair.
+///
+/// The defaults are the recommended settings (docs/quality.md), those of
+/// `make report`: floor 10 %, and the line source on (text files of at most
+/// 4 KiB and translation catalogs, read through the file table files.tsv,
+/// compared line by line at 30 %); --no-line-source for chunks only.
 #[derive(Parser, Debug)]
 #[command(name = "fsim-analyze", version)]
 struct Args {
@@ -40,18 +45,32 @@ struct Args {
     /// Directory for the out-of-core sort (default: $TMPDIR).
     #[arg(long, value_name = "DIR")]
     tmpdir: Option<PathBuf>,
-    /// File table (fsim-chunk --files-out): needed by the line source.
-    #[arg(long, value_name = "FILES")]
-    files: Option<PathBuf>,
+    /// File table (fsim-chunk --files-out), read by the line source and
+    /// --previous-files (paths as fsim-chunk wrote them: run from the
+    /// directory it ran in).
+    #[arg(long, value_name = "FILES", default_value = "files.tsv")]
+    files: PathBuf,
     /// Line source: also compare, line by line, the text files of at most
     /// SIZE bytes (0: none), and keep the pairs whose multiset line overlap
     /// (an upper bound of the exact figure) reaches --line-min-percent.
-    /// Reads the files: use with fsim-verify.
-    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = cli::parse_size)]
+    /// Reads the files (those of --files): its pairs are for fsim-verify.
+    /// The default, with --line-catalogs, is the setting measured in
+    /// docs/quality.md.
+    #[arg(long, value_name = "SIZE", default_value = "4K", value_parser = cli::parse_size)]
     line_pairs_below: u64,
-    /// Line source: also compare translation catalogs (.po, .pot), any size.
-    #[arg(long)]
+    /// Line source: also compare translation catalogs (.po, .pot), any size
+    /// (the default; --no-line-catalogs turns it off).
+    #[arg(long, overrides_with = "no_line_catalogs")]
     line_catalogs: bool,
+    /// Line source: do not compare translation catalogs apart from the
+    /// small text files.
+    #[arg(long, overrides_with = "line_catalogs")]
+    no_line_catalogs: bool,
+    /// No line source: the pairs of the chunks only (as --line-pairs-below 0
+    /// --no-line-catalogs), e.g. when the files are not reachable or the
+    /// pairs are not verified.
+    #[arg(long, conflicts_with_all = ["line_pairs_only", "line_pairs_from"])]
+    no_line_source: bool,
     /// Line source threshold, percent of the file --percent-of names.
     #[arg(long, value_name = "P", default_value = "30", value_parser = cli::parse_percent)]
     line_min_percent: f64,
@@ -70,15 +89,15 @@ struct Args {
     /// pairs; when that would not give the same result as analysing
     /// everything (other parameters, other chunks dropped, a copy of a
     /// changed file, a lower threshold), every pair is written and stderr
-    /// says why. Needs --files.
+    /// says why. This run's file table is --files.
     #[arg(long, value_name = "FILES", requires = "previous_verified")]
     previous_files: Option<PathBuf>,
     /// Re-run: the earlier run's verified pairs (fsim-verify's output).
     #[arg(long, value_name = "VERIFIED", requires = "previous_files")]
     previous_verified: Option<PathBuf>,
     /// Re-run: the threshold fsim-verify will keep pairs from (the earlier
-    /// run's must not be higher).
-    #[arg(long, value_name = "P", default_value = "0", value_parser = cli::parse_percent)]
+    /// run's must not be higher); default: fsim-verify's --min-percent default.
+    #[arg(long, value_name = "P", default_value = "50", value_parser = cli::parse_percent)]
     verify_min_percent: f64,
     /// Process every bin out of core (for tests).
     #[arg(long, hide = true)]
@@ -98,33 +117,31 @@ fn main() -> ExitCode {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     let percent_of = a.percent_of;
-    let wants_lines = a.line_pairs_below > 0 || a.line_catalogs;
-    let lines = match (&a.files, wants_lines) {
-        (Some(f), true) => Some((
-            f.clone(),
+    let catalogs = !a.no_line_source && (a.line_catalogs || !a.no_line_catalogs);
+    let max_size = if a.no_line_source {
+        0
+    } else {
+        a.line_pairs_below
+    };
+    let wants_lines = max_size > 0 || catalogs;
+    let lines = wants_lines.then(|| {
+        (
+            a.files.clone(),
             LineSource {
-                max_size: a.line_pairs_below,
-                catalogs: a.line_catalogs,
+                max_size,
+                catalogs,
                 thresholds: Thresholds {
                     min_bytes: a.min_bytes,
                     min_percent: a.line_min_percent,
                     percent_of,
                 },
             },
-        )),
-        (None, true) => {
-            return cli::run("fsim-analyze", || {
-                Err(fsim::error::Error::msg(
-                    "--line-pairs-below and --line-catalogs need --files (the file table)",
-                ))
-            })
-        }
-        _ => None,
-    };
+        )
+    });
     if (a.line_pairs_only || a.line_pairs_from.is_some()) && !wants_lines {
         return cli::run("fsim-analyze", || {
             Err(fsim::error::Error::msg(
-                "--line-pairs-only and --line-pairs-from need the line source's settings (--line-pairs-below or --line-catalogs)",
+                "--line-pairs-only and --line-pairs-from need the line source (--line-pairs-below above 0 or catalogs)",
             ))
         });
     }
@@ -133,19 +150,12 @@ fn main() -> ExitCode {
         None if a.line_pairs_only => LineMode::Only,
         None => LineMode::Here,
     };
-    let since = match (a.previous_files, a.previous_verified, &a.files) {
-        (Some(files), Some(verified), Some(_)) => Some(Since {
+    let since = match (a.previous_files, a.previous_verified) {
+        (Some(files), Some(verified)) => Some(Since {
             files,
             verified,
             verify_min_percent: a.verify_min_percent,
         }),
-        (Some(_), _, None) => {
-            return cli::run("fsim-analyze", || {
-                Err(fsim::error::Error::msg(
-                    "--previous-files needs --files (this run's file table)",
-                ))
-            })
-        }
         _ => None,
     };
     let cfg = Config {
@@ -165,7 +175,7 @@ fn main() -> ExitCode {
         },
         quiet: a.quiet,
         lines,
-        files: a.files,
+        files: Some(a.files),
         since,
         line_mode,
     };

@@ -34,8 +34,9 @@ struct Args {
     #[arg(long, value_name = "PATH")]
     regions: Option<PathBuf>,
     /// Drop pairs whose sizes cannot reach this percentage (unread), and
-    /// verified pairs below it.
-    #[arg(long, value_name = "P", default_value = "0", value_parser = fsim::cli::parse_percent)]
+    /// verified pairs below it. The default is fsim-report's --min-percent
+    /// default (the report would not show them); 0 verifies every pair.
+    #[arg(long, value_name = "P", default_value = "50", value_parser = fsim::cli::parse_percent)]
     min_percent: f64,
     /// Which file the percentage refers to.
     #[arg(long, value_enum, default_value = "smaller")]

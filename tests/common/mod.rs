@@ -206,7 +206,10 @@ pub fn rest_of_pipeline(work: &Path, extra: &[String]) -> serde_json::Value {
 }
 
 /// [`rest_of_pipeline`] with arguments for fsim-partition and fsim-verify
-/// apart.
+/// apart. The analysis and verification of before the binaries took the
+/// recommended settings (issue 26): chunk pairs only (`--no-line-source`)
+/// and every candidate verified (`--min-percent 0`); the recommended ones
+/// are checked against `make report` in tests/one_pipeline.rs.
 pub fn rest_of_pipeline_with(
     work: &Path,
     partition_extra: &[String],
@@ -215,12 +218,12 @@ pub fn rest_of_pipeline_with(
     let files = work.join("files.tsv");
     partition_and_binpack(work, partition_extra);
     let mut c = fsim("fsim-analyze");
-    c.args(["-q", "-o"])
+    c.args(["-q", "--no-line-source", "-o"])
         .arg(work.join("pairs.tsv"))
         .arg(work.join("bins.tsv"));
     run_ok(c, None);
     let mut c = fsim("fsim-verify");
-    c.args(["-q", "--files"])
+    c.args(["-q", "--min-percent", "0", "--files"])
         .arg(&files)
         .args(extra)
         .arg("-o")

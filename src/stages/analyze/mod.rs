@@ -204,8 +204,20 @@ pub fn run(cfg: &Config) -> Result<()> {
         "bins",
         cfg.quiet,
     );
+    let wants_table = cfg.lines.is_some() || cfg.since.is_some();
+    if wants_table && cfg.line_mode != LineMode::Only {
+        // In a pipe (the README's), fsim-chunk's file table is complete
+        // only once the bins arrive.
+        crate::io::wait_for_input(&cfg.input)?;
+    }
     let table = match &cfg.files {
-        Some(f) if cfg.lines.is_some() || cfg.since.is_some() => {
+        Some(f) if wants_table => {
+            if !f.exists() {
+                return Err(crate::error::Error::msg(format!(
+                    "{}: no file table (--files; the line source, on by default, reads it: give the one fsim-chunk --files-out wrote, or --no-line-source)",
+                    f.display()
+                )));
+            }
             Some(crate::formats::files::read_file_table(f)?.0)
         }
         _ => None,
@@ -253,16 +265,8 @@ pub fn run(cfg: &Config) -> Result<()> {
     let pairs = write_pairs(a, &params, options.only.as_deref(), &mut out, &oname)?;
     out.finish()?;
     if !cfg.quiet {
-        crate::cli::stderr_line(format_args!(
-            "fsim-analyze: {} bins ({} out of core), {} files, {} records, {} identical files collapsed, {} pairs in {:.2} s",
-            bins,
-            spilled_bins,
-            files,
-            records,
-            collapsed,
-            pairs,
-            t0.elapsed().as_secs_f64()
-        ));
+        // The summary line last (every stage ends with it), after the
+        // delta's and the line source's lines.
         if let Some(c) = &options.only {
             crate::cli::stderr_line(format_args!(
                 "fsim-analyze: {} files changed since the earlier run: only their pairs written (the others are in its verified pairs)",
@@ -284,6 +288,16 @@ pub fn run(cfg: &Config) -> Result<()> {
                 }
             ));
         }
+        crate::cli::stderr_line(format_args!(
+            "fsim-analyze: {} bins ({} out of core), {} files, {} records, {} identical files collapsed, {} pairs in {:.2} s",
+            bins,
+            spilled_bins,
+            files,
+            records,
+            collapsed,
+            pairs,
+            t0.elapsed().as_secs_f64()
+        ));
     }
     Ok(())
 }
