@@ -7,6 +7,7 @@
 //! unique tokens only when both are over their budgets.
 
 use super::*;
+use similar::algorithms::DiffHook;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -191,7 +192,7 @@ impl Differ {
         let suf = common_prefix_rev(&self.pa[pre..], &self.pb[pre..]);
         let (ma, mb) = (&self.pa[pre..n - suf], &self.pb[pre..m - suf]);
         let ids = self.stamp.len();
-        let _ = hook_equal(&mut hook, 0, 0, pre);
+        let _ = hook.equal(0, 0, pre);
         match choose(ma, mb, ids, &mut self.lis) {
             Align::BitParallel => {
                 let floor = self.floor;
@@ -219,30 +220,26 @@ impl Differ {
                     };
                 }
                 for &(i, j) in &self.matched {
-                    let _ = hook_equal(&mut hook, pre + i as usize, pre + j as usize, 1);
+                    let _ = hook.equal(pre + i as usize, pre + j as usize, 1);
                 }
             }
             Align::Myers => {
-                let mut shifted = Shifted {
-                    hook: &mut hook,
-                    by: pre,
-                };
                 let _ = similar::algorithms::myers::diff(
-                    &mut shifted,
-                    ma,
-                    0..ma.len(),
-                    mb,
-                    0..mb.len(),
+                    &mut hook,
+                    &self.pa,
+                    pre..n - suf,
+                    &self.pb,
+                    pre..m - suf,
                 );
             }
             Align::Anchors => {
                 for &(i, j) in self.lis.run(ma, mb, ids) {
-                    let _ = hook_equal(&mut hook, pre + i, pre + j, 1);
+                    let _ = hook.equal(pre + i, pre + j, 1);
                 }
                 hook.out.exact = false;
             }
         }
-        let _ = hook_equal(&mut hook, n - suf, m - suf, suf);
+        let _ = hook.equal(n - suf, m - suf, suf);
         hook.flush();
         hook.out
     }
@@ -317,34 +314,6 @@ fn top_bytes(scratch: &mut Vec<u64>, idx: &[u32], t: &Tokens, l: usize) -> u64 {
     scratch.extend(idx.iter().map(|&i| t.bytes(i as usize, 1)));
     scratch.select_nth_unstable_by(l - 1, |x, y| y.cmp(x));
     scratch[..l].iter().sum()
-}
-
-fn hook_equal(
-    hook: &mut Runs,
-    old: usize,
-    new: usize,
-    len: usize,
-) -> std::result::Result<(), std::convert::Infallible> {
-    similar::algorithms::DiffHook::equal(hook, old, new, len)
-}
-
-/// Myers' matches in the middle, shifted past the common prefix.
-struct Shifted<'h, 'x> {
-    hook: &'h mut Runs<'x>,
-    by: usize,
-}
-
-impl similar::algorithms::DiffHook for Shifted<'_, '_> {
-    type Error = std::convert::Infallible;
-
-    fn equal(
-        &mut self,
-        old: usize,
-        new: usize,
-        len: usize,
-    ) -> std::result::Result<(), Self::Error> {
-        hook_equal(self.hook, old + self.by, new + self.by, len)
-    }
 }
 
 /// Compare two tokenized files (a fresh [`Differ`]: for tests and one-offs).
