@@ -107,7 +107,7 @@ NATIVE_DIR ?= target/native
 # Where the binaries are; the tests point this at their own build.
 BIN   ?= target/release
 
-.PHONY: FORCE all build native layers demo report report-files test check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
+.PHONY: FORCE all build native layers demo report report-files test test-fast check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
 .DELETE_ON_ERROR:
 
 all: build
@@ -357,6 +357,15 @@ spark-cluster-demo: build spark-venv
 
 test:
 	$(CARGO) test --all-targets
+
+# The fast loop for a change (issue 26): the unit tests and every stage's
+# integration tests, without the heavy ones that make test and CI run too
+# (4 GiB and hostile files, the memory bounds, 10^5-file families, the
+# browser, Spark and the pseudo-terminal).
+HEAVY_TESTS = hostile report_memory verify_memory families html_browser spark progress
+FAST_TESTS = $(filter-out $(HEAVY_TESTS),$(basename $(notdir $(wildcard tests/*.rs))))
+test-fast:
+	$(CARGO) test --lib --bins $(addprefix --test ,$(FAST_TESTS))
 
 # The import layering alone (also part of test and check).
 layers:
