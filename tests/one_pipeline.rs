@@ -40,14 +40,7 @@ fn repo(dir: &Path) -> PathBuf {
     ])
     .arg(repo.join("catalogs"));
     run_ok(c, None);
-    let small = |edit: bool| -> String {
-        (0..40)
-            .map(|i| match (edit, i % 3) {
-                (true, 0) => format!("SETTING_{i} = {}\n", i * 7),
-                _ => format!("SETTING_{i} = {i}\n"),
-            })
-            .collect()
-    };
+    let small = settings_text;
     std::fs::create_dir_all(repo.join("small")).unwrap();
     std::fs::write(repo.join("small/settings_a.py"), small(false)).unwrap();
     std::fs::write(repo.join("small/settings_b.py"), small(true)).unwrap();

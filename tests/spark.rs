@@ -88,14 +88,7 @@ fn add_scattered_edits(repo: &Path) {
         std::fs::create_dir_all(repo.join(d)).unwrap();
         std::fs::write(repo.join(d).join("app.po"), po(w)).unwrap();
     }
-    let small = |edit: bool| -> String {
-        (0..40)
-            .map(|i| match (edit, i % 3) {
-                (true, 0) => format!("SETTING_{i} = {}\n", i * 7),
-                _ => format!("SETTING_{i} = {i}\n"),
-            })
-            .collect()
-    };
+    let small = settings_text;
     std::fs::write(repo.join("settings_a.py"), small(false)).unwrap();
     std::fs::write(repo.join("settings_b.py"), small(true)).unwrap();
 }

@@ -14,7 +14,6 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::Command;
 
 /// What fsim-verify takes besides its cache budget on this input: the
 /// binary, the file table, two workers' file, token and row buffers, a
@@ -41,15 +40,12 @@ fn catalogs(dir: &Path) -> std::path::PathBuf {
 /// The pairs of `repo` as make finds them (chunk pairs only, every pair
 /// with a shared chunk).
 fn pairs_of(repo: &Path, work: &Path, vars: &[&str]) {
-    let mut m = Command::new("make");
-    m.current_dir(source_root())
-        .arg("--no-print-directory")
-        .arg(format!("BIN={}", bin_dir().display()))
-        .arg(format!("REPO={}", repo.display()))
-        .arg(format!("WORK={}", work.display()))
-        .arg("QUIET=-q")
-        .args(vars)
-        .arg(work.join("pairs.tsv"));
+    let m = make_cmd(
+        repo,
+        work,
+        &[&["QUIET=-q"], vars].concat(),
+        work.join("pairs.tsv"),
+    );
     run_ok(m, None);
 }
 

@@ -127,16 +127,37 @@ pub fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
 /// `make report` with the test's binaries on `repo` into `work`, progress
 /// shown (`QUIET=`), and extra `VAR=value` arguments; not yet run.
 pub fn make_report_cmd(repo: &Path, work: &Path, vars: &[&str]) -> Command {
+    make_cmd(repo, work, &[&["QUIET="], vars].concat(), "report")
+}
+
+/// `make TARGET` (a target name, or a file of WORK) with the test's
+/// binaries on `repo` into `work`, and `VAR=value` arguments; not yet run.
+pub fn make_cmd(
+    repo: &Path,
+    work: &Path,
+    vars: &[&str],
+    target: impl AsRef<std::ffi::OsStr>,
+) -> Command {
     let mut c = Command::new("make");
     c.current_dir(source_root())
         .arg("--no-print-directory")
         .arg(format!("BIN={}", bin_dir().display()))
         .arg(format!("REPO={}", repo.display()))
         .arg(format!("WORK={}", work.display()))
-        .arg("QUIET=")
         .args(vars)
-        .arg("report");
+        .arg(target);
     c
+}
+
+/// A small settings file of 40 lines; `edit`: every third line changed
+/// (a pair that only the line source finds: its chunks all differ).
+pub fn settings_text(edit: bool) -> String {
+    (0..40)
+        .map(|i| match (edit, i % 3) {
+            (true, 0) => format!("SETTING_{i} = {}\n", i * 7),
+            _ => format!("SETTING_{i} = {i}\n"),
+        })
+        .collect()
 }
 
 /// A command for one of the binaries.
