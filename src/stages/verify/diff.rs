@@ -173,6 +173,13 @@ impl Differ {
                 };
             }
         }
+        self.align(a, b, want_regions)
+    }
+
+    /// Align the pruned lists of a pair that can reach the floor: the
+    /// common prefix and suffix as they are, the middle by [`choose`]'s
+    /// algorithm; runs and bytes through [`Runs`].
+    fn align(&mut self, a: &Tokens, b: &Tokens, want_regions: bool) -> Comparison {
         let mut hook = Runs {
             pa_idx: &self.pa_idx,
             pb_idx: &self.pb_idx,
