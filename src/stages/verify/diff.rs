@@ -79,6 +79,8 @@ pub struct Differ {
     pb_idx: Vec<u32>,
     /// Scratch of the bound from the LCS length ([`top_bytes`]).
     top_a: Vec<u64>,
+    /// The weights of `pa_idx` and `pb_idx` (set when `floor` > 0).
+    weights: [Weights; 2],
     /// The bit-parallel LCS and its matches.
     lcs: crate::align::Lcs,
     matched: Vec<(u32, u32)>,
@@ -161,10 +163,8 @@ impl Differ {
             }
         }
         if self.floor > 0 {
-            let bytes = |idx: &[u32], t: &Tokens| -> u64 {
-                idx.iter().map(|&i| t.bytes(i as usize, 1)).sum()
-            };
-            let bound = bytes(&self.pa_idx, a).min(bytes(&self.pb_idx, b));
+            self.weights = [Weights::of(&self.pa_idx, a), Weights::of(&self.pb_idx, b)];
+            let bound = self.weights[0].sum.min(self.weights[1].sum);
             if bound < self.floor {
                 return Comparison {
                     common: bound,
@@ -204,21 +204,19 @@ impl Differ {
             Align::BitParallel => {
                 let floor = self.floor;
                 let (tops, pa_idx, pb_idx) = (&mut self.top_a, &self.pa_idx, &self.pb_idx);
-                let mut bound = 0;
+                let [wa, wb] = self.weights;
+                let mut below = None;
                 self.matched.clear();
                 self.lcs.matches_if(ma, mb, ids, &mut self.matched, |l| {
-                    if floor == 0 {
+                    let l = pre + l + suf;
+                    if floor == 0 || wa.top_at_least(n, l, floor) && wb.top_at_least(m, l, floor) {
                         return true;
                     }
-                    bound = top_bytes(tops, pa_idx, a, pre + l + suf).min(top_bytes(
-                        tops,
-                        pb_idx,
-                        b,
-                        pre + l + suf,
-                    ));
-                    bound >= floor
+                    let bound = top_bytes(tops, pa_idx, a, l).min(top_bytes(tops, pb_idx, b, l));
+                    below = (bound < floor).then_some(bound);
+                    below.is_none()
                 });
-                if floor > 0 && bound < floor {
+                if let Some(bound) = below {
                     return Comparison {
                         common: bound,
                         below: true,
@@ -311,6 +309,33 @@ fn common_prefix_rev(x: &[u32], y: &[u32]) -> usize {
         .zip(y.iter().rev())
         .take_while(|(p, q)| p == q)
         .count()
+}
+
+/// Total and largest bytes of the tokens a pair kept on one side.
+#[derive(Debug, Clone, Copy, Default)]
+struct Weights {
+    sum: u64,
+    max: u64,
+}
+
+impl Weights {
+    fn of(idx: &[u32], t: &Tokens) -> Weights {
+        idx.iter().fold(Weights::default(), |w, &i| {
+            let x = t.bytes(i as usize, 1);
+            Weights {
+                sum: w.sum + x,
+                max: w.max.max(x),
+            }
+        })
+    }
+
+    /// Whether the `l` largest of these `len` tokens surely weigh `floor`:
+    /// the `len - l` left out weigh at most `max` each. Settles most pairs
+    /// whose LCS is most of their tokens without [`top_bytes`]' selection.
+    fn top_at_least(&self, len: usize, l: usize, floor: u64) -> bool {
+        let out = (len.saturating_sub(l) as u64).saturating_mul(self.max);
+        self.sum.saturating_sub(out) >= floor
+    }
 }
 
 /// Bytes of the `l` largest tokens at `idx` of `t`: no LCS of `l` tokens
