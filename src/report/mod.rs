@@ -21,6 +21,7 @@
 
 pub mod collections;
 pub mod filter;
+pub mod folders;
 pub mod html;
 pub mod model;
 pub mod stream;

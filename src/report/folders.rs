@@ -1,0 +1,478 @@
+//! Folder pairs (issue 28): which directories are copies or versions of
+//! which, from the file table, the identical sets and the kept links.
+//!
+//! A person cleaning up a merged share wants to read first that
+//! `release-1.4/` is a version of `release-1.5/` (and how much changed),
+//! not the thousands of file links that say it file by file.
+//!
+//! **Which folders are paired.** A match between two files `a` and `b`
+//! (identical, or a kept link) pairs their folders at the same height:
+//! the folders holding them, their parents, and so on up to the first
+//! folder they share (a folder is never paired with itself, nor with a
+//! folder inside it). Copies and versions of a tree keep its shape, so
+//! aligned heights find them in links × depth steps; a tree whose files
+//! were moved to other depths pairs at the heights where they agree.
+//!
+//! **Figures.** For a pair (A, B): each file of A (at any depth) counts
+//! the bytes of its best partner in B (an identical file: its size; a
+//! link: the bytes in common), so a byte of A is counted once however many
+//! partners it has; "A in B" is their sum over A's files, "B in A" the
+//! same the other way. A file is `same` when its best partner is identical
+//! to it, `changed` when its best partner is a link, else only in its
+//! folder. The pair's similarity is (A in B + B in A) / (bytes of A +
+//! bytes of B).
+//!
+//! **Which pairs are reported.** Those at or above the threshold whose
+//! parent pair is not: the topmost folders that are copies or versions of
+//! each other, not every sub-folder of two copied trees.
+//!
+//! **Bounds.** Identical sets of more than [`SET_FANOUT`] files (licence
+//! texts, empty `__init__.py`, generated boilerplate) propose no folder
+//! pairs by themselves (their pairs grow with the square of the set) but
+//! still count in the figures of pairs other files proposed; the report
+//! says how many such sets there were. Empty files count in no figure.
+
+use crate::formats::files::CompactTable;
+use crate::report::model::IdenticalSet;
+use std::collections::{BTreeMap, HashMap};
+
+/// Identical sets larger than this propose no folder pairs (module doc).
+pub const SET_FANOUT: usize = 64;
+
+/// One directory of the file table.
+#[derive(Debug, Clone)]
+struct Dir {
+    path: Vec<u8>,
+    parent: u32,
+    depth: u32,
+    files: u64,
+    bytes: u64,
+}
+
+const ROOT: u32 = u32::MAX;
+
+/// A file's best partner in the other folder of a pair.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Best {
+    bytes: u64,
+    identical: bool,
+}
+
+impl Best {
+    fn better(self, o: Best) -> Best {
+        if (o.bytes, o.identical) > (self.bytes, self.identical) {
+            o
+        } else {
+            self
+        }
+    }
+}
+
+/// A reported folder pair with its figures (module doc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderPair {
+    pub a: Vec<u8>,
+    pub b: Vec<u8>,
+    pub files_a: u64,
+    pub bytes_a: u64,
+    pub files_b: u64,
+    pub bytes_b: u64,
+    /// Bytes of A found in B, and of B in A.
+    pub a_in_b: u64,
+    pub b_in_a: u64,
+    /// Files (of A and B together) whose best partner is identical to them.
+    pub same: u64,
+    /// Files whose best partner is a link (similar, not identical).
+    pub changed: u64,
+    pub only_a: u64,
+    pub only_b: u64,
+}
+
+impl FolderPair {
+    /// (A in B + B in A) / (bytes of A + bytes of B), in percent.
+    pub fn percent(&self) -> f64 {
+        let total = self.bytes_a + self.bytes_b;
+        if total == 0 {
+            return 0.0;
+        }
+        100.0 * (self.a_in_b + self.b_in_a) as f64 / total as f64
+    }
+}
+
+/// What [`Folders::finish`] found.
+#[derive(Debug, Default)]
+pub struct FolderReport {
+    /// Reported pairs, most bytes explained first.
+    pub pairs: Vec<FolderPair>,
+    /// Identical sets over [`SET_FANOUT`] files, which proposed no pairs.
+    pub wide_sets: u64,
+}
+
+/// Folder pairs built link by link.
+pub struct Folders<'a> {
+    table: &'a CompactTable,
+    dirs: Vec<Dir>,
+    /// Directory of each file.
+    dir_of: Vec<u32>,
+    /// Members of each file's identical set (the file alone when none).
+    set_of: &'a HashMap<u32, usize>,
+    sets: &'a [IdenticalSet],
+    /// Per folder pair (A < B by id), per file of either side, its best
+    /// partner on the other side.
+    best: HashMap<(u32, u32), HashMap<u32, Best>>,
+    wide_sets: u64,
+}
+
+impl<'a> Folders<'a> {
+    /// The directories of `table`; the identical sets propose their pairs.
+    pub fn new(
+        table: &'a CompactTable,
+        sets: &'a [IdenticalSet],
+        set_of: &'a HashMap<u32, usize>,
+    ) -> Folders<'a> {
+        let (dirs, dir_of) = directories(table);
+        let mut f = Folders {
+            table,
+            dirs,
+            dir_of,
+            set_of,
+            sets,
+            best: HashMap::new(),
+            wide_sets: 0,
+        };
+        for s in sets {
+            if s.files.len() > SET_FANOUT {
+                f.wide_sets += 1;
+                continue;
+            }
+            for (i, &x) in s.files.iter().enumerate() {
+                for &y in &s.files[i + 1..] {
+                    f.propose(x, y, s.size, true);
+                }
+            }
+        }
+        f
+    }
+
+    /// A kept link between `a` and `b` (representatives of their
+    /// identical sets, as the pairs give them) with `common` bytes.
+    pub fn link(&mut self, a: u32, b: u32, common: u64) {
+        let (ma, mb) = (self.members(a), self.members(b));
+        if ma.len() * mb.len() > SET_FANOUT * SET_FANOUT {
+            self.propose(a, b, common, false);
+            return;
+        }
+        for &x in &ma {
+            for &y in &mb {
+                self.propose(x, y, common, false);
+            }
+        }
+    }
+
+    fn members(&self, f: u32) -> Vec<u32> {
+        match self.set_of.get(&f) {
+            Some(&s) => self.sets[s].files.clone(),
+            None => vec![f],
+        }
+    }
+
+    /// Credit `x` and `y` to each other in their folders at every aligned
+    /// height below the first folder they share.
+    fn propose(&mut self, x: u32, y: u32, bytes: u64, identical: bool) {
+        if self.table.at(x).size == 0 || self.table.at(y).size == 0 {
+            return;
+        }
+        let m = Best { bytes, identical };
+        let (mut dx, mut dy) = (self.dir_of[x as usize], self.dir_of[y as usize]);
+        while dx != ROOT && dy != ROOT && dx != dy {
+            if !self.contains(dx, dy) && !self.contains(dy, dx) {
+                let (key, fx, fy) = if dx < dy {
+                    ((dx, dy), x, y)
+                } else {
+                    ((dy, dx), y, x)
+                };
+                let e = self.best.entry(key).or_default();
+                for f in [fx, fy] {
+                    let b = e.entry(f).or_default();
+                    *b = b.better(m);
+                }
+            }
+            dx = self.dirs[dx as usize].parent;
+            dy = self.dirs[dy as usize].parent;
+        }
+    }
+
+    /// Whether folder `outer` holds folder `inner` (at any depth).
+    fn contains(&self, outer: u32, mut inner: u32) -> bool {
+        let depth = self.dirs[outer as usize].depth;
+        while inner != ROOT && self.dirs[inner as usize].depth > depth {
+            inner = self.dirs[inner as usize].parent;
+        }
+        inner == outer
+    }
+
+    /// The pairs at or above `min_percent` whose parent pair is not.
+    pub fn finish(self, min_percent: f64) -> FolderReport {
+        let mut figures: BTreeMap<(u32, u32), FolderPair> = BTreeMap::new();
+        for (&(da, db), files) in &self.best {
+            let p = self.figures(da, db, files);
+            if p.percent() >= min_percent {
+                figures.insert((da, db), p);
+            }
+        }
+        let mut pairs: Vec<FolderPair> = figures
+            .iter()
+            .filter(|(&(da, db), _)| {
+                let (pa, pb) = (self.dirs[da as usize].parent, self.dirs[db as usize].parent);
+                let up = if pa < pb { (pa, pb) } else { (pb, pa) };
+                pa == ROOT || pb == ROOT || !figures.contains_key(&up)
+            })
+            .map(|(_, p)| p.clone())
+            .collect();
+        pairs.sort_by(|x, y| {
+            (y.a_in_b + y.b_in_a)
+                .cmp(&(x.a_in_b + x.b_in_a))
+                .then_with(|| x.a.cmp(&y.a))
+                .then_with(|| x.b.cmp(&y.b))
+        });
+        FolderReport {
+            pairs,
+            wide_sets: self.wide_sets,
+        }
+    }
+
+    /// The figures of pair (`da`, `db`) from its files' best partners.
+    fn figures(&self, da: u32, db: u32, files: &HashMap<u32, Best>) -> FolderPair {
+        let (a, b) = (&self.dirs[da as usize], &self.dirs[db as usize]);
+        let mut p = FolderPair {
+            a: a.path.clone(),
+            b: b.path.clone(),
+            files_a: a.files,
+            bytes_a: a.bytes,
+            files_b: b.files,
+            bytes_b: b.bytes,
+            a_in_b: 0,
+            b_in_a: 0,
+            same: 0,
+            changed: 0,
+            only_a: a.files,
+            only_b: b.files,
+        };
+        for (&f, best) in files {
+            let size = self.table.at(f).size;
+            let in_a = self.contains(da, self.dir_of[f as usize]);
+            let bytes = best.bytes.min(size);
+            if in_a {
+                p.a_in_b += bytes;
+                p.only_a -= 1;
+            } else {
+                p.b_in_a += bytes;
+                p.only_b -= 1;
+            }
+            if best.identical {
+                p.same += 1;
+            } else {
+                p.changed += 1;
+            }
+        }
+        p
+    }
+}
+
+/// Every directory of the table's paths (interned, with recursive file
+/// counts and bytes) and the directory of each file.
+fn directories(table: &CompactTable) -> (Vec<Dir>, Vec<u32>) {
+    let mut dirs: Vec<Dir> = Vec::new();
+    let mut id_of: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut dir_of = Vec::with_capacity(table.len());
+    for id in 0..table.len() as u32 {
+        let f = table.at(id);
+        let Some(cut) = f.path.iter().rposition(|&c| c == b'/') else {
+            dir_of.push(ROOT);
+            continue;
+        };
+        let d = intern(&mut dirs, &mut id_of, &f.path[..cut]);
+        dir_of.push(d);
+        let mut up = d;
+        while up != ROOT {
+            let dir = &mut dirs[up as usize];
+            dir.files += 1;
+            dir.bytes += f.size;
+            up = dir.parent;
+        }
+    }
+    (dirs, dir_of)
+}
+
+/// The id of directory `path`, added with its ancestors when new.
+fn intern(dirs: &mut Vec<Dir>, id_of: &mut HashMap<Vec<u8>, u32>, path: &[u8]) -> u32 {
+    if let Some(&d) = id_of.get(path) {
+        return d;
+    }
+    let (parent, depth) = match path.iter().rposition(|&c| c == b'/') {
+        Some(0) | None => (ROOT, 0),
+        Some(cut) => {
+            let p = intern(dirs, id_of, &path[..cut]);
+            (p, dirs[p as usize].depth + 1)
+        }
+    };
+    let d = dirs.len() as u32;
+    dirs.push(Dir {
+        path: path.to_vec(),
+        parent,
+        depth,
+        files: 0,
+        bytes: 0,
+    });
+    id_of.insert(path.to_vec(), d);
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::files::{FileEntry, FileType};
+
+    /// A table of (path, size, content) and its identical sets.
+    fn table(
+        files: &[(&str, u64, u128)],
+    ) -> (CompactTable, Vec<IdenticalSet>, HashMap<u32, usize>) {
+        let mut t = CompactTable::default();
+        for (i, &(p, size, content)) in files.iter().enumerate() {
+            t.push(&FileEntry {
+                id: i as u32,
+                size,
+                content,
+                ftype: FileType::Text,
+                path: p.as_bytes().to_vec(),
+                mtime_s: 0,
+                mtime_ns: 0,
+            });
+        }
+        let mut by: BTreeMap<u128, Vec<u32>> = BTreeMap::new();
+        for (i, f) in files.iter().enumerate() {
+            by.entry(f.2).or_default().push(i as u32);
+        }
+        let mut sets = Vec::new();
+        let mut set_of = HashMap::new();
+        for (c, v) in by {
+            if v.len() > 1 {
+                set_of.insert(v[0], sets.len());
+                sets.push(IdenticalSet {
+                    id: format!("{c:x}"),
+                    size: files[v[0] as usize].1,
+                    files: v,
+                });
+            }
+        }
+        (t, sets, set_of)
+    }
+
+    fn paths(r: &FolderReport) -> Vec<(String, String)> {
+        r.pairs
+            .iter()
+            .map(|p| {
+                (
+                    String::from_utf8_lossy(&p.a).into_owned(),
+                    String::from_utf8_lossy(&p.b).into_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_folders_of_two_files() {
+        // r/A/x = r/B/x; r/A/y and r/B/y share 600 of 1,000 bytes.
+        let (t, sets, set_of) = table(&[
+            ("r/A/x", 400, 1),
+            ("r/A/y", 1000, 2),
+            ("r/B/x", 400, 1),
+            ("r/B/y", 1000, 3),
+        ]);
+        let mut f = Folders::new(&t, &sets, &set_of);
+        f.link(1, 3, 600);
+        let r = f.finish(50.0);
+        assert_eq!(paths(&r), [("r/A".into(), "r/B".into())]);
+        let p = &r.pairs[0];
+        assert_eq!((p.a_in_b, p.b_in_a), (1000, 1000));
+        assert_eq!((p.same, p.changed, p.only_a, p.only_b), (2, 2, 0, 0));
+        assert_eq!((p.files_a, p.bytes_a), (2, 1400));
+        assert!((p.percent() - 1000.0 / 14.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn copied_trees_report_their_top_folders_only() {
+        // Two copies of a project with two sub-folders, one file edited,
+        // one file only in the copy.
+        let (t, sets, set_of) = table(&[
+            ("w/p1/src/a", 500, 1),
+            ("w/p1/src/b", 500, 2),
+            ("w/p1/doc/c", 500, 3),
+            ("w/p2/src/a", 500, 1),
+            ("w/p2/src/b", 500, 4),
+            ("w/p2/doc/c", 500, 3),
+            ("w/p2/doc/new", 300, 5),
+        ]);
+        let mut f = Folders::new(&t, &sets, &set_of);
+        f.link(1, 4, 450);
+        let r = f.finish(50.0);
+        assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
+        let p = &r.pairs[0];
+        assert_eq!((p.a_in_b, p.b_in_a), (1450, 1450));
+        assert_eq!((p.same, p.changed, p.only_a, p.only_b), (4, 2, 0, 1));
+    }
+
+    #[test]
+    fn unrelated_folders_and_nested_copies_are_not_paired() {
+        // A folder and a copy of it inside itself: not a pair; unrelated
+        // folders sharing one small file of many: under the threshold.
+        let (t, sets, set_of) = table(&[
+            ("r/A/x", 400, 1),
+            ("r/A/old/x", 400, 1),
+            ("r/C/lic", 100, 7),
+            ("r/C/big", 9000, 8),
+            ("r/D/lic", 100, 7),
+            ("r/D/other", 9000, 9),
+        ]);
+        let f = Folders::new(&t, &sets, &set_of);
+        let r = f.finish(50.0);
+        assert!(r.pairs.is_empty(), "{:?}", paths(&r));
+        let f = Folders::new(&t, &sets, &set_of);
+        let r = f.finish(0.0);
+        assert_eq!(paths(&r), [("r/C".into(), "r/D".into())]);
+    }
+
+    #[test]
+    fn a_file_with_many_partners_counts_once() {
+        // A/x matches three files of B: A's figure is x's size at most.
+        let (t, sets, set_of) = table(&[
+            ("r/A/x", 1000, 1),
+            ("r/B/y1", 1000, 2),
+            ("r/B/y2", 1000, 3),
+            ("r/B/y3", 1000, 4),
+        ]);
+        let mut f = Folders::new(&t, &sets, &set_of);
+        for y in 1..4 {
+            f.link(0, y, 900 + y as u64);
+        }
+        let r = f.finish(0.0);
+        let p = &r.pairs[0];
+        assert_eq!(p.a_in_b, 903);
+        assert_eq!(p.b_in_a, 901 + 902 + 903);
+    }
+
+    #[test]
+    fn wide_identical_sets_propose_nothing_and_are_counted() {
+        let mut files: Vec<(String, u64, u128)> = Vec::new();
+        for k in 0..=SET_FANOUT {
+            files.push((format!("r/d{k}/LICENSE"), 1000, 1));
+            files.push((format!("r/d{k}/main"), 1000, 100 + k as u128));
+        }
+        let refs: Vec<(&str, u64, u128)> =
+            files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+        let (t, sets, set_of) = table(&refs);
+        let r = Folders::new(&t, &sets, &set_of).finish(0.0);
+        assert!(r.pairs.is_empty());
+        assert_eq!(r.wide_sets, 1);
+    }
+}
