@@ -26,13 +26,21 @@
 //! parent pair is not: the topmost folders that are copies or versions of
 //! each other, not every sub-folder of two copied trees.
 //!
+//! **Memory.** Each credit (a folder pair, a file, its partner's bytes)
+//! goes through the external sorter ([`crate::io::sorter`]) within the
+//! budget the report gives it, so links × depth may be far larger than
+//! memory; what is held is the directory table (O(folders)) and the pairs
+//! at or above the threshold.
+//!
 //! **Bounds.** Identical sets of more than [`SET_FANOUT`] files (licence
 //! texts, empty `__init__.py`, generated boilerplate) propose no folder
 //! pairs by themselves (their pairs grow with the square of the set) but
 //! still count in the figures of pairs other files proposed; the report
 //! says how many such sets there were. Empty files count in no figure.
 
+use crate::error::Result;
 use crate::formats::files::CompactTable;
+use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions};
 use crate::report::model::IdenticalSet;
 use std::collections::{BTreeMap, HashMap};
 
@@ -51,19 +59,35 @@ struct Dir {
 
 const ROOT: u32 = u32::MAX;
 
-/// A file's best partner in the other folder of a pair.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Best {
+/// A file's partner in the other folder of a pair: sorted by pair, then
+/// file, the last credit of a file is its best.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Credit {
+    /// The pair's folders (lower id first).
+    da: u32,
+    db: u32,
+    file: u32,
     bytes: u64,
     identical: bool,
 }
 
-impl Best {
-    fn better(self, o: Best) -> Best {
-        if (o.bytes, o.identical) > (self.bytes, self.identical) {
-            o
-        } else {
-            self
+impl FixedRecord for Credit {
+    const SIZE: usize = 21;
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.da.to_be_bytes());
+        out[4..8].copy_from_slice(&self.db.to_be_bytes());
+        out[8..12].copy_from_slice(&self.file.to_be_bytes());
+        out[12..20].copy_from_slice(&self.bytes.to_be_bytes());
+        out[20] = self.identical as u8;
+    }
+    fn decode(b: &[u8]) -> Self {
+        let u32_at = |i: usize| u32::from_be_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        Credit {
+            da: u32_at(0),
+            db: u32_at(4),
+            file: u32_at(8),
+            bytes: u64::from_be_bytes(b[12..20].try_into().expect("8 bytes")),
+            identical: b[20] != 0,
         }
     }
 }
@@ -117,9 +141,9 @@ pub struct Folders<'a> {
     /// Members of each file's identical set (the file alone when none).
     set_of: &'a HashMap<u32, usize>,
     sets: &'a [IdenticalSet],
-    /// Per folder pair (A < B by id), per file of either side, its best
-    /// partner on the other side.
-    best: HashMap<(u32, u32), HashMap<u32, Best>>,
+    /// Every file's partners per folder pair, sorted on disk when they do
+    /// not fit.
+    credits: ExternalSorter<Credit>,
     wide_sets: u64,
 }
 
@@ -129,7 +153,8 @@ impl<'a> Folders<'a> {
         table: &'a CompactTable,
         sets: &'a [IdenticalSet],
         set_of: &'a HashMap<u32, usize>,
-    ) -> Folders<'a> {
+        sort: SortOptions,
+    ) -> Result<Folders<'a>> {
         let (dirs, dir_of) = directories(table);
         let mut f = Folders {
             table,
@@ -137,7 +162,7 @@ impl<'a> Folders<'a> {
             dir_of,
             set_of,
             sets,
-            best: HashMap::new(),
+            credits: ExternalSorter::new(sort),
             wide_sets: 0,
         };
         for s in sets {
@@ -147,85 +172,94 @@ impl<'a> Folders<'a> {
             }
             for (i, &x) in s.files.iter().enumerate() {
                 for &y in &s.files[i + 1..] {
-                    f.propose(x, y, s.size, true);
+                    f.propose(x, y, s.size, true)?;
                 }
             }
         }
-        f
+        Ok(f)
     }
 
     /// A kept link between `a` and `b` (representatives of their
     /// identical sets, as the pairs give them) with `common` bytes.
-    pub fn link(&mut self, a: u32, b: u32, common: u64) {
-        let (ma, mb) = (self.members(a), self.members(b));
-        if ma.len() * mb.len() > SET_FANOUT * SET_FANOUT {
-            self.propose(a, b, common, false);
-            return;
-        }
-        for &x in &ma {
-            for &y in &mb {
-                self.propose(x, y, common, false);
+    pub fn link(&mut self, a: u32, b: u32, common: u64) -> Result<()> {
+        let (ma, mb) = (self.members(&a), self.members(&b));
+        for &x in ma {
+            for &y in mb {
+                self.propose(x, y, common, false)?;
             }
         }
+        Ok(())
     }
 
-    fn members(&self, f: u32) -> Vec<u32> {
-        match self.set_of.get(&f) {
-            Some(&s) => self.sets[s].files.clone(),
-            None => vec![f],
+    /// The files a representative stands for (itself when its set is
+    /// wider than [`SET_FANOUT`]).
+    fn members<'s>(&self, f: &'s u32) -> &'s [u32]
+    where
+        'a: 's,
+    {
+        match self.set_of.get(f) {
+            Some(&s) if self.sets[s].files.len() <= SET_FANOUT => &self.sets[s].files[..],
+            _ => std::slice::from_ref(f),
         }
     }
 
     /// Credit `x` and `y` to each other in their folders at every aligned
     /// height below the first folder they share.
-    fn propose(&mut self, x: u32, y: u32, bytes: u64, identical: bool) {
+    fn propose(&mut self, x: u32, y: u32, bytes: u64, identical: bool) -> Result<()> {
         if self.table.at(x).size == 0 || self.table.at(y).size == 0 {
-            return;
+            return Ok(());
         }
-        let m = Best { bytes, identical };
         let (mut dx, mut dy) = (self.dir_of[x as usize], self.dir_of[y as usize]);
         while dx != ROOT && dy != ROOT && dx != dy {
             if !self.contains(dx, dy) && !self.contains(dy, dx) {
-                let (key, fx, fy) = if dx < dy {
-                    ((dx, dy), x, y)
-                } else {
-                    ((dy, dx), y, x)
-                };
-                let e = self.best.entry(key).or_default();
-                for f in [fx, fy] {
-                    let b = e.entry(f).or_default();
-                    *b = b.better(m);
+                let (da, db) = (dx.min(dy), dx.max(dy));
+                for file in [x, y] {
+                    self.credits.push(Credit {
+                        da,
+                        db,
+                        file,
+                        bytes,
+                        identical,
+                    })?;
                 }
             }
             dx = self.dirs[dx as usize].parent;
             dy = self.dirs[dy as usize].parent;
         }
+        Ok(())
     }
 
-    /// Whether folder `outer` holds folder `inner` (at any depth).
-    fn contains(&self, outer: u32, mut inner: u32) -> bool {
-        let depth = self.dirs[outer as usize].depth;
-        while inner != ROOT && self.dirs[inner as usize].depth > depth {
-            inner = self.dirs[inner as usize].parent;
-        }
-        inner == outer
+    fn contains(&self, outer: u32, inner: u32) -> bool {
+        contains(&self.dirs, outer, inner)
     }
 
     /// The pairs at or above `min_percent` whose parent pair is not.
-    pub fn finish(self, min_percent: f64) -> FolderReport {
+    pub fn finish(self, min_percent: f64) -> Result<FolderReport> {
         let mut figures: BTreeMap<(u32, u32), FolderPair> = BTreeMap::new();
-        for (&(da, db), files) in &self.best {
-            let p = self.figures(da, db, files);
-            if p.percent() >= min_percent {
-                figures.insert((da, db), p);
+        let mut sorted = self.credits.finish()?;
+        let mut group: Vec<Credit> = Vec::new();
+        let mut keep = |group: &mut Vec<Credit>| {
+            if let Some(c) = group.first() {
+                let p = figures_of(&self.dirs, &self.dir_of, self.table, c.da, c.db, group);
+                if p.percent() >= min_percent {
+                    figures.insert((c.da, c.db), p);
+                }
             }
+            group.clear();
+        };
+        while let Some(c) = sorted.next_item()? {
+            if group.last().is_some_and(|g| (g.da, g.db) != (c.da, c.db)) {
+                keep(&mut group);
+            }
+            group.push(c);
         }
+        keep(&mut group);
+        let dirs = &self.dirs;
         let mut pairs: Vec<FolderPair> = figures
             .iter()
             .filter(|(&(da, db), _)| {
-                let (pa, pb) = (self.dirs[da as usize].parent, self.dirs[db as usize].parent);
-                let up = if pa < pb { (pa, pb) } else { (pb, pa) };
-                pa == ROOT || pb == ROOT || !figures.contains_key(&up)
+                let (pa, pb) = (dirs[da as usize].parent, dirs[db as usize].parent);
+                pa == ROOT || pb == ROOT || !figures.contains_key(&(pa.min(pb), pa.max(pb)))
             })
             .map(|(_, p)| p.clone())
             .collect();
@@ -235,48 +269,66 @@ impl<'a> Folders<'a> {
                 .then_with(|| x.a.cmp(&y.a))
                 .then_with(|| x.b.cmp(&y.b))
         });
-        FolderReport {
+        Ok(FolderReport {
             pairs,
             wide_sets: self.wide_sets,
-        }
+        })
     }
+}
 
-    /// The figures of pair (`da`, `db`) from its files' best partners.
-    fn figures(&self, da: u32, db: u32, files: &HashMap<u32, Best>) -> FolderPair {
-        let (a, b) = (&self.dirs[da as usize], &self.dirs[db as usize]);
-        let mut p = FolderPair {
-            a: a.path.clone(),
-            b: b.path.clone(),
-            files_a: a.files,
-            bytes_a: a.bytes,
-            files_b: b.files,
-            bytes_b: b.bytes,
-            a_in_b: 0,
-            b_in_a: 0,
-            same: 0,
-            changed: 0,
-            only_a: a.files,
-            only_b: b.files,
-        };
-        for (&f, best) in files {
-            let size = self.table.at(f).size;
-            let in_a = self.contains(da, self.dir_of[f as usize]);
-            let bytes = best.bytes.min(size);
-            if in_a {
-                p.a_in_b += bytes;
-                p.only_a -= 1;
-            } else {
-                p.b_in_a += bytes;
-                p.only_b -= 1;
-            }
-            if best.identical {
-                p.same += 1;
-            } else {
-                p.changed += 1;
-            }
+/// The figures of pair (`da`, `db`) from its credits, sorted by file (a
+/// file's last credit is its best).
+fn figures_of(
+    dirs: &[Dir],
+    dir_of: &[u32],
+    table: &CompactTable,
+    da: u32,
+    db: u32,
+    credits: &[Credit],
+) -> FolderPair {
+    let (a, b) = (&dirs[da as usize], &dirs[db as usize]);
+    let mut p = FolderPair {
+        a: a.path.clone(),
+        b: b.path.clone(),
+        files_a: a.files,
+        bytes_a: a.bytes,
+        files_b: b.files,
+        bytes_b: b.bytes,
+        a_in_b: 0,
+        b_in_a: 0,
+        same: 0,
+        changed: 0,
+        only_a: a.files,
+        only_b: b.files,
+    };
+    for (k, c) in credits.iter().enumerate() {
+        if credits.get(k + 1).is_some_and(|n| n.file == c.file) {
+            continue;
         }
-        p
+        let bytes = c.bytes.min(table.at(c.file).size);
+        if contains(dirs, da, dir_of[c.file as usize]) {
+            p.a_in_b += bytes;
+            p.only_a -= 1;
+        } else {
+            p.b_in_a += bytes;
+            p.only_b -= 1;
+        }
+        if c.identical {
+            p.same += 1;
+        } else {
+            p.changed += 1;
+        }
     }
+    p
+}
+
+/// Whether folder `outer` holds folder `inner` (at any depth).
+fn contains(dirs: &[Dir], outer: u32, mut inner: u32) -> bool {
+    let depth = dirs[outer as usize].depth;
+    while inner != ROOT && dirs[inner as usize].depth > depth {
+        inner = dirs[inner as usize].parent;
+    }
+    inner == outer
 }
 
 /// Every directory of the table's paths (interned, with recursive file
@@ -368,6 +420,11 @@ mod tests {
         (t, sets, set_of)
     }
 
+    /// A budget small enough that a few credits spill to disk.
+    fn sort() -> SortOptions {
+        SortOptions::with_memory(crate::io::sorter::MIN_MEMORY)
+    }
+
     fn paths(r: &FolderReport) -> Vec<(String, String)> {
         r.pairs
             .iter()
@@ -389,9 +446,9 @@ mod tests {
             ("r/B/x", 400, 1),
             ("r/B/y", 1000, 3),
         ]);
-        let mut f = Folders::new(&t, &sets, &set_of);
-        f.link(1, 3, 600);
-        let r = f.finish(50.0);
+        let mut f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
+        f.link(1, 3, 600).unwrap();
+        let r = f.finish(50.0).unwrap();
         assert_eq!(paths(&r), [("r/A".into(), "r/B".into())]);
         let p = &r.pairs[0];
         assert_eq!((p.a_in_b, p.b_in_a), (1000, 1000));
@@ -413,9 +470,9 @@ mod tests {
             ("w/p2/doc/c", 500, 3),
             ("w/p2/doc/new", 300, 5),
         ]);
-        let mut f = Folders::new(&t, &sets, &set_of);
-        f.link(1, 4, 450);
-        let r = f.finish(50.0);
+        let mut f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
+        f.link(1, 4, 450).unwrap();
+        let r = f.finish(50.0).unwrap();
         assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
         let p = &r.pairs[0];
         assert_eq!((p.a_in_b, p.b_in_a), (1450, 1450));
@@ -434,11 +491,11 @@ mod tests {
             ("r/D/lic", 100, 7),
             ("r/D/other", 9000, 9),
         ]);
-        let f = Folders::new(&t, &sets, &set_of);
-        let r = f.finish(50.0);
+        let f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
+        let r = f.finish(50.0).unwrap();
         assert!(r.pairs.is_empty(), "{:?}", paths(&r));
-        let f = Folders::new(&t, &sets, &set_of);
-        let r = f.finish(0.0);
+        let f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
+        let r = f.finish(0.0).unwrap();
         assert_eq!(paths(&r), [("r/C".into(), "r/D".into())]);
     }
 
@@ -451,11 +508,11 @@ mod tests {
             ("r/B/y2", 1000, 3),
             ("r/B/y3", 1000, 4),
         ]);
-        let mut f = Folders::new(&t, &sets, &set_of);
+        let mut f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
         for y in 1..4 {
-            f.link(0, y, 900 + y as u64);
+            f.link(0, y, 900 + y as u64).unwrap();
         }
-        let r = f.finish(0.0);
+        let r = f.finish(0.0).unwrap();
         let p = &r.pairs[0];
         assert_eq!(p.a_in_b, 903);
         assert_eq!(p.b_in_a, 901 + 902 + 903);
@@ -471,8 +528,47 @@ mod tests {
         let refs: Vec<(&str, u64, u128)> =
             files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
         let (t, sets, set_of) = table(&refs);
-        let r = Folders::new(&t, &sets, &set_of).finish(0.0);
+        let r = Folders::new(&t, &sets, &set_of, sort())
+            .unwrap()
+            .finish(0.0)
+            .unwrap();
         assert!(r.pairs.is_empty());
         assert_eq!(r.wide_sets, 1);
+    }
+
+    #[test]
+    fn twenty_copied_projects_spill_and_pair_at_their_tops() {
+        // 20 copies of a project of 3 folders × 10 files; in copy k, file
+        // k of src/ is edited (a new content, linked to the others).
+        let mut files: Vec<(String, u64, u128)> = Vec::new();
+        for k in 0..20u128 {
+            for (s, sub) in ["src", "doc", "test"].into_iter().enumerate() {
+                for i in 0..10u128 {
+                    let edited = sub == "src" && i == k % 10;
+                    let content = if edited { 1000 + k } else { i * 10 + s as u128 };
+                    files.push((format!("w/p{k:02}/{sub}/f{i}"), 100 + i as u64, content));
+                }
+            }
+        }
+        let refs: Vec<(&str, u64, u128)> =
+            files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+        let (t, sets, set_of) = table(&refs);
+        let run = |sort: SortOptions| {
+            let mut f = Folders::new(&t, &sets, &set_of, sort).unwrap();
+            for (x, fx) in files.iter().enumerate() {
+                for (y, fy) in files.iter().enumerate().skip(x + 1) {
+                    if fx.2 >= 1000 && fy.2 >= 1000 && fx.0.ends_with(&fy.0[7..]) {
+                        f.link(x as u32, y as u32, 90).unwrap();
+                    }
+                }
+            }
+            f.finish(50.0).unwrap()
+        };
+        let small = run(sort());
+        assert_eq!(small.pairs, run(SortOptions::with_memory(64 << 20)).pairs);
+        assert_eq!(small.pairs.len(), 20 * 19 / 2);
+        assert!(small.pairs.iter().all(|p| p.a.len() == 5 && p.b.len() == 5));
+        let p = &small.pairs[0];
+        assert_eq!((p.files_a, p.files_b, p.only_a, p.only_b), (30, 30, 0, 0));
     }
 }
