@@ -15,7 +15,6 @@ const MAX_LINES: usize = 100;
 /// limit fails the test too, so it is removed when the function is split.
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("src/eval/report.rs", "markdown", TO_SPLIT),
-    ("src/report/xlsx.rs", "write", TO_SPLIT),
     ("src/eval/plot.rs", "write_all", TO_SPLIT),
     ("src/stages/verify/mod.rs", "run", TO_SPLIT),
     ("src/stages/chunk.rs", "run", TO_SPLIT),
