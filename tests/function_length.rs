@@ -29,11 +29,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("src/corpus.rs", "slices_overlap_in_part", TO_SPLIT),
     ("src/report/html.rs", "write", TO_SPLIT),
     ("src/eval/output.rs", "write_csvs", TO_SPLIT),
-    (
-        "src/stages/partition/flines.rs",
-        "f_lines_parallel",
-        TO_SPLIT,
-    ),
     ("src/stages/binpack.rs", "run_components", TO_SPLIT),
     ("src/stages/partition/forest.rs", "run_forest", TO_SPLIT),
     ("src/stages/partition/group.rs", "group_chunks", TO_SPLIT),
