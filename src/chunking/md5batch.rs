@@ -361,8 +361,9 @@ mod avx512 {
         }
         macro_rules! stage {
             ($stage:literal, $s:literal, $($i:literal)*) => {
-                // SAFETY: 16 i32 each.
+                // SAFETY: each TRANSPOSE row holds 16 i32 (64 bytes).
                 let up = unsafe { _mm512_loadu_si512(TRANSPOSE[$stage][0].as_ptr().cast()) };
+                // SAFETY: as above.
                 let lo = unsafe { _mm512_loadu_si512(TRANSPOSE[$stage][1].as_ptr().cast()) };
                 swap!(up, lo, $s, $($i)*);
             };
@@ -371,10 +372,13 @@ mod avx512 {
         stage!(1, 4, 0 1 2 3 8 9 10 11);
         stage!(2, 2, 0 1 4 5 8 9 12 13);
         stage!(3, 1, 0 2 4 6 8 10 12 14);
-        // SAFETY (the four loads): each row has 16 u32.
+        // SAFETY: each row of `state` has 16 u32 (64 bytes).
         let a0 = unsafe { _mm512_loadu_si512(state[0].as_ptr().cast()) };
+        // SAFETY: as above.
         let b0 = unsafe { _mm512_loadu_si512(state[1].as_ptr().cast()) };
+        // SAFETY: as above.
         let c0 = unsafe { _mm512_loadu_si512(state[2].as_ptr().cast()) };
+        // SAFETY: as above.
         let d0 = unsafe { _mm512_loadu_si512(state[3].as_ptr().cast()) };
         let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
 
@@ -411,7 +415,7 @@ mod avx512 {
         round!(0x96, 32, 5, 3, 4, 11, 16, 23);
         round!(0x39, 48, 0, 7, 6, 10, 15, 21);
 
-        // SAFETY (the four stores): each row has room for 16 u32.
+        // SAFETY: the four stores; each row of `state` has room for 16 u32.
         unsafe {
             _mm512_storeu_si512(state[0].as_mut_ptr().cast(), _mm512_add_epi32(a, a0));
             _mm512_storeu_si512(state[1].as_mut_ptr().cast(), _mm512_add_epi32(b, b0));
@@ -460,8 +464,8 @@ mod avx2 {
     /// Transpose an 8×8 matrix of `u32` held as eight rows.
     #[inline(always)]
     fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
-        // SAFETY (all the intrinsics below): AVX2 is enabled in the only
-        // caller, `compress`.
+        // SAFETY: all the intrinsics below need only AVX2, which is enabled
+        // in the only caller, `compress`.
         unsafe {
             let t0 = _mm256_unpacklo_epi32(r[0], r[1]);
             let t1 = _mm256_unpackhi_epi32(r[0], r[1]);
@@ -501,21 +505,27 @@ mod avx2 {
     /// AVX2; every pointer must have 64 readable bytes.
     #[target_feature(enable = "avx2")]
     unsafe fn compress(state: &mut [[u32; LANES]; 4], ptrs: &[*const u8; LANES]) {
-        // SAFETY (the loads): 64 readable bytes per pointer.
-        let lo: [__m256i; 8] =
-            std::array::from_fn(|l| unsafe { _mm256_loadu_si256(ptrs[l].cast()) });
-        let hi: [__m256i; 8] =
-            std::array::from_fn(|l| unsafe { _mm256_loadu_si256(ptrs[l].add(32).cast()) });
+        let lo: [__m256i; 8] = std::array::from_fn(|l| {
+            // SAFETY: 64 readable bytes per pointer (the caller's contract).
+            unsafe { _mm256_loadu_si256(ptrs[l].cast()) }
+        });
+        let hi: [__m256i; 8] = std::array::from_fn(|l| {
+            // SAFETY: as above; bytes 32 to 63.
+            unsafe { _mm256_loadu_si256(ptrs[l].add(32).cast()) }
+        });
         // m[j]: word j of every lane.
         let (lo, hi) = (transpose8(lo), transpose8(hi));
         let m = [
             lo[0], lo[1], lo[2], lo[3], lo[4], lo[5], lo[6], lo[7], hi[0], hi[1], hi[2], hi[3],
             hi[4], hi[5], hi[6], hi[7],
         ];
-        // SAFETY (the four loads): each row has 8 u32.
+        // SAFETY: each row of `state` has 8 u32 (32 bytes).
         let a0 = unsafe { _mm256_loadu_si256(state[0].as_ptr().cast()) };
+        // SAFETY: as above.
         let b0 = unsafe { _mm256_loadu_si256(state[1].as_ptr().cast()) };
+        // SAFETY: as above.
         let c0 = unsafe { _mm256_loadu_si256(state[2].as_ptr().cast()) };
+        // SAFETY: as above.
         let d0 = unsafe { _mm256_loadu_si256(state[3].as_ptr().cast()) };
         let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
         let ones = _mm256_set1_epi32(-1);
@@ -569,7 +579,7 @@ mod avx2 {
         round!(H, 32, 5, 3, 4, 11, 16, 23);
         round!(I, 48, 0, 7, 6, 10, 15, 21);
 
-        // SAFETY (the four stores): each row has room for 8 u32.
+        // SAFETY: the four stores; each row of `state` has room for 8 u32.
         unsafe {
             _mm256_storeu_si256(state[0].as_mut_ptr().cast(), _mm256_add_epi32(a, a0));
             _mm256_storeu_si256(state[1].as_mut_ptr().cast(), _mm256_add_epi32(b, b0));

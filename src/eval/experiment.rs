@@ -2,6 +2,7 @@
 //! near-duplicates and of the distinct pairs, and the methods' timing.
 
 use super::*;
+use crate::io::ordered::ordered_map;
 
 /// Everything measured.
 #[derive(Debug, Clone)]
@@ -47,27 +48,27 @@ pub(super) fn sig_len(s: &Sig) -> usize {
     }
 }
 
-/// Run `f(k)` for k in 0..n on `jobs` threads, taking work in order.
+/// Run `f(k)` for k in 0..n on `jobs` threads, taking work in order
+/// ([`ordered_map`]; every result is kept, so all may be in flight).
 pub(super) fn parallel<T: Send>(n: usize, jobs: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let next = AtomicUsize::new(0);
-    let out: Mutex<Vec<Option<T>>> = Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1).min(n.max(1)) {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                if k >= n {
-                    break;
-                }
-                let r = f(k);
-                out.lock().unwrap()[k] = Some(r);
-            });
-        }
-    });
-    out.into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|x| x.expect("every job ran"))
-        .collect()
+    let mut threads = vec![(); jobs.max(1).min(n.max(1))];
+    let mut out = Vec::with_capacity(n);
+    let mut k = 0;
+    ordered_map(
+        &mut threads,
+        n,
+        |_, k| f(k),
+        || {
+            k += 1;
+            Ok((k <= n).then_some(k - 1))
+        },
+        |r| {
+            out.push(r);
+            Ok(())
+        },
+    )
+    .expect("neither the jobs nor the results fail");
+    out
 }
 
 /// Measure every method on the documents.

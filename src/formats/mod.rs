@@ -21,6 +21,7 @@ pub mod escape;
 pub mod files;
 pub mod lines;
 pub mod numbers;
+pub mod pairs;
 pub mod templates;
 
 pub use chunks::*;

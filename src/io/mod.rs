@@ -5,6 +5,7 @@
 
 pub mod bgwrite;
 pub mod longpath;
+pub mod ordered;
 pub mod progress;
 pub mod sorter;
 pub mod walk;

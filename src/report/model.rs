@@ -5,8 +5,7 @@
 use crate::error::{Error, Result};
 use crate::formats::open_input;
 use crate::formats::{
-    escape_path_string, hex128, mix128, parse_id, parse_u64, split_fields, Digest, InputCheck,
-    Kind, Line, LineReader, Params,
+    escape_path_string, hex128, pairs, Digest, InputCheck, Kind, Line, LineReader, Params,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -355,8 +354,6 @@ pub(crate) fn scan_pairs(
     let mut r = LineReader::new(input, name.clone());
     let mut check = InputCheck::new(Kind::Pairs, "pairs");
     let mut seen = Digest::default();
-    let expected =
-        "a pair record: file id a, file id b, size a, size b, bytes in common, shared chunks";
     while let Some((line, line_no)) = r.next_numbered()? {
         let err = |m: String| Error::input(&name, line_no, m);
         match line {
@@ -376,36 +373,15 @@ pub(crate) fn scan_pairs(
             Line::Data(d) => {
                 // 6 fields from fsim-analyze, 8 from fsim-verify (exact
                 // figure and status appended).
-                let bad = || err(format!("expected {expected}"));
-                let mut verified: Option<(&[u8], &[u8])> = None;
-                let f: [&[u8]; 6] = match split_fields::<8>(d) {
-                    Some(x) => {
-                        verified = Some((x[6], x[7]));
-                        [x[0], x[1], x[2], x[3], x[4], x[5]]
-                    }
-                    None => split_fields::<6>(d).ok_or_else(bad)?,
-                };
-                let a = parse_id(f[0]).ok_or_else(bad)?;
-                let b = parse_id(f[1]).ok_or_else(bad)?;
-                let nums: Option<Vec<u64>> = f[2..].iter().map(|x| parse_u64(x)).collect();
-                let nums = nums.ok_or_else(bad)?;
-                let (sa, sb, common, shared) = (nums[0], nums[1], nums[2], nums[3]);
+                let (p, figure) = pairs::parse_line(d).map_err(|e| err(e.message()))?;
+                let (a, b, sa, sb, common) = (p.a, p.b, p.size_a, p.size_b, p.common);
+                let shared = u64::from(p.shared);
                 // The exact figure replaces the chunk lower bound; a
                 // lower-bound line keeps the better of its two lower bounds.
-                let (best, exact) = match verified {
+                let (best, exact) = match figure {
                     None => (common, false),
-                    Some((v, status)) => {
-                        let v = parse_u64(v).ok_or_else(bad)?;
-                        match status {
-                            b"exact" => (v, true),
-                            b"lower-bound" => (v.max(common), false),
-                            _ => {
-                                return Err(err(
-                                    "expected status 'exact' or 'lower-bound' in field 8".into(),
-                                ))
-                            }
-                        }
-                    }
+                    Some(f) if f.exact => (f.bytes, true),
+                    Some(f) => (f.bytes.max(common), false),
                 };
                 let fa = files.get(a);
                 let fb = files.get(b);
@@ -422,9 +398,7 @@ pub(crate) fn scan_pairs(
                         )))
                     }
                 }
-                seen.add_mix(mix128(
-                    ((a as u128) << 96) | ((b as u128) << 64) | common as u128,
-                ));
+                seen.add_mix(p.mix());
                 each(
                     Pair {
                         a,

@@ -35,12 +35,12 @@ use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions, MIN_MEMORY};
 use crate::io::Output;
 use crate::report::model::{
     check_verify_threshold, keep_link, make_cluster, median_size, model_bytes, pass_link, prelude,
-    rank_order, report_params, scan_pairs, Cluster, Config, Format, ModelCounts, Pair, Report,
-    Review, CLOSEST, REVIEW_LEVELS,
+    rank_order, report_params, scan_pairs, Cluster, Config, Format, ModelCounts, Pair, Prelude,
+    Report, Review, CLOSEST, REVIEW_LEVELS,
 };
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// No cluster.
 const NONE: u32 = u32::MAX;
@@ -227,37 +227,39 @@ fn kth(k: u64, mut lo: u64, mut hi: u64, scan: &mut Scan<'_>) -> Result<u64> {
     }
 }
 
-/// Build the report without its links: clusters with their figures, and
-/// what reading the links again needs; and the rank (output position) of
-/// each file's cluster.
-fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
-    crate::io::wait_for_input(&config.pairs)?;
-    let spooled = spool(&config)?;
-    let path = spooled
-        .as_ref()
-        .map_or_else(|| config.pairs.clone(), |t| t.path().to_path_buf());
-    let mut pre = prelude(&config)?;
-    let n = pre.files.len();
+/// Step 1's result: the clusters, numbered by smallest file id for now.
+struct Joined {
+    /// Cluster of each file (`NONE`: in no kept link).
+    cluster_of: Vec<u32>,
+    /// The files of each cluster, in id order.
+    members: Vec<Vec<u32>>,
+    pair_params: Params,
+    pairs_read: u64,
+    /// Links above the thresholds that the filters dropped.
+    filtered_links: u64,
+}
 
-    // 1. Check, threshold, filter, join.
+/// Step 1: check, threshold, filter, join: the clusters of the kept links.
+fn join(config: &Config, path: &Path, pre: &mut Prelude) -> Result<Joined> {
+    let n = pre.files.len();
     let mut parent: Vec<u32> = (0..n as u32).collect();
     let mut linked = vec![false; n];
     let (mut pairs_read, mut n_above, mut n_kept) = (0u64, 0u64, 0u64);
     let pair_params = {
         let (files, path_ok, coll) = (&pre.files, &pre.path_ok, &pre.coll);
         scan_pairs(
-            &path,
+            path,
             files,
             &pre.table_params,
             &pre.files_name,
             &mut pre.sizes,
             &mut |p, sizes| {
                 pairs_read += 1;
-                if !keep_link(&config, sizes, &p) {
+                if !keep_link(config, sizes, &p) {
                     return;
                 }
                 n_above += 1;
-                if !pass_link(&config, files, sizes, path_ok, coll, &p) {
+                if !pass_link(config, files, sizes, path_ok, coll, &p) {
                     return;
                 }
                 n_kept += 1;
@@ -271,8 +273,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             },
         )?
     };
-    check_verify_threshold(&pair_params, &config, &path.display().to_string())?;
-    let filtered_links = n_above - n_kept;
+    check_verify_threshold(&pair_params, config, &path.display().to_string())?;
 
     // Clusters, numbered by smallest file id for now.
     let mut cluster_of = vec![NONE; n];
@@ -291,239 +292,148 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         cluster_of[f as usize] = c;
         members[c as usize].push(f);
     }
-    drop(parent);
-    drop(linked);
-
-    let mut source = Source {
-        path,
-        _spool: spooled,
-        table_params: pre.table_params,
-        files_name: pre.files_name,
-        path_ok: pre.path_ok,
-        scratch: pre.sizes.clone(),
-    };
-    let k = members.len();
-    let mut report = Report {
-        files: pre.files,
-        params: report_params(pair_params, &config),
-        config,
-        identical: pre.identical,
-        clusters: Vec::new(),
-        set_of: pre.set_of,
+    Ok(Joined {
+        cluster_of,
+        members,
+        pair_params,
         pairs_read,
-        sizes: pre.sizes,
-        collections: pre.collections,
-        coll: pre.coll,
-        filtered_links,
-        similar_facts: BTreeSet::new(),
-        best: Vec::new(),
-    };
+        filtered_links: n_above - n_kept,
+    })
+}
 
-    // 2. Links and similarity of each cluster; per file, the most bytes it
-    // shares with one larger file of its cluster (what could be removed)
-    // and, for html and xlsx, the largest share of it in one link.
-    let mut count = vec![0usize; k];
-    let mut sum = vec![0f64; k];
-    let mut first: Vec<Option<Pair>> = vec![None; k];
-    let mut max_common = vec![0u64; k];
-    let mut covered = vec![0u64; n];
-    let want_best = matches!(report.config.format, Format::Html | Format::Xlsx);
-    let mut best = vec![0f64; if want_best { n } else { 0 }];
-    let mut facts = BTreeSet::new();
-    // Sub-clusters and closest relatives of the large clusters (all
-    // formats but tsv).
-    let review = report.config.format != Format::Tsv;
-    let big: Vec<bool> = members
-        .iter()
-        .map(|m| review && m.len() > report.config.review_files)
-        .collect();
-    // The files of the large clusters get consecutive slots, so their
-    // union-finds and closest relatives take memory for them alone.
-    let mut slot = vec![NONE; if big.iter().any(|&b| b) { n } else { 0 }];
-    let mut in_big = 0u32;
-    for (c, m) in members.iter().enumerate() {
-        if big[c] {
-            for &f in m {
-                slot[f as usize] = in_big;
-                in_big += 1;
-            }
-        }
-    }
-    let mut level_parent: Vec<Vec<u32>> = REVIEW_LEVELS
-        .iter()
-        .map(|_| (0..in_big).collect())
-        .collect();
-    let mut closest: Vec<Vec<(f64, Pair)>> = vec![Vec::new(); in_big as usize];
-    {
-        let sizes = &report.sizes;
-        source.kept(&report, &mut |p| {
-            let c = cluster_of[p.a as usize] as usize;
-            count[c] += 1;
-            let (sa, sb) = (sizes[p.a as usize], sizes[p.b as usize]);
-            // The smaller file (size, then the larger id) is covered.
-            let small = if (std::cmp::Reverse(sa), p.a) < (std::cmp::Reverse(sb), p.b) {
-                p.b
-            } else {
-                p.a
-            };
-            let cov = &mut covered[small as usize];
-            *cov = (*cov).max(p.common);
-            if want_best {
-                for (f, s) in [(p.a, sa), (p.b, sb)] {
-                    let x = &mut best[f as usize];
-                    *x = x.max(percent(p.common, s));
-                }
-            }
-            crate::report::collections::add_similar(&report, &mut facts, &p);
-            let sim = symmetric(p.common, sa, sb);
-            sum[c] += sim;
-            first[c].get_or_insert(p);
-            max_common[c] = max_common[c].max(p.common);
-            if big[c] {
-                let (xa, xb) = (slot[p.a as usize], slot[p.b as usize]);
-                for (l, parent) in REVIEW_LEVELS.iter().zip(level_parent.iter_mut()) {
-                    if sim >= *l {
-                        let (ra, rb) = (find(parent, xa), find(parent, xb));
-                        if ra != rb {
-                            parent[ra.max(rb) as usize] = ra.min(rb);
-                        }
-                    }
-                }
-                for (me, x) in [(p.a, xa), (p.b, xb)] {
-                    let top = &mut closest[x as usize];
-                    let key = |x: &(f64, Pair)| {
-                        let o = if x.1.a == me { x.1.b } else { x.1.a };
-                        // Similarities are >= 0: their bits order them.
-                        (std::cmp::Reverse(x.0.to_bits()), o)
-                    };
-                    let new = (sim, p);
-                    if top.len() < CLOSEST || key(&new) < key(top.last().unwrap()) {
-                        let at = top.partition_point(|x| key(x) < key(&new));
-                        top.insert(at, new);
-                        top.truncate(CLOSEST);
-                    }
-                }
-            }
-        })?;
-    }
+/// Step 2's figures: per cluster its links and similarity; per file the
+/// most bytes it shares with one larger file of its cluster (what could be
+/// removed) and, for html and xlsx, the largest share of it in one link;
+/// the sub-clusters and closest relatives of the large clusters.
+struct LinkFigures {
+    count: Vec<usize>,
+    sum: Vec<f64>,
+    first: Vec<Option<Pair>>,
+    max_common: Vec<u64>,
+    covered: Vec<u64>,
+    want_best: bool,
+    best: Vec<f64>,
+    facts: BTreeSet<(u32, usize)>,
+    /// Clusters reviewed as sub-clusters and closest relatives (all
+    /// formats but tsv, over `--review-files` files).
+    big: Vec<bool>,
+    /// Each file's slot among the files of the big clusters.
+    slot: Vec<u32>,
+    /// Files in the big clusters.
+    in_big: u32,
+    /// A union-find over the slots per review level.
+    level_parent: Vec<Vec<u32>>,
+    /// The `CLOSEST` closest relatives of each slot.
+    closest: Vec<Vec<(f64, Pair)>>,
+}
 
-    // 3. Likely templates: the 10th percentile and the median of bytes in
-    // common, for the clusters that are (nearly) cliques.
-    let min_files = report.config.template_min_files;
-    let candidate = |c: usize| {
-        let f = members[c].len() as u64;
-        f >= min_files.max(3) as u64 && count[c] as u64 * 10 >= f * (f - 1) / 2 * 9
-    };
-    let mut template: Vec<Option<u64>> = vec![None; k];
-    // What is left of --memory beside the model (its build's counters
-    // included).
-    let budget = {
-        let model = model_bytes(&ModelCounts {
-            files: &report.files,
-            clusters: k,
-            clustered: members.iter().map(|m| m.len()).sum(),
-            reviewed: in_big as usize,
-            identical: &report.identical,
-            best: want_best,
-        });
-        report.config.memory.saturating_sub(model).max(1)
-    };
-    let cands: Vec<usize> = (0..k).filter(|&c| candidate(c)).collect();
-    let mut i = 0;
-    while i < cands.len() {
-        let c0 = cands[i];
-        // 8 bytes per link, and each file's closest relative (a map entry).
-        let need = |c: usize| count[c] as u64 * 8 + members[c].len() as u64 * CLOSEST_ENTRY;
-        if need(c0) > budget {
-            // Alone and too large: narrow a histogram (and hold only the
-            // files' closest relatives).
-            let mut scan = |each: &mut dyn FnMut(u64)| -> Result<()> {
-                source.kept(&report, &mut |p| {
-                    if cluster_of[p.a as usize] as usize == c0 {
-                        each(p.common)
-                    }
-                })
-            };
-            let len = count[c0] as u64;
-            let p10 = kth(len / 10, 0, max_common[c0], &mut scan)?;
-            let median = kth(len / 2, 0, max_common[c0], &mut scan)?;
-            let ms = median_size(&report.sizes, &members[c0]);
-            let mut closest = closest_of(&members[c0]);
-            source.kept(&report, &mut |p| {
-                if cluster_of[p.a as usize] as usize == c0 {
-                    closest.add(&p);
-                }
-            })?;
-            template[c0] = crate::report::templates::uniform_template(
-                p10,
-                median,
-                ms,
-                &closest.of(&members[c0]),
-            );
-            i += 1;
-            continue;
-        }
-        // A batch of candidates whose bytes in common fit together.
-        let mut j = i;
-        let mut bytes = 0u64;
-        while j < cands.len() && bytes + need(cands[j]) <= budget {
-            bytes += need(cands[j]);
-            j += 1;
-        }
-        let batch = &cands[i..j];
-        let mut slot = vec![NONE; k];
-        for (x, &c) in batch.iter().enumerate() {
-            slot[c] = x as u32;
-        }
-        let mut commons: Vec<Vec<u64>> = batch
+impl LinkFigures {
+    fn new(report: &Report, members: &[Vec<u32>]) -> LinkFigures {
+        let (n, k) = (report.files.len(), members.len());
+        let want_best = matches!(report.config.format, Format::Html | Format::Xlsx);
+        let review = report.config.format != Format::Tsv;
+        let big: Vec<bool> = members
             .iter()
-            .map(|&c| Vec::with_capacity(count[c]))
+            .map(|m| review && m.len() > report.config.review_files)
             .collect();
-        let mut closest = closest_of(batch.iter().flat_map(|&c| members[c].iter()));
-        source.kept(&report, &mut |p| {
-            let s = slot[cluster_of[p.a as usize] as usize];
-            if s != NONE {
-                commons[s as usize].push(p.common);
-                closest.add(&p);
+        // The files of the large clusters get consecutive slots, so their
+        // union-finds and closest relatives take memory for them alone.
+        let mut slot = vec![NONE; if big.iter().any(|&b| b) { n } else { 0 }];
+        let mut in_big = 0u32;
+        for (c, m) in members.iter().enumerate() {
+            if big[c] {
+                for &f in m {
+                    slot[f as usize] = in_big;
+                    in_big += 1;
+                }
             }
-        })?;
-        for (x, &c) in batch.iter().enumerate() {
-            template[c] = crate::report::templates::likely_template(
-                members[c].len(),
-                &commons[x],
-                median_size(&report.sizes, &members[c]),
-                min_files,
-                &closest.of(&members[c]),
-            );
         }
-        i = j;
+        LinkFigures {
+            count: vec![0; k],
+            sum: vec![0.0; k],
+            first: vec![None; k],
+            max_common: vec![0; k],
+            covered: vec![0; n],
+            want_best,
+            best: vec![0.0; if want_best { n } else { 0 }],
+            facts: BTreeSet::new(),
+            big,
+            slot,
+            in_big,
+            level_parent: REVIEW_LEVELS
+                .iter()
+                .map(|_| (0..in_big).collect())
+                .collect(),
+            closest: vec![Vec::new(); in_big as usize],
+        }
     }
 
-    // The clusters, in their order.
-    let mut clusters: Vec<Cluster> = members
-        .into_iter()
-        .enumerate()
-        .map(|(c, m)| {
-            let reclaimable = m.iter().map(|&f| covered[f as usize]).sum();
-            make_cluster(
-                &report.files,
-                &report.sizes,
-                m,
-                count[c],
-                sum[c],
-                first[c].expect("a cluster has a link"),
-                template[c],
-                reclaimable,
-            )
-        })
-        .collect();
-    drop((covered, count, sum, first, template));
-    for cl in clusters.iter_mut() {
-        if !big[cluster_of[cl.files[0] as usize] as usize] {
-            continue;
+    /// Count link `p` of cluster `c`.
+    #[inline]
+    fn add(&mut self, report: &Report, c: usize, p: Pair) {
+        let sizes = &report.sizes;
+        self.count[c] += 1;
+        let (sa, sb) = (sizes[p.a as usize], sizes[p.b as usize]);
+        // The smaller file (size, then the larger id) is covered.
+        let small = if (std::cmp::Reverse(sa), p.a) < (std::cmp::Reverse(sb), p.b) {
+            p.b
+        } else {
+            p.a
+        };
+        let cov = &mut self.covered[small as usize];
+        *cov = (*cov).max(p.common);
+        if self.want_best {
+            for (f, s) in [(p.a, sa), (p.b, sb)] {
+                let x = &mut self.best[f as usize];
+                *x = x.max(percent(p.common, s));
+            }
         }
+        crate::report::collections::add_similar(report, &mut self.facts, &p);
+        let sim = symmetric(p.common, sa, sb);
+        self.sum[c] += sim;
+        self.first[c].get_or_insert(p);
+        self.max_common[c] = self.max_common[c].max(p.common);
+        if self.big[c] {
+            self.review(p, sim);
+        }
+    }
+
+    /// Join link `p` (similarity `sim`) at each review level it reaches,
+    /// and keep it among its files' closest relatives if it is one.
+    #[inline]
+    fn review(&mut self, p: Pair, sim: f64) {
+        let (xa, xb) = (self.slot[p.a as usize], self.slot[p.b as usize]);
+        for (l, parent) in REVIEW_LEVELS.iter().zip(self.level_parent.iter_mut()) {
+            if sim >= *l {
+                let (ra, rb) = (find(parent, xa), find(parent, xb));
+                if ra != rb {
+                    parent[ra.max(rb) as usize] = ra.min(rb);
+                }
+            }
+        }
+        for (me, x) in [(p.a, xa), (p.b, xb)] {
+            let top = &mut self.closest[x as usize];
+            let key = |x: &(f64, Pair)| {
+                let o = if x.1.a == me { x.1.b } else { x.1.a };
+                // Similarities are >= 0: their bits order them.
+                (std::cmp::Reverse(x.0.to_bits()), o)
+            };
+            let new = (sim, p);
+            if top.len() < CLOSEST || key(&new) < key(top.last().unwrap()) {
+                let at = top.partition_point(|x| key(x) < key(&new));
+                top.insert(at, new);
+                top.truncate(CLOSEST);
+            }
+        }
+    }
+
+    /// The sub-clusters at each review level and the closest relatives of
+    /// each file of `cl`, a big cluster (its relatives are taken).
+    fn review_of(&mut self, cl: &Cluster) -> Review {
+        let slot = &self.slot;
         let mut sub = vec![[0u32; 3]; cl.files.len()];
-        let levels = level_parent
+        let levels = self
+            .level_parent
             .iter_mut()
             .enumerate()
             .map(|(l, parent)| {
@@ -546,22 +456,193 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             .files
             .iter()
             .map(|&f| {
-                std::mem::take(&mut closest[slot[f as usize] as usize])
+                std::mem::take(&mut self.closest[slot[f as usize] as usize])
                     .into_iter()
                     .map(|x| x.1)
                     .collect()
             })
             .collect();
-        cl.review = Some(Box::new(Review {
+        Review {
             levels,
             sub,
             closest,
-        }));
+        }
     }
-    drop((slot, level_parent, closest));
+}
+
+/// Step 2: read the kept links once for their [`LinkFigures`].
+fn link_figures(
+    report: &Report,
+    source: &mut Source,
+    cluster_of: &[u32],
+    members: &[Vec<u32>],
+) -> Result<LinkFigures> {
+    let mut lf = LinkFigures::new(report, members);
+    source.kept(report, &mut |p| {
+        lf.add(report, cluster_of[p.a as usize] as usize, p)
+    })?;
+    Ok(lf)
+}
+
+/// Step 3, likely templates: the 10th percentile and the median of bytes
+/// in common, for the clusters that are (nearly) cliques; collected in
+/// batches that fit in what the model leaves of `--memory`, else found by
+/// narrowing a histogram.
+fn likely_templates(
+    report: &Report,
+    source: &mut Source,
+    cluster_of: &[u32],
+    members: &[Vec<u32>],
+    lf: &LinkFigures,
+) -> Result<Vec<Option<u64>>> {
+    let k = members.len();
+    let min_files = report.config.template_min_files;
+    let candidate = |c: usize| {
+        let f = members[c].len() as u64;
+        f >= min_files.max(3) as u64 && lf.count[c] as u64 * 10 >= f * (f - 1) / 2 * 9
+    };
+    let mut template: Vec<Option<u64>> = vec![None; k];
+    // What is left of --memory beside the model (its build's counters
+    // included).
+    let budget = {
+        let model = model_bytes(&ModelCounts {
+            files: &report.files,
+            clusters: k,
+            clustered: members.iter().map(|m| m.len()).sum(),
+            reviewed: lf.in_big as usize,
+            identical: &report.identical,
+            best: lf.want_best,
+        });
+        report.config.memory.saturating_sub(model).max(1)
+    };
+    // 8 bytes per link, and each file's closest relative (a map entry).
+    let need = |c: usize| lf.count[c] as u64 * 8 + members[c].len() as u64 * CLOSEST_ENTRY;
+    let cands: Vec<usize> = (0..k).filter(|&c| candidate(c)).collect();
+    let mut i = 0;
+    while i < cands.len() {
+        let c0 = cands[i];
+        if need(c0) > budget {
+            template[c0] = template_alone(report, source, cluster_of, members, c0, lf)?;
+            i += 1;
+            continue;
+        }
+        // A batch of candidates whose bytes in common fit together.
+        let mut j = i;
+        let mut bytes = 0u64;
+        while j < cands.len() && bytes + need(cands[j]) <= budget {
+            bytes += need(cands[j]);
+            j += 1;
+        }
+        let batch = &cands[i..j];
+        let mut slot = vec![NONE; k];
+        for (x, &c) in batch.iter().enumerate() {
+            slot[c] = x as u32;
+        }
+        let mut commons: Vec<Vec<u64>> = batch
+            .iter()
+            .map(|&c| Vec::with_capacity(lf.count[c]))
+            .collect();
+        let mut closest = closest_of(batch.iter().flat_map(|&c| members[c].iter()));
+        source.kept(report, &mut |p| {
+            let s = slot[cluster_of[p.a as usize] as usize];
+            if s != NONE {
+                commons[s as usize].push(p.common);
+                closest.add(&p);
+            }
+        })?;
+        for (x, &c) in batch.iter().enumerate() {
+            template[c] = crate::report::templates::likely_template(
+                members[c].len(),
+                &commons[x],
+                median_size(&report.sizes, &members[c]),
+                min_files,
+                &closest.of(&members[c]),
+            );
+        }
+        i = j;
+    }
+    Ok(template)
+}
+
+/// The likely-template test of candidate cluster `c0`, alone and too large
+/// for the budget: narrow a histogram (and hold only the files' closest
+/// relatives).
+fn template_alone(
+    report: &Report,
+    source: &mut Source,
+    cluster_of: &[u32],
+    members: &[Vec<u32>],
+    c0: usize,
+    lf: &LinkFigures,
+) -> Result<Option<u64>> {
+    let mut scan = |each: &mut dyn FnMut(u64)| -> Result<()> {
+        source.kept(report, &mut |p| {
+            if cluster_of[p.a as usize] as usize == c0 {
+                each(p.common)
+            }
+        })
+    };
+    let len = lf.count[c0] as u64;
+    let p10 = kth(len / 10, 0, lf.max_common[c0], &mut scan)?;
+    let median = kth(len / 2, 0, lf.max_common[c0], &mut scan)?;
+    let ms = median_size(&report.sizes, &members[c0]);
+    let mut closest = closest_of(&members[c0]);
+    source.kept(report, &mut |p| {
+        if cluster_of[p.a as usize] as usize == c0 {
+            closest.add(&p);
+        }
+    })?;
+    Ok(crate::report::templates::uniform_template(
+        p10,
+        median,
+        ms,
+        &closest.of(&members[c0]),
+    ))
+}
+
+/// The clusters with their figures (the per-cluster and per-file counters
+/// of `lf` are freed), and the review of the big ones.
+fn make_clusters(
+    report: &Report,
+    members: Vec<Vec<u32>>,
+    cluster_of: &[u32],
+    lf: &mut LinkFigures,
+    template: Vec<Option<u64>>,
+) -> Vec<Cluster> {
+    let covered = std::mem::take(&mut lf.covered);
+    let (count, sum) = (std::mem::take(&mut lf.count), std::mem::take(&mut lf.sum));
+    let first = std::mem::take(&mut lf.first);
+    let mut clusters: Vec<Cluster> = members
+        .into_iter()
+        .enumerate()
+        .map(|(c, m)| {
+            let reclaimable = m.iter().map(|&f| covered[f as usize]).sum();
+            make_cluster(
+                &report.files,
+                &report.sizes,
+                m,
+                count[c],
+                sum[c],
+                first[c].expect("a cluster has a link"),
+                template[c],
+                reclaimable,
+            )
+        })
+        .collect();
+    drop((covered, count, sum, first, template));
+    for cl in clusters.iter_mut() {
+        if lf.big[cluster_of[cl.files[0] as usize] as usize] {
+            cl.review = Some(Box::new(lf.review_of(cl)));
+        }
+    }
+    clusters
+}
+
+/// Sort the clusters into their order and renumber `cluster_of` to ranks.
+fn rank(clusters: &mut [Cluster], cluster_of: &mut [u32]) {
     clusters.sort_by(rank_order);
     // A cluster's index before the sort is its files' `cluster_of`.
-    let mut rank_of = vec![0u32; k];
+    let mut rank_of = vec![0u32; clusters.len()];
     for (r, cl) in clusters.iter().enumerate() {
         rank_of[cluster_of[cl.files[0] as usize] as usize] = r as u32;
     }
@@ -570,9 +651,62 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             *c = rank_of[*c as usize];
         }
     }
+}
+
+/// Build the report without its links: clusters with their figures, and
+/// what reading the links again needs; and the rank (output position) of
+/// each file's cluster.
+fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
+    crate::io::wait_for_input(&config.pairs)?;
+    let spooled = spool(&config)?;
+    let path = spooled
+        .as_ref()
+        .map_or_else(|| config.pairs.clone(), |t| t.path().to_path_buf());
+    let mut pre = prelude(&config)?;
+    let Joined {
+        mut cluster_of,
+        members,
+        pair_params,
+        pairs_read,
+        filtered_links,
+    } = join(&config, &path, &mut pre)?;
+    let mut source = Source {
+        path,
+        _spool: spooled,
+        table_params: pre.table_params,
+        files_name: pre.files_name,
+        path_ok: pre.path_ok,
+        scratch: pre.sizes.clone(),
+    };
+    let mut report = Report {
+        files: pre.files,
+        params: report_params(pair_params, &config),
+        config,
+        identical: pre.identical,
+        clusters: Vec::new(),
+        set_of: pre.set_of,
+        pairs_read,
+        sizes: pre.sizes,
+        collections: pre.collections,
+        coll: pre.coll,
+        filtered_links,
+        similar_facts: BTreeSet::new(),
+        best: Vec::new(),
+    };
+    let mut lf = link_figures(&report, &mut source, &cluster_of, &members)?;
+    let template = likely_templates(&report, &mut source, &cluster_of, &members, &lf)?;
+    let mut clusters = make_clusters(&report, members, &cluster_of, &mut lf, template);
+    report.similar_facts = std::mem::take(&mut lf.facts);
+    report.best = std::mem::take(&mut lf.best);
+    drop(lf);
+    rank(&mut clusters, &mut cluster_of);
     report.clusters = clusters;
-    report.similar_facts = facts;
-    report.best = best;
+    warn_if_over_memory(&report);
+    Ok((report, source, cluster_of))
+}
+
+/// Say on stderr when the model alone is over `--memory`.
+fn warn_if_over_memory(report: &Report) {
     let model = report.model_bytes();
     if model > report.config.memory {
         let mib = |b: u64| b.div_ceil(1 << 20);
@@ -585,7 +719,6 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
             mib(model) + 1
         );
     }
-    Ok((report, source, cluster_of))
 }
 
 /// Where the report goes: the output file through a 1 MiB buffer.

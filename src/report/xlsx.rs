@@ -201,288 +201,340 @@ impl Visit for Links<'_> {
     }
 }
 
+/// How the workbook is laid out within `--memory`: what the Links sheet
+/// holds and which grouped sheets keep their outlines.
+struct Layout {
+    links_written: usize,
+    links_left: usize,
+    /// The clusters whose links the Links sheet holds (the last maybe cut).
+    upto: usize,
+    set_sizes: Vec<usize>,
+    cluster_sizes: Vec<usize>,
+    outline_a: bool,
+    outline_b: bool,
+    /// What the links read back may take.
+    budget: u64,
+}
+
+impl Layout {
+    fn new(report: &Report) -> Layout {
+        let total_links: usize = report.clusters.iter().map(|c| c.link_count).sum();
+        let links_written = total_links.min(LINK_ROWS);
+        let mut upto = 0;
+        let mut n = 0;
+        while upto < report.clusters.len() && n < links_written {
+            n += report.clusters[upto].link_count;
+            upto += 1;
+        }
+        let set_sizes: Vec<usize> = report.identical.iter().map(|x| x.files.len()).collect();
+        let cluster_sizes: Vec<usize> = report.clusters.iter().map(|c| c.files.len()).collect();
+        // What --memory leaves beside the model is shared: sheet A may take a
+        // quarter of it, sheet B half of what is left, and the links read back
+        // the rest.
+        let memory = report.link_budget();
+        let (bytes_a, bytes_b) = (sheet_bytes(&set_sizes), sheet_bytes(&cluster_sizes));
+        let outline_a = bytes_a <= memory / 4;
+        let left = memory - if outline_a { bytes_a } else { 0 };
+        let outline_b = bytes_b <= left / 2;
+        let budget = left - if outline_b { bytes_b } else { 0 };
+        Layout {
+            links_written,
+            links_left: total_links - links_written,
+            upto,
+            set_sizes,
+            cluster_sizes,
+            outline_a,
+            outline_b,
+            budget,
+        }
+    }
+}
+
 /// Write the workbook to the output: Summary and Links in constant-memory
 /// mode (rows go to a temporary file as they are written), saved to a
 /// temporary file, then copied to the output.
 pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Result<()> {
     let s = Styles::new();
-    let path = |id: u32| escape_path_string(report.files.at(id).path);
-    let size = |id: u32| report.size(id) as f64;
     let mut wb = Workbook::new();
     // A fixed date, not the time of the run: the same report gives the
     // same bytes.
     let date = rust_xlsxwriter::ExcelDateTime::from_ymd(2000, 1, 1).map_err(xerr)?;
     wb.set_properties(&rust_xlsxwriter::DocProperties::new().set_creation_datetime(&date));
-    let total_links: usize = report.clusters.iter().map(|c| c.link_count).sum();
-    let links_written = total_links.min(LINK_ROWS);
-    let links_left = total_links - links_written;
-    // The clusters whose links the Links sheet holds (the last maybe cut).
-    let mut upto = 0;
-    let mut n = 0;
-    while upto < report.clusters.len() && n < links_written {
-        n += report.clusters[upto].link_count;
-        upto += 1;
-    }
+    let layout = Layout::new(report);
+    summary_sheet(&mut wb, &s, report, &layout)?;
+    identical_sheet(&mut wb, &s, report, &layout)?;
+    clusters_sheet(&mut wb, &s, report, &layout)?;
+    links_sheet(&mut wb, &s, report, &layout, source, rank)?;
+    save(&mut wb, report)
+}
 
-    let set_sizes: Vec<usize> = report.identical.iter().map(|x| x.files.len()).collect();
-    let cluster_sizes: Vec<usize> = report.clusters.iter().map(|c| c.files.len()).collect();
-    // What --memory leaves beside the model is shared: sheet A may take a
-    // quarter of it, sheet B half of what is left, and the links read back
-    // the rest.
-    let memory = report.link_budget();
-    let (bytes_a, bytes_b) = (sheet_bytes(&set_sizes), sheet_bytes(&cluster_sizes));
-    let outline_a = bytes_a <= memory / 4;
-    let left = memory - if outline_a { bytes_a } else { 0 };
-    let outline_b = bytes_b <= left / 2;
-    let budget = left - if outline_b { bytes_b } else { 0 };
-
-    // Summary first: counts, what the sheets leave out, the parameters.
-    {
-        let ws = wb.add_worksheet_with_constant_memory();
-        ws.set_name("Summary").map_err(xerr)?;
-        ws.set_column_width(0, 24.0).map_err(xerr)?;
-        ws.set_column_width(1, 40.0).map_err(xerr)?;
-        ws.write_string_with_format(0, 0, "fsim report", &s.head)
-            .map_err(xerr)?;
-        ws.write_blank(0, 1, &s.head).map_err(xerr)?;
-        let mut r = 1u32;
-        if let serde_json::Value::Object(m) = report.summary() {
-            for (k, v) in m {
-                ws.write_string(r, 0, k).map_err(xerr)?;
-                ws.write_number_with_format(r, 1, v.as_f64().unwrap_or(0.0), &s.bytes)
-                    .map_err(xerr)?;
-                r += 1;
-            }
-        }
-        ws.write_string(r, 0, "links_on_sheet_c").map_err(xerr)?;
-        ws.write_number_with_format(r, 1, links_written as f64, &s.bytes)
-            .map_err(xerr)?;
-        r += 1;
-        ws.write_string(r, 0, "ranking").map_err(xerr)?;
-        ws.write_string(
-            r,
-            1,
-            "clusters by reclaimable bytes (over a cluster's files, the most bytes each shares with one larger file of the cluster), then files",
-        )
+/// Summary first: counts, what the sheets leave out, the parameters.
+fn summary_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layout) -> Result<()> {
+    let ws = wb.add_worksheet_with_constant_memory();
+    ws.set_name("Summary").map_err(xerr)?;
+    ws.set_column_width(0, 24.0).map_err(xerr)?;
+    ws.set_column_width(1, 40.0).map_err(xerr)?;
+    ws.write_string_with_format(0, 0, "fsim report", &s.head)
         .map_err(xerr)?;
+    ws.write_blank(0, 1, &s.head).map_err(xerr)?;
+    let mut r = 1u32;
+    if let serde_json::Value::Object(m) = report.summary() {
+        for (k, v) in m {
+            ws.write_string(r, 0, k).map_err(xerr)?;
+            ws.write_number_with_format(r, 1, v.as_f64().unwrap_or(0.0), &s.bytes)
+                .map_err(xerr)?;
+            r += 1;
+        }
+    }
+    ws.write_string(r, 0, "links_on_sheet_c").map_err(xerr)?;
+    ws.write_number_with_format(r, 1, layout.links_written as f64, &s.bytes)
+        .map_err(xerr)?;
+    r += 1;
+    let mut notes: Vec<(&str, String)> = vec![(
+        "ranking",
+        "clusters by reclaimable bytes (over a cluster's files, the most bytes each shares with one larger file of the cluster), then files".into(),
+    )];
+    let flat: Vec<&str> = [
+        (layout.outline_a, "A Identical"),
+        (layout.outline_b, "B Clusters"),
+    ]
+    .iter()
+    .filter(|x| !x.0)
+    .map(|x| x.1)
+    .collect();
+    if !flat.is_empty() {
+        notes.push((
+            "outlines",
+            format!(
+                "{} written without outlines (rows one after the other, group rows in colour): their rows are more than their share of --memory holds (about {} bytes a row)",
+                flat.join(" and "),
+                ROW_BYTES
+            ),
+        ));
+    }
+    if layout.links_left > 0 {
+        notes.push(("left out", links_note(layout.links_left)));
+    }
+    if let Some(note) = report.pruned_note() {
+        notes.push(("pruned", note));
+    }
+    for (k, v) in &notes {
+        ws.write_string(r, 0, *k).map_err(xerr)?;
+        ws.write_string(r, 1, v).map_err(xerr)?;
         r += 1;
-        let flat: Vec<&str> = [(outline_a, "A Identical"), (outline_b, "B Clusters")]
-            .iter()
-            .filter(|x| !x.0)
-            .map(|x| x.1)
-            .collect();
-        if !flat.is_empty() {
-            ws.write_string(r, 0, "outlines").map_err(xerr)?;
-            ws.write_string(
+    }
+    r += 1;
+    for (k, v) in &report.params.0 {
+        ws.write_string(r, 0, k).map_err(xerr)?;
+        ws.write_string(r, 1, v).map_err(xerr)?;
+        r += 1;
+    }
+    Ok(())
+}
+
+/// A sheet in memory for its outlines when they fit in its share of
+/// `--memory`, else in constant-memory mode.
+fn grouped_worksheet(wb: &mut Workbook, outline: bool) -> &mut Worksheet {
+    if outline {
+        wb.add_worksheet()
+    } else {
+        wb.add_worksheet_with_constant_memory()
+    }
+}
+
+/// Sheet A: identical sets, files folded under each set.
+fn identical_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layout) -> Result<()> {
+    let path = |id: u32| escape_path_string(report.files.at(id).path);
+    let ws = grouped_worksheet(wb, layout.outline_a);
+    ws.set_name("A Identical").map_err(xerr)?;
+    grouped_sheet(
+        ws,
+        s,
+        &[
+            ("Set", 13.0),
+            ("Files", 8.0),
+            ("Overhead (bytes)", 17.0),
+            ("Size (bytes)", 14.0),
+            ("Path", 90.0),
+        ],
+        &layout.set_sizes,
+        layout.outline_a,
+        |ws, k, r| {
+            let set = &report.identical[k];
+            ws.write_string_with_format(r, 0, &set.id, &s.group)
+                .map_err(xerr)?;
+            ws.write_number_with_format(r, 1, set.files.len() as f64, &s.group_num)
+                .map_err(xerr)?;
+            ws.write_number_with_format(r, 2, set.overhead() as f64, &s.group_num)
+                .map_err(xerr)?;
+            ws.write_number_with_format(r, 3, set.size as f64, &s.group_num)
+                .map_err(xerr)?;
+            ws.write_string_with_format(r, 4, path(set.files[0]), &s.group)
+                .map_err(xerr)?;
+            Ok(())
+        },
+        |ws, k, i, r| {
+            let set = &report.identical[k];
+            let f = set.files[i];
+            ws.write_string(r, 0, &set.id).map_err(xerr)?;
+            ws.write_number_with_format(r, 3, report.size(f) as f64, &s.bytes)
+                .map_err(xerr)?;
+            ws.write_string(r, 4, path(f)).map_err(xerr)?;
+            Ok(())
+        },
+    )
+}
+
+/// Sheet B: clusters, files folded under each cluster (figure 5).
+fn clusters_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layout) -> Result<()> {
+    let ws = grouped_worksheet(wb, layout.outline_b);
+    ws.set_name("B Clusters").map_err(xerr)?;
+    grouped_sheet(
+        ws,
+        s,
+        &[
+            ("Cluster #", 10.0),
+            ("Cluster id", 13.0),
+            ("Type", 10.0),
+            ("Total size (bytes)", 18.0),
+            ("Files", 8.0),
+            ("Links", 8.0),
+            ("Avg % similar", 14.0),
+            ("File size (bytes)", 17.0),
+            ("% similar", 11.0),
+            ("Filename", 80.0),
+            ("Identical copies", 16.0),
+            ("Reclaimable (bytes)", 19.0),
+            ("Sub-cluster at 50/70/90%", 22.0),
+        ],
+        &layout.cluster_sizes,
+        layout.outline_b,
+        |ws, k, r| cluster_row(ws, s, report, k, r),
+        |ws, k, i, r| cluster_file_row(ws, s, report, k, i, r),
+    )
+}
+
+/// Sheet B's group row of cluster `k` (rank k + 1) at row `r`.
+fn cluster_row(ws: &mut Worksheet, s: &Styles, report: &Report, k: usize, r: u32) -> Result<()> {
+    let c = &report.clusters[k];
+    let rank = (k + 1) as f64;
+    ws.write_number_with_format(r, 0, rank, &s.group_num)
+        .map_err(xerr)?;
+    ws.write_string_with_format(r, 1, c.id.as_str(), &s.group)
+        .map_err(xerr)?;
+    ws.write_string_with_format(r, 2, c.kind, &s.group)
+        .map_err(xerr)?;
+    ws.write_number_with_format(r, 3, c.total_size as f64, &s.group_num)
+        .map_err(xerr)?;
+    ws.write_number_with_format(r, 4, c.files.len() as f64, &s.group_num)
+        .map_err(xerr)?;
+    ws.write_number_with_format(r, 5, c.link_count as f64, &s.group_num)
+        .map_err(xerr)?;
+    ws.write_number_with_format(r, 6, r1(c.avg_similarity), &s.group_pct)
+        .map_err(xerr)?;
+    for col in 7..=10 {
+        ws.write_blank(r, col, &s.group).map_err(xerr)?;
+    }
+    ws.write_number_with_format(r, 11, c.reclaimable as f64, &s.group_num)
+        .map_err(xerr)?;
+    match &c.review {
+        Some(rv) => {
+            let levels: Vec<String> = rv.levels.iter().map(|(n, _)| n.to_string()).collect();
+            ws.write_string_with_format(
                 r,
-                1,
-                format!(
-                    "{} written without outlines (rows one after the other, group rows in colour): their rows are more than their share of --memory holds (about {} bytes a row)",
-                    flat.join(" and "),
-                    ROW_BYTES
-                ),
+                12,
+                format!("{} sub-clusters", levels.join("/")),
+                &s.group,
             )
             .map_err(xerr)?;
-            r += 1;
         }
-        if links_left > 0 {
-            ws.write_string(r, 0, "left out").map_err(xerr)?;
-            ws.write_string(r, 1, links_note(links_left))
-                .map_err(xerr)?;
-            r += 1;
-        }
-        if let Some(note) = report.pruned_note() {
-            ws.write_string(r, 0, "pruned").map_err(xerr)?;
-            ws.write_string(r, 1, note).map_err(xerr)?;
-            r += 1;
-        }
-        r += 1;
-        for (k, v) in &report.params.0 {
-            ws.write_string(r, 0, k).map_err(xerr)?;
-            ws.write_string(r, 1, v).map_err(xerr)?;
-            r += 1;
+        None => {
+            ws.write_blank(r, 12, &s.group).map_err(xerr)?;
         }
     }
+    Ok(())
+}
 
-    // Sheet A: identical sets, files folded under each set.
-    {
-        // In memory for its outlines when it fits in --memory.
-        let ws = if outline_a {
-            wb.add_worksheet()
-        } else {
-            wb.add_worksheet_with_constant_memory()
-        };
-        ws.set_name("A Identical").map_err(xerr)?;
-        let sizes = set_sizes;
-        grouped_sheet(
-            ws,
-            &s,
-            &[
-                ("Set", 13.0),
-                ("Files", 8.0),
-                ("Overhead (bytes)", 17.0),
-                ("Size (bytes)", 14.0),
-                ("Path", 90.0),
-            ],
-            &sizes,
-            outline_a,
-            |ws, k, r| {
-                let set = &report.identical[k];
-                ws.write_string_with_format(r, 0, &set.id, &s.group)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 1, set.files.len() as f64, &s.group_num)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 2, set.overhead() as f64, &s.group_num)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 3, set.size as f64, &s.group_num)
-                    .map_err(xerr)?;
-                ws.write_string_with_format(r, 4, path(set.files[0]), &s.group)
-                    .map_err(xerr)?;
-                Ok(())
-            },
-            |ws, k, i, r| {
-                let set = &report.identical[k];
-                let f = set.files[i];
-                ws.write_string(r, 0, &set.id).map_err(xerr)?;
-                ws.write_number_with_format(r, 3, size(f), &s.bytes)
-                    .map_err(xerr)?;
-                ws.write_string(r, 4, path(f)).map_err(xerr)?;
-                Ok(())
-            },
-        )?;
+/// Sheet B's row of file `i` of cluster `k` at row `r`.
+fn cluster_file_row(
+    ws: &mut Worksheet,
+    s: &Styles,
+    report: &Report,
+    k: usize,
+    i: usize,
+    r: u32,
+) -> Result<()> {
+    let c = &report.clusters[k];
+    let f = c.files[i];
+    // % similar: the largest share of this file found in one link.
+    let best = report.best[f as usize];
+    let copies = report.copies(f).len();
+    ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
+    ws.write_string(r, 1, c.id.as_str()).map_err(xerr)?;
+    ws.write_number_with_format(r, 7, report.size(f) as f64, &s.bytes)
+        .map_err(xerr)?;
+    ws.write_number_with_format(r, 8, r1(best), &s.pct)
+        .map_err(xerr)?;
+    ws.write_string(r, 9, escape_path_string(report.files.at(f).path))
+        .map_err(xerr)?;
+    ws.write_number(r, 10, copies as f64).map_err(xerr)?;
+    if let Some(rv) = &c.review {
+        let [a, b, d] = rv.sub[i];
+        ws.write_string(r, 12, format!("{a}/{b}/{d}"))
+            .map_err(xerr)?;
     }
+    Ok(())
+}
 
-    // Sheet B: clusters, files folded under each cluster (figure 5).
-    {
-        let ws = if outline_b {
-            wb.add_worksheet()
-        } else {
-            wb.add_worksheet_with_constant_memory()
-        };
-        ws.set_name("B Clusters").map_err(xerr)?;
-        let sizes = cluster_sizes;
-        grouped_sheet(
-            ws,
-            &s,
-            &[
-                ("Cluster #", 10.0),
-                ("Cluster id", 13.0),
-                ("Type", 10.0),
-                ("Total size (bytes)", 18.0),
-                ("Files", 8.0),
-                ("Links", 8.0),
-                ("Avg % similar", 14.0),
-                ("File size (bytes)", 17.0),
-                ("% similar", 11.0),
-                ("Filename", 80.0),
-                ("Identical copies", 16.0),
-                ("Reclaimable (bytes)", 19.0),
-                ("Sub-cluster at 50/70/90%", 22.0),
-            ],
-            &sizes,
-            outline_b,
-            |ws, k, r| {
-                let c = &report.clusters[k];
-                let rank = (k + 1) as f64;
-                ws.write_number_with_format(r, 0, rank, &s.group_num)
-                    .map_err(xerr)?;
-                ws.write_string_with_format(r, 1, c.id.as_str(), &s.group)
-                    .map_err(xerr)?;
-                ws.write_string_with_format(r, 2, c.kind, &s.group)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 3, c.total_size as f64, &s.group_num)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 4, c.files.len() as f64, &s.group_num)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 5, c.link_count as f64, &s.group_num)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 6, r1(c.avg_similarity), &s.group_pct)
-                    .map_err(xerr)?;
-                for col in 7..=10 {
-                    ws.write_blank(r, col, &s.group).map_err(xerr)?;
-                }
-                ws.write_number_with_format(r, 11, c.reclaimable as f64, &s.group_num)
-                    .map_err(xerr)?;
-                match &c.review {
-                    Some(rv) => {
-                        let levels: Vec<String> =
-                            rv.levels.iter().map(|(n, _)| n.to_string()).collect();
-                        ws.write_string_with_format(
-                            r,
-                            12,
-                            format!("{} sub-clusters", levels.join("/")),
-                            &s.group,
-                        )
-                        .map_err(xerr)?;
-                    }
-                    None => {
-                        ws.write_blank(r, 12, &s.group).map_err(xerr)?;
-                    }
-                }
-                Ok(())
-            },
-            |ws, k, i, r| {
-                let c = &report.clusters[k];
-                let f = c.files[i];
-                // % similar: the largest share of this file found in one link.
-                let best = report.best[f as usize];
-                let copies = report.copies(f).len();
-                ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
-                ws.write_string(r, 1, c.id.as_str()).map_err(xerr)?;
-                ws.write_number_with_format(r, 7, size(f), &s.bytes)
-                    .map_err(xerr)?;
-                ws.write_number_with_format(r, 8, r1(best), &s.pct)
-                    .map_err(xerr)?;
-                ws.write_string(r, 9, path(f)).map_err(xerr)?;
-                ws.write_number(r, 10, copies as f64).map_err(xerr)?;
-                if let Some(rv) = &c.review {
-                    let [a, b, d] = rv.sub[i];
-                    ws.write_string(r, 12, format!("{a}/{b}/{d}"))
-                        .map_err(xerr)?;
-                }
-                Ok(())
-            },
-        )?;
+/// Sheet C: the links, in the clusters' order, as many as fit.
+fn links_sheet(
+    wb: &mut Workbook,
+    s: &Styles,
+    report: &Report,
+    layout: &Layout,
+    source: &mut Source,
+    rank: &[u32],
+) -> Result<()> {
+    let ws = wb.add_worksheet_with_constant_memory();
+    ws.set_name("C Links").map_err(xerr)?;
+    header(
+        ws,
+        s,
+        &[
+            ("Cluster #", 10.0),
+            ("Cluster id", 13.0),
+            ("Type", 10.0),
+            ("% similar", 11.0),
+            ("Bytes in common", 16.0),
+            ("Shared chunks", 14.0),
+            ("% of A", 9.0),
+            ("% of B", 9.0),
+            ("Size A (bytes)", 15.0),
+            ("Size B (bytes)", 15.0),
+            ("Path A", 60.0),
+            ("Path B", 60.0),
+        ],
+        layout.links_written as u32,
+    )?;
+    let mut v = Links {
+        ws,
+        s,
+        row: 1,
+        written: 0,
+    };
+    crate::report::stream::walk(report, source, rank, layout.upto, layout.budget, &mut v)?;
+    debug_assert_eq!(v.written, layout.links_written);
+    if layout.links_left > 0 {
+        let r = v.row;
+        v.ws.write_string(r, 0, links_note(layout.links_left))
+            .map_err(xerr)?;
     }
+    Ok(())
+}
 
-    // Sheet C: the links, in the clusters' order, as many as fit.
-    {
-        let ws = wb.add_worksheet_with_constant_memory();
-        ws.set_name("C Links").map_err(xerr)?;
-        header(
-            ws,
-            &s,
-            &[
-                ("Cluster #", 10.0),
-                ("Cluster id", 13.0),
-                ("Type", 10.0),
-                ("% similar", 11.0),
-                ("Bytes in common", 16.0),
-                ("Shared chunks", 14.0),
-                ("% of A", 9.0),
-                ("% of B", 9.0),
-                ("Size A (bytes)", 15.0),
-                ("Size B (bytes)", 15.0),
-                ("Path A", 60.0),
-                ("Path B", 60.0),
-            ],
-            links_written as u32,
-        )?;
-        let mut v = Links {
-            ws,
-            s: &s,
-            row: 1,
-            written: 0,
-        };
-        crate::report::stream::walk(report, source, rank, upto, budget, &mut v)?;
-        debug_assert_eq!(v.written, links_written);
-        if links_left > 0 {
-            let r = v.row;
-            v.ws.write_string(r, 0, links_note(links_left))
-                .map_err(xerr)?;
-        }
-    }
-
+/// Save the workbook to a temporary file beside the output, then copy it
+/// to the output.
+fn save(wb: &mut Workbook, report: &Report) -> Result<()> {
     let dir = report
         .config
         .output

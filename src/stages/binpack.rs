@@ -26,7 +26,7 @@ use crate::io::Output;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// At most this many per-bin temp files are open at once; with more bins
 /// the spool is read once per group of this many bins.
@@ -406,6 +406,338 @@ pub fn run_components(cfg: &Config) -> Result<()> {
     Ok(())
 }
 
+/// What pass 1 learns from the partition file besides the spooled
+/// records: the counts per file, the `F` lines and their components, the
+/// header and what fsim-partition dropped.
+struct Pass1 {
+    check: InputCheck,
+    seen: Digest,
+    recs_per_file: Vec<u32>,
+    chunks_per_file: Vec<u32>,
+    /// (hash, file) of the previous record: the records' order is checked.
+    prev: Option<(u128, u32)>,
+    files: Vec<FileLine>,
+    /// Index into `comps` of each of `files`.
+    comp_of_file: Vec<u32>,
+    comps: Vec<Component>,
+    /// Component id -> index into `comps`.
+    comp_index: HashMap<u32, u32>,
+    trailer_files: Option<u64>,
+    /// What fsim-partition dropped, passed on to the report.
+    pruned: formats::Params,
+}
+
+impl Pass1 {
+    fn new() -> Pass1 {
+        Pass1 {
+            check: InputCheck::new(Kind::Partition, "records"),
+            seen: Digest::default(),
+            recs_per_file: Vec::new(),
+            chunks_per_file: Vec::new(),
+            prev: None,
+            files: Vec::new(),
+            comp_of_file: Vec::new(),
+            comps: Vec::new(),
+            comp_index: HashMap::new(),
+            trailer_files: None,
+            pruned: formats::Params::new(),
+        }
+    }
+
+    /// A `#` line: the header, the trailer (its file count checked against
+    /// the `F` lines read) or a comment.
+    fn meta_line(&mut self, raw: &[u8]) -> std::result::Result<(), String> {
+        match classify_line(raw)? {
+            Line::Header(kind, p) => {
+                if self.check.params.is_some() {
+                    return Err("a second header: fsim-binpack reads one partition file".into());
+                }
+                self.check.header(kind, p)?;
+                if let Some(n) = self.check.params.as_ref().and_then(|p| p.get_u64("files")) {
+                    // Counts indexed by id: reserve for the announced table.
+                    self.recs_per_file.reserve(n.min(1 << 32) as usize);
+                }
+            }
+            Line::Trailer(kind, p) => {
+                if self.trailer_files.is_some() {
+                    return Err("a second trailer".into());
+                }
+                self.check.trailer(kind, &p)?;
+                self.trailer_files = Some(p.get_u64("files").ok_or("trailer without files=")?);
+                self.pruned = formats::pruned_params(self.check.params.as_ref(), &p);
+                if self.trailer_files != Some(self.files.len() as u64) {
+                    return Err(format!(
+                        "{} F lines read but the trailer announced files={}: the file is truncated or was edited",
+                        self.files.len(),
+                        p.get("files").unwrap_or("?")
+                    ));
+                }
+            }
+            Line::Comment(_) | Line::Data(_) => {}
+        }
+        Ok(())
+    }
+
+    /// An `F` line: the file joins its component (its own, when it is the
+    /// smallest id, else one listed before) with the records counted.
+    fn file_line(&mut self, raw: &[u8]) -> std::result::Result<(), String> {
+        let f = FileLine::parse(raw)?;
+        if self.files.last().is_some_and(|p| p.id >= f.id) {
+            return Err("F lines are not in increasing id order".into());
+        }
+        let ci = if f.component == f.id {
+            self.comp_index.insert(f.id, self.comps.len() as u32);
+            self.comps.push(Component {
+                id: f.id,
+                files: 0,
+                records: 0,
+                chunks: 0,
+                memory: 0,
+            });
+            self.comps.len() as u32 - 1
+        } else {
+            match self.comp_index.get(&f.component) {
+                Some(&ci) if f.component < f.id => ci,
+                _ => {
+                    return Err(format!(
+                        "component {} is not the smallest id of a component listed before (expected the id of an earlier F line, or the file's own id)",
+                        formats::id_string(f.component)
+                    ))
+                }
+            }
+        };
+        let c = &mut self.comps[ci as usize];
+        c.files += 1;
+        c.records += self.recs_per_file.get(f.id as usize).copied().unwrap_or(0) as u64;
+        c.chunks += self
+            .chunks_per_file
+            .get(f.id as usize)
+            .copied()
+            .unwrap_or(0) as u64;
+        self.comp_of_file.push(ci);
+        self.files.push(f);
+        Ok(())
+    }
+
+    /// A chunk record, checked (before the `F` lines, in (hash, file)
+    /// order) and counted for its file; the caller spools it.
+    #[inline]
+    fn record(&mut self, raw: &[u8]) -> std::result::Result<ChunkRecord, String> {
+        if !self.files.is_empty() {
+            return Err("chunk record after the F lines: records must come first".into());
+        }
+        let rec = parse_record(raw)?;
+        match self.prev {
+            Some(p) if (rec.hash, rec.file) < p => {
+                return Err("chunk records are not sorted by (hash, file id)".into());
+            }
+            Some((h, _)) if h == rec.hash => {}
+            // First record of a hash group: count the chunk once, for its first file.
+            _ => *slot(&mut self.chunks_per_file, rec.file) += 1,
+        }
+        self.prev = Some((rec.hash, rec.file));
+        *slot(&mut self.recs_per_file, rec.file) += 1;
+        self.seen.add(&rec);
+        Ok(rec)
+    }
+}
+
+/// Pass 1: spool the records to `spool`, count records and chunks per
+/// file, read the component table and the trailer.
+fn spool_partition<R: std::io::BufRead>(
+    r: &mut LineReader<R>,
+    spool: &mut BufWriter<File>,
+    spool_path: &Path,
+) -> Result<Pass1> {
+    let mut p = Pass1::new();
+    let name = r.name().to_string();
+    loop {
+        let ln = r.line_number() + 1;
+        let Some(raw) = r.next_raw()? else { break };
+        let at = |m: String| crate::Error::input(&name, ln, m);
+        match raw.first() {
+            Some(b'#') => p.meta_line(raw).map_err(at)?,
+            _ if p.check.params.is_none() => {
+                return Err(at("no '#fsim partition v1' header: expected a partition file written by fsim-partition".into()));
+            }
+            _ if p.trailer_files.is_some() => return Err(at("data after the trailer".into())),
+            Some(b'F') => p.file_line(raw).map_err(at)?,
+            _ => {
+                let rec = p.record(raw).map_err(at)?;
+                spool
+                    .write_all(&encode(&rec))
+                    .ctx(|| format!("writing {}", spool_path.display()))?;
+            }
+        }
+    }
+    p.check.finish(&p.seen, r.name(), r.line_number())?;
+    spool
+        .flush()
+        .ctx(|| format!("writing {}", spool_path.display()))?;
+    Ok(p)
+}
+
+/// The bins and where everything goes.
+struct Placement {
+    bins: Vec<Bin>,
+    /// Bin of each file id (`u32::MAX`: none).
+    bin_of: Vec<u32>,
+    /// The files of each bin in id order: indices into `Pass1::files`.
+    file_order: Vec<usize>,
+}
+
+/// Estimate each component's memory, pack the bins, and place every file;
+/// a file with records but no `F` line is an error (its records would be
+/// lost).
+fn place(p: &mut Pass1, capacity: u64) -> std::result::Result<Placement, String> {
+    let mut bin_of = vec![
+        u32::MAX;
+        p.recs_per_file
+            .len()
+            .max(p.files.last().map_or(0, |f| f.id as usize + 1))
+    ];
+    for c in p.comps.iter_mut() {
+        c.memory = estimate_memory(c.files, c.records, c.chunks);
+    }
+    let bins = pack(&p.comps, capacity);
+    let mut bin_of_comp = vec![0u32; p.comps.len()];
+    for (b, bin) in bins.iter().enumerate() {
+        for &ci in &bin.components {
+            bin_of_comp[ci] = b as u32;
+        }
+    }
+    for (f, &ci) in p.files.iter().zip(&p.comp_of_file) {
+        bin_of[f.id as usize] = bin_of_comp[ci as usize];
+    }
+    if let Some(id) = p
+        .recs_per_file
+        .iter()
+        .enumerate()
+        .find(|(i, &n)| n > 0 && bin_of[*i] == u32::MAX)
+        .map(|(i, _)| i)
+    {
+        return Err(format!(
+            "chunk records of file {} but no F line for it: the partition file is inconsistent",
+            formats::id_string(id as u32)
+        ));
+    }
+    let mut file_order: Vec<usize> = (0..p.files.len()).collect();
+    file_order.sort_by_key(|&i| bin_of_comp[p.comp_of_file[i] as usize]);
+    Ok(Placement {
+        bins,
+        bin_of,
+        file_order,
+    })
+}
+
+/// Route the spool's `records` records of bins `group` to one temp file
+/// each in `dir`; returns their paths. On the first group, also checks that
+/// no chunk is in two bins (it would lose its links), naming `at` (the
+/// input and its last line) in the error.
+fn route_group(
+    spool_path: &Path,
+    dir: &Path,
+    group: std::ops::Range<usize>,
+    records: u64,
+    bin_of: &[u32],
+    at: (&str, u64),
+) -> Result<Vec<PathBuf>> {
+    let (lo, hi) = (group.start, group.end);
+    let paths: Vec<PathBuf> = (lo..hi)
+        .map(|b| dir.join(format!("bin{}", b + 1)))
+        .collect();
+    let mut writers = Vec::with_capacity(hi - lo);
+    for p in &paths {
+        writers.push(BufWriter::with_capacity(
+            1 << 16,
+            File::create(p).ctx(|| format!("cannot create {}", p.display()))?,
+        ));
+    }
+    let mut sr = BufReader::with_capacity(
+        1 << 20,
+        File::open(spool_path).ctx(|| format!("cannot open {}", spool_path.display()))?,
+    );
+    let mut rec = [0u8; SPOOL_RECORD];
+    // (hash, bin, file) of the previous record: a chunk whose files are
+    // in two bins would lose its links, so the first pass checks it.
+    let mut prev: Option<([u8; 16], usize, u32)> = None;
+    for _ in 0..records {
+        sr.read_exact(&mut rec)
+            .ctx(|| format!("reading {}", spool_path.display()))?;
+        let file = u32::from_le_bytes([rec[16], rec[17], rec[18], rec[19]]);
+        let b = bin_of[file as usize] as usize;
+        if lo == 0 {
+            let hash: [u8; 16] = rec[..16].try_into().unwrap_or_default();
+            if let Some((h, pb, pf)) = prev {
+                if h == hash && pb != b {
+                    return Err(crate::Error::input(
+                        at.0,
+                        at.1,
+                        format!(
+                            "chunk {} is in files {} and {} of different components: the partition file is inconsistent",
+                            formats::hex128(u128::from_le_bytes(hash)),
+                            formats::id_string(pf),
+                            formats::id_string(file)
+                        ),
+                    ));
+                }
+            }
+            prev = Some((hash, b, file));
+        }
+        if (lo..hi).contains(&b) {
+            writers[b - lo]
+                .write_all(&rec)
+                .ctx(|| format!("writing {}", paths[b - lo].display()))?;
+        }
+    }
+    for (w, p) in writers.into_iter().zip(&paths) {
+        w.into_inner().map_err(|e| Error::Io {
+            context: format!("writing {}", p.display()),
+            source: e.into_error(),
+        })?;
+    }
+    Ok(paths)
+}
+
+/// Write the bins `lo..` whose records `route_group` put in `paths`: each
+/// bin's `#bin` line, its `F` lines, its records; `next_file` is the
+/// position in `pl.file_order` of the next bin's first file.
+fn write_group(
+    out: &mut Output,
+    buf: &mut Vec<u8>,
+    lo: usize,
+    paths: &[PathBuf],
+    pl: &Placement,
+    files: &[FileLine],
+    next_file: &mut usize,
+) -> Result<()> {
+    let mut rec = [0u8; SPOOL_RECORD];
+    for (b, p) in (lo..).zip(paths) {
+        let bin = &pl.bins[b];
+        buf.extend_from_slice(bin_line(b + 1, bin).as_bytes());
+        for _ in 0..bin.files {
+            files[pl.file_order[*next_file]].write(buf);
+            *next_file += 1;
+        }
+        let mut br = BufReader::with_capacity(
+            1 << 20,
+            File::open(p).ctx(|| format!("cannot open {}", p.display()))?,
+        );
+        for _ in 0..bin.records {
+            br.read_exact(&mut rec)
+                .ctx(|| format!("reading {}", p.display()))?;
+            decode(&rec).write(buf);
+            if buf.len() >= 1 << 16 {
+                out.write_all(buf)?;
+                buf.clear();
+            }
+        }
+        drop(br);
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
+}
+
 /// The whole stage.
 pub fn run(cfg: &Config) -> Result<()> {
     if cfg.components {
@@ -428,276 +760,50 @@ pub fn run(cfg: &Config) -> Result<()> {
         1 << 20,
         File::create(&spool_path).ctx(|| format!("cannot create {}", spool_path.display()))?,
     );
-
-    // Pass 1: spool the records, count records and chunks per file, read the
-    // component table and the trailer.
-    let mut check = InputCheck::new(Kind::Partition, "records");
-    let mut seen = Digest::default();
-    let mut recs_per_file: Vec<u32> = Vec::new();
-    let mut chunks_per_file: Vec<u32> = Vec::new();
-    let mut prev: Option<(u128, u32)> = None;
-    let mut files: Vec<FileLine> = Vec::new();
-    let mut comp_of_file: Vec<u32> = Vec::new();
-    let mut comps: Vec<Component> = Vec::new();
-    let mut comp_index: HashMap<u32, u32> = HashMap::new();
-    let mut trailer_files: Option<u64> = None;
-    // What fsim-partition dropped, passed on to the report.
-    let mut pruned = crate::formats::Params::new();
-    let name = r.name().to_string();
-    loop {
-        let ln = r.line_number() + 1;
-        let raw = match r.next_raw()? {
-            None => break,
-            Some(raw) => raw,
-        };
-        match raw.first() {
-            Some(b'#') => {
-                match classify_line(raw).map_err(|m| crate::Error::input(&name, ln, m))? {
-                    Line::Header(kind, p) => {
-                        if check.params.is_some() {
-                            return Err(crate::Error::input(
-                                &name,
-                                ln,
-                                "a second header: fsim-binpack reads one partition file",
-                            ));
-                        }
-                        check
-                            .header(kind, p)
-                            .map_err(|m| crate::Error::input(&name, ln, m))?;
-                        if let Some(n) = check.params.as_ref().and_then(|p| p.get_u64("files")) {
-                            // Counts indexed by id: reserve for the announced table.
-                            recs_per_file.reserve(n.min(1 << 32) as usize);
-                        }
-                    }
-                    Line::Trailer(kind, p) => {
-                        if trailer_files.is_some() {
-                            return Err(crate::Error::input(&name, ln, "a second trailer"));
-                        }
-                        check
-                            .trailer(kind, &p)
-                            .map_err(|m| crate::Error::input(&name, ln, m))?;
-                        trailer_files = Some(p.get_u64("files").ok_or_else(|| {
-                            crate::Error::input(&name, ln, "trailer without files=")
-                        })?);
-                        pruned = crate::formats::pruned_params(check.params.as_ref(), &p);
-                        if trailer_files != Some(files.len() as u64) {
-                            return Err(crate::Error::input(&name, ln, format!(
-                            "{} F lines read but the trailer announced files={}: the file is truncated or was edited",
-                            files.len(),
-                            p.get("files").unwrap_or("?")
-                        )));
-                        }
-                    }
-                    Line::Comment(_) | Line::Data(_) => {}
-                }
-            }
-            _ if check.params.is_none() => {
-                return Err(crate::Error::input(&name, ln, "no '#fsim partition v1' header: expected a partition file written by fsim-partition"));
-            }
-            _ if trailer_files.is_some() => {
-                return Err(crate::Error::input(&name, ln, "data after the trailer"))
-            }
-            Some(b'F') => {
-                let f = FileLine::parse(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
-                if files.last().is_some_and(|p| p.id >= f.id) {
-                    return Err(crate::Error::input(
-                        &name,
-                        ln,
-                        "F lines are not in increasing id order",
-                    ));
-                }
-                let ci = if f.component == f.id {
-                    comp_index.insert(f.id, comps.len() as u32);
-                    comps.push(Component {
-                        id: f.id,
-                        files: 0,
-                        records: 0,
-                        chunks: 0,
-                        memory: 0,
-                    });
-                    comps.len() as u32 - 1
-                } else {
-                    match comp_index.get(&f.component) {
-                        Some(&ci) if f.component < f.id => ci,
-                        _ => {
-                            return Err(crate::Error::input(&name, ln, format!(
-                                "component {} is not the smallest id of a component listed before (expected the id of an earlier F line, or the file's own id)",
-                                formats::id_string(f.component)
-                            )))
-                        }
-                    }
-                };
-                let c = &mut comps[ci as usize];
-                c.files += 1;
-                c.records += recs_per_file.get(f.id as usize).copied().unwrap_or(0) as u64;
-                c.chunks += chunks_per_file.get(f.id as usize).copied().unwrap_or(0) as u64;
-                comp_of_file.push(ci);
-                files.push(f);
-            }
-            _ => {
-                if !files.is_empty() {
-                    return Err(crate::Error::input(
-                        &name,
-                        ln,
-                        "chunk record after the F lines: records must come first",
-                    ));
-                }
-                let rec = parse_record(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
-                match prev {
-                    Some(p) if (rec.hash, rec.file) < p => {
-                        return Err(crate::Error::input(
-                            &name,
-                            ln,
-                            "chunk records are not sorted by (hash, file id)",
-                        ));
-                    }
-                    Some((h, _)) if h == rec.hash => {}
-                    // First record of a hash group: count the chunk once, for its first file.
-                    _ => *slot(&mut chunks_per_file, rec.file) += 1,
-                }
-                prev = Some((rec.hash, rec.file));
-                *slot(&mut recs_per_file, rec.file) += 1;
-                seen.add(&rec);
-                spool
-                    .write_all(&encode(&rec))
-                    .ctx(|| format!("writing {}", spool_path.display()))?;
-            }
-        }
-    }
-    check.finish(&seen, r.name(), r.line_number())?;
-    spool
-        .flush()
-        .ctx(|| format!("writing {}", spool_path.display()))?;
+    let mut p = spool_partition(&mut r, &mut spool, &spool_path)?;
     drop(spool);
-
-    // Every record must belong to a listed file, or it would be lost.
-    let mut bin_of = vec![
-        u32::MAX;
-        recs_per_file
-            .len()
-            .max(files.last().map_or(0, |f| f.id as usize + 1))
-    ];
-    for c in comps.iter_mut() {
-        c.memory = estimate_memory(c.files, c.records, c.chunks);
-    }
-    let bins = pack(&comps, cfg.capacity);
-    let mut bin_of_comp = vec![0u32; comps.len()];
-    for (b, bin) in bins.iter().enumerate() {
-        for &ci in &bin.components {
-            bin_of_comp[ci] = b as u32;
-        }
-    }
-    for (f, &ci) in files.iter().zip(&comp_of_file) {
-        bin_of[f.id as usize] = bin_of_comp[ci as usize];
-    }
-    if let Some(id) = recs_per_file
-        .iter()
-        .enumerate()
-        .find(|(i, &n)| n > 0 && bin_of[*i] == u32::MAX)
-        .map(|(i, _)| i)
-    {
-        return Err(r.error(format!(
-            "chunk records of file {} but no F line for it: the partition file is inconsistent",
-            formats::id_string(id as u32)
-        )));
-    }
+    let pl = place(&mut p, cfg.capacity).map_err(|m| r.error(m))?;
 
     // The plan, before the long part; printed above the progress bar, which
     // would otherwise be redrawn over its last line.
-    progress.suspend(|| report_plan(cfg, &comps, &bins))?;
+    progress.suspend(|| report_plan(cfg, &p.comps, &pl.bins))?;
 
     // Pass 2: route the spool to per-bin files, a group of bins at a time,
     // and write each group's bins to the output.
     let mut out = Output::create(cfg.output.as_deref())?;
     let mut buf = Vec::with_capacity(1 << 16);
-    let params = bins_params(check.params.as_ref(), &pruned, bins.len(), cfg.capacity);
+    let params = bins_params(
+        p.check.params.as_ref(),
+        &p.pruned,
+        pl.bins.len(),
+        cfg.capacity,
+    );
     formats::write_header(Kind::Bins, &params, &mut buf);
-    // Files of each bin in id order.
-    let mut file_order: Vec<usize> = (0..files.len()).collect();
-    file_order.sort_by_key(|&i| bin_of_comp[comp_of_file[i] as usize]);
     let mut next_file = 0;
-    for lo in (0..bins.len()).step_by(MAX_OPEN_BINS) {
-        let hi = (lo + MAX_OPEN_BINS).min(bins.len());
-        let paths: Vec<PathBuf> = (lo..hi)
-            .map(|b| tmp.path().join(format!("bin{}", b + 1)))
-            .collect();
-        let mut writers = Vec::with_capacity(hi - lo);
-        for p in &paths {
-            writers.push(BufWriter::with_capacity(
-                1 << 16,
-                File::create(p).ctx(|| format!("cannot create {}", p.display()))?,
-            ));
-        }
-        let mut sr = BufReader::with_capacity(
-            1 << 20,
-            File::open(&spool_path).ctx(|| format!("cannot open {}", spool_path.display()))?,
-        );
-        let mut rec = [0u8; SPOOL_RECORD];
-        // (hash, bin, file) of the previous record: a chunk whose files are
-        // in two bins would lose its links, so the first pass checks it.
-        let mut prev: Option<([u8; 16], usize, u32)> = None;
-        for _ in 0..seen.count {
-            sr.read_exact(&mut rec)
-                .ctx(|| format!("reading {}", spool_path.display()))?;
-            let file = u32::from_le_bytes([rec[16], rec[17], rec[18], rec[19]]);
-            let b = bin_of[file as usize] as usize;
-            if lo == 0 {
-                let hash: [u8; 16] = rec[..16].try_into().unwrap_or_default();
-                if let Some((h, pb, pf)) = prev {
-                    if h == hash && pb != b {
-                        return Err(crate::Error::input(
-                            r.name(),
-                            r.line_number(),
-                            format!(
-                                "chunk {} is in files {} and {} of different components: the partition file is inconsistent",
-                                formats::hex128(u128::from_le_bytes(hash)),
-                                formats::id_string(pf),
-                                formats::id_string(file)
-                            ),
-                        ));
-                    }
-                }
-                prev = Some((hash, b, file));
-            }
-            if (lo..hi).contains(&b) {
-                writers[b - lo]
-                    .write_all(&rec)
-                    .ctx(|| format!("writing {}", paths[b - lo].display()))?;
-            }
-        }
-        for (w, p) in writers.into_iter().zip(&paths) {
-            w.into_inner().map_err(|e| Error::Io {
-                context: format!("writing {}", p.display()),
-                source: e.into_error(),
-            })?;
-        }
-        for (b, p) in (lo..hi).zip(&paths) {
-            let bin = &bins[b];
-            buf.extend_from_slice(bin_line(b + 1, bin).as_bytes());
-            for _ in 0..bin.files {
-                files[file_order[next_file]].write(&mut buf);
-                next_file += 1;
-            }
-            let mut br = BufReader::with_capacity(
-                1 << 20,
-                File::open(p).ctx(|| format!("cannot open {}", p.display()))?,
-            );
-            for _ in 0..bin.records {
-                br.read_exact(&mut rec)
-                    .ctx(|| format!("reading {}", p.display()))?;
-                decode(&rec).write(&mut buf);
-                if buf.len() >= 1 << 16 {
-                    out.write_all(&buf)?;
-                    buf.clear();
-                }
-            }
-            drop(br);
-            let _ = std::fs::remove_file(p);
-        }
+    for lo in (0..pl.bins.len()).step_by(MAX_OPEN_BINS) {
+        let hi = (lo + MAX_OPEN_BINS).min(pl.bins.len());
+        let at = (r.name(), r.line_number());
+        let paths = route_group(
+            &spool_path,
+            tmp.path(),
+            lo..hi,
+            p.seen.count,
+            &pl.bin_of,
+            at,
+        )?;
+        write_group(
+            &mut out,
+            &mut buf,
+            lo,
+            &paths,
+            &pl,
+            &p.files,
+            &mut next_file,
+        )?;
     }
-    let t = formats::digest_params(&seen, "records")
-        .with("bins", bins.len())
-        .with("files", files.len());
+    let t = formats::digest_params(&p.seen, "records")
+        .with("bins", pl.bins.len())
+        .with("files", p.files.len());
     formats::write_trailer(Kind::Bins, &t, &mut buf);
     out.write_all(&buf)?;
     out.finish()?;
@@ -705,9 +811,9 @@ pub fn run(cfg: &Config) -> Result<()> {
     if !cfg.quiet {
         crate::cli::stderr_line(format_args!(
             "fsim-binpack: {} bins, {} files, {} records, {:.2} s",
-            bins.len(),
-            files.len(),
-            seen.count,
+            pl.bins.len(),
+            p.files.len(),
+            p.seen.count,
             t0.elapsed().as_secs_f64()
         ));
     }

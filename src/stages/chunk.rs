@@ -227,10 +227,148 @@ impl Flow {
     }
 }
 
-/// Run the chunk stage: walk, chunk, write both outputs atomically.
-pub fn run(cfg: &Config) -> Result<Summary> {
-    let start = Instant::now();
-    walk::check_roots(&cfg.walk.roots)?;
+/// The walker's side: numbers the walk events (the writer's order), sends
+/// the files to read in batches to the workers, and reused files and
+/// warnings straight to the writer, never more than `window` sequence
+/// numbers ahead of it.
+struct Feeder<'a> {
+    cfg: &'a Config,
+    flow: &'a Flow,
+    window: u64,
+    previous: &'a mut Option<Previous>,
+    job_tx: SyncSender<Vec<Job>>,
+    res_tx: SyncSender<Vec<(u64, Body)>>,
+    /// Numbers the events this run handles (the writer's order).
+    seq: u64,
+    /// Numbers every walk event (shard assignment, shard ids).
+    pos: u64,
+    failed: Option<Error>,
+    batch: Vec<Job>,
+    reused: Vec<(u64, Body)>,
+}
+
+impl Feeder<'_> {
+    /// Walk, then send what is left; the walk's statistics and the number
+    /// of events sent.
+    fn walk(mut self) -> Result<(WalkStats, u64)> {
+        let cfg = self.cfg;
+        let stats = walk::walk(&cfg.walk, |ev| self.event(ev));
+        if !self.batch.is_empty() {
+            let _ = self.job_tx.send(self.batch);
+        }
+        if !self.reused.is_empty() {
+            let _ = self.res_tx.send(self.reused);
+        }
+        if let Some(e) = self.failed {
+            self.flow.halt();
+            return Err(e);
+        }
+        if self.pos > u32::MAX as u64 + 1 && cfg.shard.is_some() {
+            return Err(Error::msg(
+                "more than 2^32 walk positions: shard file ids are 32-bit",
+            ));
+        }
+        Ok((stats?, self.seq))
+    }
+
+    /// One walk event; false stops the walk.
+    fn event(&mut self, ev: Event) -> bool {
+        let p_here = self.pos;
+        self.pos += 1;
+        if self
+            .cfg
+            .shard
+            .is_some_and(|sh| p_here % sh.count != sh.index)
+        {
+            return true;
+        }
+        if !self.flow.ready(self.seq, self.window) && !self.wait() {
+            return false;
+        }
+        let sent = match ev {
+            Event::File(p) => self.file(p, p_here),
+            Event::Warning(p, m) => {
+                self.send_reused()
+                    && self
+                        .res_tx
+                        .send(vec![(self.seq, Body::Warning(p, m))])
+                        .is_ok()
+            }
+        };
+        self.seq += 1;
+        sent
+    }
+
+    /// Send what is batched (the writer may be waiting for a file of these
+    /// batches) and wait until the writer is within the window; false when
+    /// stopping.
+    fn wait(&mut self) -> bool {
+        if !self.batch.is_empty() && self.job_tx.send(std::mem::take(&mut self.batch)).is_err() {
+            return false;
+        }
+        self.send_reused() && self.flow.admit(self.seq, self.window)
+    }
+
+    /// Send the reused files batched so far; false when the writer is gone.
+    fn send_reused(&mut self) -> bool {
+        self.reused.is_empty() || self.res_tx.send(std::mem::take(&mut self.reused)).is_ok()
+    }
+
+    /// A file at walk position `pos`: its records taken from the previous
+    /// run when it is unchanged, else batched for the workers.
+    fn file(&mut self, p: PathBuf, pos: u64) -> bool {
+        let found = match self.previous.as_mut() {
+            Some(prev) => match reuse_lookup(prev, pos, &p) {
+                Ok(f) => f,
+                Err(e) => {
+                    self.failed = Some(e);
+                    return false;
+                }
+            },
+            None => None,
+        };
+        match found {
+            Some(f) => {
+                self.reused.push((self.seq, reused_body(p, f, pos)));
+                self.reused.len() < BATCH || self.send_reused()
+            }
+            None => {
+                self.batch.push((self.seq, pos, p));
+                self.batch.len() < BATCH
+                    || self
+                        .job_tx
+                        .send(std::mem::replace(
+                            &mut self.batch,
+                            Vec::with_capacity(BATCH),
+                        ))
+                        .is_ok()
+            }
+        }
+    }
+}
+
+/// The result of a file whose records the previous run gives.
+fn reused_body(path: PathBuf, f: Found, pos: u64) -> Body {
+    Body::File(FileResult {
+        path,
+        info: StreamInfo {
+            size: f.entry.size,
+            content: f.entry.content,
+            ftype: f.entry.ftype,
+        },
+        mtime_s: f.entry.mtime_s,
+        mtime_ns: f.entry.mtime_ns,
+        pieces: f.pieces,
+        spilled: None,
+        pos,
+        reused: true,
+        content_pending: false,
+    })
+}
+
+/// Refuse outputs that would mix or overwrite each other; true when the
+/// chunk records go to standard output.
+fn check_outputs(cfg: &Config) -> Result<bool> {
     let to_stdout = cfg.output.as_deref().is_none_or(|p| p.as_os_str() == "-");
     if to_stdout && cfg.files_out.as_os_str() == "-" {
         return Err(Error::msg(
@@ -240,31 +378,32 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     if !to_stdout && cfg.output.as_deref() == Some(cfg.files_out.as_path()) {
         return Err(Error::msg("-o and --files-out name the same file"));
     }
-    let mut params = cfg.chunker.params();
-    let mut previous = if cfg.previous.is_empty() {
-        None
-    } else {
-        Some(Previous::open(&cfg.previous, &params)?)
-    };
-    if let Some(sh) = cfg.shard {
-        params.set("shard", sh.text());
-    }
+    Ok(to_stdout)
+}
+
+/// The two outputs, their headers written.
+fn open_outputs(cfg: &Config, params: &Params) -> Result<(Output, Output)> {
     let mut chunks_out = Output::create(cfg.output.as_deref())?;
     let mut files_out = Output::create(Some(&cfg.files_out))?;
     let mut head = Vec::new();
-    formats::write_header(Kind::Chunks, &params, &mut head);
+    formats::write_header(Kind::Chunks, params, &mut head);
     chunks_out.write_all(&head)?;
     head.clear();
-    formats::write_header(Kind::Files, &params, &mut head);
+    formats::write_header(Kind::Files, params, &mut head);
     files_out.write_all(&head)?;
+    Ok((chunks_out, files_out))
+}
 
-    // The records are written by a thread of their own (crate::io::bgwrite):
-    // the write system calls copy ~0.5 byte per byte read at avg 100 and
-    // start the write-back (crate::io), and while the writer waits there,
-    // the workers run out of work once the window below is full.
-    let mut bg = BgWriter::new(chunks_out);
-
-    let progress = progress_for(cfg);
+/// The walker, the workers and the writer (this thread), until the walk
+/// is written: what the writer wrote, and the walk's statistics and
+/// number of events.
+fn chunk_all(
+    cfg: &Config,
+    previous: &mut Option<Previous>,
+    bg: &mut BgWriter,
+    files_out: &mut Output,
+    progress: &Progress,
+) -> (Result<Written>, Result<(WalkStats, u64)>) {
     let jobs = cfg.jobs.max(1);
     let window = (256 * jobs) as u64;
     let flow = Flow {
@@ -277,110 +416,22 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let job_rx = Mutex::new(job_rx);
     let (res_tx, res_rx) = sync_channel::<Vec<(u64, Body)>>(window as usize);
     let chunker = cfg.chunker;
-
-    let (written, walked) = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let flow = &flow;
-        let walk_res_tx = res_tx.clone();
-        let previous = &mut previous;
-        let walker = s.spawn(move || -> Result<(WalkStats, u64)> {
-            // `seq` numbers the events this run handles (the writer's
-            // order), `pos` every walk event (shard assignment, shard ids).
-            let mut seq = 0u64;
-            let mut pos = 0u64;
-            let mut failed = None;
-            let mut batch: Vec<Job> = Vec::with_capacity(BATCH);
-            let mut reused: Vec<(u64, Body)> = Vec::new();
-            let stats = walk::walk(&cfg.walk, |ev| {
-                let p_here = pos;
-                pos += 1;
-                if cfg.shard.is_some_and(|sh| p_here % sh.count != sh.index) {
-                    return true;
-                }
-                if !flow.ready(seq, window) {
-                    // The writer may be waiting for a file of these batches.
-                    if !batch.is_empty() && job_tx.send(std::mem::take(&mut batch)).is_err() {
-                        return false;
-                    }
-                    if !reused.is_empty() && walk_res_tx.send(std::mem::take(&mut reused)).is_err()
-                    {
-                        return false;
-                    }
-                    if !flow.admit(seq, window) {
-                        return false;
-                    }
-                }
-                let sent = match ev {
-                    Event::File(p) => {
-                        let found = match previous.as_mut() {
-                            Some(prev) => match reuse_lookup(prev, p_here, &p) {
-                                Ok(f) => f,
-                                Err(e) => {
-                                    failed = Some(e);
-                                    return false;
-                                }
-                            },
-                            None => None,
-                        };
-                        match found {
-                            Some(f) => {
-                                reused.push((
-                                    seq,
-                                    Body::File(FileResult {
-                                        path: p,
-                                        info: StreamInfo {
-                                            size: f.entry.size,
-                                            content: f.entry.content,
-                                            ftype: f.entry.ftype,
-                                        },
-                                        mtime_s: f.entry.mtime_s,
-                                        mtime_ns: f.entry.mtime_ns,
-                                        pieces: f.pieces,
-                                        spilled: None,
-                                        pos: p_here,
-                                        reused: true,
-                                        content_pending: false,
-                                    }),
-                                ));
-                                reused.len() < BATCH
-                                    || walk_res_tx.send(std::mem::take(&mut reused)).is_ok()
-                            }
-                            None => {
-                                batch.push((seq, p_here, p));
-                                batch.len() < BATCH
-                                    || job_tx
-                                        .send(std::mem::replace(
-                                            &mut batch,
-                                            Vec::with_capacity(BATCH),
-                                        ))
-                                        .is_ok()
-                            }
-                        }
-                    }
-                    Event::Warning(p, m) => {
-                        (reused.is_empty() || walk_res_tx.send(std::mem::take(&mut reused)).is_ok())
-                            && walk_res_tx.send(vec![(seq, Body::Warning(p, m))]).is_ok()
-                    }
-                };
-                seq += 1;
-                sent
-            });
-            if !batch.is_empty() {
-                let _ = job_tx.send(batch);
-            }
-            if !reused.is_empty() {
-                let _ = walk_res_tx.send(reused);
-            }
-            if let Some(e) = failed {
-                flow.halt();
-                return Err(e);
-            }
-            if pos > u32::MAX as u64 + 1 && cfg.shard.is_some() {
-                return Err(Error::msg(
-                    "more than 2^32 walk positions: shard file ids are 32-bit",
-                ));
-            }
-            Ok((stats?, seq))
-        });
+        let feeder = Feeder {
+            cfg,
+            flow,
+            window,
+            previous,
+            job_tx,
+            res_tx: res_tx.clone(),
+            seq: 0,
+            pos: 0,
+            failed: None,
+            batch: Vec::with_capacity(BATCH),
+            reused: Vec::new(),
+        };
+        let walker = s.spawn(move || feeder.walk());
         let job_rx = &job_rx;
         let workers: Vec<_> = (0..jobs)
             .map(|_| {
@@ -389,7 +440,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             })
             .collect();
         drop(res_tx);
-        let written = write_results(res_rx, flow, cfg.shard, &mut bg, &mut files_out, &progress);
+        let written = write_results(res_rx, flow, cfg.shard, bg, files_out, progress);
         if written.is_err() {
             flow.halt();
         }
@@ -405,12 +456,37 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             }
         }
         (written, walked)
-    });
+    })
+}
+
+/// Run the chunk stage: walk, chunk, write both outputs atomically.
+pub fn run(cfg: &Config) -> Result<Summary> {
+    let start = Instant::now();
+    walk::check_roots(&cfg.walk.roots)?;
+    let to_stdout = check_outputs(cfg)?;
+    let mut params = cfg.chunker.params();
+    let mut previous = if cfg.previous.is_empty() {
+        None
+    } else {
+        Some(Previous::open(&cfg.previous, &params)?)
+    };
+    if let Some(sh) = cfg.shard {
+        params.set("shard", sh.text());
+    }
+    let (chunks_out, mut files_out) = open_outputs(cfg, &params)?;
+
+    // The records are written by a thread of their own (crate::io::bgwrite):
+    // the write system calls copy ~0.5 byte per byte read at avg 100 and
+    // start the write-back (crate::io), and while the writer waits there,
+    // the workers run out of work once the window is full.
+    let mut bg = BgWriter::new(chunks_out);
+    let progress = progress_for(cfg);
+    let (written, walked) = chunk_all(cfg, &mut previous, &mut bg, &mut files_out, &progress);
     let mut w = written?;
     let (wstats, total) = walked?;
     // The last records before the last file entries, as when the writer
     // wrote both itself (the first output to fail is the one reported).
-    let mut chunks_out = bg.finish()?;
+    let chunks_out = bg.finish()?;
     files_out.write_all(&std::mem::take(&mut w.files_tail))?;
     if let Some(prev) = previous {
         prev.finish()?;
@@ -423,11 +499,25 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     w.summary.walk = wstats;
     w.summary.walk.special += w.special;
+    finish_outputs(&w, chunks_out, files_out, to_stdout)?;
+    w.summary.seconds = start.elapsed().as_secs_f64();
+    progress.finish();
+    if !cfg.quiet {
+        crate::cli::stderr_line(w.summary.line());
+    }
+    Ok(w.summary)
+}
 
-    // Trailers, then make the outputs appear. Records in a file: the file
-    // table first, so that the records' presence means both are complete.
-    // Records on stdout: finish them first, so that a closed pipe leaves no
-    // file table behind.
+/// Trailers, then make the outputs appear. Records in a file: the file
+/// table first, so that the records' presence means both are complete.
+/// Records on stdout: finish them first, so that a closed pipe leaves no
+/// file table behind.
+fn finish_outputs(
+    w: &Written,
+    mut chunks_out: Output,
+    mut files_out: Output,
+    to_stdout: bool,
+) -> Result<()> {
     let mut tail = Vec::new();
     formats::write_trailer(
         Kind::Chunks,
@@ -446,17 +536,11 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     files_out.write_all(&tail)?;
     if to_stdout {
         chunks_out.finish()?;
-        files_out.finish()?;
+        files_out.finish()
     } else {
         files_out.finish()?;
-        chunks_out.finish()?;
+        chunks_out.finish()
     }
-    w.summary.seconds = start.elapsed().as_secs_f64();
-    progress.finish();
-    if !cfg.quiet {
-        crate::cli::stderr_line(w.summary.line());
-    }
-    Ok(w.summary)
 }
 
 /// A worker: chunk files until the job channel closes or the writer is gone.

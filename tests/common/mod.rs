@@ -113,9 +113,11 @@ pub fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
     #[allow(clippy::zombie_processes)]
     let child = cmd.spawn().unwrap();
     let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills; the pid is our child's
-    // and is waited for once, here (std's Child is never waited on).
+    // SAFETY: rusage is plain data (integers), for which all zeros is valid.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 fills `status` and `ru`, which live through the call; the
+    // pid is our child's and is waited for once, here (std's Child is never
+    // waited on).
     let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
     assert_eq!(r, child.id() as i32);
     (

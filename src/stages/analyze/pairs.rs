@@ -8,6 +8,7 @@ use crate::error::{Context, Result};
 use crate::formats::{self, Kind, Params};
 use std::io::Write;
 
+pub use crate::formats::pairs::Pair;
 pub use crate::formats::PercentOf;
 
 /// The thresholds of step 4(c).
@@ -38,57 +39,6 @@ impl Thresholds {
         }
         let base = self.percent_of.base(size_a, size_b);
         common as f64 * 100.0 >= self.min_percent * base as f64
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Pair {
-    pub a: u32,
-    pub b: u32,
-    pub size_a: u64,
-    pub size_b: u64,
-    pub common: u64,
-    pub shared: u32,
-}
-
-impl Pair {
-    /// What a pair line holds.
-    pub const EXPECTED: &'static str =
-        "a pair line: id a, id b, size a, size b, bytes in common, chunks shared (6 fields)";
-
-    /// A pair line as [`Pair::write`] writes it (without its newline).
-    pub fn parse(line: &[u8]) -> Option<Pair> {
-        let f = formats::split_fields::<6>(line)?;
-        Some(Pair {
-            a: formats::parse_id(f[0])?,
-            b: formats::parse_id(f[1])?,
-            size_a: formats::parse_u64(f[2])?,
-            size_b: formats::parse_u64(f[3])?,
-            common: formats::parse_u64(f[4])?,
-            shared: u32::try_from(formats::parse_u64(f[5])?).ok()?,
-        })
-    }
-
-    /// This pair's contribution to the trailer digest.
-    #[inline]
-    pub fn mix(&self) -> u128 {
-        formats::mix128(((self.a as u128) << 96) | ((self.b as u128) << 64) | self.common as u128)
-    }
-
-    #[inline]
-    pub fn write(&self, out: &mut Vec<u8>) {
-        formats::write_id(self.a, out);
-        out.push(b'\t');
-        formats::write_id(self.b, out);
-        out.push(b'\t');
-        formats::write_u64(self.size_a, out);
-        out.push(b'\t');
-        formats::write_u64(self.size_b, out);
-        out.push(b'\t');
-        formats::write_u64(self.common, out);
-        out.push(b'\t');
-        formats::write_u64(self.shared as u64, out);
-        out.push(b'\n');
     }
 }
 

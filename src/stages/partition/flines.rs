@@ -3,6 +3,7 @@
 //! table order.
 
 use super::*;
+use crate::io::ordered::ordered_map;
 
 /// What the `F` lines need besides the file table.
 pub(super) struct FLines<'a> {
@@ -112,9 +113,89 @@ pub(super) fn f_block(block: &[u8], first_block: bool, last_block: bool, fl: &FL
     r
 }
 
+/// The file table cut into blocks of whole lines of about [`TABLE_BLOCK`]
+/// bytes, in order.
+struct Blocks {
+    file: std::fs::File,
+    name: String,
+    /// The start of a line the last block cut.
+    carry: Vec<u8>,
+    blocks: u64,
+    eof: bool,
+}
+
+impl Blocks {
+    /// The next block, whether it is the first, and whether the end of the
+    /// file was reached with it (then its last line is the trailer).
+    fn next(&mut self) -> Result<Option<(Vec<u8>, bool, bool)>> {
+        use std::io::Read;
+        while !self.eof {
+            let mut block = std::mem::take(&mut self.carry);
+            let want = block.len() + TABLE_BLOCK;
+            while block.len() < want {
+                let old = block.len();
+                block.resize(want, 0);
+                let n = match self.file.read(&mut block[old..]) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
+                    Err(e) => return Err(Error::msg(format!("{}: {e}", self.name))),
+                };
+                block.truncate(old + n);
+                if n == 0 {
+                    self.eof = true;
+                    break;
+                }
+            }
+            if !self.eof {
+                match memchr::memrchr(b'\n', &block) {
+                    Some(p) => self.carry.extend_from_slice(&block[p + 1..]),
+                    None => {
+                        // One line longer than a block: read on.
+                        self.carry = block;
+                        continue;
+                    }
+                }
+                block.truncate(block.len() - self.carry.len());
+            }
+            if !block.is_empty() {
+                self.blocks += 1;
+                return Ok(Some((block, self.blocks == 1, self.eof)));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The finished blocks, taken in order: written unless a line only the
+/// serial reader can explain was seen, and summed.
+#[derive(Default)]
+struct Joined {
+    ends: (Option<Params>, Option<Params>),
+    files: u64,
+    example: Option<String>,
+    odd: bool,
+    digest: TableDigest,
+}
+
+impl Joined {
+    fn take(&mut self, b: FBlock, w: &mut BgWriter) -> Result<()> {
+        self.odd |= b.odd || b.first.is_some_and(|f| f as u64 != self.files);
+        if self.odd {
+            return Ok(());
+        }
+        self.files += b.files;
+        self.digest.merge(b.table);
+        self.ends.0 = self.ends.0.take().or(b.header);
+        self.ends.1 = self.ends.1.take().or(b.trailer);
+        self.example = self.example.take().or(b.example);
+        w.raw(&b.out)
+    }
+}
+
 /// Read the whole (regular) file table once more and write the `F` lines of
 /// the files in components: blocks parsed and formatted on two threads,
-/// written in order by this one. Returns the path of `fl.want_path`.
+/// written in order by this one ([`ordered_map`], at most 4 blocks in
+/// flight). Returns the path of `fl.want_path`.
 ///
 /// Anything but the expected shape (header first, trailer last, records
 /// with ids 0, 1, 2...) is handed to the serial [`read_file_table`], which
@@ -125,100 +206,30 @@ pub(super) fn f_lines_parallel(
     fl: &FLines,
     w: &mut BgWriter,
 ) -> Result<Option<String>> {
-    use std::io::Read;
     let name = path.display().to_string();
-    let mut file = std::fs::File::open(path).map_err(|e| Error::msg(format!("{name}: {e}")))?;
-    /// (sequence number, whole lines, first block, last block)
-    type Work = (u64, Vec<u8>, bool, bool);
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<(u64, FBlock)>();
-    let mut ends = (None, None);
-    let (mut files, mut example, mut odd) = (0u64, None, false);
-    let mut digest = TableDigest::default();
-    std::thread::scope(|s| -> Result<()> {
-        let mut workers: Vec<SyncSender<Work>> = Vec::new();
-        for _ in 0..2 {
-            let (tx, rx) = sync_channel::<Work>(1);
-            let done = done_tx.clone();
-            s.spawn(move || {
-                for (seq, block, first, last) in rx.iter() {
-                    if done.send((seq, f_block(&block, first, last, fl))).is_err() {
-                        return;
-                    }
-                }
-            });
-            workers.push(tx);
-        }
-        drop(done_tx);
-        let mut waiting = std::collections::BTreeMap::new();
-        let mut next = 0u64;
-        // Write the finished blocks that come next, in order.
-        let mut take = |got: (u64, FBlock), w: &mut BgWriter| -> Result<()> {
-            waiting.insert(got.0, got.1);
-            while let Some(b) = waiting.remove(&next) {
-                next += 1;
-                odd |= b.odd || b.first.is_some_and(|f| f as u64 != files);
-                if odd {
-                    continue;
-                }
-                files += b.files;
-                digest.merge(b.table);
-                ends.0 = ends.0.take().or(b.header);
-                ends.1 = ends.1.take().or(b.trailer);
-                example = example.take().or(b.example);
-                w.raw(&b.out)?;
-            }
-            Ok(())
-        };
-        let (mut seq, mut carry) = (0u64, Vec::new());
-        loop {
-            let mut block = std::mem::take(&mut carry);
-            let want = block.len() + TABLE_BLOCK;
-            let mut eof = false;
-            while block.len() < want {
-                let old = block.len();
-                block.resize(want, 0);
-                let n = match file.read(&mut block[old..]) {
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
-                    Err(e) => return Err(Error::msg(format!("{name}: {e}"))),
-                };
-                block.truncate(old + n);
-                if n == 0 {
-                    eof = true;
-                    break;
-                }
-            }
-            if !eof {
-                match memchr::memrchr(b'\n', &block) {
-                    Some(p) => carry.extend_from_slice(&block[p + 1..]),
-                    None => {
-                        // One line longer than a block: read on.
-                        carry = block;
-                        continue;
-                    }
-                }
-                block.truncate(block.len() - carry.len());
-            }
-            if !block.is_empty() {
-                let to = &workers[(seq % 2) as usize];
-                if to.send((seq, block, seq == 0, eof)).is_err() {
-                    return Err(Error::msg("internal error: an F-line worker stopped"));
-                }
-                seq += 1;
-            }
-            while let Ok(got) = done_rx.try_recv() {
-                take(got, w)?;
-            }
-            if eof {
-                break;
-            }
-        }
-        drop(workers);
-        for got in done_rx.iter() {
-            take(got, w)?;
-        }
-        Ok(())
-    })?;
+    let file = std::fs::File::open(path).map_err(|e| Error::msg(format!("{name}: {e}")))?;
+    let mut blocks = Blocks {
+        file,
+        name: name.clone(),
+        carry: Vec::new(),
+        blocks: 0,
+        eof: false,
+    };
+    let mut joined = Joined::default();
+    ordered_map(
+        &mut [(), ()],
+        4,
+        |_, (block, first, last): (Vec<u8>, bool, bool)| f_block(&block, first, last, fl),
+        || blocks.next(),
+        |b| joined.take(b, w),
+    )?;
+    let Joined {
+        ends,
+        files,
+        example,
+        odd,
+        digest,
+    } = joined;
     let again = match ends {
         (Some(h), Some(t)) if !odd => FileTable::from_ends(name, h, &t),
         _ => None,

@@ -99,6 +99,7 @@ use crate::chunking::chunker::Chunker;
 use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
 use crate::formats::open_input;
+use crate::formats::pairs;
 use crate::formats::{
     digest_params, write_header, write_trailer, Digest, InputCheck, Kind, Line, LineReader,
     CHUNK_PARAM_KEYS,
@@ -188,9 +189,6 @@ pub struct PairIn {
 fn base(p: &PairIn, of: PercentOf) -> u64 {
     of.base(p.size_a, p.size_b)
 }
-
-const EXPECTED_PAIR: &str =
-    "a pair record: file id a, file id b, size a, size b, bytes in common, shared chunks";
 
 /// `fsim-verify`: read the pairs, verify them, write verified pairs.
 pub fn run(cfg: &Config) -> Result<Summary> {
@@ -371,7 +369,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                         "expected a '#fsim pairs v1' header (written by fsim-analyze)".into(),
                     ));
                 }
-                let p = parse_pair(d).ok_or_else(|| err(format!("expected {EXPECTED_PAIR}")))?;
+                let p = parse_pair(d).ok_or_else(|| err(pairs::BadPair::Fields.message()))?;
                 match (files.get(p.a as usize), files.get(p.b as usize)) {
                     // With templates the pairs carry payload sizes.
                     (Some(fa), Some(fb))
@@ -518,12 +516,18 @@ fn previous_measures_bytes(path: &std::path::Path) -> Result<bool> {
 
 /// Parse a 6-field pair line, as fsim-analyze writes it.
 pub fn parse_pair(d: &[u8]) -> Option<PairIn> {
-    crate::stages::analyze::Pair::parse(d).map(|p| PairIn {
-        a: p.a,
-        b: p.b,
-        size_a: p.size_a,
-        size_b: p.size_b,
-        common: p.common,
-        shared: p.shared as u64,
-    })
+    pairs::Pair::parse(d).map(PairIn::from)
+}
+
+impl From<pairs::Pair> for PairIn {
+    fn from(p: pairs::Pair) -> PairIn {
+        PairIn {
+            a: p.a,
+            b: p.b,
+            size_a: p.size_a,
+            size_b: p.size_b,
+            common: p.common,
+            shared: p.shared as u64,
+        }
+    }
 }

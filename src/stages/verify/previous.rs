@@ -18,9 +18,10 @@
 //! in the same order in both tables) is just not reused.
 
 use super::worker::Outcome;
-use super::{parse_pair, PairIn, Region, PIECE_AVG};
+use super::{PairIn, Region, PIECE_AVG};
 use crate::error::{Error, Result};
 use crate::formats::files::{changed_since, read_file_table};
+use crate::formats::pairs;
 use crate::formats::{
     open_input, parse_id, parse_u64, split_fields, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
@@ -292,13 +293,13 @@ impl Previous {
                 _ => continue,
             };
             let bad = || Error::input(&name, no, "expected a verified pair record (8 fields)");
-            let f = split_fields::<8>(d).ok_or_else(bad)?;
-            let exact = f[7] == b"exact";
-            if !exact && !self.all_rows {
+            let (p, Some(figure)) = pairs::parse_line(d).map_err(|_| bad())? else {
+                return Err(bad());
+            };
+            if !figure.exact && !self.all_rows {
                 continue;
             }
-            let p = parse_pair(&d[..d.len() - f[6].len() - f[7].len() - 2]).ok_or_else(bad)?;
-            let verified = parse_u64(f[6]).ok_or_else(bad)?;
+            let (p, verified, exact) = (PairIn::from(p), figure.bytes, figure.exact);
             let map = |id: u32| self.new_of_old.get(id as usize).copied().unwrap_or(NONE);
             let (a, b) = (map(p.a), map(p.b));
             if a == NONE || b == NONE {

@@ -7,7 +7,7 @@ use super::plan::Plan;
 use super::worker::{Outcome, Worker};
 use super::*;
 use crate::formats::FileEntry;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::io::ordered::ordered_map;
 
 /// Cut a batch into units of work at group boundaries, not before a group
 /// whose file a the unit already read (as a b: a version compared with its
@@ -77,33 +77,25 @@ pub(super) fn process(
     let out = if workers.len() == 1 || units.len() == 1 {
         workers[0].run(cache, batch, 0, files, plan, want_regions)
     } else {
+        // Every unit may be in flight: they are in memory already, and an
+        // idle worker takes the next one however long the first takes.
         let plan = &*plan;
-        let next = AtomicUsize::new(0);
-        let mut done: Vec<(usize, Vec<Outcome>)> = std::thread::scope(|s| {
-            let handles: Vec<_> = workers
-                .iter_mut()
-                .map(|w| {
-                    let (next, units) = (&next, &units);
-                    s.spawn(move || {
-                        let mut mine = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(r) = units.get(i) else { break };
-                            let o =
-                                w.run(cache, &batch[r.clone()], r.start, files, plan, want_regions);
-                            mine.push((i, o));
-                        }
-                        mine
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        });
-        done.sort_by_key(|(i, _)| *i);
-        done.into_iter().flat_map(|(_, o)| o).collect()
+        let mut out = Vec::with_capacity(batch.len());
+        let mut next = units.iter().cloned();
+        ordered_map(
+            workers,
+            units.len(),
+            |w, r: std::ops::Range<usize>| {
+                w.run(cache, &batch[r.clone()], r.start, files, plan, want_regions)
+            },
+            || Ok(next.next()),
+            |o| {
+                out.extend(o);
+                Ok(())
+            },
+        )
+        .expect("neither the units nor the outcomes fail");
+        out
     };
     // Files cached for a pair that another worker verified first, or
     // (without the whole input's plan) for this batch only.
