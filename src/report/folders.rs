@@ -39,9 +39,9 @@
 //! says how many such sets there were. Empty files count in no figure.
 
 use crate::error::Result;
+use crate::formats::escape_path_string;
 use crate::formats::files::CompactTable;
 use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions};
-use crate::report::model::IdenticalSet;
 use std::collections::{BTreeMap, HashMap};
 
 /// Identical sets larger than this propose no folder pairs (module doc).
@@ -123,6 +123,47 @@ impl FolderPair {
     }
 }
 
+impl FolderPair {
+    /// The pair in the json report's `folders` list.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "a": escape_path_string(&self.a),
+            "b": escape_path_string(&self.b),
+            "percent": (self.percent() * 10.0).round() / 10.0,
+            "files_a": self.files_a,
+            "bytes_a": self.bytes_a,
+            "files_b": self.files_b,
+            "bytes_b": self.bytes_b,
+            "a_in_b": self.a_in_b,
+            "b_in_a": self.b_in_a,
+            "same": self.same,
+            "changed": self.changed,
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+        })
+    }
+
+    /// The pair as a row of the tsv report: its columns read as a link's
+    /// (type `folders`, the bytes of A in B and of B in A as the percent
+    /// of a and of b).
+    pub fn tsv(&self) -> String {
+        format!(
+            "folders\tfolder-pair\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\n",
+            self.files_a + self.files_b,
+            self.bytes_a + self.bytes_b,
+            self.percent(),
+            self.a_in_b + self.b_in_a,
+            crate::formats::percent(self.a_in_b, self.bytes_a),
+            crate::formats::percent(self.b_in_a, self.bytes_b),
+            self.bytes_a,
+            self.bytes_b,
+            escape_path_string(&self.a),
+            escape_path_string(&self.b),
+            self.bytes_a.min(self.bytes_b),
+        )
+    }
+}
+
 /// What [`Folders::finish`] found.
 #[derive(Debug, Default)]
 pub struct FolderReport {
@@ -132,15 +173,23 @@ pub struct FolderReport {
     pub wide_sets: u64,
 }
 
+/// An identical set: its files' size and the files (the representative
+/// first).
+#[derive(Debug, Clone, Copy)]
+pub struct SetRef<'a> {
+    pub size: u64,
+    pub files: &'a [u32],
+}
+
 /// Folder pairs built link by link.
 pub struct Folders<'a> {
     table: &'a CompactTable,
     dirs: Vec<Dir>,
     /// Directory of each file.
     dir_of: Vec<u32>,
-    /// Members of each file's identical set (the file alone when none).
+    /// The identical set of each representative file, by file id.
     set_of: &'a HashMap<u32, usize>,
-    sets: &'a [IdenticalSet],
+    sets: &'a [SetRef<'a>],
     /// Every file's partners per folder pair, sorted on disk when they do
     /// not fit.
     credits: ExternalSorter<Credit>,
@@ -151,7 +200,7 @@ impl<'a> Folders<'a> {
     /// The directories of `table`; the identical sets propose their pairs.
     pub fn new(
         table: &'a CompactTable,
-        sets: &'a [IdenticalSet],
+        sets: &'a [SetRef<'a>],
         set_of: &'a HashMap<u32, usize>,
         sort: SortOptions,
     ) -> Result<Folders<'a>> {
@@ -198,7 +247,7 @@ impl<'a> Folders<'a> {
         'a: 's,
     {
         match self.set_of.get(f) {
-            Some(&s) if self.sets[s].files.len() <= SET_FANOUT => &self.sets[s].files[..],
+            Some(&s) if self.sets[s].files.len() <= SET_FANOUT => self.sets[s].files,
             _ => std::slice::from_ref(f),
         }
     }
@@ -386,9 +435,7 @@ mod tests {
     use crate::formats::files::{FileEntry, FileType};
 
     /// A table of (path, size, content) and its identical sets.
-    fn table(
-        files: &[(&str, u64, u128)],
-    ) -> (CompactTable, Vec<IdenticalSet>, HashMap<u32, usize>) {
+    fn table(files: &[(&str, u64, u128)]) -> (CompactTable, Vec<Set>, HashMap<u32, usize>) {
         let mut t = CompactTable::default();
         for (i, &(p, size, content)) in files.iter().enumerate() {
             t.push(&FileEntry {
@@ -407,17 +454,30 @@ mod tests {
         }
         let mut sets = Vec::new();
         let mut set_of = HashMap::new();
-        for (c, v) in by {
+        for v in by.into_values() {
             if v.len() > 1 {
                 set_of.insert(v[0], sets.len());
-                sets.push(IdenticalSet {
-                    id: format!("{c:x}"),
+                sets.push(Set {
                     size: files[v[0] as usize].1,
                     files: v,
                 });
             }
         }
         (t, sets, set_of)
+    }
+
+    struct Set {
+        size: u64,
+        files: Vec<u32>,
+    }
+
+    fn set_refs(sets: &[Set]) -> Vec<SetRef<'_>> {
+        sets.iter()
+            .map(|s| SetRef {
+                size: s.size,
+                files: &s.files,
+            })
+            .collect()
     }
 
     /// A budget small enough that a few credits spill to disk.
@@ -446,7 +506,8 @@ mod tests {
             ("r/B/x", 400, 1),
             ("r/B/y", 1000, 3),
         ]);
-        let mut f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
+        let sr = set_refs(&sets);
+        let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
         f.link(1, 3, 600).unwrap();
         let r = f.finish(50.0).unwrap();
         assert_eq!(paths(&r), [("r/A".into(), "r/B".into())]);
@@ -470,7 +531,8 @@ mod tests {
             ("w/p2/doc/c", 500, 3),
             ("w/p2/doc/new", 300, 5),
         ]);
-        let mut f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
+        let sr = set_refs(&sets);
+        let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
         f.link(1, 4, 450).unwrap();
         let r = f.finish(50.0).unwrap();
         assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
@@ -491,10 +553,11 @@ mod tests {
             ("r/D/lic", 100, 7),
             ("r/D/other", 9000, 9),
         ]);
-        let f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
+        let sr = set_refs(&sets);
+        let f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
         let r = f.finish(50.0).unwrap();
         assert!(r.pairs.is_empty(), "{:?}", paths(&r));
-        let f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
+        let f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
         let r = f.finish(0.0).unwrap();
         assert_eq!(paths(&r), [("r/C".into(), "r/D".into())]);
     }
@@ -508,7 +571,8 @@ mod tests {
             ("r/B/y2", 1000, 3),
             ("r/B/y3", 1000, 4),
         ]);
-        let mut f = Folders::new(&t, &sets, &set_of, sort()).unwrap();
+        let sr = set_refs(&sets);
+        let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
         for y in 1..4 {
             f.link(0, y, 900 + y as u64).unwrap();
         }
@@ -528,7 +592,8 @@ mod tests {
         let refs: Vec<(&str, u64, u128)> =
             files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
         let (t, sets, set_of) = table(&refs);
-        let r = Folders::new(&t, &sets, &set_of, sort())
+        let sr = set_refs(&sets);
+        let r = Folders::new(&t, &sr, &set_of, sort())
             .unwrap()
             .finish(0.0)
             .unwrap();
@@ -553,8 +618,9 @@ mod tests {
         let refs: Vec<(&str, u64, u128)> =
             files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
         let (t, sets, set_of) = table(&refs);
+        let sr = set_refs(&sets);
         let run = |sort: SortOptions| {
-            let mut f = Folders::new(&t, &sets, &set_of, sort).unwrap();
+            let mut f = Folders::new(&t, &sr, &set_of, sort).unwrap();
             for (x, fx) in files.iter().enumerate() {
                 for (y, fy) in files.iter().enumerate().skip(x + 1) {
                     if fx.2 >= 1000 && fy.2 >= 1000 && fx.0.ends_with(&fy.0[7..]) {

@@ -37,7 +37,7 @@ pub use model::{human_bytes, ColorChoice, Config, Format, Report};
 use model::{r1, Pair};
 
 #[derive(Debug, Clone, Copy)]
-struct Style {
+pub(crate) struct Style {
     bold: &'static str,
     dim: &'static str,
     head: &'static str,
@@ -142,6 +142,7 @@ impl Report {
             "cluster_bytes": cluster_bytes,
             "reclaimable_bytes": reclaimable,
             "links": self.clusters.iter().map(|c| c.link_count).sum::<usize>(),
+            "folder_pairs": self.folders.pairs.len(),
             "identical_sets": self.identical.len(),
             "identical_files": ident_files,
             "overhead_bytes": overhead,
@@ -192,6 +193,8 @@ impl Report {
             "fsim_report": 1,
             "params": params,
             "summary": self.summary(),
+            "folders": self.folders.pairs.iter().map(|p| p.to_json()).collect::<Vec<_>>(),
+            "folders_wide_identical_sets": self.folders.wide_sets,
             "identical_sets": identical,
             "clusters": marker,
             "collections": self.collections.iter().map(|c| json!({
@@ -349,6 +352,7 @@ impl Report {
             );
         }
         let _ = writeln!(o);
+        folders_text(&self.folders, self.config.min_percent, &mut o, st);
         let _ = writeln!(
             o,
             "{head}A. Identical files: {} sets{reset}",
@@ -532,6 +536,61 @@ impl Report {
             c.reclaimable
         )
     }
+}
+
+/// The folders section of the text report, before the identical sets.
+fn folders_text(
+    f: &crate::report::folders::FolderReport,
+    min_percent: f64,
+    o: &mut String,
+    st: Style,
+) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        o,
+        "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree){}",
+        st.head,
+        f.pairs.len(),
+        min_percent,
+        st.reset
+    );
+    for p in &f.pairs {
+        let _ = writeln!(
+            o,
+            "  {}{}{}  <->  {}{}{}  {}{:.1}%{}",
+            st.bold,
+            escape_path_string(&p.a),
+            st.reset,
+            st.bold,
+            escape_path_string(&p.b),
+            st.reset,
+            st.pct,
+            p.percent(),
+            st.reset
+        );
+        let _ = writeln!(
+            o,
+            "    {} of {} ({} files) found in the second, {} of {} ({} files) in the first; {} files the same, {} changed, {} only in the first, {} only in the second",
+            human_bytes(p.a_in_b),
+            human_bytes(p.bytes_a),
+            p.files_a,
+            human_bytes(p.b_in_a),
+            human_bytes(p.bytes_b),
+            p.files_b,
+            p.same,
+            p.changed,
+            p.only_a,
+            p.only_b
+        );
+    }
+    if f.wide_sets > 0 {
+        let _ = writeln!(
+            o,
+            "{}{} identical sets of more than {} files proposed no folder pairs (they count in the pairs other files proposed){}",
+            st.dim, f.wide_sets, crate::report::folders::SET_FANOUT, st.reset
+        );
+    }
+    let _ = writeln!(o);
 }
 
 /// The first line of the tsv report.

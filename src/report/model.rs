@@ -205,6 +205,9 @@ pub struct Report {
     /// Per file: the largest percentage of it found in one of its links
     /// (html and xlsx; empty for the other formats).
     pub best: Vec<f64>,
+    /// Folders that are copies or versions of each other
+    /// (src/report/folders.rs), before the file clusters in every format.
+    pub folders: crate::report::folders::FolderReport,
 }
 
 /// What fsim-report holds whatever its input: the process and its binary

@@ -33,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::formats::{percent, symmetric, Params};
 use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions, MIN_MEMORY};
 use crate::io::Output;
+use crate::report::folders::{FolderReport, Folders, SetRef};
 use crate::report::model::{
     check_verify_threshold, keep_link, make_cluster, median_size, model_bytes, pass_link, prelude,
     rank_order, report_params, scan_pairs, Cluster, Config, Format, ModelCounts, Pair, Prelude,
@@ -692,6 +693,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         filtered_links,
         similar_facts: BTreeSet::new(),
         best: Vec::new(),
+        folders: Default::default(),
     };
     let mut lf = link_figures(&report, &mut source, &cluster_of, &members)?;
     let template = likely_templates(&report, &mut source, &cluster_of, &members, &lf)?;
@@ -701,8 +703,35 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
     drop(lf);
     rank(&mut clusters, &mut cluster_of);
     report.clusters = clusters;
+    report.folders = folder_pairs(&report, &mut source)?;
     warn_if_over_memory(&report);
     Ok((report, source, cluster_of))
+}
+
+/// The folder pairs of the kept links and the identical sets, their
+/// credits sorted within what `--memory` leaves the links.
+fn folder_pairs(report: &Report, source: &mut Source) -> Result<FolderReport> {
+    let mut sort = SortOptions::with_memory(report.link_budget().max(MIN_MEMORY));
+    sort.tmpdir = report.config.tmpdir.clone();
+    let sets: Vec<SetRef> = report
+        .identical
+        .iter()
+        .map(|s| SetRef {
+            size: s.size,
+            files: &s.files,
+        })
+        .collect();
+    let mut folders = Folders::new(&report.files, &sets, &report.set_of, sort)?;
+    let mut failed = None;
+    source.kept(report, &mut |p| {
+        if failed.is_none() {
+            failed = folders.link(p.a, p.b, p.common).err();
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    folders.finish(report.config.min_percent)
 }
 
 /// Say on stderr when the model alone is over `--memory`.
@@ -760,7 +789,13 @@ impl Sink {
     fn head(&mut self, r: &Report) -> Result<()> {
         match self.format {
             Format::Text => self.push(&r.text_head(self.color)),
-            Format::Tsv => self.push(crate::report::TSV_HEADER),
+            Format::Tsv => {
+                self.push(crate::report::TSV_HEADER)?;
+                for f in &r.folders.pairs {
+                    self.push(&f.tsv())?;
+                }
+                Ok(())
+            }
             _ => self.push("{\n  \"clusters\": "),
         }
     }
