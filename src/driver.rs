@@ -13,7 +13,8 @@
 //! folder that is missing, not a folder or unreadable, for a setting that
 //! `make report` does not have, for a work folder that holds the run of
 //! another folder, and for a missing GNU make; the folder's path quoted for
-//! make and the shell (spaces, quotes); progress on a terminal (`QUIET=`).
+//! make and the shell (spaces, quotes); progress on a terminal (`QUIET=`);
+//! and make's `-j`, so `SHARDS` run side by side as `make -j` runs them.
 
 use crate::error::{Context, Error, Result};
 use crate::io::Output;
@@ -104,17 +105,10 @@ pub fn parse_args(words: &[OsString]) -> Result<Invocation> {
     let mut folders = Vec::new();
     for w in words {
         match split_setting(w) {
-            Some((name, _)) if name == "REPO" => {
-                return Err(Error::msg(
-                    "give the folder as the last argument (fsim [VAR=value...] FOLDER), not REPO=",
-                ))
+            Some(var) => {
+                check_setting(&var.0, &known)?;
+                vars.push(var)
             }
-            Some((name, _)) if !known.contains(&name.as_str()) => {
-                return Err(Error::msg(format!(
-                    "{name} is not a setting of make report (fsim --help lists them)"
-                )))
-            }
-            Some(var) => vars.push(var),
             None => folders.push(PathBuf::from(w)),
         }
     }
@@ -132,6 +126,21 @@ pub fn parse_args(words: &[OsString]) -> Result<Invocation> {
                 .join(", ")
         ))),
     }
+}
+
+/// A setting must be one of make report's (make itself would ignore a
+/// misspelt one); REPO is the FOLDER argument.
+fn check_setting(name: &str, known: &[&str]) -> Result<()> {
+    if name == "REPO" {
+        let m = "give the folder as the last argument, not REPO=: fsim [VAR=value...] FOLDER";
+        return Err(Error::msg(m));
+    }
+    if !known.contains(&name) {
+        return Err(Error::msg(format!(
+            "{name} is not a setting of make report (fsim --help; all in docs/usage.md)"
+        )));
+    }
+    Ok(())
 }
 
 /// `NAME=value` with NAME a make variable name in capitals.
@@ -280,12 +289,33 @@ fn var<'a>(inv: &'a Invocation, name: &str) -> Option<&'a OsStr> {
         .map(|(_, v)| v.as_os_str())
 }
 
+/// make's job slots: `JOBS`, else the processors available (the Makefile's
+/// default, `nproc`). In the checkout `make -j N report SHARDS=8` runs the
+/// shards side by side; fsim gives the `-j` a user has no way to pass. The
+/// rest of the pipeline is one chain, each stage using `JOBS` threads.
+fn job_slots(inv: &Invocation) -> Result<usize> {
+    match var(inv, "JOBS") {
+        None => Ok(std::thread::available_parallelism().map_or(2, usize::from)),
+        Some(j) => j
+            .to_str()
+            .and_then(|j| j.parse().ok())
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                Error::msg(format!(
+                    "JOBS={}: expected a number of processes, 1 or more",
+                    j.to_string_lossy()
+                ))
+            }),
+    }
+}
+
 /// The `make` command of an invocation: the user's settings after fsim's
 /// own (BIN, WORK, QUIET=: progress and summaries), so theirs win.
 fn make_command(inv: &Invocation, makefile: &Path, bin: &Path, work: &str) -> Result<Command> {
     let mut c = Command::new("make");
     c.arg("-f")
         .arg(makefile)
+        .arg(format!("-j{}", job_slots(inv)?))
         .arg("--no-print-directory")
         .arg(setting("REPO", &make_word("folder", &inv.folder)?))
         .arg(format!("WORK={work}"));
@@ -313,6 +343,7 @@ fn setting(name: &str, value: &OsStr) -> OsString {
 /// mean what they mean to the user) and wait for it.
 pub fn run(inv: &Invocation) -> Result<Summary> {
     check_folder(&inv.folder)?;
+    job_slots(inv)?;
     let work = check_work(var(inv, "WORK").unwrap_or(OsStr::new(DEFAULT_WORK)))?.to_string();
     let bin = match var(inv, "BIN") {
         Some(b) => PathBuf::from(b),
@@ -377,6 +408,15 @@ mod tests {
         assert!(e(&["REPO=docs"]).contains("not REPO="));
         assert!(e(&["WORK=w"]).contains("no folder given"));
         assert!(e(&["a", "b"]).contains("one folder at a time, not 2 (a, b)"));
+    }
+
+    #[test]
+    fn jobs_give_makes_slots() {
+        let slots = |w: &[&str]| job_slots(&parse_args(&words(w)).unwrap());
+        assert_eq!(slots(&["JOBS=3", "d"]).unwrap(), 3);
+        assert!(slots(&["d"]).unwrap() >= 1);
+        let e = slots(&["JOBS=x", "d"]).unwrap_err().to_string();
+        assert!(e.contains("JOBS=x: expected a number"), "{e}");
     }
 
     #[test]
