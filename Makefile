@@ -34,8 +34,8 @@ REPO      ?=
 WORK      ?= work
 # The settings below that are empty by default are passed to the binaries
 # only when set: unset, each binary's own default applies, and those are the
-# recommended settings measured in docs/quality.md, so `make report` and the
-# README's pipe give the same report (tests/one_pipeline.rs).
+# recommended settings measured in docs/quality.md, so `make report` and
+# the pipe of docs/usage.md give the same report (tests/one_pipeline.rs).
 # Average chunk size (fsim-chunk --avg-size; default 100, chosen by
 # measurement, docs/quality.md, make quality); AVG=1000 is the paper's fast
 # coarse pass (~10x fewer records, lower recall).
@@ -140,16 +140,19 @@ native:
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 PROGRAMS  = $(sort $(basename $(notdir $(wildcard src/bin/*.rs))))
-DOC_FILES = README.md CONTRIBUTING.md $(wildcard docs/*.md)
+DOC_DIR   = $(DESTDIR)$(PREFIX)/share/doc/fsim
 install: build
 	@test -n "$(PROGRAMS)" || { echo "make: install runs in the fsim checkout (src/bin)" >&2; exit 2; }
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/fsim
+	install -d $(DESTDIR)$(PREFIX)/bin $(DOC_DIR)/docs/images $(DOC_DIR)/docs/measurements
 	install -m 755 $(addprefix $(BIN)/,$(PROGRAMS)) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(wildcard $(DOC_FILES)) $(DESTDIR)$(PREFIX)/share/doc/fsim/
+	install -m 644 README.md CONTRIBUTING.md $(DOC_DIR)/
+	install -m 644 $(wildcard docs/*.md) $(DOC_DIR)/docs/
+	install -m 644 $(wildcard docs/images/*) $(DOC_DIR)/docs/images/
+	install -m 644 $(wildcard docs/measurements/*.md) $(DOC_DIR)/docs/measurements/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(PROGRAMS))
-	rm -rf $(DESTDIR)$(PREFIX)/share/doc/fsim
+	rm -rf $(DOC_DIR)
 
 MEMORY_OPT   = $(if $(MEMORY),--memory $(MEMORY))
 CAPACITY_OPT = $(if $(CAPACITY),--capacity $(CAPACITY))

@@ -39,7 +39,17 @@ fn install(dir: &Path) -> String {
     ] {
         assert!(bin.join(p).is_file(), "make install: no {p} in {bin:?}");
     }
-    assert!(prefix.join("share/doc/fsim/README.md").is_file());
+    for d in [
+        "README.md",
+        "docs/usage.md",
+        "docs/README.md",
+        "docs/images/report-html.png",
+    ] {
+        assert!(
+            prefix.join("share/doc/fsim").join(d).is_file(),
+            "make install: no {d}"
+        );
+    }
 
     let tools = dir.join("system-tools");
     std::fs::create_dir_all(&tools).unwrap();
