@@ -113,8 +113,10 @@ ifeq ($(NATIVE),1)
 export RUSTFLAGS += $(NATIVE_FLAGS)
 endif
 NATIVE_DIR ?= target/native
-# Where the binaries are; the tests point this at their own build.
-BIN   ?= target/release
+# Where the binaries are: cargo's release folder (CARGO_TARGET_DIR's when
+# set), built by `make build`; the tests point this at their own build.
+RELEASE_DIR := $(or $(CARGO_TARGET_DIR),target)/release
+BIN   ?= $(RELEASE_DIR)
 
 .PHONY: FORCE all build native install uninstall layers demo report report-files test test-fast check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
 .DELETE_ON_ERROR:
@@ -123,7 +125,7 @@ all: build
 
 # NO_BUILD=1: the sub-make of `make report`, whose make built them already.
 build:
-ifeq ($(BIN)$(NO_BUILD),target/release)
+ifeq ($(BIN)$(NO_BUILD),$(RELEASE_DIR))
 	$(CARGO) build --release --quiet --bins
 endif
 
@@ -133,10 +135,11 @@ native:
 	RUSTFLAGS="$(NATIVE_FLAGS)" CARGO_TARGET_DIR=$(NATIVE_DIR) $(CARGO) build --release --quiet --bins
 
 # make install PREFIX=<dir>: every program (the same set as `cargo install
-# --path .`) into PREFIX/bin, from BIN (built first when it is the default
-# target/release; the tests install their own build), and the docs into
-# PREFIX/share/doc/fsim. `fsim FOLDER` needs nothing else: it carries this
-# makefile, finds the stages beside itself and runs `make report`.
+# --path .`) into PREFIX/bin, from BIN (built first when it is cargo's
+# release folder, the default; the tests install their own build), and
+# the docs into PREFIX/share/doc/fsim. `fsim FOLDER` needs nothing else:
+# it carries this makefile, finds the stages beside itself and runs
+# `make report`.
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 PROGRAMS  = $(sort $(basename $(notdir $(wildcard src/bin/*.rs))))
