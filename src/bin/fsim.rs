@@ -20,10 +20,10 @@ use std::process::ExitCode;
 /// VERIFY=0, QUIET=-q (no progress)... (docs/usage.md). Needs GNU make
 /// on PATH. Memory and disk: those of make report (docs/pipeline.md).
 #[derive(Parser, Debug)]
-#[command(name = "fsim", version)]
+#[command(name = "fsim", version, override_usage = "fsim [VAR=value...] FOLDER")]
 struct Args {
     /// Settings (VAR=value, as for make report) and the folder to analyse.
-    #[arg(value_name = "[VAR=value...] FOLDER", required = true)]
+    #[arg(value_name = "VAR=value | FOLDER", required = true)]
     words: Vec<OsString>,
 }
 
