@@ -265,13 +265,13 @@ fn claim_work(work: &Path, folder: &Path) -> Result<()> {
 }
 
 /// Write the makefile into the work folder unless it is there already with
-/// the same bytes; returns its path.
-fn write_makefile(work: &Path) -> Result<PathBuf> {
+/// the same bytes.
+fn write_makefile(work: &Path) -> Result<()> {
     let path = work.join(MAKEFILE_NAME);
     if std::fs::read(&path).ok().as_deref() != Some(MAKEFILE.as_bytes()) {
         write_atomically(&path, MAKEFILE.as_bytes())?;
     }
-    Ok(path)
+    Ok(())
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -343,18 +343,18 @@ fn setting(name: &str, value: &OsStr) -> OsString {
 /// mean what they mean to the user) and wait for it.
 pub fn run(inv: &Invocation) -> Result<Summary> {
     check_folder(&inv.folder)?;
-    job_slots(inv)?;
     let work = check_work(var(inv, "WORK").unwrap_or(OsStr::new(DEFAULT_WORK)))?.to_string();
     let bin = match var(inv, "BIN") {
         Some(b) => PathBuf::from(b),
         None => stage_dir()?,
     };
+    // Every check that can refuse the run (the paths quoted for make, JOBS,
+    // make itself) before the work folder is touched.
+    let mut make = make_command(inv, &Path::new(&work).join(MAKEFILE_NAME), &bin, &work)?;
     check_make()?;
     claim_work(Path::new(&work), &inv.folder)?;
-    let makefile = write_makefile(Path::new(&work))?;
-    let status = make_command(inv, &makefile, &bin, &work)?
-        .status()
-        .ctx(|| "cannot run make")?;
+    write_makefile(Path::new(&work))?;
+    let status = make.status().ctx(|| "cannot run make")?;
     if !status.success() {
         return Err(Error::msg(format!(
             "make report stopped ({status}); the finished stages are kept in {work}: run the same command again to resume"

@@ -260,6 +260,11 @@ fn a_folder_fsim_cannot_read_is_refused_in_one_line() {
     let o = run_raw(fsim_cmd(&user, &bin, &["."]), None);
     assert_one_line_error(&o, "GNU make is needed");
 
+    // A folder make cannot be given (`NAME=DIR` is a named root to it).
+    let named = empty_folder(tmp.path().join("a=b"));
+    let o = run_raw(fsim_cmd(&user, path, &[named.to_str().unwrap()]), None);
+    assert_one_line_error(&o, "make cannot take a folder path with '='");
+
     // Nothing was written in the user's folder.
     let left: Vec<_> = std::fs::read_dir(&user).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
