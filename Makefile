@@ -2,8 +2,14 @@
 # failed or killed stage is resumed by running make again (every stage writes
 # its output atomically: a file that exists is complete).
 #
+# This file is also the installed command's: the `fsim` driver embeds it,
+# writes it to WORK/fsim.mk and runs `make -f WORK/fsim.mk report` outside
+# any checkout (src/driver.rs), so the `report` targets use nothing but
+# the binaries in BIN and POSIX tools (sh, mkdir, cat, awk, seq).
+#
 #   make demo                         sample repository, whole pipeline, report
 #   make test                         all tests (what CI runs)
+#   make install PREFIX=<dir>         the programs in PREFIX/bin (fsim FOLDER runs the pipeline)
 #   make report REPO=<dir> WORK=<dir> WORK/report.txt and WORK/report.json
 #     ... SHARDS=8                    chunk in 8 resumable shards (use make -j)
 #     ... PREVIOUS=<old work dir>     re-chunk only files changed since then, analyse and verify only their pairs
@@ -21,12 +27,15 @@
 #   make spark-cluster-demo           the same on a standalone cluster (master + 2 workers) started here
 #   make spark-report REPO=.. WORK=.. on Spark (SPARK_MASTER=local[4], yarn...)
 
+# This makefile, for the sub-makes (`make -f` is not passed on to them).
+MAKEFILE_SELF := $(lastword $(MAKEFILE_LIST))
+
 REPO      ?=
 WORK      ?= work
 # The settings below that are empty by default are passed to the binaries
 # only when set: unset, each binary's own default applies, and those are the
-# recommended settings measured in docs/quality.md, so `make report` and the
-# README's pipe give the same report (tests/one_pipeline.rs).
+# recommended settings measured in docs/quality.md, so `make report` and
+# the pipe of docs/usage.md give the same report (tests/one_pipeline.rs).
 # Average chunk size (fsim-chunk --avg-size; default 100, chosen by
 # measurement, docs/quality.md, make quality); AVG=1000 is the paper's fast
 # coarse pass (~10x fewer records, lower recall).
@@ -104,17 +113,19 @@ ifeq ($(NATIVE),1)
 export RUSTFLAGS += $(NATIVE_FLAGS)
 endif
 NATIVE_DIR ?= target/native
-# Where the binaries are; the tests point this at their own build.
-BIN   ?= target/release
+# Where the binaries are: cargo's release folder (CARGO_TARGET_DIR's when
+# set), built by `make build`; the tests point this at their own build.
+RELEASE_DIR := $(or $(CARGO_TARGET_DIR),target)/release
+BIN   ?= $(RELEASE_DIR)
 
-.PHONY: FORCE all build native layers demo report report-files test test-fast check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
+.PHONY: FORCE all build native install uninstall layers demo report report-files test test-fast check bench quality eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
 .DELETE_ON_ERROR:
 
 all: build
 
 # NO_BUILD=1: the sub-make of `make report`, whose make built them already.
 build:
-ifeq ($(BIN)$(NO_BUILD),target/release)
+ifeq ($(BIN)$(NO_BUILD),$(RELEASE_DIR))
 	$(CARGO) build --release --quiet --bins
 endif
 
@@ -122,6 +133,29 @@ endif
 # untouched): `make report BIN=$(NATIVE_DIR)/release ...` runs them.
 native:
 	RUSTFLAGS="$(NATIVE_FLAGS)" CARGO_TARGET_DIR=$(NATIVE_DIR) $(CARGO) build --release --quiet --bins
+
+# make install PREFIX=<dir>: every program (the same set as `cargo install
+# --path .`) into PREFIX/bin, from BIN (built first when it is cargo's
+# release folder, the default; the tests install their own build), and
+# the docs into PREFIX/share/doc/fsim. `fsim FOLDER` needs nothing else:
+# it carries this makefile, finds the stages beside itself and runs
+# `make report`.
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+PROGRAMS  = $(sort $(basename $(notdir $(wildcard src/bin/*.rs))))
+DOC_DIR   = $(DESTDIR)$(PREFIX)/share/doc/fsim
+install: build
+	@test -n "$(PROGRAMS)" || { echo "make: install runs in the fsim checkout (src/bin)" >&2; exit 2; }
+	install -d $(DESTDIR)$(PREFIX)/bin $(DOC_DIR)/docs/images $(DOC_DIR)/docs/measurements
+	install -m 755 $(addprefix $(BIN)/,$(PROGRAMS)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 README.md CONTRIBUTING.md $(DOC_DIR)/
+	install -m 644 $(wildcard docs/*.md) $(DOC_DIR)/docs/
+	install -m 644 $(wildcard docs/images/*) $(DOC_DIR)/docs/images/
+	install -m 644 $(wildcard docs/measurements/*.md) $(DOC_DIR)/docs/measurements/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(PROGRAMS))
+	rm -rf $(DOC_DIR)
 
 MEMORY_OPT   = $(if $(MEMORY),--memory $(MEMORY))
 CAPACITY_OPT = $(if $(CAPACITY),--capacity $(CAPACITY))
@@ -152,7 +186,7 @@ SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
 SHARD_CHUNKS = $(foreach i,$(SHARD_IDS),$(SHARD_DIR)/chunks.$(i).tsv)
 
 check-repo:
-	@test -n "$(REPO)$(COLLECTIONS)" || { echo "make: set REPO=<folder to analyse>" >&2; exit 2; }
+	@$(if $(strip $(REPO)$(COLLECTIONS)),:,echo "make: set REPO=<folder to analyse>" >&2; exit 2)
 
 ifneq ($(strip $(NAMED_ROOTS)$(COLLECTIONS)),)
 # Collections: each named root is chunked on its own, then fsim-merge joins
@@ -254,7 +288,7 @@ endif
 # job slots instead.
 REPORT_FILES = $(addprefix $(WORK)/report.,$(filter xlsx,$(FORMATS)) $(filter-out xlsx,$(FORMATS)))
 report: $(PAIRS) $(WORK)/files.tsv | build
-	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS)) NO_BUILD=1 report-files
+	@$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS)) NO_BUILD=1 report-files
 
 report-files: $(REPORT_FILES)
 	@:
@@ -300,7 +334,7 @@ DEMO := demo-work
 demo: build
 	rm -rf $(DEMO)
 	$(BIN)/fsim-gen --manifest $(DEMO)/planted.tsv $(DEMO)/repo
-	$(MAKE) --no-print-directory report REPO=$(DEMO)/repo WORK=$(DEMO)/work FORMATS="txt json html"
+	$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory report REPO=$(DEMO)/repo WORK=$(DEMO)/work FORMATS="txt json html"
 	@echo
 	@cat $(DEMO)/work/report.txt
 	@echo
@@ -335,8 +369,8 @@ spark-report: build spark-venv check-repo
 spark-demo: build spark-venv
 	rm -rf $(SDEMO)
 	$(BIN)/fsim-gen --manifest $(SDEMO)/planted.tsv $(SDEMO)/repo
-	$(MAKE) --no-print-directory spark-report REPO=$(SDEMO)/repo WORK=$(SDEMO)/spark FORMATS='$(SDEMO_FORMATS)'
-	$(MAKE) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local FORMATS='$(SDEMO_FORMATS)'
+	$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory spark-report REPO=$(SDEMO)/repo WORK=$(SDEMO)/spark FORMATS='$(SDEMO_FORMATS)'
+	$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local FORMATS='$(SDEMO_FORMATS)'
 	for f in $(SDEMO_FORMATS); do cmp $(SDEMO)/spark/report.$$f $(SDEMO)/local/report.$$f || exit 1; done
 	cmp $(SDEMO)/spark/files.tsv $(SDEMO)/local/files.tsv
 	cmp $(SDEMO)/spark/plan.tsv $(SDEMO)/local/plan.tsv
@@ -352,7 +386,7 @@ spark-demo: build spark-venv
 # workers, scripts/spark/standalone), stopped at the end.
 spark-cluster-demo: build spark-venv
 	@url=$$(FSIM_SPARK_PYTHON=$(SPARK_PY) scripts/spark/standalone start $(SDEMO)-cluster 2) && \
-	  $(MAKE) --no-print-directory spark-demo SPARK_MASTER=$$url; rc=$$?; \
+	  $(MAKE) -f $(MAKEFILE_SELF) --no-print-directory spark-demo SPARK_MASTER=$$url; rc=$$?; \
 	  scripts/spark/standalone stop $(SDEMO)-cluster; exit $$rc
 
 test:

@@ -17,6 +17,7 @@
 //! | [`stages`] | one module per pipeline stage (below) |
 //! | [`report`] | the report model and its text, json, tsv, html and xlsx renderings |
 //! | [`eval`], [`corpus`] | the HP paper's experiment and the corpus generator |
+//! | [`driver`] | the installed `fsim FOLDER` command: the Makefile's pipeline outside the checkout |
 //!
 //! | program | module | paper |
 //! |---|---|---|
@@ -31,11 +32,13 @@
 //! | fsim-template | [`stages::templates`] | section 4: templates |
 //! | fsim-merge | [`stages::collections`] | section 4: collections chunked apart |
 //! | fsim-eval, fsim-gen | [`eval`], [`corpus`] | the HP paper's controlled experiment (docs/evaluation.md) |
+//! | fsim | [`driver`] | all of the above on one folder: `make report`, installed |
 
 pub mod align;
 pub mod chunking;
 pub mod cli;
 pub mod corpus;
+pub mod driver;
 pub mod error;
 pub mod eval;
 pub mod formats;

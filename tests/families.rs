@@ -1,6 +1,6 @@
 //! Version families and small folders (issue 14): a folder where most files
 //! are versions of one document must report them as one cluster, whatever
-//! the number of files, through `make report` and through the README's
+//! the number of files, through `make report` and through docs/usage.md's
 //! pipe; the degree limit still drops a header found in every file of a
 //! large repository, within its memory budget.
 
@@ -127,7 +127,7 @@ fn make_report(repo: &Path, work: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap()
 }
 
-/// The README's pipe, run in `dir` (the file table goes to `dir/files.tsv`).
+/// The pipe of docs/usage.md, run in `dir` (the file table goes to `dir/files.tsv`).
 fn readme_pipe(repo: &Path, dir: &Path) -> serde_json::Value {
     let path = format!(
         "{}:{}",

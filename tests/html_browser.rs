@@ -8,7 +8,7 @@
 //! A second run opens a report whose one cluster has 10,000 files
 //! (tests/browser/big.mjs) and measures the page: load to interactive,
 //! expanding the cluster, showing more files, filtering and sorting, each
-//! under a generous bound (docs/performance-after-analysis.md has the
+//! under a generous bound (docs/measurements/2026-11-25-after-analysis.md has the
 //! figures).
 //!
 //! Needs node, `tests/browser/node_modules/playwright-core` (`npm ci

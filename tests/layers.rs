@@ -32,6 +32,9 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
         &["eval", "corpus"],
         &["base", "formats", "io", "chunking"],
     ),
+    // The installed command runs the stages as programs (through make):
+    // it writes its makefile atomically and calls no stage.
+    ("driver", &["driver"], &["base", "io"]),
 ];
 
 fn layer_of(top: &str) -> Option<usize> {

@@ -1,5 +1,5 @@
-//! Defaults live in the binaries (issue 26): the README's pipe, run verbatim
-//! (its line is read from README.md), and `make report` with no variable
+//! Defaults live in the binaries (issue 26): the documented pipe, run
+//! verbatim (its line is read from docs/usage.md), and `make report` with no variable
 //! write byte-identical report.txt and report.json on a folder that needs
 //! every recommended setting: translation catalogs of several locales and
 //! releases (found by fsim-analyze's line source only), small files edited
@@ -13,15 +13,19 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The README's pipe: the line that starts with `fsim-chunk` and ends with
-/// `fsim-report`, its root (`~/docs`) to be replaced.
+/// The pipe of docs/usage.md (*The stages*): the line that starts with
+/// `fsim-chunk` and ends with `fsim-report`, its root (`~/docs`) to be
+/// replaced.
 fn readme_pipe() -> String {
-    let readme = std::fs::read_to_string(source_root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(source_root().join("docs/usage.md")).unwrap();
     let line = readme
         .lines()
         .find(|l| l.starts_with("fsim-chunk ") && l.trim_end().ends_with("| fsim-report"))
-        .expect("README.md: the pipe `fsim-chunk ~/docs | ... | fsim-report`");
-    assert!(line.contains(" ~/docs "), "README pipe's root: {line}");
+        .expect("docs/usage.md: the pipe `fsim-chunk ~/docs | ... | fsim-report`");
+    assert!(
+        line.contains(" ~/docs "),
+        "docs/usage.md pipe's root: {line}"
+    );
     line.trim_end().to_string()
 }
 
@@ -64,7 +68,7 @@ fn sh(cwd: &Path, pipe: &str) {
     run_ok(c, None);
 }
 
-/// The README pipe on `repo` in `cwd`, with `edit` applied to the line;
+/// The pipe of docs/usage.md on `repo` in `cwd`, with `edit` applied to the line;
 /// writes report.txt and report.json there.
 fn run_pipe(cwd: &Path, repo: &Path, edit: impl Fn(&str) -> String) {
     let line = edit(&readme_pipe()).replace("~/docs", &format!("'{}'", repo.display()));
@@ -94,7 +98,7 @@ fn readme_pipe_and_make_report_write_the_same_reports() {
         let (a, b) = (read(&pipe.join(f)), read(&work.join(f)));
         assert!(
             a == b,
-            "{f}: the README pipe's differs from make report's\n--- pipe ---\n{a}\n--- make ---\n{b}"
+            "{f}: the docs/usage.md pipe's differs from make report's\n--- pipe ---\n{a}\n--- make ---\n{b}"
         );
     }
     // The file tables too (same walk, same paths).
@@ -128,7 +132,7 @@ fn readme_pipe_and_make_report_write_the_same_reports() {
         read(&work.join("report.json"))
     );
     eprintln!(
-        "make report:          {}\nREADME pipe:          {}\npipe, old defaults:   {}",
+        "make report:          {}\ndocs/usage.md pipe:   {}\npipe, old defaults:   {}",
         summary(&work.join("report.txt")),
         summary(&pipe.join("report.txt")),
         summary(&old.join("report.txt"))

@@ -4,7 +4,8 @@
 //! redrawn while the stage waits and must show the work done so far (files,
 //! bytes, bins, records). Then the same stages with stderr to a pipe, with
 //! `-q` and with `FSIM_PROGRESS=0`: nothing but the summary line (or
-//! nothing at all with `-q`).
+//! nothing at all with `-q`). The installed `fsim FOLDER` likewise: bars
+//! on a terminal, summaries in a pipe.
 //!
 //! Needs `script` (util-linux, in every Debian); without it the terminal
 //! tests print a skip line and pass, except under CI (`CI` set).
@@ -381,4 +382,43 @@ fn binpack_prints_its_plan_above_the_bar() {
     assert_eq!(&f[at..at + plan.len()], plan, "{f:#?}");
     let summary = lines.last().unwrap().split(", ").next().unwrap();
     ends_with_summary(&raw, &f, &format!("{summary}, "));
+}
+
+/// The installed command (issue 26): `fsim FOLDER` on a terminal draws the
+/// stages' bars (make report's `QUIET=`), and in a pipe only their summary
+/// lines, its own closing line last.
+#[test]
+fn the_fsim_command_shows_progress_on_a_terminal() {
+    if !have_script() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    let fsim = bin("fsim");
+    let cmd = |work: &str| {
+        format!(
+            "'{}' WORK={work} JOBS=1 '{}'",
+            fsim.display(),
+            repo.display()
+        )
+    };
+    let sort_input = |work: &str| std::fs::metadata(tmp.path().join(work).join("chunks.tsv"));
+
+    let raw = on_terminal(&cmd("tty"), tmp.path(), &[]);
+    let frames = frames(&raw);
+    has_bar_over(&frames, "fsim-sort", sort_input("tty").unwrap().len());
+    let last = frames.last().map(String::as_str).unwrap_or_default();
+    assert_eq!(last, "fsim: reports in tty: report.txt report.json");
+
+    let piped = on_pipe(&cmd("pipe"), tmp.path());
+    assert!(!piped.contains("ETA"), "a bar in a pipe: {piped}");
+    let summary = |l: &str| {
+        l.strip_prefix("fsim-sort: ")
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    assert!(piped.lines().any(summary), "no fsim-sort summary: {piped}");
+    assert!(
+        piped.ends_with("fsim: reports in pipe: report.txt report.json\n"),
+        "{piped}"
+    );
 }

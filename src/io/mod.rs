@@ -101,7 +101,7 @@ pub const WRITEBACK_STEP: u64 = 8 << 20;
 
 /// [`WRITEBACK_STEP`], or `FSIM_WRITEBACK_STEP` (bytes; `0` never starts
 /// the write-back early) for measuring what the early write-back buys
-/// (docs/performance-internals.md).
+/// (docs/measurements/2026-11-22-chunk-sort-partition-internals.md).
 fn writeback_step() -> u64 {
     use std::sync::OnceLock;
     static STEP: OnceLock<u64> = OnceLock::new();

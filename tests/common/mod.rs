@@ -24,6 +24,7 @@ pub fn bin(name: &str) -> PathBuf {
         "fsim-template" => env!("CARGO_BIN_EXE_fsim-template"),
         "fsim-merge" => env!("CARGO_BIN_EXE_fsim-merge"),
         "fsim-eval" => env!("CARGO_BIN_EXE_fsim-eval"),
+        "fsim" => env!("CARGO_BIN_EXE_fsim"),
         other => panic!("unknown binary {other}"),
     };
     PathBuf::from(p)

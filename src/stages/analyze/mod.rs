@@ -206,7 +206,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     );
     let wants_table = cfg.lines.is_some() || cfg.since.is_some();
     if wants_table && cfg.line_mode != LineMode::Only {
-        // In a pipe (the README's), fsim-chunk's file table is complete
+        // In a pipe (docs/usage.md's), fsim-chunk's file table is complete
         // only once the bins arrive.
         crate::io::wait_for_input(&cfg.input)?;
     }

@@ -37,7 +37,7 @@ pub(super) const SPARE_COUNT: usize = 8;
 /// removed are handed back to the caller, whose worker recycles their
 /// buffers once nobody holds them (fresh memory costs a page fault per
 /// 4 KiB on first touch: allocation and page faults were ~20% of the
-/// benchmark's CPU time before recycling; docs/performance-verify.md).
+/// benchmark's CPU time before recycling; docs/measurements/2026-11-22-verify.md).
 pub(super) struct Cache {
     pub(super) budget: u64,
     pub(super) used: u64,
