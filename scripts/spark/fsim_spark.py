@@ -76,8 +76,12 @@ TASKS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tasks")
 BOOTSTRAP = r"""S=$TASKS
 if [ "$S" = . ] && [ ! -f ./pre.sh ]; then S=$TASKS_DRIVER; fi
 case $S in /*) ;; *) S=$PWD/$S ;; esac
+[ -f "$S/pre.sh" ] && [ -f "$S/%(task)s.sh" ] || {
+  echo "fsim-spark: the task scripts pre.sh and %(task)s.sh are not in $S (give --ship, or install scripts/spark/tasks at the same path on every node)" >&2
+  exit 2
+}
 . "$S/pre.sh"
-. "$S/%s.sh"
+. "$S/%(task)s.sh"
 """
 
 
@@ -313,7 +317,7 @@ class Ctx:
         df.select("line").createOrReplaceTempView(view)
         env = list(self.env.items()) + list(more.items())
         body = "".join("export %s=%s\n" % (k, shlex.quote(v)) for k, v in env)
-        body += "set -- %s\n" % shlex.join(list(args)) + BOOTSTRAP % task
+        body += "set -- %s\n" % shlex.join(list(args)) + BOOTSTRAP % {"task": task}
         fmt = r"ROW FORMAT DELIMITED FIELDS TERMINATED BY '\001'"
         return self.spark.sql(
             "SELECT TRANSFORM(line) %s USING %s AS (line STRING) %s FROM %s" % (fmt, sql_str(body), fmt, view))
