@@ -321,7 +321,7 @@ SDEMO_FORMATS ?= txt json tsv html xlsx
 
 spark-venv:
 	@test -x $(SPARK_PY) || python3 -m venv $(SPARK_VENV)
-	@$(SPARK_PY) -c 'import pyspark, xxhash' 2>/dev/null || $(SPARK_PY) -m pip install --quiet pyspark==$(PYSPARK_VERSION) xxhash==3.5.0
+	@$(SPARK_PY) -c 'import pyspark' 2>/dev/null || $(SPARK_PY) -m pip install --quiet pyspark==$(PYSPARK_VERSION)
 
 # The whole pipeline on Spark, same settings as `make report`, same bytes out.
 spark-report: build spark-venv check-repo

@@ -124,3 +124,59 @@ fn mismatched_headers_are_refused_with_file_and_line() {
         "{err}"
     );
 }
+
+/// The shards' file tables of `fsim-chunk --shard I/N` joined by
+/// `fsim-join --shard-tables` are the file table of the unsharded run, byte
+/// for byte (what fsim-spark writes as files.tsv); a shard of another run
+/// is refused with its file and line, and nothing is written.
+#[test]
+fn shard_tables_joined_are_the_unsharded_file_table() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    chunk_and_sort(&repo, &t.path().join("w"), &[]);
+    let shard = |i: u32, n: u32, extra: &[&str]| {
+        let table = t.path().join(format!("files.{i}.{n}.tsv"));
+        let mut c = fsim("fsim-chunk");
+        c.args(["-q", "-j", "1", "--shard", &format!("{i}/{n}")])
+            .args(extra)
+            .arg("--files-out")
+            .arg(&table)
+            .arg("-o")
+            .arg(t.path().join(format!("chunks.{i}.{n}.tsv")))
+            .arg(&repo);
+        run_ok(c, None);
+        table
+    };
+    let tables: Vec<_> = (0..3).map(|i| shard(i, 3, &[])).collect();
+    let out = t.path().join("files.tsv");
+    let moved = t.path().join("moved.tsv");
+    let mut c = fsim("fsim-join");
+    c.arg("--shard-tables")
+        .arg("--moved")
+        .arg(&moved)
+        .arg("-o")
+        .arg(&out)
+        .args(tables.iter().rev());
+    run_ok(c, None);
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(t.path().join("w/files.tsv")).unwrap());
+    assert_eq!(std::fs::read(&moved).unwrap(), b"");
+    // Shard 1 of a run with another average chunk size.
+    let other = shard(1, 3, &["--avg-size", "1000"]);
+    std::fs::remove_file(&out).unwrap();
+    let mut c = fsim("fsim-join");
+    c.args(["--shard-tables", "-o"])
+        .arg(&out)
+        .arg(&tables[0])
+        .arg(&other)
+        .arg(&tables[2]);
+    let err = run_fail(c, None);
+    assert!(
+        err.starts_with(&format!(
+            "fsim-join: {}:1: the header differs from {}'s: avg=1000 here but avg=100 before",
+            other.display(),
+            tables[0].display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

@@ -387,46 +387,38 @@ def chunk(c):
         raw = c.transform(shard_df, "chunk-files", *chunk_opts, PARTS=ch.parts, NPARTS=str(c.nparts), TABLES=tables)
         if raw.count():
             sys.exit("fsim-spark: the chunk tasks printed lines")
-        meta = ["T\t" + l for l in c.read_lines(tables, "files-")]
-        shutil.rmtree(tables)
+        ch.tables = [os.path.join(tables, n) for n in sorted(os.listdir(tables)) if n.startswith("files-")]
     else:
         ch.raw = c.transform(shard_df, "chunk", *chunk_opts).persist(c.disk)
-        meta = [r.line for r in ch.raw.filter(first().isin("T", "#")).collect()]
-    merge_file_tables(c, ch, meta)
+        with open(c.L(".shard-tables.tsv"), "w", encoding="utf-8", newline="\n") as f:
+            for r in ch.raw.filter(first() == "T").toLocalIterator():
+                f.write(r.line[2:] + "\n")
+        ch.tables = [c.L(".shard-tables.tsv")]
+    join_file_tables(c, ch)
     c.mark("chunk %d shards (%d files, %d records)" % (c.shards, ch.nfiles, ch.chunk_counts), t0)
     return ch
 
 
-def merge_file_tables(c, ch, meta):
-    """The shards' file tables (T lines) and chunk trailers merged: one
-    header (without shard=), the entries in walk order, the records' count
-    and digest (from the tables' trailers on a shared folder, else from the
-    chunk trailers)."""
-    heads, tails, entries, counts, digest = set(), [], [], 0, 0
-    for line in meta:
-        if line.startswith("T\t#fsim files"):
-            pre, ps = parse_params(line[2:])
-            heads.add(join_params(pre, [kv for kv in ps if kv[0] != "shard"]))
-        elif line.startswith("T\t#end files"):
-            tails.append(parse_params(line[2:])[1])
-        elif line.startswith("T\t"):
-            pos, rest = line[2:].split("\t", 1)
-            entries.append((int(pos), rest))
-        elif line.startswith("#end chunks"):
-            p = parse_params(line)[1]
-            counts += int(get(p, "records"))
-            digest += int(get(p, "digest"), 16)
-    if len(heads) != 1 or len(tails) != c.shards:
-        sys.exit("fsim-spark: expected %d shard file tables with one header, got %d headers and %d trailers"
-                 % (c.shards, len(heads), len(tails)))
-    if c.shared:
-        # The shards' file tables' trailers carry their records' count and digest.
-        counts = sum(int(get(t_, "records")) for t_ in tails)
-        digest = sum(int(get(t_, "digest"), 16) for t_ in tails)
-    entries.sort()
-    ch.files_head, ch.entries, ch.nfiles = heads.pop(), entries, len(entries)
-    ch.chunk_counts, ch.shard_digest = counts, digest
-    ch.skipped = sum(int(get(t, "skipped")) for t in tails)
+def join_file_tables(c, ch, records=None):
+    """files.tsv from the shards' file tables, by `fsim-join --shard-tables`
+    (each table checked; ids renumbered in walk order; the trailer's counts
+    and digests summed, or `records` (count, digest) when the chunk records
+    were renumbered), as the merging fsim-chunk run writes it; then read
+    back: its header, trailer and entries (O(files): the F lines need each
+    file's size and content hash), and the files whose id is not their walk
+    position (a file was skipped)."""
+    more = [] if records is None else ["--records", "%d:%s" % (records[0], hex128(records[1]))]
+    c.run_bin("fsim-join", "--shard-tables", "--moved", c.L(".moved.tsv"), *more, "-o", c.L("files.tsv"), *ch.tables)
+    with open(c.L(".moved.tsv"), encoding="utf-8") as f:
+        ch.moved = dict(tuple(map(int, l.split("\t"))) for l in f)
+    os.remove(c.L(".moved.tsv"))
+    with open(c.L("files.tsv"), encoding="utf-8", newline="\n") as f:
+        lines = f.read().split("\n")
+    ch.files_head, trailer = lines[0], parse_params(lines[-2])[1]
+    ch.entries = [l.split("\t", 1)[1] for l in lines[1:-2]]
+    del lines
+    ch.nfiles, ch.skipped = len(ch.entries), int(get(trailer, "skipped"))
+    ch.chunk_counts, ch.digest = int(get(trailer, "records")), int(get(trailer, "digest"), 16)
     # The chunking method, as fsim-chunk wrote it (its default included).
     ch.method = get(parse_params(ch.files_head)[1], "method")
 
@@ -442,21 +434,26 @@ def sort(c, ch):
     t0 = time.time()
     # File ids are walk positions; they are the file table's ids unless a
     # file was skipped (unreadable) before another.
-    ch.dense = all(pos == i for i, (pos, _) in enumerate(ch.entries))
+    ch.dense = not ch.moved
     ch.file_sort = c.shared and ch.dense
     if c.shared:
         # Every range file of every shard: each a chunk file (header, records, trailer).
         records = c.spark.read.text("file://" + ch.parts).select(fn.col("value").alias("line")).filter(first() != "#")
     else:
         records = ch.raw.filter(~first().isin("T", "#"))
-    if ch.dense:
-        count, ch.digest = ch.chunk_counts, ch.shard_digest & M128
-    else:
-        records, count, ch.digest = renumbered(c, ch, records)
-    if count != ch.chunk_counts:
-        sys.exit("fsim-spark: %d records renumbered but the shards wrote %d" % (count, ch.chunk_counts))
-    ch.count = count
-    head_lines = write_file_table(c, ch)
+    ch.count = ch.chunk_counts
+    if not ch.dense:
+        records, count, digest = renumbered(c, ch, records)
+        if count != ch.chunk_counts:
+            sys.exit("fsim-spark: %d records renumbered but the shards wrote %d" % (count, ch.chunk_counts))
+        join_file_tables(c, ch, (count, digest))
+    for t_ in ch.tables:
+        os.remove(t_)
+    if c.shared:
+        shutil.rmtree(os.path.dirname(ch.tables[0]), ignore_errors=True)
+    # For the verification, line source and report tasks (SparkFiles where they run).
+    c.sc.addFile(c.L("files.tsv"))
+    head_lines = chunk_ends(ch)
     parts_dir = c.work_uri + "/sorted.parts"
     ch.sorted_local, ch.sorted_df = c.L("sorted.parts"), None
     if ch.file_sort:
@@ -484,13 +481,13 @@ def renumbered(c, ch, records):
     the table's ids: the records renumbered and digested in Python
     (docs/distributed.md). Returns (records, count, digest)."""
     log("%d files skipped while chunking: renumbering the records in Python" % ch.skipped)
-    ids = c.sc.broadcast({pos: i for i, (pos, _) in enumerate(ch.entries)})
+    ids = c.sc.broadcast(ch.moved)
 
     def renumber(rows):
         d = ids.value
         for r in rows:
             h, pos, ln = r.line.split("\t")
-            yield "%s\t%010d\t%s" % (h, d[int(pos)], ln)
+            yield "%s\t%010d\t%s" % (h, d.get(int(pos), int(pos)), ln)
 
     rdd = records.rdd.mapPartitions(renumber).persist(c.disk)
 
@@ -506,27 +503,13 @@ def renumbered(c, ch, records):
     return c.spark.createDataFrame(rdd.map(lambda l: (l,)), "line string"), count, digest
 
 
-def write_file_table(c, ch):
-    """files.tsv, as the merging fsim-chunk run writes it; shipped to the
-    tasks (SparkFiles). Returns the sorted file's header and trailer."""
-    import xxhash
-
-    with open(c.L(".files.tsv.tmp"), "w", encoding="utf-8", newline="\n") as f:
-        f.write(ch.files_head + "\n")
-        table = 0
-        for i, (_, rest) in enumerate(ch.entries):
-            line = "%010d\t%s" % (i, rest)
-            table += xxhash.xxh3_128_intdigest(line.encode("utf-8"))
-            f.write(line + "\n")
-        # table-digest: the file table's own records (sum of their xxh3-128).
-        f.write("#end files\tfiles=%d\trecords=%d\tdigest=%s\tskipped=%d\ttable-digest=%s\n"
-                % (ch.nfiles, ch.count, hex128(ch.digest), ch.skipped, hex128(table & M128)))
-    os.replace(c.L(".files.tsv.tmp"), c.L("files.tsv"))
-    c.sc.addFile(c.L("files.tsv"))
-    # The file table's header carries its own version (v2): the chunk
-    # stream's is v1.
+def chunk_ends(ch):
+    """The header and trailer of the run's chunk stream (sorted.tsv's two
+    `#` lines): the file table's header is the chunk stream's with its own
+    version (v2; the chunk stream's is v1), its trailer carries the records'
+    count and digest."""
     if not ch.files_head.startswith("#fsim files v2"):
-        sys.exit("fsim-spark: expected a '#fsim files v2' header from fsim-chunk, got %r" % ch.files_head)
+        sys.exit("fsim-spark: expected a '#fsim files v2' header from fsim-join, got %r" % ch.files_head)
     chunks_head = "#fsim chunks v1" + ch.files_head[len("#fsim files v2"):]
     return [chunks_head, "#end chunks\trecords=%d\tdigest=%s" % (ch.count, hex128(ch.digest))]
 
@@ -645,7 +628,7 @@ def partition_ends(ch, p):
     feature = ch.method in FEATURE_METHODS
     p.flines = []
     for i in p.multi:
-        size, _, content, _, _ = ch.entries[i][1].split("\t", 4)
+        size, _, content, _, _ = ch.entries[i].split("\t", 4)
         extra = "\t%d" % p.fcounts.get(i, 0) if feature else ""
         p.flines.append("F\t%010d\t%010d\t%s\t%s%s" % (i, p.labels[i], size, content, extra))
     p.tail = p.flines + [line for _, _, line in sorted(p.dropped)[:20]] + [p.trailer]

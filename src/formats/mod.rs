@@ -22,6 +22,7 @@ pub mod files;
 pub mod join;
 pub mod lines;
 pub mod numbers;
+pub mod shards;
 pub mod templates;
 
 pub use chunks::*;
