@@ -391,8 +391,7 @@ def chunk(c):
     else:
         ch.raw = c.transform(shard_df, "chunk", *chunk_opts).persist(c.disk)
         with open(c.L(".shard-tables.tsv"), "w", encoding="utf-8", newline="\n") as f:
-            for r in ch.raw.filter(first() == "T").toLocalIterator():
-                f.write(r.line[2:] + "\n")
+            f.write("".join(r.line[2:] + "\n" for r in ch.raw.filter(first() == "T").collect()))
         ch.tables = [c.L(".shard-tables.tsv")]
     join_file_tables(c, ch)
     c.mark("chunk %d shards (%d files, %d records)" % (c.shards, ch.nfiles, ch.chunk_counts), t0)
