@@ -79,8 +79,9 @@ VERIFY    ?= 1
 SORT      ?= fsim
 # Reports written by `make report`: any of txt json tsv html xlsx.
 FORMATS   ?= txt json
-# HTML: side-by-side views for at most this many links.
-HTML_MAX_VIEWS ?= 200
+# HTML: side-by-side views for at most this many links (fsim-report
+# --html-max-views; passed only when set).
+HTML_MAX_VIEWS ?=
 # REGIONS=1 also writes WORK/regions.tsv: the shared regions (offsets) of
 # every verified pair, for scripts (scripts/check-runs.py) and review
 # tools. Off by default: the report does not read it (the html computes
@@ -312,7 +313,7 @@ $(WORK)/report.tsv: $(PAIRS) $(WORK)/files.tsv | build
 
 # One self-contained page; re-reads the files of the viewed links.
 $(WORK)/report.html: $(PAIRS) $(WORK)/files.tsv | build
-	$(BIN)/fsim-report $(REPORT_OPTS) --format html --html-max-views $(HTML_MAX_VIEWS) -o $@ $<
+	$(BIN)/fsim-report $(REPORT_OPTS) --format html $(if $(HTML_MAX_VIEWS),--html-max-views $(HTML_MAX_VIEWS)) -o $@ $<
 
 # Workbook with outlined clusters (paper figures 5 and 6).
 $(WORK)/report.xlsx: $(PAIRS) $(WORK)/files.tsv | build
@@ -354,7 +355,7 @@ SDEMO_FORMATS ?= txt json tsv html xlsx
 
 spark-venv:
 	@test -x $(SPARK_PY) || python3 -m venv $(SPARK_VENV)
-	@$(SPARK_PY) -c 'import pyspark, xxhash' 2>/dev/null || $(SPARK_PY) -m pip install --quiet pyspark==$(PYSPARK_VERSION) xxhash==3.5.0
+	@$(SPARK_PY) -c 'import pyspark' 2>/dev/null || $(SPARK_PY) -m pip install --quiet pyspark==$(PYSPARK_VERSION)
 
 # The whole pipeline on Spark, same settings as `make report`, same bytes out.
 spark-report: build spark-venv check-repo
@@ -363,7 +364,7 @@ spark-report: build spark-venv check-repo
 	  --jobs $(JOBS) $(if $(CAPACITY),--capacity $(CAPACITY)) $(if $(FLOOR),--floor $(FLOOR)) --min-percent $(MIN_PERCENT) \
 	  $(if $(LINES),--lines $(LINES)) $(if $(CATALOGS),--catalogs $(CATALOGS)) $(if $(LINE_FLOOR),--line-floor $(LINE_FLOOR)) \
 	  $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) --verify $(VERIFY) --regions $(REGIONS) --formats '$(FORMATS)' $(if $(MEMORY),--memory $(MEMORY)) \
-	  --html-max-views $(HTML_MAX_VIEWS) $(SPARK_OPTS)
+	  $(if $(HTML_MAX_VIEWS),--html-max-views $(HTML_MAX_VIEWS)) $(SPARK_OPTS)
 
 # The demo repository through Spark in local mode, checked against make report.
 spark-demo: build spark-venv

@@ -234,3 +234,45 @@ fn line_source_needs_the_file_table() {
         assert!(err.contains("files.tsv"), "{err}");
     }
 }
+
+/// `--print-settings`: the effective settings, defaults included, read
+/// nothing; fsim-spark decides from `line-source=` whether a line-source
+/// task runs, so the defaults live in fsim-analyze alone.
+#[test]
+fn print_settings_says_whether_the_line_source_runs() {
+    let settings = |args: &[&str]| -> String {
+        let mut c = fsim("fsim-analyze");
+        c.arg("--print-settings")
+            .args(args)
+            .arg("/nonexistent/bins.tsv");
+        String::from_utf8(run_ok(c, None).stdout).unwrap()
+    };
+    assert_eq!(
+        settings(&[]),
+        "line-source=1\tline-pairs-below=4096\tline-catalogs=1\tline-min-percent=30\tmin-percent=10\tcapacity=1073741824\n"
+    );
+    for (args, on) in [
+        (&["--no-line-source"][..], "0"),
+        (&["--line-pairs-below", "0", "--no-line-catalogs"], "0"),
+        (&["--line-pairs-below", "0"], "1"),
+        (&["--no-line-catalogs"], "1"),
+    ] {
+        let s = settings(args);
+        assert!(
+            s.starts_with(&format!("line-source={on}\t")),
+            "{args:?}: {s}"
+        );
+    }
+    let s = settings(&[
+        "--line-min-percent",
+        "45",
+        "--min-percent",
+        "5",
+        "--capacity",
+        "64K",
+    ]);
+    assert!(
+        s.ends_with("line-min-percent=45\tmin-percent=5\tcapacity=65536\n"),
+        "{s}"
+    );
+}

@@ -99,6 +99,12 @@ struct Args {
     /// run's must not be higher); default: fsim-verify's --min-percent default.
     #[arg(long, value_name = "P", default_value = "50", value_parser = cli::parse_percent)]
     verify_min_percent: f64,
+    /// Print the effective settings of this command line as one line of
+    /// `key=value` fields (tab-separated; `line-source=1` when the line
+    /// source runs) and exit, reading nothing: how fsim-spark learns the
+    /// defaults instead of restating them (docs/distributed.md).
+    #[arg(long)]
+    print_settings: bool,
     /// Process every bin out of core (for tests).
     #[arg(long, hide = true)]
     force_spill: bool,
@@ -143,6 +149,24 @@ fn main() -> ExitCode {
             Err(fsim::error::Error::msg(
                 "--line-pairs-only and --line-pairs-from need the line source (--line-pairs-below above 0 or catalogs)",
             ))
+        });
+    }
+    if a.print_settings {
+        let line = format!(
+            "line-source={}\tline-pairs-below={max_size}\tline-catalogs={}\tline-min-percent={}\tmin-percent={}\tcapacity={}\n",
+            u8::from(wants_lines),
+            u8::from(catalogs),
+            a.line_min_percent,
+            a.min_percent,
+            a.capacity
+        );
+        return cli::run("fsim-analyze", || {
+            use fsim::error::Context;
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(line.as_bytes())
+                .and_then(|()| out.flush())
+                .ctx(|| "writing the settings to standard output")
         });
     }
     let line_mode = match a.line_pairs_from {

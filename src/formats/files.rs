@@ -493,8 +493,8 @@ mod tests {
     use super::*;
 
     /// The table digest's hash is the reference xxh3-128 (seed 0), the one
-    /// Python's `xxhash.xxh3_128_intdigest` computes for the Spark driver's
-    /// file table (scripts/spark/fsim_spark.py): a known answer from it.
+    /// Python's `xxhash.xxh3_128_intdigest` computes, so tools outside fsim
+    /// can check a table: a known answer from it.
     #[test]
     fn table_digest_is_reference_xxh3_128() {
         let mut d = TableDigest::default();

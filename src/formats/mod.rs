@@ -19,9 +19,11 @@ pub mod chunks;
 pub mod collections;
 pub mod escape;
 pub mod files;
+pub mod join;
 pub mod lines;
 pub mod numbers;
 pub mod pairs;
+pub mod shards;
 pub mod templates;
 
 pub use chunks::*;

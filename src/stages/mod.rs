@@ -7,6 +7,7 @@ pub mod binpack;
 pub mod chunk;
 pub mod collections;
 pub mod index;
+pub mod join;
 pub mod partition;
 pub mod reuse;
 pub mod sort;

@@ -23,6 +23,7 @@ pub fn bin(name: &str) -> PathBuf {
         "fsim-gen" => env!("CARGO_BIN_EXE_fsim-gen"),
         "fsim-template" => env!("CARGO_BIN_EXE_fsim-template"),
         "fsim-merge" => env!("CARGO_BIN_EXE_fsim-merge"),
+        "fsim-join" => env!("CARGO_BIN_EXE_fsim-join"),
         "fsim-eval" => env!("CARGO_BIN_EXE_fsim-eval"),
         "fsim" => env!("CARGO_BIN_EXE_fsim"),
         other => panic!("unknown binary {other}"),

@@ -1,0 +1,182 @@
+//! fsim-join through the real binary: parts of one file joined are the file
+//! written whole, byte for byte; parts that do not belong together are
+//! refused with the file and line, and no output is left.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+/// A sorted chunk file of the demo repository, and its hash ranges as
+/// `fsim-sort --split-ranges` cuts it: each range a chunk file with its own
+/// header and trailer, in hash order, so the ranges in order are the file.
+/// (fsim-sort writes the whole file's two `#` lines first, in byte order:
+/// `#end` before `#fsim`; the joined file has its header first.)
+fn sorted_and_ranges(dir: &Path) -> Vec<std::path::PathBuf> {
+    let (repo, _) = gen_repo(dir, &[]);
+    chunk_and_sort(&repo, &dir.join("w"), &[]);
+    let mut c = fsim("fsim-sort");
+    c.args(["-q", "--split-ranges", "4", "-o"])
+        .arg(dir.join("r"))
+        .arg(dir.join("w/sorted.tsv"));
+    run_ok(c, None);
+    (0..4).map(|i| dir.join(format!("r.r{i:05}"))).collect()
+}
+
+#[test]
+fn parts_joined_are_the_file_written_whole() {
+    let t = tempfile::tempdir().unwrap();
+    let ranges = sorted_and_ranges(t.path());
+    let sorted = std::fs::read_to_string(t.path().join("w/sorted.tsv")).unwrap();
+    let mut lines: Vec<&str> = sorted.lines().collect();
+    assert!(lines[0].starts_with("#end chunks\t") && lines[1].starts_with("#fsim chunks v1\t"));
+    let trailer = lines.remove(0);
+    lines.push(trailer);
+    let whole = format!("{}\n", lines.join("\n")).into_bytes();
+    let mut c = fsim("fsim-join");
+    c.arg("-o").arg(t.path().join("joined.tsv")).args(&ranges);
+    run_ok(c, None);
+    assert!(std::fs::read(t.path().join("joined.tsv")).unwrap() == whole);
+    // From standard input, the parts one after the other; --ends-only: the
+    // header and the trailer alone.
+    let cat: Vec<u8> = ranges
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let out = run_ok(fsim("fsim-join"), Some(&cat));
+    assert!(out.stdout == whole);
+    let mut c = fsim("fsim-join");
+    c.arg("--ends-only").args(&ranges);
+    let ends = String::from_utf8(run_ok(c, None).stdout).unwrap();
+    let text = String::from_utf8(whole).unwrap();
+    let want: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(ends, format!("{}\n", want.join("\n")));
+    // The next stage takes the joined file as the whole one.
+    let mut c = fsim("fsim-partition");
+    c.args(["-q", "--files"])
+        .arg(t.path().join("w/files.tsv"))
+        .arg("-o")
+        .arg(t.path().join("p.tsv"))
+        .arg(t.path().join("joined.tsv"));
+    run_ok(c, None);
+}
+
+#[test]
+fn pairs_parts_sum_their_counts_and_digests() {
+    let t = tempfile::tempdir().unwrap();
+    let a = pairs_file(&[(1, 2, 100, 100, 90), (1, 3, 100, 200, 60)]);
+    let b = pairs_file(&[(4, 5, 50, 50, 50)]);
+    let whole = pairs_file(&[
+        (1, 2, 100, 100, 90),
+        (1, 3, 100, 200, 60),
+        (4, 5, 50, 50, 50),
+    ]);
+    std::fs::write(t.path().join("a.tsv"), a).unwrap();
+    std::fs::write(t.path().join("b.tsv"), b).unwrap();
+    let mut c = fsim("fsim-join");
+    c.arg(t.path().join("a.tsv")).arg(t.path().join("b.tsv"));
+    assert!(run_ok(c, None).stdout == whole);
+}
+
+#[test]
+fn mismatched_headers_are_refused_with_file_and_line() {
+    let t = tempfile::tempdir().unwrap();
+    let ranges = sorted_and_ranges(t.path());
+    // Range 2 from a run with another average chunk size.
+    let text = std::fs::read_to_string(&ranges[2]).unwrap();
+    assert!(text.contains("\tavg=100\t"), "{text:.200}");
+    std::fs::write(&ranges[2], text.replacen("\tavg=100\t", "\tavg=1000\t", 1)).unwrap();
+    let out = t.path().join("joined.tsv");
+    let mut c = fsim("fsim-join");
+    c.arg("-o").arg(&out).args(&ranges);
+    let err = run_fail(c, None);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "fsim-join: {}:1: the header differs from the first part's ({}:1): avg=1000 here but avg=100 before",
+            ranges[2].display(),
+            ranges[0].display()
+        )
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!out.exists(), "a half-written output was left");
+    let leftovers = std::fs::read_dir(t.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".tmp")
+        })
+        .count();
+    assert_eq!(leftovers, 0);
+    // A part cut short: its trailer is missing.
+    let cut = t.path().join("cut.tsv");
+    let text = std::fs::read_to_string(&ranges[0]).unwrap();
+    let keep: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&cut, keep).unwrap();
+    let mut c = fsim("fsim-join");
+    c.arg(&ranges[1]).arg(&cut);
+    let err = run_fail(c, None);
+    assert!(
+        err.contains(&format!("{}:3: no '#end chunks' trailer", cut.display())),
+        "{err}"
+    );
+}
+
+/// The shards' file tables of `fsim-chunk --shard I/N` joined by
+/// `fsim-join --shard-tables` are the file table of the unsharded run, byte
+/// for byte (what fsim-spark writes as files.tsv); a shard of another run
+/// is refused with its file and line, and nothing is written.
+#[test]
+fn shard_tables_joined_are_the_unsharded_file_table() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    chunk_and_sort(&repo, &t.path().join("w"), &[]);
+    let shard = |i: u32, n: u32, extra: &[&str]| {
+        let table = t.path().join(format!("files.{i}.{n}.tsv"));
+        let mut c = fsim("fsim-chunk");
+        c.args(["-q", "-j", "1", "--shard", &format!("{i}/{n}")])
+            .args(extra)
+            .arg("--files-out")
+            .arg(&table)
+            .arg("-o")
+            .arg(t.path().join(format!("chunks.{i}.{n}.tsv")))
+            .arg(&repo);
+        run_ok(c, None);
+        table
+    };
+    let tables: Vec<_> = (0..3).map(|i| shard(i, 3, &[])).collect();
+    let out = t.path().join("files.tsv");
+    let moved = t.path().join("moved.tsv");
+    let mut c = fsim("fsim-join");
+    c.arg("--shard-tables")
+        .arg("--moved")
+        .arg(&moved)
+        .arg("-o")
+        .arg(&out)
+        .args(tables.iter().rev());
+    run_ok(c, None);
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(t.path().join("w/files.tsv")).unwrap());
+    assert_eq!(std::fs::read(&moved).unwrap(), b"");
+    // Shard 1 of a run with another average chunk size.
+    let other = shard(1, 3, &["--avg-size", "1000"]);
+    std::fs::remove_file(&out).unwrap();
+    let mut c = fsim("fsim-join");
+    c.args(["--shard-tables", "-o"])
+        .arg(&out)
+        .arg(&tables[0])
+        .arg(&other)
+        .arg(&tables[2]);
+    let err = run_fail(c, None);
+    assert!(
+        err.starts_with(&format!(
+            "fsim-join: {}:1: the header differs from {}'s: avg=1000 here but avg=100 before",
+            other.display(),
+            tables[0].display()
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
