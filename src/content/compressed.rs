@@ -24,6 +24,7 @@ pub(super) fn extract(kind: Kind, src: &mut dyn Source, budget: &Budget) -> Resu
             read_bounded(&mut r, budget, Some(input), what)
         }
         Kind::Zstd => {
+            zstd_window_fits(src, budget)?;
             let mut r = ruzstd::decoding::StreamingDecoder::new(BufReader::new(src))
                 .map_err(|e| format!("bad zstd frame: {e}"))?;
             read_bounded(&mut r, budget, Some(input), what)
@@ -83,4 +84,64 @@ impl Write for Capped<'_> {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// ruzstd reserves a frame's whole window before decoding its first block
+/// (and refuses windows over 100 MiB): a frame whose header declares a
+/// window over `max_bytes` is refused here first, so that a 20-byte file
+/// cannot make it allocate 100 MiB. The window is the declared content
+/// size of a single-segment frame, else 2^(10+e) * (1 + m/8) from the
+/// window descriptor (RFC 8878, 3.1.1.1).
+fn zstd_window_fits(src: &mut dyn Source, budget: &Budget) -> Result<(), Fail> {
+    let mut head = [0u8; 18];
+    let n = read_head(src, &mut head).map_err(|e| format!("cannot read: {e}"))?;
+    src.seek(SeekFrom::Start(0))
+        .map_err(|e| format!("cannot seek: {e}"))?;
+    let window = zstd_window(&head[..n]).ok_or("a truncated zstd frame header")?;
+    if window > budget.limits.max_bytes {
+        return Err(format!(
+            "the zstd frame asks for a {window}-byte window, more than the size limit of {}",
+            budget.limits.max_bytes
+        ));
+    }
+    Ok(())
+}
+
+/// As many bytes as `buf` holds, fewer only at the end of the input.
+fn read_head(src: &mut dyn Source, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match src.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// The window a zstd frame declares (`head` from its magic on).
+fn zstd_window(head: &[u8]) -> Option<u64> {
+    let fhd = *head.get(4)?;
+    let single = fhd & 0x20 != 0;
+    let dict_len = [0usize, 1, 2, 4][(fhd & 3) as usize];
+    let fcs_len = match (fhd >> 6, single) {
+        (0, true) => 1,
+        (0, false) => 0,
+        (1, _) => 2,
+        (2, _) => 4,
+        _ => 8,
+    };
+    if !single {
+        let wd = *head.get(5)?;
+        let base = 1u64 << (10 + (wd >> 3));
+        return Some(base + base / 8 * u64::from(wd & 7));
+    }
+    let at = 5 + dict_len;
+    let b = head.get(at..at + fcs_len)?;
+    let mut v = 0u64;
+    for (i, &x) in b.iter().enumerate() {
+        v |= u64::from(x) << (8 * i);
+    }
+    // A 2-byte size is stored minus 256.
+    Some(if fcs_len == 2 { v + 256 } else { v })
 }

@@ -234,6 +234,28 @@ fn bombs_stop_at_the_ratio_or_the_size_limit() {
         note.starts_with("unreadable as zstd: the decompressed stream expands more than 200:1"),
         "{note}"
     );
+    // A 14-byte zstd frame declaring a 96 MiB window (exponent 16,
+    // mantissa 4): refused before ruzstd reserves it.
+    let hostile = [
+        0x28,
+        0xb5,
+        0x2f,
+        0xfd,
+        0x00,
+        (16 << 3) | 4,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ];
+    assert_eq!(
+        raw_note(&hostile, &Limits::default()),
+        "unreadable as zstd: the zstd frame asks for a 100663296-byte window, more than the size limit of 67108864"
+    );
     // xz through its capped writer (lzma-rs writes literals only: no ratio).
     let mut xz = Vec::new();
     lzma_rs::xz_compress(&mut &zeros[..2 << 20], &mut xz).unwrap();
