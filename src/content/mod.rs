@@ -101,6 +101,35 @@ impl Kind {
     }
 }
 
+/// Which view the stages read (`--content auto|raw`): `Auto` the content
+/// view chosen by the bytes, `Raw` the bytes as they are (fsim before
+/// issue 27).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Auto,
+    Raw,
+}
+
+impl Mode {
+    /// `auto` or `raw`, for the command lines' `--content` (a clap
+    /// `value_parser`).
+    pub fn parse(s: &str) -> Result<Mode, String> {
+        match s {
+            "auto" => Ok(Mode::Auto),
+            "raw" => Ok(Mode::Raw),
+            _ => Err(format!("expected auto or raw, not {s:?}")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Raw => "raw",
+        }
+    }
+}
+
 /// Bounds every extractor enforces while it produces bytes, so that a
 /// hostile file (a decompression bomb, a zip of 10^6 members, XML nested
 /// 10^5 deep, a PDF that loops) costs at most these, and then keeps its raw
@@ -143,6 +172,20 @@ impl Default for Limits {
             max_depth: 256,
             time: Duration::from_secs(10),
             pdf_memory: 1 << 30,
+        }
+    }
+}
+
+impl Limits {
+    /// The defaults, with a view no larger than a quarter of a stage's
+    /// `--memory` (at least 1 MiB): an extraction holds about twice its
+    /// view, and the stage's own buffers need the rest. A 10 MB gzip that
+    /// expands to 1 GB under `--memory 256M` stops at 64 MiB with a note.
+    pub fn within_memory(memory: u64) -> Limits {
+        let d = Limits::default();
+        Limits {
+            max_bytes: (memory / 4).clamp(1 << 20, d.max_bytes),
+            ..d
         }
     }
 }
@@ -227,6 +270,19 @@ pub fn open(path: &Path, limits: &Limits) -> io::Result<Opened> {
 /// they keep their raw view with a note saying so.
 pub fn pdf_available() -> bool {
     pdf::available()
+}
+
+/// [`open`] in `mode`: with `Mode::Raw` the file as it is, never examined
+/// (the one function the stages' readers call).
+pub fn open_with(path: &Path, mode: Mode, limits: &Limits) -> io::Result<Opened> {
+    match mode {
+        Mode::Auto => open(path, limits),
+        Mode::Raw => Ok(Opened {
+            kind: Kind::Raw,
+            body: Body::Raw(crate::io::longpath::open_file(path)?),
+            note: None,
+        }),
+    }
 }
 
 /// The note of a file that keeps its raw view.

@@ -193,6 +193,34 @@ fn the_kind_comes_from_the_bytes_not_the_name() {
     assert_eq!(detect(&mut io::Cursor::new(&mail[..])), Kind::Mail);
 }
 
+#[test]
+fn raw_mode_and_memory_budgets() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("notes.txt.gz");
+    std::fs::write(&gz, fixture("notes.txt.gz")).unwrap();
+    let limits = Limits::default();
+    let auto = open_with(&gz, Mode::parse("auto").unwrap(), &limits).unwrap();
+    assert_eq!(auto.kind, Kind::Gzip);
+    assert!(matches!(&auto.body, Body::View(t) if t.starts_with(b"0: The committee")));
+    let mut raw = open_with(&gz, Mode::parse("raw").unwrap(), &limits).unwrap();
+    assert_eq!((raw.kind, raw.note.is_none()), (Kind::Raw, true));
+    let Body::Raw(f) = &mut raw.body else {
+        panic!("--content raw reads the file as it is")
+    };
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).unwrap();
+    assert_eq!(bytes, fixture("notes.txt.gz"));
+    assert_eq!(
+        Mode::parse("text"),
+        Err("expected auto or raw, not \"text\"".to_string())
+    );
+    // Views within a quarter of a stage's memory, 1 MiB to 64 MiB.
+    assert_eq!(Limits::within_memory(256 << 20).max_bytes, 64 << 20);
+    assert_eq!(Limits::within_memory(32 << 20).max_bytes, 8 << 20);
+    assert_eq!(Limits::within_memory(1 << 20).max_bytes, 1 << 20);
+    assert_eq!(Limits::within_memory(u64::MAX).max_bytes, 64 << 20);
+}
+
 /// A zip package of `members`, deflated.
 fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
