@@ -108,8 +108,10 @@ fn run(exe: &Path, input: &Path, budget: &Budget) -> Result<Vec<u8>, Fail> {
             Ok(None) if budget.check_time().is_err() => {
                 let _ = child.kill();
                 let _ = child.wait();
-                let _ = out_thread.join();
-                let _ = err_thread.join();
+                // The readers are not joined: a descendant the extractor
+                // left holding the pipes must not hold this thread too;
+                // they end when the pipes close.
+                drop((out_thread, err_thread));
                 return Err(budget.check_time().unwrap_err());
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
@@ -154,4 +156,72 @@ fn page_lines(text: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::Limits;
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Instant;
+
+    /// An executable script standing in for pdftotext.
+    fn fake(dir: &Path, body: &str) -> PathBuf {
+        let p = dir.join("fake-pdftotext");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_hanging_extractor_is_killed_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        // Not `exec`: a child of the killed process keeps the pipes open.
+        let exe = fake(dir.path(), "sleep 30");
+        let limits = Limits {
+            time: Duration::from_millis(500),
+            ..Limits::default()
+        };
+        let t = Instant::now();
+        let r = run(&exe, Path::new("/dev/null"), &Budget::new(&limits));
+        assert_eq!(r, Err("took longer than 0.5 s, the time limit".to_string()));
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn endless_output_stops_at_the_size_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = fake(dir.path(), "exec yes 'one more line of text'");
+        let limits = Limits {
+            max_bytes: 1 << 20,
+            ..Limits::default()
+        };
+        let r = run(&exe, Path::new("/dev/null"), &Budget::new(&limits));
+        assert_eq!(
+            r,
+            Err("the text larger than 1048576 bytes, the size limit".to_string())
+        );
+    }
+
+    #[test]
+    fn the_memory_limit_reaches_the_process_and_failures_say_why() {
+        let dir = tempfile::tempdir().unwrap();
+        // The address space limit the process runs under, in KiB.
+        let exe = fake(
+            dir.path(),
+            "ulimit -v; echo 'Syntax Error: broken xref' >&2; exit 3",
+        );
+        let limits = Limits {
+            pdf_memory: 256 << 20,
+            ..Limits::default()
+        };
+        let r = run(&exe, Path::new("/dev/null"), &Budget::new(&limits));
+        assert_eq!(
+            r,
+            Err("pdftotext failed (exit status: 3): Syntax Error: broken xref".to_string())
+        );
+        let exe = fake(dir.path(), "ulimit -v");
+        let out = run(&exe, Path::new("/dev/null"), &Budget::new(&limits)).unwrap();
+        assert_eq!(out, b"262144\n");
+    }
 }
