@@ -528,3 +528,96 @@ fn views_are_the_same_on_every_thread_and_run() {
         assert_eq!(t, once);
     }
 }
+
+/// `data` (a zip) with member `target` replaced by `new`, the others as
+/// they were (`mimetype` stored first, as OpenDocument and EPUB want).
+fn rezip_with(data: &[u8], target: &str, new: &[u8]) -> Vec<u8> {
+    let mut z = zip::ZipArchive::new(io::Cursor::new(data)).unwrap();
+    let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        let name = f.name().to_string();
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        let method = match name.as_str() {
+            "mimetype" => zip::CompressionMethod::Stored,
+            _ => zip::CompressionMethod::Deflated,
+        };
+        let opts = zip::write::SimpleFileOptions::default().compression_method(method);
+        w.start_file(name.as_str(), opts).unwrap();
+        w.write_all(if name == target { new } else { &bytes })
+            .unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+/// The members an extractor reads, of a package.
+fn text_parts(data: &[u8]) -> Vec<String> {
+    let z = zip::ZipArchive::new(io::Cursor::new(data)).unwrap();
+    let read = [
+        "document.xml",
+        "sharedStrings.xml",
+        "worksheets/sheet",
+        "slides/slide",
+        "content.xml",
+        ".xhtml",
+        ".opf",
+        "container.xml",
+    ];
+    let mut names: Vec<String> = z
+        .file_names()
+        .filter(|n| read.iter().any(|r| n.contains(r)))
+        .map(String::from)
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn mutated_xml_inside_valid_packages_is_a_view_or_a_note() {
+    // Mutating the zip's bytes mostly breaks its CRCs; here the XML the
+    // extractors parse is damaged and the package stays valid, so the XML
+    // walkers, the spine and the shared strings meet the damage.
+    let limits = Limits {
+        max_bytes: 4 << 20,
+        time: Duration::from_secs(2),
+        ..Limits::default()
+    };
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut cases, mut notes, mut views) = (0, 0, 0);
+    for (name, data) in fixtures() {
+        if !data.starts_with(b"PK\x03\x04") {
+            continue;
+        }
+        let parts = text_parts(&data);
+        assert!(!parts.is_empty(), "{name}");
+        let mut z = zip::ZipArchive::new(io::Cursor::new(&data[..])).unwrap();
+        for _ in 0..150 {
+            let part = &parts[rng.below(parts.len())];
+            let mut xml = Vec::new();
+            z.by_name(part).unwrap().read_to_end(&mut xml).unwrap();
+            let m = rezip_with(&data, part, &mutate(&xml, &mut rng));
+            let t = Instant::now();
+            let v = view(&m, &limits);
+            cases += 1;
+            assert!(t.elapsed() < Duration::from_secs(4), "{name} {part}");
+            assert!(v.bytes.len() as u64 <= limits.max_bytes.max(m.len() as u64));
+            match &v.note {
+                Some(note) => {
+                    notes += 1;
+                    assert!(!note.contains("panicked"), "{name} {part}: {note}");
+                    assert_eq!(v.bytes, m);
+                }
+                None => {
+                    views += 1;
+                    assert!(
+                        std::str::from_utf8(&v.bytes).is_ok(),
+                        "{name}: a text view is UTF-8"
+                    );
+                }
+            }
+        }
+    }
+    eprintln!("{cases} packages with damaged XML: {views} views, {notes} notes");
+    assert!(cases >= 1000 && views > 100 && notes > 100);
+}
