@@ -28,7 +28,7 @@ mod pdf;
 mod tests;
 mod xml;
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -234,36 +234,59 @@ pub enum Body {
     View(Vec<u8>),
 }
 
-/// [`open`]'s answer: the view's kind (`Raw` for a raw body), its body, and
-/// the note when a recognised file fell back to its raw bytes.
+/// [`open`]'s answer: the view's kind (`Raw` for a raw body), its body,
+/// the note when a recognised file fell back to its raw bytes, and the
+/// metadata of the file opened (not of a path that may have been replaced
+/// since: the stages compare its size and mtime with the file table).
 #[derive(Debug)]
 pub struct Opened {
     pub kind: Kind,
     pub body: Body,
     pub note: Option<String>,
+    pub meta: Metadata,
 }
 
 /// Open `path` for its content view. Fails only when the file itself cannot
 /// be opened or read; a raw body is positioned at the start of the file.
+/// Anything but a regular file (a FIFO put in a file's place) is returned
+/// raw and unread, for the caller's own check.
 pub fn open(path: &Path, limits: &Limits) -> io::Result<Opened> {
     let mut file = crate::io::longpath::open_file(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(raw(file, meta));
+    }
     let kind = detect(&mut file);
-    let (body, note, kind) = if kind == Kind::Raw {
-        (Body::Raw(file), None, Kind::Raw)
-    } else {
+    if kind != Kind::Raw {
         match extract_guarded(kind, &mut file, Some(path), limits) {
-            Ok(bytes) => (Body::View(bytes), None, kind),
-            Err(why) => (Body::Raw(file), Some(unreadable(kind, &why)), Kind::Raw),
+            Ok(bytes) => {
+                return Ok(Opened {
+                    kind,
+                    body: Body::View(bytes),
+                    note: None,
+                    meta,
+                })
+            }
+            Err(why) => {
+                file.seek(SeekFrom::Start(0))?;
+                let mut o = raw(file, meta);
+                o.note = Some(unreadable(kind, &why));
+                return Ok(o);
+            }
         }
-    };
-    let body = match body {
-        Body::Raw(mut f) => {
-            f.seek(SeekFrom::Start(0))?;
-            Body::Raw(f)
-        }
-        v => v,
-    };
-    Ok(Opened { kind, body, note })
+    }
+    file.seek(SeekFrom::Start(0))?;
+    Ok(raw(file, meta))
+}
+
+/// A file opened for its raw bytes.
+fn raw(file: File, meta: Metadata) -> Opened {
+    Opened {
+        kind: Kind::Raw,
+        body: Body::Raw(file),
+        note: None,
+        meta,
+    }
 }
 
 /// True when PDFs get their text here (pdftotext is installed); else
@@ -277,11 +300,11 @@ pub fn pdf_available() -> bool {
 pub fn open_with(path: &Path, mode: Mode, limits: &Limits) -> io::Result<Opened> {
     match mode {
         Mode::Auto => open(path, limits),
-        Mode::Raw => Ok(Opened {
-            kind: Kind::Raw,
-            body: Body::Raw(crate::io::longpath::open_file(path)?),
-            note: None,
-        }),
+        Mode::Raw => {
+            let file = crate::io::longpath::open_file(path)?;
+            let meta = file.metadata()?;
+            Ok(raw(file, meta))
+        }
     }
 }
 

@@ -177,6 +177,7 @@ fn the_kind_comes_from_the_bytes_not_the_name() {
     std::fs::write(&fake, "BZh9 is how this line starts\n").unwrap();
     let o = open(&bak, &Limits::default()).unwrap();
     assert_eq!(o.kind, Kind::Docx);
+    assert_eq!(o.meta.len(), fixture("letter-v1.docx").len() as u64);
     assert!(matches!(&o.body, Body::View(t) if t.starts_with(b"Minutes\n")));
     let mut o = open(&fake, &Limits::default()).unwrap();
     assert_eq!((o.kind, o.note), (Kind::Raw, None));
@@ -210,6 +211,22 @@ fn raw_mode_and_memory_budgets() {
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).unwrap();
     assert_eq!(bytes, fixture("notes.txt.gz"));
+    // A truncated docx from a path: its raw file at the start, and a note.
+    let cut = dir.path().join("cut.docx");
+    let docx = fixture("letter-v1.docx");
+    std::fs::write(&cut, &docx[..docx.len() / 2]).unwrap();
+    let mut o = open_with(&cut, Mode::Auto, &limits).unwrap();
+    assert_eq!(o.kind, Kind::Raw);
+    assert!(o.note.unwrap().starts_with("unreadable as docx: bad zip"));
+    let Body::Raw(f) = &mut o.body else {
+        panic!("a note keeps the raw file")
+    };
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).unwrap();
+    assert_eq!(bytes, &docx[..docx.len() / 2]);
+    // A directory (a FIFO, ...) is opened unread, for the caller's check.
+    let o = open_with(dir.path(), Mode::Auto, &limits).unwrap();
+    assert!(o.meta.is_dir() && o.note.is_none());
     assert_eq!(
         Mode::parse("text"),
         Err("expected auto or raw, not \"text\"".to_string())
