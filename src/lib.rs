@@ -13,6 +13,7 @@
 //! | [`formats`] | every record format: reader, writer, escaping, digests |
 //! | [`io`] | atomic outputs, the background writer, the walk, long paths, progress |
 //! | [`align`] | the bit-parallel LCS of token ids (fsim-verify's exact figure) |
+//! | [`content`] | the content view of documents: decompressed streams, the text of docx/xlsx/pptx/odt/ods/odp/epub, PDF and mail (docs/documents.md) |
 //! | [`chunking`] | TTTD and BSW, the feature methods, batched MD5, parallel hashing, the stream types |
 //! | [`stages`] | one module per pipeline stage (below) |
 //! | [`report`] | the report model and its text, json, tsv, html and xlsx renderings |
@@ -37,6 +38,7 @@
 pub mod align;
 pub mod chunking;
 pub mod cli;
+pub mod content;
 pub mod corpus;
 pub mod driver;
 pub mod error;

@@ -14,23 +14,30 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
     ("formats", &["formats"], &["base"]),
     ("io", &["io"], &["base", "formats"]),
     ("align", &["align"], &["base"]),
-    ("chunking", &["chunking"], &["base", "formats", "io"]),
+    // The content view of documents (issue 27): what the chunker, the line
+    // source, fsim-verify and the html read instead of the raw bytes.
+    ("content", &["content"], &["base", "formats", "io"]),
+    (
+        "chunking",
+        &["chunking"],
+        &["base", "formats", "io", "content"],
+    ),
     (
         "stages",
         &["stages"],
-        &["base", "formats", "io", "align", "chunking"],
+        &["base", "formats", "io", "align", "content", "chunking"],
     ),
     // The report reads the formats (and re-chunks files for its html
     // views): it does not call a stage.
     (
         "report",
         &["report"],
-        &["base", "formats", "io", "align", "chunking"],
+        &["base", "formats", "io", "align", "content", "chunking"],
     ),
     (
         "eval",
         &["eval", "corpus"],
-        &["base", "formats", "io", "chunking"],
+        &["base", "formats", "io", "content", "chunking"],
     ),
     // The installed command runs the stages as programs (through make):
     // it writes its makefile atomically and calls no stage.

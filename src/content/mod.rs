@@ -1,0 +1,461 @@
+//! The content view of a file (issue 27, docs/documents.md): what the
+//! chunker, the line source, fsim-verify and the html report should compare
+//! instead of the raw bytes when the bytes are a container of the content.
+//! Two .docx from one Word template share their styles and settings XML
+//! (86 % of their raw bytes) and two versions of a compressed text share
+//! almost no compressed byte; their views are the paragraphs and the
+//! decompressed text.
+//!
+//! The kind is chosen by the bytes ([`detect`]: magic numbers, and for a zip
+//! the names of its members), never by the file name. Every extractor works
+//! under [`Limits`] counted while bytes are produced, and runs inside
+//! `catch_unwind`; the PDF parser, the one large parser, runs as a separate
+//! process with a deadline and a memory limit ([`pdf`]). A file that cannot
+//! be read as its kind keeps its raw view with a note saying why, so
+//! extraction never fails a run: only reading the file itself can.
+//!
+//! Deterministic: the view depends on the bytes and the limits only (and,
+//! for PDF, on the pdftotext found), never on the thread or the run; a
+//! deadline that expires is the one exception, and it says so in the note.
+
+mod compressed;
+mod detect;
+mod html;
+mod mail;
+mod package;
+mod pdf;
+#[cfg(test)]
+mod tests;
+mod xml;
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub use detect::detect;
+
+/// What a file's bytes are, as far as its content view is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// Compared as it is: text, html, images, unknown formats.
+    Raw,
+    Gzip,
+    Bzip2,
+    Xz,
+    Zstd,
+    Docx,
+    Xlsx,
+    Pptx,
+    Odt,
+    Ods,
+    Odp,
+    Epub,
+    Pdf,
+    Mail,
+}
+
+impl Kind {
+    /// Every kind, in a fixed order (tests, docs).
+    pub const ALL: [Kind; 14] = [
+        Kind::Raw,
+        Kind::Gzip,
+        Kind::Bzip2,
+        Kind::Xz,
+        Kind::Zstd,
+        Kind::Docx,
+        Kind::Xlsx,
+        Kind::Pptx,
+        Kind::Odt,
+        Kind::Ods,
+        Kind::Odp,
+        Kind::Epub,
+        Kind::Pdf,
+        Kind::Mail,
+    ];
+
+    /// The name written in notes (and, later, in the file table).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Raw => "raw",
+            Kind::Gzip => "gzip",
+            Kind::Bzip2 => "bzip2",
+            Kind::Xz => "xz",
+            Kind::Zstd => "zstd",
+            Kind::Docx => "docx",
+            Kind::Xlsx => "xlsx",
+            Kind::Pptx => "pptx",
+            Kind::Odt => "odt",
+            Kind::Ods => "ods",
+            Kind::Odp => "odp",
+            Kind::Epub => "epub",
+            Kind::Pdf => "pdf",
+            Kind::Mail => "mail",
+        }
+    }
+
+    /// The kind named `s` (the inverse of [`Kind::name`]).
+    pub fn from_name(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+/// Which view the stages read (`--content auto|raw`): `Auto` the content
+/// view chosen by the bytes, `Raw` the bytes as they are (fsim before
+/// issue 27).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Auto,
+    Raw,
+}
+
+impl Mode {
+    /// `auto` or `raw`, for the command lines' `--content` (a clap
+    /// `value_parser`).
+    pub fn parse(s: &str) -> Result<Mode, String> {
+        match s {
+            "auto" => Ok(Mode::Auto),
+            "raw" => Ok(Mode::Raw),
+            _ => Err(format!("expected auto or raw, not {s:?}")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Raw => "raw",
+        }
+    }
+}
+
+/// Bounds every extractor enforces while it produces bytes, so that a
+/// hostile file (a decompression bomb, a zip of 10^6 members, XML nested
+/// 10^5 deep, a PDF that loops) costs at most these, and then keeps its raw
+/// view with a note.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Largest view (decompressed stream, extracted text), and largest zip
+    /// member or mail part read to produce it. Also bounds the memory of
+    /// one extraction: about twice this.
+    pub max_bytes: u64,
+    /// Largest container read into memory to be extracted (a PDF, a mail
+    /// message); larger ones keep their raw view.
+    pub max_input: u64,
+    /// Largest ratio of decompressed to compressed bytes, applied once the
+    /// output passes `ratio_floor` (a small file of zeros compresses 1000:1
+    /// legitimately; a bomb does so for gigabytes).
+    pub max_ratio: u64,
+    /// Output below which the ratio is not checked.
+    pub ratio_floor: u64,
+    /// Most members a zip may list, most parts a mail may have.
+    pub max_members: usize,
+    /// Deepest XML element nesting, deepest MIME nesting.
+    pub max_depth: usize,
+    /// Wall-clock time one file's extraction may take.
+    pub time: Duration,
+    /// Address space of the PDF text extractor's process.
+    pub pdf_memory: u64,
+}
+
+impl Default for Limits {
+    /// 64 MiB views, 1:200 ratios beyond 1 MiB, 10,000 members, depth 256,
+    /// 10 s, and 1 GiB for pdftotext (docs/documents.md says why).
+    fn default() -> Self {
+        Limits {
+            max_bytes: 64 << 20,
+            max_input: 256 << 20,
+            max_ratio: 200,
+            ratio_floor: 1 << 20,
+            max_members: 10_000,
+            max_depth: 256,
+            time: Duration::from_secs(10),
+            pdf_memory: 1 << 30,
+        }
+    }
+}
+
+impl Limits {
+    /// The defaults, with a view no larger than a quarter of a stage's
+    /// `--memory` (at least 1 MiB): an extraction holds about twice its
+    /// view, and the stage's own buffers need the rest. A 10 MB gzip that
+    /// expands to 1 GB under `--memory 256M` stops at 64 MiB with a note.
+    pub fn within_memory(memory: u64) -> Limits {
+        let d = Limits::default();
+        Limits {
+            max_bytes: (memory / 4).clamp(1 << 20, d.max_bytes),
+            ..d
+        }
+    }
+}
+
+/// A file's content view held in memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct View {
+    /// The kind whose view `bytes` is: `Raw` when the file was not
+    /// recognised, or was recognised and could not be read as its kind.
+    pub kind: Kind,
+    pub bytes: Vec<u8>,
+    /// Why the view is raw although the bytes looked like a document
+    /// ("unreadable as docx: ..."), or `None`.
+    pub note: Option<String>,
+}
+
+/// The content view of `data`, whatever it holds: never fails.
+pub fn view(data: &[u8], limits: &Limits) -> View {
+    let kind = detect(&mut io::Cursor::new(data));
+    if kind == Kind::Raw {
+        return View {
+            kind,
+            bytes: data.to_vec(),
+            note: None,
+        };
+    }
+    match extract_guarded(kind, &mut io::Cursor::new(data), None, limits) {
+        Ok(bytes) => View {
+            kind,
+            bytes,
+            note: None,
+        },
+        Err(why) => View {
+            kind: Kind::Raw,
+            bytes: data.to_vec(),
+            note: Some(unreadable(kind, &why)),
+        },
+    }
+}
+
+/// A file opened for its content view: the raw file itself, to be streamed
+/// as before (any size), or the extracted view.
+#[derive(Debug)]
+pub enum Body {
+    Raw(File),
+    View(Vec<u8>),
+}
+
+/// [`open`]'s answer: the view's kind (`Raw` for a raw body), its body,
+/// the note when a recognised file fell back to its raw bytes, and the
+/// metadata of the file opened (not of a path that may have been replaced
+/// since: the stages compare its size and mtime with the file table).
+#[derive(Debug)]
+pub struct Opened {
+    pub kind: Kind,
+    pub body: Body,
+    pub note: Option<String>,
+    pub meta: Metadata,
+}
+
+/// Open `path` for its content view. Fails only when the file itself cannot
+/// be opened or read; a raw body is positioned at the start of the file.
+/// Anything but a regular file (a FIFO put in a file's place) is returned
+/// raw and unread, for the caller's own check.
+pub fn open(path: &Path, limits: &Limits) -> io::Result<Opened> {
+    let mut file = crate::io::longpath::open_file(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(raw(file, meta));
+    }
+    let kind = detect(&mut file);
+    if kind != Kind::Raw {
+        match extract_guarded(kind, &mut file, Some(path), limits) {
+            Ok(bytes) => {
+                return Ok(Opened {
+                    kind,
+                    body: Body::View(bytes),
+                    note: None,
+                    meta,
+                })
+            }
+            Err(why) => {
+                file.seek(SeekFrom::Start(0))?;
+                let mut o = raw(file, meta);
+                o.note = Some(unreadable(kind, &why));
+                return Ok(o);
+            }
+        }
+    }
+    file.seek(SeekFrom::Start(0))?;
+    Ok(raw(file, meta))
+}
+
+/// A file opened for its raw bytes.
+fn raw(file: File, meta: Metadata) -> Opened {
+    Opened {
+        kind: Kind::Raw,
+        body: Body::Raw(file),
+        note: None,
+        meta,
+    }
+}
+
+/// True when PDFs get their text here (pdftotext is installed); else
+/// they keep their raw view with a note saying so.
+pub fn pdf_available() -> bool {
+    pdf::available()
+}
+
+/// [`open`] in `mode`: with `Mode::Raw` the file as it is, never examined
+/// (the one function the stages' readers call).
+pub fn open_with(path: &Path, mode: Mode, limits: &Limits) -> io::Result<Opened> {
+    match mode {
+        Mode::Auto => open(path, limits),
+        Mode::Raw => {
+            let file = crate::io::longpath::open_file(path)?;
+            let meta = file.metadata()?;
+            Ok(raw(file, meta))
+        }
+    }
+}
+
+/// The note of a file that keeps its raw view.
+fn unreadable(kind: Kind, why: &str) -> String {
+    format!("unreadable as {}: {why}", kind.name())
+}
+
+/// What detection and the extractors read: a file or bytes in memory,
+/// seekable (the zip directory is at the end).
+pub trait Source: Read + Seek {}
+impl<T: Read + Seek> Source for T {}
+
+/// Why an extraction stopped; becomes the note's text.
+pub(crate) type Fail = String;
+
+/// `extract` with panics caught: a panic in a parser (ours or a
+/// dependency's) is a note like any other failure.
+fn extract_guarded(
+    kind: Kind,
+    src: &mut dyn Source,
+    path: Option<&Path>,
+    limits: &Limits,
+) -> Result<Vec<u8>, Fail> {
+    let budget = Budget::new(limits);
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        src.seek(SeekFrom::Start(0))
+            .map_err(|e| format!("cannot rewind: {e}"))?;
+        extract(kind, src, path, &budget)
+    }));
+    match run {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(format!("the extractor panicked ({msg})"))
+        }
+    }
+}
+
+fn extract(
+    kind: Kind,
+    src: &mut dyn Source,
+    path: Option<&Path>,
+    budget: &Budget,
+) -> Result<Vec<u8>, Fail> {
+    match kind {
+        Kind::Raw => Err("not a document".into()),
+        Kind::Gzip | Kind::Bzip2 | Kind::Xz | Kind::Zstd => compressed::extract(kind, src, budget),
+        Kind::Docx | Kind::Xlsx | Kind::Pptx | Kind::Odt | Kind::Ods | Kind::Odp | Kind::Epub => {
+            package::extract(kind, src, budget)
+        }
+        Kind::Pdf => pdf::extract(src, path, budget),
+        Kind::Mail => mail::extract(&read_input(src, budget)?, budget),
+    }
+}
+
+/// The whole input in memory, refused beyond `max_input`.
+fn read_input(src: &mut dyn Source, budget: &Budget) -> Result<Vec<u8>, Fail> {
+    let mut data = Vec::new();
+    src.take(budget.limits.max_input + 1)
+        .read_to_end(&mut data)
+        .map_err(|e| format!("read error: {e}"))?;
+    if data.len() as u64 > budget.limits.max_input {
+        return Err(format!(
+            "larger than {} bytes, the limit of a document read whole",
+            budget.limits.max_input
+        ));
+    }
+    Ok(data)
+}
+
+/// The limits of one extraction with its deadline.
+pub(crate) struct Budget<'a> {
+    pub limits: &'a Limits,
+    pub deadline: Instant,
+}
+
+impl<'a> Budget<'a> {
+    fn new(limits: &'a Limits) -> Self {
+        Budget {
+            limits,
+            deadline: Instant::now() + limits.time,
+        }
+    }
+
+    /// An error once the deadline has passed (called every few thousand
+    /// events by the loops that could run long).
+    pub fn check_time(&self) -> Result<(), Fail> {
+        if Instant::now() > self.deadline {
+            Err(format!(
+                "took longer than {} s, the time limit",
+                self.limits.time.as_secs_f64()
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// An error when `len` bytes of output are over `max_bytes`.
+    pub fn check_size(&self, len: u64, what: &str) -> Result<(), Fail> {
+        if len > self.limits.max_bytes {
+            Err(format!(
+                "{what} larger than {} bytes, the size limit",
+                self.limits.max_bytes
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// An error when `out` bytes made from `input` are over the ratio limit
+    /// (only past `ratio_floor`).
+    pub fn check_ratio(&self, out: u64, input: u64, what: &str) -> Result<(), Fail> {
+        let l = self.limits;
+        if out > l.ratio_floor && out > input.max(1).saturating_mul(l.max_ratio) {
+            Err(format!(
+                "{what} expands more than {}:1 (a decompression bomb?): over {out} bytes from {input}",
+                l.max_ratio
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Read all of `r` into a vector, checking size and time as it grows, and
+/// the ratio to `input` compressed bytes when given.
+pub(crate) fn read_bounded(
+    r: &mut dyn Read,
+    budget: &Budget,
+    input: Option<u64>,
+    what: &str,
+) -> Result<Vec<u8>, Fail> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => return Ok(out),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("{what}: {e}")),
+        };
+        out.extend_from_slice(&buf[..n]);
+        budget.check_size(out.len() as u64, what)?;
+        if let Some(input) = input {
+            budget.check_ratio(out.len() as u64, input, what)?;
+        }
+        budget.check_time()?;
+    }
+}
