@@ -1,0 +1,144 @@
+//! Folder pairs (issue 28) through the real binaries: `make report` on
+//! the small end (two folders of two files) and on 20 copied-and-edited
+//! project folders, read back from the json, text and tsv reports.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// `n` lines of pseudo-random words, seeded.
+fn text(seed: u64, n: usize) -> String {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let mut out = String::new();
+    for i in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        out.push_str(&format!("line {i} of {seed}: {:016x} {:08x}\n", x, x >> 40));
+    }
+    out
+}
+
+fn write(path: &Path, body: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, body).unwrap();
+}
+
+/// `make report` with txt, json and tsv; the json document.
+fn report(repo: &Path, work: &Path) -> Value {
+    run_ok(
+        make_report_cmd(repo, work, &["QUIET=1", "FORMATS=txt json tsv"]),
+        None,
+    );
+    serde_json::from_str(&read(work, "report.json")).unwrap()
+}
+
+fn tail(v: &Value, key: &str) -> String {
+    let s = v[key].as_str().unwrap();
+    s.rsplit('/').next().unwrap().to_string()
+}
+
+#[test]
+fn two_folders_of_two_files_are_one_folder_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let x = text(1, 60);
+    let y = text(2, 80);
+    // B/y: every fifth line edited.
+    let y2: String = y
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i % 5 == 0 {
+                format!("edited {i}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    write(&repo.join("A/x.txt"), &x);
+    write(&repo.join("A/y.txt"), &y);
+    write(&repo.join("B/x.txt"), &x);
+    write(&repo.join("B/y.txt"), &y2);
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    let folders = j["folders"].as_array().unwrap();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let f = &folders[0];
+    assert_eq!((tail(f, "a"), tail(f, "b")), ("A".into(), "B".into()));
+    assert_eq!(j["summary"]["folder_pairs"], 1);
+    // x is identical (its size); y's bytes in common are the verified
+    // link's figure.
+    let links = j["clusters"][0]["links"].as_array().unwrap();
+    assert_eq!(links.len(), 1);
+    let common = links[0]["bytes_in_common"].as_u64().unwrap();
+    assert!(links[0]["exact"].as_bool().unwrap());
+    let want = x.len() as u64 + common;
+    assert_eq!(f["a_in_b"].as_u64().unwrap(), want);
+    assert_eq!(f["b_in_a"].as_u64().unwrap(), want);
+    assert_eq!(f["bytes_a"].as_u64().unwrap(), (x.len() + y.len()) as u64);
+    assert_eq!(f["same"], 2);
+    assert_eq!(f["changed"], 2);
+    assert_eq!(
+        (f["only_a"].as_u64(), f["only_b"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let txt = read(&work, "report.txt");
+    let at = txt
+        .find("Folders that are copies or versions of each other: 1 pairs")
+        .unwrap();
+    assert!(at < txt.find("A. Identical files").unwrap(), "{txt}");
+    assert!(txt.contains("/A  <->  ") && txt.contains("/B  "), "{txt}");
+    let tsv = read(&work, "report.tsv");
+    let row = tsv.lines().nth(1).unwrap();
+    assert!(row.starts_with("folders\tfolder-pair\t4\t"), "{row}");
+}
+
+#[test]
+fn twenty_copied_and_edited_projects_pair_at_their_tops() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let subs = ["src", "docs", "tests"];
+    for k in 0..20u64 {
+        for (s, sub) in subs.iter().enumerate() {
+            for i in 0..4u64 {
+                let seed = 100 + s as u64 * 10 + i;
+                let mut body = text(seed, 50);
+                // Copy k edits one file of its own: a version.
+                if s == 0 && i == k % 4 {
+                    body = body.replacen("line 7 ", &format!("line seven, copy {k} "), 1);
+                    body.push_str(&format!("added by copy {k}\n"));
+                }
+                write(&repo.join(format!("p{k:02}/{sub}/f{i}.txt")), &body);
+            }
+        }
+        // And a file only it has.
+        write(
+            &repo.join(format!("p{k:02}/docs/notes-{k}.txt")),
+            &text(1000 + k, 30),
+        );
+    }
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    let folders = j["folders"].as_array().unwrap();
+    assert_eq!(folders.len(), 20 * 19 / 2);
+    for f in folders {
+        let (a, b) = (tail(f, "a"), tail(f, "b"));
+        assert!(a.starts_with('p') && b.starts_with('p') && a != b, "{f}");
+        assert_eq!(
+            (f["files_a"].as_u64(), f["files_b"].as_u64()),
+            (Some(13), Some(13))
+        );
+        assert_eq!(
+            (f["only_a"].as_u64(), f["only_b"].as_u64()),
+            (Some(1), Some(1)),
+            "{f}"
+        );
+        assert!(f["percent"].as_f64().unwrap() > 85.0, "{f}");
+    }
+    // No sub-folder pair is listed under its projects' pair.
+    let txt = read(&work, "report.txt");
+    assert!(!txt.contains("/src  <->"), "sub-folders listed");
+}
