@@ -312,7 +312,7 @@ fn xlsx_reads_back_with_outlines() {
     let mut wb: calamine::Xlsx<_> = calamine::open_workbook(&path).unwrap();
     assert_eq!(
         wb.sheet_names(),
-        ["Summary", "A Identical", "B Clusters", "C Links"],
+        ["Summary", "Folders", "A Identical", "B Clusters", "C Links"],
         "the summary first"
     );
 
