@@ -16,11 +16,6 @@ const MAX_LINES: usize = 100;
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("src/eval/report.rs", "markdown", TO_SPLIT),
     ("src/eval/plot.rs", "write_all", TO_SPLIT),
-    (
-        "src/stages/analyze/read.rs",
-        "analyze_with_progress",
-        TO_SPLIT,
-    ),
     ("src/stages/templates.rs", "run", TO_SPLIT),
     ("src/stages/partition/mod.rs", "run", TO_SPLIT),
     ("src/stages/sort/mod.rs", "run", TO_SPLIT),
