@@ -23,7 +23,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("src/stages/binpack.rs", "run_components", TO_SPLIT),
     ("src/stages/partition/forest.rs", "run_forest", TO_SPLIT),
     ("src/stages/partition/group.rs", "group_chunks", TO_SPLIT),
-    ("src/report/mod.rs", "text_head", TO_SPLIT),
     ("src/io/walk.rs", "walk_long", TO_SPLIT),
     ("src/eval/experiment.rs", "measure", TO_SPLIT),
 ];
