@@ -16,7 +16,6 @@ const MAX_LINES: usize = 100;
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("src/eval/report.rs", "markdown", TO_SPLIT),
     ("src/eval/plot.rs", "write_all", TO_SPLIT),
-    ("src/stages/collections.rs", "merge", TO_SPLIT),
     ("src/corpus.rs", "slices_overlap_in_part", TO_SPLIT),
     ("src/report/html.rs", "write", TO_SPLIT),
     ("src/eval/output.rs", "write_csvs", TO_SPLIT),
