@@ -20,7 +20,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("src/report/html.rs", "write", TO_SPLIT),
     ("src/eval/output.rs", "write_csvs", TO_SPLIT),
     ("src/stages/partition/forest.rs", "run_forest", TO_SPLIT),
-    ("src/stages/partition/group.rs", "group_chunks", TO_SPLIT),
     ("src/io/walk.rs", "walk_long", TO_SPLIT),
     ("src/eval/experiment.rs", "measure", TO_SPLIT),
 ];
