@@ -18,7 +18,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("src/eval/plot.rs", "write_all", TO_SPLIT),
     ("src/corpus.rs", "slices_overlap_in_part", TO_SPLIT),
     ("src/report/html.rs", "write", TO_SPLIT),
-    ("src/eval/output.rs", "write_csvs", TO_SPLIT),
 ];
 
 /// The functions that were over the limit when this test was written
