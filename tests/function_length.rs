@@ -15,7 +15,6 @@ const MAX_LINES: usize = 100;
 /// limit fails the test too, so it is removed when the function is split.
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("src/eval/report.rs", "markdown", TO_SPLIT),
-    ("src/eval/plot.rs", "write_all", TO_SPLIT),
     ("src/corpus.rs", "slices_overlap_in_part", TO_SPLIT),
     ("src/report/html.rs", "write", TO_SPLIT),
 ];
