@@ -147,7 +147,7 @@ the text of the paper (one letter: `a`).",
     );
     let _ = writeln!(
         s,
-        "* **Methods** (src/features, byte windows of w bytes, Karp-Rabin fingerprints modulo \
+        "* **Methods** (src/chunking/features, byte windows of w bytes, Karp-Rabin fingerprints modulo \
 2^61-1): Mod_n (fingerprints ≡ 0 mod n), Min_n (n smallest), Sketch_n (min of n hash functions; \
 matching positions / n), BSW_n (boundary where fp mod n = 0, smallest fingerprint per chunk), \
 Manber's sif (fingerprints with the low 8 bits zero, non-overlapping: sif_256), all but Sketch \
