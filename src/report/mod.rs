@@ -299,32 +299,7 @@ impl Report {
             s["identical_files"],
             human_bytes(s["overhead_bytes"].as_u64().unwrap_or(0)),
         );
-        let p = &self.params;
-        let (basis, bound) = match p.get("estimate") {
-            // Feature methods (docs/formats.md): bytes in common are the
-            // method's similarity estimate expressed in bytes.
-            Some(e) => (
-                format!(
-                    "features: {} window {} bytes",
-                    p.get("method").unwrap_or("?"),
-                    p.get("window").unwrap_or("?")
-                ),
-                format!("the method's {e} estimate in bytes, exact where fsim-verify measured it"),
-            ),
-            None => (
-                format!(
-                    "chunks: {} avg {} bytes",
-                    p.get("method").unwrap_or("?"),
-                    p.get("avg").unwrap_or("?")
-                ),
-                if p.get("verified") == Some("1") {
-                    "exact where fsim-verify measured them, else lower bounds from shared chunks"
-                        .to_string()
-                } else {
-                    "lower bounds from shared chunks".to_string()
-                },
-            ),
-        };
+        let (basis, bound) = self.figures_basis();
         let _ = writeln!(
             o,
             "{dim}{} files scanned; {basis}; links kept at >= {}% of the {} file and >= {} bytes in common ({bound}){reset}",
@@ -353,6 +328,55 @@ impl Report {
         }
         let _ = writeln!(o);
         folders_text(&self.folders, self.config.min_percent, &mut o, st);
+        self.text_identical(&mut o, &st);
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{head}B. Clusters of similar files: {} (most reclaimable bytes first){reset}",
+            self.clusters.len()
+        );
+        let _ = writeln!(
+            o,
+            "{dim}reclaimable: over a cluster's files, the most bytes each shares with one larger file of the cluster{reset}"
+        );
+        o
+    }
+
+    /// What the figures of the report are (chunks or a feature method) and
+    /// how exact: the two parts of the text report's second line.
+    fn figures_basis(&self) -> (String, String) {
+        let p = &self.params;
+        match p.get("estimate") {
+            // Feature methods (docs/formats.md): bytes in common are the
+            // method's similarity estimate expressed in bytes.
+            Some(e) => (
+                format!(
+                    "features: {} window {} bytes",
+                    p.get("method").unwrap_or("?"),
+                    p.get("window").unwrap_or("?")
+                ),
+                format!("the method's {e} estimate in bytes, exact where fsim-verify measured it"),
+            ),
+            None => (
+                format!(
+                    "chunks: {} avg {} bytes",
+                    p.get("method").unwrap_or("?"),
+                    p.get("avg").unwrap_or("?")
+                ),
+                if p.get("verified") == Some("1") {
+                    "exact where fsim-verify measured them, else lower bounds from shared chunks"
+                        .to_string()
+                } else {
+                    "lower bounds from shared chunks".to_string()
+                },
+            ),
+        }
+    }
+
+    /// Section A of the text report: the identical sets and their files.
+    fn text_identical(&self, o: &mut String, st: &Style) {
+        use std::fmt::Write;
+        let (bold, head, reset) = (st.bold, st.head, st.reset);
         let _ = writeln!(
             o,
             "{head}A. Identical files: {} sets{reset}",
@@ -371,17 +395,6 @@ impl Report {
                 let _ = writeln!(o, "    {}", self.path(f));
             }
         }
-        let _ = writeln!(o);
-        let _ = writeln!(
-            o,
-            "{head}B. Clusters of similar files: {} (most reclaimable bytes first){reset}",
-            self.clusters.len()
-        );
-        let _ = writeln!(
-            o,
-            "{dim}reclaimable: over a cluster's files, the most bytes each shares with one larger file of the cluster{reset}"
-        );
-        o
     }
 
     /// A cluster of the text report: its line, its files.
