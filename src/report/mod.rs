@@ -19,6 +19,7 @@
 //! its own: the html page's caps (src/report/html.rs), xlsx's rows in
 //! flight (src/report/xlsx.rs).
 
+pub mod actions;
 pub mod collections;
 pub mod filter;
 pub mod folders;
@@ -647,6 +648,14 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
     };
     let report = match format {
         Format::Text | Format::Json | Format::Tsv => stream::run(config, color)?,
+        Format::Sh => {
+            let output = config.output.clone();
+            let (report, _, _) = stream::prepare(config)?;
+            let mut out = stream::Buffered::create(output.as_deref())?;
+            actions::write(&report, &mut out)?;
+            out.finish()?;
+            report
+        }
         Format::Html | Format::Xlsx => {
             let (report, mut source, rank) = stream::prepare(config)?;
             let templates = load_templates(&report)?;

@@ -23,6 +23,9 @@ pub enum Format {
     Html,
     /// A workbook with outlined rows (src/report/xlsx.rs); needs `-o FILE`.
     Xlsx,
+    /// A shell script of actions for the identical files, reviewed and run
+    /// by a person (src/report/actions.rs).
+    Sh,
 }
 
 /// When the text report is coloured (`--color`).

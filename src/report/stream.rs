@@ -153,6 +153,13 @@ impl Buffered {
         Ok(())
     }
 
+    /// Bytes that need not be UTF-8 (a path as it is on disk).
+    pub(crate) fn push_bytes(&mut self, b: &[u8]) -> Result<()> {
+        self.out.write_all(self.buf.as_bytes())?;
+        self.buf.clear();
+        self.out.write_all(b)
+    }
+
     pub(crate) fn finish(mut self) -> Result<()> {
         self.out.write_all(self.buf.as_bytes())?;
         self.out.finish()
