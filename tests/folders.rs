@@ -78,6 +78,9 @@ fn two_folders_of_two_files_are_one_folder_pair() {
     assert_eq!(f["bytes_a"].as_u64().unwrap(), (x.len() + y.len()) as u64);
     assert_eq!(f["same"], 2);
     assert_eq!(f["changed"], 2);
+    // The cluster of the two y and the set of the two x lie inside it.
+    assert_eq!(j["clusters"][0]["folder_pair"], 0);
+    assert_eq!(j["identical_sets"][0]["folder_pair"], 0);
     assert_eq!(
         (f["only_a"].as_u64(), f["only_b"].as_u64()),
         (Some(0), Some(0))
@@ -88,6 +91,7 @@ fn two_folders_of_two_files_are_one_folder_pair() {
         .unwrap();
     assert!(at < txt.find("A. Identical files").unwrap(), "{txt}");
     assert!(txt.contains("/A  <->  ") && txt.contains("/B  "), "{txt}");
+    assert_eq!(txt.matches("(folder pair 1, above)").count(), 2, "{txt}");
     let tsv = read(&work, "report.tsv");
     let row = tsv.lines().nth(1).unwrap();
     assert!(row.starts_with("folders\tfolder-pair\t4\t"), "{row}");

@@ -186,6 +186,7 @@ impl Report {
                     "id": s.id,
                     "size": s.size,
                     "overhead_bytes": s.overhead(),
+                    "folder_pair": s.folder_pair,
                     "files": s.files.iter().map(|&f| self.path(f)).collect::<Vec<_>>(),
                 })
             })
@@ -236,6 +237,7 @@ impl Report {
             "template_bytes": c.template.as_ref().map(|t| t.bytes),
             "template_command": c.template.as_ref().map(|t| t.command.clone()),
             "review": review,
+            "folder_pair": c.folder_pair,
             "files": files,
             "links": links,
         })
@@ -392,10 +394,24 @@ impl Report {
                 human_bytes(s.size),
                 human_bytes(s.overhead())
             );
+            if let Some(k) = s.folder_pair {
+                let _ = writeln!(o, "    {}", self.inside_folders(k));
+            }
             for &f in &s.files {
                 let _ = writeln!(o, "    {}", self.path(f));
             }
         }
+    }
+
+    /// The line that says a group lies inside folder pair `k`.
+    fn inside_folders(&self, k: u32) -> String {
+        let p = &self.folders.pairs[k as usize];
+        format!(
+            "inside the folders {}  <->  {} (folder pair {}, above)",
+            escape_path_string(&p.a),
+            escape_path_string(&p.b),
+            k + 1
+        )
     }
 
     /// A cluster of the text report: its line, its files.
@@ -429,6 +445,9 @@ impl Report {
                 c.link_count,
                 c.avg_similarity
             );
+            if let Some(k) = c.folder_pair {
+                let _ = writeln!(o, "    {}", self.inside_folders(k));
+            }
             if let Some(t) = &c.template {
                 let _ = writeln!(
                     o,
@@ -568,10 +587,11 @@ fn folders_text(
         min_percent,
         st.reset
     );
-    for p in &f.pairs {
+    for (k, p) in f.pairs.iter().enumerate() {
         let _ = writeln!(
             o,
-            "  {}{}{}  <->  {}{}{}  {}{:.1}%{}",
+            "  {}. {}{}{}  <->  {}{}{}  {}{:.1}%{}",
+            k + 1,
             st.bold,
             escape_path_string(&p.a),
             st.reset,

@@ -115,6 +115,9 @@ pub struct Cluster {
     pub template: Option<Box<TemplateHint>>,
     /// How a large cluster is shown (`Config::review_files`).
     pub review: Option<Box<Review>>,
+    /// The reported folder pair that holds all its files, if any
+    /// (`FolderReport::explains`).
+    pub folder_pair: Option<u32>,
 }
 
 /// A cluster's id: the first 10 hex digits of the smallest content hash
@@ -174,6 +177,8 @@ pub struct IdenticalSet {
     pub id: String,
     pub size: u64,
     pub files: Vec<u32>,
+    /// The reported folder pair that holds all its files, if any.
+    pub folder_pair: Option<u32>,
 }
 
 impl IdenticalSet {
@@ -471,6 +476,7 @@ pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
             id: hex128(files.content(v[0]))[..10].to_string(),
             size: files.at(v[0]).size,
             files: v.to_vec(),
+            folder_pair: None,
         })
         .collect();
     drop(ids);
@@ -560,6 +566,7 @@ pub(crate) fn make_cluster(
         avg_similarity: avg,
         template,
         review: None,
+        folder_pair: None,
     }
 }
 
