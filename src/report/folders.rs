@@ -22,9 +22,11 @@
 //! folder. The pair's similarity is (A in B + B in A) / (bytes of A +
 //! bytes of B).
 //!
-//! **Which pairs are reported.** Those at or above the threshold whose
-//! parent pair is not: the topmost folders that are copies or versions of
-//! each other, not every sub-folder of two copied trees.
+//! **Which pairs are reported.** Those at or above the threshold none of
+//! whose ancestor pairs (at the same heights) is: the topmost folders that
+//! are copies or versions of each other, not every sub-folder of two
+//! copied trees, even one more alike than the trees (its files are in the
+//! trees' figures).
 //!
 //! **Memory.** Each credit (a folder pair, a file, its partner's bytes)
 //! goes through the external sorter ([`crate::io::sorter`]) within the
@@ -287,7 +289,7 @@ impl<'a> Folders<'a> {
         contains(&self.dirs, outer, inner)
     }
 
-    /// The pairs at or above `min_percent` whose parent pair is not, and
+    /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
     /// which of them explains each of `groups` (sets of file ids).
     pub fn finish(self, min_percent: f64, groups: &[&[u32]]) -> Result<FolderReport> {
         let mut figures: BTreeMap<(u32, u32), FolderPair> = BTreeMap::new();
@@ -313,8 +315,17 @@ impl<'a> Folders<'a> {
         let mut pairs: Vec<FolderPair> = figures
             .iter()
             .filter(|(&(da, db), _)| {
-                let (pa, pb) = (dirs[da as usize].parent, dirs[db as usize].parent);
-                pa == ROOT || pb == ROOT || !figures.contains_key(&(pa.min(pb), pa.max(pb)))
+                // Topmost: no pair of their ancestors (at the same heights)
+                // is reported.
+                let (mut pa, mut pb) = (dirs[da as usize].parent, dirs[db as usize].parent);
+                while pa != ROOT && pb != ROOT && pa != pb {
+                    if figures.contains_key(&(pa.min(pb), pa.max(pb))) {
+                        return false;
+                    }
+                    pa = dirs[pa as usize].parent;
+                    pb = dirs[pb as usize].parent;
+                }
+                true
             })
             .map(|(_, p)| p.clone())
             .collect();
@@ -334,42 +345,58 @@ impl<'a> Folders<'a> {
 }
 
 /// For each group, the first of `pairs` (most bytes first) whose two
-/// folders hold all its files; a group of files all in one folder of
-/// no pair is left unmarked.
+/// folders hold all its files; a group of files all in one folder of no
+/// pair is left unmarked. One folder of such a pair holds the group's
+/// first file, the other the first file outside it: O(files × depth²) a
+/// group, whatever the number of pairs.
 fn explains(
     dirs: &[Dir],
     dir_of: &[u32],
     pairs: &[FolderPair],
     groups: &[&[u32]],
 ) -> Vec<Option<u32>> {
-    // Folder id -> the pairs it belongs to.
     let id_of: HashMap<&[u8], u32> = dirs
         .iter()
         .enumerate()
         .map(|(i, d)| (&d.path[..], i as u32))
         .collect();
-    let mut of_dir: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-    for (k, p) in pairs.iter().enumerate() {
-        let (a, b) = (id_of[&p.a[..]], id_of[&p.b[..]]);
-        of_dir.entry(a).or_default().push((k as u32, b));
-        of_dir.entry(b).or_default().push((k as u32, a));
-    }
+    let index: HashMap<(u32, u32), u32> = pairs
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let (a, b) = (id_of[&p.a[..]], id_of[&p.b[..]]);
+            ((a.min(b), a.max(b)), k as u32)
+        })
+        .collect();
     let under = |f: u32, d: u32| contains(dirs, d, dir_of[f as usize]);
+    let ancestors = |mut d: u32| {
+        std::iter::from_fn(move || {
+            let here = d;
+            (here != ROOT).then(|| {
+                d = dirs[here as usize].parent;
+                here
+            })
+        })
+    };
     groups
         .iter()
         .map(|files| {
             let first = *files.first()?;
             let mut best: Option<u32> = None;
-            let mut d = dir_of[first as usize];
-            while d != ROOT {
-                for &(k, other) in of_dir.get(&d).map_or(&[][..], |v| &v[..]) {
-                    let both = files.iter().all(|&f| under(f, d) || under(f, other));
-                    let spans = files.iter().any(|&f| under(f, other));
-                    if both && spans && best.is_none_or(|b| k < b) {
+            for x in ancestors(dir_of[first as usize]) {
+                let Some(&out) = files.iter().find(|&&f| !under(f, x)) else {
+                    continue;
+                };
+                for y in ancestors(dir_of[out as usize]) {
+                    let Some(&k) = index.get(&(x.min(y), x.max(y))) else {
+                        continue;
+                    };
+                    if best.is_none_or(|b| k < b)
+                        && files.iter().all(|&f| under(f, x) || under(f, y))
+                    {
                         best = Some(k);
                     }
                 }
-                d = dirs[d as usize].parent;
             }
             best
         })
@@ -567,6 +594,26 @@ mod tests {
         assert_eq!((p.same, p.changed, p.only_a, p.only_b), (2, 2, 0, 0));
         assert_eq!((p.files_a, p.bytes_a), (2, 1400));
         assert!((p.percent() - 1000.0 / 14.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_sub_folder_pair_under_a_reported_pair_is_not_listed() {
+        // (p1, p2) at 75 %; (p1/x, p2/x) at 9 %; (p1/x/sub, p2/x/sub) at
+        // 100 %, yet inside the reported (p1, p2).
+        let (t, sets, set_of) = table(&[
+            ("w/p1/x/sub/a", 100, 1),
+            ("w/p1/x/big", 1000, 2),
+            ("w/p1/y/c", 3000, 3),
+            ("w/p2/x/sub/a", 100, 1),
+            ("w/p2/x/big", 1000, 4),
+            ("w/p2/y/c", 3000, 3),
+        ]);
+        let sr = set_refs(&sets);
+        let r = Folders::new(&t, &sr, &set_of, sort())
+            .unwrap()
+            .finish(50.0, &[])
+            .unwrap();
+        assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
     }
 
     #[test]

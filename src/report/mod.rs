@@ -407,10 +407,15 @@ impl Report {
     fn inside_folders(&self, k: u32) -> String {
         let p = &self.folders.pairs[k as usize];
         format!(
-            "inside the folders {}  <->  {} (folder pair {}, above)",
+            "inside the folders {}  <->  {} (folder pair {}{})",
             escape_path_string(&p.a),
             escape_path_string(&p.b),
-            k + 1
+            k + 1,
+            if (k as usize) < FOLDERS_TEXT_MAX {
+                ", above"
+            } else {
+                ", in report.json"
+            }
         )
     }
 
@@ -571,6 +576,10 @@ impl Report {
     }
 }
 
+/// Folder pairs listed in the text report (the rest, with fewer bytes, are
+/// counted: they are in json and tsv).
+const FOLDERS_TEXT_MAX: usize = 100;
+
 /// The folders section of the text report, before the identical sets.
 fn folders_text(
     f: &crate::report::folders::FolderReport,
@@ -587,7 +596,7 @@ fn folders_text(
         min_percent,
         st.reset
     );
-    for (k, p) in f.pairs.iter().enumerate() {
+    for (k, p) in f.pairs.iter().enumerate().take(FOLDERS_TEXT_MAX) {
         let _ = writeln!(
             o,
             "  {}. {}{}{}  <->  {}{}{}  {}{:.1}%{}",
@@ -615,6 +624,15 @@ fn folders_text(
             p.changed,
             p.only_a,
             p.only_b
+        );
+    }
+    if f.pairs.len() > FOLDERS_TEXT_MAX {
+        let _ = writeln!(
+            o,
+            "{}... and {} more folder pairs, with fewer bytes: all are in report.json and report.tsv{}",
+            st.dim,
+            f.pairs.len() - FOLDERS_TEXT_MAX,
+            st.reset
         );
     }
     if f.wide_sets > 0 {

@@ -726,7 +726,8 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
 /// The folder pairs of the kept links and the identical sets, their
 /// credits sorted within what `--memory` leaves the links.
 fn folder_pairs(report: &Report, source: &mut Source) -> Result<FolderReport> {
-    let mut sort = SortOptions::with_memory(report.link_budget().max(MIN_MEMORY));
+    // At most 64 MiB of credits in memory: more only saves a merge pass.
+    let mut sort = SortOptions::with_memory(report.link_budget().clamp(MIN_MEMORY, 64 << 20));
     sort.tmpdir = report.config.tmpdir.clone();
     let sets: Vec<SetRef> = report
         .identical
