@@ -429,6 +429,7 @@ impl Visit for Page<'_> {
             "levels": c.review.as_ref().map(|rv| crate::report::model::REVIEW_LEVELS.iter().zip(&rv.levels).map(|(l, (k, big))| json!([l, k, big])).collect::<Vec<_>>()),
             "template": c.template.as_ref().map(|t| t.command.clone()),
             "template_bytes": c.template.as_ref().map(|t| t.bytes),
+            "folder_pair": c.folder_pair,
         });
         let t =
             serde_json::to_string(&head).map_err(|e| crate::Error::msg(format!("html: {e}")))?;

@@ -50,6 +50,17 @@ try {
   const n = await rows.count();
   check(n >= 3, `cluster table lists the clusters (${n})`);
 
+  // Folder pairs first (the sample's manuals/v1 and v2), and the clusters
+  // they explain hidden on request.
+  const folderRows = await page.locator('#folders-body tr').count();
+  check(folderRows >= 1, `folder pairs listed (${folderRows})`);
+  check((await page.textContent('#folders-body')).includes('manuals/v2'), 'manuals/v1 and v2 paired');
+  await page.check('#f-folders');
+  const outside = await rows.count();
+  check(outside < n && outside > 0, `clusters inside a folder pair hidden (${n} -> ${outside})`);
+  await page.uncheck('#f-folders');
+  check(await rows.count() === n, 'and shown again');
+
   // Sort by number of files: descending, then ascending on a second click.
   const filesCol = async () => (await page.locator('#cbody tr.cluster td:nth-child(4)').allTextContents())
     .map((s) => Number(s.replace(/,/g, '')));
