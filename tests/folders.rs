@@ -29,7 +29,7 @@ fn write(path: &Path, body: &str) {
 /// `make report` with txt, json and tsv; the json document.
 fn report(repo: &Path, work: &Path) -> Value {
     run_ok(
-        make_report_cmd(repo, work, &["QUIET=1", "FORMATS=txt json tsv"]),
+        make_report_cmd(repo, work, &["QUIET=-q", "FORMATS=txt json tsv"]),
         None,
     );
     serde_json::from_str(&read(work, "report.json")).unwrap()
