@@ -21,15 +21,22 @@ pub(super) fn parse_file_line(line: &[u8]) -> std::result::Result<(u32, u64, u12
     // memchr rather than `split_fields`: this runs for every file and the
     // path is the longest field.
     let bad = || format!("expected {}", crate::formats::FileEntry::EXPECTED);
-    let mut tabs = [0usize; 5];
+    // Five tabs in a v2 record, seven in a v3 one (view and raw size
+    // before the path, which is last in both).
+    let mut tabs = [0usize; 7];
     let mut it = memchr::memchr_iter(b'\t', line);
+    let mut n = 0;
     for t in tabs.iter_mut() {
-        *t = it.next().ok_or_else(bad)?;
+        match it.next() {
+            Some(at) => *t = at,
+            None => break,
+        }
+        n += 1;
     }
-    let path = &line[tabs[4] + 1..];
-    if memchr::memchr(b'\t', path).is_some() {
+    if (n != 5 && n != 7) || it.next().is_some() {
         return Err(bad());
     }
+    let path = &line[tabs[n - 1] + 1..];
     let id = parse_id(&line[..tabs[0]]).ok_or("expected a 10-digit file id in field 1")?;
     let size =
         parse_u64(&line[tabs[0] + 1..tabs[1]]).ok_or("expected a size in bytes in field 2")?;
@@ -132,7 +139,7 @@ pub(super) fn read_file_table(
             continue;
         }
         if params.is_none() {
-            return Err(lines.error("no '#fsim files v2' header: expected a file table written by fsim-chunk --files-out"));
+            return Err(lines.error("no '#fsim files v3' header: expected a file table written by fsim-chunk --files-out"));
         }
         if trailer.is_some() {
             return Err(lines.error("record after the trailer"));
@@ -153,7 +160,7 @@ pub(super) fn read_file_table(
         Error::input(
             &name,
             line,
-            "no '#fsim files v2' header: expected a file table written by fsim-chunk --files-out",
+            "no '#fsim files v3' header: expected a file table written by fsim-chunk --files-out",
         )
     })?;
     let t = trailer.ok_or_else(|| {

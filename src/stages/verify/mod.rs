@@ -216,6 +216,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         .map(|_| {
             let mut w = Worker::new();
             w.templates = tshared.clone();
+            w.limits = crate::content::Limits::within_memory(cfg.memory);
             w.threshold = (cfg.min_percent, cfg.percent_of);
             w
         })
