@@ -323,6 +323,11 @@ $(WORK)/report.html: $(PAIRS) $(WORK)/files.tsv | build
 $(WORK)/report.xlsx: $(PAIRS) $(WORK)/files.tsv | build
 	$(BIN)/fsim-report $(REPORT_OPTS) --format xlsx -o $@ $<
 
+# Actions for the identical files: a script to review, never run by fsim
+# (FORMATS="txt json sh"; `sh report.sh` says what it would do).
+$(WORK)/report.sh: $(PAIRS) $(WORK)/files.tsv | build
+	$(BIN)/fsim-report $(REPORT_OPTS) --format sh -o $@ $<
+
 # Paper section 4: mark cluster CLUSTER of the last report as template
 # similarity; its shared chunks are appended to the templates file (the
 # first of TEMPLATES, else WORK/templates.tsv). Then run make report again

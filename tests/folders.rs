@@ -28,10 +28,7 @@ fn write(path: &Path, body: &str) {
 
 /// `make report` with txt, json and tsv; the json document.
 fn report(repo: &Path, work: &Path) -> Value {
-    run_ok(
-        make_report_cmd(repo, work, &["QUIET=-q", "FORMATS=txt json tsv"]),
-        None,
-    );
+    run_ok(make_report_cmd(repo, work, &["FORMATS=txt json tsv"]), None);
     serde_json::from_str(&read(work, "report.json")).unwrap()
 }
 
@@ -81,6 +78,9 @@ fn two_folders_of_two_files_are_one_folder_pair() {
     assert_eq!(f["bytes_a"].as_u64().unwrap(), (x.len() + y.len()) as u64);
     assert_eq!(f["same"], 2);
     assert_eq!(f["changed"], 2);
+    // The cluster of the two y and the set of the two x lie inside it.
+    assert_eq!(j["clusters"][0]["folder_pair"], 0);
+    assert_eq!(j["identical_sets"][0]["folder_pair"], 0);
     assert_eq!(
         (f["only_a"].as_u64(), f["only_b"].as_u64()),
         (Some(0), Some(0))
@@ -91,6 +91,7 @@ fn two_folders_of_two_files_are_one_folder_pair() {
         .unwrap();
     assert!(at < txt.find("A. Identical files").unwrap(), "{txt}");
     assert!(txt.contains("/A  <->  ") && txt.contains("/B  "), "{txt}");
+    assert_eq!(txt.matches("(folder pair 1, above)").count(), 2, "{txt}");
     let tsv = read(&work, "report.tsv");
     let row = tsv.lines().nth(1).unwrap();
     assert!(row.starts_with("folders\tfolder-pair\t4\t"), "{row}");
@@ -141,4 +142,68 @@ fn twenty_copied_and_edited_projects_pair_at_their_tops() {
     // No sub-folder pair is listed under its projects' pair.
     let txt = read(&work, "report.txt");
     assert!(!txt.contains("/src  <->"), "sub-folders listed");
+}
+
+/// `sh report.sh ARG` in `dir`: (exit code, stdout, stderr).
+fn script(work: &Path, arg: &str) -> (i32, String, String) {
+    let out = std::process::Command::new("sh")
+        .arg(work.join("report.sh"))
+        .arg(arg)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_actions_script_links_or_removes_copies_and_refuses_changed_files() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let body = text(7, 40);
+    // Three copies, one under a hostile name; a fourth set of two.
+    let odd = "it's a\nname $HOME.txt";
+    write(&repo.join("a/orig.txt"), &body);
+    write(&repo.join("b/copy.txt"), &body);
+    write(&repo.join(format!("c/{odd}")), &body);
+    write(&repo.join("d/one.txt"), &text(8, 30));
+    write(&repo.join("d/two.txt"), &text(8, 30));
+    let work = dir.path().join("work");
+    run_ok(make_report_cmd(&repo, &work, &["FORMATS=sh"]), None);
+    // Dry run (the default): says what it would do, touches nothing.
+    let (code, out, _) = script(&work, "--dry-run");
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.matches("would replace by a link or remove").count(),
+        3,
+        "{out}"
+    );
+    assert!(repo.join(format!("c/{odd}")).exists());
+    // A copy changed since the run is refused; the others are linked.
+    std::fs::write(repo.join("b/copy.txt"), body.replace("line 3 ", "LINE 3 ")).unwrap();
+    let (code, _, err) = script(&work, "--link");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("refused (changed since the run):") && err.contains("b/copy.txt"),
+        "{err}"
+    );
+    assert!(err.contains("2 copies handled (link), 1 refused"), "{err}");
+    let ino = |p: &str| std::fs::metadata(repo.join(p)).unwrap().ino();
+    assert_eq!(ino(&format!("c/{odd}")), ino("a/orig.txt"));
+    assert_eq!(ino("d/two.txt"), ino("d/one.txt"));
+    assert_ne!(ino("b/copy.txt"), ino("a/orig.txt"));
+    // --remove: the linked copies still pass the checks and go.
+    let (_, _, err) = script(&work, "--remove");
+    assert!(
+        err.contains("2 copies handled (remove), 1 refused"),
+        "{err}"
+    );
+    assert!(!repo.join("d/two.txt").exists() && repo.join("d/one.txt").exists());
+    assert!(repo.join("b/copy.txt").exists());
+    let (code, _, err) = script(&work, "--now");
+    assert_eq!(code, 2);
+    assert!(err.contains("usage:"), "{err}");
 }

@@ -41,7 +41,7 @@ fn from_tsv(text: &str) -> Links {
         col("bytes_in_common"),
     );
     lines
-        .filter(|l| !l.starts_with('#'))
+        .filter(|l| !l.starts_with('#') && !l.starts_with("folders\t"))
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
             (
@@ -99,6 +99,62 @@ fn from_xlsx(path: &std::path::Path) -> Links {
         .collect()
 }
 
+/// The folder pairs: (a, b, bytes of a in b, of b in a), in order.
+type FolderRows = Vec<(String, String, u64, u64)>;
+
+fn folders_json(d: &serde_json::Value) -> FolderRows {
+    d["folders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap().to_string();
+            let n = |k: &str| f[k].as_u64().unwrap();
+            (s("a"), s("b"), n("a_in_b"), n("b_in_a"))
+        })
+        .collect()
+}
+
+fn folders_html(page: &str) -> FolderRows {
+    let start = page.find("id=\"fsim-data\">").unwrap() + "id=\"fsim-data\">".len();
+    let end = start + page[start..].find("</script>").unwrap();
+    folders_json(&serde_json::from_str(&page[start..end]).unwrap())
+}
+
+fn folders_tsv(text: &str) -> FolderRows {
+    text.lines()
+        .filter(|l| l.starts_with("folders\t"))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            // bytes_in_common: a in b + b in a.
+            (
+                f[10].to_string(),
+                f[11].to_string(),
+                f[5].parse().unwrap(),
+                0,
+            )
+        })
+        .collect()
+}
+
+fn folders_xlsx(path: &std::path::Path) -> FolderRows {
+    let mut wb: calamine::Xlsx<_> = calamine::open_workbook(path).unwrap();
+    let range = wb.worksheet_range("Folders").unwrap();
+    let s = |c: &calamine::Data| match c {
+        calamine::Data::String(s) => s.clone(),
+        other => panic!("not a string: {other:?}"),
+    };
+    let n = |c: &calamine::Data| match c {
+        calamine::Data::Float(f) => *f as u64,
+        other => panic!("not a number: {other:?}"),
+    };
+    range
+        .rows()
+        .skip(1)
+        .map(|r| (s(&r[0]), s(&r[1]), n(&r[3]), n(&r[5])))
+        .collect()
+}
+
 /// Per cluster, in the format's order: (id, files, links, reclaimable
 /// bytes as the format shows them).
 type Ranked = Vec<(String, u64, u64, String)>;
@@ -151,7 +207,7 @@ fn ranked_tsv(text: &str) -> Ranked {
         col("cluster_reclaimable_bytes"),
     );
     let mut out: Ranked = Vec::new();
-    for l in lines {
+    for l in lines.filter(|l| !l.starts_with("folders\t")) {
         let f: Vec<&str> = l.split('\t').collect();
         match out.last_mut() {
             Some(last) if last.0 == f[c] => last.2 += 1,
@@ -260,6 +316,23 @@ fn every_format_shows_the_same_clusters_links_and_figures() {
         }
     }
     assert_eq!(from_tsv(&read(&work, "report.tsv")), want, "tsv");
+    // The same folder pairs, figures and order in every format.
+    let folders = folders_json(&json);
+    assert!(!folders.is_empty(), "the sample's manuals/v1 and v2");
+    let paths = |f: &FolderRows| -> Vec<(String, String)> {
+        f.iter().map(|r| (r.0.clone(), r.1.clone())).collect()
+    };
+    let tsv_folders = folders_tsv(&read(&work, "report.tsv"));
+    assert_eq!(paths(&tsv_folders), paths(&folders), "tsv");
+    for (t, j) in tsv_folders.iter().zip(&folders) {
+        assert_eq!(t.2, j.2 + j.3, "tsv bytes_in_common of {}", j.0);
+    }
+    assert_eq!(folders_html(&read(&work, "report.html")), folders, "html");
+    assert_eq!(folders_xlsx(&work.join("report.xlsx")), folders, "xlsx");
+    let text = read(&work, "report.txt");
+    for (a, b, _, _) in &folders {
+        assert!(text.contains(&format!("{a}  <->  {b}")), "txt: {a} {b}");
+    }
     assert_eq!(from_html(&read(&work, "report.html")), want, "html");
     assert_eq!(from_xlsx(&work.join("report.xlsx")), want, "xlsx");
     let (text_links, text_clusters) = from_text(&read(&work, "report.txt"));

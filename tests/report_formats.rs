@@ -312,7 +312,7 @@ fn xlsx_reads_back_with_outlines() {
     let mut wb: calamine::Xlsx<_> = calamine::open_workbook(&path).unwrap();
     assert_eq!(
         wb.sheet_names(),
-        ["Summary", "A Identical", "B Clusters", "C Links"],
+        ["Summary", "Folders", "A Identical", "B Clusters", "C Links"],
         "the summary first"
     );
 
@@ -378,17 +378,18 @@ fn xlsx_reads_back_with_outlines() {
     }
 
     // Outline levels (calamine does not expose them): the sheet XML. Group
-    // rows are level 0, their files level 1; 1-based row numbers.
+    // rows are level 0, their files level 1; 1-based row numbers (sheet 2
+    // is Folders, without outlines).
     for (sheet, groups, members) in [
         (
-            2,
+            3,
             sets.len(),
             sets.iter()
                 .map(|s| s["files"].as_array().unwrap().len())
                 .sum::<usize>(),
         ),
         (
-            3,
+            4,
             clusters.len(),
             clusters
                 .iter()

@@ -113,75 +113,8 @@ fn main() -> ExitCode {
                 a.dir.display()
             )));
         }
-        let bulk = |docs| corpus::Bulk {
-            docs,
-            avg_size: a.bulk_size,
-            dirs: a.bulk_dirs,
-            seed: a.seed,
-        };
-        if let Some(n) = a.bulk {
-            let bytes = corpus::generate_bulk(&a.dir, &bulk(n))?;
-            eprintln!("fsim-gen: {n} files, {bytes} bytes in {}", a.dir.display());
-            return Ok(());
-        }
-        if let Some(n) = a.overlap {
-            let spec = corpus::Overlap {
-                files: n,
-                body: a.overlap_body.unwrap_or(n * a.bulk_size / 20),
-                extract: a.bulk_size,
-                edits: a.overlap_edits,
-                dirs: a.bulk_dirs,
-                seed: a.seed,
-            };
-            let bytes = corpus::generate_overlap(&a.dir, &spec)?;
-            eprintln!(
-                "fsim-gen: {n} overlapping files, {bytes} bytes in {}",
-                a.dir.display()
-            );
-            return Ok(());
-        }
-        if let Some(n) = a.slices {
-            let spec = corpus::Slices {
-                files: n,
-                body: a
-                    .slice_body
-                    .unwrap_or(n.saturating_mul(corpus::SLICE_BODY_PER_FILE)),
-                median: corpus::SLICE_MEDIAN,
-                max: corpus::SLICE_MAX,
-                dirs: a.bulk_dirs,
-                seed: a.seed,
-            };
-            let bytes = corpus::generate_slices(&a.dir, &spec)?;
-            eprintln!(
-                "fsim-gen: {n} slices of a {}-byte body, {bytes} bytes in {}",
-                spec.body,
-                a.dir.display()
-            );
-            return Ok(());
-        }
-        if let Some(n) = a.catalogs {
-            let spec = corpus::Catalogs {
-                locales: n,
-                releases: a.catalog_releases,
-                size: a.catalog_size,
-                seed: a.seed,
-            };
-            let bytes = corpus::generate_catalogs(&a.dir, &spec)?;
-            eprintln!(
-                "fsim-gen: {} catalogs ({n} locales × {} releases), {bytes} bytes in {}",
-                n * a.catalog_releases,
-                a.catalog_releases,
-                a.dir.display()
-            );
-            return Ok(());
-        }
-        if let Some(n) = a.versions {
-            let bytes = corpus::generate_versions(&a.dir, &bulk(n))?;
-            eprintln!(
-                "fsim-gen: {} files ({n} documents, two versions of each), {bytes} bytes in {}",
-                3 * n,
-                a.dir.display()
-            );
+        if let Some(line) = benchmark(&a)? {
+            eprintln!("fsim-gen: {line}");
             return Ok(());
         }
         let spec = CorpusSpec {
@@ -200,4 +133,73 @@ fn main() -> ExitCode {
         }
         Ok(())
     })
+}
+
+/// The benchmark corpus asked for, if any (--bulk, --overlap, --slices,
+/// --catalogs, --versions, in that order): what was written.
+fn benchmark(a: &Args) -> fsim::Result<Option<String>> {
+    let bulk = |docs| corpus::Bulk {
+        docs,
+        avg_size: a.bulk_size,
+        dirs: a.bulk_dirs,
+        seed: a.seed,
+    };
+    let dir = a.dir.display();
+    if let Some(n) = a.bulk {
+        let bytes = corpus::generate_bulk(&a.dir, &bulk(n))?;
+        return Ok(Some(format!("{n} files, {bytes} bytes in {dir}")));
+    }
+    if let Some(n) = a.overlap {
+        let spec = corpus::Overlap {
+            files: n,
+            body: a.overlap_body.unwrap_or(n * a.bulk_size / 20),
+            extract: a.bulk_size,
+            edits: a.overlap_edits,
+            dirs: a.bulk_dirs,
+            seed: a.seed,
+        };
+        let bytes = corpus::generate_overlap(&a.dir, &spec)?;
+        return Ok(Some(format!(
+            "{n} overlapping files, {bytes} bytes in {dir}"
+        )));
+    }
+    if let Some(n) = a.slices {
+        let spec = corpus::Slices {
+            files: n,
+            body: a
+                .slice_body
+                .unwrap_or(n.saturating_mul(corpus::SLICE_BODY_PER_FILE)),
+            median: corpus::SLICE_MEDIAN,
+            max: corpus::SLICE_MAX,
+            dirs: a.bulk_dirs,
+            seed: a.seed,
+        };
+        let bytes = corpus::generate_slices(&a.dir, &spec)?;
+        return Ok(Some(format!(
+            "{n} slices of a {}-byte body, {bytes} bytes in {dir}",
+            spec.body
+        )));
+    }
+    if let Some(n) = a.catalogs {
+        let spec = corpus::Catalogs {
+            locales: n,
+            releases: a.catalog_releases,
+            size: a.catalog_size,
+            seed: a.seed,
+        };
+        let bytes = corpus::generate_catalogs(&a.dir, &spec)?;
+        return Ok(Some(format!(
+            "{} catalogs ({n} locales × {} releases), {bytes} bytes in {dir}",
+            n * a.catalog_releases,
+            a.catalog_releases
+        )));
+    }
+    if let Some(n) = a.versions {
+        let bytes = corpus::generate_versions(&a.dir, &bulk(n))?;
+        return Ok(Some(format!(
+            "{} files ({n} documents, two versions of each), {bytes} bytes in {dir}",
+            3 * n
+        )));
+    }
+    Ok(None)
 }

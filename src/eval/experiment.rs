@@ -71,6 +71,56 @@ pub(super) fn parallel<T: Send>(n: usize, jobs: usize, f: impl Fn(usize) -> T + 
     out
 }
 
+/// One document's signature per method and, per method, variant and
+/// number of edits, the similarity of the edited copy to the original.
+type PerDoc = (Vec<Sig>, Vec<[Vec<f64>; 2]>);
+
+/// [`PerDoc`] of document `d`: its edits planned, then each method's
+/// similarity for the edit counts its grid asks for.
+fn measure_doc(cfg: &Config, d: &Doc, methods: &[MethodConf]) -> PerDoc {
+    let max_i = cfg.max_i;
+    let edits = Edits::plan(&d.data, max_i, cfg.seed ^ mix64(d.id as u64));
+    let orig: Vec<Sig> = methods.iter().map(|m| m.signature(&d.data)).collect();
+    let mut sims: Vec<[Vec<f64>; 2]> = methods
+        .iter()
+        .map(|_| [vec![f64::NAN; max_i + 1], vec![f64::NAN; max_i + 1]])
+        .collect();
+    // i = 0 is the original itself.
+    for (s, m) in sims.iter_mut().zip(methods) {
+        for v in Variant::ALL {
+            if m.grid.has(v, 0) {
+                s[v as usize][0] = 1.0;
+            }
+        }
+    }
+    for v in Variant::ALL {
+        let avail = match v {
+            Variant::Insert => edits.inserts.len(),
+            Variant::Delete => edits.deletes.len(),
+        };
+        // `i` is the number of edits, not only an index.
+        #[allow(clippy::needless_range_loop)]
+        for i in 1..=max_i.min(avail) {
+            let want: Vec<usize> = (0..methods.len())
+                .filter(|&m| methods[m].grid.has(v, i))
+                .collect();
+            if want.is_empty() {
+                continue;
+            }
+            let dup = match v {
+                Variant::Insert => insert_words(&d.data, &cfg.word, &edits.inserts[..i]),
+                Variant::Delete => delete_words(&d.data, &edits.deletes[..i]),
+            };
+            for m in want {
+                let sig = methods[m].signature(&dup);
+                let x = methods[m].similarity(&orig[m], &sig);
+                sims[m][v as usize][i] = x;
+            }
+        }
+    }
+    (orig, sims)
+}
+
 /// Measure every method on the documents.
 pub fn measure(cfg: &Config, docs: &[Doc], methods: &[MethodConf]) -> Results {
     let nd = docs.len();
@@ -79,53 +129,13 @@ pub fn measure(cfg: &Config, docs: &[Doc], methods: &[MethodConf]) -> Results {
     let mut order: Vec<usize> = (0..nd).collect();
     order.sort_by_key(|&d| std::cmp::Reverse(docs[d].data.len()));
     let done = AtomicUsize::new(0);
-    type PerDoc = (Vec<Sig>, Vec<[Vec<f64>; 2]>);
     let per_doc: Vec<PerDoc> = parallel(nd, cfg.jobs, |k| {
-        let d = &docs[order[k]];
-        let edits = Edits::plan(&d.data, max_i, cfg.seed ^ mix64(d.id as u64));
-        let orig: Vec<Sig> = methods.iter().map(|m| m.signature(&d.data)).collect();
-        let mut sims: Vec<[Vec<f64>; 2]> = methods
-            .iter()
-            .map(|_| [vec![f64::NAN; max_i + 1], vec![f64::NAN; max_i + 1]])
-            .collect();
-        // i = 0 is the original itself.
-        for (s, m) in sims.iter_mut().zip(methods) {
-            for v in Variant::ALL {
-                if m.grid.has(v, 0) {
-                    s[v as usize][0] = 1.0;
-                }
-            }
-        }
-        for v in Variant::ALL {
-            let avail = match v {
-                Variant::Insert => edits.inserts.len(),
-                Variant::Delete => edits.deletes.len(),
-            };
-            // `i` is the number of edits, not only an index.
-            #[allow(clippy::needless_range_loop)]
-            for i in 1..=max_i.min(avail) {
-                let want: Vec<usize> = (0..methods.len())
-                    .filter(|&m| methods[m].grid.has(v, i))
-                    .collect();
-                if want.is_empty() {
-                    continue;
-                }
-                let dup = match v {
-                    Variant::Insert => insert_words(&d.data, &cfg.word, &edits.inserts[..i]),
-                    Variant::Delete => delete_words(&d.data, &edits.deletes[..i]),
-                };
-                for m in want {
-                    let sig = methods[m].signature(&dup);
-                    let x = methods[m].similarity(&orig[m], &sig);
-                    sims[m][v as usize][i] = x;
-                }
-            }
-        }
+        let per = measure_doc(cfg, &docs[order[k]], methods);
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         if !cfg.quiet {
             eprint!("\rfsim-eval: {n}/{nd} documents");
         }
-        (orig, sims)
+        per
     });
     if !cfg.quiet {
         eprintln!();

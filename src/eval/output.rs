@@ -30,7 +30,20 @@ pub fn write_csvs(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<String>
         names.push(name.to_string());
         Ok(())
     };
+    put("documents.csv", documents_csv(cfg, docs))?;
+    put("average.csv", average_csv(docs, r))?;
+    put("per_document.csv", per_document_csv(docs, r))?;
+    let (summary, cdf) = pairs_csvs(r);
+    put("pairs_summary.csv", summary)?;
+    put("pairs_cdf.csv", cdf)?;
+    if let Some(bytes) = r.timing_bytes {
+        put("timing.csv", timing_csv(r, bytes))?;
+    }
+    Ok(names)
+}
 
+/// documents.csv: each document's id, size and path under the documents.
+fn documents_csv(cfg: &Config, docs: &[Doc]) -> String {
     let mut s = String::from("id,bytes,path\n");
     for d in docs {
         let p = d.path.strip_prefix(&cfg.docs).unwrap_or(&d.path);
@@ -42,8 +55,12 @@ pub fn write_csvs(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<String>
             csv_field(&p.to_string_lossy())
         );
     }
-    put("documents.csv", s)?;
+    s
+}
 
+/// average.csv: each method's average similarity per variant and number
+/// of edits.
+fn average_csv(docs: &[Doc], r: &Results) -> String {
     let mut s = format!("{AVERAGE_COLUMNS}\n");
     for (m, mc) in r.methods.iter().enumerate() {
         for v in Variant::ALL {
@@ -62,9 +79,12 @@ pub fn write_csvs(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<String>
             }
         }
     }
-    put("average.csv", s)?;
+    s
+}
 
-    // Per document at the largest i (figures 6 and 8).
+/// per_document.csv: each document's similarity at the largest number of
+/// edits (figures 6 and 8).
+fn per_document_csv(docs: &[Doc], r: &Results) -> String {
     let mut s = String::from("variant,method,n,window,i,doc,bytes,similarity\n");
     for (m, mc) in r.methods.iter().enumerate() {
         for v in Variant::ALL {
@@ -87,9 +107,12 @@ pub fn write_csvs(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<String>
             }
         }
     }
-    put("per_document.csv", s)?;
+    s
+}
 
-    // Pairs of distinct documents: summary and CDF.
+/// pairs_summary.csv and pairs_cdf.csv: the similarities of pairs of
+/// distinct documents, summed up and as a CDF.
+fn pairs_csvs(r: &Results) -> (String, String) {
     let mut s = String::from(
         "method,n,window,pairs,nonzero,mean,median_nonzero,p95_nonzero,max,nonzero_below_4pct,nonzero_above_20pct\n",
     );
@@ -121,25 +144,25 @@ pub fn write_csvs(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<String>
             );
         }
     }
-    put("pairs_summary.csv", s)?;
-    put("pairs_cdf.csv", c)?;
+    (s, c)
+}
 
-    if let Some(bytes) = r.timing_bytes {
-        let mut s = String::from("method,n,window,bytes,milliseconds,signature_len\n");
-        for (m, mc) in r.methods.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "{},{},{},{bytes},{:.3},{:.1}",
-                mc.method(),
-                mc.n(),
-                mc.window(),
-                r.times[m] * 1e3,
-                r.sig_len[m]
-            );
-        }
-        put("timing.csv", s)?;
+/// timing.csv: each method's time over `bytes` of documents and its
+/// signature length.
+fn timing_csv(r: &Results, bytes: usize) -> String {
+    let mut s = String::from("method,n,window,bytes,milliseconds,signature_len\n");
+    for (m, mc) in r.methods.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{},{},{},{bytes},{:.3},{:.1}",
+            mc.method(),
+            mc.n(),
+            mc.window(),
+            r.times[m] * 1e3,
+            r.sig_len[m]
+        );
     }
-    Ok(names)
+    s
 }
 
 /// Summary of the similarities of the distinct pairs.

@@ -198,12 +198,25 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
         Ok(())
     };
     let tttd = r.find("TTTD_100", 0);
-    let max_i = r.max_i as f64;
     let mut windows: Vec<usize> = cfg.windows.clone();
     windows.sort_unstable();
     windows.dedup();
+    fig1(docs, &mut put)?;
+    figs2_3(r, &windows, tttd, &mut put)?;
+    figs4_5(r, &mut put)?;
+    fig6(docs, r, &mut put)?;
+    fig7(r, &mut put)?;
+    if let Some(bytes) = r.timing_bytes {
+        fig11(r, &windows, tttd, bytes, &mut put)?;
+    }
+    Ok(out)
+}
 
-    // Figure 1: document sizes.
+/// Writes a chart to its file and keeps its caption.
+type Put<'a> = dyn FnMut(String, String, Chart) -> Result<()> + 'a;
+
+/// Figure 1: document sizes.
+fn fig1(docs: &[Doc], put: &mut Put) -> Result<()> {
     let sizes: Vec<(f64, f64)> = docs
         .iter()
         .map(|d| (d.id as f64, d.data.len() as f64 / 1024.0))
@@ -227,7 +240,12 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
         },
     )?;
 
-    // Figures 2 and 3: every sweep method, one line per window.
+    Ok(())
+}
+
+/// Figures 2 and 3: every sweep method, one line per window.
+fn figs2_3(r: &Results, windows: &[usize], tttd: Option<usize>, put: &mut Put) -> Result<()> {
+    let max_i = r.max_i as f64;
     for base in [
         "Mod_100",
         "BSW_400",
@@ -238,7 +256,7 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
     ] {
         let mut s2 = Vec::new();
         let mut s3 = Vec::new();
-        for &w in &windows {
+        for &w in windows {
             if let Some(m) = r.find(base, w) {
                 s2.push(avg_series(
                     r,
@@ -280,7 +298,13 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
         )?;
     }
 
-    // Figure 4: every method at the main window.
+    Ok(())
+}
+
+/// Figure 4: every method at the main window; figure 5: sampling
+/// frequency, averages.
+fn figs4_5(r: &Results, put: &mut Put) -> Result<()> {
+    let max_i = r.max_i as f64;
     let w = MAIN_WINDOW;
     let four = [
         "Mod_100",
@@ -334,7 +358,12 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
         ),
     )?;
 
-    // Figure 6: per document at i = max_i.
+    Ok(())
+}
+
+/// Figure 6: per document at i = max_i.
+fn fig6(docs: &[Doc], r: &Results, put: &mut Put) -> Result<()> {
+    let w = MAIN_WINDOW;
     for (file, a, b) in [
         ("fig6a-sketch.svg", "Sketch_10", "Sketch_100"),
         ("fig6b-bsw.svg", "BSW_1000", "BSW_100"),
@@ -369,7 +398,13 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
         )?;
     }
 
-    // Figure 7: the four methods (plus sif, TTTD, exact), insert / delete.
+    Ok(())
+}
+
+/// Figure 7: the four methods (plus sif, TTTD, exact), insert / delete.
+fn fig7(r: &Results, put: &mut Put) -> Result<()> {
+    let w = MAIN_WINDOW;
+    let max_i = r.max_i as f64;
     let seven = [
         "Mod_500",
         "Min_100",
@@ -407,61 +442,69 @@ pub fn write_all(cfg: &Config, docs: &[Doc], r: &Results) -> Result<Vec<(String,
         )?;
     }
 
-    // Figure 11: processing time vs window.
-    if let Some(bytes) = r.timing_bytes {
-        let mut s = Vec::new();
-        for base in [
-            "Mod_100",
-            "Min_100",
-            "Sketch_100",
-            "BSW_400",
-            "sif_256",
-            "exact",
-        ] {
-            let points: Vec<(f64, f64)> = windows
-                .iter()
-                .filter_map(|&w| r.find(base, w).map(|m| (w as f64, r.times[m] * 1e3)))
-                .collect();
-            if !points.is_empty() {
-                s.push(Series {
-                    name: base.into(),
-                    points,
-                    style: Style::Line,
-                });
-            }
-        }
-        if let Some(t) = tttd {
-            let ms = r.times[t] * 1e3;
-            let (a, b) = (
-                *windows.first().unwrap_or(&5) as f64,
-                *windows.last().unwrap_or(&100) as f64,
-            );
+    Ok(())
+}
+
+/// Figure 11: processing time vs window, over `bytes` of documents.
+fn fig11(
+    r: &Results,
+    windows: &[usize],
+    tttd: Option<usize>,
+    bytes: usize,
+    put: &mut Put,
+) -> Result<()> {
+    let mut s = Vec::new();
+    for base in [
+        "Mod_100",
+        "Min_100",
+        "Sketch_100",
+        "BSW_400",
+        "sif_256",
+        "exact",
+    ] {
+        let points: Vec<(f64, f64)> = windows
+            .iter()
+            .filter_map(|&w| r.find(base, w).map(|m| (w as f64, r.times[m] * 1e3)))
+            .collect();
+        if !points.is_empty() {
             s.push(Series {
-                name: "TTTD_100".into(),
-                points: vec![(a, ms), (b, ms)],
-                style: Style::Dashed,
+                name: base.into(),
+                points,
+                style: Style::Line,
             });
         }
-        let ymax = s
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .fold(1.0f64, f64::max);
-        let kb = bytes as f64 / 1000.0;
-        put(
-            "fig11-time.svg".into(),
-            format!("Figure 11: processing time of a {kb:.0} KB document (the largest documents concatenated) vs window size"),
-            Chart {
-                title: format!("Processing time, {kb:.0} KB document"),
-                x_label: "window (bytes)".into(),
-                y_label: "milliseconds".into(),
-                x: (0.0, windows.last().copied().unwrap_or(100) as f64 + 5.0),
-                y: (0.0, ymax * 1.1),
-                series: s,
-                legend_upper: true,
-            },
-        )?;
     }
-    Ok(out)
+    if let Some(t) = tttd {
+        let ms = r.times[t] * 1e3;
+        let (a, b) = (
+            *windows.first().unwrap_or(&5) as f64,
+            *windows.last().unwrap_or(&100) as f64,
+        );
+        s.push(Series {
+            name: "TTTD_100".into(),
+            points: vec![(a, ms), (b, ms)],
+            style: Style::Dashed,
+        });
+    }
+    let ymax = s
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(1.0f64, f64::max);
+    let kb = bytes as f64 / 1000.0;
+    put(
+        "fig11-time.svg".into(),
+        format!("Figure 11: processing time of a {kb:.0} KB document (the largest documents concatenated) vs window size"),
+        Chart {
+            title: format!("Processing time, {kb:.0} KB document"),
+            x_label: "window (bytes)".into(),
+            y_label: "milliseconds".into(),
+            x: (0.0, windows.last().copied().unwrap_or(100) as f64 + 5.0),
+            y: (0.0, ymax * 1.1),
+            series: s,
+            legend_upper: true,
+        },
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

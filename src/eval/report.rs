@@ -73,29 +73,37 @@ pub fn markdown(
     plots: &[(String, String)],
     seconds: f64,
 ) -> String {
-    let md_dir = cfg
-        .markdown
-        .as_deref()
-        .and_then(Path::parent)
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let img_dir = relative(md_dir, &cfg.out);
-    let w = MAIN_WINDOW;
-    let i = r.max_i;
-    let avg = |name: &str, win: usize, v: Variant| r.find(name, win).and_then(|m| r.avg(m, v, i));
-    let ps = |name: &str, win: usize| r.find(name, win).map(|m| pair_stats(&r.pairs[m]));
+    let mut s = String::new();
+    experiment(&mut s, cfg, docs, r, seconds);
+    beside_the_paper_windows(&mut s, cfg, docs, r);
+    beside_the_paper_edits(&mut s, r);
+    beside_the_paper_spread(&mut s, r);
+    timing_and_signatures(&mut s, r);
+    figures_and_files(&mut s, cfg, r, plots);
+    s
+}
+
+/// The documents' sizes in KB: smallest, largest, mean.
+fn sizes_kb(docs: &[Doc]) -> (f64, f64, f64) {
     let sizes: Vec<usize> = docs.iter().map(|d| d.data.len()).collect();
     let total: usize = sizes.iter().sum();
     let mean_kb = total as f64 / sizes.len().max(1) as f64 / 1024.0;
-    let (min_kb, max_kb) = (
+    (
         *sizes.first().unwrap_or(&0) as f64 / 1024.0,
         *sizes.last().unwrap_or(&0) as f64 / 1024.0,
-    );
+        mean_kb,
+    )
+}
+
+/// The title, the corpus, and how the experiment was run.
+fn experiment(s: &mut String, cfg: &Config, docs: &[Doc], r: &Results, seconds: f64) {
+    let w = MAIN_WINDOW;
+    let i = r.max_i;
+    let (min_kb, max_kb, mean_kb) = sizes_kb(docs);
     let label = cfg
         .docs_label
         .clone()
         .unwrap_or_else(|| cfg.docs.display().to_string());
-    let mut s = String::new();
     let _ = writeln!(
         s,
         "# Evaluation: the HP paper's controlled experiment, with fsim's TTTD as a fifth method\n"
@@ -139,7 +147,7 @@ the text of the paper (one letter: `a`).",
     );
     let _ = writeln!(
         s,
-        "* **Methods** (src/features, byte windows of w bytes, Karp-Rabin fingerprints modulo \
+        "* **Methods** (src/chunking/features, byte windows of w bytes, Karp-Rabin fingerprints modulo \
 2^61-1): Mod_n (fingerprints ≡ 0 mod n), Min_n (n smallest), Sketch_n (min of n hash functions; \
 matching positions / n), BSW_n (boundary where fp mod n = 0, smallest fingerprint per chunk), \
 Manber's sif (fingerprints with the low 8 bits zero, non-overlapping: sif_256), all but Sketch \
@@ -159,8 +167,16 @@ the window sweep (w = {}) uses insertions at i = 1, 2, 3 and multiples of 5.\n",
             .collect::<Vec<_>>()
             .join(", ")
     );
+}
 
-    // ---- comparison table
+/// The table of our numbers beside the paper's: its head and the rows on
+/// windows and distinct pairs (figures 2-4).
+fn beside_the_paper_windows(s: &mut String, cfg: &Config, docs: &[Doc], r: &Results) {
+    let w = MAIN_WINDOW;
+    let i = r.max_i;
+    let avg = |name: &str, win: usize, v: Variant| r.find(name, win).and_then(|m| r.avg(m, v, i));
+    let ps = |name: &str, win: usize| r.find(name, win).map(|m| pair_stats(&r.pairs[m]));
+    let (_, _, mean_kb) = sizes_kb(docs);
     let _ = writeln!(s, "## Our numbers beside the paper's\n");
     let _ = writeln!(s, "| quantity | paper | ours | why they differ |");
     let _ = writeln!(s, "|---|---|---|---|");
@@ -239,6 +255,13 @@ Mod_n reports more slightly-similar pairs than BSW_n at the same sampling rate."
         pct(nz("BSW_100", w)),
         pct(nz("TTTD_100", w)),
     );
+}
+
+/// The rows of the table on edits: the methods side by side, deletions
+/// (figure 7).
+fn beside_the_paper_edits(s: &mut String, r: &Results) {
+    let w = MAIN_WINDOW;
+    let i = r.max_i;
     let at = |name: &str, v: Variant, k: usize| r.find(name, w).and_then(|m| r.avg(m, v, k));
     let four = ["Mod_500", "Min_100", "Sketch_100", "BSW_500"];
     let row = |v: Variant, k: usize| {
@@ -308,6 +331,13 @@ words were longer."
         pct(at("TTTD_100", Variant::Delete, i)),
         pct(at("TTTD_100", Variant::Insert, i))
     );
+}
+
+/// The rows of the table on the spread per document at i = max_i
+/// (figure 6).
+fn beside_the_paper_spread(s: &mut String, r: &Results) {
+    let w = MAIN_WINDOW;
+    let i = r.max_i;
     let per = |name: &str| {
         r.find(name, w).map(|m| {
             let v = &r.sims[m][Variant::Insert as usize][i];
@@ -336,6 +366,11 @@ words were longer."
         fmt_per("TTTD_1000"),
         fmt_per("TTTD_100")
     );
+}
+
+/// The timing row (figure 11) and the signature lengths.
+fn timing_and_signatures(s: &mut String, r: &Results) {
+    let w = MAIN_WINDOW;
     if let Some(bytes) = r.timing_bytes {
         let t = |name: &str, win: usize| {
             r.find(name, win)
@@ -372,8 +407,18 @@ words were longer."
             .collect::<Vec<_>>()
             .join(", ")
     );
+}
 
-    // ---- figures
+/// The figures and the files written.
+fn figures_and_files(s: &mut String, cfg: &Config, r: &Results, plots: &[(String, String)]) {
+    let i = r.max_i;
+    let md_dir = cfg
+        .markdown
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let img_dir = relative(md_dir, &cfg.out);
     let _ = writeln!(s, "## Figures\n");
     for (file, caption) in plots {
         let _ = writeln!(
@@ -390,7 +435,6 @@ documents per method), `timing.csv` (figure 11; machine-dependent), and the SVG 
         img_dir.display(),
         super::AVERAGE_COLUMNS
     );
-    s
 }
 
 #[cfg(test)]

@@ -484,13 +484,15 @@ pub fn scan_file_table(path: &Path, each: &mut dyn FnMut(FileEntry)) -> Result<P
 /// ~110 (an 80-byte entry and a path allocation of its own). fsim-report
 /// holds one for the whole run, so at a million files this is the
 /// difference between ~60 and ~110 MB of its `--memory` (issue 16).
-/// The mtimes are not kept: no report shows them.
+/// The mtimes are kept to the second, for the checks of the actions
+/// script (src/report/actions.rs).
 #[derive(Debug, Default)]
 pub struct CompactTable {
     /// End of each path in `paths`.
     ends: Vec<u64>,
     paths: Vec<u8>,
     sizes: Vec<u64>,
+    mtimes: Vec<i64>,
     contents: Vec<u128>,
     types: Vec<FileType>,
     /// The view chunked and, for a raw one, the kind it could not be read
@@ -519,6 +521,7 @@ impl CompactTable {
         self.paths.extend_from_slice(&e.path);
         self.ends.push(self.paths.len() as u64);
         self.sizes.push(e.size);
+        self.mtimes.push(e.mtime_s);
         self.contents.push(e.content);
         self.types.push(e.ftype);
         self.views.push((e.view.kind, e.view.unreadable));
@@ -528,6 +531,7 @@ impl CompactTable {
         self.ends.shrink_to_fit();
         self.paths.shrink_to_fit();
         self.sizes.shrink_to_fit();
+        self.mtimes.shrink_to_fit();
         self.contents.shrink_to_fit();
         self.types.shrink_to_fit();
         self.views.shrink_to_fit();
@@ -570,6 +574,11 @@ impl CompactTable {
         self.contents[id as usize]
     }
 
+    /// Modification time of file `id`, in whole seconds since the epoch.
+    pub fn mtime(&self, id: u32) -> i64 {
+        self.mtimes[id as usize]
+    }
+
     /// Total size of the files `first..first + n` (a collection's).
     pub fn size_sum(&self, first: u32, n: u32) -> u64 {
         self.sizes[first as usize..(first + n) as usize]
@@ -582,6 +591,7 @@ impl CompactTable {
         (self.ends.capacity() * 8
             + self.paths.capacity()
             + self.sizes.capacity() * 8
+            + self.mtimes.capacity() * 8
             + self.contents.capacity() * 16
             + self.types.capacity()
             + self.views.capacity() * 2) as u64

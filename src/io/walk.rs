@@ -237,21 +237,7 @@ fn walk_long(
         stats.special += 1;
         return true;
     }
-    // The directories from the root down to the one being listed, for loop
-    // detection when following symlinks (as walkdir keeps them): those
-    // above `path` too, since a link below may point back above it.
-    let mut ancestors: Vec<(u64, u64, PathBuf)> = Vec::new();
-    if follow {
-        for a in path.ancestors().skip(1) {
-            if !a.starts_with(root) {
-                break;
-            }
-            if let Ok(m) = longpath::metadata(a) {
-                ancestors.push((m.dev(), m.ino(), a.to_path_buf()));
-            }
-        }
-        ancestors.reverse();
-    }
+    let mut ancestors = ancestors_of(path, root, follow);
     let mut stack: Vec<(PathBuf, std::vec::IntoIter<Entry>)> = Vec::new();
     match longpath::read_dir(path, follow) {
         Ok(entries) => {
@@ -304,6 +290,27 @@ fn walk_long(
         }
     }
     true
+}
+
+/// The directories from `root` down to the one above `path`, for loop
+/// detection when following symlinks (as walkdir keeps them): those above
+/// `path` too, since a link below may point back above it. Empty when not
+/// following.
+fn ancestors_of(path: &Path, root: &Path, follow: bool) -> Vec<(u64, u64, PathBuf)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut ancestors = Vec::new();
+    if follow {
+        for a in path.ancestors().skip(1) {
+            if !a.starts_with(root) {
+                break;
+            }
+            if let Ok(m) = crate::io::longpath::metadata(a) {
+                ancestors.push((m.dev(), m.ino(), a.to_path_buf()));
+            }
+        }
+        ancestors.reverse();
+    }
+    ancestors
 }
 
 #[cfg(test)]

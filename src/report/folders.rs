@@ -171,6 +171,11 @@ pub struct FolderReport {
     pub pairs: Vec<FolderPair>,
     /// Identical sets over [`SET_FANOUT`] files, which proposed no pairs.
     pub wide_sets: u64,
+    /// Per group given to [`Folders::finish`] (the clusters, then the
+    /// identical sets): the index in `pairs` of the folder pair that holds
+    /// every file of it (all under one folder or the other), if any: a
+    /// reviewer who handles that pair has handled the group.
+    pub explains: Vec<Option<u32>>,
 }
 
 /// An identical set: its files' size and the files (the representative
@@ -282,8 +287,9 @@ impl<'a> Folders<'a> {
         contains(&self.dirs, outer, inner)
     }
 
-    /// The pairs at or above `min_percent` whose parent pair is not.
-    pub fn finish(self, min_percent: f64) -> Result<FolderReport> {
+    /// The pairs at or above `min_percent` whose parent pair is not, and
+    /// which of them explains each of `groups` (sets of file ids).
+    pub fn finish(self, min_percent: f64, groups: &[&[u32]]) -> Result<FolderReport> {
         let mut figures: BTreeMap<(u32, u32), FolderPair> = BTreeMap::new();
         let mut sorted = self.credits.finish()?;
         let mut group: Vec<Credit> = Vec::new();
@@ -318,11 +324,56 @@ impl<'a> Folders<'a> {
                 .then_with(|| x.a.cmp(&y.a))
                 .then_with(|| x.b.cmp(&y.b))
         });
+        let explains = explains(&self.dirs, &self.dir_of, &pairs, groups);
         Ok(FolderReport {
             pairs,
             wide_sets: self.wide_sets,
+            explains,
         })
     }
+}
+
+/// For each group, the first of `pairs` (most bytes first) whose two
+/// folders hold all its files; a group of files all in one folder of
+/// no pair is left unmarked.
+fn explains(
+    dirs: &[Dir],
+    dir_of: &[u32],
+    pairs: &[FolderPair],
+    groups: &[&[u32]],
+) -> Vec<Option<u32>> {
+    // Folder id -> the pairs it belongs to.
+    let id_of: HashMap<&[u8], u32> = dirs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (&d.path[..], i as u32))
+        .collect();
+    let mut of_dir: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    for (k, p) in pairs.iter().enumerate() {
+        let (a, b) = (id_of[&p.a[..]], id_of[&p.b[..]]);
+        of_dir.entry(a).or_default().push((k as u32, b));
+        of_dir.entry(b).or_default().push((k as u32, a));
+    }
+    let under = |f: u32, d: u32| contains(dirs, d, dir_of[f as usize]);
+    groups
+        .iter()
+        .map(|files| {
+            let first = *files.first()?;
+            let mut best: Option<u32> = None;
+            let mut d = dir_of[first as usize];
+            while d != ROOT {
+                for &(k, other) in of_dir.get(&d).map_or(&[][..], |v| &v[..]) {
+                    let both = files.iter().all(|&f| under(f, d) || under(f, other));
+                    let spans = files.iter().any(|&f| under(f, other));
+                    if both && spans && best.is_none_or(|b| k < b) {
+                        best = Some(k);
+                    }
+                }
+                d = dirs[d as usize].parent;
+            }
+            best
+        })
+        .collect()
 }
 
 /// The figures of pair (`da`, `db`) from its credits, sorted by file (a
@@ -510,13 +561,36 @@ mod tests {
         let sr = set_refs(&sets);
         let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
         f.link(1, 3, 600).unwrap();
-        let r = f.finish(50.0).unwrap();
+        let r = f.finish(50.0, &[]).unwrap();
         assert_eq!(paths(&r), [("r/A".into(), "r/B".into())]);
         let p = &r.pairs[0];
         assert_eq!((p.a_in_b, p.b_in_a), (1000, 1000));
         assert_eq!((p.same, p.changed, p.only_a, p.only_b), (2, 2, 0, 0));
         assert_eq!((p.files_a, p.bytes_a), (2, 1400));
         assert!((p.percent() - 1000.0 / 14.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn groups_inside_a_pair_are_explained_by_it() {
+        let (t, sets, set_of) = table(&[
+            ("w/p1/src/a", 500, 1),
+            ("w/p1/src/b", 500, 2),
+            ("w/p2/src/a", 500, 1),
+            ("w/p2/src/b", 500, 4),
+            ("w/x/c", 500, 5),
+            ("w/y/c", 500, 6),
+        ]);
+        let sr = set_refs(&sets);
+        let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+        f.link(1, 3, 450).unwrap();
+        f.link(4, 5, 100).unwrap();
+        // The set {0, 2} and the link {1, 3} are inside p1/p2's pair; the
+        // link {4, 5} is between folders of no pair; {0, 4} spans both.
+        let r = f
+            .finish(50.0, &[&[0, 2], &[1, 3], &[4, 5], &[0, 4]])
+            .unwrap();
+        assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
+        assert_eq!(r.explains, [Some(0), Some(0), None, None]);
     }
 
     #[test]
@@ -535,7 +609,7 @@ mod tests {
         let sr = set_refs(&sets);
         let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
         f.link(1, 4, 450).unwrap();
-        let r = f.finish(50.0).unwrap();
+        let r = f.finish(50.0, &[]).unwrap();
         assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
         let p = &r.pairs[0];
         assert_eq!((p.a_in_b, p.b_in_a), (1450, 1450));
@@ -556,10 +630,10 @@ mod tests {
         ]);
         let sr = set_refs(&sets);
         let f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
-        let r = f.finish(50.0).unwrap();
+        let r = f.finish(50.0, &[]).unwrap();
         assert!(r.pairs.is_empty(), "{:?}", paths(&r));
         let f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
-        let r = f.finish(0.0).unwrap();
+        let r = f.finish(0.0, &[]).unwrap();
         assert_eq!(paths(&r), [("r/C".into(), "r/D".into())]);
     }
 
@@ -577,7 +651,7 @@ mod tests {
         for y in 1..4 {
             f.link(0, y, 900 + y as u64).unwrap();
         }
-        let r = f.finish(0.0).unwrap();
+        let r = f.finish(0.0, &[]).unwrap();
         let p = &r.pairs[0];
         assert_eq!(p.a_in_b, 903);
         assert_eq!(p.b_in_a, 901 + 902 + 903);
@@ -596,7 +670,7 @@ mod tests {
         let sr = set_refs(&sets);
         let r = Folders::new(&t, &sr, &set_of, sort())
             .unwrap()
-            .finish(0.0)
+            .finish(0.0, &[])
             .unwrap();
         assert!(r.pairs.is_empty());
         assert_eq!(r.wide_sets, 1);
@@ -629,7 +703,7 @@ mod tests {
                     }
                 }
             }
-            f.finish(50.0).unwrap()
+            f.finish(50.0, &[]).unwrap()
         };
         let small = run(sort());
         assert_eq!(small.pairs, run(SortOptions::with_memory(64 << 20)).pairs);

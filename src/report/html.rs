@@ -44,7 +44,7 @@
 //! links. What the page leaves out is said in it (how many clusters,
 //! files, links, reclaimable bytes) and where the complete list is
 //! (report.tsv, report.json). Identical sets: at most [`MAX_SETS`] sets of
-//! [`MAX_SET_FILES`] paths.
+//! [`MAX_SET_FILES`] paths; folder pairs: at most [`MAX_SETS`] rows.
 //!
 //! Memory: the report's model (O(files)) and the links of `--memory`, plus
 //! the views: at most `max_views` links, `text_cap` bytes of text per
@@ -573,11 +573,21 @@ pub(crate) fn write(
             report.identical.len()
         )
     });
+    let pairs = &report.folders.pairs;
+    let folders: Vec<Value> = pairs.iter().take(MAX_SETS).map(|p| p.to_json()).collect();
+    let folders_note = (pairs.len() > MAX_SETS).then(|| {
+        format!(
+            "The page shows the first {MAX_SETS} of {} folder pairs (page limit); all are in report.json and report.txt.",
+            pairs.len()
+        )
+    });
     let top = json!({
         "fsim_report": 1,
         "params": params,
         "summary": report.summary(),
         "pruned_note": report.pruned_note(),
+        "folders": folders,
+        "folders_note": folders_note,
         "identical": identical,
         "identical_note": identical_note,
     });

@@ -19,6 +19,7 @@
 //! its own: the html page's caps (src/report/html.rs), xlsx's rows in
 //! flight (src/report/xlsx.rs).
 
+pub mod actions;
 pub mod collections;
 pub mod filter;
 pub mod folders;
@@ -190,6 +191,7 @@ impl Report {
                     "id": s.id,
                     "size": s.size,
                     "overhead_bytes": s.overhead(),
+                    "folder_pair": s.folder_pair,
                     "files": s.files.iter().map(|&f| self.path(f)).collect::<Vec<_>>(),
                 })
             })
@@ -241,6 +243,7 @@ impl Report {
             "template_bytes": c.template.as_ref().map(|t| t.bytes),
             "template_command": c.template.as_ref().map(|t| t.command.clone()),
             "review": review,
+            "folder_pair": c.folder_pair,
             "files": files,
             "links": links,
         })
@@ -360,32 +363,7 @@ impl Report {
             s["identical_files"],
             human_bytes(s["overhead_bytes"].as_u64().unwrap_or(0)),
         );
-        let p = &self.params;
-        let (basis, bound) = match p.get("estimate") {
-            // Feature methods (docs/formats.md): bytes in common are the
-            // method's similarity estimate expressed in bytes.
-            Some(e) => (
-                format!(
-                    "features: {} window {} bytes",
-                    p.get("method").unwrap_or("?"),
-                    p.get("window").unwrap_or("?")
-                ),
-                format!("the method's {e} estimate in bytes, exact where fsim-verify measured it"),
-            ),
-            None => (
-                format!(
-                    "chunks: {} avg {} bytes",
-                    p.get("method").unwrap_or("?"),
-                    p.get("avg").unwrap_or("?")
-                ),
-                if p.get("verified") == Some("1") {
-                    "exact where fsim-verify measured them, else lower bounds from shared chunks"
-                        .to_string()
-                } else {
-                    "lower bounds from shared chunks".to_string()
-                },
-            ),
-        };
+        let (basis, bound) = self.figures_basis();
         let _ = writeln!(
             o,
             "{dim}{} files scanned; {basis}; links kept at >= {}% of the {} file and >= {} bytes in common ({bound}){reset}",
@@ -415,6 +393,55 @@ impl Report {
         self.unreadable_text(&mut o, &st);
         let _ = writeln!(o);
         folders_text(&self.folders, self.config.min_percent, &mut o, st);
+        self.text_identical(&mut o, &st);
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{head}B. Clusters of similar files: {} (most reclaimable bytes first){reset}",
+            self.clusters.len()
+        );
+        let _ = writeln!(
+            o,
+            "{dim}reclaimable: over a cluster's files, the most bytes each shares with one larger file of the cluster{reset}"
+        );
+        o
+    }
+
+    /// What the figures of the report are (chunks or a feature method) and
+    /// how exact: the two parts of the text report's second line.
+    fn figures_basis(&self) -> (String, String) {
+        let p = &self.params;
+        match p.get("estimate") {
+            // Feature methods (docs/formats.md): bytes in common are the
+            // method's similarity estimate expressed in bytes.
+            Some(e) => (
+                format!(
+                    "features: {} window {} bytes",
+                    p.get("method").unwrap_or("?"),
+                    p.get("window").unwrap_or("?")
+                ),
+                format!("the method's {e} estimate in bytes, exact where fsim-verify measured it"),
+            ),
+            None => (
+                format!(
+                    "chunks: {} avg {} bytes",
+                    p.get("method").unwrap_or("?"),
+                    p.get("avg").unwrap_or("?")
+                ),
+                if p.get("verified") == Some("1") {
+                    "exact where fsim-verify measured them, else lower bounds from shared chunks"
+                        .to_string()
+                } else {
+                    "lower bounds from shared chunks".to_string()
+                },
+            ),
+        }
+    }
+
+    /// Section A of the text report: the identical sets and their files.
+    fn text_identical(&self, o: &mut String, st: &Style) {
+        use std::fmt::Write;
+        let (bold, head, reset) = (st.bold, st.head, st.reset);
         let _ = writeln!(
             o,
             "{head}A. Identical files: {} sets{reset}",
@@ -429,21 +456,24 @@ impl Report {
                 human_bytes(s.size),
                 human_bytes(s.overhead())
             );
+            if let Some(k) = s.folder_pair {
+                let _ = writeln!(o, "    {}", self.inside_folders(k));
+            }
             for &f in &s.files {
                 let _ = writeln!(o, "    {}", self.path(f));
             }
         }
-        let _ = writeln!(o);
-        let _ = writeln!(
-            o,
-            "{head}B. Clusters of similar files: {} (most reclaimable bytes first){reset}",
-            self.clusters.len()
-        );
-        let _ = writeln!(
-            o,
-            "{dim}reclaimable: over a cluster's files, the most bytes each shares with one larger file of the cluster{reset}"
-        );
-        o
+    }
+
+    /// The line that says a group lies inside folder pair `k`.
+    fn inside_folders(&self, k: u32) -> String {
+        let p = &self.folders.pairs[k as usize];
+        format!(
+            "inside the folders {}  <->  {} (folder pair {}, above)",
+            escape_path_string(&p.a),
+            escape_path_string(&p.b),
+            k + 1
+        )
     }
 
     /// A cluster of the text report: its line, its files.
@@ -477,6 +507,9 @@ impl Report {
                 c.link_count,
                 c.avg_similarity
             );
+            if let Some(k) = c.folder_pair {
+                let _ = writeln!(o, "    {}", self.inside_folders(k));
+            }
             if let Some(t) = &c.template {
                 let _ = writeln!(
                     o,
@@ -618,10 +651,11 @@ fn folders_text(
         min_percent,
         st.reset
     );
-    for p in &f.pairs {
+    for (k, p) in f.pairs.iter().enumerate() {
         let _ = writeln!(
             o,
-            "  {}{}{}  <->  {}{}{}  {}{:.1}%{}",
+            "  {}. {}{}{}  <->  {}{}{}  {}{:.1}%{}",
+            k + 1,
             st.bold,
             escape_path_string(&p.a),
             st.reset,
@@ -698,6 +732,14 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
     };
     let report = match format {
         Format::Text | Format::Json | Format::Tsv => stream::run(config, color)?,
+        Format::Sh => {
+            let output = config.output.clone();
+            let (report, _, _) = stream::prepare(config)?;
+            let mut out = stream::Buffered::create(output.as_deref())?;
+            actions::write(&report, &mut out)?;
+            out.finish()?;
+            report
+        }
         Format::Html | Format::Xlsx => {
             let (report, mut source, rank) = stream::prepare(config)?;
             let templates = load_templates(&report)?;

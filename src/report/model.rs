@@ -23,6 +23,9 @@ pub enum Format {
     Html,
     /// A workbook with outlined rows (src/report/xlsx.rs); needs `-o FILE`.
     Xlsx,
+    /// A shell script of actions for the identical files, reviewed and run
+    /// by a person (src/report/actions.rs).
+    Sh,
 }
 
 /// When the text report is coloured (`--color`).
@@ -112,6 +115,9 @@ pub struct Cluster {
     pub template: Option<Box<TemplateHint>>,
     /// How a large cluster is shown (`Config::review_files`).
     pub review: Option<Box<Review>>,
+    /// The reported folder pair that holds all its files, if any
+    /// (`FolderReport::explains`).
+    pub folder_pair: Option<u32>,
 }
 
 /// A cluster's id: the first 10 hex digits of the smallest content hash
@@ -171,6 +177,8 @@ pub struct IdenticalSet {
     pub id: String,
     pub size: u64,
     pub files: Vec<u32>,
+    /// The reported folder pair that holds all its files, if any.
+    pub folder_pair: Option<u32>,
 }
 
 impl IdenticalSet {
@@ -468,6 +476,7 @@ pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
             id: hex128(files.content(v[0]))[..10].to_string(),
             size: files.at(v[0]).size,
             files: v.to_vec(),
+            folder_pair: None,
         })
         .collect();
     drop(ids);
@@ -557,6 +566,7 @@ pub(crate) fn make_cluster(
         avg_similarity: avg,
         template,
         review: None,
+        folder_pair: None,
     }
 }
 

@@ -153,6 +153,13 @@ impl Buffered {
         Ok(())
     }
 
+    /// Bytes that need not be UTF-8 (a path as it is on disk).
+    pub(crate) fn push_bytes(&mut self, b: &[u8]) -> Result<()> {
+        self.out.write_all(self.buf.as_bytes())?;
+        self.buf.clear();
+        self.out.write_all(b)
+    }
+
     pub(crate) fn finish(mut self) -> Result<()> {
         self.out.write_all(self.buf.as_bytes())?;
         self.out.finish()
@@ -704,6 +711,14 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
     rank(&mut clusters, &mut cluster_of);
     report.clusters = clusters;
     report.folders = folder_pairs(&report, &mut source)?;
+    let explains = std::mem::take(&mut report.folders.explains);
+    let (of_clusters, of_sets) = explains.split_at(report.clusters.len());
+    for (c, &k) in report.clusters.iter_mut().zip(of_clusters) {
+        c.folder_pair = k;
+    }
+    for (s, &k) in report.identical.iter_mut().zip(of_sets) {
+        s.folder_pair = k;
+    }
     warn_if_over_memory(&report);
     Ok((report, source, cluster_of))
 }
@@ -731,7 +746,13 @@ fn folder_pairs(report: &Report, source: &mut Source) -> Result<FolderReport> {
     if let Some(e) = failed {
         return Err(e);
     }
-    folders.finish(report.config.min_percent)
+    let groups: Vec<&[u32]> = report
+        .clusters
+        .iter()
+        .map(|c| &c.files[..])
+        .chain(report.identical.iter().map(|s| &s.files[..]))
+        .collect();
+    folders.finish(report.config.min_percent, &groups)
 }
 
 /// Say on stderr when the model alone is over `--memory`.

@@ -262,6 +262,7 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
     wb.set_properties(&rust_xlsxwriter::DocProperties::new().set_creation_datetime(&date));
     let layout = Layout::new(report);
     summary_sheet(&mut wb, &s, report, &layout)?;
+    folders_sheet(&mut wb, &s, report)?;
     identical_sheet(&mut wb, &s, report, &layout)?;
     clusters_sheet(&mut wb, &s, report, &layout)?;
     links_sheet(&mut wb, &s, report, &layout, source, rank)?;
@@ -383,6 +384,49 @@ fn identical_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layo
             Ok(())
         },
     )
+}
+
+/// The folder pairs, one row each (src/report/folders.rs), before the
+/// file-level sheets; a note when they do not fit in a sheet.
+fn folders_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()> {
+    let ws = wb.add_worksheet_with_constant_memory();
+    ws.set_name("Folders").map_err(xerr)?;
+    let pairs = &report.folders.pairs;
+    let fit = pairs.len().min(ROW_MAX as usize - 2);
+    let cols = [
+        ("Folder", 50.0),
+        ("Folder", 50.0),
+        ("Similarity %", 13.0),
+        ("First in second (bytes)", 22.0),
+        ("First (bytes)", 14.0),
+        ("Second in first (bytes)", 22.0),
+        ("Second (bytes)", 14.0),
+        ("Same", 8.0),
+        ("Changed", 9.0),
+        ("Only in first", 13.0),
+        ("Only in second", 14.0),
+    ];
+    header(ws, s, &cols, fit as u32)?;
+    for (k, p) in pairs.iter().take(fit).enumerate() {
+        let r = k as u32 + 1;
+        ws.write_string(r, 0, escape_path_string(&p.a))
+            .map_err(xerr)?;
+        ws.write_string(r, 1, escape_path_string(&p.b))
+            .map_err(xerr)?;
+        ws.write_number_with_format(r, 2, r1(p.percent()), &s.pct)
+            .map_err(xerr)?;
+        let counts = [
+            p.a_in_b, p.bytes_a, p.b_in_a, p.bytes_b, p.same, p.changed, p.only_a, p.only_b,
+        ];
+        for (c, v) in counts.into_iter().enumerate() {
+            ws.write_number_with_format(r, 3 + c as u16, v as f64, &s.bytes)
+                .map_err(xerr)?;
+        }
+    }
+    if fit < pairs.len() {
+        truncated(ws, fit as u32 + 1, pairs.len() - fit)?;
+    }
+    Ok(())
 }
 
 /// Sheet B: clusters, files folded under each cluster (figure 5).

@@ -331,22 +331,7 @@ pub fn run_components(cfg: &Config) -> Result<()> {
         if trailer.is_some() {
             return Err(err("data after the trailer".into()));
         }
-        let text = std::str::from_utf8(raw).map_err(|_| err("not UTF-8".into()))?;
-        let f: Vec<&str> = text.split('\t').collect();
-        let parsed = match f.as_slice() {
-            ["C", id, files, records, chunks] => (|| {
-                Some(Component {
-                    id: id.parse().ok()?,
-                    files: files.parse().ok()?,
-                    records: records.parse().ok()?,
-                    chunks: chunks.parse().ok()?,
-                    memory: 0,
-                })
-            })(),
-            _ => None,
-        };
-        let mut c = parsed
-            .ok_or_else(|| err("expected C<TAB>id<TAB>files<TAB>records<TAB>chunks".into()))?;
+        let mut c = parse_component(raw).map_err(|m| err(m.into()))?;
         if comps.last().is_some_and(|p| p.id >= c.id) {
             return Err(err("components are not in increasing id order".into()));
         }
@@ -375,11 +360,47 @@ pub fn run_components(cfg: &Config) -> Result<()> {
     }
     let bins = pack(&comps, cfg.capacity);
     report_plan(cfg, &comps, &bins)?;
-    let pruned = formats::pruned_params(check.params.as_ref(), &t);
+    let buf = components_plan(&comps, &bins, &check, &t, files, cfg.capacity);
+    let mut out = Output::create(cfg.output.as_deref())?;
+    out.write_all(&buf)?;
+    out.finish()?;
+    Ok(())
+}
+
+/// A `C<TAB>id<TAB>files<TAB>records<TAB>chunks` line of `--components`.
+fn parse_component(raw: &[u8]) -> std::result::Result<Component, &'static str> {
+    let text = std::str::from_utf8(raw).map_err(|_| "not UTF-8")?;
+    let f: Vec<&str> = text.split('\t').collect();
+    let parsed = match f.as_slice() {
+        ["C", id, files, records, chunks] => (|| {
+            Some(Component {
+                id: id.parse().ok()?,
+                files: files.parse().ok()?,
+                records: records.parse().ok()?,
+                chunks: chunks.parse().ok()?,
+                memory: 0,
+            })
+        })(),
+        _ => None,
+    };
+    parsed.ok_or("expected C<TAB>id<TAB>files<TAB>records<TAB>chunks")
+}
+
+/// The bins file of `--components`: header, each bin's `#bin` line and its
+/// components' `C` lines, trailer (`t`: the partition's trailer).
+fn components_plan(
+    comps: &[Component],
+    bins: &[Bin],
+    check: &InputCheck,
+    t: &formats::Params,
+    files: u64,
+    capacity: u64,
+) -> Vec<u8> {
+    let pruned = formats::pruned_params(check.params.as_ref(), t);
     let mut buf = Vec::new();
     formats::write_header(
         Kind::Bins,
-        &bins_params(check.params.as_ref(), &pruned, bins.len(), cfg.capacity),
+        &bins_params(check.params.as_ref(), &pruned, bins.len(), capacity),
         &mut buf,
     );
     for (b, bin) in bins.iter().enumerate() {
@@ -400,10 +421,7 @@ pub fn run_components(cfg: &Config) -> Result<()> {
         .with("bins", bins.len())
         .with("files", files);
     formats::write_trailer(Kind::Bins, &tp, &mut buf);
-    let mut out = Output::create(cfg.output.as_deref())?;
-    out.write_all(&buf)?;
-    out.finish()?;
-    Ok(())
+    buf
 }
 
 /// What pass 1 learns from the partition file besides the spooled

@@ -197,70 +197,135 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
             entries.push(e);
         }
         // The chunk stream, ids offset.
-        let (input, name) = open_input(&inp.chunks)?;
-        let mut r = LineReader::new(progress.reader(input), name.clone());
-        let mut check = InputCheck::new(Kind::Chunks, "records");
-        let mut seen = Digest::default();
-        while let Some((line, line_no)) = r.next_numbered()? {
-            let err = |m: String| Error::input(&name, line_no, m);
-            match line {
-                Line::Header(k, p) => {
-                    if let Some(d) = p.only(CHUNK_PARAM_KEYS).difference(&params) {
-                        return Err(err(format!(
-                            "chunking parameters differ from its file table {}: {d}",
-                            inp.files.display()
-                        )));
-                    }
-                    check.header(k, p).map_err(err)?;
-                }
-                Line::Trailer(k, p) => check.trailer(k, &p).map_err(err)?,
-                Line::Comment(_) => {}
-                Line::Data(d) => {
-                    let mut rec = ChunkRecord::parse(d)
-                        .ok_or_else(|| err(format!("expected {}", ChunkRecord::EXPECTED)))?;
-                    seen.add(&rec);
-                    if rec.file as u64 >= n {
-                        return Err(err(format!(
-                            "file id {} is not in the file table {} ({n} files)",
-                            rec.file,
-                            inp.files.display()
-                        )));
-                    }
-                    rec.file += offset as u32;
-                    written.add(&rec);
-                    rec.write(&mut buf);
-                    if buf.len() >= 1 << 16 {
-                        out.write_all(&buf)?;
-                        buf.clear();
-                    }
-                }
-            }
-        }
-        check.finish(&seen, &name, r.line_number())?;
-        if seen != table.records {
-            return Err(Error::msg(format!(
-                "{} does not belong to the file table {}: {} records read, {} announced",
-                name,
-                inp.files.display(),
-                seen.count,
-                table.records.count
-            )));
-        }
+        let at = Offset {
+            first: offset as u32,
+            files: n,
+        };
+        copy_chunks(
+            inp,
+            &params,
+            at,
+            &table.records,
+            &progress,
+            &mut written,
+            &mut buf,
+            &mut out,
+        )?;
     }
     progress.finish();
     write_trailer(Kind::Chunks, &digest_params(&written, "records"), &mut buf);
 
     // The file table first (renamed into place), then the chunk stream.
+    write_file_table(
+        cfg,
+        chunk_params,
+        &cols,
+        &entries,
+        &written,
+        summary.skipped,
+    )?;
+    out.write_all(&buf)?;
+    out.finish()?;
+    summary.files = entries.len() as u64;
+    summary.records = written.count;
+    summary.seconds = t0.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// Where a collection's files go in the merged table: its first id and
+/// its number of files.
+#[derive(Clone, Copy)]
+struct Offset {
+    first: u32,
+    files: u64,
+}
+
+/// Copy a collection's chunk stream to `out` (through `buf`), its file
+/// ids offset, checked against its file table (`params`, `records`).
+#[allow(clippy::too_many_arguments)]
+fn copy_chunks(
+    inp: &Input,
+    params: &Params,
+    at: Offset,
+    records: &Digest,
+    progress: &crate::io::progress::Progress,
+    written: &mut Digest,
+    buf: &mut Vec<u8>,
+    out: &mut Output,
+) -> Result<()> {
+    let (input, name) = open_input(&inp.chunks)?;
+    let mut r = LineReader::new(progress.reader(input), name.clone());
+    let mut check = InputCheck::new(Kind::Chunks, "records");
+    let mut seen = Digest::default();
+    while let Some((line, line_no)) = r.next_numbered()? {
+        let err = |m: String| Error::input(&name, line_no, m);
+        match line {
+            Line::Header(k, p) => {
+                if let Some(d) = p.only(CHUNK_PARAM_KEYS).difference(params) {
+                    return Err(err(format!(
+                        "chunking parameters differ from its file table {}: {d}",
+                        inp.files.display()
+                    )));
+                }
+                check.header(k, p).map_err(err)?;
+            }
+            Line::Trailer(k, p) => check.trailer(k, &p).map_err(err)?,
+            Line::Comment(_) => {}
+            Line::Data(d) => {
+                let mut rec = ChunkRecord::parse(d)
+                    .ok_or_else(|| err(format!("expected {}", ChunkRecord::EXPECTED)))?;
+                seen.add(&rec);
+                if rec.file as u64 >= at.files {
+                    return Err(err(format!(
+                        "file id {} is not in the file table {} ({} files)",
+                        rec.file,
+                        inp.files.display(),
+                        at.files
+                    )));
+                }
+                rec.file += at.first;
+                written.add(&rec);
+                rec.write(buf);
+                if buf.len() >= 1 << 16 {
+                    out.write_all(buf)?;
+                    buf.clear();
+                }
+            }
+        }
+    }
+    check.finish(&seen, &name, r.line_number())?;
+    if seen != *records {
+        return Err(Error::msg(format!(
+            "{} does not belong to the file table {}: {} records read, {} announced",
+            name,
+            inp.files.display(),
+            seen.count,
+            records.count
+        )));
+    }
+    Ok(())
+}
+
+/// The merged file table: the chunking parameters, the collections, every
+/// file, the trailer of the merged chunk stream (`written`).
+fn write_file_table(
+    cfg: &MergeConfig,
+    chunk_params: Option<Params>,
+    cols: &[Collection],
+    entries: &[FileEntry],
+    written: &Digest,
+    skipped: u64,
+) -> Result<()> {
     let mut ft = Vec::with_capacity(entries.len() * 100 + 256);
     let fp = chunk_params
         .unwrap_or_default()
         .with("collections", cols.len());
     write_header(Kind::Files, &fp, &mut ft);
-    for c in &cols {
+    for c in cols {
         c.write(&mut ft);
     }
     let mut table = TableDigest::default();
-    for e in &entries {
+    for e in entries {
         table.write(e, &mut ft);
     }
     write_trailer(
@@ -269,19 +334,14 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
             .with("files", entries.len())
             .with("records", written.count)
             .with("digest", crate::formats::hex128(written.sum))
-            .with("skipped", summary.skipped)
+            .with("skipped", skipped)
             .with(TABLE_DIGEST_KEY, table.hex()),
         &mut ft,
     );
     let mut fo = Output::create(Some(&cfg.files_out))?;
     fo.write_all(&ft)?;
     fo.finish()?;
-    out.write_all(&buf)?;
-    out.finish()?;
-    summary.files = entries.len() as u64;
-    summary.records = written.count;
-    summary.seconds = t0.elapsed().as_secs_f64();
-    Ok(summary)
+    Ok(())
 }
 
 #[cfg(test)]

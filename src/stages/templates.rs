@@ -203,31 +203,68 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     let (clusters, rparams) = read_report(&cfg.report, &cfg.clusters)?;
     let chunk_params = rparams.only(CHUNK_PARAM_KEYS);
-    {
-        let files = &cfg.files;
-        let (table, tparams) = crate::formats::files::read_file_table(files)?;
-        if let Some(d) = tparams.only(CHUNK_PARAM_KEYS).difference(&chunk_params) {
-            return Err(Error::msg(format!(
-                "{} and {} come from runs with different parameters: {d}",
-                cfg.report.display(),
-                files.display()
-            )));
+    check_files(cfg, &clusters, &chunk_params)?;
+    let (counts, records_read) = count_chunks(cfg, &clusters, &chunk_params)?;
+    // Template chunks per cluster, hash order.
+    let mut per: Vec<BTreeMap<u128, u32>> = vec![BTreeMap::new(); clusters.len()];
+    for ((ci, h), (n, len, _)) in counts {
+        let need = ((clusters[ci].members.len() as f64) * cfg.fraction).ceil() as u32;
+        if n >= need.max(2) {
+            per[ci].insert(h, len);
         }
-        for c in &clusters {
-            for (id, p) in &c.members {
-                let ok = table
-                    .get(*id as usize)
-                    .is_some_and(|e| escape_path_string(&e.path) == *p);
-                if !ok {
-                    return Err(Error::msg(format!(
-                        "file id {id} ({p}) of cluster {} is not that file in {}: the report is from another run",
-                        c.id,
-                        files.display()
-                    )));
-                }
+    }
+    let mut summary = Summary {
+        clusters: clusters.len(),
+        records_read,
+        ..Default::default()
+    };
+    let body = templates_file(cfg, &chunk_params, &clusters, &per, &mut summary)?;
+    let mut out = Output::create(cfg.output.as_deref())?;
+    out.write_all(&body)?;
+    out.finish()?;
+    summary.seconds = t0.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// Check that the file table comes from the report's run: the same
+/// chunking, and each member of the clusters the file of its id.
+fn check_files(cfg: &Config, clusters: &[ClusterInfo], chunk_params: &Params) -> Result<()> {
+    let files = &cfg.files;
+    let (table, tparams) = crate::formats::files::read_file_table(files)?;
+    if let Some(d) = tparams.only(CHUNK_PARAM_KEYS).difference(chunk_params) {
+        return Err(Error::msg(format!(
+            "{} and {} come from runs with different parameters: {d}",
+            cfg.report.display(),
+            files.display()
+        )));
+    }
+    for c in clusters {
+        for (id, p) in &c.members {
+            let ok = table
+                .get(*id as usize)
+                .is_some_and(|e| escape_path_string(&e.path) == *p);
+            if !ok {
+                return Err(Error::msg(format!(
+                    "file id {id} ({p}) of cluster {} is not that file in {}: the report is from another run",
+                    c.id,
+                    files.display()
+                )));
             }
         }
     }
+    Ok(())
+}
+
+/// Per (cluster, chunk hash): (distinct members, length, last member
+/// seen).
+type ChunkCounts = HashMap<(usize, u128), (u32, u32, u32)>;
+
+/// Count the chunks of the clusters' members in the chunk records.
+fn count_chunks(
+    cfg: &Config,
+    clusters: &[ClusterInfo],
+    chunk_params: &Params,
+) -> Result<(ChunkCounts, u64)> {
     // Member -> cluster index.
     let mut member: HashMap<u32, usize> = HashMap::new();
     for (i, c) in clusters.iter().enumerate() {
@@ -235,8 +272,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             member.insert(*id, i);
         }
     }
-    // (cluster, hash) -> (distinct members, length, last member seen).
-    let mut counts: HashMap<(usize, u128), (u32, u32, u32)> = HashMap::new();
+    let mut counts: ChunkCounts = HashMap::new();
     let mut records_read = 0u64;
     let default_input = [PathBuf::from("-")];
     let inputs: &[PathBuf] = if cfg.chunks.is_empty() {
@@ -254,7 +290,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
                     if !matches!(k, Kind::Chunks | Kind::Partition | Kind::Bins) {
                         return Err(Error::input(&name, line_no, format!("this is a {} file: expected chunk records (partition.tsv, sorted.tsv or chunks.tsv)", k.as_str())));
                     }
-                    if let Some(d) = p.only(CHUNK_PARAM_KEYS).difference(&chunk_params) {
+                    if let Some(d) = p.only(CHUNK_PARAM_KEYS).difference(chunk_params) {
                         return Err(Error::input(
                             &name,
                             line_no,
@@ -289,36 +325,36 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             "no chunk records header in the input: expected partition.tsv, sorted.tsv or chunks.tsv of the run",
         ));
     }
-    // Template chunks per cluster, hash order.
-    let mut per: Vec<BTreeMap<u128, u32>> = vec![BTreeMap::new(); clusters.len()];
-    for ((ci, h), (n, len, _)) in counts {
-        let need = ((clusters[ci].members.len() as f64) * cfg.fraction).ceil() as u32;
-        if n >= need.max(2) {
-            per[ci].insert(h, len);
-        }
-    }
+    Ok((counts, records_read))
+}
+
+/// The templates file: what is kept of an earlier one (`--append`), the
+/// header, each cluster's template chunks (a chunk once), the trailer;
+/// counted in `summary`.
+fn templates_file(
+    cfg: &Config,
+    chunk_params: &Params,
+    clusters: &[ClusterInfo],
+    per: &[BTreeMap<u128, u32>],
+    summary: &mut Summary,
+) -> Result<Vec<u8>> {
     let mut body = Vec::new();
     if cfg.append {
         if let Some(o) = cfg.output.as_ref().filter(|o| o.as_os_str() != "-") {
             if o.exists() {
                 // Validate what is there before keeping it.
-                TemplateSet::load(std::slice::from_ref(o), &chunk_params)?;
+                TemplateSet::load(std::slice::from_ref(o), chunk_params)?;
                 body = std::fs::read(o)
                     .map_err(|e| Error::msg(format!("cannot read {}: {e}", o.display())))?;
             }
         }
     }
-    let mut summary = Summary {
-        clusters: clusters.len(),
-        records_read,
-        ..Default::default()
-    };
     let mut written: HashSet<u128> = HashSet::new();
     let mut hp = chunk_params.clone();
     hp.set("fraction", cfg.fraction);
     write_header(Kind::Templates, &hp, &mut body);
     let mut d = Digest::default();
-    for (c, chunks) in clusters.iter().zip(&per) {
+    for (c, chunks) in clusters.iter().zip(per) {
         let bytes: u64 = chunks.values().map(|&l| l as u64).sum();
         let sample = c.members.first().map(|m| m.1.as_str()).unwrap_or("?");
         body.extend_from_slice(
@@ -352,11 +388,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         &crate::formats::digest_params(&d, "templates"),
         &mut body,
     );
-    let mut out = Output::create(cfg.output.as_deref())?;
-    out.write_all(&body)?;
-    out.finish()?;
-    summary.seconds = t0.elapsed().as_secs_f64();
-    Ok(summary)
+    Ok(body)
 }
 
 impl Summary {

@@ -204,24 +204,7 @@ pub fn run(cfg: &Config) -> Result<()> {
         "bins",
         cfg.quiet,
     );
-    let wants_table = cfg.lines.is_some() || cfg.since.is_some();
-    if wants_table && cfg.line_mode != LineMode::Only {
-        // In a pipe (docs/usage.md's), fsim-chunk's file table is complete
-        // only once the bins arrive.
-        crate::io::wait_for_input(&cfg.input)?;
-    }
-    let table = match &cfg.files {
-        Some(f) if wants_table => {
-            if !f.exists() {
-                return Err(crate::error::Error::msg(format!(
-                    "{}: no file table (--files; the line source, on by default, reads it: give the one fsim-chunk --files-out wrote, or --no-line-source)",
-                    f.display()
-                )));
-            }
-            Some(crate::formats::files::read_file_table(f)?.0)
-        }
-        _ => None,
-    };
+    let table = file_table(cfg)?;
     let th = &cfg.options.thresholds;
     let src = cfg.lines.as_ref().map(|(_, s)| s);
     let mut options = cfg.options.clone();
@@ -258,8 +241,10 @@ pub fn run(cfg: &Config) -> Result<()> {
     if let Some(c) = &options.only {
         params = delta::mark(params, c);
     }
-    let (bins, spilled_bins, files, records, collapsed) =
-        (a.bins, a.spilled_bins, a.files, a.records, a.collapsed);
+    let counts = format!(
+        "{} bins ({} out of core), {} files, {} records, {} identical files collapsed",
+        a.bins, a.spilled_bins, a.files, a.records, a.collapsed
+    );
     let mut out = Output::create(cfg.output.as_deref())?;
     let oname = out.name().to_string();
     let pairs = write_pairs(a, &params, options.only.as_deref(), &mut out, &oname)?;
@@ -275,29 +260,51 @@ pub fn run(cfg: &Config) -> Result<()> {
         }
         if let Some(mut st) = line_stats {
             st.added = pairs.saturating_sub(chunk_pairs);
-            crate::cli::stderr_line(format_args!(
-                "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} pairs, {} not found by the chunks{}",
-                st.contents,
-                st.unreadable,
-                st.pairs,
-                st.added,
-                if st.passes > 1 {
-                    format!(" ({} passes over the lines to stay within --capacity)", st.passes)
-                } else {
-                    String::new()
-                }
-            ));
+            line_source_line(&st);
         }
         crate::cli::stderr_line(format_args!(
-            "fsim-analyze: {} bins ({} out of core), {} files, {} records, {} identical files collapsed, {} pairs in {:.2} s",
-            bins,
-            spilled_bins,
-            files,
-            records,
-            collapsed,
+            "fsim-analyze: {counts}, {} pairs in {:.2} s",
             pairs,
             t0.elapsed().as_secs_f64()
         ));
     }
     Ok(())
+}
+
+/// The file table, when the line source or a re-run's delta needs it.
+fn file_table(cfg: &Config) -> Result<Option<Vec<crate::formats::FileEntry>>> {
+    let wants_table = cfg.lines.is_some() || cfg.since.is_some();
+    if wants_table && cfg.line_mode != LineMode::Only {
+        // In a pipe (docs/usage.md's), fsim-chunk's file table is complete
+        // only once the bins arrive.
+        crate::io::wait_for_input(&cfg.input)?;
+    }
+    match &cfg.files {
+        Some(f) if wants_table => {
+            if !f.exists() {
+                return Err(crate::error::Error::msg(format!(
+                    "{}: no file table (--files; the line source, on by default, reads it: give the one fsim-chunk --files-out wrote, or --no-line-source)",
+                    f.display()
+                )));
+            }
+            Ok(Some(crate::formats::files::read_file_table(f)?.0))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The line source's line of the summary on stderr.
+fn line_source_line(st: &LineStats) {
+    crate::cli::stderr_line(format_args!(
+        "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} pairs, {} not found by the chunks{}",
+        st.contents,
+        st.unreadable,
+        st.pairs,
+        st.added,
+        if st.passes > 1 {
+            format!(" ({} passes over the lines to stay within --capacity)", st.passes)
+        } else {
+            String::new()
+        }
+    ));
 }

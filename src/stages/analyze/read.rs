@@ -10,7 +10,9 @@ use super::{Analysis, Options, BYTES_PER_RECORD};
 use crate::chunking::features::{self, MethodSpec};
 use crate::error::Result;
 use crate::formats::bins::{parse_record, FileLine};
-use crate::formats::{self, classify_line, Digest, InputCheck, Kind, Line, LineReader};
+use crate::formats::{
+    self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
+};
 use crate::io::progress::Progress;
 use std::io::BufRead;
 
@@ -169,205 +171,200 @@ pub fn analyze_with_progress<R: BufRead>(
     progress: &Progress,
 ) -> Result<Analysis> {
     let mut r = LineReader::new(input, name);
-    let mut check = InputCheck::new(Kind::Bins, "records");
-    let mut seen = Digest::default();
-    let mut a = Analysis::new(opts);
-    let mut cur: Option<Bin> = None;
-    let mut announced_bins: Option<u64> = None;
-    let mut spec: Option<MethodSpec> = None;
-    let mut trailer_seen = false;
+    let mut s = BinsReader {
+        opts,
+        progress,
+        check: InputCheck::new(Kind::Bins, "records"),
+        seen: Digest::default(),
+        a: Analysis::new(opts),
+        cur: None,
+        announced_bins: None,
+        spec: None,
+        trailer_seen: false,
+    };
     let name = r.name().to_string();
     loop {
         let ln = r.line_number() + 1;
-        let raw = match r.next_raw()? {
-            None => break,
-            Some(raw) => raw,
-        };
-        let first = raw.first().copied();
-        if first == Some(b'#') {
-            let line = classify_line(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
-            match line {
-                Line::Header(kind, p) => {
-                    if check.params.is_some() {
-                        return Err(crate::Error::input(
-                            &name,
-                            ln,
-                            "a second header: fsim-analyze reads one bins file",
-                        ));
-                    }
-                    let bins = p.get_u64("bins");
-                    if p.get("method").is_some_and(features::is_feature_method) {
-                        spec = Some(
-                            MethodSpec::from_params(&p)
-                                .map_err(|m| crate::Error::input(&name, ln, m))?,
-                        );
-                    }
-                    check
-                        .header(kind, p)
-                        .map_err(|m| crate::Error::input(&name, ln, m))?;
-                    progress.set_count_total(bins.unwrap_or(0));
-                    announced_bins = Some(bins.ok_or_else(|| {
-                        crate::Error::input(
-                            &name,
-                            ln,
-                            "header without bins=: expected a bins file written by fsim-binpack",
-                        )
-                    })?);
+        let Some(raw) = r.next_raw()? else { break };
+        let at = |m: String| crate::Error::input(&name, ln, m);
+        match raw.first() {
+            Some(b'#') => s.meta_line(raw, &name, ln)?,
+            _ if s.trailer_seen => return Err(at("data after the trailer".into())),
+            first => {
+                let Some(bin) = s.cur.as_mut() else {
+                    return Err(at("data before the first '#bin' line: expected a bins file written by fsim-binpack".into()));
+                };
+                if first == Some(&b'F') {
+                    bin.file_line(raw).map_err(at)?;
+                } else {
+                    let rec = parse_record(raw).map_err(at)?;
+                    s.seen.add(&rec);
+                    bin.record(&rec, opts)?.map_err(at)?;
                 }
-                Line::Trailer(kind, p) => {
-                    if let Some(b) = cur.take() {
-                        b.finish(opts, &mut a, &name, ln, progress)?;
-                    }
-                    check
-                        .trailer(kind, &p)
-                        .map_err(|m| crate::Error::input(&name, ln, m))?;
-                    let files = p
-                        .get_u64("files")
-                        .ok_or_else(|| crate::Error::input(&name, ln, "trailer without files="))?;
-                    if files != a.files {
-                        return Err(crate::Error::input(
-                            &name,
-                            ln,
-                            format!(
-                                "{} F lines read but the trailer announced files={files}",
-                                a.files
-                            ),
-                        ));
-                    }
-                    trailer_seen = true;
-                }
-                Line::Comment(c) if c.starts_with(b"#bin\t") => {
-                    if check.params.is_none() {
-                        return Err(crate::Error::input(
-                            &name,
-                            ln,
-                            "'#bin' line before the '#fsim bins v1' header",
-                        ));
-                    }
-                    if trailer_seen {
-                        return Err(crate::Error::input(
-                            &name,
-                            ln,
-                            "'#bin' line after the trailer",
-                        ));
-                    }
-                    let mut head =
-                        parse_bin_line(c).map_err(|m| crate::Error::input(&name, ln, m))?;
-                    head.line = r.line_number();
-                    if let Some(b) = cur.take() {
-                        b.finish(opts, &mut a, &name, ln, progress)?;
-                    }
-                    cur = Some(Bin {
-                        head,
-                        files: BinFiles {
-                            spec,
-                            ..BinFiles::default()
-                        },
-                        path: None,
-                        grouper: Grouper::new(),
-                        records: 0,
-                        prev: None,
-                    });
-                }
-                Line::Comment(_) | Line::Data(_) => {}
             }
-            continue;
         }
-        if trailer_seen {
-            return Err(crate::Error::input(&name, ln, "data after the trailer"));
-        }
-        let Some(bin) = cur.as_mut() else {
-            return Err(crate::Error::input(
-                &name,
-                ln,
-                "data before the first '#bin' line: expected a bins file written by fsim-binpack",
-            ));
-        };
-        if first == Some(b'F') {
-            if bin.path.is_some() {
-                return Err(crate::Error::input(
-                    &name,
-                    ln,
-                    "F line after the bin's chunk records",
-                ));
-            }
-            let f = FileLine::parse(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
-            if bin.files.ids.last().is_some_and(|&p| p >= f.id) {
-                return Err(crate::Error::input(
-                    &name,
-                    ln,
-                    "F lines of a bin are not in increasing id order",
-                ));
-            }
-            let local = bin.files.ids.len() as u32;
-            let rep = *bin.files.by_content.entry(f.content).or_insert(local) == local;
-            bin.files.ids.push(f.id);
-            bin.files.sizes.push(f.size);
-            bin.files.is_rep.push(rep);
-            if bin.files.spec.is_some() {
-                let n = f.features.ok_or_else(|| {
-                    crate::Error::input(
-                        &name,
-                        ln,
-                        "F line without its feature count (field 6): a feature-method bin file needs the counts fsim-partition writes",
-                    )
-                })?;
-                bin.files.features.push(n);
-            }
-            continue;
-        }
-        let rec = parse_record(raw).map_err(|m| crate::Error::input(&name, ln, m))?;
-        seen.add(&rec);
-        bin.records += 1;
-        if bin.prev.is_some_and(|p| (rec.hash, rec.file) < p) {
-            return Err(crate::Error::input(
-                &name,
-                ln,
-                "chunk records of a bin are not sorted by (hash, file id)",
-            ));
-        }
-        bin.prev = Some((rec.hash, rec.file));
-        if bin.path.is_none() {
-            bin.start(opts);
-        }
-        let local = match bin.files.ids.binary_search(&rec.file) {
-            Ok(l) => l,
-            Err(_) => {
-                return Err(crate::Error::input(
-                    &name,
-                    ln,
-                    format!(
-                        "record of file {} which has no F line in this bin",
-                        formats::id_string(rec.file)
-                    ),
-                ))
-            }
-        };
-        let local = bin.files.is_rep[local].then_some(local as u32);
-        let res = match bin.path.as_mut() {
-            Some(Route::Memory(g)) => bin.grouper.feed(&rec, local, g)?,
-            Some(Route::Spill(s)) => bin.grouper.feed(&rec, local, s)?,
-            None => Ok(()),
-        };
-        res.map_err(|m| crate::Error::input(&name, ln, m))?;
     }
-    if let Some(b) = cur.take() {
+    if let Some(b) = s.cur.take() {
         // No trailer: still check the bin's counts for a precise message.
-        b.finish(opts, &mut a, r.name(), r.line_number(), progress)?;
+        b.finish(opts, &mut s.a, r.name(), r.line_number(), progress)?;
     }
-    check.finish(&seen, r.name(), r.line_number())?;
-    if let Some(b) = announced_bins {
-        if b != a.bins {
+    s.check.finish(&s.seen, r.name(), r.line_number())?;
+    if let Some(b) = s.announced_bins {
+        if b != s.a.bins {
             return Err(r.error(format!(
                 "{} bins read but the header announced bins={b}",
-                a.bins
+                s.a.bins
             )));
         }
     }
-    a.params = check
+    s.a.params = s
+        .check
         .params
         .as_ref()
         .map(formats::stage_params)
         .unwrap_or_default();
-    Ok(a)
+    Ok(s.a)
+}
+
+/// What reading a bins stream keeps from line to line: the checks, the
+/// analysis so far and the bin being read.
+struct BinsReader<'a> {
+    opts: &'a Options,
+    progress: &'a Progress,
+    check: InputCheck,
+    seen: Digest,
+    a: Analysis,
+    cur: Option<Bin>,
+    announced_bins: Option<u64>,
+    /// The feature method of the bins, if not chunks.
+    spec: Option<MethodSpec>,
+    trailer_seen: bool,
+}
+
+impl BinsReader<'_> {
+    /// A `#` line at line `ln` of `name`: the header, the trailer (which
+    /// finishes the last bin) or a `#bin` line (which finishes the bin
+    /// before and starts its own).
+    fn meta_line(&mut self, raw: &[u8], name: &str, ln: u64) -> Result<()> {
+        let at = |m: String| crate::Error::input(name, ln, m);
+        match classify_line(raw).map_err(at)? {
+            Line::Header(kind, p) => {
+                if self.check.params.is_some() {
+                    return Err(at(
+                        "a second header: fsim-analyze reads one bins file".into()
+                    ));
+                }
+                let bins = p.get_u64("bins");
+                if p.get("method").is_some_and(features::is_feature_method) {
+                    self.spec = Some(MethodSpec::from_params(&p).map_err(at)?);
+                }
+                self.check.header(kind, p).map_err(at)?;
+                self.progress.set_count_total(bins.unwrap_or(0));
+                self.announced_bins = Some(bins.ok_or_else(|| {
+                    at("header without bins=: expected a bins file written by fsim-binpack".into())
+                })?);
+            }
+            Line::Trailer(kind, p) => {
+                if let Some(b) = self.cur.take() {
+                    b.finish(self.opts, &mut self.a, name, ln, self.progress)?;
+                }
+                self.check.trailer(kind, &p).map_err(at)?;
+                let files = p
+                    .get_u64("files")
+                    .ok_or_else(|| at("trailer without files=".into()))?;
+                if files != self.a.files {
+                    return Err(at(format!(
+                        "{} F lines read but the trailer announced files={files}",
+                        self.a.files
+                    )));
+                }
+                self.trailer_seen = true;
+            }
+            Line::Comment(c) if c.starts_with(b"#bin\t") => {
+                if self.check.params.is_none() {
+                    return Err(at("'#bin' line before the '#fsim bins v1' header".into()));
+                }
+                if self.trailer_seen {
+                    return Err(at("'#bin' line after the trailer".into()));
+                }
+                let mut head = parse_bin_line(c).map_err(at)?;
+                head.line = ln;
+                if let Some(b) = self.cur.take() {
+                    b.finish(self.opts, &mut self.a, name, ln, self.progress)?;
+                }
+                self.cur = Some(Bin {
+                    head,
+                    files: BinFiles {
+                        spec: self.spec,
+                        ..BinFiles::default()
+                    },
+                    path: None,
+                    grouper: Grouper::new(),
+                    records: 0,
+                    prev: None,
+                });
+            }
+            Line::Comment(_) | Line::Data(_) => {}
+        }
+        Ok(())
+    }
+}
+
+impl Bin {
+    /// An `F` line of this bin: its file, a representative of its content
+    /// or not, and its feature count for a feature method.
+    fn file_line(&mut self, raw: &[u8]) -> std::result::Result<(), String> {
+        if self.path.is_some() {
+            return Err("F line after the bin's chunk records".into());
+        }
+        let f = FileLine::parse(raw)?;
+        if self.files.ids.last().is_some_and(|&p| p >= f.id) {
+            return Err("F lines of a bin are not in increasing id order".into());
+        }
+        let local = self.files.ids.len() as u32;
+        let rep = *self.files.by_content.entry(f.content).or_insert(local) == local;
+        self.files.ids.push(f.id);
+        self.files.sizes.push(f.size);
+        self.files.is_rep.push(rep);
+        if self.files.spec.is_some() {
+            let n = f.features.ok_or(
+                "F line without its feature count (field 6): a feature-method bin file needs the counts fsim-partition writes",
+            )?;
+            self.files.features.push(n);
+        }
+        Ok(())
+    }
+
+    /// A chunk record of this bin, checked (sorted, of a file of the bin)
+    /// and fed to the bin's grouper (the first one chooses the bin's route:
+    /// in memory or out of core). The inner result is the record's error.
+    #[inline]
+    fn record(
+        &mut self,
+        rec: &ChunkRecord,
+        opts: &Options,
+    ) -> Result<std::result::Result<(), String>> {
+        self.records += 1;
+        if self.prev.is_some_and(|p| (rec.hash, rec.file) < p) {
+            return Ok(Err(
+                "chunk records of a bin are not sorted by (hash, file id)".into(),
+            ));
+        }
+        self.prev = Some((rec.hash, rec.file));
+        if self.path.is_none() {
+            self.start(opts);
+        }
+        let Ok(local) = self.files.ids.binary_search(&rec.file) else {
+            return Ok(Err(format!(
+                "record of file {} which has no F line in this bin",
+                formats::id_string(rec.file)
+            )));
+        };
+        let local = self.files.is_rep[local].then_some(local as u32);
+        match self.path.as_mut() {
+            Some(Route::Memory(g)) => self.grouper.feed(rec, local, g),
+            Some(Route::Spill(s)) => self.grouper.feed(rec, local, s),
+            None => Ok(Ok(())),
+        }
+    }
 }

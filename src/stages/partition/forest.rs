@@ -102,36 +102,12 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
     g.finish(&mut keep)?;
     let (mut w, edges) = (keep.out, keep.edges);
     let mut tail = Vec::new();
-    if let Some(k) = &keep.kept {
-        for (id, &(recs, chunks)) in k.iter().enumerate() {
-            if recs > 0 {
-                tail.extend_from_slice(b"K\t");
-                crate::formats::write_id(id as u32, &mut tail);
-                tail.extend_from_slice(format!("\t{recs}\t{chunks}\n").as_bytes());
-            }
-        }
-    }
-    if let Some(c) = &counts {
-        for (id, &v) in c.iter().enumerate() {
-            if v > 0 {
-                tail.extend_from_slice(b"N\t");
-                crate::formats::write_id(id as u32, &mut tail);
-                tail.extend_from_slice(format!("\t{v}\n").as_bytes());
-            }
-        }
-    }
-    // Files holding a dropped chunk in this range (the driver counts the
-    // union over the ranges).
-    for (w, &bits) in g.pruned.words().iter().enumerate() {
-        let mut b = bits;
-        while b != 0 {
-            let id = w as u32 * 64 + b.trailing_zeros();
-            tail.extend_from_slice(b"P\t");
-            crate::formats::write_id(id, &mut tail);
-            tail.push(b'\n');
-            b &= b - 1;
-        }
-    }
+    per_file_lines(
+        keep.kept.as_deref(),
+        counts.as_deref(),
+        g.pruned.words(),
+        &mut tail,
+    );
     for t in g.top_dropped() {
         tail.extend_from_slice(b"#dropped\t");
         tail.extend_from_slice(hex128(t.hash).as_bytes());
@@ -156,6 +132,47 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
     w.raw(&tail)?;
     w.finish()?.finish()?;
     Ok(())
+}
+
+/// The range's per-file lines: `K` (kept records and chunks, with
+/// `kept_counts`), `N` (distinct features, with `feature_counts`) and
+/// `P` (a dropped chunk held, from the words of the pruned-files bit set).
+fn per_file_lines(
+    kept: Option<&[(u32, u32)]>,
+    counts: Option<&[u32]>,
+    pruned: &[u64],
+    tail: &mut Vec<u8>,
+) {
+    if let Some(k) = kept {
+        for (id, &(recs, chunks)) in k.iter().enumerate() {
+            if recs > 0 {
+                tail.extend_from_slice(b"K\t");
+                crate::formats::write_id(id as u32, tail);
+                tail.extend_from_slice(format!("\t{recs}\t{chunks}\n").as_bytes());
+            }
+        }
+    }
+    if let Some(c) = counts {
+        for (id, &v) in c.iter().enumerate() {
+            if v > 0 {
+                tail.extend_from_slice(b"N\t");
+                crate::formats::write_id(id as u32, tail);
+                tail.extend_from_slice(format!("\t{v}\n").as_bytes());
+            }
+        }
+    }
+    // Files holding a dropped chunk in this range (the driver counts the
+    // union over the ranges).
+    for (w, &bits) in pruned.iter().enumerate() {
+        let mut b = bits;
+        while b != 0 {
+            let id = w as u32 * 64 + b.trailing_zeros();
+            tail.extend_from_slice(b"P\t");
+            crate::formats::write_id(id, tail);
+            tail.push(b'\n');
+            b &= b - 1;
+        }
+    }
 }
 
 /// [`Keep`] of [`run_forest`]: each kept group's records, then the edges it

@@ -359,27 +359,7 @@ pub(super) fn group_chunks(
                 grouper.add(&k, mix, line, &mut keep)?;
                 continue;
             }
-            match classify_line(line).map_err(|m| at.error(m))? {
-                Line::Header(kind, params) => {
-                    if let Some(d) = params.only(CHUNK_PARAM_KEYS).difference(chunk_params) {
-                        return Err(at.error(format!(
-                            "chunking parameters differ from the file table {}: {d} (in the file table)",
-                            table.name
-                        )));
-                    }
-                    check.header(kind, params).map_err(|m| at.error(m))?;
-                }
-                Line::Trailer(kind, params) => {
-                    check.trailer(kind, &params).map_err(|m| at.error(m))?
-                }
-                Line::Comment(_) => {}
-                Line::Data(_) => {
-                    return Err(at.error(format!(
-                        "expected {}",
-                        crate::formats::ChunkRecord::EXPECTED
-                    )));
-                }
-            }
+            other_line(line, &at, &mut check, chunk_params, table)?;
         }
         last_name = lines.name().to_string();
         last_line = lines.line_number();
@@ -402,4 +382,36 @@ pub(super) fn group_chunks(
         feature_counts,
         tmpl,
     })
+}
+
+/// A line of the chunk stream that is not a chunk record: the header
+/// (checked against the file table's chunking), the trailer, a comment;
+/// anything else is an error at `at`.
+fn other_line(
+    line: &[u8],
+    at: &crate::stages::sort::At,
+    check: &mut InputCheck,
+    chunk_params: &Params,
+    table: &FileTable,
+) -> Result<()> {
+    match classify_line(line).map_err(|m| at.error(m))? {
+        Line::Header(kind, params) => {
+            if let Some(d) = params.only(CHUNK_PARAM_KEYS).difference(chunk_params) {
+                return Err(at.error(format!(
+                    "chunking parameters differ from the file table {}: {d} (in the file table)",
+                    table.name
+                )));
+            }
+            check.header(kind, params).map_err(|m| at.error(m))?;
+        }
+        Line::Trailer(kind, params) => check.trailer(kind, &params).map_err(|m| at.error(m))?,
+        Line::Comment(_) => {}
+        Line::Data(_) => {
+            return Err(at.error(format!(
+                "expected {}",
+                crate::formats::ChunkRecord::EXPECTED
+            )));
+        }
+    }
+    Ok(())
 }

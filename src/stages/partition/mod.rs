@@ -210,26 +210,7 @@ impl Summary {
 pub fn run(cfg: &Config) -> Result<Summary> {
     let t0 = Instant::now();
     crate::io::wait_for_input(cfg.inputs.first().map_or(Path::new("-"), |p| p.as_path()))?;
-    // Size and content per file, when the table cannot be read again (a
-    // pipe) or its ends do not look right (the full read says why).
-    let mut kept_files: Option<Vec<(u64, u128)>> = None;
-    let peeked = if is_regular(&cfg.files) {
-        peek_file_table(&cfg.files)
-    } else {
-        None
-    };
-    let table = match peeked {
-        Some(t) => t,
-        None => {
-            let mut k = Vec::new();
-            let t = read_file_table(&cfg.files, |_, size, content, _| {
-                k.push((size, content));
-                Ok(())
-            })?;
-            kept_files = Some(k);
-            t
-        }
-    };
+    let (table, kept_files) = load_table(cfg)?;
     let n = table.files;
     let limit = cfg.limit.resolve(n);
     let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
@@ -246,44 +227,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     write_header(Kind::Partition, &hp, &mut head);
     w.raw(&head)?;
 
-    let default_input = [PathBuf::from("-")];
-    let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
-        &default_input
-    } else {
-        &cfg.inputs
-    };
-    let (grouped, unions) = std::thread::scope(|s| {
-        let (tx, rx) = sync_channel::<Vec<(u32, u32)>>(4);
-        let (back_tx, back_rx) = sync_channel::<Vec<(u32, u32)>>(8);
-        let (table, chunk_params) = (&table, &chunk_params);
-        let quiet = cfg.quiet;
-        let grouping = s.spawn(move || {
-            group_chunks(
-                inputs,
-                table,
-                chunk_params,
-                tmpl,
-                limit,
-                quiet,
-                w,
-                tx,
-                back_rx,
-            )
-        });
-        // This thread: the union-find, fed in input order.
-        let mut unions = Unions::new(n as usize);
-        for mut links in rx.iter() {
-            for &(a, b) in &links {
-                unions.queue(a, b);
-            }
-            links.clear();
-            let _ = back_tx.try_send(links);
-        }
-        let grouped = grouping
-            .join()
-            .unwrap_or_else(|_| Err(Error::msg("internal error: the grouping thread panicked")));
-        (grouped, unions)
-    });
+    let (grouped, unions) = group_and_join(cfg, &table, &chunk_params, tmpl, limit, w);
     let gr = grouped?;
     let (g, mut w, seen, tmpl, feature_counts) =
         (gr.grouper, gr.out, gr.seen, gr.tmpl, gr.feature_counts);
@@ -309,26 +253,15 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     drop(g);
     let comps = unions.into_components();
     let (components, files_in_components) = comps.multi_counts();
-    let want_path = top.first().map(|t| t.example);
-    let mut top_example_path = None;
 
     // F lines, in id order.
     let fl = FLines {
         comps: &comps,
         tmpl: &tmpl,
         feature_counts: feature_counts.as_deref(),
-        want_path,
+        want_path: top.first().map(|t| t.example),
     };
-    if let Some(kept_files) = &kept_files {
-        for (id, &(size, content)) in kept_files.iter().enumerate() {
-            fl.line(id as u32, size, content, w.buf());
-            w.maybe_flush()?;
-        }
-    } else {
-        // The one full read of the table: it checks every line, as the
-        // read up front of a pipe does.
-        top_example_path = f_lines_parallel(&cfg.files, &table, &fl, &mut w)?;
-    }
+    let top_example_path = write_f_lines(cfg, &table, kept_files.as_deref(), &fl, &mut w)?;
     drop(comps);
 
     let mut tail = Vec::new();
@@ -367,4 +300,98 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         templates: tmpl.summary(),
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// A file's size and content hash.
+type SizeContent = (u64, u128);
+
+/// The file table's ends (a regular file whose ends look right), or the
+/// whole table read now with the size and content of each file (a pipe,
+/// or ends that do not look right: the full read says why).
+fn load_table(cfg: &Config) -> Result<(FileTable, Option<Vec<SizeContent>>)> {
+    let peeked = if is_regular(&cfg.files) {
+        peek_file_table(&cfg.files)
+    } else {
+        None
+    };
+    if let Some(t) = peeked {
+        return Ok((t, None));
+    }
+    let mut k = Vec::new();
+    let t = read_file_table(&cfg.files, |_, size, content, _| {
+        k.push((size, content));
+        Ok(())
+    })?;
+    Ok((t, Some(k)))
+}
+
+/// Group the chunk stream on a thread of its own (which writes the kept
+/// records to `w`) while this one joins the files of each kept chunk, in
+/// input order.
+fn group_and_join(
+    cfg: &Config,
+    table: &FileTable,
+    chunk_params: &Params,
+    tmpl: crate::stages::templates::PayloadCounter,
+    limit: u64,
+    w: BgWriter,
+) -> (Result<group::Grouped>, Unions) {
+    let default_input = [PathBuf::from("-")];
+    let inputs: &[PathBuf] = if cfg.inputs.is_empty() {
+        &default_input
+    } else {
+        &cfg.inputs
+    };
+    std::thread::scope(|s| {
+        let (tx, rx) = sync_channel::<Vec<(u32, u32)>>(4);
+        let (back_tx, back_rx) = sync_channel::<Vec<(u32, u32)>>(8);
+        let quiet = cfg.quiet;
+        let grouping = s.spawn(move || {
+            group_chunks(
+                inputs,
+                table,
+                chunk_params,
+                tmpl,
+                limit,
+                quiet,
+                w,
+                tx,
+                back_rx,
+            )
+        });
+        // This thread: the union-find, fed in input order.
+        let mut unions = Unions::new(table.files as usize);
+        for mut links in rx.iter() {
+            for &(a, b) in &links {
+                unions.queue(a, b);
+            }
+            links.clear();
+            let _ = back_tx.try_send(links);
+        }
+        let grouped = grouping
+            .join()
+            .unwrap_or_else(|_| Err(Error::msg("internal error: the grouping thread panicked")));
+        (grouped, unions)
+    })
+}
+
+/// The `F` lines, in id order: from the sizes and contents read up front,
+/// or from the one full read of the table (which checks every line, as the
+/// read up front of a pipe does). Returns the path of `fl.want_path` when
+/// the table was read for it.
+fn write_f_lines(
+    cfg: &Config,
+    table: &FileTable,
+    kept_files: Option<&[SizeContent]>,
+    fl: &FLines,
+    w: &mut BgWriter,
+) -> Result<Option<String>> {
+    let Some(kept_files) = kept_files else {
+        return f_lines_parallel(&cfg.files, table, fl, w);
+    };
+    for (id, &(size, content)) in kept_files.iter().enumerate() {
+        fl.line(id as u32, size, content, w.buf());
+        w.maybe_flush()?;
+    }
+    Ok(None)
 }

@@ -48,7 +48,7 @@ use crate::error::{Context, Error, Result};
 use crate::formats::open_input;
 use crate::formats::{classify_line, ChunkRecord, Digest, InputCheck, Kind, Line};
 use crate::io::Output;
-use crate::stages::sort::resume::{Journal, Position};
+use crate::stages::sort::resume::{Checkpoint, Journal, Position};
 use std::fs::File;
 
 use std::path::{Path, PathBuf};
@@ -178,40 +178,148 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         None => (None, None),
     };
     let out = Output::create(cfg.output.as_deref())?;
-    let mut opts = SortOptions::with_memory(cfg.memory);
-    opts.tmpdir = cfg.tmpdir.clone();
-    opts.threads = cfg.threads.max(1);
-    opts.fan_in = cfg.fan_in;
-    let mut sorter = match &journal {
-        Some(j) => ExternalSorter::<ChunkKey>::keep_runs_in(
-            opts,
-            j.dir().to_path_buf(),
-            cp.as_ref().map(|c| c.runs.clone()).unwrap_or_default(),
-        ),
-        None => ExternalSorter::<ChunkKey>::new(opts),
-    };
-    let resumed = sorter.len();
-    // The '#' lines read before the kill passed these checks then; they are
-    // replayed so that the checks go on from where they were.
-    let mut meta: Vec<(usize, Vec<u8>)> = cp.as_ref().map(|c| c.meta.clone()).unwrap_or_default();
-    let mut hash_lines: Vec<Vec<u8>> = meta.iter().map(|m| m.1.clone()).collect();
-    let mut all = InputCheck::new(Kind::Chunks, "records");
-    for (_, l) in &meta {
-        if let Ok(Line::Header(kind, params)) = classify_line(l) {
-            all.header(kind, params).map_err(Error::msg)?;
-        }
-    }
+    let mut p1 = Phase1::new(cfg, journal, cp.as_ref())?;
+    let resumed = p1.sorter.len();
     // Progress, phase 1: bytes of input read (ETA when the inputs are files).
     let paths: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let progress = crate::io::progress::Progress::for_inputs("fsim-sort", &paths, cfg.quiet);
     let start = cp.as_ref().map_or(0, |c| c.at.input);
     for (idx, path) in inputs.iter().enumerate().skip(start) {
         let here = cp.as_ref().map(|c| c.at).filter(|at| at.input == idx);
+        p1.read_input(idx, path, here, &progress)?;
+    }
+    let Phase1 {
+        sorter,
+        journal,
+        meta,
+        mut hash_lines,
+        ..
+    } = p1;
+    // `#` sorts before every hex digit: these lines come first, in byte order.
+    hash_lines.sort_unstable();
+    // Formatting (here) overlaps writing (on the writer's thread).
+    let mut w = crate::io::bgwrite::BgWriter::new(out);
+    if cfg.records_only {
+        hash_lines.clear();
+    }
+    for l in &hash_lines {
+        w.raw(l)?;
+        w.raw(b"\n")?;
+    }
+    let records = sorter.len();
+    progress.finish();
+    let end = Position {
+        input: inputs.len(),
+        ..Position::default()
+    };
+    let (runs_spilled, progress) = merge_out(cfg, sorter, &journal, &end, &meta, &mut w)?;
+    w.finish()?.finish()?;
+    if let Some(j) = journal {
+        j.remove();
+    }
+    progress.finish();
+    Ok(Summary {
+        records,
+        resumed,
+        header_lines: hash_lines.len(),
+        runs_spilled,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Phase 2: the records merged and written (the bar is up while the last
+/// run is sorted and any intermediate merge passes run, its clock going);
+/// the runs spilled, and the bar.
+fn merge_out(
+    cfg: &Config,
+    sorter: ExternalSorter<ChunkKey>,
+    journal: &Option<Journal>,
+    end: &Position,
+    meta: &[(usize, Vec<u8>)],
+    w: &mut crate::io::bgwrite::BgWriter,
+) -> Result<(usize, crate::io::progress::Progress)> {
+    let records = sorter.len();
+    let progress =
+        crate::io::progress::Progress::items("fsim-sort: merging", records, "records", cfg.quiet);
+    let mut sorted = sorter.finish_with(|runs| match journal {
+        Some(j) => j.write(runs, end, meta),
+        None => Ok(()),
+    })?;
+    let runs_spilled = sorted.runs_spilled();
+    let mut line = [0u8; 64];
+    let mut done = 0u64;
+    while let Some(k) = sorted.next_item()? {
+        let n = format_chunk_line(&k, &mut line);
+        w.raw(&line[..n])?;
+        done += 1;
+        if done.is_multiple_of(PROGRESS_EVERY) {
+            progress.set_position(done);
+        }
+    }
+    drop(sorted);
+    Ok((runs_spilled, progress))
+}
+
+/// Phase 1: the inputs read into the sorter, their `#` lines checked and
+/// kept (and journaled with the runs when resuming is on).
+struct Phase1 {
+    sorter: ExternalSorter<ChunkKey>,
+    journal: Option<Journal>,
+    /// The '#' lines read, with the index of their input (journaled).
+    meta: Vec<(usize, Vec<u8>)>,
+    hash_lines: Vec<Vec<u8>>,
+    /// The checks across all inputs.
+    all: InputCheck,
+}
+
+impl Phase1 {
+    /// The sorter (with the runs a killed sort finished, `cp`) and the
+    /// checks, the '#' lines read before the kill replayed so that the
+    /// checks go on from where they were (they passed them then).
+    fn new(cfg: &Config, journal: Option<Journal>, cp: Option<&Checkpoint>) -> Result<Phase1> {
+        let mut opts = SortOptions::with_memory(cfg.memory);
+        opts.tmpdir = cfg.tmpdir.clone();
+        opts.threads = cfg.threads.max(1);
+        opts.fan_in = cfg.fan_in;
+        let sorter = match &journal {
+            Some(j) => ExternalSorter::<ChunkKey>::keep_runs_in(
+                opts,
+                j.dir().to_path_buf(),
+                cp.map(|c| c.runs.clone()).unwrap_or_default(),
+            ),
+            None => ExternalSorter::<ChunkKey>::new(opts),
+        };
+        let meta: Vec<(usize, Vec<u8>)> = cp.map(|c| c.meta.clone()).unwrap_or_default();
+        let hash_lines: Vec<Vec<u8>> = meta.iter().map(|m| m.1.clone()).collect();
+        let mut all = InputCheck::new(Kind::Chunks, "records");
+        for (_, l) in &meta {
+            if let Ok(Line::Header(kind, params)) = classify_line(l) {
+                all.header(kind, params).map_err(Error::msg)?;
+            }
+        }
+        Ok(Phase1 {
+            sorter,
+            journal,
+            meta,
+            hash_lines,
+            all,
+        })
+    }
+
+    /// Read input `idx` (`path`) into the sorter, from the position `here`
+    /// when a killed sort stopped in it (its '#' lines replayed).
+    fn read_input(
+        &mut self,
+        idx: usize,
+        path: &Path,
+        here: Option<Position>,
+        progress: &crate::io::progress::Progress,
+    ) -> Result<()> {
         let mut check = InputCheck::new(Kind::Chunks, "records");
         let mut seen = Digest::default();
         let mut lines = match here {
             Some(at) => {
-                for (_, l) in meta.iter().filter(|m| m.0 == idx) {
+                for (_, l) in self.meta.iter().filter(|m| m.0 == idx) {
                     match classify_line(l) {
                         Ok(Line::Header(kind, params)) => check.header(kind, params),
                         Ok(Line::Trailer(kind, params)) => check.trailer(kind, &params),
@@ -230,89 +338,40 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         };
         while let Some(line) = lines.next_line()? {
             if let Some(k) = parse_chunk_line(line) {
-                if let Some(j) = &journal {
-                    if sorter.spill_due() {
+                if let Some(j) = &self.journal {
+                    if self.sorter.spill_due() {
                         // Spill here, where the input position is known,
                         // then journal it: it starts at this line.
                         let len = line.len() as u64 + 1;
-                        sorter.spill()?;
+                        self.sorter.spill()?;
                         let at = Position {
                             input: idx,
                             offset: lines.offset() - len,
                             line: lines.line_number() - 1,
                             seen,
                         };
-                        j.write(sorter.runs(), &at, &meta)?;
-                        crate::io::test_abort_after_run(sorter.runs_spilled() as u64);
+                        j.write(self.sorter.runs(), &at, &self.meta)?;
+                        crate::io::test_abort_after_run(self.sorter.runs_spilled() as u64);
                     }
                 }
                 seen.add(&k.record());
-                sorter.push(k)?;
+                self.sorter.push(k)?;
                 continue;
             }
             if line.first() == Some(&b'#') {
                 let owned = line.to_vec();
-                check_hash_line(&owned, &mut check, &mut all).map_err(|m| lines.error(m))?;
-                if journal.is_some() {
-                    meta.push((idx, owned.clone()));
+                check_hash_line(&owned, &mut check, &mut self.all).map_err(|m| lines.error(m))?;
+                if self.journal.is_some() {
+                    self.meta.push((idx, owned.clone()));
                 }
-                hash_lines.push(owned);
+                self.hash_lines.push(owned);
                 continue;
             }
             let why = not_a_record(line);
             return Err(lines.error(why));
         }
-        check.finish(&seen, lines.name(), lines.line_number())?;
+        check.finish(&seen, lines.name(), lines.line_number())
     }
-    // `#` sorts before every hex digit: these lines come first, in byte order.
-    hash_lines.sort_unstable();
-    // Formatting (here) overlaps writing (on the writer's thread).
-    let mut w = crate::io::bgwrite::BgWriter::new(out);
-    if cfg.records_only {
-        hash_lines.clear();
-    }
-    for l in &hash_lines {
-        w.raw(l)?;
-        w.raw(b"\n")?;
-    }
-    let records = sorter.len();
-    progress.finish();
-    // Phase 2: records merged and written (the bar is up while the last run
-    // is sorted and any intermediate merge passes run, its clock going).
-    let progress =
-        crate::io::progress::Progress::items("fsim-sort: merging", records, "records", cfg.quiet);
-    let end = Position {
-        input: inputs.len(),
-        ..Position::default()
-    };
-    let mut sorted = sorter.finish_with(|runs| match &journal {
-        Some(j) => j.write(runs, &end, &meta),
-        None => Ok(()),
-    })?;
-    let runs_spilled = sorted.runs_spilled();
-    let mut line = [0u8; 64];
-    let mut done = 0u64;
-    while let Some(k) = sorted.next_item()? {
-        let n = format_chunk_line(&k, &mut line);
-        w.raw(&line[..n])?;
-        done += 1;
-        if done.is_multiple_of(PROGRESS_EVERY) {
-            progress.set_position(done);
-        }
-    }
-    drop(sorted);
-    w.finish()?.finish()?;
-    if let Some(j) = journal {
-        j.remove();
-    }
-    progress.finish();
-    Ok(Summary {
-        records,
-        resumed,
-        header_lines: hash_lines.len(),
-        runs_spilled,
-        seconds: t0.elapsed().as_secs_f64(),
-    })
 }
 
 #[cfg(test)]

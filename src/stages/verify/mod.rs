@@ -190,6 +190,9 @@ fn base(p: &PairIn, of: PercentOf) -> u64 {
     of.base(p.size_a, p.size_b)
 }
 
+/// An earlier run's outputs: verified pairs, file table, regions.
+type Earlier = (PathBuf, PathBuf, Option<PathBuf>);
+
 /// `fsim-verify`: read the pairs, verify them, write verified pairs.
 pub fn run(cfg: &Config) -> Result<Summary> {
     let start = Instant::now();
@@ -200,69 +203,24 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let progress =
         crate::io::progress::Progress::for_inputs(PROG, &[cfg.pairs.as_path()], cfg.quiet);
     let mut r = LineReader::new(progress.reader(input), name.clone());
-    let mut check = InputCheck::new(Kind::Pairs, "pairs");
-    let mut seen = Digest::default();
-    let jobs = cfg.jobs.max(1);
     let tset = crate::formats::templates::TemplateSet::load(&cfg.templates, &table_params)?;
-    let tshared = if tset.is_empty() {
-        None
-    } else {
-        let c = Chunker::from_params(&table_params)
-            .map_err(|m| Error::msg(format!("{files_name}: {m}")))?;
-        Some(Arc::new((tset.clone(), c)))
-    };
-    let with_templates = tshared.is_some();
-    let mut workers: Vec<Worker> = (0..jobs)
-        .map(|_| {
-            let mut w = Worker::new();
-            w.templates = tshared.clone();
-            w.limits = crate::content::Limits::within_memory(cfg.memory);
-            w.threshold = (cfg.min_percent, cfg.percent_of);
-            w
-        })
-        .collect();
+    let mut workers = make_workers(cfg, &tset, &table_params, &files_name)?;
     let cache = SharedCache::new(Cache::new(cfg.memory));
-    let mut sink = Sink {
-        out: Output::create(cfg.output.as_deref())?,
-        regions: match &cfg.regions {
-            Some(p) => Some(Output::create(Some(p))?),
-            None => None,
-        },
-        line: Vec::with_capacity(1 << 20),
-        written: Digest::default(),
-        regions_written: Digest::default(),
-        warned: HashSet::new(),
-        summary: Summary::default(),
-    };
+    let mut sink = open_sink(cfg)?;
     let want_regions = sink.regions.is_some();
-    let mut header_written = false;
-    if let Some((_, table, _)) = &cfg.previous {
-        let same = std::fs::canonicalize(table)
-            .ok()
-            .is_some_and(|t| Some(t) == std::fs::canonicalize(&cfg.files).ok());
-        if same {
-            return Err(Error::msg(format!(
-                "--previous-files {} is this run's file table: give the earlier run's",
-                table.display()
-            )));
+    let previous = usable_previous(cfg)?;
+    let open_earlier = || -> Result<Option<previous::Previous>> {
+        match &previous {
+            Some((pairs, table, regions)) => Ok(Some(previous::open(
+                &files,
+                pairs,
+                table,
+                regions.as_deref(),
+            )?)),
+            None => Ok(None),
         }
-    }
-    let previous = match &cfg.previous {
-        Some((pairs, ..)) if !previous_measures_bytes(pairs)? => {
-            crate::cli::stderr_line(format_args!(
-                "{PROG}: warning: {}: verified before binary pairs were measured in bytes (no verify-binary={BINARY_MEASURE}): no figure reused, every pair verified again",
-                pairs.display()
-            ));
-            None
-        }
-        p => p.clone(),
     };
-    let mut prev = match &previous {
-        Some((pairs, table, regions)) => {
-            Some(previous::open(&files, pairs, table, regions.as_deref())?)
-        }
-        None => None,
-    };
+    let prev = open_earlier()?;
     let mut plan = Plan::new(files.len());
     // With --previous, the plan leaves out the pairs the earlier run gives
     // (a second reader of its outputs answers as the real one will): a
@@ -270,14 +228,23 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     // their figures below it were never kept, and reads each file about
     // once only with a plan (14,210 files read instead of 736,812 on
     // 12.6 M rustdoc candidates).
-    let planning = match &previous {
-        Some((pairs, table, regions)) => {
-            Some(previous::open(&files, pairs, table, regions.as_deref())?)
-        }
-        None => None,
+    plan.global = global_plan(cfg, files.len(), open_earlier()?, want_regions);
+    let mut reading = Reading {
+        cfg,
+        files: &files,
+        table_params: &table_params,
+        files_name: &files_name,
+        tset: &tset,
+        previous: &previous,
+        with_templates: !tset.is_empty(),
+        want_regions,
+        check: InputCheck::new(Kind::Pairs, "pairs"),
+        seen: Digest::default(),
+        header_written: false,
+        prev,
+        prev_regions: Vec::new(),
+        delta: None,
     };
-    plan.global = global_plan(cfg, files.len(), planning, want_regions);
-    let mut prev_regions = Vec::new();
     let mut flow = Flow {
         batch: Vec::new(),
         batch_bytes: 0,
@@ -290,127 +257,109 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         cfg,
         want_regions,
     };
-    // A delta pairs file (a re-run's fsim-analyze): the pairs of unchanged
-    // files come from the earlier run, merged in (a, b) order.
-    let mut delta: Option<previous::Rows> = None;
     while let Some((line, line_no)) = r.next_numbered()? {
         let err = |m: String| Error::input(&name, line_no, m);
         match line {
-            Line::Header(k, p) => {
-                check.header(k, p.clone()).map_err(err)?;
-                if let Some(d) = p.chunking_difference(&table_params) {
-                    return Err(err(format!(
-                        "pairs and file table {files_name} come from runs with different parameters: {d}"
-                    )));
-                }
-                tset.check_against(&p, "these pairs").map_err(err)?;
-                if p.get("verified").is_some() {
-                    return Err(err(
-                        "these pairs are already verified (written by fsim-verify)".into(),
-                    ));
-                }
-                if let Some(pv) = &mut prev {
-                    pv.check(&p)?;
-                }
-                if p.get("delta").is_some() && delta.is_none() {
-                    let Some((old_pairs, old_table, old_regions)) = &cfg.previous else {
-                        return Err(err("these pairs are only those of the files changed since an earlier run (delta=1): give that run's outputs with --previous, --previous-files and --previous-regions".into()));
-                    };
-                    let mut rows = previous::Rows::open(
-                        &files,
-                        old_pairs,
-                        old_table,
-                        old_regions.as_deref().filter(|_| want_regions),
-                    )?;
-                    if Some(rows.changed) != p.get_u64("changed-files") {
-                        return Err(err(format!(
-                            "these pairs were analysed for {} changed files, but {} changed since {}: another earlier run?",
-                            p.get("changed-files").unwrap_or("?"),
-                            rows.changed,
-                            old_table.display()
-                        )));
-                    }
-                    rows.check(&p, cfg.min_percent, cfg.percent_of.as_str())?;
-                    // Its figures are not reused (warned above): its rows
-                    // are verified like the new pairs.
-                    rows.reverify = previous.is_none();
-                    // Every pair comes from the delta or the earlier run.
-                    prev = None;
-                    delta = Some(rows);
-                }
-                let sink = &mut *flow.sink;
-                if !header_written {
-                    let mut hp = p.clone();
-                    hp.0.retain(|(k, _)| k != "delta" && k != "changed-files");
-                    hp.set("verified", 1);
-                    hp.set("verify-min-percent", cfg.min_percent);
-                    hp.set("verify-percent-of", cfg.percent_of.as_str());
-                    hp.set("verify-pieces", PIECE_AVG);
-                    hp.set("verify-binary", BINARY_MEASURE);
-                    let mut h = Vec::new();
-                    write_header(Kind::Pairs, &hp, &mut h);
-                    sink.out.write_all(&h)?;
-                    if let Some(ro) = &mut sink.regions {
-                        let mut h = Vec::new();
-                        let rp = p
-                            .only(CHUNK_PARAM_KEYS)
-                            .with("verify-pieces", PIECE_AVG)
-                            .with("verify-binary", BINARY_MEASURE);
-                        write_header(Kind::Regions, &rp, &mut h);
-                        ro.write_all(&h)?;
-                    }
-                    header_written = true;
-                }
-            }
-            Line::Trailer(k, p) => check.trailer(k, &p).map_err(err)?,
+            Line::Header(k, p) => reading.header(k, p, &err, flow.sink)?,
+            Line::Trailer(k, p) => reading.check.trailer(k, &p).map_err(err)?,
             Line::Comment(_) => {}
-            Line::Data(d) => {
-                if !header_written {
-                    return Err(err(
-                        "expected a '#fsim pairs v1' header (written by fsim-analyze)".into(),
-                    ));
-                }
-                let p = parse_pair(d).ok_or_else(|| err(pairs::BadPair::Fields.message()))?;
-                match (files.get(p.a as usize), files.get(p.b as usize)) {
-                    // With templates the pairs carry payload sizes.
-                    (Some(fa), Some(fb))
-                        if p.a < p.b
-                            && (fa.size == p.size_a
-                                || (with_templates && fa.size > p.size_a))
-                            && (fb.size == p.size_b
-                                || (with_templates && fb.size > p.size_b)) => {}
-                    _ => {
-                        return Err(err(format!(
-                            "pair {}-{} does not match the file table {files_name} (unknown id or other size): pairs from another run?",
-                            p.a, p.b
-                        )))
-                    }
-                }
-                seen.add_mix(pair_mix(p.a, p.b, p.common));
-                flow.sink.summary.pairs_read += 1;
-                if let Some(rows) = &mut delta {
-                    while let Some((q, r)) = rows.next_before(p.a, p.b, want_regions)? {
-                        flow.push(q, r)?;
-                    }
-                }
-                let r = match &mut prev {
-                    Some(pv) => pv
-                        .lookup(&p, want_regions.then_some(&mut prev_regions))?
-                        .map(|common| Outcome::reused(common, std::mem::take(&mut prev_regions))),
-                    None => None,
-                };
-                flow.push(p, r)?;
-            }
+            Line::Data(d) => reading.pair(d, &err, &mut flow)?,
         }
     }
-    check.finish(&seen, &name, r.line_number())?;
-    if let Some(rows) = &mut delta {
+    reading
+        .check
+        .finish(&reading.seen, &name, r.line_number())?;
+    if let Some(rows) = &mut reading.delta {
         while let Some((q, r)) = rows.next_before(u32::MAX, u32::MAX, want_regions)? {
             flow.push(q, r)?;
         }
     }
     flow.flush()?;
     progress.finish();
+    let mut summary = finish_outputs(sink)?;
+    for w in &workers {
+        summary.files_read += w.files_read;
+        summary.bytes_read += w.bytes_read;
+    }
+    summary.seconds = start.elapsed().as_secs_f64();
+    summary.reused = (reading.prev.map(|p| p.reused)).or(reading.delta.map(|d| d.reused));
+    if !cfg.quiet {
+        crate::cli::stderr_line(summary.line());
+    }
+    Ok(summary)
+}
+
+/// One worker per job, with the templates (cut out of each file) and the
+/// threshold.
+fn make_workers(
+    cfg: &Config,
+    tset: &crate::formats::templates::TemplateSet,
+    table_params: &crate::formats::Params,
+    files_name: &str,
+) -> Result<Vec<Worker>> {
+    let tshared = if tset.is_empty() {
+        None
+    } else {
+        let c = Chunker::from_params(table_params)
+            .map_err(|m| Error::msg(format!("{files_name}: {m}")))?;
+        Some(Arc::new((tset.clone(), c)))
+    };
+    Ok((0..cfg.jobs.max(1))
+        .map(|_| {
+            let mut w = Worker::new();
+            w.templates = tshared.clone();
+            w.limits = crate::content::Limits::within_memory(cfg.memory);
+            w.threshold = (cfg.min_percent, cfg.percent_of);
+            w
+        })
+        .collect())
+}
+
+/// The outputs: verified pairs, and regions when asked for.
+fn open_sink(cfg: &Config) -> Result<Sink> {
+    Ok(Sink {
+        out: Output::create(cfg.output.as_deref())?,
+        regions: match &cfg.regions {
+            Some(p) => Some(Output::create(Some(p))?),
+            None => None,
+        },
+        line: Vec::with_capacity(1 << 20),
+        written: Digest::default(),
+        regions_written: Digest::default(),
+        warned: HashSet::new(),
+        summary: Summary::default(),
+    })
+}
+
+/// The earlier run whose figures may be reused: refused when its file
+/// table is this run's, dropped (with a warning) when it measured binary
+/// pairs otherwise.
+fn usable_previous(cfg: &Config) -> Result<Option<Earlier>> {
+    if let Some((_, table, _)) = &cfg.previous {
+        let same = std::fs::canonicalize(table)
+            .ok()
+            .is_some_and(|t| Some(t) == std::fs::canonicalize(&cfg.files).ok());
+        if same {
+            return Err(Error::msg(format!(
+                "--previous-files {} is this run's file table: give the earlier run's",
+                table.display()
+            )));
+        }
+    }
+    Ok(match &cfg.previous {
+        Some((pairs, ..)) if !previous_measures_bytes(pairs)? => {
+            crate::cli::stderr_line(format_args!(
+                "{PROG}: warning: {}: verified before binary pairs were measured in bytes (no verify-binary={BINARY_MEASURE}): no figure reused, every pair verified again",
+                pairs.display()
+            ));
+            None
+        }
+        p => p.clone(),
+    })
+}
+
+/// Write the trailers and make the outputs appear; the summary so far.
+fn finish_outputs(mut sink: Sink) -> Result<Summary> {
     let mut t = Vec::new();
     write_trailer(Kind::Pairs, &digest_params(&sink.written, "pairs"), &mut t);
     sink.out.write_all(&t)?;
@@ -426,23 +375,174 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let Sink {
         out,
         regions,
-        mut summary,
+        summary,
         ..
     } = sink;
     if let Some(ro) = regions {
         ro.finish()?;
     }
     out.finish()?;
-    for w in &workers {
-        summary.files_read += w.files_read;
-        summary.bytes_read += w.bytes_read;
-    }
-    summary.seconds = start.elapsed().as_secs_f64();
-    summary.reused = prev.map(|p| p.reused).or(delta.map(|d| d.reused));
-    if !cfg.quiet {
-        crate::cli::stderr_line(summary.line());
-    }
     Ok(summary)
+}
+
+/// What reading the pairs keeps beside the flow: the checks of the input,
+/// the earlier run's figures, a delta's earlier rows.
+struct Reading<'a> {
+    cfg: &'a Config,
+    files: &'a [crate::formats::FileEntry],
+    table_params: &'a crate::formats::Params,
+    files_name: &'a str,
+    tset: &'a crate::formats::templates::TemplateSet,
+    previous: &'a Option<Earlier>,
+    /// With templates the pairs carry payload sizes.
+    with_templates: bool,
+    want_regions: bool,
+    check: InputCheck,
+    seen: Digest,
+    header_written: bool,
+    /// The earlier run's figures, looked up pair by pair.
+    prev: Option<previous::Previous>,
+    prev_regions: Vec<Region>,
+    /// A delta pairs file (a re-run's fsim-analyze): the pairs of unchanged
+    /// files come from the earlier run, merged in (a, b) order.
+    delta: Option<previous::Rows>,
+}
+
+impl Reading<'_> {
+    /// A header: checked against the file table, the templates and the
+    /// earlier run; a delta's earlier rows opened; the outputs' headers
+    /// written once.
+    fn header(
+        &mut self,
+        k: Kind,
+        p: crate::formats::Params,
+        err: &dyn Fn(String) -> Error,
+        sink: &mut Sink,
+    ) -> Result<()> {
+        self.check.header(k, p.clone()).map_err(err)?;
+        if let Some(d) = p.chunking_difference(self.table_params) {
+            return Err(err(format!(
+                "pairs and file table {} come from runs with different parameters: {d}",
+                self.files_name
+            )));
+        }
+        self.tset.check_against(&p, "these pairs").map_err(err)?;
+        if p.get("verified").is_some() {
+            return Err(err(
+                "these pairs are already verified (written by fsim-verify)".into(),
+            ));
+        }
+        if let Some(pv) = &mut self.prev {
+            pv.check(&p)?;
+        }
+        if p.get("delta").is_some() && self.delta.is_none() {
+            self.open_delta(&p, err)?;
+        }
+        if !self.header_written {
+            write_headers(&p, self.cfg, sink)?;
+            self.header_written = true;
+        }
+        Ok(())
+    }
+
+    /// Pairs of the files changed since an earlier run (`delta=1`): that
+    /// run's rows of the unchanged files are merged in.
+    fn open_delta(
+        &mut self,
+        p: &crate::formats::Params,
+        err: &dyn Fn(String) -> Error,
+    ) -> Result<()> {
+        let Some((old_pairs, old_table, old_regions)) = &self.cfg.previous else {
+            return Err(err("these pairs are only those of the files changed since an earlier run (delta=1): give that run's outputs with --previous, --previous-files and --previous-regions".into()));
+        };
+        let mut rows = previous::Rows::open(
+            self.files,
+            old_pairs,
+            old_table,
+            old_regions.as_deref().filter(|_| self.want_regions),
+        )?;
+        if Some(rows.changed) != p.get_u64("changed-files") {
+            return Err(err(format!(
+                "these pairs were analysed for {} changed files, but {} changed since {}: another earlier run?",
+                p.get("changed-files").unwrap_or("?"),
+                rows.changed,
+                old_table.display()
+            )));
+        }
+        rows.check(p, self.cfg.min_percent, self.cfg.percent_of.as_str())?;
+        // Its figures are not reused (warned above): its rows
+        // are verified like the new pairs.
+        rows.reverify = self.previous.is_none();
+        // Every pair comes from the delta or the earlier run.
+        self.prev = None;
+        self.delta = Some(rows);
+        Ok(())
+    }
+
+    /// A pair line: checked against the file table, then queued after the
+    /// delta's earlier rows that come before it, with the earlier run's
+    /// figure when it is reused.
+    fn pair(&mut self, d: &[u8], err: &dyn Fn(String) -> Error, flow: &mut Flow) -> Result<()> {
+        if !self.header_written {
+            return Err(err(
+                "expected a '#fsim pairs v1' header (written by fsim-analyze)".into(),
+            ));
+        }
+        let p = parse_pair(d).ok_or_else(|| err(pairs::BadPair::Fields.message()))?;
+        let with_templates = self.with_templates;
+        match (self.files.get(p.a as usize), self.files.get(p.b as usize)) {
+            // With templates the pairs carry payload sizes.
+            (Some(fa), Some(fb))
+                if p.a < p.b
+                    && (fa.size == p.size_a || (with_templates && fa.size > p.size_a))
+                    && (fb.size == p.size_b || (with_templates && fb.size > p.size_b)) => {}
+            _ => {
+                return Err(err(format!(
+                    "pair {}-{} does not match the file table {} (unknown id or other size): pairs from another run?",
+                    p.a, p.b, self.files_name
+                )))
+            }
+        }
+        self.seen.add_mix(pair_mix(p.a, p.b, p.common));
+        flow.sink.summary.pairs_read += 1;
+        if let Some(rows) = &mut self.delta {
+            while let Some((q, r)) = rows.next_before(p.a, p.b, self.want_regions)? {
+                flow.push(q, r)?;
+            }
+        }
+        let r = match &mut self.prev {
+            Some(pv) => pv
+                .lookup(&p, self.want_regions.then_some(&mut self.prev_regions))?
+                .map(|common| Outcome::reused(common, std::mem::take(&mut self.prev_regions))),
+            None => None,
+        };
+        flow.push(p, r)
+    }
+}
+
+/// The headers of the outputs, from the pairs' header `p`: verified pairs
+/// (the verification's settings added, a delta's keys dropped) and regions.
+fn write_headers(p: &crate::formats::Params, cfg: &Config, sink: &mut Sink) -> Result<()> {
+    let mut hp = p.clone();
+    hp.0.retain(|(k, _)| k != "delta" && k != "changed-files");
+    hp.set("verified", 1);
+    hp.set("verify-min-percent", cfg.min_percent);
+    hp.set("verify-percent-of", cfg.percent_of.as_str());
+    hp.set("verify-pieces", PIECE_AVG);
+    hp.set("verify-binary", BINARY_MEASURE);
+    let mut h = Vec::new();
+    write_header(Kind::Pairs, &hp, &mut h);
+    sink.out.write_all(&h)?;
+    if let Some(ro) = &mut sink.regions {
+        let mut h = Vec::new();
+        let rp = p
+            .only(CHUNK_PARAM_KEYS)
+            .with("verify-pieces", PIECE_AVG)
+            .with("verify-binary", BINARY_MEASURE);
+        write_header(Kind::Regions, &rp, &mut h);
+        ro.write_all(&h)?;
+    }
+    Ok(())
 }
 
 /// The pairs on their way to the workers and the outputs, in input order.
