@@ -195,3 +195,20 @@ fn previous_run_with_views_gives_identical_output() {
     let sets = r["identical_sets"].as_array().unwrap();
     assert_eq!(sets.len(), 1, "{sets:?}");
 }
+
+/// Sharded chunking (`SHARDS=2`: two fsim-chunk runs merged through
+/// `--previous`) with content views gives the bytes of one run.
+#[test]
+fn shards_with_views_give_identical_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    report(&repo, &one, &[]);
+    report(&repo, &two, &["SHARDS=2"]);
+    for n in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
+        assert!(
+            std::fs::read(one.join(n)).unwrap() == std::fs::read(two.join(n)).unwrap(),
+            "{n}"
+        );
+    }
+}
