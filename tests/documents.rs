@@ -212,3 +212,76 @@ fn shards_with_views_give_identical_output() {
         );
     }
 }
+
+/// fsim-chunk on its own: the truncated docx is a warning with its note
+/// and counted in the summary; the outputs are the same on 1 and 2 threads.
+#[test]
+fn chunk_warns_with_the_note_and_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let mut outs = Vec::new();
+    for jobs in ["1", "2"] {
+        let (files, chunks) = (dir.path().join("f.tsv"), dir.path().join("c.tsv"));
+        let mut c = fsim("fsim-chunk");
+        c.args(["-j", jobs, "--files-out"])
+            .arg(&files)
+            .arg("-o")
+            .arg(&chunks)
+            .arg(&repo);
+        let err = String::from_utf8(run_ok(c, None).stderr).unwrap();
+        let warn = format!(
+            "fsim-chunk: warning: {}: unreadable as docx: ",
+            repo.join("broken/cut.docx").display()
+        );
+        assert!(err.lines().any(|l| l.starts_with(&warn)), "{err}");
+        assert!(
+            err.contains(", 1 documents unreadable (raw bytes compared)"),
+            "{err}"
+        );
+        outs.push((
+            std::fs::read(files).unwrap(),
+            std::fs::read(chunks).unwrap(),
+        ));
+    }
+    assert!(outs[0] == outs[1]);
+    let table = String::from_utf8(outs[0].0.clone()).unwrap();
+    assert!(table.starts_with("#fsim files v3\t"), "{table}");
+    assert!(table.contains("\tcontent=auto\n"), "{table}");
+    let cut = table.lines().find(|l| l.ends_with("cut.docx")).unwrap();
+    assert!(cut.contains("\traw/docx\t"), "{cut}");
+}
+
+/// The html report's side-by-side view of a document shows its text (the
+/// view that was chunked), not the zip's bytes.
+#[test]
+fn html_views_show_a_documents_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let work = dir.path().join("work");
+    let vars = ["QUIET=-q", "FORMATS=html"];
+    run_ok(make_report_cmd(&repo, &work, &vars), None);
+    let html = read(&work, "report.html");
+    let open = "<script type=\"application/json\" id=\"fsim-data\">";
+    let start = html.find(open).expect("data block") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let d: Value = serde_json::from_str(&html[start..end]).unwrap();
+    let f = d["vfiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with("letter-v1.docx"))
+        .expect("a view of letter-v1.docx");
+    assert_eq!(f["status"], "ok", "{f}");
+    assert_eq!(f["view"], "docx view", "{f}");
+    let shown: String = f["text"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let v = content::view(
+        &std::fs::read(repo.join("letters/letter-v1.docx")).unwrap(),
+        &Limits::default(),
+    );
+    assert_eq!(shown.as_bytes(), &v.bytes[..], "{f}");
+}

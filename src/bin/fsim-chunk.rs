@@ -18,7 +18,8 @@ use std::process::ExitCode;
 /// files (id, size, mtime, content hash, type, view, raw size, path) to
 /// --files-out. Documents are chunked as their text (--content). Output
 /// is identical whatever --jobs. Memory: about 1 MiB per job plus 32 bytes
-/// per chunk of the largest files in flight. Unreadable files are warned
+/// per chunk of the largest files in flight, and with --content auto up to
+/// twice a document's view (at most 64 MiB) per job. Unreadable files are warned
 /// about and skipped; a ROOT that does not exist is an error (exit 2).
 ///
 /// Incremental and sharded runs: --previous FILES --previous-chunks CHUNKS
