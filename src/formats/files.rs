@@ -1,6 +1,6 @@
 //! The file table (`files.tsv`, written by `fsim-chunk --files-out` and
 //! `fsim-merge`): one line per file read (id, size, mtime, content hash,
-//! type, path), its reader and its writer.
+//! type, view, raw size, path), its reader and its writer.
 
 use crate::error::{Error, Result};
 use crate::formats::escape::{escape_path, unescape_path};
@@ -698,6 +698,28 @@ impl TableDigest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A v2 table (six fields, no `content=`) still reads: its files are
+    /// raw views whose raw size is their size, and it was chunked raw.
+    #[test]
+    fn a_v2_table_reads_as_raw_views() {
+        let rec = b"0000000000\t5\t1.000000000\td41d8cd98f00b204e9800998ecf8427e\ttext\ta.txt";
+        let mut d = TableDigest::default();
+        d.add_line(rec);
+        let text = format!(
+            "#fsim files v2\tmethod=tttd\tavg=100\n{}\n#end files\tfiles=1\ttable-digest={}\n",
+            std::str::from_utf8(rec).unwrap(),
+            d.hex()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("files.tsv");
+        std::fs::write(&path, text).unwrap();
+        let (files, params) = read_file_table(&path).unwrap();
+        assert_eq!(files[0].view, FileView::raw(5));
+        assert_eq!(files[0].path, b"a.txt");
+        // No `content=`: `content::Mode::of_table` reads it as raw.
+        assert_eq!(params.get("content"), None);
+    }
 
     /// The table digest's hash is the reference xxh3-128 (seed 0), the one
     /// Python's `xxhash.xxh3_128_intdigest` computes, so tools outside fsim

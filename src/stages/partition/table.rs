@@ -193,3 +193,24 @@ pub(super) fn read_file_table(
         table_digest: table.0,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The path is the last field of a v2 (six fields) and a v3 (eight)
+    /// record; any other count is refused.
+    #[test]
+    fn file_lines_of_v2_and_v3() {
+        let h = "d41d8cd98f00b204e9800998ecf8427e";
+        let v2 = format!("0000000007\t5\t1.000000000\t{h}\ttext\ta b.txt");
+        let v3 = format!("0000000007\t5\t1.000000000\t{h}\ttext\tgzip\t40\ta b.txt");
+        for l in [v2, v3] {
+            let (id, size, content, path) = parse_file_line(l.as_bytes()).unwrap();
+            assert_eq!((id, size, path), (7, 5, &b"a b.txt"[..]));
+            assert_eq!(content, 0xd41d8cd98f00b204e9800998ecf8427e);
+        }
+        let seven = format!("0000000007\t5\t1.000000000\t{h}\ttext\tgzip\ta.txt");
+        assert!(parse_file_line(seven.as_bytes()).is_err());
+    }
+}
