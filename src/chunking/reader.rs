@@ -291,6 +291,7 @@ pub(crate) fn chunk_file_deferred(
         hashers,
         defer,
         mode,
+        limits: &Limits::default(),
         keep: 0,
     };
     match chunk_open(&path, &how, buf, pieces) {
@@ -317,6 +318,9 @@ struct How<'a> {
     hashers: usize,
     defer: bool,
     mode: Mode,
+    /// Of the extraction: fsim-chunk's are the defaults (one view per
+    /// worker, at most 64 MiB).
+    limits: &'a Limits,
     /// Bytes of a content view to hand back ([`chunk_path_as`]).
     keep: usize,
 }
@@ -343,8 +347,8 @@ fn chunk_open(
     pieces.clear();
     // O_NONBLOCK (a FIFO put in the file's place since the walk cannot
     // block), and paths over PATH_MAX opened piecewise. One view at a time
-    // per worker, at most `Limits::default().max_bytes` (64 MiB).
-    let opened = content::open_with(path, how.mode, &Limits::default()).map_err(Skip::Io)?;
+    // per worker.
+    let opened = content::open_with(path, how.mode, how.limits).map_err(Skip::Io)?;
     let meta = opened.meta;
     if !meta.is_file() {
         return Err(Skip::Special);
@@ -438,10 +442,13 @@ fn raw_identity(f: &mut File, buf: &mut [u8]) -> io::Result<(u128, u64)> {
 /// (fsim-query, the html report): its pieces, its info (`content` the
 /// file's identity, as in the file table), the view chunked, and the first
 /// `keep` bytes of a content view (empty for a raw view: read the file).
+/// A view beyond `limits` keeps its raw bytes (and then differs from the
+/// file table's, when fsim-chunk's default limits let it through).
 pub fn chunk_path_as(
     path: &Path,
     chunker: &Chunker,
     mode: Mode,
+    limits: &Limits,
     keep: usize,
 ) -> Result<(Vec<Piece>, StreamInfo, FileView, Vec<u8>)> {
     let mut buf = read_buffer(chunker);
@@ -450,6 +457,7 @@ pub fn chunk_path_as(
         hashers: 1,
         defer: false,
         mode,
+        limits,
         keep,
     };
     match chunk_open(path, &how, &mut buf, Vec::new()) {

@@ -53,7 +53,7 @@
 
 use crate::chunking::chunker::{Chunker, Method};
 use crate::chunking::reader::chunk_path_as;
-use crate::content::Mode;
+use crate::content::{Limits, Mode};
 use crate::error::Result;
 use crate::formats::templates::TemplateSet;
 use crate::formats::{escape_path_string, FileType, ViewKind};
@@ -180,10 +180,12 @@ fn view_file(
         v["view"] = json!(format!("{} view", e.view.name()));
         Mode::Auto
     };
-    let (pieces, info, view, head) = match chunk_path_as(path, chunker, mode, opts.text_cap) {
-        Ok(x) => x,
-        Err(err) => return fail(v, "unreadable", format!("cannot read the file now: {err}")),
-    };
+    let limits = Limits::within_memory(report.config.memory);
+    let (pieces, info, view, head) =
+        match chunk_path_as(path, chunker, mode, &limits, opts.text_cap) {
+            Ok(x) => x,
+            Err(err) => return fail(v, "unreadable", format!("cannot read the file now: {err}")),
+        };
     if info.size != e.size || info.content != e.content || view.kind != e.view {
         let how = if info.size != e.size {
             format!("{} bytes now, {} when scanned", info.size, e.size)

@@ -502,7 +502,8 @@ pub fn query_file(
     path: &Path,
     max_degree: usize,
 ) -> Result<(Vec<Match>, u64)> {
-    let (mut pieces, info, _, _) = chunk_path_as(path, chunker, mode, 0)?;
+    let (mut pieces, info, _, _) =
+        chunk_path_as(path, chunker, mode, &crate::content::Limits::default(), 0)?;
     pieces.sort_unstable();
     let mut found: HashMap<(usize, u32), (u64, u64)> = HashMap::new();
     let mut i = 0;
