@@ -44,6 +44,10 @@ AVG       ?=
 METHOD    ?=
 # Extra fsim-chunk options, e.g. for feature methods: METHOD_OPTS='-n 50 --fold-case'
 METHOD_OPTS ?=
+# Which bytes are compared (fsim-chunk --content; default auto: documents as
+# their text, compressed files decompressed, docs/documents.md); CONTENT=raw
+# compares every file's raw bytes, as fsim did before content views.
+CONTENT   ?=
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 # Budget of fsim-sort and of each fsim-report process (the formats of
 # `make report` run up to JOBS at a time, each with its own MEMORY; the
@@ -180,7 +184,7 @@ $(WORK):
 # (a walk + stat, nothing read) into the same bytes as an unsharded run.
 SHARDS    ?= 1
 PREVIOUS  ?=
-CHUNK_OPTS = $(QUIET) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(METHOD_OPTS)
+CHUNK_OPTS = $(QUIET) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(if $(CONTENT),--content $(CONTENT)) $(METHOD_OPTS)
 PREV_OPTS  = $(if $(PREVIOUS),--previous $(PREVIOUS)/files.tsv --previous-chunks $(PREVIOUS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
 SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
@@ -365,7 +369,7 @@ spark-venv:
 # The whole pipeline on Spark, same settings as `make report`, same bytes out.
 spark-report: build spark-venv check-repo
 	FSIM_SPARK_PYTHON=$(SPARK_PY) scripts/spark/fsim-spark --master '$(SPARK_MASTER)' --bin $(BIN) \
-	  --repo $(REPO) --work $(WORK) $(if $(AVG),--avg $(AVG)) $(if $(METHOD),--method $(METHOD)) --chunk-opts '$(METHOD_OPTS)' \
+	  --repo $(REPO) --work $(WORK) $(if $(AVG),--avg $(AVG)) $(if $(METHOD),--method $(METHOD)) --chunk-opts '$(METHOD_OPTS)$(if $(CONTENT), --content $(CONTENT))' \
 	  --jobs $(JOBS) $(if $(CAPACITY),--capacity $(CAPACITY)) $(if $(FLOOR),--floor $(FLOOR)) --min-percent $(MIN_PERCENT) \
 	  $(if $(LINES),--lines $(LINES)) $(if $(CATALOGS),--catalogs $(CATALOGS)) $(if $(LINE_FLOOR),--line-floor $(LINE_FLOOR)) \
 	  $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) --verify $(VERIFY) --regions $(REGIONS) --formats '$(FORMATS)' $(if $(MEMORY),--memory $(MEMORY)) \

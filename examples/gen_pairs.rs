@@ -37,6 +37,7 @@ fn main() -> std::io::Result<()> {
             mtime_ns: 0,
             content: 0x1000_0000_0000_0000 + id as u128,
             ftype: FileType::Text,
+            view: formats::FileView::raw(size(id)),
             path: format!("repo/d{:03}/f{id:08}.txt", id % 300).into_bytes(),
         };
         table.write(&e, &mut buf);

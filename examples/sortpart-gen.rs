@@ -123,6 +123,7 @@ fn main() -> std::io::Result<()> {
                     mtime_ns: 0,
                     content: (id as u128) * 0x1234_5678_9abc_def1,
                     ftype: FileType::Text,
+                    view: fsim::formats::FileView::raw(1000 + id % 5000),
                     path: format!("repo/dir{}/file{}.html", id % 1000, id).into_bytes(),
                 };
                 table_digest.write(&e, &mut tb);

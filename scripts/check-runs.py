@@ -54,7 +54,7 @@ def main(files_tsv, verified_tsv, regions_tsv):
     files = {}
     for f in data_lines(files_tsv):
         if len(f) >= 6:
-            files[int(f[0])] = (f[4], unescape(f[5]))
+            files[int(f[0])] = (f[4], unescape(f[-1]))  # type, path (last: v2 and v3)
     with open(verified_tsv, encoding="utf-8") as f:
         header = f.readline()
     if "\tverify-binary=byte-runs" not in header:

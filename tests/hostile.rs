@@ -394,7 +394,7 @@ fn consistent_outputs(files: &Path, chunks: &Path) -> Vec<(String, u64)> {
     let mut sizes: Vec<(String, u64)> = Vec::new();
     for l in table.lines().filter(|l| !l.starts_with('#')) {
         let f: Vec<&str> = l.split('\t').collect();
-        sizes.push((f[5].to_string(), f[1].parse().unwrap()));
+        sizes.push((f[f.len() - 1].to_string(), f[1].parse().unwrap()));
     }
     let mut sums = vec![0u64; sizes.len()];
     for l in std::fs::read_to_string(chunks)

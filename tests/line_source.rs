@@ -51,7 +51,7 @@ fn ids(files: &Path) -> Vec<(String, u32)> {
         .filter(|l| !l.starts_with('#'))
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            (f[5].to_string(), f[0].parse().unwrap())
+            (f[f.len() - 1].to_string(), f[0].parse().unwrap())
         })
         .collect()
 }

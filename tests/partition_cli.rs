@@ -37,6 +37,7 @@ fn write_inputs(dir: &Path, n: u32, recs: &[(u128, u32, u32)], avg: u32) -> (Pat
             mtime_ns: 0,
             content: id as u128 + 0xabc,
             ftype: FileType::Text,
+            view: fsim::formats::FileView::raw(100 + id as u64),
             path: format!("dir/file {id}\t.txt").into_bytes(),
         };
         table.write(&e, &mut files);
@@ -322,7 +323,7 @@ fn large_file_table_blocks_match_the_serial_read() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!(
-            "fsim-partition: {}:{}: expected a file record: id, size, mtime, content hash, type and path separated by tabs\n",
+            "fsim-partition: {}:{}: expected a file record: id, size, mtime, content hash, type, view, raw size and path separated by tabs\n",
             bad.display(),
             at + 1
         )

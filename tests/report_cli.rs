@@ -15,6 +15,7 @@ fn file(id: u32, size: u64, content: u128, path: &[u8]) -> FileEntry {
         mtime_ns: 0,
         content,
         ftype: FileType::Text,
+        view: fsim::formats::FileView::raw(size),
         path: path.to_vec(),
     }
 }

@@ -18,6 +18,7 @@ fn table(files: &[(u64, FileType, &str)]) -> Vec<u8> {
             mtime_ns: 0,
             content: 100 + i as u128,
             ftype,
+            view: fsim::formats::FileView::raw(size),
             path: path.as_bytes().to_vec(),
         })
         .collect();

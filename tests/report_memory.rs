@@ -186,6 +186,7 @@ fn any_budget_same_report() {
                 mtime_ns: 0,
                 content: (id as u128 + 1) * 0x1234_5678_9abc_def1,
                 ftype: FileType::Text,
+                view: fsim::formats::FileView::raw(1000 + ((c * 7 + k * 13) % 50) as u64),
                 path: format!("c{c:02}/f{k:02}.txt").into_bytes(),
             });
             id += 1;
@@ -281,6 +282,7 @@ fn large_cluster_reviewed_by_closest_relatives() {
             mtime_ns: 0,
             content: (id as u128 + 7) * 0x5555_1234_9876_0001,
             ftype: FileType::Text,
+            view: fsim::formats::FileView::raw(1000),
             path: format!("f{id:03}.txt").into_bytes(),
         })
         .collect();

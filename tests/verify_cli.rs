@@ -135,13 +135,13 @@ fn chunk_repo(dir: tempfile::TempDir, root: &Path) -> Repo {
     let mut sizes = Vec::new();
     let mut header_params = String::new();
     for l in table.lines() {
-        if let Some(h) = l.strip_prefix("#fsim files v2") {
+        if let Some(h) = l.strip_prefix("#fsim files v3") {
             header_params = h.to_string();
         } else if !l.starts_with('#') {
             let f: Vec<&str> = l.split('\t').collect();
             assert_eq!(f[0].parse::<usize>().unwrap(), paths.len());
             sizes.push(f[1].parse().unwrap());
-            paths.push(PathBuf::from(f[5]));
+            paths.push(PathBuf::from(f[f.len() - 1]));
         }
     }
     Repo {

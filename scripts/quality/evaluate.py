@@ -179,7 +179,7 @@ def read_files(work):
             if line.startswith("#"):
                 continue
             f = line.rstrip("\n").split("\t")
-            ids[int(f[0])] = (unescape(f[5]), f[3], int(f[1]), f[4])  # path, hash, size, type
+            ids[int(f[0])] = (unescape(f[-1]), f[3], int(f[1]), f[4])  # path (last), hash, size, type
     return ids
 
 

@@ -505,11 +505,12 @@ def renumbered(c, ch, records):
 def chunk_ends(ch):
     """The header and trailer of the run's chunk stream (sorted.tsv's two
     `#` lines): the file table's header is the chunk stream's with its own
-    version (v2; the chunk stream's is v1), its trailer carries the records'
+    version (v3; the chunk stream's is v1), its trailer carries the records'
     count and digest."""
-    if not ch.files_head.startswith("#fsim files v2"):
-        sys.exit("fsim-spark: expected a '#fsim files v2' header from fsim-join, got %r" % ch.files_head)
-    chunks_head = "#fsim chunks v1" + ch.files_head[len("#fsim files v2"):]
+    files_v = "#fsim files v3"
+    if not ch.files_head.startswith(files_v):
+        sys.exit("fsim-spark: expected a '%s' header from fsim-join, got %r" % (files_v, ch.files_head))
+    chunks_head = "#fsim chunks v1" + ch.files_head[len(files_v):]
     return [chunks_head, "#end chunks\trecords=%d\tdigest=%s" % (ch.count, hex128(ch.digest))]
 
 

@@ -15,9 +15,11 @@ use std::process::ExitCode;
 /// Walks the ROOTs (directories in byte order of names; symlinks not
 /// followed unless -L), chunks each regular file with TTTD (or BSW) and
 /// writes `<md5>\t<file id>\t<length>` lines to the output, and the table of
-/// files (id, size, mtime, content hash, type, path) to --files-out. Output
+/// files (id, size, mtime, content hash, type, view, raw size, path) to
+/// --files-out. Documents are chunked as their text (--content). Output
 /// is identical whatever --jobs. Memory: about 1 MiB per job plus 32 bytes
-/// per chunk of the largest files in flight. Unreadable files are warned
+/// per chunk of the largest files in flight, and with --content auto up to
+/// twice a document's view (at most 64 MiB) per job. Unreadable files are warned
 /// about and skipped; a ROOT that does not exist is an error (exit 2).
 ///
 /// Incremental and sharded runs: --previous FILES --previous-chunks CHUNKS
@@ -107,6 +109,14 @@ struct Args {
     /// The unsorted chunk file of that earlier run (one per --previous).
     #[arg(long, value_name = "CHUNKS.tsv", requires = "previous")]
     previous_chunks: Vec<PathBuf>,
+    /// Which bytes of a file to chunk: auto, the content view chosen by
+    /// its bytes (compressed streams decompressed; docx, xlsx, pptx, odt,
+    /// ods, odp, epub, PDF and e-mail as their text; at most 64 MiB per
+    /// view, one view per job in memory), or raw, the bytes as they are.
+    /// A document that cannot be read keeps its raw bytes, with a warning.
+    /// Recorded in the headers: the later stages read files the same way.
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = fsim::content::Mode::parse)]
+    content: fsim::content::Mode,
 }
 
 fn parse_avg(s: &str) -> Result<usize, String> {
@@ -197,6 +207,7 @@ fn main() -> ExitCode {
                 .into_iter()
                 .zip(args.previous_chunks)
                 .collect(),
+            content: args.content,
         };
         chunk::run(&cfg).map(|_| ())
     })

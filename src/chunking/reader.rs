@@ -9,9 +9,10 @@
 
 use crate::chunking::chunker::{Chunker, Cut};
 use crate::chunking::stream::{fill, Piece, StreamInfo, BLOCK, HEAD};
+use crate::content::{self, Body, Limits, Mode};
 use crate::error::{Context, Result};
 use crate::formats::templates::TemplateSet;
-use crate::formats::{self, FileType};
+use crate::formats::{self, FileType, FileView};
 use md5::{Digest as _, Md5};
 use std::fs::{File, Metadata};
 use std::io::{self, Read, Seek, Write};
@@ -254,22 +255,27 @@ pub struct FileResult {
     /// `info.content` is still to compute from `pieces` (only from
     /// [`chunk_file_deferred`]).
     pub content_pending: bool,
+    /// The view chunked (`info.size` is its length) and the file's own size.
+    pub view: FileView,
+    /// Why a document kept its raw view (fsim-chunk warns with it).
+    pub note: Option<String>,
 }
 
-/// Open a regular file, chunk it, and note its mtime at open time.
-/// `hashers` > 1: a file of at least [`PAR_MIN`] bytes is hashed on that
-/// many threads (same result).
+/// Open a regular file for its content view in `mode`, chunk the view, and
+/// note the file's mtime at open time. `hashers` > 1: a raw file of at
+/// least [`PAR_MIN`] bytes is hashed on that many threads (same result).
 pub fn chunk_file(
     path: PathBuf,
     chunker: &Chunker,
     buf: &mut [u8],
     pieces: Vec<Piece>,
     hashers: usize,
+    mode: Mode,
 ) -> std::result::Result<FileResult, (PathBuf, Skip)> {
-    chunk_file_deferred(path, chunker, buf, pieces, hashers, false)
+    chunk_file_deferred(path, chunker, buf, pieces, hashers, false, mode)
 }
 
-/// [`chunk_file`]; with `defer`, the content hash of a file read in one
+/// [`chunk_file`]; with `defer`, the content hash of a raw file read in one
 /// buffer is left to the caller (`content_pending`).
 pub(crate) fn chunk_file_deferred(
     path: PathBuf,
@@ -278,60 +284,202 @@ pub(crate) fn chunk_file_deferred(
     pieces: Vec<Piece>,
     hashers: usize,
     defer: bool,
+    mode: Mode,
 ) -> std::result::Result<FileResult, (PathBuf, Skip)> {
-    match chunk_open(&path, chunker, buf, pieces, hashers, defer) {
-        Ok((info, meta, pieces, spilled, content_pending)) => Ok(FileResult {
+    let how = How {
+        chunker,
+        hashers,
+        defer,
+        mode,
+        limits: &Limits::default(),
+        keep: 0,
+    };
+    match chunk_open(&path, &how, buf, pieces) {
+        Ok(c) => Ok(FileResult {
             path,
-            info,
-            mtime_s: meta.mtime(),
-            mtime_ns: meta.mtime_nsec() as u32,
-            pieces,
-            spilled,
+            info: c.info,
+            mtime_s: c.meta.mtime(),
+            mtime_ns: c.meta.mtime_nsec() as u32,
+            pieces: c.pieces,
+            spilled: c.spilled,
             pos: 0,
             reused: false,
-            content_pending,
+            content_pending: c.pending,
+            view: c.view,
+            note: c.note,
         }),
         Err(e) => Err((path, e)),
     }
 }
 
-type Opened = (StreamInfo, Metadata, Vec<Piece>, Option<Spill>, bool);
+/// How a file is read and chunked.
+struct How<'a> {
+    chunker: &'a Chunker,
+    hashers: usize,
+    defer: bool,
+    mode: Mode,
+    /// Of the extraction: fsim-chunk's are the defaults (one view per
+    /// worker, at most 64 MiB).
+    limits: &'a Limits,
+    /// Bytes of a content view to hand back ([`chunk_path_as`]).
+    keep: usize,
+}
+
+/// A file chunked by [`chunk_open`].
+struct Chunked {
+    info: StreamInfo,
+    meta: Metadata,
+    pieces: Vec<Piece>,
+    spilled: Option<Spill>,
+    pending: bool,
+    view: FileView,
+    note: Option<String>,
+    /// The first `How::keep` bytes of a content view.
+    head: Vec<u8>,
+}
 
 fn chunk_open(
     path: &Path,
-    chunker: &Chunker,
+    how: &How,
     buf: &mut [u8],
     mut pieces: Vec<Piece>,
-    hashers: usize,
-    defer: bool,
-) -> std::result::Result<Opened, Skip> {
+) -> std::result::Result<Chunked, Skip> {
     pieces.clear();
     // O_NONBLOCK (a FIFO put in the file's place since the walk cannot
-    // block), and paths over PATH_MAX opened piecewise.
-    let mut f = crate::io::longpath::open_file(path).map_err(Skip::Io)?;
-    let meta = f.metadata().map_err(Skip::Io)?;
+    // block), and paths over PATH_MAX opened piecewise. One view at a time
+    // per worker.
+    let opened = content::open_with(path, how.mode, how.limits).map_err(Skip::Io)?;
+    let meta = opened.meta;
     if !meta.is_file() {
         return Err(Skip::Special);
     }
-    // Feature methods read files whole (crate::chunking::features); only the
-    // chunking methods cut and hash in parallel.
-    let cuts = !matches!(chunker, Chunker::Features(_));
     let mut spilled = None;
     let mut offload = |p: &mut Vec<Piece>| Spill::offload(&mut spilled, p, SPILL_AT);
-    let (info, pending) = if hashers > 1 && cuts && meta.len() >= PAR_MIN {
-        crate::chunking::parhash::chunk_stream_par(
-            &mut f,
-            chunker,
-            hashers,
-            &mut pieces,
-            &mut offload,
-        )
-        .map(|info| (info, false))
+    let mut head = Vec::new();
+    let (info, pending, view) = match opened.body {
+        Body::Raw(mut f) => {
+            let (info, pending) = chunk_raw(&mut f, &meta, how, buf, &mut pieces, &mut offload)?;
+            let mut view = FileView::raw(info.size);
+            view.unreadable = opened.unreadable;
+            (info, pending, view)
+        }
+        Body::View(bytes) => {
+            let (mut info, _) = chunk_stream_defer(
+                &mut &bytes[..],
+                how.chunker,
+                buf,
+                &mut pieces,
+                &mut offload,
+                false,
+            )
+            .map_err(Skip::Io)?;
+            head = bytes[..how.keep.min(bytes.len())].to_vec();
+            drop(bytes);
+            let mut source = opened.source.ok_or_else(|| {
+                Skip::Io(io::Error::other("internal error: a view without its file"))
+            })?;
+            let raw_size;
+            (info.content, raw_size) = raw_identity(&mut source, buf).map_err(Skip::Io)?;
+            let view = FileView {
+                kind: opened.kind,
+                raw_size,
+                unreadable: None,
+            };
+            (info, false, view)
+        }
+    };
+    Ok(Chunked {
+        info,
+        meta,
+        pieces,
+        spilled,
+        pending,
+        view,
+        note: opened.note,
+        head,
+    })
+}
+
+/// Chunk a raw file as it is: large files hashed on several threads.
+fn chunk_raw(
+    f: &mut File,
+    meta: &Metadata,
+    how: &How,
+    buf: &mut [u8],
+    pieces: &mut Vec<Piece>,
+    offload: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
+) -> std::result::Result<(StreamInfo, bool), Skip> {
+    // Feature methods read files whole (crate::chunking::features); only the
+    // chunking methods cut and hash in parallel.
+    let cuts = !matches!(how.chunker, Chunker::Features(_));
+    if how.hashers > 1 && cuts && meta.len() >= PAR_MIN {
+        crate::chunking::parhash::chunk_stream_par(f, how.chunker, how.hashers, pieces, offload)
+            .map(|info| (info, false))
     } else {
-        chunk_stream_defer(&mut f, chunker, buf, &mut pieces, &mut offload, defer)
+        chunk_stream_defer(f, how.chunker, buf, pieces, offload, how.defer)
     }
-    .map_err(Skip::Io)?;
-    Ok((info, meta, pieces, spilled, pending))
+    .map_err(Skip::Io)
+}
+
+/// The identity of a file chunked through a content view: the MD5 of its
+/// raw bytes, and their number (identical sets stay by raw bytes: two
+/// files are never identical because their text is).
+fn raw_identity(f: &mut File, buf: &mut [u8]) -> io::Result<(u128, u64)> {
+    f.seek(io::SeekFrom::Start(0))?;
+    let mut h = Md5::new();
+    let mut n = 0u64;
+    loop {
+        let (got, eof) = fill(f, buf)?;
+        h.update(&buf[..got]);
+        n += got as u64;
+        if eof {
+            return Ok((formats::digest_to_u128(&h.finalize()), n));
+        }
+    }
+}
+
+/// Chunk one file outside the pipeline the way fsim-chunk does in `mode`
+/// (fsim-query, the html report): its pieces, its info (`content` the
+/// file's identity, as in the file table), the view chunked, and the first
+/// `keep` bytes of a content view (empty for a raw view: read the file).
+/// A view beyond `limits` keeps its raw bytes (and then differs from the
+/// file table's, when fsim-chunk's default limits let it through).
+pub fn chunk_path_as(
+    path: &Path,
+    chunker: &Chunker,
+    mode: Mode,
+    limits: &Limits,
+    keep: usize,
+) -> Result<(Vec<Piece>, StreamInfo, FileView, Vec<u8>)> {
+    let mut buf = read_buffer(chunker);
+    let how = How {
+        chunker,
+        hashers: 1,
+        defer: false,
+        mode,
+        limits,
+        keep,
+    };
+    match chunk_open(path, &how, &mut buf, Vec::new()) {
+        Ok(c) => {
+            let mut pieces = c.pieces;
+            if let Some(s) = c.spilled {
+                let mut all = Vec::with_capacity(s.count as usize + pieces.len());
+                s.replay(|p| {
+                    all.push(p);
+                    Ok(())
+                })?;
+                all.append(&mut pieces);
+                pieces = all;
+            }
+            Ok((pieces, c.info, c.view, c.head))
+        }
+        Err(Skip::Special) => Err(crate::error::Error::msg(format!(
+            "{}: not a regular file",
+            path.display()
+        ))),
+        Err(Skip::Io(e)) => Err(e).ctx(|| format!("reading {}", path.display())),
+    }
 }
 
 /// Chunk one file outside the pipeline (tests, tools): its pieces and info.

@@ -36,70 +36,9 @@ use std::time::{Duration, Instant};
 
 pub use detect::detect;
 
-/// What a file's bytes are, as far as its content view is concerned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    /// Compared as it is: text, html, images, unknown formats.
-    Raw,
-    Gzip,
-    Bzip2,
-    Xz,
-    Zstd,
-    Docx,
-    Xlsx,
-    Pptx,
-    Odt,
-    Ods,
-    Odp,
-    Epub,
-    Pdf,
-    Mail,
-}
-
-impl Kind {
-    /// Every kind, in a fixed order (tests, docs).
-    pub const ALL: [Kind; 14] = [
-        Kind::Raw,
-        Kind::Gzip,
-        Kind::Bzip2,
-        Kind::Xz,
-        Kind::Zstd,
-        Kind::Docx,
-        Kind::Xlsx,
-        Kind::Pptx,
-        Kind::Odt,
-        Kind::Ods,
-        Kind::Odp,
-        Kind::Epub,
-        Kind::Pdf,
-        Kind::Mail,
-    ];
-
-    /// The name written in notes (and, later, in the file table).
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Raw => "raw",
-            Kind::Gzip => "gzip",
-            Kind::Bzip2 => "bzip2",
-            Kind::Xz => "xz",
-            Kind::Zstd => "zstd",
-            Kind::Docx => "docx",
-            Kind::Xlsx => "xlsx",
-            Kind::Pptx => "pptx",
-            Kind::Odt => "odt",
-            Kind::Ods => "ods",
-            Kind::Odp => "odp",
-            Kind::Epub => "epub",
-            Kind::Pdf => "pdf",
-            Kind::Mail => "mail",
-        }
-    }
-
-    /// The kind named `s` (the inverse of [`Kind::name`]).
-    pub fn from_name(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.name() == s)
-    }
-}
+/// What a file's bytes are, as far as its content view is concerned (its
+/// name is the file table's `view` column, so the type lives in formats).
+pub use crate::formats::files::ViewKind as Kind;
 
 /// Which view the stages read (`--content auto|raw`): `Auto` the content
 /// view chosen by the bytes, `Raw` the bytes as they are (fsim before
@@ -126,6 +65,19 @@ impl Mode {
         match self {
             Mode::Auto => "auto",
             Mode::Raw => "raw",
+        }
+    }
+
+    /// The mode a file table's header records (`content=`, written by
+    /// fsim-chunk), so that the later stages read files the way they were
+    /// chunked: a table without it was written before content views, of
+    /// raw bytes.
+    pub fn of_table(params: &crate::formats::Params) -> Result<Mode, String> {
+        match params.get("content") {
+            None => Ok(Mode::Raw),
+            Some(v) => {
+                Mode::parse(v).map_err(|e| format!("content= in the file table's header: {e}"))
+            }
         }
     }
 }
@@ -244,6 +196,12 @@ pub struct Opened {
     pub body: Body,
     pub note: Option<String>,
     pub meta: Metadata,
+    /// The kind the bytes looked like when they fell back to their raw
+    /// view (with `note`).
+    pub unreadable: Option<Kind>,
+    /// For a `View` body, the file itself (at no particular position):
+    /// fsim-chunk hashes its raw bytes, the file's identity.
+    pub source: Option<File>,
 }
 
 /// Open `path` for its content view. Fails only when the file itself cannot
@@ -265,12 +223,15 @@ pub fn open(path: &Path, limits: &Limits) -> io::Result<Opened> {
                     body: Body::View(bytes),
                     note: None,
                     meta,
+                    unreadable: None,
+                    source: Some(file),
                 })
             }
             Err(why) => {
                 file.seek(SeekFrom::Start(0))?;
                 let mut o = raw(file, meta);
                 o.note = Some(unreadable(kind, &why));
+                o.unreadable = Some(kind);
                 return Ok(o);
             }
         }
@@ -286,6 +247,8 @@ fn raw(file: File, meta: Metadata) -> Opened {
         body: Body::Raw(file),
         note: None,
         meta,
+        unreadable: None,
+        source: None,
     }
 }
 
@@ -305,6 +268,50 @@ pub fn open_with(path: &Path, mode: Mode, limits: &Limits) -> io::Result<Opened>
             let meta = file.metadata()?;
             Ok(raw(file, meta))
         }
+    }
+}
+
+/// The content view a file table entry was chunked from (`e.view.kind` is
+/// not `Raw`), if the file is still the one chunked (same raw size and
+/// mtime) and still gives that view (same kind, same length): the stages
+/// after fsim-chunk (the line source, fsim-verify, the html report) read
+/// views through this, so they measure the bytes that were chunked. The
+/// error is the reason, said after the file's path, as for a stale file.
+/// Memory: the view (at most `limits.max_bytes`) and the extraction's own.
+pub fn entry_view(e: &crate::formats::FileEntry, limits: &Limits) -> Result<Vec<u8>, String> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let path = Path::new(std::ffi::OsStr::from_bytes(&e.path));
+    let o = open(path, limits)
+        .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
+    let m = &o.meta;
+    if !m.is_file() {
+        return Err("no longer a regular file".into());
+    }
+    if m.len() != e.view.raw_size || m.mtime() != e.mtime_s || m.mtime_nsec() as u32 != e.mtime_ns {
+        return Err(format!(
+            "changed since chunking (size {} -> {}, mtime {}.{:09} -> {}.{:09})",
+            e.view.raw_size,
+            m.len(),
+            e.mtime_s,
+            e.mtime_ns,
+            m.mtime(),
+            m.mtime_nsec()
+        ));
+    }
+    let want = e.view.kind.name();
+    match o.body {
+        Body::View(bytes) if o.kind == e.view.kind && bytes.len() as u64 == e.size => Ok(bytes),
+        Body::View(bytes) => Err(format!(
+            "its {want} view is not the one chunked ({} bytes then, {} bytes as {} now)",
+            e.size,
+            bytes.len(),
+            o.kind.name()
+        )),
+        Body::Raw(_) => Err(format!(
+            "no longer read as {want} ({})",
+            o.note.as_deref().unwrap_or("not recognised")
+        )),
     }
 }
 

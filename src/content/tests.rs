@@ -638,3 +638,16 @@ fn mutated_xml_inside_valid_packages_is_a_view_or_a_note() {
     eprintln!("{cases} packages with damaged XML: {views} views, {notes} notes");
     assert!(cases >= 1000 && views > 100 && notes > 100);
 }
+
+/// The mode a file table's header records: none (a table from before
+/// content views) is raw; anything but auto or raw is refused.
+#[test]
+fn mode_of_table() {
+    use crate::formats::Params;
+    assert_eq!(Mode::of_table(&Params::new()), Ok(Mode::Raw));
+    assert_eq!(
+        Mode::of_table(&Params::new().with("content", "auto")),
+        Ok(Mode::Auto)
+    );
+    assert!(Mode::of_table(&Params::new().with("content", "text")).is_err());
+}

@@ -1,6 +1,6 @@
 //! The file table (`files.tsv`, written by `fsim-chunk --files-out` and
 //! `fsim-merge`): one line per file read (id, size, mtime, content hash,
-//! type, path), its reader and its writer.
+//! type, view, raw size, path), its reader and its writer.
 
 use crate::error::{Error, Result};
 use crate::formats::escape::{escape_path, unescape_path};
@@ -131,13 +131,153 @@ pub(crate) fn count_suspicious(head: &[u8]) -> usize {
             .sum::<usize>()
 }
 
-/// One line of the file table:
-/// `<id>\t<size>\t<mtime>\t<content hash>\t<type>\t<escaped path>`.
+/// Which content view of a file was chunked (issue 27, `crate::content`):
+/// the file table's `view` column. Defined here rather than in `content`
+/// because the file table names it and formats is the lower layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ViewKind {
+    /// Compared as it is: text, html, images, unknown formats.
+    Raw,
+    Gzip,
+    Bzip2,
+    Xz,
+    Zstd,
+    Docx,
+    Xlsx,
+    Pptx,
+    Odt,
+    Ods,
+    Odp,
+    Epub,
+    Pdf,
+    Mail,
+}
+
+impl ViewKind {
+    /// Every kind, in a fixed order (tests, docs).
+    pub const ALL: [ViewKind; 14] = [
+        ViewKind::Raw,
+        ViewKind::Gzip,
+        ViewKind::Bzip2,
+        ViewKind::Xz,
+        ViewKind::Zstd,
+        ViewKind::Docx,
+        ViewKind::Xlsx,
+        ViewKind::Pptx,
+        ViewKind::Odt,
+        ViewKind::Ods,
+        ViewKind::Odp,
+        ViewKind::Epub,
+        ViewKind::Pdf,
+        ViewKind::Mail,
+    ];
+
+    /// The name written in notes and in the file table.
+    pub fn name(self) -> &'static str {
+        match self {
+            ViewKind::Raw => "raw",
+            ViewKind::Gzip => "gzip",
+            ViewKind::Bzip2 => "bzip2",
+            ViewKind::Xz => "xz",
+            ViewKind::Zstd => "zstd",
+            ViewKind::Docx => "docx",
+            ViewKind::Xlsx => "xlsx",
+            ViewKind::Pptx => "pptx",
+            ViewKind::Odt => "odt",
+            ViewKind::Ods => "ods",
+            ViewKind::Odp => "odp",
+            ViewKind::Epub => "epub",
+            ViewKind::Pdf => "pdf",
+            ViewKind::Mail => "mail",
+        }
+    }
+
+    /// The kind named `s` (the inverse of [`ViewKind::name`]).
+    pub fn from_name(s: &str) -> Option<ViewKind> {
+        ViewKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+/// Which view of a file was chunked, and the size of its raw bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileView {
+    pub kind: ViewKind,
+    /// Length of the file itself, what the stale checks compare with the
+    /// file on disk (the entry's `size` is the view's length).
+    pub raw_size: u64,
+    /// The kind the bytes looked like when they could not be read as it
+    /// (`kind` is then `Raw`): kept in the table (`raw/docx`) so that the
+    /// report lists the file, also when its records were reused.
+    pub unreadable: Option<ViewKind>,
+}
+
+impl FileView {
+    /// The view of a file read as it is: its raw bytes, `size` long.
+    pub fn raw(size: u64) -> FileView {
+        FileView {
+            kind: ViewKind::Raw,
+            raw_size: size,
+            unreadable: None,
+        }
+    }
+
+    pub fn is_raw(&self) -> bool {
+        self.kind == ViewKind::Raw
+    }
+
+    /// The `view` column: the kind's name, or `raw/KIND` for a document
+    /// that kept its raw bytes.
+    pub fn write_kind(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.kind.name().as_bytes());
+        if let Some(k) = self.unreadable {
+            out.push(b'/');
+            out.extend_from_slice(k.name().as_bytes());
+        }
+    }
+
+    /// The inverse of [`FileView::write_kind`]: (kind, unreadable kind).
+    pub fn parse_kind(s: &[u8]) -> Option<(ViewKind, Option<ViewKind>)> {
+        let s = std::str::from_utf8(s).ok()?;
+        match s.split_once('/') {
+            None => Some((ViewKind::from_name(s)?, None)),
+            Some(("raw", k)) => Some((ViewKind::Raw, Some(ViewKind::from_name(k)?))),
+            Some(_) => None,
+        }
+    }
+
+    /// How the report names the view compared: `docx text`, `gzip
+    /// content`, ... (`None` for raw bytes).
+    pub fn label(&self) -> Option<String> {
+        self.kind.label()
+    }
+}
+
+impl ViewKind {
+    /// How the report names the view compared: `docx text`, `gzip
+    /// content`, ... (`None` for raw bytes).
+    pub fn label(self) -> Option<String> {
+        let what = match self {
+            ViewKind::Raw => return None,
+            ViewKind::Gzip | ViewKind::Bzip2 | ViewKind::Xz | ViewKind::Zstd => "content",
+            ViewKind::Mail => "headers and bodies",
+            _ => "text",
+        };
+        Some(format!("{} {what}", self.name()))
+    }
+}
+
+/// One line of the file table (v3):
+/// `<id>\t<size>\t<mtime>\t<content hash>\t<type>\t<view>\t<raw size>\t<escaped path>`
+/// (v2 had no view and raw size; it reads as view `raw`, raw size = size).
 ///
-/// `mtime` is `seconds.nanoseconds` since the epoch (may be negative),
-/// `content` identifies the whole content (for the chunking methods: MD5 over
-/// the concatenated MD5 digests of the file's chunks, as the paper's section
-/// 2.4 suggests, so it costs nothing extra).
+/// `size` is the length of the view that was chunked (every percentage
+/// downstream divides by it), `raw_size` the file's own length. `mtime` is
+/// `seconds.nanoseconds` since the epoch (may be negative). `content` is
+/// the file's identity, by its raw bytes: for a raw view (every chunking
+/// method) the MD5 over the concatenated MD5 digests of its chunks, as the
+/// paper's section 2.4 suggests, so it costs nothing extra; for a content
+/// view the MD5 of the raw bytes, so that two files with different bytes
+/// are never an identical set because their text is equal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {
     pub id: u32,
@@ -146,12 +286,13 @@ pub struct FileEntry {
     pub mtime_ns: u32,
     pub content: u128,
     pub ftype: FileType,
+    pub view: FileView,
     pub path: Vec<u8>,
 }
 
 impl FileEntry {
     pub const EXPECTED: &'static str =
-        "a file record: id, size, mtime, content hash, type and path separated by tabs";
+        "a file record: id, size, mtime, content hash, type, view, raw size and path separated by tabs";
 
     pub fn write(&self, out: &mut Vec<u8>) {
         write_id(self.id, out);
@@ -170,13 +311,16 @@ impl FileEntry {
         out.push(b'\t');
         out.extend_from_slice(self.ftype.as_str().as_bytes());
         out.push(b'\t');
+        self.view.write_kind(out);
+        out.push(b'\t');
+        write_u64(self.view.raw_size, out);
+        out.push(b'\t');
         escape_path(&self.path, out);
         out.push(b'\n');
     }
 
     pub fn parse(line: &[u8]) -> std::result::Result<FileEntry, String> {
-        let [id, size, mtime, content, ftype, path] =
-            split_fields::<6>(line).ok_or_else(|| format!("expected {}", Self::EXPECTED))?;
+        let (id, size, mtime, content, ftype, view, path) = split_entry(line)?;
         let id = parse_id(id).ok_or("expected a 10-digit file id in field 1")?;
         let size = parse_u64(size).ok_or("expected a size in bytes in field 2")?;
         let (neg, mt) = match mtime.strip_prefix(b"-") {
@@ -199,7 +343,20 @@ impl FileEntry {
             .ok_or("expected a 32-digit lowercase hex content hash in field 4")?;
         let ftype =
             FileType::parse(ftype).ok_or("expected a file type (text, binary, ...) in field 5")?;
-        let path = unescape_path(path).map_err(|e| format!("field 6: {e}"))?;
+        let view = match view {
+            None => FileView::raw(size),
+            Some((kind, raw_size)) => {
+                let (kind, unreadable) = FileView::parse_kind(kind)
+                    .ok_or("expected a view (raw, docx, gzip, raw/docx, ...) in field 6")?;
+                FileView {
+                    kind,
+                    unreadable,
+                    raw_size: parse_u64(raw_size)
+                        .ok_or("expected a raw size in bytes in field 7")?,
+                }
+            }
+        };
+        let path = unescape_path(path).map_err(|e| format!("field {}: {e}", path_field(line)))?;
         Ok(FileEntry {
             id,
             size,
@@ -207,9 +364,36 @@ impl FileEntry {
             mtime_ns: ns,
             content,
             ftype,
+            view,
             path,
         })
     }
+}
+
+/// The fields of a record with the view's two (v3, 8 fields) or without
+/// (v2, 6 fields).
+type EntryFields<'a> = (
+    &'a [u8],
+    &'a [u8],
+    &'a [u8],
+    &'a [u8],
+    &'a [u8],
+    Option<(&'a [u8], &'a [u8])>,
+    &'a [u8],
+);
+
+fn split_entry(line: &[u8]) -> std::result::Result<EntryFields<'_>, String> {
+    if let Some([id, size, mtime, content, ftype, view, raw, path]) = split_fields::<8>(line) {
+        return Ok((id, size, mtime, content, ftype, Some((view, raw)), path));
+    }
+    let [id, size, mtime, content, ftype, path] =
+        split_fields::<6>(line).ok_or_else(|| format!("expected {}", FileEntry::EXPECTED))?;
+    Ok((id, size, mtime, content, ftype, None, path))
+}
+
+/// The path's field number: 8 in a v3 record, 6 in a v2 one.
+fn path_field(line: &[u8]) -> usize {
+    line.iter().filter(|&&c| c == b'\t').count() + 1
 }
 
 /// Read a file table (a path, or `-`): entries indexed by id, and its
@@ -264,7 +448,7 @@ pub fn scan_file_table(path: &Path, each: &mut dyn FnMut(FileEntry)) -> Result<P
                     return Err(Error::input(
                         &name,
                         line_no,
-                        "expected a '#fsim files v2' header (written by fsim-chunk --files-out)",
+                        "expected a '#fsim files v3' header (written by fsim-chunk --files-out)",
                     ));
                 }
                 digest.add_line(d);
@@ -311,6 +495,10 @@ pub struct CompactTable {
     mtimes: Vec<i64>,
     contents: Vec<u128>,
     types: Vec<FileType>,
+    /// The view chunked and, for a raw one, the kind it could not be read
+    /// as (2 bytes a file; the raw sizes are not kept: the html report
+    /// checks a file by its identity).
+    views: Vec<(ViewKind, Option<ViewKind>)>,
 }
 
 /// One file of a [`CompactTable`], with the fields of a [`FileEntry`] that
@@ -321,6 +509,10 @@ pub struct FileRef<'a> {
     pub size: u64,
     pub content: u128,
     pub ftype: FileType,
+    /// The view chunked (`size` is its length).
+    pub view: ViewKind,
+    /// The kind a document could not be read as (`view` is then `Raw`).
+    pub unreadable: Option<ViewKind>,
     pub path: &'a [u8],
 }
 
@@ -332,6 +524,7 @@ impl CompactTable {
         self.mtimes.push(e.mtime_s);
         self.contents.push(e.content);
         self.types.push(e.ftype);
+        self.views.push((e.view.kind, e.view.unreadable));
     }
 
     fn shrink_to_fit(&mut self) {
@@ -341,6 +534,7 @@ impl CompactTable {
         self.mtimes.shrink_to_fit();
         self.contents.shrink_to_fit();
         self.types.shrink_to_fit();
+        self.views.shrink_to_fit();
     }
 
     pub fn len(&self) -> usize {
@@ -366,6 +560,8 @@ impl CompactTable {
             size: self.sizes[i],
             content: self.contents[i],
             ftype: self.types[i],
+            view: self.views[i].0,
+            unreadable: self.views[i].1,
             path: &self.paths[start..end],
         })
     }
@@ -397,7 +593,8 @@ impl CompactTable {
             + self.sizes.capacity() * 8
             + self.mtimes.capacity() * 8
             + self.contents.capacity() * 16
-            + self.types.capacity()) as u64
+            + self.types.capacity()
+            + self.views.capacity() * 2) as u64
     }
 }
 
@@ -501,6 +698,28 @@ impl TableDigest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A v2 table (six fields, no `content=`) still reads: its files are
+    /// raw views whose raw size is their size, and it was chunked raw.
+    #[test]
+    fn a_v2_table_reads_as_raw_views() {
+        let rec = b"0000000000\t5\t1.000000000\td41d8cd98f00b204e9800998ecf8427e\ttext\ta.txt";
+        let mut d = TableDigest::default();
+        d.add_line(rec);
+        let text = format!(
+            "#fsim files v2\tmethod=tttd\tavg=100\n{}\n#end files\tfiles=1\ttable-digest={}\n",
+            std::str::from_utf8(rec).unwrap(),
+            d.hex()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("files.tsv");
+        std::fs::write(&path, text).unwrap();
+        let (files, params) = read_file_table(&path).unwrap();
+        assert_eq!(files[0].view, FileView::raw(5));
+        assert_eq!(files[0].path, b"a.txt");
+        // No `content=`: `content::Mode::of_table` reads it as raw.
+        assert_eq!(params.get("content"), None);
+    }
 
     /// The table digest's hash is the reference xxh3-128 (seed 0), the one
     /// Python's `xxhash.xxh3_128_intdigest` computes, so tools outside fsim

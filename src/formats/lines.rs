@@ -30,8 +30,13 @@ pub fn open_input(path: &Path) -> Result<(Box<dyn BufRead + Send>, String)> {
 pub const VERSION: &str = "v1";
 
 /// Format version of the file table: v2 added `table-digest=` to its
-/// trailer (a digest of its own records).
-pub const FILES_VERSION: &str = "v2";
+/// trailer (a digest of its own records), v3 the view and raw size of each
+/// file (issue 27). A v2 table is still read ([`FILES_V2`]).
+pub const FILES_VERSION: &str = "v3";
+
+/// The file table version still read: its records have no view columns
+/// and read as raw views.
+pub const FILES_V2: &str = "v2";
 
 /// Ordered `key=value` parameters of a header or trailer line.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -178,7 +183,8 @@ pub const TEMPLATE_PARAM_KEYS: &[&str] = &["templates", "template-chunks"];
 
 /// The parameters of the chunking that define whether two chunk files can
 /// be compared: every later stage carries them in its header. The first
-/// eight are those of the chunk methods (tttd, bsw); the others those of the
+/// eight are those of the chunk methods (tttd, bsw), `content` the view
+/// chunked (written by every fsim-chunk run); the others those of the
 /// feature methods (`crate::chunking::features::MethodSpec::params`). A key absent
 /// from both headers compares equal.
 pub const CHUNK_PARAM_KEYS: &[&str] = &[
@@ -190,6 +196,8 @@ pub const CHUNK_PARAM_KEYS: &[&str] = &[
     "div2",
     "window",
     "hash",
+    // Which view was chunked (`--content auto|raw`, issue 27).
+    "content",
     "n",
     "bits",
     "anchors",
@@ -462,7 +470,8 @@ pub fn classify_line(raw: &[u8]) -> std::result::Result<Line<'_>, String> {
             .and_then(Kind::parse)
             .ok_or("unknown fsim file kind in header")?;
         let ver = words.next().unwrap_or(b"");
-        if ver != kind.version().as_bytes() {
+        let v2 = kind == Kind::Files && ver == FILES_V2.as_bytes();
+        if ver != kind.version().as_bytes() && !v2 {
             let older = if kind == Kind::Files && ver == VERSION.as_bytes() {
                 ": a file table written by an older fsim, without table-digest=; run fsim-chunk again"
             } else {

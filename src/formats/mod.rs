@@ -172,15 +172,36 @@ mod tests {
             mtime_ns: 7,
             content: 0xd41d8cd98f00b204e9800998ecf8427e,
             ftype: FileType::Text,
+            view: FileView::raw(1234),
             path: b"dir/a\tb\nc\xff".to_vec(),
         };
         let mut v = Vec::new();
         e.write(&mut v);
         assert_eq!(
             String::from_utf8(v.clone()).unwrap(),
-            "0000000042\t1234\t-5.000000007\td41d8cd98f00b204e9800998ecf8427e\ttext\tdir/a\\tb\\nc\\xff\n"
+            "0000000042\t1234\t-5.000000007\td41d8cd98f00b204e9800998ecf8427e\ttext\traw\t1234\tdir/a\\tb\\nc\\xff\n"
         );
         assert_eq!(FileEntry::parse(&v[..v.len() - 1]).unwrap(), e);
+        // A v2 record (no view, no raw size) reads as the raw view.
+        let v2 = b"0000000042\t1234\t-5.000000007\td41d8cd98f00b204e9800998ecf8427e\ttext\tdir/a\\tb\\nc\\xff";
+        assert_eq!(FileEntry::parse(v2).unwrap(), e);
+        let docx = FileEntry {
+            view: FileView {
+                kind: ViewKind::Docx,
+                raw_size: 40_000,
+                unreadable: None,
+            },
+            ..e
+        };
+        let mut v = Vec::new();
+        docx.write(&mut v);
+        assert!(v.ends_with(b"\ttext\tdocx\t40000\tdir/a\\tb\\nc\\xff\n"));
+        assert_eq!(FileEntry::parse(&v[..v.len() - 1]).unwrap(), docx);
+        let bad = String::from_utf8(v).unwrap().replace("docx", "doc");
+        assert_eq!(
+            FileEntry::parse(&bad.as_bytes()[..bad.len() - 1]).unwrap_err(),
+            "expected a view (raw, docx, gzip, raw/docx, ...) in field 6"
+        );
     }
 
     #[test]

@@ -521,6 +521,7 @@ mod tests {
                 size,
                 content,
                 ftype: FileType::Text,
+                view: crate::formats::FileView::raw(size),
                 path: p.as_bytes().to_vec(),
                 mtime_s: 0,
                 mtime_ns: 0,

@@ -52,10 +52,11 @@
 //! re-chunk it.
 
 use crate::chunking::chunker::{Chunker, Method};
-use crate::chunking::reader::chunk_path;
+use crate::chunking::reader::chunk_path_as;
+use crate::content::{Limits, Mode};
 use crate::error::Result;
 use crate::formats::templates::TemplateSet;
-use crate::formats::{escape_path_string, FileType};
+use crate::formats::{escape_path_string, FileType, ViewKind};
 use crate::formats::{percent, symmetric};
 use crate::report::model::{Cluster, HtmlOptions, Pair, Report};
 use crate::report::stream::{Buffered, Source, Visit};
@@ -107,7 +108,12 @@ fn chunker_of(report: &Report) -> std::result::Result<Chunker, String> {
         .parse()?;
     let avg = p.get_u64("avg").ok_or("no average chunk size recorded")? as usize;
     let c = Chunker::new(method, avg)?;
-    match c.params().chunking_difference(p) {
+    let mut mine = c.params();
+    // Which view was chunked is recorded beside the chunker's parameters.
+    if let Some(v) = p.get("content") {
+        mine.set("content", v);
+    }
+    match mine.chunking_difference(p) {
         None => Ok(c),
         Some(d) => Err(format!(
             "the chunking parameters of the run cannot be reproduced ({d})"
@@ -167,11 +173,20 @@ fn view_file(
         v["note"] = json!(note);
         (Vec::new(), v)
     };
-    let (pieces, info) = match chunk_path(path, chunker) {
-        Ok(x) => x,
-        Err(err) => return fail(v, "unreadable", format!("cannot read the file now: {err}")),
+    // Read as it was chunked: through its content view, or raw.
+    let mode = if e.view == ViewKind::Raw {
+        Mode::Raw
+    } else {
+        v["view"] = json!(format!("{} view", e.view.name()));
+        Mode::Auto
     };
-    if info.size != e.size || info.content != e.content {
+    let limits = Limits::within_memory(report.config.memory);
+    let (pieces, info, view, head) =
+        match chunk_path_as(path, chunker, mode, &limits, opts.text_cap) {
+            Ok(x) => x,
+            Err(err) => return fail(v, "unreadable", format!("cannot read the file now: {err}")),
+        };
+    if info.size != e.size || info.content != e.content || view.kind != e.view {
         let how = if info.size != e.size {
             format!("{} bytes now, {} when scanned", info.size, e.size)
         } else {
@@ -197,7 +212,11 @@ fn view_file(
     v["lens"] = json!(lens);
     v["truncated"] = json!(cap < e.size as usize);
     v["shown"] = json!(cap);
-    if e.ftype == FileType::Text {
+    if e.ftype == FileType::Text && e.view != ViewKind::Raw {
+        // The view's first bytes, kept while it was chunked.
+        v["text"] = json!(split_text(&head[..cap.min(head.len())], &lens));
+        v["status"] = json!("ok");
+    } else if e.ftype == FileType::Text {
         let mut head = Vec::with_capacity(cap);
         let read = crate::io::longpath::open_file(path)
             .and_then(|f| f.take(cap as u64).read_to_end(&mut head));

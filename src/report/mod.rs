@@ -37,6 +37,11 @@ pub use crate::formats::{percent, symmetric, PercentOf};
 pub use model::{human_bytes, ColorChoice, Config, Format, Report};
 use model::{r1, Pair};
 
+/// Documents read as raw bytes listed by name in the text and json
+/// reports at most (a million broken files must not make a million lines:
+/// the count is given, and fsim-chunk's warnings name them all).
+pub(crate) const MAX_UNREADABLE: usize = 100;
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Style {
     bold: &'static str,
@@ -197,6 +202,7 @@ impl Report {
             "summary": self.summary(),
             "folders": self.folders.pairs.iter().map(|p| p.to_json()).collect::<Vec<_>>(),
             "folders_wide_identical_sets": self.folders.wide_sets,
+            "unreadable_documents": self.unreadable_json(),
             "identical_sets": identical,
             "clusters": marker,
             "collections": self.collections.iter().map(|c| json!({
@@ -254,6 +260,7 @@ impl Report {
             "size": self.size(f),
             "file_size": e.size,
             "type": e.ftype.as_str(),
+            "view": e.view.label().unwrap_or_else(|| "raw".into()),
             "collection": self.collection(f),
             "identical_copies": self.copies(f).iter().map(|&x| self.path(x)).collect::<Vec<_>>(),
         });
@@ -276,6 +283,60 @@ impl Report {
             );
         }
         v
+    }
+
+    /// The files whose bytes looked like a document but could not be read
+    /// as one (so their raw bytes were compared), the first
+    /// [`MAX_UNREADABLE`] of them in id order, and how many there are.
+    fn unreadable(&self) -> (Vec<(u32, &'static str)>, usize) {
+        let mut listed = Vec::new();
+        let mut count = 0;
+        for f in self.files.iter() {
+            if let Some(k) = f.unreadable {
+                count += 1;
+                if listed.len() < MAX_UNREADABLE {
+                    listed.push((f.id, k.name()));
+                }
+            }
+        }
+        (listed, count)
+    }
+
+    /// The json report's `unreadable_documents`.
+    fn unreadable_json(&self) -> Value {
+        let (listed, count) = self.unreadable();
+        json!({
+            "count": count,
+            "listed": listed.iter().map(|&(f, k)| json!({
+                "path": self.path(f),
+                "note": format!("unreadable as {k}: raw bytes compared"),
+            })).collect::<Vec<_>>(),
+            "capped": count > listed.len(),
+        })
+    }
+
+    /// The text report's lines for the documents read as raw bytes.
+    fn unreadable_text(&self, o: &mut String, st: &Style) {
+        use std::fmt::Write;
+        let (listed, count) = self.unreadable();
+        if count == 0 {
+            return;
+        }
+        let (dim, reset) = (st.dim, st.reset);
+        let _ = writeln!(
+            o,
+            "{dim}documents compared by their raw bytes (unreadable as their kind; fsim-chunk's warnings say why): {count}{reset}"
+        );
+        for (f, k) in &listed {
+            let _ = writeln!(o, "{dim}  {}  (unreadable as {k}){reset}", self.path(*f));
+        }
+        if count > listed.len() {
+            let _ = writeln!(
+                o,
+                "{dim}  ... and {} more (the first {MAX_UNREADABLE} listed){reset}",
+                count - listed.len()
+            );
+        }
     }
 
     /// The text report up to its first cluster.
@@ -329,6 +390,7 @@ impl Report {
                 self.filtered_links
             );
         }
+        self.unreadable_text(&mut o, &st);
         let _ = writeln!(o);
         folders_text(&self.folders, self.config.min_percent, &mut o, st);
         self.text_identical(&mut o, &st);
@@ -481,11 +543,13 @@ impl Report {
             }
             for (i, &f) in c.files.iter().enumerate() {
                 let copies = self.copies(f);
-                let extra = if copies.is_empty() {
-                    String::new()
-                } else {
-                    format!("  (+{} identical copies)", copies.len())
+                let mut extra = match self.files.at(f).view.label() {
+                    Some(l) => format!("  [{l}]"),
+                    None => String::new(),
                 };
+                if !copies.is_empty() {
+                    extra.push_str(&format!("  (+{} identical copies)", copies.len()));
+                }
                 let coll = match self.collection(f) {
                     Some(c) if self.collections.len() > 1 => format!("[{c}] "),
                     _ => String::new(),

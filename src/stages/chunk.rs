@@ -40,6 +40,7 @@ use crate::chunking::chunker::Chunker;
 use crate::chunking::reader::read_buffer;
 use crate::chunking::reader::{chunk_file_deferred, content_message, FileResult, Skip};
 use crate::chunking::stream::{Piece, StreamInfo};
+use crate::content::Mode;
 use crate::error::{Error, Result};
 use crate::formats::files::{TableDigest, TABLE_DIGEST_KEY};
 use crate::formats::{self, ChunkLines, ChunkRecord, Digest, FileEntry, Kind, Params};
@@ -83,6 +84,9 @@ pub struct Config {
     /// (file table, chunk file) pairs of earlier runs whose records are
     /// reused for unchanged files (see [`crate::stages::reuse`]).
     pub previous: Vec<(PathBuf, PathBuf)>,
+    /// Which view of each file is chunked (`--content`), recorded in the
+    /// headers as `content=`.
+    pub content: Mode,
 }
 
 /// What a run did.
@@ -97,20 +101,30 @@ pub struct Summary {
     pub read: u64,
     /// Files whose records were taken from a previous run (not opened).
     pub reused: u64,
+    /// Documents read in this run that kept their raw view (each warned
+    /// with its note).
+    pub notes: u64,
     pub walk: WalkStats,
     pub seconds: f64,
 }
 
 impl Summary {
-    /// `fsim-chunk: N files, B bytes, R chunks, S skipped, N read, U reused, T s (X MB/s)`.
+    /// `fsim-chunk: N files, B bytes, R chunks, S skipped, N read, U reused, T s (X MB/s)`,
+    /// with `, D documents unreadable (raw bytes compared)` when there were
+    /// any.
     pub fn line(&self) -> String {
         let mbs = if self.seconds > 0.0 {
             self.bytes as f64 / 1e6 / self.seconds
         } else {
             0.0
         };
+        let notes = if self.notes > 0 {
+            format!(", {} documents unreadable (raw bytes compared)", self.notes)
+        } else {
+            String::new()
+        };
         format!(
-            "{PROG}: {} files, {} bytes, {} chunks, {} skipped, {} read, {} reused, {:.2} s ({:.1} MB/s)",
+            "{PROG}: {} files, {} bytes, {} chunks, {} skipped, {} read, {} reused, {:.2} s ({:.1} MB/s){notes}",
             self.files,
             self.bytes,
             self.chunks,
@@ -363,6 +377,8 @@ fn reused_body(path: PathBuf, f: Found, pos: u64) -> Body {
         pos,
         reused: true,
         content_pending: false,
+        view: f.entry.view,
+        note: None,
     })
 }
 
@@ -436,7 +452,7 @@ fn chunk_all(
         let workers: Vec<_> = (0..jobs)
             .map(|_| {
                 let res_tx = res_tx.clone();
-                s.spawn(move || worker(&chunker, jobs, job_rx, res_tx))
+                s.spawn(move || worker(&chunker, cfg.content, jobs, job_rx, res_tx))
             })
             .collect();
         drop(res_tx);
@@ -465,6 +481,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     walk::check_roots(&cfg.walk.roots)?;
     let to_stdout = check_outputs(cfg)?;
     let mut params = cfg.chunker.params();
+    params.set("content", cfg.content.name());
     let mut previous = if cfg.previous.is_empty() {
         None
     } else {
@@ -546,6 +563,7 @@ fn finish_outputs(
 /// A worker: chunk files until the job channel closes or the writer is gone.
 fn worker(
     chunker: &Chunker,
+    mode: Mode,
     hashers: usize,
     jobs: &Mutex<Receiver<Vec<Job>>>,
     results: SyncSender<Vec<(u64, Body)>>,
@@ -557,8 +575,9 @@ fn worker(
         let Ok(batch) = job else { return };
         let mut out = Vec::with_capacity(batch.len());
         for (seq, pos, path) in batch {
-            let body = match chunk_file_deferred(path, chunker, &mut buf, Vec::new(), hashers, true)
-            {
+            let read =
+                chunk_file_deferred(path, chunker, &mut buf, Vec::new(), hashers, true, mode);
+            let body = match read {
                 Ok(mut r) => {
                     r.pos = pos;
                     Body::File(r)
@@ -584,6 +603,20 @@ struct Written {
     table: TableDigest,
     next_seq: u64,
     special: u64,
+}
+
+/// Count a file read or reused, and warn with its note (a document that
+/// kept its raw view).
+fn count_read(summary: &mut Summary, f: &FileResult, progress: &Progress) {
+    if f.reused {
+        summary.reused += 1;
+    } else {
+        summary.read += 1;
+    }
+    if let Some(note) = &f.note {
+        summary.notes += 1;
+        progress.suspend(|| crate::cli::stderr_line(walk::warning_line(PROG, &f.path, note)));
+    }
 }
 
 /// The writer: reorder by sequence number, assign ids, write.
@@ -619,11 +652,7 @@ fn write_results(
                         w.summary.files
                     })
                     .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
-                    if f.reused {
-                        w.summary.reused += 1;
-                    } else {
-                        w.summary.read += 1;
-                    }
+                    count_read(&mut w.summary, &f, progress);
                     // The text goes out a block at a time, also within a
                     // file: a large file's records are not all held here.
                     let lines = ChunkLines::new(id);
@@ -653,6 +682,7 @@ fn write_results(
                         mtime_ns: f.mtime_ns,
                         content: f.info.content,
                         ftype: f.info.ftype,
+                        view: f.view,
                         path: f.path.into_os_string().into_vec(),
                     };
                     w.table.write(&entry, &mut fbuf);
@@ -832,6 +862,8 @@ mod tests {
                     pos: 0,
                     reused: false,
                     content_pending: pending,
+                    view: crate::formats::FileView::raw(dinfo.size),
+                    note: None,
                 }),
             ));
             results.push((100 + i as u64, Body::Special));

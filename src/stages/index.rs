@@ -24,7 +24,7 @@
 //! the segments into one.
 
 use crate::chunking::chunker::Chunker;
-use crate::chunking::reader::chunk_path;
+use crate::chunking::reader::chunk_path_as;
 use crate::error::{Context, Error, Result};
 use crate::formats::open_input;
 use crate::formats::{
@@ -493,13 +493,17 @@ pub struct QueryConfig {
 }
 
 /// Query one file against open segments.
+/// The query is read as the indexed files were (`mode`: their content
+/// views, or their raw bytes).
 pub fn query_file(
     segs: &[Segment],
     chunker: &Chunker,
+    mode: crate::content::Mode,
     path: &Path,
     max_degree: usize,
 ) -> Result<(Vec<Match>, u64)> {
-    let (mut pieces, info) = chunk_path(path, chunker)?;
+    let (mut pieces, info, _, _) =
+        chunk_path_as(path, chunker, mode, &crate::content::Limits::default(), 0)?;
     pieces.sort_unstable();
     let mut found: HashMap<(usize, u32), (u64, u64)> = HashMap::new();
     let mut i = 0;
@@ -562,13 +566,19 @@ pub fn run_query(cfg: &QueryConfig) -> Result<()> {
             cfg.index.display()
         ))
     })?;
+    let mode = crate::content::Mode::of_table(&segs[0].params).map_err(|m| {
+        Error::msg(format!(
+            "{}: cannot query this index: {m}",
+            cfg.index.display()
+        ))
+    })?;
     let mut out = Output::create(cfg.output.as_deref())?;
     out.write_all(
         b"query\tindexed\tbytes_in_common\tpercent_of_query\tpercent_of_indexed\tidentical\n",
     )?;
     let (mut listed, mut bytes) = (0u64, 0u64);
     for q in &cfg.queries {
-        let (matches, qsize) = query_file(&segs, &chunker, q, cfg.max_degree)?;
+        let (matches, qsize) = query_file(&segs, &chunker, mode, q, cfg.max_degree)?;
         bytes += qsize;
         let qname = escape_path_string(q.as_os_str().as_encoded_bytes());
         for m in matches

@@ -141,7 +141,7 @@ impl Source {
             Some(Line::Header(Kind::Files, p)) => p,
             _ => {
                 return Err(files.error(
-                    "expected a '#fsim files v2' header: a file table written by fsim-chunk --files-out",
+                    "expected a '#fsim files v3' header: a file table written by fsim-chunk --files-out",
                 ))
             }
         };
@@ -324,7 +324,8 @@ impl Source {
                 Ordering::Greater => return Ok(None),
                 Ordering::Less => self.advance_file()?,
                 Ordering::Equal => {
-                    let hit = head.size == size && (head.mtime_s, head.mtime_ns) == mtime;
+                    // The file's own size: `size` is its view's.
+                    let hit = head.view.raw_size == size && (head.mtime_s, head.mtime_ns) == mtime;
                     let entry = self.head.take().expect("head checked above");
                     self.advance_file()?;
                     if !hit {

@@ -14,6 +14,7 @@ pub fn numbered_files(n: u32, size: impl Fn(u32) -> u64) -> Vec<FileEntry> {
             mtime_ns: 0,
             content: (id as u128 + 1) * 0x9e37_79b9_7f4a_7c15,
             ftype: FileType::Text,
+            view: fsim::formats::FileView::raw(size(id)),
             path: format!("docs/part{:02}/file{id:06}.txt", id % 100).into_bytes(),
         })
         .collect()

@@ -305,7 +305,11 @@ impl Chunker {
             .try_into()
             .map_err(|_| "avg= out of range")?;
         let c = Chunker::new(method, avg)?;
-        let mine = c.params();
+        let mut mine = c.params();
+        // Which view was chunked (`content=`) is not the chunker's to say.
+        if let Some(v) = p.get("content") {
+            mine.set("content", v);
+        }
         if let Some(d) = mine.difference(&p.only(crate::formats::CHUNK_PARAM_KEYS)) {
             return Err(format!(
                 "the records were made with other chunking parameters than this fsim makes for method={method} avg={avg}: {d}"

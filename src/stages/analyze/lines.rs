@@ -95,8 +95,12 @@ fn selected(e: &FileEntry, src: &LineSource) -> bool {
 }
 
 /// The file's bytes, if it is still the file of the table (same size and
-/// mtime, as fsim-verify checks).
+/// mtime, as fsim-verify checks): the content view it was chunked from, if
+/// any (one per thread, at most the default 64 MiB, as fsim-chunk reads).
 fn read_unchanged(e: &FileEntry) -> Option<Vec<u8>> {
+    if !e.view.is_raw() {
+        return crate::content::entry_view(e, &crate::content::Limits::default()).ok();
+    }
     let path = Path::new(OsStr::from_bytes(&e.path));
     let mut f = crate::io::longpath::open_file(path).ok()?;
     let meta = f.metadata().ok()?;
@@ -409,6 +413,7 @@ mod tests {
                 mtime_ns: m.mtime_nsec() as u32,
                 content: f as u128 + 1,
                 ftype: FileType::Text,
+                view: crate::formats::FileView::raw(m.len()),
                 path: path.as_os_str().as_encoded_bytes().to_vec(),
             });
         }

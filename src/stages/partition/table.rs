@@ -21,15 +21,22 @@ pub(super) fn parse_file_line(line: &[u8]) -> std::result::Result<(u32, u64, u12
     // memchr rather than `split_fields`: this runs for every file and the
     // path is the longest field.
     let bad = || format!("expected {}", crate::formats::FileEntry::EXPECTED);
-    let mut tabs = [0usize; 5];
+    // Five tabs in a v2 record, seven in a v3 one (view and raw size
+    // before the path, which is last in both).
+    let mut tabs = [0usize; 7];
     let mut it = memchr::memchr_iter(b'\t', line);
+    let mut n = 0;
     for t in tabs.iter_mut() {
-        *t = it.next().ok_or_else(bad)?;
+        match it.next() {
+            Some(at) => *t = at,
+            None => break,
+        }
+        n += 1;
     }
-    let path = &line[tabs[4] + 1..];
-    if memchr::memchr(b'\t', path).is_some() {
+    if (n != 5 && n != 7) || it.next().is_some() {
         return Err(bad());
     }
+    let path = &line[tabs[n - 1] + 1..];
     let id = parse_id(&line[..tabs[0]]).ok_or("expected a 10-digit file id in field 1")?;
     let size =
         parse_u64(&line[tabs[0] + 1..tabs[1]]).ok_or("expected a size in bytes in field 2")?;
@@ -132,7 +139,7 @@ pub(super) fn read_file_table(
             continue;
         }
         if params.is_none() {
-            return Err(lines.error("no '#fsim files v2' header: expected a file table written by fsim-chunk --files-out"));
+            return Err(lines.error("no '#fsim files v3' header: expected a file table written by fsim-chunk --files-out"));
         }
         if trailer.is_some() {
             return Err(lines.error("record after the trailer"));
@@ -153,7 +160,7 @@ pub(super) fn read_file_table(
         Error::input(
             &name,
             line,
-            "no '#fsim files v2' header: expected a file table written by fsim-chunk --files-out",
+            "no '#fsim files v3' header: expected a file table written by fsim-chunk --files-out",
         )
     })?;
     let t = trailer.ok_or_else(|| {
@@ -185,4 +192,25 @@ pub(super) fn read_file_table(
         chunk_digest: Digest { count, sum },
         table_digest: table.0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The path is the last field of a v2 (six fields) and a v3 (eight)
+    /// record; any other count is refused.
+    #[test]
+    fn file_lines_of_v2_and_v3() {
+        let h = "d41d8cd98f00b204e9800998ecf8427e";
+        let v2 = format!("0000000007\t5\t1.000000000\t{h}\ttext\ta b.txt");
+        let v3 = format!("0000000007\t5\t1.000000000\t{h}\ttext\tgzip\t40\ta b.txt");
+        for l in [v2, v3] {
+            let (id, size, content, path) = parse_file_line(l.as_bytes()).unwrap();
+            assert_eq!((id, size, path), (7, 5, &b"a b.txt"[..]));
+            assert_eq!(content, 0xd41d8cd98f00b204e9800998ecf8427e);
+        }
+        let seven = format!("0000000007\t5\t1.000000000\t{h}\ttext\tgzip\ta.txt");
+        assert!(parse_file_line(seven.as_bytes()).is_err());
+    }
 }

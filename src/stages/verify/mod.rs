@@ -308,6 +308,7 @@ fn make_workers(
         .map(|_| {
             let mut w = Worker::new();
             w.templates = tshared.clone();
+            w.limits = crate::content::Limits::within_memory(cfg.memory);
             w.threshold = (cfg.min_percent, cfg.percent_of);
             w
         })

@@ -1,6 +1,7 @@
 //! Reading a file for verification: only if its size and mtime are still
 //! those of the file table (otherwise the pair keeps its lower bound).
 
+use crate::content::{self, Limits};
 use crate::formats::FileEntry;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -25,10 +26,19 @@ pub type Stale = String;
 ///
 /// `buf` keeps its largest length between calls: only new bytes are zeroed
 /// when it grows, instead of the whole file's length on every call.
+///
+/// A file chunked through a content view is read through it again
+/// ([`content::entry_view`], under `limits`): fsim-verify measures the
+/// text that was chunked, not the container's bytes.
 pub fn read_checked<'b>(
     e: &FileEntry,
     buf: &'b mut Vec<u8>,
+    limits: &Limits,
 ) -> std::result::Result<&'b [u8], Stale> {
+    if !e.view.is_raw() {
+        *buf = content::entry_view(e, limits)?;
+        return Ok(&buf[..]);
+    }
     let path = Path::new(std::ffi::OsStr::from_bytes(&e.path));
     let mut f = crate::io::longpath::open_file(path)
         .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;

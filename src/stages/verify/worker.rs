@@ -38,6 +38,8 @@ pub(super) struct Worker {
     differ: Differ,
     /// File bytes: kept at the largest length read (see [`read_checked`]).
     buf: Vec<u8>,
+    /// Of the content views read again (`Limits::within_memory(--memory)`).
+    pub(super) limits: crate::content::Limits,
     pieces: Chunker,
     /// Files found stale by this worker (not retried).
     bad: HashMap<u32, Stale>,
@@ -64,6 +66,7 @@ impl Worker {
             reserved: 0,
             differ: Differ::new(),
             buf: Vec::new(),
+            limits: crate::content::Limits::default(),
             pieces: piece_chunker(),
             bad: HashMap::new(),
             files_read: 0,
@@ -138,7 +141,7 @@ impl Worker {
                 return Ok(t);
             }
         }
-        let data = match read_checked(e, &mut self.buf) {
+        let data = match read_checked(e, &mut self.buf, &self.limits) {
             Ok(d) => d,
             Err(s) => {
                 self.bad.insert(e.id, s.clone());

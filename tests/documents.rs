@@ -1,0 +1,287 @@
+//! Documents through the real binaries (issue 27): `make report` on the
+//! fixtures of tests/data/documents, read back from the json and text
+//! reports. Two versions of a letter are found at the figure of their text,
+//! a letter from the same Word template is not (its raw bytes are 86 %
+//! styles XML), two versions of a gzip'd text are found, a truncated docx
+//! is a note, and `CONTENT=raw` gives the raw-bytes behaviour back.
+
+mod common;
+
+use common::*;
+use fsim::content::{self, Limits};
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    source_root().join("tests/data/documents").join(name)
+}
+
+/// `n` lines of text, every `every`th edited when `edit` (0: none).
+fn notes(n: usize, edit: usize) -> String {
+    (0..n)
+        .map(|i| {
+            if edit > 0 && i % edit == 3 {
+                format!("line {i}: this line was rewritten for the second version\n")
+            } else {
+                format!(
+                    "line {i}: minutes of the meeting, item {}, decided\n",
+                    i * 37 % 101
+                )
+            }
+        })
+        .collect()
+}
+
+fn gzip(text: &str) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(text.as_bytes()).unwrap();
+    e.finish().unwrap()
+}
+
+/// The repository: three letters of one template, two gzip'd versions of
+/// a text, and a docx cut in half.
+fn repo(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    for d in ["letters", "notes", "broken"] {
+        std::fs::create_dir_all(repo.join(d)).unwrap();
+    }
+    for f in ["letter-v1.docx", "letter-v2.docx", "other.docx"] {
+        std::fs::copy(fixture(f), repo.join("letters").join(f)).unwrap();
+    }
+    std::fs::write(repo.join("notes/notes-v1.txt.gz"), gzip(&notes(300, 0))).unwrap();
+    std::fs::write(repo.join("notes/notes-v2.txt.gz"), gzip(&notes(300, 40))).unwrap();
+    let whole = std::fs::read(fixture("letter-v1.docx")).unwrap();
+    std::fs::write(repo.join("broken/cut.docx"), &whole[..whole.len() / 2]).unwrap();
+    repo
+}
+
+/// `make report` (txt and json) with extra variables: the json document
+/// and the text report.
+fn report(repo: &Path, work: &Path, vars: &[&str]) -> (Value, String) {
+    let all = [&["QUIET=-q", "FORMATS=txt json"], vars].concat();
+    run_ok(make_report_cmd(repo, work, &all), None);
+    (
+        serde_json::from_str(&read(work, "report.json")).unwrap(),
+        read(work, "report.txt"),
+    )
+}
+
+fn name(v: &Value) -> &str {
+    v.as_str().unwrap().rsplit('/').next().unwrap()
+}
+
+/// Every link of the report as (name a, name b, link), names sorted.
+fn links(r: &Value) -> Vec<(String, String, Value)> {
+    let mut out = Vec::new();
+    for c in r["clusters"].as_array().unwrap() {
+        for l in c["links"].as_array().unwrap() {
+            let (a, b) = (name(&l["a"]).to_string(), name(&l["b"]).to_string());
+            let (a, b) = if a < b { (a, b) } else { (b, a) };
+            out.push((a, b, l.clone()));
+        }
+    }
+    out
+}
+
+fn link<'a>(all: &'a [(String, String, Value)], a: &str, b: &str) -> Option<&'a Value> {
+    all.iter().find(|(x, y, _)| x == a && y == b).map(|t| &t.2)
+}
+
+/// A cluster file's json by name.
+fn file<'a>(r: &'a Value, n: &str) -> &'a Value {
+    r["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["files"].as_array().unwrap())
+        .find(|f| name(&f["path"]) == n)
+        .unwrap_or_else(|| panic!("{n} in no cluster"))
+}
+
+fn view_len(path: &Path) -> u64 {
+    let v = content::view(&std::fs::read(path).unwrap(), &Limits::default());
+    v.bytes.len() as u64
+}
+
+#[test]
+fn documents_are_compared_by_their_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let (r, text) = report(&repo, &dir.path().join("work"), &[]);
+    let all = links(&r);
+
+    // The two letters: one link, at the figures of their text.
+    let l = link(&all, "letter-v1.docx", "letter-v2.docx").expect("letter pair");
+    assert_eq!(l["exact"], true, "{l}");
+    for f in ["letter-v1.docx", "letter-v2.docx"] {
+        let j = file(&r, f);
+        assert_eq!(j["view"], "docx text", "{j}");
+        assert_eq!(j["size"], view_len(&repo.join("letters").join(f)), "{j}");
+    }
+    let (a, b) = (
+        view_len(&repo.join("letters/letter-v1.docx")),
+        view_len(&repo.join("letters/letter-v2.docx")),
+    );
+    // Known answers: the extraction is deterministic, and fsim-verify
+    // measures the text that was chunked (285 of 338 and 323 bytes).
+    assert_eq!((a, b), (338, 323));
+    assert_eq!(l["bytes_in_common"], 285, "{l}");
+    // The letter from the same template: not a 50 % look-alike.
+    for v in ["letter-v1.docx", "letter-v2.docx"] {
+        assert!(link(&all, "other.docx", v).is_none(), "{all:?}");
+    }
+    // The gzip'd versions: found, as their text.
+    let l = link(&all, "notes-v1.txt.gz", "notes-v2.txt.gz").expect("notes pair");
+    assert_eq!(file(&r, "notes-v1.txt.gz")["view"], "gzip content");
+    assert!(l["percent_symmetric"].as_f64().unwrap() > 90.0, "{l}");
+    // The truncated docx: a note in both reports, nothing else.
+    let u = &r["unreadable_documents"];
+    assert_eq!(u["count"], 1, "{u}");
+    assert_eq!(name(&u["listed"][0]["path"]), "cut.docx");
+    assert_eq!(
+        u["listed"][0]["note"],
+        "unreadable as docx: raw bytes compared"
+    );
+    assert!(
+        text.contains("/broken/cut.docx  (unreadable as docx)"),
+        "{text}"
+    );
+    assert!(text.contains("letter-v1.docx  [docx text]"), "{text}");
+}
+
+#[test]
+fn content_raw_compares_raw_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let (r, _) = report(&repo, &dir.path().join("work"), &["CONTENT=raw"]);
+    let all = links(&r);
+    // The template look-alike is back, and the gzip'd versions are lost.
+    assert!(
+        link(&all, "letter-v1.docx", "other.docx").is_some()
+            || link(&all, "letter-v2.docx", "other.docx").is_some(),
+        "{all:?}"
+    );
+    assert!(link(&all, "notes-v1.txt.gz", "notes-v2.txt.gz").is_none());
+    assert_eq!(file(&r, "other.docx")["view"], "raw");
+    assert_eq!(r["unreadable_documents"]["count"], 0);
+}
+
+/// An incremental re-run (`PREVIOUS=`) with content views gives the bytes
+/// of a run from scratch: a gzip'd text edited, a letter added.
+#[test]
+fn previous_run_with_views_gives_identical_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let old = dir.path().join("old");
+    report(&repo, &old, &[]);
+    std::fs::write(repo.join("notes/notes-v2.txt.gz"), gzip(&notes(300, 30))).unwrap();
+    std::fs::copy(
+        fixture("letter-v2.docx"),
+        repo.join("letters/letter-v3.docx"),
+    )
+    .unwrap();
+    let inc = dir.path().join("inc");
+    let (r, _) = report(&repo, &inc, &[&format!("PREVIOUS={}", old.display())]);
+    let fresh = dir.path().join("fresh");
+    report(&repo, &fresh, &[]);
+    for n in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
+        assert!(
+            std::fs::read(inc.join(n)).unwrap() == std::fs::read(fresh.join(n)).unwrap(),
+            "{n}"
+        );
+    }
+    // The copy of letter-v2 is an identical set with it, by raw bytes.
+    let sets = r["identical_sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 1, "{sets:?}");
+}
+
+/// Sharded chunking (`SHARDS=2`: two fsim-chunk runs merged through
+/// `--previous`) with content views gives the bytes of one run.
+#[test]
+fn shards_with_views_give_identical_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    report(&repo, &one, &[]);
+    report(&repo, &two, &["SHARDS=2"]);
+    for n in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
+        assert!(
+            std::fs::read(one.join(n)).unwrap() == std::fs::read(two.join(n)).unwrap(),
+            "{n}"
+        );
+    }
+}
+
+/// fsim-chunk on its own: the truncated docx is a warning with its note
+/// and counted in the summary; the outputs are the same on 1 and 2 threads.
+#[test]
+fn chunk_warns_with_the_note_and_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let mut outs = Vec::new();
+    for jobs in ["1", "2"] {
+        let (files, chunks) = (dir.path().join("f.tsv"), dir.path().join("c.tsv"));
+        let mut c = fsim("fsim-chunk");
+        c.args(["-j", jobs, "--files-out"])
+            .arg(&files)
+            .arg("-o")
+            .arg(&chunks)
+            .arg(&repo);
+        let err = String::from_utf8(run_ok(c, None).stderr).unwrap();
+        let warn = format!(
+            "fsim-chunk: warning: {}: unreadable as docx: ",
+            repo.join("broken/cut.docx").display()
+        );
+        assert!(err.lines().any(|l| l.starts_with(&warn)), "{err}");
+        assert!(
+            err.contains(", 1 documents unreadable (raw bytes compared)"),
+            "{err}"
+        );
+        outs.push((
+            std::fs::read(files).unwrap(),
+            std::fs::read(chunks).unwrap(),
+        ));
+    }
+    assert!(outs[0] == outs[1]);
+    let table = String::from_utf8(outs[0].0.clone()).unwrap();
+    assert!(table.starts_with("#fsim files v3\t"), "{table}");
+    assert!(table.contains("\tcontent=auto\n"), "{table}");
+    let cut = table.lines().find(|l| l.ends_with("cut.docx")).unwrap();
+    assert!(cut.contains("\traw/docx\t"), "{cut}");
+}
+
+/// The html report's side-by-side view of a document shows its text (the
+/// view that was chunked), not the zip's bytes.
+#[test]
+fn html_views_show_a_documents_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let work = dir.path().join("work");
+    let vars = ["QUIET=-q", "FORMATS=html"];
+    run_ok(make_report_cmd(&repo, &work, &vars), None);
+    let html = read(&work, "report.html");
+    let open = "<script type=\"application/json\" id=\"fsim-data\">";
+    let start = html.find(open).expect("data block") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let d: Value = serde_json::from_str(&html[start..end]).unwrap();
+    let f = d["vfiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with("letter-v1.docx"))
+        .expect("a view of letter-v1.docx");
+    assert_eq!(f["status"], "ok", "{f}");
+    assert_eq!(f["view"], "docx view", "{f}");
+    let shown: String = f["text"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let v = content::view(
+        &std::fs::read(repo.join("letters/letter-v1.docx")).unwrap(),
+        &Limits::default(),
+    );
+    assert_eq!(shown.as_bytes(), &v.bytes[..], "{f}");
+}
