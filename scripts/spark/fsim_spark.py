@@ -60,7 +60,7 @@ K2 = 0xD6E8FEB86659FD93A0F43B2B7BD22E41
 FEATURE_METHODS = {"sif", "mod", "min", "sketch", "bsw-min", "supershingle", "oneperm", "bbit"}
 # formats::CHUNK_PARAM_KEYS: the chunking parameters, in the order the
 # stages after fsim-chunk write them.
-CHUNK_PARAM_KEYS = ["method", "avg", "min", "max", "div", "div2", "window", "hash", "n", "bits", "anchors",
+CHUNK_PARAM_KEYS = ["method", "avg", "min", "max", "div", "div2", "window", "hash", "content", "n", "bits", "anchors",
                     "k", "s", "b", "fold-case", "collapse-whitespace", "strip-html"]
 # The tasks' binaries (shipped with --ship); the driver runs fsim-analyze
 # --print-settings, fsim-binpack and fsim-join itself.

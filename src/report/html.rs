@@ -44,7 +44,7 @@
 //! links. What the page leaves out is said in it (how many clusters,
 //! files, links, reclaimable bytes) and where the complete list is
 //! (report.tsv, report.json). Identical sets: at most [`MAX_SETS`] sets of
-//! [`MAX_SET_FILES`] paths; folder pairs: at most [`MAX_SETS`] rows.
+//! [`MAX_SET_FILES`] paths; folder pairs: at most [`MAX_FOLDERS`] rows.
 //!
 //! Memory: the report's model (O(files)) and the links of `--memory`, plus
 //! the views: at most `max_views` links, `text_cap` bytes of text per
@@ -292,6 +292,9 @@ pub const MAX_FILES: usize = 60_000;
 pub const MAX_LINKS: usize = 100_000;
 /// Identical sets in the page at most, and paths of one set.
 pub const MAX_SETS: usize = 5_000;
+/// Folder pairs on the page (the first, with the most bytes): they are
+/// held as one value while the page's head is written.
+pub const MAX_FOLDERS: usize = 1_000;
 pub const MAX_SET_FILES: usize = 1_000;
 
 /// Links of a cluster the page would show: each file's closest relatives
@@ -577,10 +580,14 @@ pub(crate) fn write(
         )
     });
     let pairs = &report.folders.pairs;
-    let folders: Vec<Value> = pairs.iter().take(MAX_SETS).map(|p| p.to_json()).collect();
-    let folders_note = (pairs.len() > MAX_SETS).then(|| {
+    let folders: Vec<Value> = pairs
+        .iter()
+        .take(MAX_FOLDERS)
+        .map(|p| p.to_json())
+        .collect();
+    let folders_note = (pairs.len() > MAX_FOLDERS).then(|| {
         format!(
-            "The page shows the first {MAX_SETS} of {} folder pairs (page limit); all are in report.json and report.txt.",
+            "The page shows the first {MAX_FOLDERS} of {} folder pairs, most bytes first (page limit); all are in report.json and report.tsv.",
             pairs.len()
         )
     });

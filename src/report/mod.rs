@@ -175,8 +175,9 @@ impl Report {
         })
     }
 
-    /// The json document with `clusters` set to `marker` (a string).
-    pub(crate) fn json_top(&self, marker: Value) -> Value {
+    /// The json document with `clusters` set to `marker` and `folders` to
+    /// `folders` (strings: both are written apart, pair by pair).
+    pub(crate) fn json_top(&self, marker: Value, folders: Value) -> Value {
         let params: serde_json::Map<String, Value> = self
             .params
             .0
@@ -200,7 +201,7 @@ impl Report {
             "fsim_report": 1,
             "params": params,
             "summary": self.summary(),
-            "folders": self.folders.pairs.iter().map(|p| p.to_json()).collect::<Vec<_>>(),
+            "folders": folders,
             "folders_wide_identical_sets": self.folders.wide_sets,
             "unreadable_documents": self.unreadable_json(),
             "identical_sets": identical,

@@ -726,8 +726,10 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
 /// The folder pairs of the kept links and the identical sets, their
 /// credits sorted within what `--memory` leaves the links.
 fn folder_pairs(report: &Report, source: &mut Source) -> Result<FolderReport> {
-    // At most 64 MiB of credits in memory: more only saves a merge pass.
-    let mut sort = SortOptions::with_memory(report.link_budget().clamp(MIN_MEMORY, 64 << 20));
+    // Half of what the links may hold, the other half for the folder table
+    // and the pairs found; at most 64 MiB: more only saves a merge pass.
+    let half = report.link_budget() / 8;
+    let mut sort = SortOptions::with_memory(half.clamp(MIN_MEMORY, 64 << 20));
     sort.tmpdir = report.config.tmpdir.clone();
     let sets: Vec<SetRef> = report
         .identical
@@ -788,6 +790,7 @@ struct Sink {
 /// Markers of the values written apart in the json document.
 const MARK: &str = "\u{1}fsim-stream\u{1}";
 const FILES: &str = "\u{1}fsim-stream-files\u{1}";
+const FOLDERS: &str = "\u{1}fsim-stream-folders\u{1}";
 
 /// A marker as serde_json writes it.
 fn quoted(m: &str) -> String {
@@ -899,14 +902,29 @@ impl Sink {
             Format::Tsv => Ok(()),
             _ => {
                 self.push(if self.clusters == 0 { "[]" } else { "\n  ]" })?;
-                let j = pretty(&r.json_top(Value::String(MARK.into())))?;
+                let j =
+                    pretty(&r.json_top(Value::String(MARK.into()), Value::String(FOLDERS.into())))?;
                 let m = quoted(MARK);
                 let at = j.find(&m).ok_or_else(|| Error::msg("json: marker"))?;
                 if &j[..at] != "{\n  \"clusters\": " {
                     return Err(Error::msg("json: clusters is not the first key"));
                 }
-                let rest = format!("{}\n", &j[at + m.len()..]);
-                self.push(&rest)
+                let rest = &j[at + m.len()..];
+                // The folder pairs, one at a time: there may be many more
+                // than fit in --memory as one value.
+                let fm = quoted(FOLDERS);
+                let fat = rest.find(&fm).ok_or_else(|| Error::msg("json: marker"))?;
+                self.push(&rest[..fat])?;
+                if r.folders.pairs.is_empty() {
+                    self.push("[]")?;
+                } else {
+                    for (k, p) in r.folders.pairs.iter().enumerate() {
+                        self.push(if k == 0 { "[\n    " } else { ",\n    " })?;
+                        self.push(&indent(&pretty(&p.to_json())?, 4))?;
+                    }
+                    self.push("\n  ]")?;
+                }
+                self.push(&format!("{}\n", &rest[fat + fm.len()..]))
             }
         }
     }
