@@ -13,7 +13,7 @@
 #   make report REPO=<dir> WORK=<dir> WORK/report.txt and WORK/report.json
 #     ... SHARDS=8                    chunk in 8 resumable shards (use make -j)
 #     ... PREVIOUS=<old work dir>     re-chunk only files changed since then, analyse and verify only their pairs
-#                                     (FORMATS="txt json tsv html xlsx" for more)
+#                                     (FORMATS="txt json tsv html xlsx sh" for more; sh: report.sh, actions for identical files)
 #     ... REPO="a=/data/x b=/data/y"  named collections, chunked apart, merged
 #     ... COLLECTIONS="s=<dir>..."    collections chunked elsewhere (files.tsv
 #                                     and chunks.tsv in <dir>), merged in
