@@ -6,7 +6,10 @@
 //! knows comments, strings and character literals), so it fails as soon as
 //! such a function is written (`make test-fast`, `make check`).
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::rust_files;
+
+use std::path::Path;
 
 const MAX_LINES: usize = 100;
 
@@ -25,17 +28,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
 /// The functions that were over the limit when this test was written
 /// (issue 26, item 5), not split yet.
 const TO_SPLIT: &str = "not split yet (issue 26, item 5)";
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// The source with comments, string and character literals blanked out
 /// (replaced by spaces, newlines kept), so that braces and `fn` are found

@@ -4,8 +4,11 @@
 //! longer circle. Read from the source text, so it fails as soon as an
 //! import that breaks the rule is written (`make test`, `make check`).
 
+mod common;
+use common::rust_files;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Layers from the bottom up, the top-level modules in each, and the layers
 /// below that each may use (besides its own).
@@ -59,17 +62,6 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
         parts.pop();
     }
     parts
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// The code of a file outside its `#[cfg(test)]` modules, without comment

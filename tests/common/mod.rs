@@ -488,3 +488,16 @@ pub fn read(dir: &Path, name: &str) -> String {
     String::from_utf8(std::fs::read(dir.join(name)).expect("output missing"))
         .expect("output is UTF-8")
 }
+
+/// Every `.rs` file under `dir` (tests/layers.rs and
+/// tests/function_length.rs scan src/ with it).
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
