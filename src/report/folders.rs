@@ -297,8 +297,10 @@ impl<'a> Folders<'a> {
         let mut group: Vec<Credit> = Vec::new();
         let mut keep = |group: &mut Vec<Credit>| {
             if let Some(c) = group.first() {
-                let p = figures_of(&self.dirs, &self.dir_of, self.table, c.da, c.db, group);
+                let mut p = figures_of(&self.dirs, &self.dir_of, self.table, c.da, c.db, group);
                 if p.percent() >= min_percent {
+                    p.a.clone_from(&self.dirs[c.da as usize].path);
+                    p.b.clone_from(&self.dirs[c.db as usize].path);
                     figures.insert((c.da, c.db), p);
                 }
             }
@@ -415,8 +417,9 @@ fn figures_of(
 ) -> FolderPair {
     let (a, b) = (&dirs[da as usize], &dirs[db as usize]);
     let mut p = FolderPair {
-        a: a.path.clone(),
-        b: b.path.clone(),
+        // The paths only for a pair that is kept (see `finish`).
+        a: Vec::new(),
+        b: Vec::new(),
         files_a: a.files,
         bytes_a: a.bytes,
         files_b: b.files,
