@@ -425,3 +425,100 @@ fn components_table_gives_the_bins_of_the_partition_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("the trailer announced files="), "{err}");
 }
+
+/// The reduce side of a distributed partition (scripts/spark):
+/// `fsim-partition --emit-forest` on three hash ranges of the sorted
+/// records, then `--merge-forests` on their forest lines, with the
+/// ranges' kept records put between its header and the rest: the very
+/// partition file of one `fsim-partition` run, dropped chunks (a degree
+/// limit of 3) and pruned files included. Without one range, the merge
+/// is refused and writes nothing.
+#[test]
+fn merged_forests_give_the_partition_file() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let w = t.path().join("w");
+    chunk_and_sort(&repo, &w, &[]);
+    let limit = ["--max-degree", "3"];
+    let mut c = fsim("fsim-partition");
+    c.args(["-q", "--files"])
+        .arg(w.join("files.tsv"))
+        .args(limit)
+        .arg("-o")
+        .arg(w.join("partition.tsv"))
+        .arg(w.join("sorted.tsv"));
+    run_ok(c, None);
+    let part = read(&w, "partition.tsv");
+    assert!(
+        part.contains("#dropped\t"),
+        "expected dropped chunks: {part}"
+    );
+    let nfiles = read(&w, "files.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .count();
+    let sorted = read(&w, "sorted.tsv");
+    let recs: Vec<&str> = sorted.lines().filter(|l| !l.starts_with('#')).collect();
+    // Three ranges by the hash's first hex digit: a chunk group never
+    // spans two.
+    let ranges: Vec<Vec<&str>> = ["0123", "456789a", "bcdef"]
+        .iter()
+        .map(|d| {
+            recs.iter()
+                .copied()
+                .filter(|r| d.contains(&r[..1]))
+                .collect()
+        })
+        .collect();
+    let (mut kept, mut forests) = (String::new(), Vec::new());
+    for (i, range) in ranges.iter().enumerate() {
+        let name = format!("range{i}.tsv");
+        std::fs::write(w.join(&name), range.join("\n") + "\n").unwrap();
+        let n = nfiles.to_string();
+        let args = [
+            &["-q", "--emit-forest", "--files-count", &n][..],
+            &limit,
+            &["-o", "-", &name],
+        ]
+        .concat();
+        let out = run(env!("CARGO_BIN_EXE_fsim-partition"), &args, &w, true);
+        let (mut meta, text) = (String::new(), String::from_utf8(out.stdout).unwrap());
+        for l in text.lines() {
+            let s = if l.starts_with(|c: char| matches!(c, '0'..='9' | 'a'..='f')) {
+                &mut kept
+            } else {
+                &mut meta
+            };
+            *s += l;
+            s.push('\n');
+        }
+        let fname = format!("forest{i}.tsv");
+        std::fs::write(w.join(&fname), meta).unwrap();
+        forests.push(fname);
+    }
+    let merge = |names: &[String], ok: bool| {
+        let args = [
+            &["--merge-forests", "--files", "files.tsv", "-o", "ends.tsv"][..],
+            &names.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        ]
+        .concat();
+        run(env!("CARGO_BIN_EXE_fsim-partition"), &args, &w, ok)
+    };
+    merge(&forests, true);
+    let ends = read(&w, "ends.tsv");
+    let (head, rest) = ends.split_once('\n').unwrap();
+    let merged = format!("{head}\n{kept}{rest}");
+    let first_difference = merged.lines().zip(part.lines()).find(|(m, p)| m != p);
+    assert_eq!(first_difference, None, "merged vs single run");
+    assert_eq!(merged.len(), part.len());
+    std::fs::remove_file(w.join("ends.tsv")).unwrap();
+    let out = merge(&forests[..2], false);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the forests hold")
+            && err.contains("a range is missing, repeated or of another run"),
+        "{err}"
+    );
+    assert!(!w.join("ends.tsv").exists());
+}

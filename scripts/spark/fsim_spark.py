@@ -58,12 +58,9 @@ M128 = (1 << 128) - 1
 K1 = 0x9E3779B97F4A7C15F39CC0605CEDC835
 K2 = 0xD6E8FEB86659FD93A0F43B2B7BD22E41
 FEATURE_METHODS = {"sif", "mod", "min", "sketch", "bsw-min", "supershingle", "oneperm", "bbit"}
-# formats::CHUNK_PARAM_KEYS: the chunking parameters, in the order the
-# stages after fsim-chunk write them.
-CHUNK_PARAM_KEYS = ["method", "avg", "min", "max", "div", "div2", "window", "hash", "content", "n", "bits", "anchors",
-                    "k", "s", "b", "fold-case", "collapse-whitespace", "strip-html"]
 # The tasks' binaries (shipped with --ship); the driver runs fsim-analyze
-# --print-settings, fsim-binpack and fsim-join itself.
+# --print-settings, fsim-partition --merge-forests, fsim-binpack and fsim-join
+# itself.
 BINARIES = ["fsim-chunk", "fsim-sort", "fsim-partition", "fsim-binpack", "fsim-analyze", "fsim-verify", "fsim-report"]
 DRIVER_BINARIES = ["fsim-join"]
 # The tasks' shell scripts (pre.sh, then one per task): located and shipped
@@ -407,7 +404,11 @@ def join_file_tables(c, ch, records=None):
     file's size and content hash), and the files whose id is not their walk
     position (a file was skipped)."""
     more = [] if records is None else ["--records", "%d:%s" % (records[0], hex128(records[1]))]
-    c.run_bin("fsim-join", "--shard-tables", "--moved", c.L(".moved.tsv"), *more, "-o", c.L("files.tsv"), *ch.tables)
+    c.run_bin("fsim-join", "--shard-tables", "--moved", c.L(".moved.tsv"), "--chunk-ends", c.L(".chunk-ends.tsv"),
+              *more, "-o", c.L("files.tsv"), *ch.tables)
+    with open(c.L(".chunk-ends.tsv"), encoding="utf-8") as f:
+        ch.chunk_ends = f.read().splitlines()
+    os.remove(c.L(".chunk-ends.tsv"))
     with open(c.L(".moved.tsv"), encoding="utf-8") as f:
         ch.moved = dict(tuple(map(int, l.split("\t"))) for l in f)
     os.remove(c.L(".moved.tsv"))
@@ -417,7 +418,7 @@ def join_file_tables(c, ch, records=None):
     ch.entries = [l.split("\t", 1)[1] for l in lines[1:-2]]
     del lines
     ch.nfiles, ch.skipped = len(ch.entries), int(get(trailer, "skipped"))
-    ch.chunk_counts, ch.digest = int(get(trailer, "records")), int(get(trailer, "digest"), 16)
+    ch.chunk_counts = int(get(trailer, "records"))
     # The chunking method, as fsim-chunk wrote it (its default included).
     ch.method = get(parse_params(ch.files_head)[1], "method")
 
@@ -452,7 +453,8 @@ def sort(c, ch):
         shutil.rmtree(os.path.dirname(ch.tables[0]), ignore_errors=True)
     # For the verification, line source and report tasks (SparkFiles where they run).
     c.sc.addFile(c.L("files.tsv"))
-    head_lines = chunk_ends(ch)
+    # sorted.tsv's two '#' lines, as fsim-join wrote them for the run.
+    head_lines = ch.chunk_ends
     parts_dir = c.work_uri + "/sorted.parts"
     ch.sorted_local, ch.sorted_df = c.L("sorted.parts"), None
     if ch.file_sort:
@@ -502,18 +504,6 @@ def renumbered(c, ch, records):
     return c.spark.createDataFrame(rdd.map(lambda l: (l,)), "line string"), count, digest
 
 
-def chunk_ends(ch):
-    """The header and trailer of the run's chunk stream (sorted.tsv's two
-    `#` lines): the file table's header is the chunk stream's with its own
-    version (v3; the chunk stream's is v1), its trailer carries the records'
-    count and digest."""
-    files_v = "#fsim files v3"
-    if not ch.files_head.startswith(files_v):
-        sys.exit("fsim-spark: expected a '%s' header from fsim-join, got %r" % (files_v, ch.files_head))
-    chunks_head = "#fsim chunks v1" + ch.files_head[len(files_v):]
-    return [chunks_head, "#end chunks\trecords=%d\tdigest=%s" % (ch.count, hex128(ch.digest))]
-
-
 # ---- 3. spanning forests per range, one union-find -------------------------
 
 def forests(c, ch):
@@ -538,100 +528,52 @@ def forests(c, ch):
         # Everything but the per-file kept counts (K lines: summed per
         # component in Spark, step 4) comes to the driver, read from the
         # tasks' files.
-        fmeta = c.read_lines(forest_local, "f-")
         kcounts = c.spark.read.text("file://" + forest_local + "/k-*").select(fn.col("value").alias("line"))
         kept_df = c.spark.read.text(kept_dir).select(fn.col("value").alias("line"))
     else:
         forest = c.transform(ch.sorted_df, "forest", *fopts).persist(c.disk)
         kept_df = forest.filter(~first().isin("E", "N", "P", "#", "K"))
         kept_df.write.mode("overwrite").text(kept_dir)
-        fmeta = [r.line for r in forest.filter(first().isin("E", "N", "P", "#")).collect()]
         kcounts = forest.filter(first() == "K")
-        ch.sorted_df.unpersist()
     if c.shared:
         shutil.rmtree(ch.parts, ignore_errors=True)
-    p = merge_forests(ch, fmeta)
-    del fmeta
+        forest_files = [os.path.join(forest_local, n) for n in sorted(os.listdir(forest_local)) if n.startswith("f-")]
+    else:
+        forest_files = [c.L(".forest-lines.tsv")]
+        with open(forest_files[0], "w", encoding="utf-8", newline="\n") as f:
+            for r in forest.filter(first().isin("E", "N", "P", "#")).toLocalIterator():
+                f.write(r.line + "\n")
+        ch.sorted_df.unpersist()
+    p = merge_forests(c, ch, forest_files)
     p.kept_df, p.kcounts, p.forest = kept_df, kcounts, forest
-    partition_ends(ch, p)
-    c.mark("forests of %d ranges (%d edges), union-find: %d components" % (c.nparts, p.edges, p.ncomp), t0)
+    c.mark("forests of %d ranges, union-find: %d components" % (c.nparts, p.ncomp), t0)
     return p
 
 
-def merge_forests(ch, fmeta):
-    """The ranges' forest edges in one union-find (the smallest id labels
-    its component, as in fsim-partition), their summaries added up and
-    checked against the shards' records."""
-    parent = list(range(ch.nfiles))
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    p = NS(fcounts={}, pruned=set(), dropped=[], edges=0, limit=None)
-    sums = dict.fromkeys(["records", "digest", "kept", "kept_digest", "dropped_chunks", "dropped_records",
-                          "dropped_digest"], 0)
-    for line in fmeta:
-        tag = line[0]
-        if tag == "E":
-            _, x, y = line.split("\t")
-            rx, ry = find(int(x)), find(int(y))
-            if rx != ry:
-                parent[max(rx, ry)] = min(rx, ry)
-            p.edges += 1
-        elif tag == "P":
-            p.pruned.add(int(line[2:]))
-        elif tag == "N":
-            _, x, n = line.split("\t")
-            p.fcounts[int(x)] = p.fcounts.get(int(x), 0) + int(n)
-        elif line.startswith("#dropped\t"):
-            _, h, deg, ln, ex = line.split("\t")
-            p.dropped.append((-int(deg), h, line))
-        elif line.startswith("#forest\t"):
-            ps = parse_params(line)[1]
-            for k in sums:
-                v = get(ps, k)
-                sums[k] += int(v, 16) if k.endswith("digest") else int(v)
-            p.limit = get(ps, "limit")
-    if (sums["records"], sums["digest"] & M128) != (ch.count, ch.digest):
-        sys.exit("fsim-spark: the hash ranges hold %d records (digest %s), the shards wrote %d (digest %s)"
-                 % (sums["records"], hex128(sums["digest"] & M128), ch.count, hex128(ch.digest)))
-    p.sums = sums
-    p.labels = [find(i) for i in range(ch.nfiles)]
-    sizes = {}
-    for lab in p.labels:
-        sizes[lab] = sizes.get(lab, 0) + 1
-    p.multi = [i for i in range(ch.nfiles) if sizes[p.labels[i]] > 1]
-    p.ncomp = sum(1 for n in sizes.values() if n > 1)
+def merge_forests(c, ch, forest_files):
+    """partition.tsv's ends by `fsim-partition --merge-forests`: the ranges'
+    forest edges in one union-find, their summaries added up and checked
+    against the file table's records, written as a single run writes them
+    (header; F lines; top dropped chunks; trailer). The driver keeps the F
+    lines (O(files)): each file's component and line, for the bin plan.
+    partition.tsv = partition.parts/part-* concatenated: the header
+    (part-00000), the kept records range by range (as the tasks wrote
+    them), then the rest (part-99999, written in step 5)."""
+    ends = c.L(".partition-ends.tsv")
+    feature = ["--feature-counts"] if ch.method in FEATURE_METHODS else []
+    c.run_bin("fsim-partition", "--merge-forests", "--files", c.L("files.tsv"), *feature, "-o", ends, *forest_files)
+    for f_ in forest_files:
+        if os.path.basename(f_).startswith("."):
+            os.remove(f_)
+    with open(ends, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    os.remove(ends)
+    p = NS(head=lines[0], tail=lines[1:], trailer=lines[-1])
+    p.flines = [l for l in p.tail if l.startswith("F\t")]
+    p.multi = [int(l[2:12]) for l in p.flines]
+    p.labels = {i: int(l[13:23]) for i, l in zip(p.multi, p.flines)}
+    p.ncomp = int(get(parse_params(p.trailer)[1], "components"))
     return p
-
-
-def partition_ends(ch, p):
-    """partition.tsv = partition.parts/part-* concatenated: its header
-    (part-00000, a prefix of the first range's name), the kept records range
-    by range (as the tasks wrote them), then part-99999: the F lines
-    (O(files)), the top dropped chunks and the trailer (written in step 5)."""
-    s = p.sums
-    # fsim-partition writes the chunking parameters in this order
-    # (formats::CHUNK_PARAM_KEYS), whatever the file table's.
-    params = parse_params(ch.files_head)[1]
-    params = [kv for k in CHUNK_PARAM_KEYS for kv in params if kv[0] == k]
-    p.head = join_params("#fsim partition v1", params + [("files", str(ch.nfiles)), ("limit", p.limit or "0")])
-    p.trailer = (
-        "#end partition\trecords=%d\tdigest=%s\tfiles=%d\tcomponents=%d\tdropped_chunks=%d\tdropped_records=%d%s"
-        % (s["kept"], hex128(s["kept_digest"] & M128), len(p.multi), p.ncomp, s["dropped_chunks"],
-           s["dropped_records"],
-           "\tpruned_files=%d\tdropped_digest=%s" % (len(p.pruned), hex128(s["dropped_digest"] & M128))
-           if s["dropped_chunks"] else ""))
-    feature = ch.method in FEATURE_METHODS
-    p.flines = []
-    for i in p.multi:
-        size, _, content, _, _ = ch.entries[i].split("\t", 4)
-        extra = "\t%d" % p.fcounts.get(i, 0) if feature else ""
-        p.flines.append("F\t%010d\t%010d\t%s\t%s%s" % (i, p.labels[i], size, content, extra))
-    p.tail = p.flines + [line for _, _, line in sorted(p.dropped)[:20]] + [p.trailer]
 
 
 # ---- 4. the bin plan from per-component figures ----------------------------

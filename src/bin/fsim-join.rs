@@ -41,6 +41,10 @@ struct Args {
     /// differs from its walk position (an empty file when none does).
     #[arg(long, value_name = "FILE", requires = "shard_tables")]
     moved: Option<PathBuf>,
+    /// With --shard-tables: write the header and trailer of the run's chunk
+    /// stream here (the table's parameters; the records' count and digest).
+    #[arg(long, value_name = "FILE", requires = "shard_tables")]
+    chunk_ends: Option<PathBuf>,
     /// The parts' files in order, or - for standard input.
     #[arg(value_name = "PART", default_value = "-")]
     inputs: Vec<PathBuf>,
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
             output: a.output,
             records: a.records,
             moved: a.moved,
+            chunk_ends: a.chunk_ends,
         };
         return cli::run("fsim-join", || run_shard_tables(&cfg));
     }

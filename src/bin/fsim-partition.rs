@@ -58,15 +58,27 @@ struct Args {
     #[arg(long, value_name = "N")]
     files_count: Option<u64>,
     /// Forest mode: also write `N<TAB>file<TAB>count` (distinct features
-    /// per file, for feature methods).
-    #[arg(long, requires = "emit_forest")]
+    /// per file, for feature methods); merge mode: add their sums to the F
+    /// lines.
+    #[arg(long)]
     feature_counts: bool,
     /// Forest mode: also write `K<TAB>file<TAB>records<TAB>chunks` per file
     /// with kept records (its kept records, and the kept chunks it is the
     /// first file of): summed per component, `fsim-binpack --components`.
     #[arg(long, requires = "emit_forest")]
     kept_counts: bool,
-    /// Sorted chunk files; `-` or none for standard input.
+    /// Merge mode (distributed runs, docs/distributed.md): read the forest
+    /// lines of every hash range (--emit-forest's E, N, P, #dropped and
+    /// #forest lines; K lines are skipped) and write what a partition file
+    /// holds around its kept records: the header, the F lines of the
+    /// components the forests join into (--files gives the sizes and
+    /// contents), the top dropped chunks and the trailer. The ranges must
+    /// hold exactly the file table's records. With --feature-counts, each F
+    /// line gets its N lines' sum.
+    #[arg(long, conflicts_with_all = ["emit_forest", "templates", "kept_counts"])]
+    merge_forests: bool,
+    /// Sorted chunk files (merge mode: forest files); `-` or none for
+    /// standard input.
     #[arg(value_name = "SORTED_CHUNKS")]
     inputs: Vec<PathBuf>,
 }
@@ -87,6 +99,14 @@ fn main() -> ExitCode {
                 floor: a.degree_floor,
             },
         };
+        if a.merge_forests {
+            return fsim::stages::partition::run_merge(&fsim::stages::partition::MergeConfig {
+                files: a.files,
+                inputs: a.inputs,
+                output: a.output,
+                feature_counts: a.feature_counts,
+            });
+        }
         if a.emit_forest {
             return fsim::stages::partition::run_forest(&fsim::stages::partition::ForestConfig {
                 files: a.files_count.unwrap_or(0),

@@ -102,6 +102,12 @@ impl Params {
         }
     }
 
+    /// The `\tkey=value...` fields after a line's tag (e.g. a `#forest`
+    /// summary's), as a header's are parsed.
+    pub fn parse_fields(fields: &[u8]) -> std::result::Result<Params, String> {
+        Params::parse(fields.strip_prefix(b"\t").unwrap_or(fields))
+    }
+
     fn parse(fields: &[u8]) -> std::result::Result<Params, String> {
         let mut p = Params::new();
         if fields.is_empty() {

@@ -26,6 +26,14 @@ pub struct ShardTables {
     shards: Vec<String>,
 }
 
+/// What [`ShardTables::write`] found besides the table it wrote.
+pub struct Joined {
+    /// (walk position, id) of each entry whose id is not its position.
+    pub moved: Vec<(u32, u32)>,
+    /// The run's chunk stream's header and trailer lines.
+    pub chunk_ends: Vec<u8>,
+}
+
 impl ShardTables {
     /// Read and check the shard tables of one input (one or several, one
     /// after the other).
@@ -145,12 +153,11 @@ impl ShardTables {
     /// Write the run's table: entries renumbered in walk order. `records`:
     /// the run's chunk records when their ids had to be renumbered too (a
     /// file skipped, [`ShardTables::dense`] false), else the shards' sum.
-    /// Returns the map from position to id of the entries that moved.
-    pub fn write<W: Write>(
-        mut self,
-        records: Option<Digest>,
-        out: &mut W,
-    ) -> Result<Vec<(u32, u32)>> {
+    /// Returns the map from position to id of the entries that moved, and
+    /// the header and trailer of the run's chunk stream (its records' ends:
+    /// the table's parameters, the records' count and digest), which a
+    /// distributed run puts around its sorted records.
+    pub fn write<W: Write>(mut self, records: Option<Digest>, out: &mut W) -> Result<Joined> {
         let Some((params, n, _)) = self.params.take() else {
             return Err(Error::msg("no shard table in the input"));
         };
@@ -191,7 +198,14 @@ impl ShardTables {
             .with(TABLE_DIGEST_KEY, table.hex());
         write_trailer(Kind::Files, &trailer, &mut buf);
         out.write_all(&buf).ctx(|| "writing the file table")?;
-        Ok(moved)
+        let mut chunk_ends = Vec::new();
+        write_header(Kind::Chunks, &params, &mut chunk_ends);
+        write_trailer(
+            Kind::Chunks,
+            &crate::formats::digest_params(&records, "records"),
+            &mut chunk_ends,
+        );
+        Ok(Joined { moved, chunk_ends })
     }
 }
 
@@ -238,8 +252,26 @@ mod tests {
             s.read(&mut LineReader::new(text.as_bytes(), *name))?;
         }
         let mut out = Vec::new();
-        let moved = s.write(records, &mut out)?;
-        Ok((String::from_utf8(out).unwrap(), moved))
+        let Joined {
+            moved,
+            chunk_ends: ends,
+        } = s.write(records, &mut out)?;
+        let text = String::from_utf8(out).unwrap();
+        // The chunk stream's ends: the table's header as a chunks header,
+        // its trailer's records and digest.
+        let ends = String::from_utf8(ends).unwrap();
+        let (head, tail) = (text.lines().next().unwrap(), text.lines().last().unwrap());
+        let (e_head, e_tail) = ends.split_once('\n').unwrap();
+        assert_eq!(
+            e_head,
+            head.replacen("#fsim files v3", "#fsim chunks v1", 1)
+        );
+        let records_digest: Vec<&str> = tail.split('\t').skip(2).take(2).collect();
+        assert_eq!(
+            e_tail,
+            format!("#end chunks\t{}\n", records_digest.join("\t"))
+        );
+        Ok((text, moved))
     }
 
     #[test]

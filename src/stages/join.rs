@@ -32,6 +32,8 @@ pub struct ShardConfig {
     /// Where to write `position<TAB>id` for every file whose id is not its
     /// walk position (nothing when no file was skipped).
     pub moved: Option<PathBuf>,
+    /// Where to write the run's chunk stream's header and trailer.
+    pub chunk_ends: Option<PathBuf>,
 }
 
 /// Join the shard tables; nothing is left at the output paths on an error.
@@ -42,7 +44,13 @@ pub fn run_shard_tables(cfg: &ShardConfig) -> Result<()> {
         tables.read(&mut LineReader::new(input, name))?;
     }
     let mut out = Output::create(cfg.output.as_deref())?;
-    let moved = tables.write(cfg.records, &mut out)?;
+    let crate::formats::shards::Joined { moved, chunk_ends } =
+        tables.write(cfg.records, &mut out)?;
+    if let Some(path) = &cfg.chunk_ends {
+        let mut e = Output::create(Some(path))?;
+        e.write_all(&chunk_ends)?;
+        e.finish()?;
+    }
     if let Some(path) = &cfg.moved {
         let mut m = Output::create(Some(path))?;
         for (pos, id) in moved {

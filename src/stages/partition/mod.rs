@@ -29,6 +29,7 @@
 mod flines;
 mod forest;
 mod group;
+mod merge;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -38,6 +39,7 @@ use flines::{f_lines_parallel, FLines};
 pub use forest::{run_forest, ForestConfig};
 use group::group_chunks;
 pub use group::{Grouper, Keep, TEXT_GROUP_MAX};
+pub use merge::{run_merge, MergeConfig};
 use table::{is_regular, parse_file_line, peek_file_table, read_file_table, FileTable};
 
 use crate::error::{Error, Result};
@@ -210,7 +212,7 @@ impl Summary {
 pub fn run(cfg: &Config) -> Result<Summary> {
     let t0 = Instant::now();
     crate::io::wait_for_input(cfg.inputs.first().map_or(Path::new("-"), |p| p.as_path()))?;
-    let (table, kept_files) = load_table(cfg)?;
+    let (table, kept_files) = load_table(&cfg.files)?;
     let n = table.files;
     let limit = cfg.limit.resolve(n);
     let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
@@ -261,7 +263,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         feature_counts: feature_counts.as_deref(),
         want_path: top.first().map(|t| t.example),
     };
-    let top_example_path = write_f_lines(cfg, &table, kept_files.as_deref(), &fl, &mut w)?;
+    let top_example_path = write_f_lines(&cfg.files, &table, kept_files.as_deref(), &fl, &mut w)?;
     drop(comps);
 
     let mut tail = Vec::new();
@@ -308,9 +310,9 @@ type SizeContent = (u64, u128);
 /// The file table's ends (a regular file whose ends look right), or the
 /// whole table read now with the size and content of each file (a pipe,
 /// or ends that do not look right: the full read says why).
-fn load_table(cfg: &Config) -> Result<(FileTable, Option<Vec<SizeContent>>)> {
-    let peeked = if is_regular(&cfg.files) {
-        peek_file_table(&cfg.files)
+fn load_table(files: &Path) -> Result<(FileTable, Option<Vec<SizeContent>>)> {
+    let peeked = if is_regular(files) {
+        peek_file_table(files)
     } else {
         None
     };
@@ -318,7 +320,7 @@ fn load_table(cfg: &Config) -> Result<(FileTable, Option<Vec<SizeContent>>)> {
         return Ok((t, None));
     }
     let mut k = Vec::new();
-    let t = read_file_table(&cfg.files, |_, size, content, _| {
+    let t = read_file_table(files, |_, size, content, _| {
         k.push((size, content));
         Ok(())
     })?;
@@ -380,14 +382,14 @@ fn group_and_join(
 /// read up front of a pipe does). Returns the path of `fl.want_path` when
 /// the table was read for it.
 fn write_f_lines(
-    cfg: &Config,
+    files: &Path,
     table: &FileTable,
     kept_files: Option<&[SizeContent]>,
     fl: &FLines,
     w: &mut BgWriter,
 ) -> Result<Option<String>> {
     let Some(kept_files) = kept_files else {
-        return f_lines_parallel(&cfg.files, table, fl, w);
+        return f_lines_parallel(files, table, fl, w);
     };
     for (id, &(size, content)) in kept_files.iter().enumerate() {
         fl.line(id as u32, size, content, w.buf());

@@ -1,0 +1,214 @@
+//! The merge mode (`--merge-forests`): the reduce side of a distributed
+//! partition (scripts/spark, docs/distributed.md). The forests of the hash
+//! ranges ([`super::run_forest`]) joined by one union-find into what
+//! `fsim-partition` writes around the kept records: the header, the `F`
+//! lines, the top dropped chunks and the trailer. The driver puts the kept
+//! records (the ranges' own outputs) between them, so the partition file of
+//! a distributed run is written by the same code as a single run's, and the
+//! driver restates no format.
+
+use super::*;
+
+/// Options of the merge mode (`fsim-partition --merge-forests`).
+#[derive(Debug, Clone)]
+pub struct MergeConfig {
+    /// The run's file table: its chunking parameters, file count and
+    /// records' digest (which the ranges' summaries must add up to), and
+    /// each file's size and content for the `F` lines.
+    pub files: PathBuf,
+    /// The ranges' forest lines (`E`, `N`, `P`, `#dropped`, `#forest`;
+    /// `K` lines are summed by the caller and skipped here).
+    pub inputs: Vec<PathBuf>,
+    pub output: Option<PathBuf>,
+    /// Add each file's distinct features (its `N` lines summed) to its `F`
+    /// line, as for feature methods.
+    pub feature_counts: bool,
+}
+
+/// What the ranges' `#forest` lines add up to.
+#[derive(Debug, Default)]
+struct Sums {
+    records: Digest,
+    kept: Digest,
+    dropped_chunks: u64,
+    dropped_records: u64,
+    dropped_digest: u128,
+    /// The degree limit the ranges resolved (all equal), `None` without a
+    /// range.
+    limit: Option<u64>,
+}
+
+/// The ranges' forest lines, read: a union-find of their edges, the files
+/// holding a dropped chunk, feature counts, dropped chunks and sums.
+struct Forests {
+    unions: Unions,
+    pruned: FileBits,
+    features: Option<Vec<u32>>,
+    /// (degree, hash, line) of every range's top dropped chunks.
+    dropped: Vec<(u64, u128, Vec<u8>)>,
+    sums: Sums,
+}
+
+/// Merge mode: see the module doc. Checks that the ranges hold exactly
+/// the records of the file table's run (count and digest) and agree on
+/// the degree limit; nothing is written otherwise.
+pub fn run_merge(cfg: &MergeConfig) -> Result<()> {
+    let (table, kept_files) = load_table(&cfg.files)?;
+    let f = read_forests(cfg, table.files)?;
+    if f.sums.records != table.chunk_digest {
+        return Err(Error::msg(format!(
+            "the forests hold {} records (digest {}) but the file table {} was written with {} records (digest {}): a range is missing, repeated or of another run",
+            f.sums.records.count,
+            hex128(f.sums.records.sum),
+            table.name,
+            table.chunk_digest.count,
+            hex128(table.chunk_digest.sum)
+        )));
+    }
+    let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
+    let tmpl = crate::stages::templates::PayloadCounter::new(
+        crate::formats::templates::TemplateSet::load(&[], &chunk_params)?,
+        table.files as usize,
+    );
+    let mut w = BgWriter::new(Output::create(cfg.output.as_deref())?);
+    let mut head = Vec::new();
+    let hp = chunk_params
+        .with("files", table.files)
+        .with("limit", f.sums.limit.unwrap_or(0));
+    write_header(Kind::Partition, &hp, &mut head);
+    w.raw(&head)?;
+    let comps = f.unions.into_components();
+    let fl = FLines {
+        comps: &comps,
+        tmpl: &tmpl,
+        feature_counts: f.features.as_deref(),
+        want_path: None,
+    };
+    write_f_lines(&cfg.files, &table, kept_files.as_deref(), &fl, &mut w)?;
+    let (components, files_in_components) = comps.multi_counts();
+    drop(comps);
+    let mut tail = top_dropped_lines(f.dropped);
+    let s = &f.sums;
+    let mut tp = digest_params(&s.kept, "records")
+        .with("files", files_in_components)
+        .with("components", components)
+        .with("dropped_chunks", s.dropped_chunks)
+        .with("dropped_records", s.dropped_records);
+    if s.dropped_chunks > 0 {
+        tp.set("pruned_files", f.pruned.count());
+        tp.set("dropped_digest", hex128(s.dropped_digest));
+    }
+    write_trailer(Kind::Partition, &tp, &mut tail);
+    w.raw(&tail)?;
+    w.finish()?.finish()?;
+    Ok(())
+}
+
+/// The [`TOP_DROPPED`] highest of the ranges' dropped chunks (a chunk is
+/// in one range only): by degree, then hash, as the `#dropped` lines.
+fn top_dropped_lines(mut dropped: Vec<(u64, u128, Vec<u8>)>) -> Vec<u8> {
+    dropped.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+    let mut tail = Vec::new();
+    for (_, _, line) in dropped.iter().take(TOP_DROPPED) {
+        tail.extend_from_slice(line);
+        tail.push(b'\n');
+    }
+    tail
+}
+
+/// Read every range's forest lines; an unexpected line is an error naming
+/// its file and line.
+fn read_forests(cfg: &MergeConfig, files: u64) -> Result<Forests> {
+    let mut f = Forests {
+        unions: Unions::new(files as usize),
+        pruned: FileBits::new(files),
+        features: cfg.feature_counts.then(|| vec![0u32; files as usize]),
+        dropped: Vec::new(),
+        sums: Sums::default(),
+    };
+    for path in &cfg.inputs {
+        let (r, name) = open_input(path)?;
+        let mut lines = FastLines::new(r, name);
+        while let Some((line, at)) = lines.next_line_at()? {
+            f.add_line(line, files).map_err(|e| at.error(e))?;
+        }
+    }
+    Ok(f)
+}
+
+impl Forests {
+    fn add_line(&mut self, line: &[u8], files: u64) -> std::result::Result<(), String> {
+        let id = |field: Option<&[u8]>| -> std::result::Result<u32, String> {
+            let v = field
+                .and_then(parse_id)
+                .ok_or("expected a 10-digit file id")?;
+            if v as u64 >= files {
+                return Err(format!(
+                    "file id {v} is not below the table's {files} files"
+                ));
+            }
+            Ok(v)
+        };
+        let mut fields = line.split(|&c| c == b'\t');
+        match fields.next().unwrap_or_default() {
+            b"E" => {
+                let (a, b) = (id(fields.next())?, id(fields.next())?);
+                self.unions.queue(a, b);
+            }
+            b"P" => self.pruned.set(id(fields.next())?),
+            b"N" => {
+                let file = id(fields.next())?;
+                let n = fields
+                    .next()
+                    .and_then(parse_u64)
+                    .ok_or("expected a feature count after the file id")?;
+                if let Some(c) = self.features.as_mut() {
+                    let slot = &mut c[file as usize];
+                    *slot = slot.saturating_add(n.min(u32::MAX as u64) as u32);
+                }
+            }
+            b"K" => {}
+            b"#dropped" => {
+                let hash = fields
+                    .next()
+                    .and_then(parse_hex128)
+                    .ok_or("expected a chunk hash after #dropped")?;
+                let degree = fields
+                    .next()
+                    .and_then(parse_u64)
+                    .ok_or("expected a degree after the hash")?;
+                self.dropped.push((degree, hash, line.to_vec()));
+            }
+            b"#forest" => self.add_summary(line)?,
+            _ => return Err("expected a forest line (E, N, P, K, #dropped or #forest)".into()),
+        }
+        Ok(())
+    }
+
+    /// Add a range's `#forest` summary to the sums.
+    fn add_summary(&mut self, line: &[u8]) -> std::result::Result<(), String> {
+        let p = Params::parse_fields(&line[b"#forest".len()..])?;
+        let num = |k: &str| p.get_u64(k).ok_or(format!("expected {k}=N in #forest"));
+        let hex = |k: &str| {
+            p.get_u128_hex(k)
+                .ok_or(format!("expected {k}=HEX in #forest"))
+        };
+        let s = &mut self.sums;
+        s.records.count += num("records")?;
+        s.records.sum = s.records.sum.wrapping_add(hex("digest")?);
+        s.kept.count += num("kept")?;
+        s.kept.sum = s.kept.sum.wrapping_add(hex("kept_digest")?);
+        s.dropped_chunks += num("dropped_chunks")?;
+        s.dropped_records += num("dropped_records")?;
+        s.dropped_digest = s.dropped_digest.wrapping_add(hex("dropped_digest")?);
+        let limit = num("limit")?;
+        if s.limit.is_some_and(|l| l != limit) {
+            return Err(format!(
+                "limit={limit} here but limit={} in an earlier range",
+                s.limit.unwrap_or(0)
+            ));
+        }
+        s.limit = Some(limit);
+        Ok(())
+    }
+}
