@@ -21,6 +21,7 @@
 //! [`stage_params`]: crate::formats::stage_params
 
 use crate::error::{Error, Result};
+use crate::formats::files::TABLE_DIGEST_KEY;
 use crate::formats::lines::{Params, PercentOf};
 use crate::formats::numbers::{hex128, parse_hex128};
 
@@ -333,7 +334,7 @@ impl FilesTrailer {
             records: f.num("records")?,
             digest: f.hex("digest")?,
             skipped: f.num("skipped")?,
-            table_digest: f.hex("table-digest")?,
+            table_digest: f.hex(TABLE_DIGEST_KEY)?,
         })
     }
 
@@ -344,7 +345,7 @@ impl FilesTrailer {
             .put("records", self.records)
             .put("digest", self.digest.map(hex128))
             .put("skipped", self.skipped)
-            .put("table-digest", self.table_digest.map(hex128))
+            .put(TABLE_DIGEST_KEY, self.table_digest.map(hex128))
             .0
     }
 }
@@ -386,7 +387,10 @@ impl PartitionHeader {
 /// A partition file's trailer (docs/formats.md, partition).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PartitionTrailer {
+    /// The kept records: their count and digest.
     pub records: u64,
+    pub digest: u128,
+    /// Files in components of two or more files.
     pub files: u64,
     pub components: u64,
     pub dropped_chunks: u64,
@@ -401,6 +405,7 @@ impl PartitionTrailer {
         let need = |k: &str| f.num(k)?.ok_or_else(|| format!("trailer without {k}="));
         Ok(PartitionTrailer {
             records: need("records")?,
+            digest: f.hex("digest")?.ok_or("trailer without digest=")?,
             files: need("files")?,
             components: need("components")?,
             dropped_chunks: f.num("dropped_chunks")?.unwrap_or(0),
@@ -408,6 +413,24 @@ impl PartitionTrailer {
             pruned_files: f.num("pruned_files")?,
             dropped_digest: f.hex("dropped_digest")?,
         })
+    }
+
+    /// `pruned_files=` and `dropped_digest=` only when chunks were dropped.
+    pub fn to_params(&self) -> Params {
+        let dropped = self.dropped_chunks > 0;
+        Out::default()
+            .put("records", Some(self.records))
+            .put("digest", Some(hex128(self.digest)))
+            .put("files", Some(self.files))
+            .put("components", Some(self.components))
+            .put("dropped_chunks", Some(self.dropped_chunks))
+            .put("dropped_records", Some(self.dropped_records))
+            .put("pruned_files", self.pruned_files.filter(|_| dropped))
+            .put(
+                "dropped_digest",
+                self.dropped_digest.filter(|_| dropped).map(hex128),
+            )
+            .0
     }
 }
 
@@ -443,6 +466,9 @@ impl BinsHeader {
 /// files of its `F` lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BinsTrailer {
+    /// All records: their count and digest (those of the partition file).
+    pub records: Option<u64>,
+    pub digest: Option<u128>,
     pub bins: Option<u64>,
     pub files: u64,
 }
@@ -451,9 +477,20 @@ impl BinsTrailer {
     pub fn parse(p: &Params) -> Msg<BinsTrailer> {
         let f = Fields(p);
         Ok(BinsTrailer {
+            records: f.num("records")?,
+            digest: f.hex("digest")?,
             bins: f.num("bins")?,
             files: f.num("files")?.ok_or("trailer without files=")?,
         })
+    }
+
+    pub fn to_params(&self) -> Params {
+        Out::default()
+            .put("records", self.records)
+            .put("digest", self.digest.map(hex128))
+            .put("bins", self.bins)
+            .put("files", Some(self.files))
+            .0
     }
 }
 
@@ -636,6 +673,35 @@ impl PairsHeader {
 
     pub fn from_params(p: &Params, file: &str) -> Result<PairsHeader> {
         in_file(file, Self::parse(p))
+    }
+
+    /// What makes two runs' figures comparable: the chunking parameters
+    /// and the templates ignored, as header parameters (for
+    /// [`Params::difference`]'s sentence).
+    pub fn run_identity(&self) -> Params {
+        let t = self.templates.map(|t| t.to_params()).unwrap_or_default();
+        self.chunk.to_params().merged(&t)
+    }
+}
+
+/// A templates file's header: the chunking parameters of the run and the
+/// fraction of a cluster's files a template chunk is in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TemplatesHeader {
+    pub chunk: ChunkParams,
+    pub fraction: Option<f64>,
+}
+
+impl TemplatesHeader {
+    pub fn parse(p: &Params) -> Msg<TemplatesHeader> {
+        Ok(TemplatesHeader {
+            chunk: ChunkParams::parse(p)?,
+            fraction: Fields(p).float("fraction")?,
+        })
+    }
+
+    pub fn to_params(&self) -> Params {
+        Out(self.chunk.to_params()).put("fraction", self.fraction).0
     }
 }
 

@@ -18,7 +18,7 @@
 
 use crate::error::{Context, Error, Result};
 use crate::formats::bins::{estimate_memory, parse_record, FileLine};
-use crate::formats::headers::{BinsHeader, PartitionHeader, PartitionTrailer, Pruned};
+use crate::formats::headers::{BinsHeader, BinsTrailer, PartitionHeader, PartitionTrailer, Pruned};
 use crate::formats::open_input;
 use crate::formats::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
@@ -285,6 +285,18 @@ fn bins_params(
         .merged(&packing.packing_params())
 }
 
+/// The bins file's trailer: every record's count and digest, the bins and
+/// the files.
+fn bins_trailer(records: &Digest, bins: usize, files: u64) -> formats::Params {
+    BinsTrailer {
+        records: Some(records.count),
+        digest: Some(records.sum),
+        bins: Some(bins as u64),
+        files,
+    }
+    .to_params()
+}
+
 /// The degree limit a partition file's header names (`limit=`), for
 /// what fsim-binpack passes on of the pruning.
 fn partition_limit(check: &InputCheck) -> std::result::Result<Option<u64>, String> {
@@ -431,9 +443,7 @@ fn components_plan(
         count: check.expected.count,
         sum: check.expected.sum,
     };
-    let tp = formats::digest_params(&seen, "records")
-        .with("bins", bins.len())
-        .with("files", files);
+    let tp = bins_trailer(&seen, bins.len(), files);
     formats::write_trailer(Kind::Bins, &tp, &mut buf);
     buf
 }
@@ -835,9 +845,7 @@ pub fn run(cfg: &Config) -> Result<()> {
             &mut next_file,
         )?;
     }
-    let t = formats::digest_params(&p.seen, "records")
-        .with("bins", pl.bins.len())
-        .with("files", p.files.len());
+    let t = bins_trailer(&p.seen, pl.bins.len(), p.files.len() as u64);
     formats::write_trailer(Kind::Bins, &t, &mut buf);
     out.write_all(&buf)?;
     out.finish()?;

@@ -346,15 +346,18 @@ impl Chunker {
             Chunker::Bsw(b) => (Method::Bsw, b.avg, b.min, b.max, b.div, 0),
             Chunker::Features(f) => return f.params(),
         };
-        Params::new()
-            .with("method", method)
-            .with("avg", avg)
-            .with("min", min)
-            .with("max", max)
-            .with("div", div)
-            .with("div2", div2)
-            .with("window", WINDOW)
-            .with("hash", "md5")
+        let p = ChunkParams {
+            method: Some(method.to_string()),
+            avg: Some(avg as u64),
+            min: Some(min as u64),
+            max: Some(max as u64),
+            div: Some(div as u64),
+            div2: Some(div2 as u64),
+            window: Some(WINDOW as u64),
+            hash: Some("md5".into()),
+            ..ChunkParams::default()
+        };
+        p.to_params()
     }
 }
 

@@ -42,11 +42,11 @@ use table::{is_regular, parse_file_line, peek_file_table, read_file_table, FileT
 
 use crate::error::{Error, Result};
 use crate::formats::files::TableDigest;
-use crate::formats::headers::{ChunkParams, PartitionHeader};
+use crate::formats::headers::{ChunkParams, PartitionHeader, PartitionTrailer};
 use crate::formats::open_input;
 use crate::formats::{
-    classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, write_header,
-    write_trailer, Digest, InputCheck, Kind, Line, Params,
+    classify_line, hex128, parse_hex128, parse_id, parse_u64, write_header, write_trailer, Digest,
+    InputCheck, Kind, Line, Params,
 };
 use crate::io::bgwrite::BgWriter;
 use crate::io::Output;
@@ -275,16 +275,17 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         crate::formats::write_id(t.example, &mut tail);
         tail.push(b'\n');
     }
-    let mut tp = digest_params(&kept, "records")
-        .with("files", files_in_components)
-        .with("components", components)
-        .with("dropped_chunks", dropped_chunks)
-        .with("dropped_records", dropped_records);
-    if dropped_chunks > 0 {
-        tp.set("pruned_files", pruned_files);
-        tp.set("dropped_digest", hex128(dropped_digest));
-    }
-    write_trailer(Kind::Partition, &tp, &mut tail);
+    let tp = PartitionTrailer {
+        records: kept.count,
+        digest: kept.sum,
+        files: files_in_components,
+        components,
+        dropped_chunks,
+        dropped_records,
+        pruned_files: Some(pruned_files),
+        dropped_digest: Some(dropped_digest),
+    };
+    write_trailer(Kind::Partition, &tp.to_params(), &mut tail);
     w.raw(&tail)?;
     w.finish()?.finish()?;
     Ok(Summary {

@@ -98,12 +98,11 @@ use worker::{Outcome, Worker};
 use crate::chunking::chunker::Chunker;
 use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
-use crate::formats::headers::{Delta, PairsHeader, VerifyParams};
+use crate::formats::headers::{ChunkParams, Delta, PairsHeader, VerifyParams};
 use crate::formats::open_input;
 use crate::formats::pairs;
 use crate::formats::{
     digest_params, write_header, write_trailer, Digest, InputCheck, Kind, Line, LineReader,
-    CHUNK_PARAM_KEYS,
 };
 use crate::formats::{percent, PercentOf};
 use crate::io::Output;
@@ -541,7 +540,9 @@ fn write_headers(p: &crate::formats::Params, cfg: &Config, sink: &mut Sink) -> R
     sink.out.write_all(&h)?;
     if let Some(ro) = &mut sink.regions {
         let mut h = Vec::new();
-        let rp = p.only(CHUNK_PARAM_KEYS).merged(&verify.measure_params());
+        // The pairs' header was read as a `PairsHeader`: it parses.
+        let chunk = ChunkParams::parse(p).map_err(Error::msg)?;
+        let rp = chunk.to_params().merged(&verify.measure_params());
         write_header(Kind::Regions, &rp, &mut h);
         ro.write_all(&h)?;
     }

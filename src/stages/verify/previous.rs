@@ -21,11 +21,11 @@ use super::worker::Outcome;
 use super::{PairIn, Region, PIECE_AVG};
 use crate::error::{Error, Result};
 use crate::formats::files::{changed_since, read_file_table};
-use crate::formats::headers::VerifyParams;
+use crate::formats::headers::{PairsHeader, VerifyParams};
 use crate::formats::pairs;
 use crate::formats::PercentOf;
 use crate::formats::{
-    open_input, parse_id, parse_u64, split_fields, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
+    open_input, parse_id, parse_u64, split_fields, Kind, Line, LineReader, Params,
 };
 use std::io::BufRead;
 use std::path::Path;
@@ -254,12 +254,9 @@ impl Previous {
                             v.pieces.map_or("?".into(), |n| n.to_string())
                         )));
                     }
-                    let keys: Vec<&str> = CHUNK_PARAM_KEYS
-                        .iter()
-                        .chain(crate::formats::TEMPLATE_PARAM_KEYS)
-                        .copied()
-                        .collect();
-                    if let Some(d) = p.only(&keys).difference(&new.only(&keys)) {
+                    let then = PairsHeader::parse(&p).map_err(err)?;
+                    let now = PairsHeader::parse(new).map_err(Error::msg)?;
+                    if let Some(d) = then.run_identity().difference(&now.run_identity()) {
                         return Err(err(format!(
                             "the earlier run had other parameters: {d}; run without --previous"
                         )));
