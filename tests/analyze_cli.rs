@@ -254,6 +254,41 @@ fn truncated_input_names_file_and_line_and_writes_nothing() {
     assert!(!d.join("pairs.tsv").exists());
 }
 
+/// A header value that is not what its key holds stops the reader with the
+/// file, the line, the key and what was expected (typed header parameters,
+/// src/formats/headers.rs), instead of reading as absent.
+#[test]
+fn malformed_header_value_names_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("p.tsv"), example()).unwrap();
+    run(
+        BINPACK,
+        &["-o", "b.tsv", "--capacity", "800", "-q", "p.tsv"],
+        d,
+        true,
+    );
+    let text = std::fs::read_to_string(d.join("b.tsv")).unwrap();
+    assert!(text.contains("\tcapacity=800\t") || text.contains("\tcapacity=800\n"));
+    std::fs::write(
+        d.join("bad.tsv"),
+        text.replacen("capacity=800", "capacity=8x", 1),
+    )
+    .unwrap();
+    let out = run(
+        ANALYZE,
+        &["--no-line-source", "-o", "pairs.tsv", "bad.tsv"],
+        d,
+        false,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "fsim-analyze: bad.tsv:1: header parameter capacity=\"8x\": expected a whole number\n"
+    );
+    assert!(!d.join("pairs.tsv").exists());
+}
+
 /// A component whose 2,000 files all share one chunk gives 1,999,000 pairs
 /// (80 MB as in-memory pairs): with `--capacity 8M`, fsim-analyze keeps
 /// 2 MB of them and spills the rest, so its peak RSS stays small, and the

@@ -248,25 +248,6 @@ pub const PRUNED_PARAM_KEYS: &[&str] = &[
     "pruned-digest",
 ];
 
-/// [`PRUNED_PARAM_KEYS`] from a partition file's header and trailer.
-pub fn pruned_params(header: Option<&Params>, trailer: &Params) -> Params {
-    let mut out = Params::new();
-    let chunks = trailer.get_u64("dropped_chunks").unwrap_or(0);
-    if chunks > 0 {
-        if let Some(l) = header.and_then(|h| h.get("limit")) {
-            out.set("degree-limit", l);
-        }
-        out.set("pruned-chunks", chunks);
-        if let Some(f) = trailer.get("pruned_files") {
-            out.set("pruned-files", f);
-        }
-        if let Some(d) = trailer.get("dropped_digest") {
-            out.set("pruned-digest", d);
-        }
-    }
-    out
-}
-
 /// The header of the fsim file of `kind` at `path`: its first line that is
 /// not a comment, read without reading the rest.
 pub fn read_header(path: &Path, kind: Kind) -> Result<Params> {

@@ -19,6 +19,7 @@ pub mod chunks;
 pub mod collections;
 pub mod escape;
 pub mod files;
+pub mod headers;
 pub mod join;
 pub mod lines;
 pub mod numbers;

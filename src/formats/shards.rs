@@ -11,7 +11,8 @@
 
 use crate::error::{Context, Error, Result};
 use crate::formats::chunks::Digest;
-use crate::formats::files::{FileEntry, TableDigest, TABLE_DIGEST_KEY};
+use crate::formats::files::{FileEntry, TableDigest};
+use crate::formats::headers::{FilesHeader, FilesTrailer};
 use crate::formats::lines::{write_header, write_trailer, Kind, Line, LineReader, Params};
 use std::io::{BufRead, Write};
 
@@ -105,7 +106,7 @@ impl ShardTables {
                 kind.as_str()
             ));
         }
-        let shard = params.get("shard").map(str::to_string);
+        let shard = FilesHeader::parse(&params)?.shard;
         let Some((i, n)) = shard.as_deref().and_then(|s| s.split_once('/')) else {
             return Err("expected shard=I/N in the header: a table of fsim-chunk --shard".into());
         };
@@ -136,17 +137,19 @@ impl ShardTables {
         seen: u64,
         table: TableDigest,
     ) -> std::result::Result<(), String> {
-        let count = |k: &str| p.get_u64(k).ok_or_else(|| format!("trailer without {k}="));
-        if count("files")? != seen {
-            return Err(format!("{seen} files read but the trailer announced {}: the table is truncated or was edited", count("files")?));
+        let t = FilesTrailer::parse(p)?;
+        let count = |k: &str, v: Option<u64>| v.ok_or_else(|| format!("trailer without {k}="));
+        let files = count("files", t.files)?;
+        if files != seen {
+            return Err(format!("{seen} files read but the trailer announced {files}: the table is truncated or was edited"));
         }
         table.check(p)?;
-        let sum = p.get_u128_hex("digest").ok_or("trailer without digest=")?;
+        let sum = t.digest.ok_or("trailer without digest=")?;
         self.records.merge(&Digest {
-            count: count("records")?,
+            count: count("records", t.records)?,
             sum,
         });
-        self.skipped += count("skipped")?;
+        self.skipped += count("skipped", t.skipped)?;
         Ok(())
     }
 
@@ -190,13 +193,14 @@ impl ShardTables {
             }
         }
         let records = records.unwrap_or(self.records);
-        let trailer = Params::new()
-            .with("files", self.entries.len())
-            .with("records", records.count)
-            .with("digest", crate::formats::numbers::hex128(records.sum))
-            .with("skipped", self.skipped)
-            .with(TABLE_DIGEST_KEY, table.hex());
-        write_trailer(Kind::Files, &trailer, &mut buf);
+        let trailer = FilesTrailer {
+            files: Some(self.entries.len() as u64),
+            records: Some(records.count),
+            digest: Some(records.sum),
+            skipped: Some(self.skipped),
+            table_digest: Some(table.0),
+        };
+        write_trailer(Kind::Files, &trailer.to_params(), &mut buf);
         out.write_all(&buf).ctx(|| "writing the file table")?;
         let mut chunk_ends = Vec::new();
         write_header(Kind::Chunks, &params, &mut chunk_ends);
@@ -238,7 +242,7 @@ mod tests {
             .with("records", records)
             .with("digest", crate::formats::numbers::hex128(digest))
             .with("skipped", 0)
-            .with(TABLE_DIGEST_KEY, t.hex());
+            .with(crate::formats::files::TABLE_DIGEST_KEY, t.hex());
         write_trailer(Kind::Files, &tr, &mut v);
         String::from_utf8(v).unwrap()
     }

@@ -5,8 +5,9 @@
 
 use crate::error::{Error, Result};
 use crate::formats::chunks::{mix128, Digest};
+use crate::formats::headers::Templates;
 use crate::formats::lines::{
-    open_input, InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS, TEMPLATE_PARAM_KEYS,
+    open_input, InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
 use crate::formats::numbers::{hex128, parse_hex128, parse_u64, split_fields};
 use std::collections::HashMap;
@@ -95,39 +96,39 @@ impl TemplateSet {
     }
 
     /// The set's identity for headers: `templates=<digest>` and
-    /// `template-chunks=<N>`; nothing when the set is empty.
+    /// `template-chunks=<N>`; `None` when the set is empty.
+    pub fn identity(&self) -> Option<Templates> {
+        (!self.is_empty()).then(|| Templates {
+            sum: self.sum,
+            chunks: self.len() as u64,
+        })
+    }
+
+    /// [`TemplateSet::identity`] as header parameters (none when empty).
     pub fn header_params(&self) -> Params {
-        if self.is_empty() {
-            return Params::new();
-        }
-        Params::new()
-            .with("templates", hex128(self.sum))
-            .with("template-chunks", self.len())
+        self.identity().map_or_else(Params::new, |t| t.to_params())
     }
 
     /// Check that an input (e.g. pairs) was made with exactly this set.
     /// `what` names the input in the message.
     pub fn check_against(&self, p: &Params, what: &str) -> std::result::Result<(), String> {
-        let theirs = p.only(TEMPLATE_PARAM_KEYS);
-        let mine = self.header_params();
-        if theirs == mine {
-            return Ok(());
-        }
-        Err(match (theirs.get("templates"), mine.get("templates")) {
-            (Some(_), None) => format!(
+        let theirs = Templates::parse(p)?;
+        Err(match (theirs, self.identity()) {
+            (theirs, mine) if theirs == mine => return Ok(()),
+            (Some(t), None) => format!(
                 "{what} ignored {} template chunks (templates={}): give the same --templates files",
-                theirs.get("template-chunks").unwrap_or("?"),
-                theirs.get("templates").unwrap_or("?")
+                t.chunks,
+                hex128(t.sum)
             ),
-            (None, Some(_)) => format!(
+            (None, _) => format!(
                 "{what} were made without templates but --templates was given: drop it, or re-run from fsim-partition with it"
             ),
-            _ => format!(
+            (Some(t), Some(mine)) => format!(
                 "{what} were made with other templates ({} chunks, templates={}) than the --templates given ({} chunks, templates={})",
-                theirs.get("template-chunks").unwrap_or("?"),
-                theirs.get("templates").unwrap_or("?"),
-                self.len(),
-                mine.get("templates").unwrap_or("?")
+                t.chunks,
+                hex128(t.sum),
+                mine.chunks,
+                hex128(mine.sum)
             ),
         })
     }

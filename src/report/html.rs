@@ -101,19 +101,20 @@ pub fn escape_json_for_script(json: &str) -> String {
 /// The chunker that made the records, when it can be rebuilt from the
 /// header parameters; otherwise why not.
 fn chunker_of(report: &Report) -> std::result::Result<Chunker, String> {
-    let p = &report.params;
+    let p = report.header().chunk;
     let method: Method = p
-        .get("method")
+        .method
+        .as_deref()
         .ok_or("no chunking method recorded")?
         .parse()?;
-    let avg = p.get_u64("avg").ok_or("no average chunk size recorded")? as usize;
+    let avg = p.avg.ok_or("no average chunk size recorded")? as usize;
     let c = Chunker::new(method, avg)?;
-    let mut mine = c.params();
     // Which view was chunked is recorded beside the chunker's parameters.
-    if let Some(v) = p.get("content") {
-        mine.set("content", v);
-    }
-    match mine.chunking_difference(p) {
+    let mine = crate::formats::headers::ChunkParams {
+        content: p.content.clone(),
+        ..c.chunk_params()
+    };
+    match mine.difference(&p) {
         None => Ok(c),
         Some(d) => Err(format!(
             "the chunking parameters of the run cannot be reproduced ({d})"

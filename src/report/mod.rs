@@ -31,6 +31,7 @@ pub mod xlsx;
 
 use crate::error::{Error, Result};
 use crate::formats::escape_path_string;
+use crate::formats::headers::PairsHeader;
 use serde_json::{json, Value};
 
 pub use crate::formats::{percent, symmetric, PercentOf};
@@ -98,13 +99,15 @@ impl Report {
     /// chunks, files holding one when known). Pairs of these files linked
     /// only through such chunks were never candidates.
     pub fn pruned(&self) -> Option<(u64, u64, Option<u64>)> {
-        let p = &self.params;
-        let chunks = p.get_u64("pruned-chunks").filter(|&c| c > 0)?;
-        Some((
-            p.get_u64("degree-limit").unwrap_or(0),
-            chunks,
-            p.get_u64("pruned-files"),
-        ))
+        let p = self.header().pruned?;
+        Some((p.degree_limit.unwrap_or(0), p.chunks, p.files))
+    }
+
+    /// The pairs' header parameters, typed. `scan_pairs` read them as a
+    /// [`PairsHeader`] (a malformed one stopped it), so they parse; the
+    /// default stands for a report built without pairs (tests).
+    pub fn header(&self) -> PairsHeader {
+        PairsHeader::parse(&self.params).unwrap_or_default()
     }
 
     /// The one-line note on [`Report::pruned`], for every format.
@@ -119,12 +122,11 @@ impl Report {
         ))
     }
 
-    /// Template chunks ignored by the analysis: (count, digest).
-    pub fn templates(&self) -> Option<(&str, &str)> {
-        Some((
-            self.params.get("template-chunks")?,
-            self.params.get("templates")?,
-        ))
+    /// Template chunks ignored by the analysis: (count, digest), as the
+    /// header writes them.
+    pub fn templates(&self) -> Option<(String, String)> {
+        let t = self.header().templates?;
+        Some((t.chunks.to_string(), crate::formats::hex128(t.sum)))
     }
 
     /// Copies of a representative (other members of its identical set).
@@ -411,25 +413,22 @@ impl Report {
     /// What the figures of the report are (chunks or a feature method) and
     /// how exact: the two parts of the text report's second line.
     fn figures_basis(&self) -> (String, String) {
-        let p = &self.params;
-        match p.get("estimate") {
+        let h = self.header();
+        let method = h.chunk.method.as_deref().unwrap_or("?");
+        let or_unknown = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
+        match h.analysis.estimate {
             // Feature methods (docs/formats.md): bytes in common are the
             // method's similarity estimate expressed in bytes.
             Some(e) => (
                 format!(
-                    "features: {} window {} bytes",
-                    p.get("method").unwrap_or("?"),
-                    p.get("window").unwrap_or("?")
+                    "features: {method} window {} bytes",
+                    or_unknown(h.chunk.window)
                 ),
                 format!("the method's {e} estimate in bytes, exact where fsim-verify measured it"),
             ),
             None => (
-                format!(
-                    "chunks: {} avg {} bytes",
-                    p.get("method").unwrap_or("?"),
-                    p.get("avg").unwrap_or("?")
-                ),
-                if p.get("verified") == Some("1") {
+                format!("chunks: {method} avg {} bytes", or_unknown(h.chunk.avg)),
+                if h.verify.is_some() {
                     "exact where fsim-verify measured them, else lower bounds from shared chunks"
                         .to_string()
                 } else {

@@ -3,6 +3,7 @@
 //! renders it, and the options it is built with.
 
 use crate::error::{Error, Result};
+use crate::formats::headers::{PairsHeader, ReportParams};
 use crate::formats::open_input;
 use crate::formats::{
     escape_path_string, hex128, pairs, Digest, InputCheck, Kind, Line, LineReader, Params,
@@ -312,28 +313,28 @@ impl Report {
 /// the dropped pairs could pass, would miss links without saying so, so it
 /// is refused, naming the threshold to verify with.
 pub(crate) fn check_verify_threshold(params: &Params, config: &Config, name: &str) -> Result<()> {
-    if params.get("delta").is_some() {
+    let header = PairsHeader::parse(params).map_err(|m| Error::input(name, 1, m))?;
+    if header.delta.is_some() {
         return Err(Error::input(
             name,
             1,
             "these pairs are only those of the files changed since an earlier run (delta=1, from fsim-analyze --previous-files): report on fsim-verify --previous's output",
         ));
     }
-    let Some(v) = params
-        .get("verify-min-percent")
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|&v| v > 0.0)
-    else {
+    let Some(verify) = header.verify else {
         return Ok(());
     };
-    let of = params.get("verify-percent-of").unwrap_or("smaller");
+    let Some(v) = verify.min_percent.filter(|&v| v > 0.0) else {
+        return Ok(());
+    };
+    let of = verify.percent_of();
     // A share of the larger file is never above the share of the smaller:
     // links kept at >= X % of the larger are >= X % of the smaller.
-    let covered = config.min_percent >= v
-        && (of == config.percent_of.as_str() || of == PercentOf::Smaller.as_str());
+    let covered = config.min_percent >= v && (of == config.percent_of || of == PercentOf::Smaller);
     if covered {
         return Ok(());
     }
+    let of = of.as_str();
     Err(Error::input(
         name,
         1,
@@ -369,8 +370,9 @@ pub(crate) fn scan_pairs(
         let err = |m: String| Error::input(&name, line_no, m);
         match line {
             Line::Header(k, p) => {
-                payloads |= p.get("templates").is_some();
                 check.header(k, p.clone()).map_err(err)?;
+                // Read typed here so that `Report::header` always parses.
+                payloads |= PairsHeader::parse(&p).map_err(err)?.templates.is_some();
                 if let Some(d) = p.chunking_difference(table_params) {
                     return Err(Error::input(
                         &name,
@@ -612,12 +614,13 @@ pub(crate) fn pass_link(
 
 /// The report's parameters: the pairs' plus the report's own.
 pub(crate) fn report_params(pair_params: Params, config: &Config) -> Params {
-    let mut params = pair_params;
-    params.set("report-min-percent", config.min_percent);
-    params.set("report-min-bytes", config.min_bytes);
-    params.set("report-percent-of", config.percent_of.as_str());
-    params.set("report-filters", config.filters.describe());
-    params
+    let own = ReportParams {
+        min_percent: config.min_percent,
+        min_bytes: config.min_bytes,
+        percent_of: config.percent_of,
+        filters: config.filters.describe(),
+    };
+    pair_params.merged(&own.to_params())
 }
 
 /// Human-readable size: `812 B`, `12.3 KiB`, `4.1 MiB`.

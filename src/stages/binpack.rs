@@ -18,6 +18,7 @@
 
 use crate::error::{Context, Error, Result};
 use crate::formats::bins::{estimate_memory, parse_record, FileLine};
+use crate::formats::headers::{BinsHeader, BinsTrailer, PartitionHeader, PartitionTrailer, Pruned};
 use crate::formats::open_input;
 use crate::formats::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
@@ -268,16 +269,41 @@ fn bin_line(number: usize, bin: &Bin) -> String {
 /// what it pruned, the number of bins and the capacity.
 fn bins_params(
     header: Option<&formats::Params>,
-    pruned: &formats::Params,
+    pruned: Option<&Pruned>,
     bins: usize,
     capacity: u64,
 ) -> formats::Params {
+    let packing = BinsHeader {
+        bins: Some(bins as u64),
+        capacity: Some(capacity),
+        ..BinsHeader::default()
+    };
     header
         .map(formats::stage_params)
         .unwrap_or_default()
-        .merged(pruned)
-        .with("bins", bins)
-        .with("capacity", capacity)
+        .merged(&pruned.map(Pruned::to_params).unwrap_or_default())
+        .merged(&packing.packing_params())
+}
+
+/// The bins file's trailer: every record's count and digest, the bins and
+/// the files.
+fn bins_trailer(records: &Digest, bins: usize, files: u64) -> formats::Params {
+    BinsTrailer {
+        records: Some(records.count),
+        digest: Some(records.sum),
+        bins: Some(bins as u64),
+        files,
+    }
+    .to_params()
+}
+
+/// The degree limit a partition file's header names (`limit=`), for
+/// what fsim-binpack passes on of the pruning.
+fn partition_limit(check: &InputCheck) -> std::result::Result<Option<u64>, String> {
+    match &check.params {
+        Some(p) => Ok(PartitionHeader::parse(p)?.limit),
+        None => Ok(None),
+    }
 }
 
 /// `--components`: the plan from per-component figures only, for a
@@ -298,7 +324,7 @@ pub fn run_components(cfg: &Config) -> Result<()> {
     let name = r.name().to_string();
     let mut check = InputCheck::new(Kind::Partition, "records");
     let mut comps: Vec<Component> = Vec::new();
-    let mut trailer: Option<formats::Params> = None;
+    let mut trailer: Option<PartitionTrailer> = None;
     loop {
         let ln = r.line_number() + 1;
         let raw = match r.next_raw()? {
@@ -319,7 +345,7 @@ pub fn run_components(cfg: &Config) -> Result<()> {
                         return Err(err("a second trailer".into()));
                     }
                     check.trailer(kind, &p).map_err(err)?;
-                    trailer = Some(p);
+                    trailer = Some(PartitionTrailer::parse(&p).map_err(err)?);
                 }
                 Line::Comment(_) | Line::Data(_) => {}
             }
@@ -347,20 +373,21 @@ pub fn run_components(cfg: &Config) -> Result<()> {
     let files: u64 = comps.iter().map(|c| c.files).sum();
     let records: u64 = comps.iter().map(|c| c.records).sum();
     for (what, got, want) in [
-        ("records", records, t.get_u64("records")),
-        ("files", files, t.get_u64("files")),
-        ("components", comps.len() as u64, t.get_u64("components")),
+        ("records", records, t.records),
+        ("files", files, t.files),
+        ("components", comps.len() as u64, t.components),
     ] {
-        if want != Some(got) {
+        if want != got {
             return Err(r.error(format!(
-                "the components hold {got} {what}, the trailer announced {what}={}",
-                want.map_or("?".into(), |w| w.to_string())
+                "the components hold {got} {what}, the trailer announced {what}={want}"
             )));
         }
     }
     let bins = pack(&comps, cfg.capacity);
     report_plan(cfg, &comps, &bins)?;
-    let buf = components_plan(&comps, &bins, &check, &t, files, cfg.capacity);
+    let limit = partition_limit(&check).map_err(|m| r.error(m))?;
+    let pruned = Pruned::of_partition(limit, &t);
+    let buf = components_plan(&comps, &bins, &check, pruned.as_ref(), files, cfg.capacity);
     let mut out = Output::create(cfg.output.as_deref())?;
     out.write_all(&buf)?;
     out.finish()?;
@@ -387,20 +414,19 @@ fn parse_component(raw: &[u8]) -> std::result::Result<Component, &'static str> {
 }
 
 /// The bins file of `--components`: header, each bin's `#bin` line and its
-/// components' `C` lines, trailer (`t`: the partition's trailer).
+/// components' `C` lines, trailer (`pruned`: what the partition dropped).
 fn components_plan(
     comps: &[Component],
     bins: &[Bin],
     check: &InputCheck,
-    t: &formats::Params,
+    pruned: Option<&Pruned>,
     files: u64,
     capacity: u64,
 ) -> Vec<u8> {
-    let pruned = formats::pruned_params(check.params.as_ref(), t);
     let mut buf = Vec::new();
     formats::write_header(
         Kind::Bins,
-        &bins_params(check.params.as_ref(), &pruned, bins.len(), capacity),
+        &bins_params(check.params.as_ref(), pruned, bins.len(), capacity),
         &mut buf,
     );
     for (b, bin) in bins.iter().enumerate() {
@@ -417,9 +443,7 @@ fn components_plan(
         count: check.expected.count,
         sum: check.expected.sum,
     };
-    let tp = formats::digest_params(&seen, "records")
-        .with("bins", bins.len())
-        .with("files", files);
+    let tp = bins_trailer(&seen, bins.len(), files);
     formats::write_trailer(Kind::Bins, &tp, &mut buf);
     buf
 }
@@ -442,7 +466,7 @@ struct Pass1 {
     comp_index: HashMap<u32, u32>,
     trailer_files: Option<u64>,
     /// What fsim-partition dropped, passed on to the report.
-    pruned: formats::Params,
+    pruned: Option<Pruned>,
 }
 
 impl Pass1 {
@@ -458,7 +482,7 @@ impl Pass1 {
             comps: Vec::new(),
             comp_index: HashMap::new(),
             trailer_files: None,
-            pruned: formats::Params::new(),
+            pruned: None,
         }
     }
 
@@ -471,7 +495,8 @@ impl Pass1 {
                     return Err("a second header: fsim-binpack reads one partition file".into());
                 }
                 self.check.header(kind, p)?;
-                if let Some(n) = self.check.params.as_ref().and_then(|p| p.get_u64("files")) {
+                let header = self.check.params.as_ref().map(PartitionHeader::parse);
+                if let Some(n) = header.transpose()?.and_then(|h| h.files) {
                     // Counts indexed by id: reserve for the announced table.
                     self.recs_per_file.reserve(n.min(1 << 32) as usize);
                 }
@@ -481,13 +506,14 @@ impl Pass1 {
                     return Err("a second trailer".into());
                 }
                 self.check.trailer(kind, &p)?;
-                self.trailer_files = Some(p.get_u64("files").ok_or("trailer without files=")?);
-                self.pruned = formats::pruned_params(self.check.params.as_ref(), &p);
-                if self.trailer_files != Some(self.files.len() as u64) {
+                let t = PartitionTrailer::parse(&p)?;
+                self.trailer_files = Some(t.files);
+                self.pruned = Pruned::of_partition(partition_limit(&self.check)?, &t);
+                if t.files != self.files.len() as u64 {
                     return Err(format!(
                         "{} F lines read but the trailer announced files={}: the file is truncated or was edited",
                         self.files.len(),
-                        p.get("files").unwrap_or("?")
+                        t.files
                     ));
                 }
             }
@@ -792,7 +818,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     let mut buf = Vec::with_capacity(1 << 16);
     let params = bins_params(
         p.check.params.as_ref(),
-        &p.pruned,
+        p.pruned.as_ref(),
         pl.bins.len(),
         cfg.capacity,
     );
@@ -819,9 +845,7 @@ pub fn run(cfg: &Config) -> Result<()> {
             &mut next_file,
         )?;
     }
-    let t = formats::digest_params(&p.seen, "records")
-        .with("bins", pl.bins.len())
-        .with("files", p.files.len());
+    let t = bins_trailer(&p.seen, pl.bins.len(), p.files.len() as u64);
     formats::write_trailer(Kind::Bins, &t, &mut buf);
     out.write_all(&buf)?;
     out.finish()?;

@@ -22,11 +22,12 @@
 
 use crate::error::{Error, Result};
 use crate::formats::collections::{check_name, Collection};
-use crate::formats::files::{TableDigest, TABLE_DIGEST_KEY};
+use crate::formats::files::TableDigest;
+use crate::formats::headers::{in_file, ChunkParams, FilesHeader, FilesTrailer};
 use crate::formats::open_input;
 use crate::formats::{
     digest_params, escape_path_string, write_header, write_trailer, ChunkRecord, Digest, FileEntry,
-    InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
+    InputCheck, Kind, Line, LineReader,
 };
 use crate::io::Output;
 use std::path::{Path, PathBuf};
@@ -97,7 +98,7 @@ impl MergeSummary {
 
 /// A file table with its trailer.
 struct Table {
-    params: Params,
+    chunk: ChunkParams,
     entries: Vec<FileEntry>,
     records: Digest,
     skipped: u64,
@@ -115,24 +116,26 @@ fn read_table(path: &Path) -> Result<Table> {
         }
     }
     let t = t.ok_or_else(|| Error::msg(format!("{name}: no '#end files' trailer")))?;
-    if params.get("shard").is_some() {
+    let header = FilesHeader::from_params(&params, &name)?;
+    if header.shard.is_some() {
         return Err(Error::msg(format!(
             "{name} is a shard's file table: merge the shards first (fsim-chunk --previous)"
         )));
     }
+    let t = in_file(&name, FilesTrailer::parse(&t))?;
     let records = Digest {
         count: t
-            .get_u64("records")
+            .records
             .ok_or_else(|| Error::msg(format!("{name}: trailer without records=")))?,
         sum: t
-            .get_u128_hex("digest")
+            .digest
             .ok_or_else(|| Error::msg(format!("{name}: trailer without digest=")))?,
     };
     Ok(Table {
-        params,
+        chunk: header.chunk,
         entries,
         records,
-        skipped: t.get_u64("skipped").unwrap_or(0),
+        skipped: t.skipped.unwrap_or(0),
     })
 }
 
@@ -149,7 +152,7 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
         }
     }
     let mut out = Output::create(cfg.output.as_deref())?;
-    let mut chunk_params: Option<Params> = None;
+    let mut chunk_params: Option<ChunkParams> = None;
     let mut cols = Vec::new();
     let mut entries: Vec<FileEntry> = Vec::new();
     let mut written = Digest::default();
@@ -162,12 +165,16 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
     let progress = crate::io::progress::Progress::for_inputs("fsim-merge", &chunk_paths, cfg.quiet);
     for inp in &cfg.inputs {
         let table = read_table(&inp.files)?;
-        let params = table.params.only(CHUNK_PARAM_KEYS);
+        let params = table.chunk;
         match &chunk_params {
             None => {
-                let mut h = params.clone().with("collections", cfg.inputs.len());
-                h.set("merged", 1);
-                write_header(Kind::Chunks, &h, &mut buf);
+                let h = FilesHeader {
+                    chunk: params.clone(),
+                    collections: Some(cfg.inputs.len() as u64),
+                    merged: Some(true),
+                    shard: None,
+                };
+                write_header(Kind::Chunks, &h.to_params(), &mut buf);
                 chunk_params = Some(params.clone());
             }
             Some(first) => {
@@ -245,7 +252,7 @@ struct Offset {
 #[allow(clippy::too_many_arguments)]
 fn copy_chunks(
     inp: &Input,
-    params: &Params,
+    params: &ChunkParams,
     at: Offset,
     records: &Digest,
     progress: &crate::io::progress::Progress,
@@ -261,7 +268,8 @@ fn copy_chunks(
         let err = |m: String| Error::input(&name, line_no, m);
         match line {
             Line::Header(k, p) => {
-                if let Some(d) = p.only(CHUNK_PARAM_KEYS).difference(params) {
+                let chunk = ChunkParams::parse(&p).map_err(err)?;
+                if let Some(d) = chunk.difference(params) {
                     return Err(err(format!(
                         "chunking parameters differ from its file table {}: {d}",
                         inp.files.display()
@@ -310,17 +318,19 @@ fn copy_chunks(
 /// file, the trailer of the merged chunk stream (`written`).
 fn write_file_table(
     cfg: &MergeConfig,
-    chunk_params: Option<Params>,
+    chunk_params: Option<ChunkParams>,
     cols: &[Collection],
     entries: &[FileEntry],
     written: &Digest,
     skipped: u64,
 ) -> Result<()> {
     let mut ft = Vec::with_capacity(entries.len() * 100 + 256);
-    let fp = chunk_params
-        .unwrap_or_default()
-        .with("collections", cols.len());
-    write_header(Kind::Files, &fp, &mut ft);
+    let fp = FilesHeader {
+        chunk: chunk_params.unwrap_or_default(),
+        collections: Some(cols.len() as u64),
+        ..FilesHeader::default()
+    };
+    write_header(Kind::Files, &fp.to_params(), &mut ft);
     for c in cols {
         c.write(&mut ft);
     }
@@ -330,12 +340,14 @@ fn write_file_table(
     }
     write_trailer(
         Kind::Files,
-        &Params::new()
-            .with("files", entries.len())
-            .with("records", written.count)
-            .with("digest", crate::formats::hex128(written.sum))
-            .with("skipped", skipped)
-            .with(TABLE_DIGEST_KEY, table.hex()),
+        &FilesTrailer {
+            files: Some(entries.len() as u64),
+            records: Some(written.count),
+            digest: Some(written.sum),
+            skipped: Some(skipped),
+            table_digest: Some(table.0),
+        }
+        .to_params(),
         &mut ft,
     );
     let mut fo = Output::create(Some(&cfg.files_out))?;

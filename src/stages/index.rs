@@ -26,6 +26,7 @@
 use crate::chunking::chunker::Chunker;
 use crate::chunking::reader::chunk_path_as;
 use crate::error::{Context, Error, Result};
+use crate::formats::headers::ChunkParams;
 use crate::formats::open_input;
 use crate::formats::{
     escape_path_string, ChunkRecord, Digest, FileEntry, FileType, InputCheck, Kind, Line,
@@ -321,8 +322,10 @@ pub struct BuildConfig {
 /// index folder (created if needed). Returns (files, records).
 pub fn add_segment(cfg: &BuildConfig) -> Result<(usize, u64)> {
     let (entries, table_params) = crate::formats::files::read_file_table(&cfg.files)?;
-    if let Some(m) = table_params
-        .get("method")
+    let chunk = ChunkParams::from_params(&table_params, &cfg.files.display().to_string())?;
+    if let Some(m) = chunk
+        .method
+        .as_deref()
         .filter(|m| crate::chunking::features::is_feature_method(m))
     {
         return Err(Error::msg(format!(

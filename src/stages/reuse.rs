@@ -41,6 +41,7 @@
 use crate::chunking::stream::Piece;
 use crate::error::{Error, Result};
 use crate::formats::files::TableDigest;
+use crate::formats::headers::FilesHeader;
 use crate::formats::open_input;
 use crate::formats::{
     ChunkRecord, Digest, FileEntry, InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
@@ -148,7 +149,10 @@ impl Source {
         if let Some(e) = params_differ(files.name(), 1, &head, params) {
             return Err(e);
         }
-        let shard = match head.get("shard") {
+        let head_shard = FilesHeader::parse(&head)
+            .map_err(|m| Error::input(files.name(), 1, m))?
+            .shard;
+        let shard = match head_shard.as_deref() {
             None => None,
             Some(s) => Some(
                 Shard::parse(s)
@@ -163,12 +167,13 @@ impl Source {
                 if let Some(e) = params_differ(chunks.name(), 1, &p, params) {
                     return Err(e);
                 }
-                if p.get("shard") != head.get("shard") {
+                let p_shard = FilesHeader::parse(&p).map_err(|m| chunks.error(m))?.shard;
+                if p_shard != head_shard {
                     return Err(chunks.error(format!(
                         "this chunk file is from shard {} but its file table {} is from shard {}",
-                        p.get("shard").unwrap_or("none"),
+                        p_shard.as_deref().unwrap_or("none"),
                         files.name(),
-                        head.get("shard").unwrap_or("none")
+                        head_shard.as_deref().unwrap_or("none")
                     )));
                 }
                 check.header(Kind::Chunks, p).map_err(|m| chunks.error(m))?;

@@ -22,11 +22,12 @@
 //! tens or hundreds of chunks.
 
 use crate::error::{Error, Result};
+use crate::formats::headers::{ChunkParams, TemplatesHeader};
 use crate::formats::open_input;
 use crate::formats::templates::{line_mix, TemplateSet};
 use crate::formats::{
     escape_path_string, write_header, write_hex128, write_trailer, write_u64, Digest, Kind, Line,
-    LineReader, Params, CHUNK_PARAM_KEYS,
+    LineReader, Params,
 };
 use crate::io::Output;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -202,7 +203,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         )));
     }
     let (clusters, rparams) = read_report(&cfg.report, &cfg.clusters)?;
-    let chunk_params = rparams.only(CHUNK_PARAM_KEYS);
+    let report_name = cfg.report.display().to_string();
+    let chunk_params = ChunkParams::from_params(&rparams, &report_name)?;
     check_files(cfg, &clusters, &chunk_params)?;
     let (counts, records_read) = count_chunks(cfg, &clusters, &chunk_params)?;
     // Template chunks per cluster, hash order.
@@ -228,10 +230,11 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 
 /// Check that the file table comes from the report's run: the same
 /// chunking, and each member of the clusters the file of its id.
-fn check_files(cfg: &Config, clusters: &[ClusterInfo], chunk_params: &Params) -> Result<()> {
+fn check_files(cfg: &Config, clusters: &[ClusterInfo], chunk_params: &ChunkParams) -> Result<()> {
     let files = &cfg.files;
     let (table, tparams) = crate::formats::files::read_file_table(files)?;
-    if let Some(d) = tparams.only(CHUNK_PARAM_KEYS).difference(chunk_params) {
+    let table_chunk = ChunkParams::from_params(&tparams, &files.display().to_string())?;
+    if let Some(d) = table_chunk.difference(chunk_params) {
         return Err(Error::msg(format!(
             "{} and {} come from runs with different parameters: {d}",
             cfg.report.display(),
@@ -263,7 +266,7 @@ type ChunkCounts = HashMap<(usize, u128), (u32, u32, u32)>;
 fn count_chunks(
     cfg: &Config,
     clusters: &[ClusterInfo],
-    chunk_params: &Params,
+    chunk_params: &ChunkParams,
 ) -> Result<(ChunkCounts, u64)> {
     // Member -> cluster index.
     let mut member: HashMap<u32, usize> = HashMap::new();
@@ -290,7 +293,9 @@ fn count_chunks(
                     if !matches!(k, Kind::Chunks | Kind::Partition | Kind::Bins) {
                         return Err(Error::input(&name, line_no, format!("this is a {} file: expected chunk records (partition.tsv, sorted.tsv or chunks.tsv)", k.as_str())));
                     }
-                    if let Some(d) = p.only(CHUNK_PARAM_KEYS).difference(chunk_params) {
+                    let chunk =
+                        ChunkParams::parse(&p).map_err(|m| Error::input(&name, line_no, m))?;
+                    if let Some(d) = chunk.difference(chunk_params) {
                         return Err(Error::input(
                             &name,
                             line_no,
@@ -333,7 +338,7 @@ fn count_chunks(
 /// counted in `summary`.
 fn templates_file(
     cfg: &Config,
-    chunk_params: &Params,
+    chunk_params: &ChunkParams,
     clusters: &[ClusterInfo],
     per: &[BTreeMap<u128, u32>],
     summary: &mut Summary,
@@ -343,16 +348,18 @@ fn templates_file(
         if let Some(o) = cfg.output.as_ref().filter(|o| o.as_os_str() != "-") {
             if o.exists() {
                 // Validate what is there before keeping it.
-                TemplateSet::load(std::slice::from_ref(o), chunk_params)?;
+                TemplateSet::load(std::slice::from_ref(o), &chunk_params.to_params())?;
                 body = std::fs::read(o)
                     .map_err(|e| Error::msg(format!("cannot read {}: {e}", o.display())))?;
             }
         }
     }
     let mut written: HashSet<u128> = HashSet::new();
-    let mut hp = chunk_params.clone();
-    hp.set("fraction", cfg.fraction);
-    write_header(Kind::Templates, &hp, &mut body);
+    let hp = TemplatesHeader {
+        chunk: chunk_params.clone(),
+        fraction: Some(cfg.fraction),
+    };
+    write_header(Kind::Templates, &hp.to_params(), &mut body);
     let mut d = Digest::default();
     for (c, chunks) in clusters.iter().zip(per) {
         let bytes: u64 = chunks.values().map(|&l| l as u64).sum();

@@ -46,6 +46,7 @@ mod tttd;
 pub use bsw::Bsw;
 pub use tttd::Tttd;
 
+use crate::formats::headers::ChunkParams;
 use crate::formats::Params;
 use std::fmt;
 use std::str::FromStr;
@@ -293,24 +294,29 @@ impl Chunker {
     /// Errors when the header names another method or sizes this version
     /// does not derive from `avg` (records of an incompatible run).
     pub fn from_params(p: &Params) -> std::result::Result<Chunker, String> {
-        if p.get("method")
-            .is_some_and(crate::chunking::features::is_feature_method)
-        {
-            return crate::chunking::features::MethodSpec::from_params(p).map(Chunker::Features);
+        Chunker::from_chunk_params(&ChunkParams::parse(p)?)
+    }
+
+    /// The chunker that made records with these chunking parameters.
+    pub fn from_chunk_params(p: &ChunkParams) -> std::result::Result<Chunker, String> {
+        let method = p.method.as_deref();
+        if method.is_some_and(crate::chunking::features::is_feature_method) {
+            return crate::chunking::features::MethodSpec::from_chunk_params(p)
+                .map(Chunker::Features);
         }
-        let method: Method = p.get("method").ok_or("no method= in the header")?.parse()?;
+        let method: Method = method.ok_or("no method= in the header")?.parse()?;
         let avg = p
-            .get_u64("avg")
+            .avg
             .ok_or("no avg= in the header")?
             .try_into()
             .map_err(|_| "avg= out of range")?;
         let c = Chunker::new(method, avg)?;
-        let mut mine = c.params();
         // Which view was chunked (`content=`) is not the chunker's to say.
-        if let Some(v) = p.get("content") {
-            mine.set("content", v);
-        }
-        if let Some(d) = mine.difference(&p.only(crate::formats::CHUNK_PARAM_KEYS)) {
+        let mine = ChunkParams {
+            content: p.content.clone(),
+            ..c.chunk_params()
+        };
+        if let Some(d) = mine.difference(p) {
             return Err(format!(
                 "the records were made with other chunking parameters than this fsim makes for method={method} avg={avg}: {d}"
             ));
@@ -327,6 +333,11 @@ impl Chunker {
         }
     }
 
+    /// [`Chunker::params`], typed.
+    pub fn chunk_params(&self) -> ChunkParams {
+        ChunkParams::parse(&self.params()).expect("the chunker writes well-formed parameters")
+    }
+
     /// The header parameters ([`crate::formats::CHUNK_PARAM_KEYS`]) that say
     /// how the chunk records were made.
     pub fn params(&self) -> Params {
@@ -335,15 +346,18 @@ impl Chunker {
             Chunker::Bsw(b) => (Method::Bsw, b.avg, b.min, b.max, b.div, 0),
             Chunker::Features(f) => return f.params(),
         };
-        Params::new()
-            .with("method", method)
-            .with("avg", avg)
-            .with("min", min)
-            .with("max", max)
-            .with("div", div)
-            .with("div2", div2)
-            .with("window", WINDOW)
-            .with("hash", "md5")
+        let p = ChunkParams {
+            method: Some(method.to_string()),
+            avg: Some(avg as u64),
+            min: Some(min as u64),
+            max: Some(max as u64),
+            div: Some(div as u64),
+            div2: Some(div2 as u64),
+            window: Some(WINDOW as u64),
+            hash: Some("md5".into()),
+            ..ChunkParams::default()
+        };
+        p.to_params()
     }
 }
 

@@ -33,6 +33,7 @@ mod sif;
 
 pub use normalize::{normalize, Normalize};
 
+use crate::formats::headers::ChunkParams;
 use crate::formats::{mix128, Params};
 use std::fmt;
 use std::str::FromStr;
@@ -268,45 +269,49 @@ impl MethodSpec {
 
     /// The spec that wrote a header (errors name what is missing or wrong).
     pub fn from_params(p: &Params) -> Result<MethodSpec, String> {
-        let method: FeatureMethod = p.get("method").ok_or("no method= in the header")?.parse()?;
+        MethodSpec::from_chunk_params(&ChunkParams::parse(p)?)
+    }
+
+    /// The spec that wrote these chunking parameters.
+    pub fn from_chunk_params(p: &ChunkParams) -> Result<MethodSpec, String> {
+        let method: FeatureMethod = p
+            .method
+            .as_deref()
+            .ok_or("no method= in the header")?
+            .parse()?;
         let mut s = MethodSpec::new(method);
-        let num = |k: &str| -> Result<u64, String> {
-            p.get_u64(k)
-                .ok_or_else(|| format!("no {k}= (a number) in the header of a {method} run"))
+        let num = |k: &str, v: Option<u64>| -> Result<u64, String> {
+            v.ok_or_else(|| format!("no {k}= (a number) in the header of a {method} run"))
         };
-        let flag = |k: &str| -> Result<bool, String> {
-            match p.get(k) {
-                Some("0") => Ok(false),
-                Some("1") => Ok(true),
-                _ => Err(format!("no {k}=0|1 in the header of a {method} run")),
-            }
+        let flag = |k: &str, v: Option<bool>| -> Result<bool, String> {
+            v.ok_or_else(|| format!("no {k}=0|1 in the header of a {method} run"))
         };
         let small = |v: u64| u32::try_from(v).map_err(|_| "parameter out of range".to_string());
-        s.window = usize::try_from(num("window")?).map_err(|_| "window out of range")?;
+        s.window = usize::try_from(num("window", p.window)?).map_err(|_| "window out of range")?;
         match method {
             FeatureMethod::Sif => {
-                s.bits = small(num("bits")?)?;
-                s.anchors = small(num("anchors")?)?;
+                s.bits = small(num("bits", p.bits)?)?;
+                s.anchors = small(num("anchors", p.anchors)?)?;
             }
             FeatureMethod::Supershingle => {
-                s.k = small(num("k")?)?;
-                s.s = small(num("s")?)?;
+                s.k = small(num("k", p.k)?)?;
+                s.s = small(num("s", p.s)?)?;
             }
             FeatureMethod::BBit => {
-                s.n = small(num("n")?)?;
-                s.b = small(num("b")?)?;
+                s.n = small(num("n", p.n)?)?;
+                s.b = small(num("b", p.b)?)?;
             }
-            _ => s.n = small(num("n")?)?,
+            _ => s.n = small(num("n", p.n)?)?,
         }
         s.norm = Normalize {
-            fold_case: flag("fold-case")?,
-            collapse_whitespace: flag("collapse-whitespace")?,
-            strip_html: flag("strip-html")?,
+            fold_case: flag("fold-case", p.fold_case)?,
+            collapse_whitespace: flag("collapse-whitespace", p.collapse_whitespace)?,
+            strip_html: flag("strip-html", p.strip_html)?,
         };
-        if p.get("hash") != Some("kr61") {
+        if p.hash.as_deref() != Some("kr61") {
             return Err(format!(
                 "hash={} in the header: this fsim makes features with hash=kr61",
-                p.get("hash").unwrap_or("(none)")
+                p.hash.as_deref().unwrap_or("(none)")
             ));
         }
         s.validate()?;

@@ -21,6 +21,7 @@ use super::pairs::pairs_params;
 use super::{LineSource, Thresholds};
 use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
+use crate::formats::headers::{Delta, PairsHeader};
 use crate::formats::{read_header, FileEntry, Kind, Params};
 use std::path::{Path, PathBuf};
 
@@ -63,28 +64,29 @@ pub fn plan(
 ) -> Result<std::result::Result<Changed, String>> {
     let (old, _) = read_file_table(&since.files)?;
     let old_verified = read_header(&since.verified, Kind::Pairs)?;
-    if old_verified.get("verified").is_none() {
+    let verified_name = since.verified.display().to_string();
+    let old_header = PairsHeader::from_params(&old_verified, &verified_name)?;
+    let Some(old_verify) = old_header.verify else {
         return Err(Error::msg(format!(
             "{}: expected the verified pairs of the earlier run (written by fsim-verify)",
             since.verified.display()
         )));
-    }
+    };
     if bins.as_os_str() == "-" {
         return Err(Error::msg(
             "with --previous-files the bins must be a file, not standard input (its header is read first)",
         ));
     }
     let bins_params = crate::formats::stage_params(&read_header(bins, Kind::Bins)?);
-    let now = without(&pairs_params(&bins_params, th, lines), MAY_DIFFER);
+    let now = pairs_params(&bins_params, th, lines)
+        .map_err(|m| Error::msg(format!("{}: {m}", bins.display())))?;
+    let now = without(&now, MAY_DIFFER);
     let mut before = without(&old_verified, MAY_DIFFER);
     before.0.retain(|(k, _)| !k.starts_with("verif"));
     if let Some(d) = now.difference(&before) {
         return Ok(Err(format!("the earlier analysis differs: {d}")));
     }
-    match old_verified
-        .get("verify-min-percent")
-        .and_then(|v| v.parse::<f64>().ok())
-    {
+    match old_verify.min_percent {
         Some(t) if t <= since.verify_min_percent => {}
         t => {
             return Ok(Err(format!(
@@ -111,5 +113,8 @@ fn without(p: &Params, keys: &[&str]) -> Params {
 
 /// The header keys a delta pairs file carries.
 pub fn mark(p: Params, changed: &Changed) -> Params {
-    p.with("delta", 1).with("changed-files", changed.count)
+    let delta = Delta {
+        changed_files: Some(changed.count),
+    };
+    p.merged(&delta.to_params())
 }

@@ -237,7 +237,8 @@ pub fn run(cfg: &Config) -> Result<()> {
             }
         });
     }
-    let mut params = pairs_params(&a.params, th, src);
+    // The bins header was read as a `BinsHeader`: its values are well formed.
+    let mut params = pairs_params(&a.params, th, src).map_err(crate::Error::msg)?;
     if let Some(c) = &options.only {
         params = delta::mark(params, c);
     }

@@ -5,6 +5,7 @@ use super::delta::Changed;
 use super::{Analysis, LineSource};
 use crate::chunking::features;
 use crate::error::{Context, Result};
+use crate::formats::headers::{AnalysisParams, ChunkParams, LineParams};
 use crate::formats::{self, Kind, Params};
 use std::io::Write;
 
@@ -45,24 +46,27 @@ impl Thresholds {
 /// The header of the pairs file written from a bins file with header
 /// `bins`: its parameters, the thresholds, the estimator of feature
 /// methods and the line source's settings (a re-run compares them).
-pub fn pairs_params(bins: &Params, th: &Thresholds, lines: Option<&LineSource>) -> Params {
-    let mut params = bins
-        .clone()
-        .with("min-bytes", th.min_bytes)
-        .with("min-percent", th.min_percent)
-        .with("percent-of", th.percent_of.as_str());
-    if let Some(Ok(m)) = bins
-        .get("method")
-        .map(str::parse::<features::FeatureMethod>)
-    {
-        params.set("estimate", m.estimator().as_str());
-    }
-    if let Some(l) = lines {
-        params.set("line-pairs-below", l.max_size);
-        params.set("line-catalogs", u8::from(l.catalogs));
-        params.set("line-min-percent", l.thresholds.min_percent);
-    }
-    params
+/// Errors (a message for the bins file) on malformed chunking parameters.
+pub fn pairs_params(
+    bins: &Params,
+    th: &Thresholds,
+    lines: Option<&LineSource>,
+) -> std::result::Result<Params, String> {
+    let method = ChunkParams::parse(bins)?.method;
+    let analysis = AnalysisParams {
+        min_bytes: Some(th.min_bytes),
+        min_percent: Some(th.min_percent),
+        percent_of: Some(th.percent_of),
+        estimate: method
+            .and_then(|m| m.parse::<features::FeatureMethod>().ok())
+            .map(|m| m.estimator().as_str()),
+        lines: lines.map(|l| LineParams {
+            below: l.max_size,
+            catalogs: l.catalogs,
+            min_percent: l.thresholds.min_percent,
+        }),
+    };
+    Ok(bins.clone().merged(&analysis.to_params()))
 }
 
 /// Write a pairs file (header `params`, pair lines in (a, b) order,

@@ -10,6 +10,7 @@ use super::{Analysis, Options, BYTES_PER_RECORD};
 use crate::chunking::features::{self, MethodSpec};
 use crate::error::Result;
 use crate::formats::bins::{parse_record, FileLine};
+use crate::formats::headers::{BinsHeader, BinsTrailer};
 use crate::formats::{
     self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
 };
@@ -254,9 +255,14 @@ impl BinsReader<'_> {
                         "a second header: fsim-analyze reads one bins file".into()
                     ));
                 }
-                let bins = p.get_u64("bins");
-                if p.get("method").is_some_and(features::is_feature_method) {
-                    self.spec = Some(MethodSpec::from_params(&p).map_err(at)?);
+                let h = BinsHeader::parse(&p).map_err(at)?;
+                let bins = h.bins;
+                if h.chunk
+                    .method
+                    .as_deref()
+                    .is_some_and(features::is_feature_method)
+                {
+                    self.spec = Some(MethodSpec::from_chunk_params(&h.chunk).map_err(at)?);
                 }
                 self.check.header(kind, p).map_err(at)?;
                 self.progress.set_count_total(bins.unwrap_or(0));
@@ -269,9 +275,7 @@ impl BinsReader<'_> {
                     b.finish(self.opts, &mut self.a, name, ln, self.progress)?;
                 }
                 self.check.trailer(kind, &p).map_err(at)?;
-                let files = p
-                    .get_u64("files")
-                    .ok_or_else(|| at("trailer without files=".into()))?;
+                let files = BinsTrailer::parse(&p).map_err(at)?.files;
                 if files != self.a.files {
                     return Err(at(format!(
                         "{} F lines read but the trailer announced files={files}",

@@ -207,7 +207,7 @@ fn chunk_twice_in_both_counts_twice() {
         ..Options::default()
     };
     let again = analyze_reader(&bins_text(&bins, false)[..], "test.bins", &opts).unwrap();
-    let params = pairs_params(&again.params, &ALL, None);
+    let params = pairs_params(&again.params, &ALL, None).unwrap();
     assert_eq!(
         write_pairs(again, &params, None, &mut out, "test").unwrap(),
         1

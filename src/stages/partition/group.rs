@@ -296,7 +296,7 @@ impl Keep for RunKeep {
 pub(super) fn group_chunks(
     inputs: &[PathBuf],
     table: &FileTable,
-    chunk_params: &Params,
+    chunk_params: &ChunkParams,
     mut tmpl: crate::stages::templates::PayloadCounter,
     limit: u64,
     quiet: bool,
@@ -312,7 +312,8 @@ pub(super) fn group_chunks(
     // degree-1 and ubiquitous ones are dropped), for the F lines: the
     // analysis needs each file's set size for resemblance. 4 bytes per file.
     let mut feature_counts: Option<Vec<u32>> = chunk_params
-        .get("method")
+        .method
+        .as_deref()
         .is_some_and(crate::chunking::features::is_feature_method)
         .then(|| vec![0u32; n as usize]);
     let (mut last_name, mut last_line) = (String::from("-"), 0);
@@ -391,12 +392,13 @@ fn other_line(
     line: &[u8],
     at: &crate::stages::sort::At,
     check: &mut InputCheck,
-    chunk_params: &Params,
+    chunk_params: &ChunkParams,
     table: &FileTable,
 ) -> Result<()> {
     match classify_line(line).map_err(|m| at.error(m))? {
         Line::Header(kind, params) => {
-            if let Some(d) = params.only(CHUNK_PARAM_KEYS).difference(chunk_params) {
+            let chunk = ChunkParams::parse(&params).map_err(|m| at.error(m))?;
+            if let Some(d) = chunk.difference(chunk_params) {
                 return Err(at.error(format!(
                     "chunking parameters differ from the file table {}: {d} (in the file table)",
                     table.name

@@ -43,11 +43,12 @@ pub use merge::{run_merge, MergeConfig};
 use table::{is_regular, parse_file_line, peek_file_table, read_file_table, FileTable};
 
 use crate::error::{Error, Result};
-use crate::formats::files::{TableDigest, TABLE_DIGEST_KEY};
+use crate::formats::files::TableDigest;
+use crate::formats::headers::{ChunkParams, PartitionHeader, PartitionTrailer};
 use crate::formats::open_input;
 use crate::formats::{
-    classify_line, digest_params, hex128, parse_hex128, parse_id, parse_u64, write_header,
-    write_trailer, Digest, InputCheck, Kind, Line, Params, CHUNK_PARAM_KEYS,
+    classify_line, hex128, parse_hex128, parse_id, parse_u64, write_header, write_trailer, Digest,
+    InputCheck, Kind, Line, Params,
 };
 use crate::io::bgwrite::BgWriter;
 use crate::io::Output;
@@ -215,21 +216,23 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (table, kept_files) = load_table(&cfg.files)?;
     let n = table.files;
     let limit = cfg.limit.resolve(n);
-    let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
+    let chunk = ChunkParams::from_params(&table.params, &table.name)?;
     let tmpl = crate::stages::templates::PayloadCounter::new(
-        crate::formats::templates::TemplateSet::load(&cfg.templates, &chunk_params)?,
+        crate::formats::templates::TemplateSet::load(&cfg.templates, &chunk.to_params())?,
         n as usize,
     );
     let mut w = BgWriter::new(Output::create(cfg.output.as_deref())?);
     let mut head = Vec::new();
-    let mut hp = chunk_params.clone().with("files", n).with("limit", limit);
-    for (k, v) in tmpl.set.header_params().0 {
-        hp.set(&k, v);
-    }
-    write_header(Kind::Partition, &hp, &mut head);
+    let header = PartitionHeader {
+        chunk: chunk.clone(),
+        files: Some(n),
+        limit: Some(limit),
+        templates: tmpl.set.identity(),
+    };
+    write_header(Kind::Partition, &header.to_params(), &mut head);
     w.raw(&head)?;
 
-    let (grouped, unions) = group_and_join(cfg, &table, &chunk_params, tmpl, limit, w);
+    let (grouped, unions) = group_and_join(cfg, &table, &chunk, tmpl, limit, w);
     let gr = grouped?;
     let (g, mut w, seen, tmpl, feature_counts) =
         (gr.grouper, gr.out, gr.seen, gr.tmpl, gr.feature_counts);
@@ -274,16 +277,17 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         crate::formats::write_id(t.example, &mut tail);
         tail.push(b'\n');
     }
-    let mut tp = digest_params(&kept, "records")
-        .with("files", files_in_components)
-        .with("components", components)
-        .with("dropped_chunks", dropped_chunks)
-        .with("dropped_records", dropped_records);
-    if dropped_chunks > 0 {
-        tp.set("pruned_files", pruned_files);
-        tp.set("dropped_digest", hex128(dropped_digest));
-    }
-    write_trailer(Kind::Partition, &tp, &mut tail);
+    let tp = PartitionTrailer {
+        records: kept.count,
+        digest: kept.sum,
+        files: files_in_components,
+        components,
+        dropped_chunks,
+        dropped_records,
+        pruned_files: Some(pruned_files),
+        dropped_digest: Some(dropped_digest),
+    };
+    write_trailer(Kind::Partition, &tp.to_params(), &mut tail);
     w.raw(&tail)?;
     w.finish()?.finish()?;
     Ok(Summary {
@@ -333,7 +337,7 @@ fn load_table(files: &Path) -> Result<(FileTable, Option<Vec<SizeContent>>)> {
 fn group_and_join(
     cfg: &Config,
     table: &FileTable,
-    chunk_params: &Params,
+    chunk_params: &ChunkParams,
     tmpl: crate::stages::templates::PayloadCounter,
     limit: u64,
     w: BgWriter,

@@ -3,6 +3,7 @@
 //! the whole table once at the end for the `F` lines.
 
 use super::*;
+use crate::formats::headers::FilesTrailer;
 
 /// What reading the file table gives.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,7 +82,8 @@ impl FileTable {
     /// The table described by its header and trailer; `None` when the
     /// trailer lacks a field or announces more than 2^32 files.
     pub(super) fn from_ends(name: String, params: Params, t: &Params) -> Option<FileTable> {
-        let files = t.get_u64("files")?;
+        let t = FilesTrailer::parse(t).ok()?;
+        let files = t.files?;
         if files > u32::MAX as u64 + 1 {
             return None;
         }
@@ -90,10 +92,10 @@ impl FileTable {
             params,
             files,
             chunk_digest: Digest {
-                count: t.get_u64("records")?,
-                sum: t.get_u128_hex("digest")?,
+                count: t.records?,
+                sum: t.digest?,
             },
-            table_digest: t.get_u128_hex(TABLE_DIGEST_KEY)?,
+            table_digest: t.table_digest?,
         })
     }
 }
@@ -170,14 +172,15 @@ pub(super) fn read_file_table(
             "no '#end files' trailer: the file table is truncated",
         )
     })?;
-    if t.get_u64("files") != Some(files) {
-        return Err(Error::input(&name, line, format!("{files} files read but the trailer announced {}: the file table is truncated or was edited", t.get("files").unwrap_or("none"))));
+    let ends = FilesTrailer::parse(&t).map_err(|m| Error::input(&name, trailer_at, m))?;
+    if ends.files != Some(files) {
+        return Err(Error::input(&name, line, format!("{files} files read but the trailer announced {}: the file table is truncated or was edited", ends.files.map_or("none".into(), |n| n.to_string()))));
     }
-    let count = t
-        .get_u64("records")
+    let count = ends
+        .records
         .ok_or_else(|| Error::input(&name, line, "trailer without records="))?;
-    let sum = t
-        .get_u128_hex("digest")
+    let sum = ends
+        .digest
         .ok_or_else(|| Error::input(&name, line, "trailer without digest="))?;
     if files > u32::MAX as u64 + 1 {
         return Err(Error::input(&name, line, "more than 2^32 files"));

@@ -98,11 +98,11 @@ use worker::{Outcome, Worker};
 use crate::chunking::chunker::Chunker;
 use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
+use crate::formats::headers::{ChunkParams, Delta, PairsHeader, VerifyParams};
 use crate::formats::open_input;
 use crate::formats::pairs;
 use crate::formats::{
     digest_params, write_header, write_trailer, Digest, InputCheck, Kind, Line, LineReader,
-    CHUNK_PARAM_KEYS,
 };
 use crate::formats::{percent, PercentOf};
 use crate::io::Output;
@@ -427,7 +427,8 @@ impl Reading<'_> {
             )));
         }
         self.tset.check_against(&p, "these pairs").map_err(err)?;
-        if p.get("verified").is_some() {
+        let h = PairsHeader::parse(&p).map_err(err)?;
+        if h.verify.is_some() {
             return Err(err(
                 "these pairs are already verified (written by fsim-verify)".into(),
             ));
@@ -435,8 +436,9 @@ impl Reading<'_> {
         if let Some(pv) = &mut self.prev {
             pv.check(&p)?;
         }
-        if p.get("delta").is_some() && self.delta.is_none() {
-            self.open_delta(&p, err)?;
+        match h.delta {
+            Some(delta) if self.delta.is_none() => self.open_delta(&p, delta, err)?,
+            _ => {}
         }
         if !self.header_written {
             write_headers(&p, self.cfg, sink)?;
@@ -450,6 +452,7 @@ impl Reading<'_> {
     fn open_delta(
         &mut self,
         p: &crate::formats::Params,
+        delta: Delta,
         err: &dyn Fn(String) -> Error,
     ) -> Result<()> {
         let Some((old_pairs, old_table, old_regions)) = &self.cfg.previous else {
@@ -461,15 +464,15 @@ impl Reading<'_> {
             old_table,
             old_regions.as_deref().filter(|_| self.want_regions),
         )?;
-        if Some(rows.changed) != p.get_u64("changed-files") {
+        if Some(rows.changed) != delta.changed_files {
             return Err(err(format!(
                 "these pairs were analysed for {} changed files, but {} changed since {}: another earlier run?",
-                p.get("changed-files").unwrap_or("?"),
+                delta.changed_files.map_or("?".into(), |n| n.to_string()),
                 rows.changed,
                 old_table.display()
             )));
         }
-        rows.check(p, self.cfg.min_percent, self.cfg.percent_of.as_str())?;
+        rows.check(p, self.cfg.min_percent, self.cfg.percent_of)?;
         // Its figures are not reused (warned above): its rows
         // are verified like the new pairs.
         rows.reverify = self.previous.is_none();
@@ -523,22 +526,23 @@ impl Reading<'_> {
 /// The headers of the outputs, from the pairs' header `p`: verified pairs
 /// (the verification's settings added, a delta's keys dropped) and regions.
 fn write_headers(p: &crate::formats::Params, cfg: &Config, sink: &mut Sink) -> Result<()> {
+    let verify = VerifyParams {
+        min_percent: Some(cfg.min_percent),
+        percent_of: Some(cfg.percent_of),
+        pieces: Some(PIECE_AVG as u64),
+        binary: Some(BINARY_MEASURE.to_string()),
+    };
     let mut hp = p.clone();
-    hp.0.retain(|(k, _)| k != "delta" && k != "changed-files");
-    hp.set("verified", 1);
-    hp.set("verify-min-percent", cfg.min_percent);
-    hp.set("verify-percent-of", cfg.percent_of.as_str());
-    hp.set("verify-pieces", PIECE_AVG);
-    hp.set("verify-binary", BINARY_MEASURE);
+    Delta::remove(&mut hp);
+    let hp = hp.merged(&verify.to_params());
     let mut h = Vec::new();
     write_header(Kind::Pairs, &hp, &mut h);
     sink.out.write_all(&h)?;
     if let Some(ro) = &mut sink.regions {
         let mut h = Vec::new();
-        let rp = p
-            .only(CHUNK_PARAM_KEYS)
-            .with("verify-pieces", PIECE_AVG)
-            .with("verify-binary", BINARY_MEASURE);
+        // The pairs' header was read as a `PairsHeader`: it parses.
+        let chunk = ChunkParams::parse(p).map_err(Error::msg)?;
+        let rp = chunk.to_params().merged(&verify.measure_params());
         write_header(Kind::Regions, &rp, &mut h);
         ro.write_all(&h)?;
     }
@@ -610,8 +614,11 @@ impl Flow<'_> {
 /// then refuses it with its own message.
 fn previous_measures_bytes(path: &std::path::Path) -> Result<bool> {
     Ok(match crate::formats::read_header(path, Kind::Pairs) {
-        Ok(p) if p.get("verified").is_some() => p.get("verify-binary") == Some(BINARY_MEASURE),
-        _ => true,
+        Ok(p) => match VerifyParams::parse(&p) {
+            Ok(Some(v)) => v.binary.as_deref() == Some(BINARY_MEASURE),
+            _ => true,
+        },
+        Err(_) => true,
     })
 }
 

@@ -21,9 +21,11 @@ use super::worker::Outcome;
 use super::{PairIn, Region, PIECE_AVG};
 use crate::error::{Error, Result};
 use crate::formats::files::{changed_since, read_file_table};
+use crate::formats::headers::{PairsHeader, VerifyParams};
 use crate::formats::pairs;
+use crate::formats::PercentOf;
 use crate::formats::{
-    open_input, parse_id, parse_u64, split_fields, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
+    open_input, parse_id, parse_u64, split_fields, Kind, Line, LineReader, Params,
 };
 use std::io::BufRead;
 use std::path::Path;
@@ -55,8 +57,8 @@ pub struct Previous {
     new_of_old: Vec<u32>,
     pairs: Reader,
     regions: Option<Reader>,
-    /// Parameters of the earlier pairs' header.
-    params: Option<Params>,
+    /// How the earlier pairs were verified (their header's settings).
+    verify: Option<VerifyParams>,
     /// The next earlier pair not yet passed.
     cur: Option<Old>,
     done: bool,
@@ -90,7 +92,7 @@ pub fn open(
         new_of_old,
         pairs: LineReader::new(input, name),
         regions,
-        params: None,
+        verify: None,
         cur: None,
         done: false,
         ahead: None,
@@ -158,16 +160,14 @@ impl Rows {
     /// one keeps: verified at `min_percent` of the same file or lower (the
     /// rows under its threshold are not in it); fsim-analyze checked the
     /// rest before writing the delta.
-    pub fn check(&mut self, new: &Params, min_percent: f64, percent_of: &str) -> Result<()> {
+    pub fn check(&mut self, new: &Params, min_percent: f64, percent_of: PercentOf) -> Result<()> {
         self.inner.check(new)?;
-        let p = self.inner.params.as_ref().expect("read by check");
-        let then = p
-            .get("verify-min-percent")
-            .and_then(|v| v.parse::<f64>().ok());
-        let of = p.get("verify-percent-of").unwrap_or("smaller");
+        let v = self.inner.verify.as_ref().expect("read by check");
+        let (then, of) = (v.min_percent, v.percent_of());
         if then.is_some_and(|t| t <= min_percent) && of == percent_of {
             return Ok(());
         }
+        let (of, percent_of) = (of.as_str(), percent_of.as_str());
         Err(Error::msg(format!(
             "{}: verified from {}% of the {of} file, so it lacks pairs this run keeps (from {min_percent}% of the {percent_of} file): run without --previous, or analyse every pair",
             self.inner.pairs.name(),
@@ -232,7 +232,7 @@ impl Previous {
     /// computed as this run's would be (same pieces, same chunking and
     /// templates as `new`, the new pairs' header).
     pub fn check(&mut self, new: &Params) -> Result<()> {
-        while self.params.is_none() {
+        while self.verify.is_none() {
             let name = self.pairs.name().to_string();
             let Some((line, no)) = self.pairs.next_numbered()? else {
                 return Err(Error::msg(format!(
@@ -242,29 +242,26 @@ impl Previous {
             match line {
                 Line::Header(Kind::Pairs, p) => {
                     let err = |m: String| Error::input(&name, no, m);
-                    if p.get("verified").is_none() {
+                    let Some(v) = VerifyParams::parse(&p).map_err(err)? else {
                         return Err(err(
                             "--previous takes the verified pairs of an earlier run (verified.tsv)"
                                 .into(),
                         ));
-                    }
-                    if p.get_u64("verify-pieces") != Some(PIECE_AVG as u64) {
+                    };
+                    if v.pieces != Some(PIECE_AVG as u64) {
                         return Err(err(format!(
                             "verified with pieces of {} bytes, {PIECE_AVG} now",
-                            p.get("verify-pieces").unwrap_or("?")
+                            v.pieces.map_or("?".into(), |n| n.to_string())
                         )));
                     }
-                    let keys: Vec<&str> = CHUNK_PARAM_KEYS
-                        .iter()
-                        .chain(crate::formats::TEMPLATE_PARAM_KEYS)
-                        .copied()
-                        .collect();
-                    if let Some(d) = p.only(&keys).difference(&new.only(&keys)) {
+                    let then = PairsHeader::parse(&p).map_err(err)?;
+                    let now = PairsHeader::parse(new).map_err(Error::msg)?;
+                    if let Some(d) = then.run_identity().difference(&now.run_identity()) {
                         return Err(err(format!(
                             "the earlier run had other parameters: {d}; run without --previous"
                         )));
                     }
-                    self.params = Some(p);
+                    self.verify = Some(v);
                 }
                 Line::Comment(_) => {}
                 _ => {

@@ -1,0 +1,830 @@
+//! Typed header parameters: one struct per group of `key=value`
+//! parameters a header carries, and one per record kind that reads the
+//! groups its header holds ([`FilesHeader`], [`PartitionHeader`],
+//! [`BinsHeader`], [`PairsHeader`]; a chunks or regions header is the
+//! chunking parameters and what the groups below say).
+//!
+//! Why typed: a stage asks `header.verify.min_percent` instead of parsing
+//! `"verify-min-percent"` itself, so each key is spelled, parsed and
+//! checked in one place, and a malformed value stops the reader with the
+//! file, the key and what was expected instead of reading as absent.
+//!
+//! [`Params`] stays the container on disk: a stage writes its header as
+//! its input's parameters (or the part it carries on, [`stage_params`])
+//! with its own groups' `to_params()` set over them, so keys keep their
+//! order, values their text, and keys no group knows (a newer writer's)
+//! pass through where a stage copies its input's header. `to_params()`
+//! writes exactly the keys `from_params` reads, in the order of
+//! docs/formats.md, with the text fsim always wrote (numbers in decimal,
+//! flags `0`/`1`, digests as 32 hex digits).
+//!
+//! [`stage_params`]: crate::formats::stage_params
+
+use crate::error::{Error, Result};
+use crate::formats::files::TABLE_DIGEST_KEY;
+use crate::formats::lines::{Params, PercentOf};
+use crate::formats::numbers::{hex128, parse_hex128};
+
+/// A reader's complaint about one parameter, without the file (the caller
+/// knows it: `FILE:LINE:` or [`in_file`]).
+pub type Msg<T> = std::result::Result<T, String>;
+
+/// `r` with the file's name in front of its message.
+pub fn in_file<T>(file: &str, r: Msg<T>) -> Result<T> {
+    r.map_err(|m| Error::msg(format!("{file}: {m}")))
+}
+
+/// Typed reads of a header's parameters: an absent key is `None`, a
+/// malformed one an error naming the key, its value and what was expected.
+struct Fields<'a>(&'a Params);
+
+impl Fields<'_> {
+    fn parsed<T>(
+        &self,
+        key: &str,
+        expected: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Msg<Option<T>> {
+        match self.0.get(key) {
+            None => Ok(None),
+            Some(v) => parse(v)
+                .map(Some)
+                .ok_or_else(|| format!("header parameter {key}={v:?}: expected {expected}")),
+        }
+    }
+
+    fn text(&self, key: &str) -> Option<String> {
+        self.0.get(key).map(str::to_string)
+    }
+
+    fn num(&self, key: &str) -> Msg<Option<u64>> {
+        self.parsed(key, "a whole number", |v| v.parse().ok())
+    }
+
+    fn float(&self, key: &str) -> Msg<Option<f64>> {
+        self.parsed(key, "a number", |v| {
+            v.parse().ok().filter(|x: &f64| x.is_finite())
+        })
+    }
+
+    fn flag(&self, key: &str) -> Msg<Option<bool>> {
+        self.parsed(key, "0 or 1", |v| match v {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        })
+    }
+
+    fn hex(&self, key: &str) -> Msg<Option<u128>> {
+        self.parsed(key, "32 hex digits", |v| {
+            (v.len() == 32)
+                .then(|| parse_hex128(v.as_bytes()))
+                .flatten()
+        })
+    }
+
+    fn percent_of(&self, key: &str) -> Msg<Option<PercentOf>> {
+        self.parsed(key, "smaller or larger", |v| match v {
+            "smaller" => Some(PercentOf::Smaller),
+            "larger" => Some(PercentOf::Larger),
+            _ => None,
+        })
+    }
+}
+
+/// Appends `key=value` for each present value, in the order given.
+#[derive(Default)]
+struct Out(Params);
+
+impl Out {
+    fn put(mut self, key: &str, v: Option<impl ToString>) -> Self {
+        if let Some(v) = v {
+            self.0.set(key, v);
+        }
+        self
+    }
+
+    fn flag(self, key: &str, v: Option<bool>) -> Self {
+        self.put(key, v.map(u8::from))
+    }
+}
+
+/// The chunking parameters ([`CHUNK_PARAM_KEYS`](crate::formats::CHUNK_PARAM_KEYS)): how the records were
+/// made, carried by every stage after fsim-chunk and compared between
+/// inputs. Every key is optional (a key absent from both headers compares
+/// equal); `method` is kept as its name because formats cannot know the
+/// methods (`crate::chunking` parses it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChunkParams {
+    pub method: Option<String>,
+    /// The chunk methods' sizes (tttd, bsw).
+    pub avg: Option<u64>,
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+    pub div: Option<u64>,
+    pub div2: Option<u64>,
+    pub window: Option<u64>,
+    /// `md5` (chunk methods) or `kr61` (feature methods).
+    pub hash: Option<String>,
+    /// Which view was chunked, `auto` or `raw` (issue 27).
+    pub content: Option<String>,
+    /// The feature methods' parameters.
+    pub n: Option<u64>,
+    pub bits: Option<u64>,
+    pub anchors: Option<u64>,
+    pub k: Option<u64>,
+    pub s: Option<u64>,
+    pub b: Option<u64>,
+    pub fold_case: Option<bool>,
+    pub collapse_whitespace: Option<bool>,
+    pub strip_html: Option<bool>,
+}
+
+impl ChunkParams {
+    pub fn parse(p: &Params) -> Msg<ChunkParams> {
+        let f = Fields(p);
+        Ok(ChunkParams {
+            method: f.text("method"),
+            avg: f.num("avg")?,
+            min: f.num("min")?,
+            max: f.num("max")?,
+            div: f.num("div")?,
+            div2: f.num("div2")?,
+            window: f.num("window")?,
+            hash: f.text("hash"),
+            content: f.text("content"),
+            n: f.num("n")?,
+            bits: f.num("bits")?,
+            anchors: f.num("anchors")?,
+            k: f.num("k")?,
+            s: f.num("s")?,
+            b: f.num("b")?,
+            fold_case: f.flag("fold-case")?,
+            collapse_whitespace: f.flag("collapse-whitespace")?,
+            strip_html: f.flag("strip-html")?,
+        })
+    }
+
+    pub fn from_params(p: &Params, file: &str) -> Result<ChunkParams> {
+        in_file(file, Self::parse(p))
+    }
+
+    /// The keys present, in [`CHUNK_PARAM_KEYS`](crate::formats::CHUNK_PARAM_KEYS) order (what
+    /// `p.only(CHUNK_PARAM_KEYS)` gave before these were typed).
+    pub fn to_params(&self) -> Params {
+        Out::default()
+            .put("method", self.method.as_ref())
+            .put("avg", self.avg)
+            .put("min", self.min)
+            .put("max", self.max)
+            .put("div", self.div)
+            .put("div2", self.div2)
+            .put("window", self.window)
+            .put("hash", self.hash.as_ref())
+            .put("content", self.content.as_ref())
+            .put("n", self.n)
+            .put("bits", self.bits)
+            .put("anchors", self.anchors)
+            .put("k", self.k)
+            .put("s", self.s)
+            .put("b", self.b)
+            .flag("fold-case", self.fold_case)
+            .flag("collapse-whitespace", self.collapse_whitespace)
+            .flag("strip-html", self.strip_html)
+            .0
+    }
+
+    /// The first parameter on which two runs disagree, said as
+    /// `key=value here but key=value before`; `None` when they chunked
+    /// alike.
+    pub fn difference(&self, before: &ChunkParams) -> Option<String> {
+        self.to_params().difference(&before.to_params())
+    }
+}
+
+/// The template set a run ignored since fsim-partition (`templates=` its
+/// identity, `template-chunks=` its size; [`crate::formats::templates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Templates {
+    pub sum: u128,
+    pub chunks: u64,
+}
+
+impl Templates {
+    /// `None` when the header names no templates.
+    pub fn parse(p: &Params) -> Msg<Option<Templates>> {
+        let f = Fields(p);
+        match (f.hex("templates")?, f.num("template-chunks")?) {
+            (None, None) => Ok(None),
+            (Some(sum), Some(chunks)) => Ok(Some(Templates { sum, chunks })),
+            _ => Err("header with only one of templates= and template-chunks=".into()),
+        }
+    }
+
+    pub fn to_params(&self) -> Params {
+        Params::new()
+            .with("templates", hex128(self.sum))
+            .with("template-chunks", self.chunks)
+    }
+}
+
+/// What fsim-partition's degree limit dropped, carried from the bins
+/// header on (`PRUNED_PARAM_KEYS`; docs/formats.md, partition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    pub degree_limit: Option<u64>,
+    pub chunks: u64,
+    /// Files holding a dropped chunk: unknown from Spark's forests.
+    pub files: Option<u64>,
+    /// Which chunks: the sum of their hash mixes.
+    pub digest: Option<u128>,
+}
+
+impl Pruned {
+    /// `None` when no chunk was dropped.
+    pub fn parse(p: &Params) -> Msg<Option<Pruned>> {
+        let f = Fields(p);
+        let Some(chunks) = f.num("pruned-chunks")?.filter(|&c| c > 0) else {
+            return Ok(None);
+        };
+        Ok(Some(Pruned {
+            degree_limit: f.num("degree-limit")?,
+            chunks,
+            files: f.num("pruned-files")?,
+            digest: f.hex("pruned-digest")?,
+        }))
+    }
+
+    /// From a partition file's header limit and its trailer.
+    pub fn of_partition(limit: Option<u64>, t: &PartitionTrailer) -> Option<Pruned> {
+        (t.dropped_chunks > 0).then_some(Pruned {
+            degree_limit: limit,
+            chunks: t.dropped_chunks,
+            files: t.pruned_files,
+            digest: t.dropped_digest,
+        })
+    }
+
+    pub fn to_params(&self) -> Params {
+        Out::default()
+            .put("degree-limit", self.degree_limit)
+            .put("pruned-chunks", Some(self.chunks))
+            .put("pruned-files", self.files)
+            .put("pruned-digest", self.digest.map(hex128))
+            .0
+    }
+}
+
+/// The header of a file table, and of the chunk file written beside it
+/// (fsim-chunk and fsim-merge head both alike): the chunking parameters,
+/// the run's shard, the collections merged.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FilesHeader {
+    pub chunk: ChunkParams,
+    /// `shard=I/N` of `fsim-chunk --shard` (parsed by `stages::reuse`).
+    pub shard: Option<String>,
+    /// Collections joined by fsim-merge (`collections=K`).
+    pub collections: Option<u64>,
+    /// `merged=1`: a chunk stream joined by fsim-merge.
+    pub merged: Option<bool>,
+}
+
+impl FilesHeader {
+    pub fn parse(p: &Params) -> Msg<FilesHeader> {
+        let f = Fields(p);
+        Ok(FilesHeader {
+            chunk: ChunkParams::parse(p)?,
+            shard: f.text("shard"),
+            collections: f.num("collections")?,
+            merged: f.flag("merged")?,
+        })
+    }
+
+    /// The chunking parameters, then `collections=` and `merged=`
+    /// (`shard=` is fsim-chunk's to write, after `content=`).
+    pub fn to_params(&self) -> Params {
+        Out(self.chunk.to_params())
+            .put("collections", self.collections)
+            .flag("merged", self.merged)
+            .0
+    }
+
+    pub fn from_params(p: &Params, file: &str) -> Result<FilesHeader> {
+        in_file(file, Self::parse(p))
+    }
+}
+
+/// A file table's trailer: its files, the count and digest of the chunk
+/// records written in the same run, the files skipped, and the table's
+/// own digest. Each key is optional here: readers say which one they miss.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FilesTrailer {
+    pub files: Option<u64>,
+    pub records: Option<u64>,
+    pub digest: Option<u128>,
+    pub skipped: Option<u64>,
+    pub table_digest: Option<u128>,
+}
+
+impl FilesTrailer {
+    pub fn parse(p: &Params) -> Msg<FilesTrailer> {
+        let f = Fields(p);
+        Ok(FilesTrailer {
+            files: f.num("files")?,
+            records: f.num("records")?,
+            digest: f.hex("digest")?,
+            skipped: f.num("skipped")?,
+            table_digest: f.hex(TABLE_DIGEST_KEY)?,
+        })
+    }
+
+    /// `files=`, `records=`, `digest=`, `skipped=`, `table-digest=`.
+    pub fn to_params(&self) -> Params {
+        Out::default()
+            .put("files", self.files)
+            .put("records", self.records)
+            .put("digest", self.digest.map(hex128))
+            .put("skipped", self.skipped)
+            .put(TABLE_DIGEST_KEY, self.table_digest.map(hex128))
+            .0
+    }
+}
+
+/// A partition file's header: the chunking parameters, the files in the
+/// table and the degree limit, and the templates ignored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartitionHeader {
+    pub chunk: ChunkParams,
+    pub files: Option<u64>,
+    pub limit: Option<u64>,
+    pub templates: Option<Templates>,
+}
+
+impl PartitionHeader {
+    pub fn parse(p: &Params) -> Msg<PartitionHeader> {
+        let f = Fields(p);
+        Ok(PartitionHeader {
+            chunk: ChunkParams::parse(p)?,
+            files: f.num("files")?,
+            limit: f.num("limit")?,
+            templates: Templates::parse(p)?,
+        })
+    }
+
+    /// Chunking parameters, `files=`, `limit=`, then the templates' keys.
+    pub fn to_params(&self) -> Params {
+        let mut p = Out(self.chunk.to_params())
+            .put("files", self.files)
+            .put("limit", self.limit)
+            .0;
+        if let Some(t) = &self.templates {
+            p = p.merged(&t.to_params());
+        }
+        p
+    }
+}
+
+/// A partition file's trailer (docs/formats.md, partition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionTrailer {
+    /// The kept records: their count and digest.
+    pub records: u64,
+    pub digest: u128,
+    /// Files in components of two or more files.
+    pub files: u64,
+    pub components: u64,
+    pub dropped_chunks: u64,
+    pub dropped_records: u64,
+    pub pruned_files: Option<u64>,
+    pub dropped_digest: Option<u128>,
+}
+
+impl PartitionTrailer {
+    pub fn parse(p: &Params) -> Msg<PartitionTrailer> {
+        let f = Fields(p);
+        let need = |k: &str| f.num(k)?.ok_or_else(|| format!("trailer without {k}="));
+        Ok(PartitionTrailer {
+            records: need("records")?,
+            digest: f.hex("digest")?.ok_or("trailer without digest=")?,
+            files: need("files")?,
+            components: need("components")?,
+            dropped_chunks: f.num("dropped_chunks")?.unwrap_or(0),
+            dropped_records: f.num("dropped_records")?.unwrap_or(0),
+            pruned_files: f.num("pruned_files")?,
+            dropped_digest: f.hex("dropped_digest")?,
+        })
+    }
+
+    /// `pruned_files=` and `dropped_digest=` only when chunks were dropped.
+    pub fn to_params(&self) -> Params {
+        let dropped = self.dropped_chunks > 0;
+        Out::default()
+            .put("records", Some(self.records))
+            .put("digest", Some(hex128(self.digest)))
+            .put("files", Some(self.files))
+            .put("components", Some(self.components))
+            .put("dropped_chunks", Some(self.dropped_chunks))
+            .put("dropped_records", Some(self.dropped_records))
+            .put("pruned_files", self.pruned_files.filter(|_| dropped))
+            .put(
+                "dropped_digest",
+                self.dropped_digest.filter(|_| dropped).map(hex128),
+            )
+            .0
+    }
+}
+
+/// A bins file's header: what it carries on from the partition and the
+/// packing's own `bins=` and `capacity=`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BinsHeader {
+    pub chunk: ChunkParams,
+    pub bins: Option<u64>,
+    pub capacity: Option<u64>,
+}
+
+impl BinsHeader {
+    pub fn parse(p: &Params) -> Msg<BinsHeader> {
+        let f = Fields(p);
+        Ok(BinsHeader {
+            chunk: ChunkParams::parse(p)?,
+            bins: f.num("bins")?,
+            capacity: f.num("capacity")?,
+        })
+    }
+
+    /// `bins=` and `capacity=`, set over the parameters carried on.
+    pub fn packing_params(&self) -> Params {
+        Out::default()
+            .put("bins", self.bins)
+            .put("capacity", self.capacity)
+            .0
+    }
+}
+
+/// A bins file's trailer: the records (checked by `InputCheck`) and the
+/// files of its `F` lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BinsTrailer {
+    /// All records: their count and digest (those of the partition file).
+    pub records: Option<u64>,
+    pub digest: Option<u128>,
+    pub bins: Option<u64>,
+    pub files: u64,
+}
+
+impl BinsTrailer {
+    pub fn parse(p: &Params) -> Msg<BinsTrailer> {
+        let f = Fields(p);
+        Ok(BinsTrailer {
+            records: f.num("records")?,
+            digest: f.hex("digest")?,
+            bins: f.num("bins")?,
+            files: f.num("files")?.ok_or("trailer without files=")?,
+        })
+    }
+
+    pub fn to_params(&self) -> Params {
+        Out::default()
+            .put("records", self.records)
+            .put("digest", self.digest.map(hex128))
+            .put("bins", self.bins)
+            .put("files", Some(self.files))
+            .0
+    }
+}
+
+/// fsim-analyze's settings in a pairs header: the thresholds, the
+/// estimator of a feature method, the line source's settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AnalysisParams {
+    pub min_bytes: Option<u64>,
+    pub min_percent: Option<f64>,
+    pub percent_of: Option<PercentOf>,
+    /// `resemblance`, `positions`, ... (feature methods only).
+    pub estimate: Option<&'static str>,
+    pub lines: Option<LineParams>,
+}
+
+/// The line source's settings (`--line-pairs-below`, ...).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LineParams {
+    pub below: u64,
+    pub catalogs: bool,
+    pub min_percent: f64,
+}
+
+/// The estimators a pairs header names (docs/formats.md, feature methods);
+/// `'static` so that [`AnalysisParams`] stays `Copy`.
+const ESTIMATES: &[&str] = &["resemblance", "positions", "bbit", "megashingle"];
+
+impl AnalysisParams {
+    pub fn parse(p: &Params) -> Msg<AnalysisParams> {
+        let f = Fields(p);
+        let estimate = f.parsed(
+            "estimate",
+            "resemblance, positions, bbit or megashingle",
+            |v| ESTIMATES.iter().copied().find(|&e| e == v),
+        )?;
+        let lines =
+            match (
+                f.num("line-pairs-below")?,
+                f.flag("line-catalogs")?,
+                f.float("line-min-percent")?,
+            ) {
+                (None, None, None) => None,
+                (Some(below), Some(catalogs), Some(min_percent)) => Some(LineParams {
+                    below,
+                    catalogs,
+                    min_percent,
+                }),
+                _ => return Err(
+                    "header with only some of line-pairs-below=, line-catalogs=, line-min-percent="
+                        .into(),
+                ),
+            };
+        Ok(AnalysisParams {
+            min_bytes: f.num("min-bytes")?,
+            min_percent: f.float("min-percent")?,
+            percent_of: f.percent_of("percent-of")?,
+            estimate,
+            lines,
+        })
+    }
+
+    pub fn to_params(&self) -> Params {
+        let l = self.lines.as_ref();
+        Out::default()
+            .put("min-bytes", self.min_bytes)
+            .put("min-percent", self.min_percent)
+            .put("percent-of", self.percent_of.map(PercentOf::as_str))
+            .put("estimate", self.estimate)
+            .put("line-pairs-below", l.map(|l| l.below))
+            .flag("line-catalogs", l.map(|l| l.catalogs))
+            .put("line-min-percent", l.map(|l| l.min_percent))
+            .0
+    }
+}
+
+/// A delta pairs file's mark (`delta=1`, `changed-files=N`): only the
+/// pairs of the files changed since an earlier run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delta {
+    pub changed_files: Option<u64>,
+}
+
+impl Delta {
+    /// `None` for an ordinary pairs file.
+    pub fn parse(p: &Params) -> Msg<Option<Delta>> {
+        if p.get("delta").is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Delta {
+            changed_files: Fields(p).num("changed-files")?,
+        }))
+    }
+
+    pub fn to_params(&self) -> Params {
+        Out(Params::new().with("delta", 1))
+            .put("changed-files", self.changed_files)
+            .0
+    }
+
+    /// `p` without the mark (verified pairs are whole, not a delta).
+    pub fn remove(p: &mut Params) {
+        p.0.retain(|(k, _)| k != "delta" && k != "changed-files");
+    }
+}
+
+/// fsim-verify's settings in a verified pairs header (`verified=1` and
+/// the `verify-` keys); `pieces` and `binary` also head a regions file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifyParams {
+    pub min_percent: Option<f64>,
+    pub percent_of: Option<PercentOf>,
+    /// Average size of the pieces of long lines and binary files.
+    pub pieces: Option<u64>,
+    /// The measure of binary pairs (`byte-runs`); absent before it.
+    pub binary: Option<String>,
+}
+
+impl VerifyParams {
+    /// `None` when the pairs are not verified.
+    pub fn parse(p: &Params) -> Msg<Option<VerifyParams>> {
+        if p.get("verified").is_none() {
+            return Ok(None);
+        }
+        let f = Fields(p);
+        Ok(Some(VerifyParams {
+            min_percent: f.float("verify-min-percent")?,
+            percent_of: f.percent_of("verify-percent-of")?,
+            pieces: f.num("verify-pieces")?,
+            binary: f.text("verify-binary"),
+        }))
+    }
+
+    /// Of which file `min_percent` is: the smaller when not recorded.
+    pub fn percent_of(&self) -> PercentOf {
+        self.percent_of.unwrap_or(PercentOf::Smaller)
+    }
+
+    /// `verified=1` and the settings.
+    pub fn to_params(&self) -> Params {
+        Out(Params::new().with("verified", 1))
+            .put("verify-min-percent", self.min_percent)
+            .put("verify-percent-of", self.percent_of.map(PercentOf::as_str))
+            .0
+            .merged(&self.measure_params())
+    }
+
+    /// How the figures were measured, without the threshold: the keys a
+    /// regions file adds to the chunking parameters.
+    pub fn measure_params(&self) -> Params {
+        Out::default()
+            .put("verify-pieces", self.pieces)
+            .put("verify-binary", self.binary.as_ref())
+            .0
+    }
+}
+
+/// A pairs file's header (fsim-analyze; verified pairs: fsim-verify),
+/// every group it may hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PairsHeader {
+    pub chunk: ChunkParams,
+    pub templates: Option<Templates>,
+    pub pruned: Option<Pruned>,
+    pub analysis: AnalysisParams,
+    pub delta: Option<Delta>,
+    pub verify: Option<VerifyParams>,
+}
+
+impl PairsHeader {
+    pub fn parse(p: &Params) -> Msg<PairsHeader> {
+        Ok(PairsHeader {
+            chunk: ChunkParams::parse(p)?,
+            templates: Templates::parse(p)?,
+            pruned: Pruned::parse(p)?,
+            analysis: AnalysisParams::parse(p)?,
+            delta: Delta::parse(p)?,
+            verify: VerifyParams::parse(p)?,
+        })
+    }
+
+    pub fn from_params(p: &Params, file: &str) -> Result<PairsHeader> {
+        in_file(file, Self::parse(p))
+    }
+
+    /// What makes two runs' figures comparable: the chunking parameters
+    /// and the templates ignored, as header parameters (for
+    /// [`Params::difference`]'s sentence).
+    pub fn run_identity(&self) -> Params {
+        let t = self.templates.map(|t| t.to_params()).unwrap_or_default();
+        self.chunk.to_params().merged(&t)
+    }
+}
+
+/// A templates file's header: the chunking parameters of the run and the
+/// fraction of a cluster's files a template chunk is in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TemplatesHeader {
+    pub chunk: ChunkParams,
+    pub fraction: Option<f64>,
+}
+
+impl TemplatesHeader {
+    pub fn parse(p: &Params) -> Msg<TemplatesHeader> {
+        Ok(TemplatesHeader {
+            chunk: ChunkParams::parse(p)?,
+            fraction: Fields(p).float("fraction")?,
+        })
+    }
+
+    pub fn to_params(&self) -> Params {
+        Out(self.chunk.to_params()).put("fraction", self.fraction).0
+    }
+}
+
+/// fsim-report's own settings, added to the pairs' in its outputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportParams {
+    pub min_percent: f64,
+    pub min_bytes: u64,
+    pub percent_of: PercentOf,
+    /// The filters, as `Filters::describe` says them.
+    pub filters: String,
+}
+
+impl ReportParams {
+    pub fn to_params(&self) -> Params {
+        Params::new()
+            .with("report-min-percent", self.min_percent)
+            .with("report-min-bytes", self.min_bytes)
+            .with("report-percent-of", self.percent_of.as_str())
+            .with("report-filters", &self.filters)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::CHUNK_PARAM_KEYS;
+
+    fn params(s: &str) -> Params {
+        Params(
+            s.split('\t')
+                .map(|kv| {
+                    let (k, v) = kv.split_once('=').unwrap();
+                    (k.to_string(), v.to_string())
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn chunk_params_round_trip_in_key_order() {
+        let tttd = params("method=tttd\tavg=1000\tmin=460\tmax=2800\tdiv=540\tdiv2=270\twindow=64\thash=md5\tcontent=raw");
+        let c = ChunkParams::parse(&tttd).unwrap();
+        assert_eq!(c.avg, Some(1000));
+        assert_eq!(c.to_params(), tttd);
+        // A feature header is written in its method's order and read back
+        // in CHUNK_PARAM_KEYS order, what every later stage writes.
+        let sif = params("method=sif\twindow=32\tbits=5\tanchors=4\tfold-case=1\tcollapse-whitespace=0\tstrip-html=0\thash=kr61\tfiles=3");
+        let c = ChunkParams::parse(&sif).unwrap();
+        assert_eq!(c.fold_case, Some(true));
+        assert_eq!(c.to_params(), sif.only(CHUNK_PARAM_KEYS));
+        let all: Vec<(String, String)> = CHUNK_PARAM_KEYS
+            .iter()
+            .map(|k| {
+                (
+                    k.to_string(),
+                    if k.contains('-') { "1" } else { "7" }.to_string(),
+                )
+            })
+            .collect();
+        let all = Params(all);
+        assert_eq!(ChunkParams::parse(&all).unwrap().to_params(), all);
+        let other = ChunkParams {
+            avg: Some(100),
+            ..ChunkParams::parse(&tttd).unwrap()
+        };
+        assert_eq!(
+            other
+                .difference(&ChunkParams::parse(&tttd).unwrap())
+                .unwrap(),
+            "avg=100 here but avg=1000 before"
+        );
+    }
+
+    #[test]
+    fn malformed_values_name_file_key_and_expectation() {
+        let e = ChunkParams::from_params(&params("method=tttd\tavg=1k"), "x.tsv").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.tsv: header parameter avg=\"1k\": expected a whole number"
+        );
+        let e = PairsHeader::parse(&params("verified=1\tverify-percent-of=half")).unwrap_err();
+        assert_eq!(
+            e,
+            "header parameter verify-percent-of=\"half\": expected smaller or larger"
+        );
+        assert!(Templates::parse(&params("templates=00")).is_err());
+    }
+
+    #[test]
+    fn pairs_groups_round_trip() {
+        let text = "method=tttd\tavg=1000\ttemplates=0123456789abcdef0123456789abcdef\ttemplate-chunks=23\tdegree-limit=1000\tpruned-chunks=5\tpruned-digest=000000000000000000000000000000ff\tmin-bytes=1\tmin-percent=12.5\tpercent-of=smaller\testimate=resemblance\tline-pairs-below=4096\tline-catalogs=1\tline-min-percent=30\tdelta=1\tchanged-files=4\tverified=1\tverify-min-percent=50\tverify-percent-of=larger\tverify-pieces=64\tverify-binary=byte-runs";
+        let p = params(text);
+        let h = PairsHeader::parse(&p).unwrap();
+        assert_eq!(h.pruned.unwrap().files, None);
+        assert_eq!(h.verify.as_ref().unwrap().percent_of(), PercentOf::Larger);
+        let mut again = h.chunk.to_params();
+        for g in [
+            h.templates.unwrap().to_params(),
+            h.pruned.unwrap().to_params(),
+            h.analysis.to_params(),
+            h.delta.unwrap().to_params(),
+            h.verify.unwrap().to_params(),
+        ] {
+            again = again.merged(&g);
+        }
+        assert_eq!(again, p);
+        let none = PairsHeader::parse(&params("method=tttd")).unwrap();
+        assert_eq!(
+            (none.templates, none.pruned, none.delta, none.verify),
+            (None, None, None, None)
+        );
+    }
+
+    #[test]
+    fn partition_header_and_trailer() {
+        let p = params("method=tttd\tavg=1000\tfiles=10\tlimit=1000\ttemplates=0123456789abcdef0123456789abcdef\ttemplate-chunks=2");
+        assert_eq!(PartitionHeader::parse(&p).unwrap().to_params(), p);
+        let t = params("records=9\tdigest=00000000000000000000000000000001\tfiles=4\tcomponents=2\tdropped_chunks=3\tdropped_records=7\tpruned_files=2\tdropped_digest=000000000000000000000000000000aa");
+        let t = PartitionTrailer::parse(&t).unwrap();
+        assert_eq!(
+            Pruned::of_partition(Some(1000), &t).unwrap().to_params(),
+            params("degree-limit=1000\tpruned-chunks=3\tpruned-files=2\tpruned-digest=000000000000000000000000000000aa")
+        );
+    }
+}
