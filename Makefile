@@ -70,10 +70,10 @@ LINES     ?=
 CATALOGS  ?=
 LINE_FLOOR ?=
 # Report threshold (percent of the smaller file), applied on what analysis
-# kept; also fsim-verify's (below). The default of fsim-report's and
-# fsim-verify's --min-percent, stated here because make keeps the threshold
-# verify used in a file and compares it with the next one.
-MIN_PERCENT ?= 50
+# kept; also fsim-verify's (below). Unset: fsim-report's default, which
+# make asks it (`fsim-report --print-settings`) because it keeps the
+# threshold verify used in a file and compares it with the next one.
+MIN_PERCENT ?=
 # Report: links with fewer bytes in common are left out (default 0).
 MIN_BYTES ?=
 # VERIFY=0 skips fsim-verify (exact bytes in common, read from the files):
@@ -269,11 +269,14 @@ VERIFY_PREV_OPTS = $(if $(wildcard $(PREVIOUS)/verified.tsv),--previous $(PREVIO
 # kept in $(WORK)/verify-threshold; lowering MIN_PERCENT rewrites it, so
 # the next make verifies again, while raising it only re-filters the
 # reports (verified.tsv already holds every pair above the new one).
-$(WORK)/verify-threshold: FORCE
+$(WORK)/verify-threshold: FORCE | build
 	@mkdir -p $(WORK)
-	@old=$$(cat $@ 2>/dev/null); \
-	if [ -z "$$old" ] || awk -v n='$(MIN_PERCENT)' -v o="$$old" 'BEGIN { exit !(n + 0 < o + 0) }'; then \
-	    echo '$(MIN_PERCENT)' > $@; fi
+	@new='$(MIN_PERCENT)'; \
+	if [ -z "$$new" ]; then new=$$($(BIN)/fsim-report --print-settings | tr '\t' '\n' | sed -n 's/^min-percent=//p'); fi; \
+	test -n "$$new" || { echo "make: no threshold from $(BIN)/fsim-report --print-settings" >&2; exit 2; }; \
+	old=$$(cat $@ 2>/dev/null); \
+	if [ -z "$$old" ] || awk -v n="$$new" -v o="$$old" 'BEGIN { exit !(n + 0 < o + 0) }'; then \
+	    echo "$$new" > $@; fi
 
 $(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv $(WORK)/verify-threshold | build
 	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv --min-percent $$(cat $(WORK)/verify-threshold) $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) $(REGION_OPTS) -j $(JOBS) -o $@ $<
@@ -303,7 +306,7 @@ report-files: $(REPORT_FILES)
 # make -B them, to apply new ones: nothing else is re-run).
 REPORT_FILTERS ?=
 # TEMPLATE_OPTS: checked against the pairs; the html views mark template chunks.
-REPORT_OPTS = $(QUIET) $(MEMORY_OPT) --files $(WORK)/files.tsv --min-percent $(MIN_PERCENT) $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) $(TEMPLATE_OPTS) $(REPORT_FILTERS)
+REPORT_OPTS = $(QUIET) $(MEMORY_OPT) --files $(WORK)/files.tsv $(if $(MIN_PERCENT),--min-percent $(MIN_PERCENT)) $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) $(TEMPLATE_OPTS) $(REPORT_FILTERS)
 
 # Step 5 and 2.4: clusters and identical sets.
 $(WORK)/report.txt: $(PAIRS) $(WORK)/files.tsv | build
@@ -370,7 +373,7 @@ spark-venv:
 spark-report: build spark-venv check-repo
 	FSIM_SPARK_PYTHON=$(SPARK_PY) scripts/spark/fsim-spark --master '$(SPARK_MASTER)' --bin $(BIN) \
 	  --repo $(REPO) --work $(WORK) $(if $(AVG),--avg $(AVG)) $(if $(METHOD),--method $(METHOD)) --chunk-opts '$(METHOD_OPTS)$(if $(CONTENT), --content $(CONTENT))' \
-	  --jobs $(JOBS) $(if $(CAPACITY),--capacity $(CAPACITY)) $(if $(FLOOR),--floor $(FLOOR)) --min-percent $(MIN_PERCENT) \
+	  --jobs $(JOBS) $(if $(CAPACITY),--capacity $(CAPACITY)) $(if $(FLOOR),--floor $(FLOOR)) $(if $(MIN_PERCENT),--min-percent $(MIN_PERCENT)) \
 	  $(if $(LINES),--lines $(LINES)) $(if $(CATALOGS),--catalogs $(CATALOGS)) $(if $(LINE_FLOOR),--line-floor $(LINE_FLOOR)) \
 	  $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) --verify $(VERIFY) --regions $(REGIONS) --formats '$(FORMATS)' $(if $(MEMORY),--memory $(MEMORY)) \
 	  $(if $(HTML_MAX_VIEWS),--html-max-views $(HTML_MAX_VIEWS)) $(SPARK_OPTS)

@@ -102,10 +102,32 @@ struct Args {
     /// No summary line on stderr.
     #[arg(short, long)]
     quiet: bool,
+    /// Print the report's thresholds for this command line as one line of
+    /// `key=value` fields (tab-separated) and exit, reading nothing: how
+    /// make learns the threshold it gives fsim-verify instead of restating
+    /// the default.
+    #[arg(long)]
+    print_settings: bool,
 }
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    if a.print_settings {
+        let line = format!(
+            "min-percent={}\tmin-bytes={}\tpercent-of={}\n",
+            a.min_percent,
+            a.min_bytes,
+            a.percent_of.as_str()
+        );
+        return fsim::cli::run("fsim-report", || {
+            use fsim::error::Context;
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(line.as_bytes())
+                .and_then(|()| out.flush())
+                .ctx(|| "writing the settings to standard output")
+        });
+    }
     fsim::cli::run("fsim-report", || {
         fsim::cli::ensure(a.max_size_ratio.is_none_or(|r| r >= 1.0), || {
             "--max-size-ratio must be at least 1".into()

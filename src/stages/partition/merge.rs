@@ -65,17 +65,20 @@ pub fn run_merge(cfg: &MergeConfig) -> Result<()> {
             hex128(table.chunk_digest.sum)
         )));
     }
-    let chunk_params = table.params.only(CHUNK_PARAM_KEYS);
+    let chunk = ChunkParams::from_params(&table.params, &table.name)?;
     let tmpl = crate::stages::templates::PayloadCounter::new(
-        crate::formats::templates::TemplateSet::load(&[], &chunk_params)?,
+        crate::formats::templates::TemplateSet::load(&[], &chunk.to_params())?,
         table.files as usize,
     );
     let mut w = BgWriter::new(Output::create(cfg.output.as_deref())?);
     let mut head = Vec::new();
-    let hp = chunk_params
-        .with("files", table.files)
-        .with("limit", f.sums.limit.unwrap_or(0));
-    write_header(Kind::Partition, &hp, &mut head);
+    let header = PartitionHeader {
+        chunk,
+        files: Some(table.files),
+        limit: Some(f.sums.limit.unwrap_or(0)),
+        templates: None,
+    };
+    write_header(Kind::Partition, &header.to_params(), &mut head);
     w.raw(&head)?;
     let comps = f.unions.into_components();
     let fl = FLines {
@@ -89,16 +92,17 @@ pub fn run_merge(cfg: &MergeConfig) -> Result<()> {
     drop(comps);
     let mut tail = top_dropped_lines(f.dropped);
     let s = &f.sums;
-    let mut tp = digest_params(&s.kept, "records")
-        .with("files", files_in_components)
-        .with("components", components)
-        .with("dropped_chunks", s.dropped_chunks)
-        .with("dropped_records", s.dropped_records);
-    if s.dropped_chunks > 0 {
-        tp.set("pruned_files", f.pruned.count());
-        tp.set("dropped_digest", hex128(s.dropped_digest));
-    }
-    write_trailer(Kind::Partition, &tp, &mut tail);
+    let tp = PartitionTrailer {
+        records: s.kept.count,
+        digest: s.kept.sum,
+        files: files_in_components,
+        components,
+        dropped_chunks: s.dropped_chunks,
+        dropped_records: s.dropped_records,
+        pruned_files: Some(f.pruned.count()),
+        dropped_digest: Some(s.dropped_digest),
+    };
+    write_trailer(Kind::Partition, &tp.to_params(), &mut tail);
     w.raw(&tail)?;
     w.finish()?.finish()?;
     Ok(())
