@@ -505,9 +505,9 @@ def renumbered(c, ch, records):
 def chunk_ends(ch):
     """The header and trailer of the run's chunk stream (sorted.tsv's two
     `#` lines): the file table's header is the chunk stream's with its own
-    version (v3; the chunk stream's is v1), its trailer carries the records'
+    version (v4; the chunk stream's is v1), its trailer carries the records'
     count and digest."""
-    files_v = "#fsim files v3"
+    files_v = "#fsim files v4"
     if not ch.files_head.startswith(files_v):
         sys.exit("fsim-spark: expected a '%s' header from fsim-join, got %r" % (files_v, ch.files_head))
     chunks_head = "#fsim chunks v1" + ch.files_head[len(files_v):]

@@ -47,7 +47,7 @@ impl ShardTables {
                 (Line::Comment(_), _) => {}
                 (Line::Data(_) | Line::Trailer(..), None) => {
                     return Err(bad(
-                        "expected a '#fsim files v3' header with shard=I/N (fsim-chunk --shard)"
+                        "expected a '#fsim files v4' header with shard=I/N (fsim-chunk --shard)"
                             .into(),
                     ))
                 }
@@ -80,7 +80,7 @@ impl ShardTables {
             return Err(r.error("no '#end files' trailer: the shard table is truncated"));
         }
         if tables == 0 {
-            return Err(r.error("no shard table: expected a '#fsim files v3' header"));
+            return Err(r.error("no shard table: expected a '#fsim files v4' header"));
         }
         Ok(())
     }
@@ -93,7 +93,7 @@ impl ShardTables {
     ) -> std::result::Result<(), String> {
         if kind != Kind::Files {
             return Err(format!(
-                "expected a '#fsim files v3' header, found a {} header",
+                "expected a '#fsim files v4' header, found a {} header",
                 kind.as_str()
             ));
         }

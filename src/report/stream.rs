@@ -691,6 +691,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         params: report_params(pair_params, &config),
         config,
         identical: pre.identical,
+        same_content: pre.same_content,
         clusters: Vec::new(),
         set_of: pre.set_of,
         pairs_read,
@@ -819,7 +820,7 @@ impl Sink {
                 for f in &r.folders.pairs {
                     self.push(&f.tsv())?;
                 }
-                Ok(())
+                self.push(&r.tsv_same_content())
             }
             _ => self.push("{\n  \"clusters\": "),
         }
