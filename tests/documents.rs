@@ -434,3 +434,51 @@ fn same_content_different_files_are_their_own_category() {
     let sheet = wb.worksheet_range("A2 Same content").unwrap();
     assert_eq!(sheet.rows().count(), 1 + 5);
 }
+
+/// A work folder written before view hashes (a v3 file table) as
+/// `PREVIOUS=`: it is read, its content views are chunked again (they
+/// have no view hash) and its raw files reused, and the outputs are the
+/// bytes of a run from scratch, the same content groups included.
+#[test]
+fn a_v3_previous_table_gives_identical_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let text = notes(300, 0);
+    std::fs::write(repo.join("notes/notes.txt"), &text).unwrap();
+    std::fs::write(repo.join("notes/notes.txt.gz"), gzip(&text)).unwrap();
+    let old = dir.path().join("old");
+    report(&repo, &old, &[]);
+    // files.tsv as v3: no view hash field, its own table digest.
+    let table = read(&old, "files.tsv");
+    let mut digest = fsim::formats::files::TableDigest::default();
+    let mut v3 = String::new();
+    for l in table.lines() {
+        if let Some(h) = l.strip_prefix("#fsim files v4") {
+            v3.push_str(&format!("#fsim files v3{h}\n"));
+        } else if l.starts_with("#end files") {
+            let (head, _) = l.split_once("\ttable-digest=").unwrap();
+            v3.push_str(&format!("{head}\ttable-digest={}\n", digest.hex()));
+        } else if l.starts_with('#') {
+            v3.push_str(&format!("{l}\n"));
+        } else {
+            let mut f: Vec<&str> = l.split('\t').collect();
+            assert_eq!(f.len(), 9, "{l}");
+            f.remove(7);
+            let rec = f.join("\t");
+            digest.add_line(rec.as_bytes());
+            v3.push_str(&format!("{rec}\n"));
+        }
+    }
+    std::fs::write(old.join("files.tsv"), v3).unwrap();
+    let inc = dir.path().join("inc");
+    let (r, _) = report(&repo, &inc, &[&format!("PREVIOUS={}", old.display())]);
+    let fresh = dir.path().join("fresh");
+    report(&repo, &fresh, &[]);
+    for n in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
+        assert!(
+            std::fs::read(inc.join(n)).unwrap() == std::fs::read(fresh.join(n)).unwrap(),
+            "{n}"
+        );
+    }
+    assert_eq!(r["same_content"].as_array().unwrap().len(), 1, "{r}");
+}
