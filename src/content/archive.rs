@@ -641,4 +641,79 @@ mod tests {
         assert_eq!(archive_kind(&gzip(&t)), Some(ArchiveKind::TarGz));
         assert_eq!(archive_kind(b"just text"), None);
     }
+
+    /// Damaged archives (bits flipped, cut, a slice zeroed, a slice
+    /// duplicated; deterministic) never panic, never hand out more than
+    /// the limits allow, and stay quick: each is members or a note.
+    #[test]
+    fn mutated_archives_never_panic_or_grow() {
+        let inner = zip_of(&[("c.txt", b"gamma gamma gamma\n")]);
+        let tar = tar_of(&[
+            (b"a.txt", b"alpha\n", b'0'),
+            (b"in.zip", &inner, b'0'),
+            (b"PaxHeaders/x", b"16 path=p/q.txt\n", b'x'),
+            (b"q", &[b'q'; 900], b'0'),
+        ]);
+        let fixtures = [
+            zip_of(&[
+                ("a.txt", b"alpha\n"),
+                ("in.zip", &inner),
+                ("z", &[0u8; 5000]),
+            ]),
+            tar.clone(),
+            gzip(&tar),
+        ];
+        let limits = Limits {
+            max_bytes: 1 << 16,
+            max_input: 1 << 17,
+            ..Limits::default()
+        };
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n.max(1) as u64) as usize
+        };
+        let (mut cases, mut notes) = (0, 0);
+        let start = std::time::Instant::now();
+        for f in &fixtures {
+            for round in 0..300 {
+                let mut d = f.clone();
+                match round % 4 {
+                    0 => {
+                        for _ in 0..1 + next(8) {
+                            let i = next(d.len());
+                            d[i] ^= 1 << next(8);
+                        }
+                    }
+                    1 => d.truncate(next(d.len())),
+                    2 => {
+                        let (a, n) = (next(d.len()), next(256));
+                        let end = (a + n).min(d.len());
+                        d[a..end].fill(0);
+                    }
+                    _ => {
+                        let (a, n) = (next(d.len()), next(512));
+                        let slice = d[a..(a + n).min(d.len())].to_vec();
+                        d.splice(a..a, slice);
+                    }
+                }
+                let Some(kind) = archive_kind(&d) else {
+                    continue;
+                };
+                let mut bytes = 0u64;
+                let e = members(&d, kind, &limits, &mut |m| {
+                    assert!(m.bytes.len() as u64 <= limits.max_bytes);
+                    bytes += m.bytes.len() as u64;
+                });
+                assert!(bytes <= limits.max_input + limits.max_bytes);
+                assert!(e.members <= limits.max_members);
+                cases += 1;
+                notes += e.note.is_some() as usize;
+            }
+        }
+        assert!(cases > 500 && notes > 100, "{cases} cases, {notes} notes");
+        assert!(start.elapsed().as_secs() < 20);
+    }
 }

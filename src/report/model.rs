@@ -288,6 +288,7 @@ pub(crate) struct ModelCounts<'a> {
     /// Files of the clusters shown as sub-clusters and closest relatives.
     pub reviewed: usize,
     pub identical: &'a [IdenticalSet],
+    pub same_content: &'a [SameContent],
     /// The per-file best share is kept (html, xlsx).
     pub best: bool,
 }
@@ -327,6 +328,13 @@ pub(crate) fn model_bytes(m: &ModelCounts) -> u64 {
     let sets = m.identical.len() as u64;
     let set_files: u64 = m.identical.iter().map(|s| s.files.len() as u64).sum();
     let per_set = size_of::<IdenticalSet>() as u64 + 16 + 2 * (4 + size_of::<usize>() as u64);
+    // Same content groups: the group, its id and files (their build
+    // sorted (hash, id) pairs of 32 bytes, freed before the links).
+    let same: u64 = m
+        .same_content
+        .iter()
+        .map(|g| size_of::<SameContent>() as u64 + 32 + 4 * g.files.len() as u64)
+        .sum();
     BASE_BYTES
         + m.files.heap_bytes()
         + n * per_file
@@ -335,6 +343,7 @@ pub(crate) fn model_bytes(m: &ModelCounts) -> u64 {
         + m.reviewed as u64 * per_reviewed
         + sets * per_set
         + set_files * 4
+        + same
 }
 
 impl Report {
@@ -351,6 +360,7 @@ impl Report {
                 .map(|c| c.files.len())
                 .sum(),
             identical: &self.identical,
+            same_content: &self.same_content,
             best: !self.best.is_empty(),
         })
     }

@@ -519,6 +519,7 @@ fn likely_templates(
             clustered: members.iter().map(|m| m.len()).sum(),
             reviewed: lf.in_big as usize,
             identical: &report.identical,
+            same_content: &report.same_content,
             best: lf.want_best,
         });
         report.config.memory.saturating_sub(model).max(1)
