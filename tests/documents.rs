@@ -245,7 +245,7 @@ fn chunk_warns_with_the_note_and_is_deterministic() {
     }
     assert!(outs[0] == outs[1]);
     let table = String::from_utf8(outs[0].0.clone()).unwrap();
-    assert!(table.starts_with("#fsim files v3\t"), "{table}");
+    assert!(table.starts_with("#fsim files v4\t"), "{table}");
     assert!(table.contains("\tcontent=auto\n"), "{table}");
     let cut = table.lines().find(|l| l.ends_with("cut.docx")).unwrap();
     assert!(cut.contains("\traw/docx\t"), "{cut}");
@@ -284,4 +284,201 @@ fn html_views_show_a_documents_text() {
         &Limits::default(),
     );
     assert_eq!(shown.as_bytes(), &v.bytes[..], "{f}");
+}
+
+/// `bytes` (a zip) written again member by member with other timestamps
+/// and compression, and `docProps/core.xml` (the save date) changed: what
+/// Word's "save" does to a document whose text did not change.
+fn resave(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut input = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let when = zip::DateTime::from_date_and_time(2024, 5, 6, 7, 8, 10).unwrap();
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .compression_level(Some(1))
+        .last_modified_time(when);
+    for i in 0..input.len() {
+        let mut m = input.by_index(i).unwrap();
+        let name = m.name().to_string();
+        let mut data = Vec::new();
+        m.read_to_end(&mut data).unwrap();
+        if name == "docProps/core.xml" {
+            data.extend_from_slice(b"<!-- saved again -->");
+        }
+        out.start_file(name, opts).unwrap();
+        out.write_all(&data).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+/// Same content, different file (issue 27): a docx saved again (other zip
+/// bytes, the same text) and a text beside its gzip are one group each in
+/// every format, not identical sets; a byte-for-byte copy of the text is
+/// an identical set with it, and in the text's group too.
+#[test]
+fn same_content_different_files_are_their_own_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("letters")).unwrap();
+    std::fs::create_dir_all(repo.join("notes")).unwrap();
+    let letter = std::fs::read(fixture("letter-v1.docx")).unwrap();
+    let again = resave(&letter);
+    assert_ne!(letter, again);
+    std::fs::write(repo.join("letters/letter.docx"), &letter).unwrap();
+    std::fs::write(repo.join("letters/letter-saved-again.docx"), &again).unwrap();
+    let text = notes(300, 0);
+    std::fs::write(repo.join("notes/notes.txt"), &text).unwrap();
+    std::fs::write(repo.join("notes/copy.txt"), &text).unwrap();
+    std::fs::write(repo.join("notes/notes.txt.gz"), gzip(&text)).unwrap();
+    let work = dir.path().join("work");
+    let vars = ["QUIET=-q", "FORMATS=txt json tsv html xlsx"];
+    run_ok(make_report_cmd(&repo, &work, &vars), None);
+    let r: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+
+    // Identity by raw bytes: only the copy of the text is identical.
+    let sets = r["identical_sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 1, "{sets:?}");
+    let names = |v: &Value| -> Vec<String> {
+        let mut n: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| name(f).to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(&sets[0]["files"]), ["copy.txt", "notes.txt"]);
+
+    // Two groups, the text's (larger content) first, each file with the
+    // view it was compared by.
+    let groups = r["same_content"].as_array().unwrap();
+    let group = |g: &Value| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = g["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    name(&f["path"]).to_string(),
+                    f["view"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    assert_eq!(
+        group(&groups[0]),
+        [
+            pair("copy.txt", "raw"),
+            pair("notes.txt", "raw"),
+            pair("notes.txt.gz", "gzip content")
+        ]
+    );
+    assert_eq!(groups[0]["content_size"], text.len());
+    assert_eq!(
+        group(&groups[1]),
+        [
+            pair("letter-saved-again.docx", "docx text"),
+            pair("letter.docx", "docx text")
+        ]
+    );
+    assert_eq!(groups[1]["content_size"], 338);
+    assert_eq!(r["summary"]["same_content_groups"], 2);
+    assert_eq!(r["summary"]["same_content_files"], 5);
+
+    // The other formats: the same groups.
+    let txt = read(&work, "report.txt");
+    assert!(
+        txt.contains("A2. Same content, different files: 2 groups"),
+        "{txt}"
+    );
+    assert!(
+        txt.contains("letter-saved-again.docx  [docx text]"),
+        "{txt}"
+    );
+    assert!(txt.contains("notes.txt.gz  [gzip content]"), "{txt}");
+    let tsv = read(&work, "report.tsv");
+    let rows: Vec<&str> = tsv
+        .lines()
+        .filter(|l| l.starts_with("same-content\t"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{tsv}");
+    for (g, n) in [(&groups[0], 2), (&groups[1], 1)] {
+        let id = g["id"].as_str().unwrap();
+        let of: Vec<_> = rows
+            .iter()
+            .filter(|l| l.split('\t').nth(1) == Some(id))
+            .collect();
+        assert_eq!(of.len(), n, "{tsv}");
+    }
+    let html = read(&work, "report.html");
+    let open = "<script type=\"application/json\" id=\"fsim-data\">";
+    let start = html.find(open).expect("data block") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let d: Value = serde_json::from_str(&html[start..end]).unwrap();
+    let ids = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&d["same_content"]), ids(&r["same_content"]));
+    let mut wb: calamine::Xlsx<_> = calamine::open_workbook(work.join("report.xlsx")).unwrap();
+    use calamine::Reader;
+    let sheet = wb.worksheet_range("A2 Same content").unwrap();
+    assert_eq!(sheet.rows().count(), 1 + 5);
+}
+
+/// A work folder written before view hashes (a v3 file table) as
+/// `PREVIOUS=`: it is read, its content views are chunked again (they
+/// have no view hash) and its raw files reused, and the outputs are the
+/// bytes of a run from scratch, the same content groups included.
+#[test]
+fn a_v3_previous_table_gives_identical_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let text = notes(300, 0);
+    std::fs::write(repo.join("notes/notes.txt"), &text).unwrap();
+    std::fs::write(repo.join("notes/notes.txt.gz"), gzip(&text)).unwrap();
+    let old = dir.path().join("old");
+    report(&repo, &old, &[]);
+    // files.tsv as v3: no view hash field, its own table digest.
+    let table = read(&old, "files.tsv");
+    let mut digest = fsim::formats::files::TableDigest::default();
+    let mut v3 = String::new();
+    for l in table.lines() {
+        if let Some(h) = l.strip_prefix("#fsim files v4") {
+            v3.push_str(&format!("#fsim files v3{h}\n"));
+        } else if l.starts_with("#end files") {
+            let (head, _) = l.split_once("\ttable-digest=").unwrap();
+            v3.push_str(&format!("{head}\ttable-digest={}\n", digest.hex()));
+        } else if l.starts_with('#') {
+            v3.push_str(&format!("{l}\n"));
+        } else {
+            let mut f: Vec<&str> = l.split('\t').collect();
+            assert_eq!(f.len(), 9, "{l}");
+            f.remove(7);
+            let rec = f.join("\t");
+            digest.add_line(rec.as_bytes());
+            v3.push_str(&format!("{rec}\n"));
+        }
+    }
+    std::fs::write(old.join("files.tsv"), v3).unwrap();
+    let inc = dir.path().join("inc");
+    let (r, _) = report(&repo, &inc, &[&format!("PREVIOUS={}", old.display())]);
+    let fresh = dir.path().join("fresh");
+    report(&repo, &fresh, &[]);
+    for n in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
+        assert!(
+            std::fs::read(inc.join(n)).unwrap() == std::fs::read(fresh.join(n)).unwrap(),
+            "{n}"
+        );
+    }
+    assert_eq!(r["same_content"].as_array().unwrap().len(), 1, "{r}");
 }

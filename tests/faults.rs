@@ -137,7 +137,7 @@ fn damaged_intermediate_files_stop_the_next_stage_with_file_and_line() {
     let cases: &[(&str, &str, &str)] = &[
         ("fsim-sort", "chunks.tsv", "expected a chunk record: 32 lowercase hex digits, a tab, a 10-digit file id, a tab, a length"),
         ("fsim-partition", "sorted.tsv", "expected a chunk record: 32 lowercase hex digits, a tab, a 10-digit file id, a tab, a length"),
-        ("fsim-partition", "files.tsv", "expected a file record: id, size, mtime, content hash, type, view, raw size and path separated by tabs"),
+        ("fsim-partition", "files.tsv", "expected a file record: id, size, mtime, content hash, type, view, raw size, view hash and path separated by tabs"),
         ("fsim-binpack", "partition.tsv", "expected a chunk record: 32 lowercase hex digits, a tab, a 10-digit file id, a tab, a length or an F line"),
         ("fsim-analyze", "bins.tsv", "expected a chunk record: 32 lowercase hex digits, a tab, a 10-digit file id, a tab, a length or an F line"),
         ("fsim-report", "pairs.tsv", "expected a pair record: file id a, file id b, size a, size b, bytes in common, shared chunks"),

@@ -141,7 +141,7 @@ fn a_file_table_without_its_digest_is_refused() {
     assert!(err.contains("expected table-digest="), "{err}");
     // A v1 table (an older fsim's) is named as such.
     let v1 = dir.path().join("v1-files.tsv");
-    std::fs::write(&v1, table.replacen("#fsim files v3", "#fsim files v1", 1)).unwrap();
+    std::fs::write(&v1, table.replacen("#fsim files v4", "#fsim files v1", 1)).unwrap();
     let mut c = Command::new(bin("fsim-partition"));
     c.args(["-q", "--files"])
         .arg(&v1)

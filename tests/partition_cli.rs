@@ -323,7 +323,7 @@ fn large_file_table_blocks_match_the_serial_read() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!(
-            "fsim-partition: {}:{}: expected a file record: id, size, mtime, content hash, type, view, raw size and path separated by tabs\n",
+            "fsim-partition: {}:{}: expected a file record: id, size, mtime, content hash, type, view, raw size, view hash and path separated by tabs\n",
             bad.display(),
             at + 1
         )

@@ -250,7 +250,7 @@ fn previous_runs_that_do_not_fit_are_refused() {
     );
     assert_eq!(
         try_prev("chunks.tsv", "chunks.tsv", &[]),
-        "fsim-chunk: chunks.tsv:1: expected a '#fsim files v3' header: a file table written by fsim-chunk --files-out\n"
+        "fsim-chunk: chunks.tsv:1: expected a '#fsim files v4' header: a file table written by fsim-chunk --files-out\n"
     );
 }
 

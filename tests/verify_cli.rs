@@ -135,7 +135,7 @@ fn chunk_repo(dir: tempfile::TempDir, root: &Path) -> Repo {
     let mut sizes = Vec::new();
     let mut header_params = String::new();
     for l in table.lines() {
-        if let Some(h) = l.strip_prefix("#fsim files v3") {
+        if let Some(h) = l.strip_prefix("#fsim files v4") {
             header_params = h.to_string();
         } else if !l.starts_with('#') {
             let f: Vec<&str> = l.split('\t').collect();

@@ -378,12 +378,16 @@ fn chunk_open(
             let mut source = opened.source.ok_or_else(|| {
                 Skip::Io(io::Error::other("internal error: a view without its file"))
             })?;
+            // The view's hash is what a raw file of these bytes would
+            // get as its content hash ("same content, different file").
+            let view_hash = info.content;
             let raw_size;
             (info.content, raw_size) = raw_identity(&mut source, buf).map_err(Skip::Io)?;
             let view = FileView {
                 kind: opened.kind,
                 raw_size,
                 unreadable: None,
+                hash: Some(view_hash),
             };
             (info, false, view)
         }

@@ -18,6 +18,7 @@
 //! for PDF, on the pdftotext found), never on the thread or the run; a
 //! deadline that expires is the one exception, and it says so in the note.
 
+pub mod archive;
 mod compressed;
 mod detect;
 mod html;

@@ -209,6 +209,12 @@ pub struct FileView {
     /// (`kind` is then `Raw`): kept in the table (`raw/docx`) so that the
     /// report lists the file, also when its records were reused.
     pub unreadable: Option<ViewKind>,
+    /// The content hash of a content view's bytes, computed as a raw
+    /// file's `content` is (so a text and its gzip have equal hashes):
+    /// what "same content, different file" groups by. `None` for a raw
+    /// view (its `content` is it) and for a content view read from a v3
+    /// table, which did not record it.
+    pub hash: Option<u128>,
 }
 
 impl FileView {
@@ -218,6 +224,7 @@ impl FileView {
             kind: ViewKind::Raw,
             raw_size: size,
             unreadable: None,
+            hash: None,
         }
     }
 
@@ -250,6 +257,14 @@ impl FileView {
     pub fn label(&self) -> Option<String> {
         self.kind.label()
     }
+
+    /// The `view hash` column: the view's hash, or `-` for a raw view.
+    fn write_hash(&self, out: &mut Vec<u8>) {
+        match self.hash {
+            Some(h) => write_hex128(h, out),
+            None => out.push(b'-'),
+        }
+    }
 }
 
 impl ViewKind {
@@ -266,9 +281,10 @@ impl ViewKind {
     }
 }
 
-/// One line of the file table (v3):
-/// `<id>\t<size>\t<mtime>\t<content hash>\t<type>\t<view>\t<raw size>\t<escaped path>`
-/// (v2 had no view and raw size; it reads as view `raw`, raw size = size).
+/// One line of the file table (v4):
+/// `<id>\t<size>\t<mtime>\t<content hash>\t<type>\t<view>\t<raw size>\t<view hash>\t<escaped path>`
+/// (v3 had no view hash: a content view read from it has none; v2 had no
+/// view and raw size either: it reads as view `raw`, raw size = size).
 ///
 /// `size` is the length of the view that was chunked (every percentage
 /// downstream divides by it), `raw_size` the file's own length. `mtime` is
@@ -292,7 +308,7 @@ pub struct FileEntry {
 
 impl FileEntry {
     pub const EXPECTED: &'static str =
-        "a file record: id, size, mtime, content hash, type, view, raw size and path separated by tabs";
+        "a file record: id, size, mtime, content hash, type, view, raw size, view hash and path separated by tabs";
 
     pub fn write(&self, out: &mut Vec<u8>) {
         write_id(self.id, out);
@@ -314,6 +330,8 @@ impl FileEntry {
         self.view.write_kind(out);
         out.push(b'\t');
         write_u64(self.view.raw_size, out);
+        out.push(b'\t');
+        self.view.write_hash(out);
         out.push(b'\t');
         escape_path(&self.path, out);
         out.push(b'\n');
@@ -345,14 +363,22 @@ impl FileEntry {
             FileType::parse(ftype).ok_or("expected a file type (text, binary, ...) in field 5")?;
         let view = match view {
             None => FileView::raw(size),
-            Some((kind, raw_size)) => {
+            Some((kind, raw_size, hash)) => {
                 let (kind, unreadable) = FileView::parse_kind(kind)
                     .ok_or("expected a view (raw, docx, gzip, raw/docx, ...) in field 6")?;
+                let hash = match hash {
+                    None | Some(b"-") => None,
+                    Some(h) => Some(
+                        parse_hex128(h)
+                            .ok_or("expected a 32-digit lowercase hex view hash or - in field 8")?,
+                    ),
+                };
                 FileView {
                     kind,
                     unreadable,
                     raw_size: parse_u64(raw_size)
                         .ok_or("expected a raw size in bytes in field 7")?,
+                    hash,
                 }
             }
         };
@@ -370,28 +396,48 @@ impl FileEntry {
     }
 }
 
-/// The fields of a record with the view's two (v3, 8 fields) or without
-/// (v2, 6 fields).
+/// The fields of a record with the view's three (v4, 9 fields), two (v3,
+/// 8 fields, no view hash) or none (v2, 6 fields).
 type EntryFields<'a> = (
     &'a [u8],
     &'a [u8],
     &'a [u8],
     &'a [u8],
     &'a [u8],
-    Option<(&'a [u8], &'a [u8])>,
+    Option<(&'a [u8], &'a [u8], Option<&'a [u8]>)>,
     &'a [u8],
 );
 
 fn split_entry(line: &[u8]) -> std::result::Result<EntryFields<'_>, String> {
+    if let Some([id, size, mtime, content, ftype, view, raw, hash, path]) = split_fields::<9>(line)
+    {
+        return Ok((
+            id,
+            size,
+            mtime,
+            content,
+            ftype,
+            Some((view, raw, Some(hash))),
+            path,
+        ));
+    }
     if let Some([id, size, mtime, content, ftype, view, raw, path]) = split_fields::<8>(line) {
-        return Ok((id, size, mtime, content, ftype, Some((view, raw)), path));
+        return Ok((
+            id,
+            size,
+            mtime,
+            content,
+            ftype,
+            Some((view, raw, None)),
+            path,
+        ));
     }
     let [id, size, mtime, content, ftype, path] =
         split_fields::<6>(line).ok_or_else(|| format!("expected {}", FileEntry::EXPECTED))?;
     Ok((id, size, mtime, content, ftype, None, path))
 }
 
-/// The path's field number: 8 in a v3 record, 6 in a v2 one.
+/// The path's field number: 9 in a v4 record, 8 in a v3 one, 6 in a v2 one.
 fn path_field(line: &[u8]) -> usize {
     line.iter().filter(|&&c| c == b'\t').count() + 1
 }
@@ -448,7 +494,7 @@ pub fn scan_file_table(path: &Path, each: &mut dyn FnMut(FileEntry)) -> Result<P
                     return Err(Error::input(
                         &name,
                         line_no,
-                        "expected a '#fsim files v3' header (written by fsim-chunk --files-out)",
+                        "expected a '#fsim files v4' header (written by fsim-chunk --files-out)",
                     ));
                 }
                 digest.add_line(d);
@@ -499,6 +545,9 @@ pub struct CompactTable {
     /// as (2 bytes a file; the raw sizes are not kept: the html report
     /// checks a file by its identity).
     views: Vec<(ViewKind, Option<ViewKind>)>,
+    /// (id, view hash) of the content views that have one, in id order:
+    /// sparse, as most files are raw.
+    view_hashes: Vec<(u32, u128)>,
 }
 
 /// One file of a [`CompactTable`], with the fields of a [`FileEntry`] that
@@ -525,6 +574,9 @@ impl CompactTable {
         self.contents.push(e.content);
         self.types.push(e.ftype);
         self.views.push((e.view.kind, e.view.unreadable));
+        if let Some(h) = e.view.hash {
+            self.view_hashes.push((e.id, h));
+        }
     }
 
     fn shrink_to_fit(&mut self) {
@@ -535,6 +587,7 @@ impl CompactTable {
         self.contents.shrink_to_fit();
         self.types.shrink_to_fit();
         self.views.shrink_to_fit();
+        self.view_hashes.shrink_to_fit();
     }
 
     pub fn len(&self) -> usize {
@@ -574,6 +627,24 @@ impl CompactTable {
         self.contents[id as usize]
     }
 
+    /// The hash of what file `id`'s view holds, comparable across files
+    /// whatever their views: a raw view's content hash, a content view's
+    /// view hash (`None` when its table did not record one, v3).
+    pub fn view_hash(&self, id: u32) -> Option<u128> {
+        if self.views[id as usize].0 == ViewKind::Raw {
+            return Some(self.contents[id as usize]);
+        }
+        self.view_hashes
+            .binary_search_by_key(&id, |&(i, _)| i)
+            .ok()
+            .map(|k| self.view_hashes[k].1)
+    }
+
+    /// The view hashes of the content views, in id order.
+    pub fn view_hashes(&self) -> &[(u32, u128)] {
+        &self.view_hashes
+    }
+
     /// Modification time of file `id`, in whole seconds since the epoch.
     pub fn mtime(&self, id: u32) -> i64 {
         self.mtimes[id as usize]
@@ -594,7 +665,8 @@ impl CompactTable {
             + self.mtimes.capacity() * 8
             + self.contents.capacity() * 16
             + self.types.capacity()
-            + self.views.capacity() * 2) as u64
+            + self.views.capacity() * 2
+            + self.view_hashes.capacity() * std::mem::size_of::<(u32, u128)>()) as u64
     }
 }
 

@@ -31,8 +31,14 @@ pub const VERSION: &str = "v1";
 
 /// Format version of the file table: v2 added `table-digest=` to its
 /// trailer (a digest of its own records), v3 the view and raw size of each
-/// file (issue 27). A v2 table is still read ([`FILES_V2`]).
-pub const FILES_VERSION: &str = "v3";
+/// file (issue 27), v4 the hash of each content view ("same content,
+/// different file"). v3 and v2 tables are still read ([`FILES_V3`],
+/// [`FILES_V2`]).
+pub const FILES_VERSION: &str = "v4";
+
+/// The file table version before the view hash: its content views read
+/// without one.
+pub const FILES_V3: &str = "v3";
 
 /// The file table version still read: its records have no view columns
 /// and read as raw views.
@@ -457,8 +463,9 @@ pub fn classify_line(raw: &[u8]) -> std::result::Result<Line<'_>, String> {
             .and_then(Kind::parse)
             .ok_or("unknown fsim file kind in header")?;
         let ver = words.next().unwrap_or(b"");
-        let v2 = kind == Kind::Files && ver == FILES_V2.as_bytes();
-        if ver != kind.version().as_bytes() && !v2 {
+        let older =
+            kind == Kind::Files && (ver == FILES_V2.as_bytes() || ver == FILES_V3.as_bytes());
+        if ver != kind.version().as_bytes() && !older {
             let older = if kind == Kind::Files && ver == VERSION.as_bytes() {
                 ": a file table written by an older fsim, without table-digest=; run fsim-chunk again"
             } else {

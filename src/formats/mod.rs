@@ -180,7 +180,7 @@ mod tests {
         e.write(&mut v);
         assert_eq!(
             String::from_utf8(v.clone()).unwrap(),
-            "0000000042\t1234\t-5.000000007\td41d8cd98f00b204e9800998ecf8427e\ttext\traw\t1234\tdir/a\\tb\\nc\\xff\n"
+            "0000000042\t1234\t-5.000000007\td41d8cd98f00b204e9800998ecf8427e\ttext\traw\t1234\t-\tdir/a\\tb\\nc\\xff\n"
         );
         assert_eq!(FileEntry::parse(&v[..v.len() - 1]).unwrap(), e);
         // A v2 record (no view, no raw size) reads as the raw view.
@@ -191,13 +191,21 @@ mod tests {
                 kind: ViewKind::Docx,
                 raw_size: 40_000,
                 unreadable: None,
+                hash: Some(0x0123456789abcdef0123456789abcdef),
             },
             ..e
         };
         let mut v = Vec::new();
         docx.write(&mut v);
-        assert!(v.ends_with(b"\ttext\tdocx\t40000\tdir/a\\tb\\nc\\xff\n"));
+        assert!(v.ends_with(
+            b"\ttext\tdocx\t40000\t0123456789abcdef0123456789abcdef\tdir/a\\tb\\nc\\xff\n"
+        ));
         assert_eq!(FileEntry::parse(&v[..v.len() - 1]).unwrap(), docx);
+        // A v3 record (no view hash): a content view without one.
+        let v3 = b"0000000042\t1234\t-5.000000007\td41d8cd98f00b204e9800998ecf8427e\ttext\tdocx\t40000\tdir/a\\tb\\nc\\xff";
+        let mut no_hash = docx.clone();
+        no_hash.view.hash = None;
+        assert_eq!(FileEntry::parse(v3).unwrap(), no_hash);
         let bad = String::from_utf8(v).unwrap().replace("docx", "doc");
         assert_eq!(
             FileEntry::parse(&bad.as_bytes()[..bad.len() - 1]).unwrap_err(),

@@ -56,7 +56,7 @@ impl ShardTables {
                 (Line::Comment(_), _) => {}
                 (Line::Data(_) | Line::Trailer(..), None) => {
                     return Err(bad(
-                        "expected a '#fsim files v3' header with shard=I/N (fsim-chunk --shard)"
+                        "expected a '#fsim files v4' header with shard=I/N (fsim-chunk --shard)"
                             .into(),
                     ))
                 }
@@ -89,7 +89,7 @@ impl ShardTables {
             return Err(r.error("no '#end files' trailer: the shard table is truncated"));
         }
         if tables == 0 {
-            return Err(r.error("no shard table: expected a '#fsim files v3' header"));
+            return Err(r.error("no shard table: expected a '#fsim files v4' header"));
         }
         Ok(())
     }
@@ -102,7 +102,7 @@ impl ShardTables {
     ) -> std::result::Result<(), String> {
         if kind != Kind::Files {
             return Err(format!(
-                "expected a '#fsim files v3' header, found a {} header",
+                "expected a '#fsim files v4' header, found a {} header",
                 kind.as_str()
             ));
         }
@@ -268,7 +268,7 @@ mod tests {
         let (e_head, e_tail) = ends.split_once('\n').unwrap();
         assert_eq!(
             e_head,
-            head.replacen("#fsim files v3", "#fsim chunks v1", 1)
+            head.replacen(&format!("#fsim files {}", crate::formats::FILES_VERSION), "#fsim chunks v1", 1)
         );
         let records_digest: Vec<&str> = tail.split('\t').skip(2).take(2).collect();
         assert_eq!(

@@ -580,6 +580,25 @@ pub(crate) fn write(
             report.identical.len()
         )
     });
+    let same_content: Vec<Value> = report
+        .same_content
+        .iter()
+        .take(MAX_SETS)
+        .map(|g| {
+            json!({
+                "id": g.id,
+                "size": g.size,
+                "count": g.files.len(),
+                "files": g.files.iter().take(MAX_SET_FILES).map(|&f| format!("{}  [{}]", path(f), report.view_label(f))).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let same_note = (report.same_content.len() > MAX_SETS).then(|| {
+        format!(
+            "The page shows the first {MAX_SETS} of {} groups (page limit); all are in report.json and report.txt.",
+            report.same_content.len()
+        )
+    });
     let pairs = &report.folders.pairs;
     let folders: Vec<Value> = pairs
         .iter()
@@ -601,6 +620,8 @@ pub(crate) fn write(
         "folders_note": folders_note,
         "identical": identical,
         "identical_note": identical_note,
+        "same_content": same_content,
+        "same_note": same_note,
     });
     let t = serde_json::to_string(&top).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
     page.push(&escape_json_for_script(&t[..t.len() - 1]))?;

@@ -154,6 +154,8 @@ impl Report {
             "identical_sets": self.identical.len(),
             "identical_files": ident_files,
             "overhead_bytes": overhead,
+            "same_content_groups": self.same_content.len(),
+            "same_content_files": self.same_content.iter().map(|g| g.files.len()).sum::<usize>(),
             "filtered_links": self.filtered_links,
             "likely_templates": self.clusters.iter().filter(|c| c.template.is_some()).count(),
             "pruned_chunks": self.pruned().map_or(0, |p| p.1),
@@ -207,6 +209,7 @@ impl Report {
             "folders_wide_identical_sets": self.folders.wide_sets,
             "unreadable_documents": self.unreadable_json(),
             "identical_sets": identical,
+            "same_content": self.same_content.iter().map(|g| self.same_content_json(g)).collect::<Vec<_>>(),
             "clusters": marker,
             "collections": self.collections.iter().map(|c| json!({
                 "name": c.name,
@@ -215,6 +218,82 @@ impl Report {
             })).collect::<Vec<_>>(),
             "collection_overlap": crate::report::collections::overlap(self).iter().map(|o| o.to_json(self)).collect::<Vec<_>>(),
         })
+    }
+
+    /// The view a file was compared by, as the reports name it: `docx
+    /// text`, `gzip content`, ..., or `raw`.
+    pub(crate) fn view_label(&self, id: u32) -> String {
+        self.files
+            .at(id)
+            .view
+            .label()
+            .unwrap_or_else(|| "raw".into())
+    }
+
+    /// A "same content, different file" group in the json document.
+    pub(crate) fn same_content_json(&self, g: &model::SameContent) -> Value {
+        json!({
+            "id": g.id,
+            "content_size": g.size,
+            "files": g.files.iter().map(|&f| json!({
+                "path": self.path(f),
+                "view": self.view_label(f),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Section A2 of the text report: files whose content views are equal
+    /// but whose bytes differ (nothing when there are none).
+    fn text_same_content(&self, o: &mut String, st: &Style) {
+        use std::fmt::Write;
+        if self.same_content.is_empty() {
+            return;
+        }
+        let (bold, dim, head, reset) = (st.bold, st.dim, st.head, st.reset);
+        let _ = writeln!(
+            o,
+            "{head}A2. Same content, different files: {} groups{reset}",
+            self.same_content.len()
+        );
+        let _ = writeln!(
+            o,
+            "{dim}their views (the text of a document, a decompressed stream) are equal, their bytes are not: not identical, nothing to reclaim{reset}"
+        );
+        for g in &self.same_content {
+            let _ = writeln!(
+                o,
+                "  {bold}group {}{reset}  {} files, {} of content each",
+                g.id,
+                g.files.len(),
+                human_bytes(g.size)
+            );
+            for &f in &g.files {
+                let _ = writeln!(o, "    {}  [{}]", self.path(f), self.view_label(f));
+            }
+        }
+    }
+
+    /// The tsv rows of the "same content, different file" groups: the
+    /// first file of each group with each other (`cluster` =
+    /// `same-content`, `type` = the group's id).
+    pub(crate) fn tsv_same_content(&self) -> String {
+        let mut o = String::new();
+        for g in &self.same_content {
+            for &f in &g.files[1..] {
+                o.push_str(&format!(
+                    "same-content\t{}\t{}\t{}\t100.0\t{}\t100.0\t100.0\t{}\t{}\t{}\t{}\t0\n",
+                    g.id,
+                    g.files.len(),
+                    g.size * g.files.len() as u64,
+                    g.size,
+                    g.size,
+                    g.size,
+                    self.path(g.files[0]),
+                    self.path(f),
+                ));
+            }
+        }
+        o
     }
 
     /// One cluster of the json document with `files` and `links` set to
@@ -263,7 +342,7 @@ impl Report {
             "size": self.size(f),
             "file_size": e.size,
             "type": e.ftype.as_str(),
-            "view": e.view.label().unwrap_or_else(|| "raw".into()),
+            "view": self.view_label(f),
             "collection": self.collection(f),
             "identical_copies": self.copies(f).iter().map(|&x| self.path(x)).collect::<Vec<_>>(),
         });
@@ -397,6 +476,7 @@ impl Report {
         let _ = writeln!(o);
         folders_text(&self.folders, self.config.min_percent, &mut o, st);
         self.text_identical(&mut o, &st);
+        self.text_same_content(&mut o, &st);
         let _ = writeln!(o);
         let _ = writeln!(
             o,

@@ -188,12 +188,68 @@ impl IdenticalSet {
     }
 }
 
+/// Files whose content views are equal but whose bytes differ ("same
+/// content, different file", issue 27): a docx saved twice, a text and its
+/// gzip. Identity stays by raw bytes, so they are not an identical set,
+/// and nothing is reclaimable by deleting one (the files differ).
+#[derive(Debug, Clone)]
+pub struct SameContent {
+    /// The first 10 hex digits of the view hash.
+    pub id: String,
+    /// Length of the content they share (each file's view).
+    pub size: u64,
+    /// Every file with this content, identical copies included, in file
+    /// id order; at least two raw contents among them.
+    pub files: Vec<u32>,
+}
+
+/// The "same content, different file" groups of `files` (those `path_ok`
+/// keeps): files of one view hash (a raw file's is its content hash, a
+/// content view's the file table's view hash) with at least two raw
+/// contents. Only the content views' hashes are looked up, so this costs
+/// little when few files are documents. Largest content first, then by
+/// first file.
+pub(crate) fn same_content(files: &CompactTable, path_ok: &[bool]) -> Vec<SameContent> {
+    let wanted: std::collections::HashSet<u128> = files
+        .view_hashes()
+        .iter()
+        .filter(|&&(i, _)| path_ok[i as usize])
+        .map(|&(_, h)| h)
+        .collect();
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut ids: Vec<(u128, u32)> = files
+        .iter()
+        .filter(|f| f.size > 0 && path_ok[f.id as usize])
+        .filter_map(|f| files.view_hash(f.id).map(|h| (h, f.id)))
+        .filter(|(h, _)| wanted.contains(h))
+        .collect();
+    ids.sort_unstable();
+    let mut groups: Vec<SameContent> = ids
+        .chunk_by(|x, y| x.0 == y.0)
+        .filter(|g| {
+            g.iter()
+                .any(|&(_, i)| files.content(i) != files.content(g[0].1))
+        })
+        .map(|g| SameContent {
+            id: hex128(g[0].0)[..10].to_string(),
+            size: files.at(g[0].1).size,
+            files: g.iter().map(|&(_, i)| i).collect(),
+        })
+        .collect();
+    groups.sort_by(|x, y| y.size.cmp(&x.size).then(x.files[0].cmp(&y.files[0])));
+    groups
+}
+
 /// Everything a report format needs.
 pub struct Report {
     pub files: CompactTable,
     pub params: Params,
     pub config: Config,
     pub identical: Vec<IdenticalSet>,
+    /// Same content, different file ([`SameContent`]).
+    pub same_content: Vec<SameContent>,
     pub clusters: Vec<Cluster>,
     /// Identical set of a representative file, by file id.
     pub set_of: HashMap<u32, usize>,
@@ -233,6 +289,7 @@ pub(crate) struct ModelCounts<'a> {
     /// Files of the clusters shown as sub-clusters and closest relatives.
     pub reviewed: usize,
     pub identical: &'a [IdenticalSet],
+    pub same_content: &'a [SameContent],
     /// The per-file best share is kept (html, xlsx).
     pub best: bool,
 }
@@ -272,6 +329,13 @@ pub(crate) fn model_bytes(m: &ModelCounts) -> u64 {
     let sets = m.identical.len() as u64;
     let set_files: u64 = m.identical.iter().map(|s| s.files.len() as u64).sum();
     let per_set = size_of::<IdenticalSet>() as u64 + 16 + 2 * (4 + size_of::<usize>() as u64);
+    // Same content groups: the group, its id and files (their build
+    // sorted (hash, id) pairs of 32 bytes, freed before the links).
+    let same: u64 = m
+        .same_content
+        .iter()
+        .map(|g| size_of::<SameContent>() as u64 + 32 + 4 * g.files.len() as u64)
+        .sum();
     BASE_BYTES
         + m.files.heap_bytes()
         + n * per_file
@@ -280,6 +344,7 @@ pub(crate) fn model_bytes(m: &ModelCounts) -> u64 {
         + m.reviewed as u64 * per_reviewed
         + sets * per_set
         + set_files * 4
+        + same
 }
 
 impl Report {
@@ -296,6 +361,7 @@ impl Report {
                 .map(|c| c.files.len())
                 .sum(),
             identical: &self.identical,
+            same_content: &self.same_content,
             best: !self.best.is_empty(),
         })
     }
@@ -446,6 +512,7 @@ pub(crate) struct Prelude {
     pub path_ok: Vec<bool>,
     pub identical: Vec<IdenticalSet>,
     pub set_of: HashMap<u32, usize>,
+    pub same_content: Vec<SameContent>,
 }
 
 pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
@@ -491,6 +558,7 @@ pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
     for (i, s) in identical.iter().enumerate() {
         set_of.insert(s.files[0], i);
     }
+    let same_content = same_content(&files, &path_ok);
     Ok(Prelude {
         files,
         table_params,
@@ -501,6 +569,7 @@ pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
         path_ok,
         identical,
         set_of,
+        same_content,
     })
 }
 

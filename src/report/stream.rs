@@ -519,6 +519,7 @@ fn likely_templates(
             clustered: members.iter().map(|m| m.len()).sum(),
             reviewed: lf.in_big as usize,
             identical: &report.identical,
+            same_content: &report.same_content,
             best: lf.want_best,
         });
         report.config.memory.saturating_sub(model).max(1)
@@ -691,6 +692,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         params: report_params(pair_params, &config),
         config,
         identical: pre.identical,
+        same_content: pre.same_content,
         clusters: Vec::new(),
         set_of: pre.set_of,
         pairs_read,
@@ -819,7 +821,7 @@ impl Sink {
                 for f in &r.folders.pairs {
                     self.push(&f.tsv())?;
                 }
-                Ok(())
+                self.push(&r.tsv_same_content())
             }
             _ => self.push("{\n  \"clusters\": "),
         }

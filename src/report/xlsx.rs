@@ -264,6 +264,7 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
     summary_sheet(&mut wb, &s, report, &layout)?;
     folders_sheet(&mut wb, &s, report)?;
     identical_sheet(&mut wb, &s, report, &layout)?;
+    same_content_sheet(&mut wb, &s, report)?;
     clusters_sheet(&mut wb, &s, report, &layout)?;
     links_sheet(&mut wb, &s, report, &layout, source, rank)?;
     save(&mut wb, report)
@@ -425,6 +426,44 @@ fn folders_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()> {
     }
     if fit < pairs.len() {
         truncated(ws, fit as u32 + 1, pairs.len() - fit)?;
+    }
+    Ok(())
+}
+
+/// Sheet A2 (only when there are groups): files whose content views are
+/// equal but whose bytes differ, one row per file.
+fn same_content_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()> {
+    if report.same_content.is_empty() {
+        return Ok(());
+    }
+    let ws = wb.add_worksheet_with_constant_memory();
+    ws.set_name("A2 Same content").map_err(xerr)?;
+    let rows: usize = report.same_content.iter().map(|g| g.files.len()).sum();
+    let fit = rows.min(ROW_MAX as usize - 2);
+    let cols = [
+        ("Group", 13.0),
+        ("Files", 8.0),
+        ("Content size (bytes)", 20.0),
+        ("View compared", 22.0),
+        ("Path", 90.0),
+    ];
+    header(ws, s, &cols, fit as u32)?;
+    let all = report
+        .same_content
+        .iter()
+        .flat_map(|g| g.files.iter().map(move |&f| (g, f)));
+    for (k, (g, f)) in all.take(fit).enumerate() {
+        let r = k as u32 + 1;
+        ws.write_string(r, 0, &g.id).map_err(xerr)?;
+        ws.write_number(r, 1, g.files.len() as f64).map_err(xerr)?;
+        ws.write_number_with_format(r, 2, g.size as f64, &s.bytes)
+            .map_err(xerr)?;
+        ws.write_string(r, 3, report.view_label(f)).map_err(xerr)?;
+        ws.write_string(r, 4, escape_path_string(report.files.at(f).path))
+            .map_err(xerr)?;
+    }
+    if fit < rows {
+        truncated(ws, fit as u32 + 1, rows - fit)?;
     }
     Ok(())
 }

@@ -142,7 +142,7 @@ impl Source {
             Some(Line::Header(Kind::Files, p)) => p,
             _ => {
                 return Err(files.error(
-                    "expected a '#fsim files v3' header: a file table written by fsim-chunk --files-out",
+                    "expected a '#fsim files v4' header: a file table written by fsim-chunk --files-out",
                 ))
             }
         };
@@ -330,7 +330,11 @@ impl Source {
                 Ordering::Less => self.advance_file()?,
                 Ordering::Equal => {
                     // The file's own size: `size` is its view's.
-                    let hit = head.view.raw_size == size && (head.mtime_s, head.mtime_ns) == mtime;
+                    // A content view from a v3 table has no view hash:
+                    // read again, so that the new table has it.
+                    let hit = head.view.raw_size == size
+                        && (head.mtime_s, head.mtime_ns) == mtime
+                        && (head.view.is_raw() || head.view.hash.is_some());
                     let entry = self.head.take().expect("head checked above");
                     self.advance_file()?;
                     if !hit {

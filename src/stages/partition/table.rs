@@ -23,8 +23,9 @@ pub(super) fn parse_file_line(line: &[u8]) -> std::result::Result<(u32, u64, u12
     // path is the longest field.
     let bad = || format!("expected {}", crate::formats::FileEntry::EXPECTED);
     // Five tabs in a v2 record, seven in a v3 one (view and raw size
-    // before the path, which is last in both).
-    let mut tabs = [0usize; 7];
+    // before the path, which is last in all), eight in a v4 one (and the
+    // view hash).
+    let mut tabs = [0usize; 8];
     let mut it = memchr::memchr_iter(b'\t', line);
     let mut n = 0;
     for t in tabs.iter_mut() {
@@ -34,7 +35,7 @@ pub(super) fn parse_file_line(line: &[u8]) -> std::result::Result<(u32, u64, u12
         }
         n += 1;
     }
-    if (n != 5 && n != 7) || it.next().is_some() {
+    if !matches!(n, 5 | 7 | 8) || it.next().is_some() {
         return Err(bad());
     }
     let path = &line[tabs[n - 1] + 1..];
@@ -141,7 +142,7 @@ pub(super) fn read_file_table(
             continue;
         }
         if params.is_none() {
-            return Err(lines.error("no '#fsim files v3' header: expected a file table written by fsim-chunk --files-out"));
+            return Err(lines.error("no '#fsim files v4' header: expected a file table written by fsim-chunk --files-out"));
         }
         if trailer.is_some() {
             return Err(lines.error("record after the trailer"));
@@ -162,7 +163,7 @@ pub(super) fn read_file_table(
         Error::input(
             &name,
             line,
-            "no '#fsim files v3' header: expected a file table written by fsim-chunk --files-out",
+            "no '#fsim files v4' header: expected a file table written by fsim-chunk --files-out",
         )
     })?;
     let t = trailer.ok_or_else(|| {
@@ -201,14 +202,15 @@ pub(super) fn read_file_table(
 mod tests {
     use super::*;
 
-    /// The path is the last field of a v2 (six fields) and a v3 (eight)
-    /// record; any other count is refused.
+    /// The path is the last field of a v2 (six fields), a v3 (eight) and a
+    /// v4 (nine) record; any other count is refused.
     #[test]
-    fn file_lines_of_v2_and_v3() {
+    fn file_lines_of_v2_v3_and_v4() {
         let h = "d41d8cd98f00b204e9800998ecf8427e";
         let v2 = format!("0000000007\t5\t1.000000000\t{h}\ttext\ta b.txt");
         let v3 = format!("0000000007\t5\t1.000000000\t{h}\ttext\tgzip\t40\ta b.txt");
-        for l in [v2, v3] {
+        let v4 = format!("0000000007\t5\t1.000000000\t{h}\ttext\tgzip\t40\t{h}\ta b.txt");
+        for l in [v2, v3, v4] {
             let (id, size, content, path) = parse_file_line(l.as_bytes()).unwrap();
             assert_eq!((id, size, path), (7, 5, &b"a b.txt"[..]));
             assert_eq!(content, 0xd41d8cd98f00b204e9800998ecf8427e);

@@ -1,0 +1,719 @@
+//! Archives as entries (issue 27, item 1; the library, not yet wired into
+//! fsim-chunk: docs/documents.md, "Archives"): the members of a zip, tar
+//! or tar.gz file, each handed out with its **entry name** and its bytes,
+//! so that a member can be compared with loose files like any other file.
+//!
+//! Entry names: `ARCHIVE!/MEMBER`, nested `ARCHIVE!/inner.zip!/MEMBER`
+//! ([`MAX_ARCHIVE_DEPTH`] archives deep). Inside a member's name every `!`
+//! is written `!!`, so `!/` in an entry name is always a separator; the
+//! archive's own path is left as walked (the file table knows where it
+//! ends). Member names are names only: `../x`, `/etc/passwd` or `a\b` are
+//! kept as they are, never resolved and never written to disk.
+//!
+//! Bounded: members are read one at a time through
+//! [`read_bounded`](super::read_bounded) (each at most `max_bytes`, at most
+//! `max_ratio` times its compressed size), at most `max_input` bytes in all
+//! and `max_members` members (nested ones counted), within the deadline.
+//! A member that cannot be read is left out and the archive gets a note
+//! (the first reason, and how many were left out); an archive whose
+//! directory or headers are unreadable has no members and a note. Nothing
+//! here panics on hostile bytes (the caller's `catch_unwind` is the net).
+
+use std::io::{Cursor, Read};
+
+use super::{read_bounded, Budget, Fail, Limits};
+
+/// Archives inside archives read at most this deep (the outer archive is
+/// depth 1): a zip of zips of zips is read, a fourth level is a member
+/// like any other, with a note.
+pub const MAX_ARCHIVE_DEPTH: usize = 3;
+
+/// Longest GNU long name or pax header record read.
+const MAX_HEADER_DATA: u64 = 64 << 10;
+
+/// The archive formats whose members become entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveKind {
+    Zip,
+    Tar,
+    TarGz,
+}
+
+/// One member: its entry name below the archive (`dir/a.txt`,
+/// `inner.zip!/b.txt`) and its bytes.
+#[derive(Debug)]
+pub struct Member {
+    pub name: Vec<u8>,
+    pub bytes: Vec<u8>,
+}
+
+/// What reading an archive's members gave besides them.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Expanded {
+    /// Members handed out.
+    pub members: usize,
+    /// Members left out (unreadable, over a limit).
+    pub left_out: usize,
+    /// The first reason a member was left out or reading stopped.
+    pub note: Option<String>,
+}
+
+impl Expanded {
+    fn fail(&mut self, why: String) {
+        self.left_out += 1;
+        self.note.get_or_insert(why);
+    }
+}
+
+/// The archive kind of `data`, by its bytes: a zip's local header (or the
+/// end record of an empty zip), a tar's `ustar` magic with a valid header
+/// checksum, a gzip stream whose first 512 decompressed bytes are such a
+/// tar header. A zip that is a document (docx, odt, epub) is a document,
+/// not an archive: the caller asks [`super::detect`] first.
+pub fn archive_kind(data: &[u8]) -> Option<ArchiveKind> {
+    if data.starts_with(b"PK\x03\x04") || data.starts_with(b"PK\x05\x06") {
+        return Some(ArchiveKind::Zip);
+    }
+    if data.len() >= 512 && tar_header_ok(&data[..512]) {
+        return Some(ArchiveKind::Tar);
+    }
+    if data.starts_with(b"\x1f\x8b\x08") {
+        let mut head = Vec::new();
+        let mut gz = flate2::read::MultiGzDecoder::new(data);
+        let _ = (&mut gz).take(512).read_to_end(&mut head);
+        if head.len() == 512 && tar_header_ok(&head) {
+            return Some(ArchiveKind::TarGz);
+        }
+    }
+    None
+}
+
+/// Hand every member of `data` (an archive of `kind`) to `each`, nested
+/// archives' members too (after the member that holds them), under
+/// `limits`.
+pub fn members(
+    data: &[u8],
+    kind: ArchiveKind,
+    limits: &Limits,
+    each: &mut dyn FnMut(&Member),
+) -> Expanded {
+    let budget = Budget::new(limits);
+    let mut walk = Walk {
+        budget: &budget,
+        read: 0,
+        out: Expanded::default(),
+        each,
+    };
+    walk.archive(data, kind, &[], 1);
+    walk.out
+}
+
+/// One archive read, nested ones included.
+struct Walk<'a, 'b> {
+    budget: &'a Budget<'a>,
+    /// Bytes of members read, in all.
+    read: u64,
+    out: Expanded,
+    each: &'b mut dyn FnMut(&Member),
+}
+
+/// Why reading an archive stops altogether (a limit on the whole, a
+/// broken directory): the note, already recorded.
+struct Stop;
+
+impl Walk<'_, '_> {
+    fn archive(&mut self, data: &[u8], kind: ArchiveKind, prefix: &[u8], depth: usize) {
+        // A stop has recorded its note; the archive's other members stay.
+        let _stopped: Result<(), Stop> = match kind {
+            ArchiveKind::Zip => self.zip(data, prefix, depth),
+            ArchiveKind::Tar => self.tar(&mut &data[..], None, prefix, depth),
+            ArchiveKind::TarGz => {
+                let mut gz = flate2::read::MultiGzDecoder::new(data);
+                self.tar(&mut gz, Some(data.len() as u64), prefix, depth)
+            }
+        };
+    }
+
+    fn zip(&mut self, data: &[u8], prefix: &[u8], depth: usize) -> Result<(), Stop> {
+        let mut zip = match zip::ZipArchive::new(Cursor::new(data)) {
+            Ok(z) => z,
+            Err(e) => return Err(self.stop(format!("{}bad zip: {e}", shown(prefix)))),
+        };
+        for i in 0..zip.len() {
+            let mut m = match zip.by_index(i) {
+                Ok(m) => m,
+                Err(e) => {
+                    self.out.fail(format!("{}member {i}: {e}", shown(prefix)));
+                    continue;
+                }
+            };
+            if m.is_dir() {
+                continue;
+            }
+            let raw_name = m.name_raw().to_vec();
+            let name = entry_name(prefix, &raw_name);
+            self.count(&name)?;
+            let what = format!("member {}", String::from_utf8_lossy(&name));
+            if m.size() > self.budget.limits.max_bytes {
+                self.out.fail(format!(
+                    "{what} declares {} bytes, more than the size limit of {}",
+                    m.size(),
+                    self.budget.limits.max_bytes
+                ));
+                continue;
+            }
+            let packed = m.compressed_size();
+            match read_bounded(&mut m, self.budget, Some(packed), &what) {
+                Ok(bytes) => self.member(name, bytes, depth)?,
+                Err(why) => self.out.fail(why),
+            }
+        }
+        Ok(())
+    }
+
+    /// A tar stream: 512-byte headers, each followed by its data padded to
+    /// 512; GNU long names (`L`) and pax `path=` records name the next
+    /// member; directories, links and devices are skipped. `packed`: the
+    /// compressed size of a tar.gz, the input each member's ratio is
+    /// checked against.
+    fn tar(
+        &mut self,
+        r: &mut dyn Read,
+        packed: Option<u64>,
+        prefix: &[u8],
+        depth: usize,
+    ) -> Result<(), Stop> {
+        let mut long_name: Option<Vec<u8>> = None;
+        let mut header = [0u8; 512];
+        loop {
+            match read_exact_or_end(r, &mut header) {
+                Ok(false) => return Ok(()),
+                Ok(true) => {}
+                Err(e) => return Err(self.stop(format!("{}truncated tar: {e}", shown(prefix)))),
+            }
+            if header.iter().all(|&b| b == 0) {
+                return Ok(());
+            }
+            if !tar_header_ok(&header) {
+                return Err(self.stop(format!("{}bad tar header checksum", shown(prefix))));
+            }
+            let Some(size) = octal(&header[124..136]) else {
+                return Err(self.stop(format!("{}bad tar member size", shown(prefix))));
+            };
+            let flag = header[156];
+            let take = match flag {
+                b'L' | b'x' => MAX_HEADER_DATA,
+                _ => self.budget.limits.max_bytes,
+            };
+            if size > take {
+                return Err(self.stop(format!(
+                    "{}tar member of {size} bytes, more than the size limit of {take}",
+                    shown(prefix)
+                )));
+            }
+            let pad = (512 - size % 512) % 512;
+            let what = format!("{}tar member", shown(prefix));
+            let data = match read_bounded(&mut (&mut *r).take(size), self.budget, packed, &what) {
+                Ok(d) if d.len() as u64 == size => d,
+                Ok(_) => return Err(self.stop(format!("{what}: truncated"))),
+                Err(why) => return Err(self.stop(why)),
+            };
+            if std::io::copy(&mut (&mut *r).take(pad), &mut std::io::sink()).is_err() {
+                return Err(self.stop(format!("{what}: truncated")));
+            }
+            match flag {
+                b'L' => long_name = Some(trim_nul(&data).to_vec()),
+                b'x' => long_name = pax_path(&data).or(long_name),
+                b'0' | 0 | b'7' => {
+                    let raw = long_name.take().unwrap_or_else(|| ustar_name(&header));
+                    let name = entry_name(prefix, &raw);
+                    self.count(&name)?;
+                    self.member(name, data, depth)?;
+                }
+                _ => long_name = None,
+            }
+        }
+    }
+
+    /// One more member, or the stop at `max_members`.
+    fn count(&mut self, name: &[u8]) -> Result<(), Stop> {
+        if self.out.members >= self.budget.limits.max_members {
+            return Err(self.stop(format!(
+                "more than {} members (at {}): the rest are not read",
+                self.budget.limits.max_members,
+                String::from_utf8_lossy(name)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Hand a member out, then read it as an archive when it is one.
+    fn member(&mut self, name: Vec<u8>, bytes: Vec<u8>, depth: usize) -> Result<(), Stop> {
+        self.read += bytes.len() as u64;
+        if self.read > self.budget.limits.max_input {
+            return Err(self.stop(format!(
+                "members expand to more than {} bytes in all: the rest are not read",
+                self.budget.limits.max_input
+            )));
+        }
+        self.out.members += 1;
+        let member = Member { name, bytes };
+        (self.each)(&member);
+        // A zip that is a document (docx, odt, epub) is read as one.
+        let nested = archive_kind(&member.bytes).filter(|&k| {
+            k != ArchiveKind::Zip
+                || super::detect(&mut Cursor::new(&member.bytes[..])) == super::Kind::Raw
+        });
+        match nested {
+            Some(kind) if depth < MAX_ARCHIVE_DEPTH => {
+                let mut prefix = member.name;
+                prefix.extend_from_slice(b"!/");
+                self.archive(&member.bytes, kind, &prefix, depth + 1);
+            }
+            Some(_) => {
+                self.out.note.get_or_insert(format!(
+                    "{}: an archive nested more than {MAX_ARCHIVE_DEPTH} deep, its members are not read",
+                    String::from_utf8_lossy(&member.name)
+                ));
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self, why: Fail) -> Stop {
+        self.out.note.get_or_insert(why);
+        Stop
+    }
+}
+
+/// `prefix` then `name` with every `!` doubled (a member's entry name).
+pub fn entry_name(prefix: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut out = prefix.to_vec();
+    for &b in name {
+        out.push(b);
+        if b == b'!' {
+            out.push(b'!');
+        }
+    }
+    out
+}
+
+/// The names in an entry name below its archive (`a!!b/c.zip!/d` gives
+/// `a!b/c.zip` and `d`): the inverse of [`entry_name`] over its levels.
+pub fn split_entry_name(entry: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut i = 0;
+    while i < entry.len() {
+        match (entry[i], entry.get(i + 1)) {
+            (b'!', Some(b'!')) => {
+                out.last_mut().expect("one level at least").push(b'!');
+                i += 2;
+            }
+            (b'!', Some(b'/')) => {
+                out.push(Vec::new());
+                i += 2;
+            }
+            (b, _) => {
+                out.last_mut().expect("one level at least").push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// `prefix` for a note: `inner.zip!/: ` or nothing.
+fn shown(prefix: &[u8]) -> String {
+    if prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{}: ", String::from_utf8_lossy(&prefix[..prefix.len() - 2]))
+    }
+}
+
+/// Fill `buf`: false at a clean end before its first byte, an error when
+/// the stream ends inside it.
+fn read_exact_or_end(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// A ustar or GNU tar header: the magic at 257 and the checksum at 148
+/// (the header's bytes summed with the checksum field as spaces).
+fn tar_header_ok(h: &[u8]) -> bool {
+    if &h[257..262] != b"ustar" {
+        return false;
+    }
+    let sum: u64 = h
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            if (148..156).contains(&i) {
+                32
+            } else {
+                b as u64
+            }
+        })
+        .sum();
+    octal(&h[148..156]) == Some(sum)
+}
+
+/// An octal field (NUL or space terminated); base-256 sizes are refused.
+fn octal(f: &[u8]) -> Option<u64> {
+    let digits: &[u8] = trim_nul(f).trim_ascii();
+    if digits.is_empty() || f[0] & 0x80 != 0 {
+        return if digits.is_empty() { Some(0) } else { None };
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        (b'0'..=b'7')
+            .contains(&d)
+            .then(|| n.checked_mul(8)?.checked_add((d - b'0') as u64))?
+    })
+}
+
+fn trim_nul(f: &[u8]) -> &[u8] {
+    &f[..f.iter().position(|&b| b == 0).unwrap_or(f.len())]
+}
+
+/// A ustar member's name: its prefix field, `/`, its name field.
+fn ustar_name(h: &[u8]) -> Vec<u8> {
+    let (name, prefix) = (trim_nul(&h[0..100]), trim_nul(&h[345..500]));
+    if prefix.is_empty() {
+        return name.to_vec();
+    }
+    [prefix, b"/", name].concat()
+}
+
+/// The `path=` record of a pax extended header (`LEN path=VALUE\n`).
+fn pax_path(data: &[u8]) -> Option<Vec<u8>> {
+    let mut rest = data;
+    while !rest.is_empty() {
+        let sp = rest.iter().position(|&b| b == b' ')?;
+        let len: usize = std::str::from_utf8(&rest[..sp]).ok()?.parse().ok()?;
+        if len <= sp || len > rest.len() {
+            return None;
+        }
+        let rec = &rest[sp + 1..len];
+        if let Some(v) = rec.strip_prefix(b"path=") {
+            return Some(v.strip_suffix(b"\n").unwrap_or(v).to_vec());
+        }
+        rest = &rest[len..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        for (name, data) in members {
+            w.start_file(*name, opts).unwrap();
+            w.write_all(data).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    }
+
+    /// A ustar header for `name` (split into prefix and name when long)
+    /// with `size` bytes of type `flag`.
+    fn tar_header(name: &[u8], size: usize, flag: u8) -> [u8; 512] {
+        let mut h = [0u8; 512];
+        h[..name.len().min(100)].copy_from_slice(&name[..name.len().min(100)]);
+        h[100..107].copy_from_slice(b"0000644");
+        h[124..135].copy_from_slice(format!("{size:011o}").as_bytes());
+        h[136..147].copy_from_slice(b"00000000000");
+        h[156] = flag;
+        h[257..263].copy_from_slice(b"ustar\0");
+        h[263..265].copy_from_slice(b"00");
+        h[148..156].copy_from_slice(b"        ");
+        let sum: u32 = h.iter().map(|&b| b as u32).sum();
+        h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        h
+    }
+
+    fn tar_of(members: &[(&[u8], &[u8], u8)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (name, data, flag) in members {
+            out.extend_from_slice(&tar_header(name, data.len(), *flag));
+            out.extend_from_slice(data);
+            out.resize(out.len().div_ceil(512) * 512, 0);
+        }
+        out.resize(out.len() + 1024, 0);
+        out
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// Every member as (entry name, bytes), and what else was found.
+    fn all(data: &[u8], limits: &Limits) -> (Vec<(String, Vec<u8>)>, Expanded) {
+        let kind = archive_kind(data).expect("an archive");
+        let mut got = Vec::new();
+        let e = members(data, kind, limits, &mut |m| {
+            got.push((
+                String::from_utf8_lossy(&m.name).into_owned(),
+                m.bytes.clone(),
+            ))
+        });
+        (got, e)
+    }
+
+    fn names(got: &[(String, Vec<u8>)]) -> Vec<&str> {
+        got.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    #[test]
+    fn zip_members_are_entries_with_escaped_names() {
+        let z = zip_of(&[
+            ("dir/a.txt", b"alpha\n"),
+            ("dir/", b""),
+            ("wow!/b.txt", b"beta\n"),
+            ("../../etc/passwd", b"root\n"),
+            ("/abs.txt", b"abs\n"),
+        ]);
+        let (got, e) = all(&z, &Limits::default());
+        assert_eq!(
+            names(&got),
+            ["dir/a.txt", "wow!!/b.txt", "../../etc/passwd", "/abs.txt"]
+        );
+        assert_eq!(got[0].1, b"alpha\n");
+        assert_eq!(
+            e,
+            Expanded {
+                members: 4,
+                left_out: 0,
+                note: None
+            }
+        );
+        // The names split back into their levels; traversal names are
+        // names, kept as they are.
+        let nested = entry_name(b"in!.zip!/", b"x!/y");
+        assert_eq!(nested, b"in!.zip!/x!!/y");
+        assert_eq!(
+            split_entry_name(&entry_name(&entry_name(b"", b"in!.zip"), b"!/x!/y")),
+            [b"in!.zip!/x!/y".to_vec()]
+        );
+        assert_eq!(
+            split_entry_name(b"in!!.zip!/x!!/y"),
+            [b"in!.zip".to_vec(), b"x!/y".to_vec()]
+        );
+    }
+
+    #[test]
+    fn nested_archives_are_read_to_the_depth_limit() {
+        let inner = zip_of(&[("c.txt", b"gamma\n")]);
+        let tgz = gzip(&tar_of(&[(b"t/inner.zip", &inner, b'0')]));
+        let outer = zip_of(&[("x.tar.gz", &tgz), ("d.txt", b"delta\n")]);
+        let (got, e) = all(&outer, &Limits::default());
+        assert_eq!(
+            names(&got),
+            [
+                "x.tar.gz",
+                "x.tar.gz!/t/inner.zip",
+                "x.tar.gz!/t/inner.zip!/c.txt",
+                "d.txt"
+            ]
+        );
+        assert_eq!(e.note, None);
+        // One level more: the fourth archive is a member, not read.
+        let deeper = zip_of(&[("o.zip", &outer)]);
+        let (got, e) = all(&deeper, &Limits::default());
+        assert_eq!(
+            names(&got),
+            [
+                "o.zip",
+                "o.zip!/x.tar.gz",
+                "o.zip!/x.tar.gz!/t/inner.zip",
+                "o.zip!/d.txt"
+            ]
+        );
+        assert_eq!(
+            e.note.as_deref(),
+            Some("o.zip!/x.tar.gz!/t/inner.zip: an archive nested more than 3 deep, its members are not read")
+        );
+    }
+
+    #[test]
+    fn a_zip_bomb_member_is_left_out_with_a_note() {
+        let zeros = vec![0u8; 24 << 20];
+        let z = zip_of(&[("bomb.bin", &zeros), ("ok.txt", b"fine\n")]);
+        assert!(z.len() < 100_000);
+        let (got, e) = all(&z, &Limits::default());
+        assert_eq!(names(&got), ["ok.txt"]);
+        assert_eq!(e.left_out, 1);
+        let note = e.note.unwrap();
+        assert!(
+            note.starts_with("member bomb.bin expands more than 200:1"),
+            "{note}"
+        );
+        // The size cap in all: two members of 3 MiB under a 4 MiB input.
+        let three = vec![b'x'; 3 << 20];
+        let z = zip_of(&[("a", &three), ("b", &three), ("c", b"c")]);
+        let limits = Limits {
+            max_input: 4 << 20,
+            max_ratio: 1 << 20,
+            ..Limits::default()
+        };
+        let (got, e) = all(&z, &limits);
+        assert_eq!(names(&got), ["a"]);
+        assert_eq!(
+            e.note.as_deref(),
+            Some("members expand to more than 4194304 bytes in all: the rest are not read")
+        );
+    }
+
+    #[test]
+    fn broken_archives_are_notes() {
+        let z = zip_of(&[("a.txt", b"alpha\n"), ("b.txt", b"beta\n")]);
+        let (got, e) = all(&z[..z.len() / 2], &Limits::default());
+        assert!(got.is_empty());
+        assert!(e.note.unwrap().starts_with("bad zip: "));
+        let t = tar_of(&[
+            (b"a.txt", &[b'a'; 700], b'0'),
+            (b"b.txt", &[b'b'; 700], b'0'),
+        ]);
+        let (got, e) = all(&t[..2300], &Limits::default());
+        assert_eq!(names(&got), ["a.txt"]);
+        assert_eq!(e.note.as_deref(), Some("tar member: truncated"));
+        let mut bad = t.clone();
+        bad[1536] ^= 1; // the second header's first byte: its checksum fails
+        let (got, e) = all(&bad, &Limits::default());
+        assert_eq!(names(&got), ["a.txt"]);
+        assert_eq!(e.note.as_deref(), Some("bad tar header checksum"));
+        // Over the member limit: the first ones, and a note.
+        let many: Vec<(String, Vec<u8>)> =
+            (0..22).map(|i| (format!("m{i}"), vec![b'x'; 3])).collect();
+        let refs: Vec<(&str, &[u8])> = many.iter().map(|(n, d)| (n.as_str(), &d[..])).collect();
+        let limits = Limits {
+            max_members: 10,
+            ..Limits::default()
+        };
+        let (got, e) = all(&zip_of(&refs), &limits);
+        assert_eq!(got.len(), 10);
+        assert_eq!(
+            e.note.as_deref(),
+            Some("more than 10 members (at m10): the rest are not read")
+        );
+    }
+
+    #[test]
+    fn tar_names_long_and_pax() {
+        let long = [b'd'; 150]
+            .iter()
+            .chain(b"/file.txt")
+            .copied()
+            .collect::<Vec<u8>>();
+        let pax = b"29 path=pax/named/member.txt\n";
+        let t = tar_of(&[
+            (b"././@LongLink", &long, b'L'),
+            (b"ignored", b"one\n", b'0'),
+            (b"PaxHeaders/x", pax, b'x'),
+            (b"ignored2", b"two\n", b'0'),
+            (b"dir/", b"", b'5'),
+            (b"link", b"", b'2'),
+            (b"plain.txt", b"three\n", b'0'),
+        ]);
+        let (got, e) = all(&t, &Limits::default());
+        let long = String::from_utf8(long).unwrap();
+        assert_eq!(
+            names(&got),
+            [long.as_str(), "pax/named/member.txt", "plain.txt"]
+        );
+        assert_eq!(got[2].1, b"three\n");
+        assert_eq!(e.note, None);
+        assert_eq!(archive_kind(&gzip(&t)), Some(ArchiveKind::TarGz));
+        assert_eq!(archive_kind(b"just text"), None);
+    }
+
+    /// Damaged archives (bits flipped, cut, a slice zeroed, a slice
+    /// duplicated; deterministic) never panic, never hand out more than
+    /// the limits allow, and stay quick: each is members or a note.
+    #[test]
+    fn mutated_archives_never_panic_or_grow() {
+        let inner = zip_of(&[("c.txt", b"gamma gamma gamma\n")]);
+        let tar = tar_of(&[
+            (b"a.txt", b"alpha\n", b'0'),
+            (b"in.zip", &inner, b'0'),
+            (b"PaxHeaders/x", b"16 path=p/q.txt\n", b'x'),
+            (b"q", &[b'q'; 900], b'0'),
+        ]);
+        let fixtures = [
+            zip_of(&[
+                ("a.txt", b"alpha\n"),
+                ("in.zip", &inner),
+                ("z", &[0u8; 5000]),
+            ]),
+            tar.clone(),
+            gzip(&tar),
+        ];
+        let limits = Limits {
+            max_bytes: 1 << 16,
+            max_input: 1 << 17,
+            ..Limits::default()
+        };
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n.max(1) as u64) as usize
+        };
+        let (mut cases, mut notes) = (0, 0);
+        let start = std::time::Instant::now();
+        for f in &fixtures {
+            for round in 0..300 {
+                let mut d = f.clone();
+                match round % 4 {
+                    0 => {
+                        for _ in 0..1 + next(8) {
+                            let i = next(d.len());
+                            d[i] ^= 1 << next(8);
+                        }
+                    }
+                    1 => d.truncate(next(d.len())),
+                    2 => {
+                        let (a, n) = (next(d.len()), next(256));
+                        let end = (a + n).min(d.len());
+                        d[a..end].fill(0);
+                    }
+                    _ => {
+                        let (a, n) = (next(d.len()), next(512));
+                        let slice = d[a..(a + n).min(d.len())].to_vec();
+                        d.splice(a..a, slice);
+                    }
+                }
+                let Some(kind) = archive_kind(&d) else {
+                    continue;
+                };
+                let mut bytes = 0u64;
+                let e = members(&d, kind, &limits, &mut |m| {
+                    assert!(m.bytes.len() as u64 <= limits.max_bytes);
+                    bytes += m.bytes.len() as u64;
+                });
+                assert!(bytes <= limits.max_input + limits.max_bytes);
+                assert!(e.members <= limits.max_members);
+                cases += 1;
+                notes += e.note.is_some() as usize;
+            }
+        }
+        assert!(cases > 500 && notes > 100, "{cases} cases, {notes} notes");
+        assert!(start.elapsed().as_secs() < 20);
+    }
+}
