@@ -272,7 +272,7 @@ VERIFY_PREV_OPTS = $(if $(wildcard $(PREVIOUS)/verified.tsv),--previous $(PREVIO
 $(WORK)/verify-threshold: FORCE | build
 	@mkdir -p $(WORK)
 	@new='$(MIN_PERCENT)'; \
-	if [ -z "$$new" ]; then new=$$($(BIN)/fsim-report --print-settings | tr '\t' '\n' | sed -n 's/^min-percent=//p'); fi; \
+	if [ -z "$$new" ]; then new=$$($(BIN)/fsim-report --print-settings | awk -F '\t' '{ for (i = 1; i <= NF; i++) if (sub(/^min-percent=/, "", $$i)) print $$i }'); fi; \
 	test -n "$$new" || { echo "make: no threshold from $(BIN)/fsim-report --print-settings" >&2; exit 2; }; \
 	old=$$(cat $@ 2>/dev/null); \
 	if [ -z "$$old" ] || awk -v n="$$new" -v o="$$old" 'BEGIN { exit !(n + 0 < o + 0) }'; then \
