@@ -743,8 +743,8 @@ def main():
     # misses and false positives of the views at each T, for the cause
     misses = {}
     for T in KIND_T:
-        fn = sorted(pos[T] - pred("views", T), key=lambda k: -sim[k])
-        fp = sorted(pred("views", T) - pos[T], key=lambda k: -figs["views"][k])
+        fn = sorted(pos[T] - pred("views", T), key=lambda k: (-sim[k], k))
+        fp = sorted(pred("views", T) - pos[T], key=lambda k: (-figs["views"][k], k))
         misses[T] = (fn, fp)
     views_of = Counter(f["view"] for f in runs["views"]["files"].values())
     unreadable = sorted(f["path"] for f in runs["views"]["files"].values() if f["view"].startswith("raw/"))
