@@ -12,9 +12,14 @@
 #                                    # (HARD_OUT: a dated record, the
 #                                    # earlier ones kept);
 #                                    # docs/performance.md is left alone
+#   BENCH_ONLY=documents bash scripts/bench.sh
+#                                    # only the rows "whole pipeline on
+#                                    # documents" (issue 27), replaced in
+#                                    # docs/performance.md, the others kept
 #
 # BENCH_ONLY is empty (every section) or the name of a section that runs
-# alone: `hard` (CAT_LOCALES, CAT_RELEASES, SLICE_FILES set its sizes).
+# alone: `hard` (CAT_LOCALES, CAT_RELEASES, SLICE_FILES set its sizes),
+# `documents` (QDIR: the cache of make quality, for the source prose).
 # Such a section is a function defined before the long inputs are built:
 # alone, it runs and writes its own file, then the script exits; in a full
 # run it is called in its place, and its markdown goes both into $OUT and
@@ -39,8 +44,8 @@ HARD_OUT=${HARD_OUT:-docs/measurements/$(date -u +%Y-%m-%d)-hard-inputs.md}
 HARD_LINK=${HARD_OUT#docs/}
 BENCH_ONLY=${BENCH_ONLY:-}
 case $BENCH_ONLY in
-  ""|hard) ;;
-  *) echo "bench: BENCH_ONLY=$BENCH_ONLY: the sections that run alone: hard" >&2; exit 2 ;;
+  ""|hard|documents) ;;
+  *) echo "bench: BENCH_ONLY=$BENCH_ONLY: the sections that run alone: hard, documents" >&2; exit 2 ;;
 esac
 JOBS=$(nproc)
 
@@ -221,6 +226,85 @@ The rest of the benchmarks: [performance.md](../performance.md).
 EOF
 }
 
+# Content views on a mixed document tree (issue 27): the documents corpus
+# of make quality (scripts/quality/documents.py generate: Django's prose as
+# docx, xlsx, pptx, odt, ods, pdf, eml, gz, bz2, xz in several versions, and
+# the document fixtures of four PyPI sdists), `make report` with the
+# defaults (content views on) against the same with CONTENT=raw (target
+# <= 3x) and against md5sum -P$JOBS, side by side. The generator needs the
+# quality venv's writers (scripts/quality/requirements-documents.txt) and
+# the Django releases of scripts/quality/fetch.sh (QDIR, cached). Writes
+# two table rows to $BENCH/doc-table.md and a paragraph to
+# $BENCH/doc-note.md.
+documents_rows() {
+  local qdir=${QDIR:-quality-work} tree=$W/documents key
+  QDIR=$qdir bash scripts/quality/fetch.sh >&2
+  test -x "$qdir/venv/bin/python" || python3 -m venv "$qdir/venv"
+  "$qdir/venv/bin/python" -c 'import docx, pptx, openpyxl, odf, reportlab' 2>/dev/null ||
+    "$qdir/venv/bin/pip" install --quiet -r scripts/quality/requirements-documents.txt
+  key=$(md5sum scripts/quality/documents.py | cut -c1-32)
+  if [ "$(cat "$tree.done" 2>/dev/null)" != "$key" ]; then
+    rm -rf "$tree" "$tree.done"
+    QDIR=$qdir "$qdir/venv/bin/python" scripts/quality/documents.py generate "$tree"
+    echo "$key" > "$tree.done"
+  fi
+  local bytes files per
+  bytes=$(find "$tree" -type f -printf '%s\n' | awk '{ b += $1 } END { print b + 0 }')
+  files=$(find "$tree" -type f | wc -l)
+  per=$(( (files + JOBS - 1) / JOBS ))
+  find "$tree" -type f -print0 | xargs -0 cat > /dev/null
+  local views="make -s report BIN=$BP REPO=$tree WORK=$W/docrun QUIET=-q && rm -rf $W/docrun"
+  local raw="make -s report BIN=$BP REPO=$tree WORK=$W/docrun QUIET=-q CONTENT=raw && rm -rf $W/docrun"
+  local md5="find $tree -type f -print0 | xargs -0 -P$JOBS -n $per md5sum"
+  rm -rf "$W/docrun"
+  measure "md5sum, documents" "$bytes" "$md5"; local mw=$WALL mr=$RSS
+  measure "make report CONTENT=raw, documents" "$bytes" "$raw"; local rw=$WALL rr=$RSS
+  measure "make report, documents" "$bytes" "$views"; local vw=$WALL vr=$RSS
+  {
+    printf '| %s | `%s` | %s s | %s MB | `%s` | %s s | %s MB | **%s** | %s |\n' \
+      "whole pipeline on documents, content views (make report)" "$views" "$vw" "$vr" "$raw" "$rw" "$rr" \
+      "$(ratio "$vw" "$rw")" "≤ 3"
+    printf '| %s | `%s` | %s s | %s MB | `%s` | %s s | %s MB | **%s** | %s |\n' \
+      "whole pipeline on documents, content views (make report)" "$views" "$vw" "$vr" "$md5" "$mw" "$mr" \
+      "$(ratio "$vw" "$mw")" ""
+  } > "$BENCH/doc-table.md"
+  cat > "$BENCH/doc-note.md" <<EOF
+Documents (issue 27), measured on $(date -u +%Y-%m-%d) (\`BENCH_ONLY=documents bash scripts/bench.sh\` replaces
+these two rows alone): the documents corpus of \`make quality\` (docs/quality.md, *Documents*):
+$files files, $bytes bytes (generated docx, xlsx, pptx, odt, ods, pdf, eml, gz, bz2, xz and PyPI's
+document fixtures), \`scripts/quality/documents.py generate $tree\` (the quality venv's python).
+The views include extracting every document (pdftotext for the PDFs); they can be faster than the raw
+run, which verifies more candidate pairs over longer files (every two files of one writer's template).
+EOF
+}
+
+if [ "$BENCH_ONLY" = documents ]; then
+  documents_rows
+  # The rows replace those of the last run in $OUT; the other rows are kept.
+  python3 - "$OUT" "$BENCH/doc-table.md" "$BENCH/doc-note.md" <<'PY'
+import sys
+out, rows, note = sys.argv[1:4]
+lines = open(out, encoding="utf-8").read().split("\n")
+rows = open(rows, encoding="utf-8").read().rstrip("\n").split("\n")
+note = open(note, encoding="utf-8").read().rstrip("\n").split("\n")
+lines = [x for x in lines if not x.startswith("| whole pipeline on documents")]
+k = next((n for n, x in enumerate(lines) if x.startswith("Documents (issue 27)")), None)
+if k is not None:
+    e = k
+    while e < len(lines) and lines[e].strip():
+        e += 1
+    del lines[k:e + 1]
+i = next(i for i, x in enumerate(lines) if x.startswith("| fsim | command |"))
+j = i
+while j + 1 < len(lines) and lines[j + 1].startswith("|"):
+    j += 1
+lines[j + 1:j + 1] = rows + [""] + note
+open(out, "w", encoding="utf-8").write("\n".join(lines))
+PY
+  echo "bench: the documents rows in $OUT" >&2
+  exit 0
+fi
+
 if [ "$BENCH_ONLY" = hard ]; then
   hard_section
   { section_header "Performance on hard inputs"; cat "$W/hard-section.md"; } > "$HARD_OUT"
@@ -306,6 +390,11 @@ for root, dirs, files in os.walk(sys.argv[1]):
 PY
 PIPE_DEFAULT="make -s report BIN=$BP REPO=$T WORK=$W/run QUIET=-q && rm -rf $W/run"
 row "whole pipeline, defaults (make report: avg 100, verification)" "$PIPE_DEFAULT" "datasketch MinHash-LSH" "$PEER_VENV/bin/python scripts/quality/peer.py $W/classes.tsv $W/peer.tsv" "$TREE_BYTES" "≤ 0.33"
+
+# Content views on the mixed document tree (documents_rows, defined at the
+# top so that BENCH_ONLY=documents runs it alone).
+documents_rows
+cat "$BENCH/doc-table.md" >> "$BENCH/table.md"
 
 # Stages without a standard counterpart: synthetic inputs at the targets' scale.
 PFILES=${PFILES:-15000000}; PGROUPS=${PGROUPS:-30000000}
@@ -541,6 +630,8 @@ in 300 folders; \`fsim-gen --bulk $FILES\`), and one file of $BIG_BYTES bytes of
 | fsim | command | time | RSS | reference | command | time | RSS | fsim / ref | target |
 |---|---|---|---|---|---|---|---|---|---|
 $(cat "$BENCH/table.md")
+
+$(cat "$BENCH/doc-note.md")
 
 ## Stages without a standard counterpart
 

@@ -810,9 +810,15 @@ def write_doc(v):
                             above.values()) + ".**\n" if above else
                 "No pair's figure is above its byte LCS (the figure is a lower bound, as documented).\n"))
     w(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "defaults.md")).read())
+    # The documents corpus (issue 27), measured by documents.py just before
+    # (make quality) into its own section.
+    docs_section = os.path.join(QDIR, "documents", "section.md")
+    if os.path.exists(docs_section):
+        w(open(docs_section, encoding="utf-8").read())
     w("## Reproduce\n")
     w("```sh\nmake quality                       # fetch (cached), run, rewrite docs/quality.md\n"
       "bash scripts/quality/fetch.sh      # the corpus alone\n"
+      "make quality-documents             # the section Documents alone (scripts/quality/documents.py)\n"
       "QDIR=quality-work RUNS='avg 100|AVG=100' FLOORS='5 10' python3 scripts/quality/evaluate.py\n```\n")
     w("Versions:\n")
     for k, x in versions().items():

@@ -42,11 +42,15 @@ pub(super) fn extract(data: &[u8], budget: &Budget) -> Result<Vec<u8>, Fail> {
         true => bodies.html,
         false => bodies.plain,
     };
+    // Lines trimmed, empty lines left out, as every view: a message and a
+    // document holding the same paragraphs have the same lines.
     for t in texts {
-        out.push(b'\n');
-        out.extend_from_slice(&t);
-        if !out.ends_with(b"\n") {
-            out.push(b'\n');
+        for line in t.split(|&b| b == b'\n') {
+            let line = line.trim_ascii();
+            if !line.is_empty() {
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
         }
         budget.check_size(out.len() as u64, "the text")?;
     }

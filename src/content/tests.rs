@@ -66,6 +66,24 @@ fn docx_is_its_paragraphs_in_order_without_styles() {
 }
 
 #[test]
+fn xml_entities_in_text_are_resolved() {
+    // Every writer escapes < > & in its XML text (python-docx, odfpy, Word):
+    // the view holds the characters, as a reader sees them and as a mail
+    // or a text file of the same words has them (make quality, documents).
+    let doc = br#"<w:document xmlns:w="w"><w:body><w:p><w:r><w:t>a &lt;b&gt; &amp; &quot;c&quot; &#233; &nbsp;d</w:t></w:r></w:p></w:body></w:document>"#;
+    let data = zip_of(&[
+        ("[Content_Types].xml", b"<Types/>"),
+        ("word/document.xml", doc),
+    ]);
+    let v = view(&data, &Limits::default());
+    assert_eq!((v.kind, v.note), (Kind::Docx, None));
+    assert_eq!(
+        String::from_utf8(v.bytes).unwrap(),
+        "a <b> & \"c\" \u{e9} \u{a0}d\n"
+    );
+}
+
+#[test]
 fn spreadsheets_are_rows_of_cells() {
     let (kind, t) = text("costs.xlsx");
     assert_eq!(kind, Kind::Xlsx);
@@ -123,18 +141,20 @@ fn mail_is_its_headers_and_text_body() {
     let (kind, t) = text("alternative.eml");
     assert_eq!(kind, Kind::Mail);
     // Subject decoded from its RFC 2047 words, the quoted-printable plain
-    // body decoded, the HTML alternative and the attachment left out.
+    // body decoded, the HTML alternative and the attachment left out; the
+    // body's lines trimmed and its empty lines left out, as in every view
+    // (a message and a document of the same paragraphs have the same lines).
     assert_eq!(
         t,
         "From: Ana Souza <ana@example.org>\nTo: committee@example.org\n\
-         Date: Sun, 03 Mar 2024 10:00:00 +0000\nSubject: Réunion du comité\n\n\
-         Bonjour,\n\nLe comité s'est réuni le 3 mars.\nÀ bientôt.\n"
+         Date: Sun, 03 Mar 2024 10:00:00 +0000\nSubject: Réunion du comité\n\
+         Bonjour,\nLe comité s'est réuni le 3 mars.\nÀ bientôt.\n"
     );
     let (_, t) = text("html-only.eml");
     assert_eq!(
         t,
         "From: bob@example.org\nTo: ana@example.org\n\
-         Date: Mon, 04 Mar 2024 09:30:00 +0000\nSubject: Invoices\n\n\
+         Date: Mon, 04 Mar 2024 09:30:00 +0000\nSubject: Invoices\n\
          The invoices & receipts\nare attached.\n"
     );
 }

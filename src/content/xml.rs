@@ -292,7 +292,10 @@ fn unescape<'a>(t: &BytesText<'a>) -> Cow<'a, str> {
         .unwrap_or_else(|_| Cow::Owned(String::from_utf8_lossy(t.as_ref()).into_owned()))
 }
 
-/// The named entities of HTML that EPUB chapters use most.
+/// XML's five entities (`&lt;` ...) and the named entities of HTML that
+/// EPUB chapters use most. (quick-xml's `unescape_with` asks the resolver
+/// for every named entity, the predefined ones included: without them a
+/// text holding `&lt;` was kept as written, escaped.)
 fn html_entity(name: &str) -> Option<&'static str> {
     Some(match name {
         "nbsp" => "\u{a0}",
@@ -304,7 +307,7 @@ fn html_entity(name: &str) -> Option<&'static str> {
         "ldquo" => "\u{201c}",
         "rdquo" => "\u{201d}",
         "copy" => "\u{a9}",
-        _ => return None,
+        _ => return quick_xml::escape::resolve_predefined_entity(name),
     })
 }
 
