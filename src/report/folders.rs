@@ -646,23 +646,22 @@ fn identical_trees(table: &CompactTable, dirs: &[Dir], p: &FolderPair) -> Option
 
 /// The pairs (indexes into `pairs`) grouped into families, one per pair
 /// of parent folders (the locale folders of one release are one family,
-/// two releases another): families by the bytes their pairs explain, most
-/// first (then by their first pair), pairs in `pairs`' order.
+/// two releases another), in the order of their first pair (the one
+/// explaining most bytes: a sum over a family would count a folder of
+/// many pairs many times), pairs in `pairs`' order.
 pub fn families(pairs: &[FolderPair]) -> Vec<Vec<u32>> {
     let parent = |x: &[u8]| x.iter().rposition(|&c| c == b'/').map_or(0, |i| i);
     let mut index: HashMap<(&[u8], &[u8]), usize> = HashMap::new();
-    let mut fams: Vec<(u64, Vec<u32>)> = Vec::new();
+    let mut fams: Vec<Vec<u32>> = Vec::new();
     for (k, p) in pairs.iter().enumerate() {
         let key = (&p.a[..parent(&p.a)], &p.b[..parent(&p.b)]);
         let i = *index.entry(key).or_insert_with(|| {
-            fams.push((0, Vec::new()));
+            fams.push(Vec::new());
             fams.len() - 1
         });
-        fams[i].0 += p.a_in_b + p.b_in_a;
-        fams[i].1.push(k as u32);
+        fams[i].push(k as u32);
     }
-    fams.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1[0].cmp(&y.1[0])));
-    fams.into_iter().map(|f| f.1).collect()
+    fams
 }
 
 /// For each group, the first of `pairs` (most bytes first) whose two

@@ -661,7 +661,7 @@ fn folders_text(
         f.pairs.len(),
         min_percent,
         if families.len() < f.pairs.len() {
-            format!(" in {} families (pairs of the same two parent folders), most bytes explained first, at most {FAMILY_TEXT_MAX} pairs a family", families.len())
+            format!(" in {} families (pairs of the same two parent folders), in the order of their first pair; a family of more than {FAMILY_TEXT_MAX} pairs shows {CROWD_TEXT_MAX}", families.len())
         } else {
             String::new()
         },
@@ -672,10 +672,12 @@ fn folders_text(
         if listed >= FOLDERS_TEXT_MAX {
             break;
         }
-        let show = fam
-            .len()
-            .min(FAMILY_TEXT_MAX)
-            .min(FOLDERS_TEXT_MAX - listed);
+        let most = if fam.len() > FAMILY_TEXT_MAX {
+            CROWD_TEXT_MAX
+        } else {
+            FAMILY_TEXT_MAX
+        };
+        let show = fam.len().min(most).min(FOLDERS_TEXT_MAX - listed);
         for &k in &fam[..show] {
             folder_pair_text(k as usize, &f.pairs[k as usize], o, st);
         }
@@ -716,8 +718,11 @@ fn folders_text(
     let _ = writeln!(o);
 }
 
-/// Pairs of one family the text report lists at most.
+/// Pairs of one family the text report lists at most; of a family of
+/// more (sibling folders alike in their boilerplate), it lists
+/// `CROWD_TEXT_MAX`.
 const FAMILY_TEXT_MAX: usize = 10;
+const CROWD_TEXT_MAX: usize = 3;
 
 /// Folder pair `k` (from 0) as two lines of the text report.
 fn folder_pair_text(k: usize, p: &crate::report::folders::FolderPair, o: &mut String, st: Style) {
