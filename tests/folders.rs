@@ -142,6 +142,20 @@ fn twenty_copied_and_edited_projects_pair_at_their_tops() {
     // No sub-folder pair is listed under its projects' pair.
     let txt = read(&work, "report.txt");
     assert!(!txt.contains("/src  <->"), "sub-folders listed");
+    // One family (the same parent folders) of more than ten pairs: three
+    // listed, the rest counted.
+    assert!(
+        txt.contains("190 pairs") && txt.contains("in 1 families"),
+        "{txt}"
+    );
+    assert!(
+        txt.contains("... and 187 more pairs of folders of "),
+        "{txt}"
+    );
+    assert!(
+        txt.contains("... 3 folder pairs listed here of 190"),
+        "{txt}"
+    );
 }
 
 /// `sh report.sh ARG` in `dir`: (exit code, stdout, stderr).
@@ -206,4 +220,81 @@ fn the_actions_script_links_or_removes_copies_and_refuses_changed_files() {
     let (code, _, err) = script(&work, "--now");
     assert_eq!(code, 2);
     assert!(err.contains("usage:"), "{err}");
+}
+
+#[test]
+fn identical_trees_are_one_action_checked_as_a_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    // keep/ and its copy copy/ (two levels, an empty file); other/ holds
+    // one of the same files and an edited version of another.
+    let (x, y, z) = (text(21, 40), text(22, 50), text(23, 30));
+    for top in ["keep", "copy"] {
+        write(&repo.join(format!("{top}/x.txt")), &x);
+        write(&repo.join(format!("{top}/sub/y.txt")), &y);
+        write(&repo.join(format!("{top}/sub/deeper/z.txt")), &z);
+        write(&repo.join(format!("{top}/empty")), "");
+    }
+    write(&repo.join("other/x.txt"), &x);
+    write(&repo.join("other/y.txt"), &y.replace("line 4 ", "LINE 4 "));
+    let work = dir.path().join("work");
+    run_ok(
+        make_report_cmd(&repo, &work, &["FORMATS=sh json txt"]),
+        None,
+    );
+    let j: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let f = &j["folders"][0];
+    assert_eq!(
+        (tail(f, "a"), tail(f, "b")),
+        ("copy".into(), "keep".into()),
+        "{f}"
+    );
+    assert_eq!(f["identical_trees"], true, "{f}");
+    // Its file lists, relative to the folders.
+    assert_eq!(f["files"]["same"].as_array().unwrap().len(), 3, "{f}");
+    assert_eq!(f["files"]["same"][0][0], "sub/deeper/z.txt", "{f}");
+    assert_eq!(f["files"]["only_a"], serde_json::json!(["empty"]), "{f}");
+    let sh = read(&work, "report.sh");
+    assert_eq!(sh.matches("\ntree '").count(), 1, "{sh}");
+    // Dry run: one line for the tree, one for other/x.txt; nothing touched.
+    let (code, out, _) = script(&work, "--dry-run");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("would replace by links or remove the whole tree: ")
+            && out.contains("(a copy of ")
+            && out.contains(", 4 files)"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 2, "{out}");
+    // A file added to the copy since the run: the whole tree is refused.
+    let gone = if out.contains("/keep (a copy of") {
+        "keep"
+    } else {
+        "copy"
+    };
+    let kept = if gone == "keep" { "copy" } else { "keep" };
+    write(&repo.join(format!("{gone}/sub/new.txt")), "new");
+    // (the dry run checks as the others do.)
+    let (code, out, err) = script(&work, "--dry-run");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("refused (files added or removed since the run)"),
+        "{err}"
+    );
+    assert!(!out.contains("whole tree"), "{out}");
+    assert!(repo.join(format!("{gone}/x.txt")).exists());
+    // Back as it was: the copy goes as one, the kept tree stays whole.
+    std::fs::remove_file(repo.join(format!("{gone}/sub/new.txt"))).unwrap();
+    let (code, _, err) = script(&work, "--remove");
+    assert_eq!(code, 0, "{err}");
+    assert!(!repo.join(gone).exists(), "{err}");
+    for f in ["x.txt", "sub/y.txt", "sub/deeper/z.txt", "empty"] {
+        assert!(repo.join(kept).join(f).exists(), "{f}");
+    }
+    // other/x.txt, a copy of a file of the kept tree, is handled as before.
+    assert!(!repo.join("other/x.txt").exists(), "{err}");
+    assert!(
+        err.contains("5 copies handled (remove), 0 refused"),
+        "{err}"
+    );
 }

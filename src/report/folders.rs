@@ -57,6 +57,18 @@ struct Dir {
     depth: u32,
     files: u64,
     bytes: u64,
+    /// The lowest and highest id of a file under it: its files are one run
+    /// of ids when `last - first + 1 == files` (the walk's order).
+    first: u32,
+    last: u32,
+}
+
+impl Dir {
+    /// Its files' ids, when they are one run.
+    fn run(&self) -> Option<std::ops::RangeInclusive<u32>> {
+        (self.files > 0 && u64::from(self.last - self.first) + 1 == self.files)
+            .then_some(self.first..=self.last)
+    }
 }
 
 const ROOT: u32 = u32::MAX;
@@ -94,6 +106,77 @@ impl FixedRecord for Credit {
     }
 }
 
+/// A file's partner in the other folder of a listed pair ([`DETAILED`]):
+/// sorted by pair, then file, the last of a file is its best (as
+/// [`Credit`]'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Detail {
+    /// The pair's index in the report.
+    k: u32,
+    file: u32,
+    bytes: u64,
+    identical: bool,
+    partner: u32,
+}
+
+impl FixedRecord for Detail {
+    const SIZE: usize = 21;
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.k.to_be_bytes());
+        out[4..8].copy_from_slice(&self.file.to_be_bytes());
+        out[8..16].copy_from_slice(&self.bytes.to_be_bytes());
+        out[16] = self.identical as u8;
+        out[17..21].copy_from_slice(&self.partner.to_be_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        let u32_at = |i: usize| u32::from_be_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        Detail {
+            k: u32_at(0),
+            file: u32_at(4),
+            bytes: u64::from_be_bytes(b[8..16].try_into().expect("8 bytes")),
+            identical: b[16] != 0,
+            partner: u32_at(17),
+        }
+    }
+}
+
+/// The first this many reported pairs get their file lists
+/// ([`PairFiles`]): the pairs the html page shows.
+pub const DETAILED: usize = 1_000;
+
+/// Files a list of [`PairFiles`] names at most (the others are counted).
+pub const LISTED: usize = 20;
+
+/// The file-level differences of a folder pair, from A's side: each of
+/// A's files is `same` (its best partner in B is identical), `changed`
+/// (its best partner is a link) or only in A; B's files with no partner
+/// in A are only in B. At most [`LISTED`] files a list, in id order (the
+/// walk's); the counts are of all.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PairFiles {
+    /// (file of A, its partner in B).
+    pub same: Vec<(u32, u32)>,
+    pub same_count: u64,
+    /// (file of A, its partner in B, bytes in common).
+    pub changed: Vec<(u32, u32, u64)>,
+    pub changed_count: u64,
+    pub only_a: Vec<u32>,
+    pub only_b: Vec<u32>,
+    /// Whether the only-in lists could be made: each folder's files are
+    /// one run of ids (the walk's order), else they are left empty.
+    pub only_listed: bool,
+}
+
+/// Two folders that are identical trees: the same relative paths, each
+/// file with the same size and content. File `first_a + i` of A is the
+/// copy of `first_b + i` of B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeCopy {
+    pub first_a: u32,
+    pub first_b: u32,
+    pub files: u32,
+}
+
 /// A reported folder pair with its figures (module doc).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FolderPair {
@@ -112,6 +195,13 @@ pub struct FolderPair {
     pub changed: u64,
     pub only_a: u64,
     pub only_b: u64,
+    /// When A and B are identical trees.
+    pub tree: Option<TreeCopy>,
+    /// Its file lists, for the first [`DETAILED`] pairs.
+    pub files: Option<Box<PairFiles>>,
+    /// The folders' ids.
+    da: u32,
+    db: u32,
 }
 
 impl FolderPair {
@@ -126,9 +216,10 @@ impl FolderPair {
 }
 
 impl FolderPair {
-    /// The pair in the json report's `folders` list.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+    /// The pair in the json report's `folders` list, with its file lists
+    /// (paths relative to its folders) when it has them.
+    pub fn to_json(&self, table: &CompactTable) -> serde_json::Value {
+        let mut j = serde_json::json!({
             "a": escape_path_string(&self.a),
             "b": escape_path_string(&self.b),
             "percent": (self.percent() * 10.0).round() / 10.0,
@@ -142,6 +233,38 @@ impl FolderPair {
             "changed": self.changed,
             "only_a": self.only_a,
             "only_b": self.only_b,
+            "identical_trees": self.tree.is_some(),
+        });
+        if let Some(f) = &self.files {
+            j["files"] = self.files_json(f, table);
+        }
+        j
+    }
+
+    /// The json of its file lists (see [`PairFiles`]).
+    fn files_json(&self, f: &PairFiles, table: &CompactTable) -> serde_json::Value {
+        let rel = |id: u32, dir: &[u8]| {
+            let p = table.at(id).path;
+            escape_path_string(p.strip_prefix(dir).map_or(p, |r| &r[1..]))
+        };
+        let (a, b) = (&self.a[..], &self.b[..]);
+        let more = |n: u64, listed: usize| n.saturating_sub(listed as u64);
+        let only =
+            |ids: &[u32], dir: &[u8]| -> Vec<String> { ids.iter().map(|&x| rel(x, dir)).collect() };
+        serde_json::json!({
+            "same": f.same.iter().map(|&(x, y)| [rel(x, a), rel(y, b)]).collect::<Vec<_>>(),
+            "same_more": more(f.same_count, f.same.len()),
+            "changed": f.changed.iter().map(|&(x, y, c)| serde_json::json!([
+                rel(x, a),
+                rel(y, b),
+                (crate::formats::percent(c.min(table.at(x).size), table.at(x).size) * 10.0).round() / 10.0,
+            ])).collect::<Vec<_>>(),
+            "changed_more": more(f.changed_count, f.changed.len()),
+            "only_a": only(&f.only_a, a),
+            "only_a_more": more(self.only_a, f.only_a.len()),
+            "only_b": only(&f.only_b, b),
+            "only_b_more": more(self.only_b, f.only_b.len()),
+            "only_listed": f.only_listed,
         })
     }
 
@@ -198,9 +321,14 @@ pub struct Folders<'a> {
     set_of: &'a HashMap<u32, usize>,
     sets: &'a [SetRef<'a>],
     /// Every file's partners per folder pair, sorted on disk when they do
-    /// not fit.
-    credits: ExternalSorter<Credit>,
+    /// not fit; taken by [`Folders::finish`].
+    credits: Option<ExternalSorter<Credit>>,
+    sort: SortOptions,
     wide_sets: u64,
+    /// The second pass ([`Folders::start_details`]): the listed pairs, by
+    /// their folders, and their files' partners.
+    wanted: HashMap<(u32, u32), u32>,
+    details: Option<ExternalSorter<Detail>>,
 }
 
 impl<'a> Folders<'a> {
@@ -218,21 +346,32 @@ impl<'a> Folders<'a> {
             dir_of,
             set_of,
             sets,
-            credits: ExternalSorter::new(sort),
+            credits: Some(ExternalSorter::new(sort.clone())),
+            sort,
             wide_sets: 0,
+            wanted: HashMap::new(),
+            details: None,
         };
-        for s in sets {
+        f.wide_sets = f.propose_sets()?;
+        Ok(f)
+    }
+
+    /// Propose the pairs of the identical sets; the number of sets too
+    /// wide to.
+    fn propose_sets(&mut self) -> Result<u64> {
+        let mut wide = 0;
+        for s in self.sets {
             if s.files.len() > SET_FANOUT {
-                f.wide_sets += 1;
+                wide += 1;
                 continue;
             }
             for (i, &x) in s.files.iter().enumerate() {
                 for &y in &s.files[i + 1..] {
-                    f.propose(x, y, s.size, true)?;
+                    self.propose(x, y, s.size, true)?;
                 }
             }
         }
-        Ok(f)
+        Ok(wide)
     }
 
     /// A kept link between `a` and `b` (representatives of their
@@ -269,14 +408,28 @@ impl<'a> Folders<'a> {
         while dx != ROOT && dy != ROOT && dx != dy {
             if !self.contains(dx, dy) && !self.contains(dy, dx) {
                 let (da, db) = (dx.min(dy), dx.max(dy));
-                for file in [x, y] {
-                    self.credits.push(Credit {
-                        da,
-                        db,
-                        file,
-                        bytes,
-                        identical,
-                    })?;
+                if let Some(credits) = &mut self.credits {
+                    for file in [x, y] {
+                        credits.push(Credit {
+                            da,
+                            db,
+                            file,
+                            bytes,
+                            identical,
+                        })?;
+                    }
+                } else if let (Some(&k), Some(details)) =
+                    (self.wanted.get(&(da, db)), &mut self.details)
+                {
+                    for (file, partner) in [(x, y), (y, x)] {
+                        details.push(Detail {
+                            k,
+                            file,
+                            bytes,
+                            identical,
+                            partner,
+                        })?;
+                    }
                 }
             }
             dx = self.dirs[dx as usize].parent;
@@ -291,9 +444,10 @@ impl<'a> Folders<'a> {
 
     /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
     /// which of them explains each of `groups` (sets of file ids).
-    pub fn finish(self, min_percent: f64, groups: &[&[u32]]) -> Result<FolderReport> {
+    pub fn finish(&mut self, min_percent: f64, groups: &[&[u32]]) -> Result<FolderReport> {
         let mut figures: BTreeMap<(u32, u32), FolderPair> = BTreeMap::new();
-        let mut sorted = self.credits.finish()?;
+        let credits = self.credits.take().expect("finish is called once");
+        let mut sorted = credits.finish()?;
         let mut group: Vec<Credit> = Vec::new();
         let mut keep = |group: &mut Vec<Credit>| {
             if let Some(c) = group.first() {
@@ -337,6 +491,9 @@ impl<'a> Folders<'a> {
                 .then_with(|| x.a.cmp(&y.a))
                 .then_with(|| x.b.cmp(&y.b))
         });
+        for p in &mut pairs {
+            p.tree = identical_trees(self.table, &self.dirs, p);
+        }
         let explains = explains(&self.dirs, &self.dir_of, &pairs, groups);
         Ok(FolderReport {
             pairs,
@@ -344,6 +501,167 @@ impl<'a> Folders<'a> {
             explains,
         })
     }
+
+    /// Start the second pass, which lists the files of the first
+    /// [`DETAILED`] pairs of `r`: the identical sets propose again; the
+    /// caller gives the kept links again ([`Folders::link`]) and calls
+    /// [`Folders::finish_details`].
+    pub fn start_details(&mut self, r: &FolderReport) -> Result<()> {
+        self.wanted = r
+            .pairs
+            .iter()
+            .take(DETAILED)
+            .enumerate()
+            .map(|(k, p)| ((p.da, p.db), k as u32))
+            .collect();
+        self.details = Some(ExternalSorter::new(self.sort.clone()));
+        self.propose_sets()?;
+        Ok(())
+    }
+
+    /// The file lists of the pairs [`Folders::start_details`] chose, into
+    /// `r`.
+    pub fn finish_details(&mut self, r: &mut FolderReport) -> Result<()> {
+        let Some(details) = self.details.take() else {
+            return Ok(());
+        };
+        let n = self.wanted.len();
+        let mut lists: Vec<Lister> = r.pairs[..n]
+            .iter()
+            .map(|p| Lister::new(&self.dirs, p))
+            .collect();
+        let mut sorted = details.finish()?;
+        let mut last: Option<Detail> = None;
+        while let Some(d) = sorted.next_item()? {
+            if let Some(l) = last.filter(|l| (l.k, l.file) != (d.k, d.file)) {
+                lists[l.k as usize].best(&self.dirs, &self.dir_of, l);
+            }
+            last = Some(d);
+        }
+        if let Some(l) = last {
+            lists[l.k as usize].best(&self.dirs, &self.dir_of, l);
+        }
+        for (p, l) in r.pairs.iter_mut().zip(lists) {
+            p.files = Some(Box::new(l.end()));
+        }
+        self.wanted.clear();
+        Ok(())
+    }
+}
+
+/// The file lists of one pair as its files' best partners come, in file
+/// id order.
+struct Lister {
+    da: u32,
+    /// The folders' runs of ids (none when their files are not one run)
+    /// and the next id of each not yet seen.
+    runs: Option<[std::ops::RangeInclusive<u32>; 2]>,
+    next: [u32; 2],
+    files: PairFiles,
+}
+
+impl Lister {
+    fn new(dirs: &[Dir], p: &FolderPair) -> Lister {
+        let (a, b) = (&dirs[p.da as usize], &dirs[p.db as usize]);
+        let runs = a.run().zip(b.run()).map(|(x, y)| [x, y]);
+        Lister {
+            da: p.da,
+            next: [a.first, b.first],
+            files: PairFiles {
+                only_listed: runs.is_some(),
+                ..PairFiles::default()
+            },
+            runs,
+        }
+    }
+
+    /// The files from `next` up to `to` (excluded) on `side` have no
+    /// partner: listed while the list has room.
+    fn skip_to(&mut self, side: usize, to: u32) {
+        let Some(runs) = &self.runs else { return };
+        let list = if side == 0 {
+            &mut self.files.only_a
+        } else {
+            &mut self.files.only_b
+        };
+        let end = to.min(runs[side].end().saturating_add(1));
+        let room = LISTED.saturating_sub(list.len()) as u32;
+        let from = self.next[side];
+        list.extend(from..end.min(from.saturating_add(room)).max(from));
+        self.next[side] = self.next[side].max(to);
+    }
+
+    /// File `d.file`'s best partner `d`.
+    fn best(&mut self, dirs: &[Dir], dir_of: &[u32], d: Detail) {
+        let side = usize::from(!contains(dirs, self.da, dir_of[d.file as usize]));
+        self.skip_to(side, d.file);
+        self.next[side] = self.next[side].max(d.file + 1);
+        if side == 1 {
+            return;
+        }
+        let f = &mut self.files;
+        if d.identical {
+            f.same_count += 1;
+            if f.same.len() < LISTED {
+                f.same.push((d.file, d.partner));
+            }
+        } else {
+            f.changed_count += 1;
+            if f.changed.len() < LISTED {
+                f.changed.push((d.file, d.partner, d.bytes));
+            }
+        }
+    }
+
+    fn end(mut self) -> PairFiles {
+        if let Some([a, b]) = self.runs.clone() {
+            self.skip_to(0, a.end() + 1);
+            self.skip_to(1, b.end() + 1);
+        }
+        self.files
+    }
+}
+
+/// Whether the folders of `p` are identical trees: each one run of ids
+/// (the walk's order) of as many files, file by file the same relative
+/// path, size and content.
+fn identical_trees(table: &CompactTable, dirs: &[Dir], p: &FolderPair) -> Option<TreeCopy> {
+    if p.changed > 0 || p.files_a != p.files_b || p.bytes_a != p.bytes_b {
+        return None;
+    }
+    let (a, b) = (&dirs[p.da as usize], &dirs[p.db as usize]);
+    let (ra, rb) = (a.run()?, b.run()?);
+    let same = ra.clone().zip(rb).all(|(x, y)| {
+        let (fx, fy) = (table.at(x), table.at(y));
+        fx.size == fy.size
+            && fx.content == fy.content
+            && fx.path.get(a.path.len()..) == fy.path.get(b.path.len()..)
+    });
+    same.then(|| TreeCopy {
+        first_a: *ra.start(),
+        first_b: b.first,
+        files: a.files as u32,
+    })
+}
+
+/// The pairs (indexes into `pairs`) grouped into families, one per pair
+/// of parent folders (the locale folders of one release are one family,
+/// two releases another), in the order of their first pair (the one
+/// explaining most bytes: a sum over a family would count a folder of
+/// many pairs many times), pairs in `pairs`' order.
+pub fn families(pairs: &[FolderPair]) -> Vec<Vec<u32>> {
+    let parent = |x: &[u8]| x.iter().rposition(|&c| c == b'/').map_or(0, |i| i);
+    let mut index: HashMap<(&[u8], &[u8]), usize> = HashMap::new();
+    let mut fams: Vec<Vec<u32>> = Vec::new();
+    for (k, p) in pairs.iter().enumerate() {
+        let key = (&p.a[..parent(&p.a)], &p.b[..parent(&p.b)]);
+        let i = *index.entry(key).or_insert_with(|| {
+            fams.push(Vec::new());
+            fams.len() - 1
+        });
+        fams[i].push(k as u32);
+    }
+    fams
 }
 
 /// For each group, the first of `pairs` (most bytes first) whose two
@@ -430,6 +748,10 @@ fn figures_of(
         changed: 0,
         only_a: a.files,
         only_b: b.files,
+        tree: None,
+        files: None,
+        da,
+        db,
     };
     for (k, c) in credits.iter().enumerate() {
         if credits.get(k + 1).is_some_and(|n| n.file == c.file) {
@@ -480,6 +802,8 @@ fn directories(table: &CompactTable) -> (Vec<Dir>, Vec<u32>) {
             let dir = &mut dirs[up as usize];
             dir.files += 1;
             dir.bytes += f.size;
+            dir.first = dir.first.min(id);
+            dir.last = dir.last.max(id);
             up = dir.parent;
         }
     }
@@ -505,6 +829,8 @@ fn intern(dirs: &mut Vec<Dir>, id_of: &mut HashMap<Vec<u8>, u32>, path: &[u8]) -
         depth,
         files: 0,
         bytes: 0,
+        first: u32::MAX,
+        last: 0,
     });
     id_of.insert(path.to_vec(), d);
     d
@@ -667,6 +993,51 @@ mod tests {
     }
 
     #[test]
+    fn the_second_pass_lists_a_pairs_files_and_finds_identical_trees() {
+        let (t, sets, set_of) = table(&[
+            ("w/p1/src/a", 500, 1),
+            ("w/p1/src/b", 500, 2),
+            ("w/p1/doc/c", 500, 3),
+            ("w/p2/src/a", 500, 1),
+            ("w/p2/src/b", 500, 4),
+            ("w/p2/doc/c", 500, 3),
+            ("w/p2/doc/new", 300, 5),
+            ("v/q1/x", 200, 6),
+            ("v/q1/s/y", 0, 0),
+            ("v/q2/x", 200, 6),
+            ("v/q2/s/y", 0, 0),
+        ]);
+        let sr = set_refs(&sets);
+        let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+        f.link(1, 4, 450).unwrap();
+        let mut r = f.finish(50.0, &[]).unwrap();
+        f.start_details(&r).unwrap();
+        f.link(1, 4, 450).unwrap();
+        f.finish_details(&mut r).unwrap();
+        assert_eq!(
+            paths(&r),
+            [
+                ("w/p1".into(), "w/p2".into()),
+                ("v/q1".into(), "v/q2".into())
+            ]
+        );
+        let l = r.pairs[0].files.as_deref().unwrap();
+        assert_eq!((&l.same[..], l.same_count), (&[(0, 3), (2, 5)][..], 2));
+        assert_eq!((&l.changed[..], l.changed_count), (&[(1, 4, 450)][..], 1));
+        assert_eq!((&l.only_a[..], &l.only_b[..]), (&[][..], &[6][..]));
+        assert!(l.only_listed && r.pairs[0].tree.is_none());
+        // q1 and q2: the same paths and contents, an empty file included.
+        let want = TreeCopy {
+            first_a: 7,
+            first_b: 9,
+            files: 2,
+        };
+        assert_eq!(r.pairs[1].tree, Some(want));
+        let l = r.pairs[1].files.as_deref().unwrap();
+        assert_eq!((&l.only_a[..], &l.only_b[..]), (&[8][..], &[10][..]));
+    }
+
+    #[test]
     fn unrelated_folders_and_nested_copies_are_not_paired() {
         // A folder and a copy of it inside itself: not a pair; unrelated
         // folders sharing one small file of many: under the threshold.
@@ -679,10 +1050,10 @@ mod tests {
             ("r/D/other", 9000, 9),
         ]);
         let sr = set_refs(&sets);
-        let f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+        let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
         let r = f.finish(50.0, &[]).unwrap();
         assert!(r.pairs.is_empty(), "{:?}", paths(&r));
-        let f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+        let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
         let r = f.finish(0.0, &[]).unwrap();
         assert_eq!(paths(&r), [("r/C".into(), "r/D".into())]);
     }

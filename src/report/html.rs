@@ -600,11 +600,6 @@ pub(crate) fn write(
         )
     });
     let pairs = &report.folders.pairs;
-    let folders: Vec<Value> = pairs
-        .iter()
-        .take(MAX_FOLDERS)
-        .map(|p| p.to_json())
-        .collect();
     let folders_note = (pairs.len() > MAX_FOLDERS).then(|| {
         format!(
             "The page shows the first {MAX_FOLDERS} of {} folder pairs, most bytes first (page limit); all are in report.json and report.tsv.",
@@ -616,7 +611,6 @@ pub(crate) fn write(
         "params": params,
         "summary": report.summary(),
         "pruned_note": report.pruned_note(),
-        "folders": folders,
         "folders_note": folders_note,
         "identical": identical,
         "identical_note": identical_note,
@@ -625,6 +619,16 @@ pub(crate) fn write(
     });
     let t = serde_json::to_string(&top).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
     page.push(&escape_json_for_script(&t[..t.len() - 1]))?;
+    // The folder pairs one by one: with their file lists, they are too
+    // large to hold as values within --memory.
+    page.push(",\"folders\":[")?;
+    for (k, p) in pairs.iter().take(MAX_FOLDERS).enumerate() {
+        let j = serde_json::to_string(&p.to_json(&report.files))
+            .map_err(|e| crate::Error::msg(format!("html: {e}")))?;
+        page.push(if k == 0 { "" } else { "," })?;
+        page.push(&escape_json_for_script(&j))?;
+    }
+    page.push("]")?;
     page.push(",\"clusters\":[")?;
     let shown = page.shown;
     let budget = report.link_budget();

@@ -732,15 +732,81 @@ fn folders_text(
     st: Style,
 ) {
     use std::fmt::Write;
+    let families = crate::report::folders::families(&f.pairs);
     let _ = writeln!(
         o,
-        "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree){}",
+        "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree){}{}",
         st.head,
         f.pairs.len(),
         min_percent,
+        if families.len() < f.pairs.len() {
+            format!(" in {} families (pairs of the same two parent folders), in the order of their first pair; a family of more than {FAMILY_TEXT_MAX} pairs shows {CROWD_TEXT_MAX}", families.len())
+        } else {
+            String::new()
+        },
         st.reset
     );
-    for (k, p) in f.pairs.iter().enumerate().take(FOLDERS_TEXT_MAX) {
+    let mut listed = 0;
+    for fam in &families {
+        if listed >= FOLDERS_TEXT_MAX {
+            break;
+        }
+        let most = if fam.len() > FAMILY_TEXT_MAX {
+            CROWD_TEXT_MAX
+        } else {
+            FAMILY_TEXT_MAX
+        };
+        let show = fam.len().min(most).min(FOLDERS_TEXT_MAX - listed);
+        for &k in &fam[..show] {
+            folder_pair_text(k as usize, &f.pairs[k as usize], o, st);
+        }
+        listed += show;
+        if fam.len() > show {
+            let p = &f.pairs[fam[0] as usize];
+            let parent = |x: &[u8]| {
+                escape_path_string(&x[..x.iter().rposition(|&c| c == b'/').unwrap_or(0)])
+            };
+            let _ = writeln!(
+                o,
+                "    {}... and {} more pairs of folders of {} and of {} (this family): in report.json and report.tsv{}",
+                st.dim,
+                fam.len() - show,
+                parent(&p.a),
+                parent(&p.b),
+                st.reset
+            );
+        }
+    }
+    if f.pairs.len() > listed {
+        let _ = writeln!(
+            o,
+            "{}... {} folder pairs listed here of {}: all are in report.json and report.tsv{}",
+            st.dim,
+            listed,
+            f.pairs.len(),
+            st.reset
+        );
+    }
+    if f.wide_sets > 0 {
+        let _ = writeln!(
+            o,
+            "{}{} identical sets of more than {} files proposed no folder pairs (they count in the pairs other files proposed){}",
+            st.dim, f.wide_sets, crate::report::folders::SET_FANOUT, st.reset
+        );
+    }
+    let _ = writeln!(o);
+}
+
+/// Pairs of one family the text report lists at most; of a family of
+/// more (sibling folders alike in their boilerplate), it lists
+/// `CROWD_TEXT_MAX`.
+const FAMILY_TEXT_MAX: usize = 10;
+const CROWD_TEXT_MAX: usize = 3;
+
+/// Folder pair `k` (from 0) as two lines of the text report.
+fn folder_pair_text(k: usize, p: &crate::report::folders::FolderPair, o: &mut String, st: Style) {
+    use std::fmt::Write;
+    {
         let _ = writeln!(
             o,
             "  {}. {}{}{}  <->  {}{}{}  {}{:.1}%{}",
@@ -770,23 +836,6 @@ fn folders_text(
             p.only_b
         );
     }
-    if f.pairs.len() > FOLDERS_TEXT_MAX {
-        let _ = writeln!(
-            o,
-            "{}... and {} more folder pairs, with fewer bytes: all are in report.json and report.tsv{}",
-            st.dim,
-            f.pairs.len() - FOLDERS_TEXT_MAX,
-            st.reset
-        );
-    }
-    if f.wide_sets > 0 {
-        let _ = writeln!(
-            o,
-            "{}{} identical sets of more than {} files proposed no folder pairs (they count in the pairs other files proposed){}",
-            st.dim, f.wide_sets, crate::report::folders::SET_FANOUT, st.reset
-        );
-    }
-    let _ = writeln!(o);
 }
 
 /// The first line of the tsv report.

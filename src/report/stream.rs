@@ -742,22 +742,30 @@ fn folder_pairs(report: &Report, source: &mut Source) -> Result<FolderReport> {
         })
         .collect();
     let mut folders = Folders::new(&report.files, &sets, &report.set_of, sort)?;
-    let mut failed = None;
-    source.kept(report, &mut |p| {
-        if failed.is_none() {
-            failed = folders.link(p.a, p.b, p.common).err();
-        }
-    })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
+    let mut feed = |folders: &mut Folders| {
+        let mut failed = None;
+        source.kept(report, &mut |p| {
+            if failed.is_none() {
+                failed = folders.link(p.a, p.b, p.common).err();
+            }
+        })?;
+        failed.map_or(Ok(()), Err)
+    };
+    feed(&mut folders)?;
     let groups: Vec<&[u32]> = report
         .clusters
         .iter()
         .map(|c| &c.files[..])
         .chain(report.identical.iter().map(|s| &s.files[..]))
         .collect();
-    folders.finish(report.config.min_percent, &groups)
+    let mut found = folders.finish(report.config.min_percent, &groups)?;
+    if !found.pairs.is_empty() {
+        // A second pass for the file lists of the first pairs.
+        folders.start_details(&found)?;
+        feed(&mut folders)?;
+        folders.finish_details(&mut found)?;
+    }
+    Ok(found)
 }
 
 /// Say on stderr when the model alone is over `--memory`.
@@ -922,7 +930,7 @@ impl Sink {
                 } else {
                     for (k, p) in r.folders.pairs.iter().enumerate() {
                         self.push(if k == 0 { "[\n    " } else { ",\n    " })?;
-                        self.push(&indent(&pretty(&p.to_json())?, 4))?;
+                        self.push(&indent(&pretty(&p.to_json(&r.files))?, 4))?;
                     }
                     self.push("\n  ]")?;
                 }

@@ -55,6 +55,16 @@ try {
   const folderRows = await page.locator('#folders-body tr').count();
   check(folderRows >= 1, `folder pairs listed (${folderRows})`);
   check((await page.textContent('#folders-body')).includes('manuals/v2'), 'manuals/v1 and v2 paired');
+  // A pair expands to its file-level differences, and folds again.
+  const pairRow = page.locator('#folders-body tr.fpair').filter({ hasText: 'manuals/v2' }).first();
+  await pairRow.click();
+  const fdetail = page.locator('#folders-body tr.detail');
+  check(await fdetail.count() === 1, 'a folder pair expands');
+  const dt = await fdetail.textContent();
+  check(dt.includes('Same in both') && dt.includes('Changed') && dt.includes('Only in'), `its file lists: ${dt.slice(0, 300)}`);
+  check(/\d+\.\d%/.test(dt) || dt.includes('Changed (0'), 'changed files carry their percent');
+  await pairRow.click();
+  check(await fdetail.count() === 0, 'and folds');
   await page.check('#f-folders');
   const outside = await rows.count();
   check(outside < n && outside > 0, `clusters inside a folder pair hidden (${n} -> ${outside})`);
