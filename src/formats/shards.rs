@@ -268,7 +268,11 @@ mod tests {
         let (e_head, e_tail) = ends.split_once('\n').unwrap();
         assert_eq!(
             e_head,
-            head.replacen(&format!("#fsim files {}", crate::formats::FILES_VERSION), "#fsim chunks v1", 1)
+            head.replacen(
+                &format!("#fsim files {}", crate::formats::FILES_VERSION),
+                "#fsim chunks v1",
+                1
+            )
         );
         let records_digest: Vec<&str> = tail.split('\t').skip(2).take(2).collect();
         assert_eq!(
