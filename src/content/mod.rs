@@ -74,10 +74,10 @@ impl Mode {
     /// chunked: a table without it was written before content views, of
     /// raw bytes.
     pub fn of_table(params: &crate::formats::Params) -> Result<Mode, String> {
-        match params.get("content") {
+        match crate::formats::headers::ChunkParams::parse(params)?.content {
             None => Ok(Mode::Raw),
             Some(v) => {
-                Mode::parse(v).map_err(|e| format!("content= in the file table's header: {e}"))
+                Mode::parse(&v).map_err(|e| format!("content= in the file table's header: {e}"))
             }
         }
     }
