@@ -142,14 +142,15 @@ fn twenty_copied_and_edited_projects_pair_at_their_tops() {
     // No sub-folder pair is listed under its projects' pair.
     let txt = read(&work, "report.txt");
     assert!(!txt.contains("/src  <->"), "sub-folders listed");
-    // One family (the same parent folders) of more than ten pairs: three
-    // listed, the rest counted.
+    // One family (sibling folders: their paths differ in one component,
+    // shown as *) of more than ten pairs: three listed, the rest counted.
     assert!(
         txt.contains("190 pairs") && txt.contains("in 1 families"),
         "{txt}"
     );
     assert!(
-        txt.contains("... and 187 more pairs of folders of "),
+        txt.contains("... and 187 more pairs of the family ")
+            && txt.contains("/*: in report.json and report.tsv"),
         "{txt}"
     );
     assert!(

@@ -644,22 +644,54 @@ fn identical_trees(table: &CompactTable, dirs: &[Dir], p: &FolderPair) -> Option
     })
 }
 
-/// The pairs (indexes into `pairs`) grouped into families, one per pair
-/// of parent folders (the locale folders of one release are one family,
-/// two releases another), in the order of their first pair (the one
-/// explaining most bytes: a sum over a family would count a folder of
-/// many pairs many times), pairs in `pairs`' order.
-pub fn families(pairs: &[FolderPair]) -> Vec<Vec<u32>> {
-    let parent = |x: &[u8]| x.iter().rposition(|&c| c == b'/').map_or(0, |i| i);
-    let mut index: HashMap<(&[u8], &[u8]), usize> = HashMap::new();
-    let mut fams: Vec<Vec<u32>> = Vec::new();
+/// A family of folder pairs: what its pairs have in common, and the pairs
+/// (indexes into the report's pairs, in their order).
+pub struct Family {
+    /// `A/*/B` when every pair's two folders differ in one path component
+    /// at the same place (sibling folders: `locale/*/LC_MESSAGES`, two
+    /// releases `corpus/*`), else `PARENT_A | PARENT_B`.
+    pub label: Vec<u8>,
+    pub pairs: Vec<u32>,
+}
+
+/// The family key of two folders: their paths with the one component
+/// they differ in replaced by `*`, when they have the same depth and
+/// differ in one component only; else their two parents.
+fn family_key(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let (ca, cb): (Vec<&[u8]>, Vec<&[u8]>) = (
+        a.split(|&c| c == b'/').collect(),
+        b.split(|&c| c == b'/').collect(),
+    );
+    let differ: Vec<usize> = (0..ca.len().min(cb.len()))
+        .filter(|&i| ca[i] != cb[i])
+        .collect();
+    if ca.len() == cb.len() && differ.len() == 1 {
+        let mut parts = ca.clone();
+        parts[differ[0]] = b"*";
+        return parts.join(&b'/');
+    }
+    let parent = |x: &[u8]| x[..x.iter().rposition(|&c| c == b'/').unwrap_or(0)].to_vec();
+    [parent(a), b" | ".to_vec(), parent(b)].concat()
+}
+
+/// The pairs grouped into families (sibling folders of one parent, such as
+/// one release's locale folders, are one family, and so are the same
+/// folder of several releases; [`family_key`]), in the order of their
+/// first pair (the one explaining most bytes: a sum over a family would
+/// count a folder of many pairs many times), pairs in `pairs`' order.
+pub fn families(pairs: &[FolderPair]) -> Vec<Family> {
+    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut fams: Vec<Family> = Vec::new();
     for (k, p) in pairs.iter().enumerate() {
-        let key = (&p.a[..parent(&p.a)], &p.b[..parent(&p.b)]);
-        let i = *index.entry(key).or_insert_with(|| {
-            fams.push(Vec::new());
+        let key = family_key(&p.a, &p.b);
+        let i = *index.entry(key.clone()).or_insert_with(|| {
+            fams.push(Family {
+                label: key,
+                pairs: Vec::new(),
+            });
             fams.len() - 1
         });
-        fams[i].push(k as u32);
+        fams[i].pairs.push(k as u32);
     }
     fams
 }

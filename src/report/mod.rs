@@ -732,7 +732,13 @@ fn folders_text(
     st: Style,
 ) {
     use std::fmt::Write;
-    let families = crate::report::folders::families(&f.pairs);
+    // Crowds (families of more than FAMILY_TEXT_MAX pairs: sibling folders
+    // alike in their boilerplate, such as one release's locale folders)
+    // after every other family, so that the few pairs of releases and
+    // copied projects are read first; a stable sort keeps each class in
+    // the order of its first pair.
+    let mut families = crate::report::folders::families(&f.pairs);
+    families.sort_by_key(|fam| fam.pairs.len() > FAMILY_TEXT_MAX);
     let _ = writeln!(
         o,
         "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree){}{}",
@@ -740,7 +746,7 @@ fn folders_text(
         f.pairs.len(),
         min_percent,
         if families.len() < f.pairs.len() {
-            format!(" in {} families (pairs of the same two parent folders), in the order of their first pair; a family of more than {FAMILY_TEXT_MAX} pairs shows {CROWD_TEXT_MAX}", families.len())
+            format!(" in {} families (sibling folders, or the same folder of several trees, named with * where their paths differ; else pairs of the same two parent folders), in the order of their first pair, families of more than {FAMILY_TEXT_MAX} pairs last, showing {CROWD_TEXT_MAX} each", families.len())
         } else {
             String::new()
         },
@@ -751,28 +757,24 @@ fn folders_text(
         if listed >= FOLDERS_TEXT_MAX {
             break;
         }
-        let most = if fam.len() > FAMILY_TEXT_MAX {
+        let n = fam.pairs.len();
+        let most = if n > FAMILY_TEXT_MAX {
             CROWD_TEXT_MAX
         } else {
             FAMILY_TEXT_MAX
         };
-        let show = fam.len().min(most).min(FOLDERS_TEXT_MAX - listed);
-        for &k in &fam[..show] {
+        let show = n.min(most).min(FOLDERS_TEXT_MAX - listed);
+        for &k in &fam.pairs[..show] {
             folder_pair_text(k as usize, &f.pairs[k as usize], o, st);
         }
         listed += show;
-        if fam.len() > show {
-            let p = &f.pairs[fam[0] as usize];
-            let parent = |x: &[u8]| {
-                escape_path_string(&x[..x.iter().rposition(|&c| c == b'/').unwrap_or(0)])
-            };
+        if n > show {
             let _ = writeln!(
                 o,
-                "    {}... and {} more pairs of folders of {} and of {} (this family): in report.json and report.tsv{}",
+                "    {}... and {} more pairs of the family {}: in report.json and report.tsv{}",
                 st.dim,
-                fam.len() - show,
-                parent(&p.a),
-                parent(&p.b),
+                n - show,
+                escape_path_string(&fam.label),
                 st.reset
             );
         }
