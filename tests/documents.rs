@@ -482,3 +482,73 @@ fn a_v3_previous_table_gives_identical_output() {
     }
     assert_eq!(r["same_content"].as_array().unwrap().len(), 1, "{r}");
 }
+
+/// A gettext catalog of `n` messages for release `r`: from release 2 on,
+/// every third translation reworded, ten messages gone and twenty new.
+fn catalog_po(n: usize, r: usize) -> String {
+    let mut po = String::from(
+        "msgid \"\"\nmsgstr \"\"\n\"Project-Id-Version: notes\\n\"\n\
+         \"Content-Type: text/plain; charset=UTF-8\\n\"\n\"Language: de\\n\"\n\n",
+    );
+    let first = if r > 1 { 10 } else { 0 };
+    let last = if r > 1 { n + 20 } else { n };
+    for i in first..last {
+        let word = if r > 1 && i % 3 == 0 { "neu" } else { "alt" };
+        po += &format!(
+            "msgid \"Message {i:04} about item {}\"\nmsgstr \"Nachricht {i} ({word}) zu Punkt {}\"\n\n",
+            i * 7 % 13,
+            i * 11 % 17
+        );
+    }
+    po
+}
+
+/// `msgfmt` (GNU gettext, installed by .ci/run) compiling `po` into `mo`.
+fn msgfmt(po: &str, mo: &Path) {
+    let src = mo.with_extension("po");
+    std::fs::write(&src, po).unwrap();
+    let mut cmd = std::process::Command::new("msgfmt");
+    cmd.arg("-o").arg(mo).arg(&src);
+    run_ok(cmd, None);
+    std::fs::remove_file(src).unwrap();
+}
+
+/// Compiled catalogs (issue 25): a `.mo` is compared as its messages, the
+/// text `msgunfmt --force-po --no-wrap` prints (without blank lines), so
+/// two releases of one catalog are found and measured by lines, exactly as
+/// those texts are when they sit beside them as `.po` files.
+#[test]
+fn compiled_catalogs_are_measured_as_their_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("mo")).unwrap();
+    std::fs::create_dir_all(repo.join("text")).unwrap();
+    for r in [1, 2] {
+        let mo = repo.join(format!("mo/de-{r}.mo"));
+        msgfmt(&catalog_po(300, r), &mo);
+        let mut cmd = std::process::Command::new("msgunfmt");
+        cmd.args(["--force-po", "--no-wrap"]).arg(&mo);
+        let oracle: Vec<u8> = run_ok(cmd, None)
+            .stdout
+            .split_inclusive(|&b| b == b'\n')
+            .filter(|l| *l != b"\n")
+            .flatten()
+            .copied()
+            .collect();
+        let v = content::view(&std::fs::read(&mo).unwrap(), &Limits::default());
+        assert_eq!(v.kind, content::Kind::Mo, "{:?}", v.note);
+        assert!(v.bytes == oracle, "{}", String::from_utf8_lossy(&v.bytes));
+        std::fs::write(repo.join(format!("text/de-{r}.po")), &v.bytes).unwrap();
+    }
+    let (r, _) = report(&repo, &dir.path().join("work"), &[]);
+    let all = links(&r);
+    let mo = link(&all, "de-1.mo", "de-2.mo").expect("the catalogs' pair");
+    let txt = link(&all, "de-1.po", "de-2.po").expect("the texts' pair");
+    assert_eq!(file(&r, "de-1.mo")["view"], "mo messages");
+    assert_eq!(mo["exact"], true, "{mo}");
+    assert_eq!(mo["bytes_in_common"], txt["bytes_in_common"], "{mo} {txt}");
+    // The 290 msgid lines in common, the two thirds of their msgstr lines
+    // that kept their translation, and the header: what GNU `diff
+    // --minimal` keeps of the two texts (a known answer).
+    assert_eq!(mo["bytes_in_common"], 17_817, "{mo}");
+}

@@ -58,6 +58,9 @@ fn by_magic(head: &[u8]) -> Option<Kind> {
     {
         return Some(Kind::Bzip2);
     }
+    if super::gettext::looks_like_mo(head) {
+        return Some(Kind::Mo);
+    }
     // PDF readers accept the header anywhere in the first 1024 bytes.
     let start = &head[..head.len().min(1024)];
     if memchr::memmem::find(start, b"%PDF-").is_some() {

@@ -21,6 +21,7 @@
 pub mod archive;
 mod compressed;
 mod detect;
+mod gettext;
 mod html;
 mod mail;
 mod package;
@@ -370,6 +371,7 @@ fn extract(
         }
         Kind::Pdf => pdf::extract(src, path, budget),
         Kind::Mail => mail::extract(&read_input(src, budget)?, budget),
+        Kind::Mo => gettext::extract(src, budget),
     }
 }
 

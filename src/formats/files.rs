@@ -151,11 +151,13 @@ pub enum ViewKind {
     Epub,
     Pdf,
     Mail,
+    /// A compiled gettext catalog: its messages as text.
+    Mo,
 }
 
 impl ViewKind {
     /// Every kind, in a fixed order (tests, docs).
-    pub const ALL: [ViewKind; 14] = [
+    pub const ALL: [ViewKind; 15] = [
         ViewKind::Raw,
         ViewKind::Gzip,
         ViewKind::Bzip2,
@@ -170,6 +172,7 @@ impl ViewKind {
         ViewKind::Epub,
         ViewKind::Pdf,
         ViewKind::Mail,
+        ViewKind::Mo,
     ];
 
     /// The name written in notes and in the file table.
@@ -189,6 +192,7 @@ impl ViewKind {
             ViewKind::Epub => "epub",
             ViewKind::Pdf => "pdf",
             ViewKind::Mail => "mail",
+            ViewKind::Mo => "mo",
         }
     }
 
@@ -275,6 +279,7 @@ impl ViewKind {
             ViewKind::Raw => return None,
             ViewKind::Gzip | ViewKind::Bzip2 | ViewKind::Xz | ViewKind::Zstd => "content",
             ViewKind::Mail => "headers and bodies",
+            ViewKind::Mo => "messages",
             _ => "text",
         };
         Some(format!("{} {what}", self.name()))

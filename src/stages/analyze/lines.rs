@@ -38,7 +38,7 @@
 
 use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
-use crate::formats::{FileEntry, FileType};
+use crate::formats::{FileEntry, FileType, ViewKind};
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::Read;
@@ -83,15 +83,16 @@ type Content = (u32, u64, Vec<(u32, u32)>);
 /// left out.
 type PassLines = (Vec<Content>, Vec<u32>, u64);
 
-/// A translation catalog, by its name.
-pub fn is_catalog(path: &[u8]) -> bool {
-    path.ends_with(b".po") || path.ends_with(b".pot")
+/// A translation catalog: a source catalog by its name (`.po`, `.pot`), a
+/// compiled one (`.mo`) by its bytes, read as its messages (its view).
+pub fn is_catalog(e: &FileEntry) -> bool {
+    e.path.ends_with(b".po") || e.path.ends_with(b".pot") || e.view.kind == ViewKind::Mo
 }
 
 fn selected(e: &FileEntry, src: &LineSource) -> bool {
     e.ftype == FileType::Text
         && e.size > 0
-        && (e.size <= src.max_size || (src.catalogs && is_catalog(&e.path)))
+        && (e.size <= src.max_size || (src.catalogs && is_catalog(e)))
 }
 
 /// The file's bytes, if it is still the file of the table (same size and
@@ -450,11 +451,28 @@ mod tests {
     }
 
     #[test]
-    fn catalogs_by_name() {
-        assert!(is_catalog(b"locale/fr/LC_MESSAGES/django.po"));
-        assert!(is_catalog(b"messages.pot"));
-        assert!(!is_catalog(b"django.mo"));
-        assert!(!is_catalog(b"report.pdf"));
+    fn catalogs_by_name_or_compiled_by_their_bytes() {
+        let entry = |path: &str, kind: ViewKind| FileEntry {
+            id: 0,
+            size: 10,
+            mtime_s: 0,
+            mtime_ns: 0,
+            content: 1,
+            ftype: FileType::Text,
+            view: crate::formats::FileView {
+                kind,
+                ..crate::formats::FileView::raw(10)
+            },
+            path: path.as_bytes().to_vec(),
+        };
+        assert!(is_catalog(&entry(
+            "locale/fr/LC_MESSAGES/django.po",
+            ViewKind::Raw
+        )));
+        assert!(is_catalog(&entry("messages.pot", ViewKind::Raw)));
+        assert!(is_catalog(&entry("django.mo.bak", ViewKind::Mo)));
+        assert!(!is_catalog(&entry("django.mo", ViewKind::Raw)));
+        assert!(!is_catalog(&entry("report.pdf", ViewKind::Pdf)));
     }
 
     #[test]
