@@ -68,8 +68,9 @@ STAGES = BASE_STAGES + FLOOR_STAGES
 LINKED = ["files.tsv", "chunks.tsv", "sorted.tsv", "partition.tsv", "bins.tsv", "plan.tsv"]
 VENV = os.path.join(QDIR, "venv")
 KINDS = ["text ≥ 1 KiB", "text 256 B–1 KiB", "text < 256 B", "catalogs, same locale",
-         "catalogs, two locales", "binary"]
-TEXT_KINDS = KINDS[:5]
+         "catalogs, two locales", "compiled catalogs (.mo)", "binary"]
+# Compiled catalogs are text too: fsim and the truth read their messages.
+TEXT_KINDS = KINDS[:6]
 CATALOG_KINDS = KINDS[3:5]
 LOCALE_RE = re.compile(r"/locale/[^/]+/LC_MESSAGES/")
 
@@ -229,7 +230,7 @@ def main():
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bins"], check=True)
     log("hashing the corpus")
     binary = set()
-    info = truth.content_classes(CORPUS, binary)          # path -> (md5, size)
+    info = truth.content_classes(CORPUS, binary, os.path.join(QDIR, "mo-views"))  # path -> (md5, size)
     classes = defaultdict(list)
     for p, (h, s) in info.items():
         classes[h].append(p)
@@ -252,6 +253,8 @@ def main():
         a, b = k
         if a in binary or b in binary:
             return "binary"
+        if a.startswith("mo:") or b.startswith("mo:"):
+            return "compiled catalogs (.mo)"
         if a in catalog and b in catalog:
             return "catalogs, same locale" if rels[a] & rels[b] else "catalogs, two locales"
         big = max(size_of[a], size_of[b])

@@ -30,6 +30,13 @@
   the multiset overlap of bytes (sum over the 256 byte values of
   min(count in a, count in b)), an upper bound of the byte LCS for the same
   reason.
+* Compiled gettext catalogs (the .mo magic number, either byte order) are
+  compared as their messages, as fsim's content view reads them: the text
+  GNU gettext's `msgunfmt --force-po --no-wrap` prints, without its blank
+  lines, written once per content to MO_VIEWS (a folder beside the cache),
+  sized and diffed like any text. Their cache keys are the raw contents'
+  MD5s prefixed `mo:`, so a cache written when they were binary keeps its
+  meaning.
 * Results (diff figures and bounds) are cached by content hashes in a TSV
   file, so re-runs only look at new pairs; the diffs run in JOBS processes.
   The byte figures of binary pairs have their own cache file (BYTES-CACHE),
@@ -67,14 +74,44 @@ def walk(root):
     return out
 
 
-def content_classes(root, binary=None):
+# path -> the file the truth reads for it (a compiled catalog's messages),
+# filled by content_classes before any pool forks.
+VIEWS = {}
+MO_MAGICS = (b"\xde\x12\x04\x95", b"\x95\x04\x12\xde")
+
+
+def mo_view(path, data, folder):
+    """The messages of the compiled catalog at path, written to folder once
+    per content (msgunfmt's text without blank lines): its path."""
+    out = os.path.join(folder, hashlib.md5(data).hexdigest() + ".po")
+    if not os.path.exists(out):
+        r = subprocess.run(["msgunfmt", "--force-po", "--no-wrap", path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if r.returncode != 0:
+            raise RuntimeError(f"msgunfmt {path}: {r.stderr.decode(errors='replace')}")
+        text = b"".join(l for l in r.stdout.splitlines(keepends=True) if l != b"\n")
+        with open(out + ".tmp", "wb") as fh:
+            fh.write(text)
+        os.replace(out + ".tmp", out)
+    return out
+
+
+def content_classes(root, binary=None, mo_views=None):
     """path -> (md5 hex, size) for every file under root. binary: a set that
-    receives the md5 of every content holding a NUL byte."""
+    receives the md5 of every content holding a NUL byte. mo_views: a folder
+    for the messages of compiled catalogs (then their size is the messages'
+    and their md5 is prefixed `mo:`)."""
     info = {}
     for p in walk(root):
         with open(p, "rb") as fh:
             data = fh.read()
         h = hashlib.md5(data).hexdigest()
+        if mo_views is not None and data[:4] in MO_MAGICS:
+            os.makedirs(mo_views, exist_ok=True)
+            VIEWS[p] = mo_view(p, data, mo_views)
+            with open(VIEWS[p], "rb") as fh:
+                data = fh.read()
+            h = "mo:" + h
         info[p] = (h, len(data))
         if binary is not None and b"\0" in data:
             binary.add(h)
@@ -82,7 +119,7 @@ def content_classes(root, binary=None):
 
 
 def lcs_bytes(pair):
-    a, b = pair
+    a, b = (VIEWS.get(p, p) for p in pair)
     r = subprocess.run(DIFF + [a, b], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if r.returncode not in (0, 1):
         raise RuntimeError(f"diff {a} {b}: {r.stderr.decode(errors='replace')}")
@@ -95,7 +132,7 @@ _PROFILES = {}
 
 
 def _profile(path):
-    with open(path, "rb") as fh:
+    with open(VIEWS.get(path, path), "rb") as fh:
         parts = fh.read().split(b"\n")  # diff's lines: up to and including \n
     c = Counter(x + b"\n" for x in parts[:-1])
     if parts[-1]:
