@@ -259,6 +259,9 @@ pub struct FileResult {
     pub view: FileView,
     /// Why a document kept its raw view (fsim-chunk warns with it).
     pub note: Option<String>,
+    /// The members of an archive, each an entry of its own written after
+    /// it, and why some were left out ([`crate::chunking::members`]).
+    pub members: Option<Box<crate::chunking::members::Members>>,
 }
 
 /// Open a regular file for its content view in `mode`, chunk the view, and
@@ -307,6 +310,7 @@ pub(crate) fn chunk_file_deferred(
             content_pending: c.pending,
             view: c.view,
             note: c.note,
+            members: None,
         }),
         Err(e) => Err((path, e)),
     }
@@ -388,6 +392,7 @@ fn chunk_open(
                 raw_size,
                 unreadable: None,
                 hash: Some(view_hash),
+                archive: None,
             };
             (info, false, view)
         }
