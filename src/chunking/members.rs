@@ -12,7 +12,7 @@
 //! anything the library leaves out becomes the archive's note.
 
 use crate::chunking::chunker::Chunker;
-use crate::chunking::reader::{chunk_stream_defer, FileResult};
+use crate::chunking::reader::{chunk_stream_defer, FileResult, Members};
 use crate::chunking::stream::Piece;
 use crate::content::{self, archive, Kind, Limits};
 use crate::formats::{self, FileType, FileView};
@@ -25,16 +25,6 @@ use std::path::{Path, PathBuf};
 /// Bytes of a file's start read to tell an archive ([`archive::archive_kind`]
 /// needs 512 decompressed bytes of a tar.gz).
 const HEAD: u64 = 64 << 10;
-
-/// The members of an archive, chunked, in the archive's order, and the
-/// archive's note.
-#[derive(Debug, Default)]
-pub struct Members {
-    pub files: Vec<FileResult>,
-    /// Why members were left out or not read ("an archive nested more
-    /// than 3 deep...", "member x declares ... bytes"), or `None`.
-    pub note: Option<String>,
-}
 
 /// The members of `f` (a file fsim-chunk has just chunked) when it is an
 /// archive whose raw bytes (or, for a tar.gz, gzip content) were chunked:

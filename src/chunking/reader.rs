@@ -261,7 +261,18 @@ pub struct FileResult {
     pub note: Option<String>,
     /// The members of an archive, each an entry of its own written after
     /// it, and why some were left out ([`crate::chunking::members`]).
-    pub members: Option<Box<crate::chunking::members::Members>>,
+    pub members: Option<Box<Members>>,
+}
+
+/// The members of an archive ([`crate::chunking::members::expand`]),
+/// chunked, in the archive's order, and the
+/// archive's note.
+#[derive(Debug, Default)]
+pub struct Members {
+    pub files: Vec<FileResult>,
+    /// Why members were left out or not read ("an archive nested more
+    /// than 3 deep...", "member x declares ... bytes"), or `None`.
+    pub note: Option<String>,
 }
 
 /// Open a regular file for its content view in `mode`, chunk the view, and

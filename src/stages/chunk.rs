@@ -39,7 +39,7 @@
 use crate::chunking::chunker::Chunker;
 use crate::chunking::members;
 use crate::chunking::reader::read_buffer;
-use crate::chunking::reader::{chunk_file_deferred, content_message, FileResult, Skip};
+use crate::chunking::reader::{chunk_file_deferred, content_message, FileResult, Members, Skip};
 use crate::chunking::stream::{Piece, StreamInfo};
 use crate::content::Mode;
 use crate::error::{Error, Result};
@@ -390,7 +390,7 @@ fn reused(path: PathBuf, f: Found, pos: u64) -> FileResult {
                 reused(p, m, pos)
             })
             .collect();
-        Box::new(members::Members { files, note: None })
+        Box::new(Members { files, note: None })
     });
     FileResult {
         path,
