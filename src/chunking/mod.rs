@@ -9,6 +9,7 @@
 pub mod chunker;
 pub mod features;
 pub mod md5batch;
+pub mod members;
 pub mod parhash;
 pub mod reader;
 pub mod stream;

@@ -259,6 +259,20 @@ pub struct FileResult {
     pub view: FileView,
     /// Why a document kept its raw view (fsim-chunk warns with it).
     pub note: Option<String>,
+    /// The members of an archive, each an entry of its own written after
+    /// it, and why some were left out ([`crate::chunking::members`]).
+    pub members: Option<Box<Members>>,
+}
+
+/// The members of an archive ([`crate::chunking::members::expand`]),
+/// chunked, in the archive's order, and the
+/// archive's note.
+#[derive(Debug, Default)]
+pub struct Members {
+    pub files: Vec<FileResult>,
+    /// Why members were left out or not read ("an archive nested more
+    /// than 3 deep...", "member x declares ... bytes"), or `None`.
+    pub note: Option<String>,
 }
 
 /// Open a regular file for its content view in `mode`, chunk the view, and
@@ -307,6 +321,7 @@ pub(crate) fn chunk_file_deferred(
             content_pending: c.pending,
             view: c.view,
             note: c.note,
+            members: None,
         }),
         Err(e) => Err((path, e)),
     }
@@ -388,6 +403,7 @@ fn chunk_open(
                 raw_size,
                 unreadable: None,
                 hash: Some(view_hash),
+                archive: None,
             };
             (info, false, view)
         }

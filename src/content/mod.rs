@@ -274,15 +274,19 @@ pub fn open_with(path: &Path, mode: Mode, limits: &Limits) -> io::Result<Opened>
 }
 
 /// The content view a file table entry was chunked from (`e.view.kind` is
-/// not `Raw`), if the file is still the one chunked (same raw size and
-/// mtime) and still gives that view (same kind, same length): the stages
-/// after fsim-chunk (the line source, fsim-verify, the html report) read
-/// views through this, so they measure the bytes that were chunked. The
-/// error is the reason, said after the file's path, as for a stale file.
-/// Memory: the view (at most `limits.max_bytes`) and the extraction's own.
+/// not `Raw`, or the entry is a member of an archive), if the file is
+/// still the one chunked (same raw size and mtime) and still gives that
+/// view (same kind, same length): the stages after fsim-chunk (the line
+/// source, fsim-verify, the html report) read views and members through
+/// this, so they measure the bytes that were chunked. The error is the
+/// reason, said after the file's path, as for a stale file. Memory: the
+/// view (at most `limits.max_bytes`) and the extraction's own; for a
+/// member, its archive too (at most `limits.max_input`).
 pub fn entry_view(e: &crate::formats::FileEntry, limits: &Limits) -> Result<Vec<u8>, String> {
+    if let Some(len) = e.view.archive {
+        return member_view(e, len as usize, limits);
+    }
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::MetadataExt;
     let path = Path::new(std::ffi::OsStr::from_bytes(&e.path));
     let o = open(path, limits)
         .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
@@ -290,17 +294,7 @@ pub fn entry_view(e: &crate::formats::FileEntry, limits: &Limits) -> Result<Vec<
     if !m.is_file() {
         return Err("no longer a regular file".into());
     }
-    if m.len() != e.view.raw_size || m.mtime() != e.mtime_s || m.mtime_nsec() as u32 != e.mtime_ns {
-        return Err(format!(
-            "changed since chunking (size {} -> {}, mtime {}.{:09} -> {}.{:09})",
-            e.view.raw_size,
-            m.len(),
-            e.mtime_s,
-            e.mtime_ns,
-            m.mtime(),
-            m.mtime_nsec()
-        ));
-    }
+    check_unchanged(e, m, m.len())?;
     let want = e.view.kind.name();
     match o.body {
         Body::View(bytes) if o.kind == e.view.kind && bytes.len() as u64 == e.size => Ok(bytes),
@@ -314,6 +308,98 @@ pub fn entry_view(e: &crate::formats::FileEntry, limits: &Limits) -> Result<Vec<
             "no longer read as {want} ({})",
             o.note.as_deref().unwrap_or("not recognised")
         )),
+    }
+}
+
+/// Stale unless `size` (the raw bytes read now) and the mtime of `m` are
+/// the entry's (a member's mtime is its archive's).
+fn check_unchanged(e: &crate::formats::FileEntry, m: &Metadata, size: u64) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    if size != e.view.raw_size || m.mtime() != e.mtime_s || m.mtime_nsec() as u32 != e.mtime_ns {
+        return Err(format!(
+            "changed since chunking (size {} -> {}, mtime {}.{:09} -> {}.{:09})",
+            e.view.raw_size,
+            size,
+            e.mtime_s,
+            e.mtime_ns,
+            m.mtime(),
+            m.mtime_nsec()
+        ));
+    }
+    Ok(())
+}
+
+/// [`entry_view`] of a member of an archive: its bytes read through the
+/// archive (the first `len` bytes of its path), then its own view.
+fn member_view(
+    e: &crate::formats::FileEntry,
+    len: usize,
+    limits: &Limits,
+) -> Result<Vec<u8>, String> {
+    let (bytes, meta) = member_bytes(&e.path, len, limits)?;
+    check_unchanged(e, &meta, bytes.len() as u64)?;
+    if e.view.is_raw() {
+        return Ok(bytes);
+    }
+    let v = view(&bytes, limits);
+    if v.kind == e.view.kind && v.bytes.len() as u64 == e.size {
+        return Ok(v.bytes);
+    }
+    Err(format!(
+        "its {} view is not the one chunked ({} bytes then, {} bytes as {} now)",
+        e.view.kind.name(),
+        e.size,
+        v.bytes.len(),
+        v.kind.name()
+    ))
+}
+
+/// The raw bytes of the archive member `entry` names (its archive's path,
+/// `archive_len` bytes, then `!/` and the member's escaped name, nested
+/// levels included), and the archive file's metadata: every reader of a
+/// member goes through this, so a member path is never opened as a file.
+/// The error says why the member cannot be read (the archive is gone,
+/// changed, or no longer holds it).
+pub fn member_bytes(
+    entry: &[u8],
+    archive_len: usize,
+    limits: &Limits,
+) -> Result<(Vec<u8>, Metadata), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let (outer, inner) = match entry.get(archive_len..) {
+        Some([b'!', b'/', inner @ ..]) => (&entry[..archive_len], inner),
+        _ => return Err("not a member of an archive: bad archive path length".into()),
+    };
+    let path = Path::new(std::ffi::OsStr::from_bytes(outer));
+    let mut f = crate::io::longpath::open_file(path)
+        .map_err(|err| format!("its archive vanished or is unreadable ({err})"))?;
+    let meta = f
+        .metadata()
+        .map_err(|err| format!("its archive is unreadable ({err})"))?;
+    if !meta.is_file() {
+        return Err("its archive is no longer a regular file".into());
+    }
+    let mut data = Vec::new();
+    (&mut f)
+        .take(limits.max_input + 1)
+        .read_to_end(&mut data)
+        .map_err(|err| format!("its archive is unreadable ({err})"))?;
+    let kind = archive::archive_kind(&data).ok_or("its archive is no longer an archive")?;
+    let mut found = None;
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        archive::members(&data, kind, limits, &mut |m| {
+            if found.is_none() && m.name == inner {
+                found = Some(m.bytes.clone());
+            }
+        })
+    }));
+    match (run, found) {
+        (Ok(_), Some(bytes)) => Ok((bytes, meta)),
+        (Ok(x), None) => Err(format!(
+            "no longer in its archive{}",
+            x.note.map(|n| format!(" ({n})")).unwrap_or_default()
+        )),
+        (Err(_), _) => Err("its archive made the reader panic".into()),
     }
 }
 

@@ -219,6 +219,13 @@ pub struct FileView {
     /// view (its `content` is it) and for a content view read from a v3
     /// table, which did not record it.
     pub hash: Option<u128>,
+    /// For a member of an archive (`a.zip!/dir/m.txt`, issue 27), the
+    /// length in bytes of the archive's own path at the start of the
+    /// entry's path (`a.zip`): the file on disk its bytes are read from.
+    /// Recorded rather than guessed from the `!/`, so that a real folder
+    /// named `a.zip!` is never taken for an archive. Written after the
+    /// view's name: `docx!5`, `raw!5`, `raw/docx!5`.
+    pub archive: Option<u32>,
 }
 
 impl FileView {
@@ -229,11 +236,17 @@ impl FileView {
             raw_size: size,
             unreadable: None,
             hash: None,
+            archive: None,
         }
     }
 
     pub fn is_raw(&self) -> bool {
         self.kind == ViewKind::Raw
+    }
+
+    /// True for a member of an archive: its path names no file on disk.
+    pub fn is_member(&self) -> bool {
+        self.archive.is_some()
     }
 
     /// The `view` column: the kind's name, or `raw/KIND` for a document
@@ -244,14 +257,23 @@ impl FileView {
             out.push(b'/');
             out.extend_from_slice(k.name().as_bytes());
         }
+        if let Some(n) = self.archive {
+            out.push(b'!');
+            write_u64(n as u64, out);
+        }
     }
 
-    /// The inverse of [`FileView::write_kind`]: (kind, unreadable kind).
-    pub fn parse_kind(s: &[u8]) -> Option<(ViewKind, Option<ViewKind>)> {
+    /// The inverse of [`FileView::write_kind`]: (kind, unreadable kind,
+    /// archive path length of a member).
+    pub fn parse_kind(s: &[u8]) -> Option<(ViewKind, Option<ViewKind>, Option<u32>)> {
         let s = std::str::from_utf8(s).ok()?;
+        let (s, archive) = match s.split_once('!') {
+            None => (s, None),
+            Some((k, n)) => (k, Some(u32::try_from(parse_u64(n.as_bytes())?).ok()?)),
+        };
         match s.split_once('/') {
-            None => Some((ViewKind::from_name(s)?, None)),
-            Some(("raw", k)) => Some((ViewKind::Raw, Some(ViewKind::from_name(k)?))),
+            None => Some((ViewKind::from_name(s)?, None, archive)),
+            Some(("raw", k)) => Some((ViewKind::Raw, Some(ViewKind::from_name(k)?), archive)),
             Some(_) => None,
         }
     }
@@ -369,8 +391,8 @@ impl FileEntry {
         let view = match view {
             None => FileView::raw(size),
             Some((kind, raw_size, hash)) => {
-                let (kind, unreadable) = FileView::parse_kind(kind)
-                    .ok_or("expected a view (raw, docx, gzip, raw/docx, ...) in field 6")?;
+                let (kind, unreadable, archive) = FileView::parse_kind(kind)
+                    .ok_or("expected a view (raw, docx, gzip, raw/docx, docx!5, ...) in field 6")?;
                 let hash = match hash {
                     None | Some(b"-") => None,
                     Some(h) => Some(
@@ -381,6 +403,7 @@ impl FileEntry {
                 FileView {
                     kind,
                     unreadable,
+                    archive,
                     raw_size: parse_u64(raw_size)
                         .ok_or("expected a raw size in bytes in field 7")?,
                     hash,
@@ -553,6 +576,9 @@ pub struct CompactTable {
     /// (id, view hash) of the content views that have one, in id order:
     /// sparse, as most files are raw.
     view_hashes: Vec<(u32, u128)>,
+    /// (id, archive path length) of the members of archives, in id order:
+    /// sparse.
+    members: Vec<(u32, u32)>,
 }
 
 /// One file of a [`CompactTable`], with the fields of a [`FileEntry`] that
@@ -567,6 +593,9 @@ pub struct FileRef<'a> {
     pub view: ViewKind,
     /// The kind a document could not be read as (`view` is then `Raw`).
     pub unreadable: Option<ViewKind>,
+    /// For a member of an archive, the length of the archive's path at the
+    /// start of `path` ([`FileView::archive`]).
+    pub archive: Option<u32>,
     pub path: &'a [u8],
 }
 
@@ -582,6 +611,9 @@ impl CompactTable {
         if let Some(h) = e.view.hash {
             self.view_hashes.push((e.id, h));
         }
+        if let Some(n) = e.view.archive {
+            self.members.push((e.id, n));
+        }
     }
 
     fn shrink_to_fit(&mut self) {
@@ -593,6 +625,7 @@ impl CompactTable {
         self.types.shrink_to_fit();
         self.views.shrink_to_fit();
         self.view_hashes.shrink_to_fit();
+        self.members.shrink_to_fit();
     }
 
     pub fn len(&self) -> usize {
@@ -620,6 +653,11 @@ impl CompactTable {
             ftype: self.types[i],
             view: self.views[i].0,
             unreadable: self.views[i].1,
+            archive: self
+                .members
+                .binary_search_by_key(&id, |&(i, _)| i)
+                .ok()
+                .map(|k| self.members[k].1),
             path: &self.paths[start..end],
         })
     }
@@ -671,7 +709,8 @@ impl CompactTable {
             + self.contents.capacity() * 16
             + self.types.capacity()
             + self.views.capacity() * 2
-            + self.view_hashes.capacity() * std::mem::size_of::<(u32, u128)>()) as u64
+            + self.view_hashes.capacity() * std::mem::size_of::<(u32, u128)>()
+            + self.members.capacity() * 8) as u64
     }
 }
 

@@ -192,6 +192,7 @@ mod tests {
                 raw_size: 40_000,
                 unreadable: None,
                 hash: Some(0x0123456789abcdef0123456789abcdef),
+                archive: None,
             },
             ..e
         };
@@ -209,8 +210,19 @@ mod tests {
         let bad = String::from_utf8(v).unwrap().replace("docx", "doc");
         assert_eq!(
             FileEntry::parse(&bad.as_bytes()[..bad.len() - 1]).unwrap_err(),
-            "expected a view (raw, docx, gzip, raw/docx, ...) in field 6"
+            "expected a view (raw, docx, gzip, raw/docx, docx!5, ...) in field 6"
         );
+        // A member of an archive: the archive path's length after a `!`.
+        let mut member = docx.clone();
+        member.view.archive = Some(5);
+        member.view.unreadable = Some(ViewKind::Pdf);
+        member.view.kind = ViewKind::Raw;
+        let mut v = Vec::new();
+        member.write(&mut v);
+        assert!(v.ends_with(
+            b"\ttext\traw/pdf!5\t40000\t0123456789abcdef0123456789abcdef\tdir/a\\tb\\nc\\xff\n"
+        ));
+        assert_eq!(FileEntry::parse(&v[..v.len() - 1]).unwrap(), member);
     }
 
     #[test]

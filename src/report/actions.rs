@@ -26,6 +26,11 @@
 //! left to its files' sets, with a comment); the identical sets then skip
 //! the files of removed trees and keep a file outside them.
 //!
+//! Members of archives (`a.zip!/m.txt`, issue 27) are never acted on:
+//! their paths name no file. A set lists them in a comment and acts only
+//! on its files on disk, keeping the first of those; an identical tree
+//! inside an archive is left to the sets.
+//!
 //! Paths are those of the file table (the root as given): run the script
 //! from the folder fsim ran in. They are single-quoted byte for byte, so
 //! any name (spaces, quotes, newlines, non-UTF-8 bytes) reaches the
@@ -126,6 +131,12 @@ fn trees(report: &Report) -> Vec<Tree<'_>> {
     let mut chosen: Vec<Tree> = Vec::new();
     for p in &report.folders.pairs {
         let Some(t) = p.tree else { continue };
+        // A folder inside an archive is no folder on disk: left to the
+        // identical sets, which list its members without acting on them.
+        let member = |f: u32| report.files.at(f).archive.is_some();
+        if member(t.first_a) || member(t.first_b) {
+            continue;
+        }
         let sides = [
             (&p.a[..], &p.b[..], t.first_a, t.first_b),
             (&p.b[..], &p.a[..], t.first_b, t.first_a),
@@ -199,7 +210,12 @@ pub(crate) fn write(report: &Report, out: &mut Buffered) -> Result<()> {
     };
     for set in &report.identical {
         let left: Vec<u32> = set.files.iter().copied().filter(|&f| !removed(f)).collect();
-        if left.len() < 2 {
+        // Members of archives are listed, never linked or removed (their
+        // paths name no file), nor kept: the kept file is a file on disk.
+        let (inside, left): (Vec<u32>, Vec<u32>) = left
+            .into_iter()
+            .partition(|&f| report.files.at(f).archive.is_some());
+        if left.len() + inside.len() < 2 {
             continue;
         }
         out.push(&format!(
@@ -207,13 +223,22 @@ pub(crate) fn write(report: &Report, out: &mut Buffered) -> Result<()> {
             set.id,
             set.files.len(),
             set.size,
-            if left.len() < set.files.len() {
-                format!(" ({} in the trees above)", set.files.len() - left.len())
+            if left.len() + inside.len() < set.files.len() {
+                format!(
+                    " ({} in the trees above)",
+                    set.files.len() - left.len() - inside.len()
+                )
             } else {
                 String::new()
             }
         ))?;
-        for &f in &left[1..] {
+        for &f in &inside {
+            out.push(&format!(
+                "# inside an archive, not acted on: {}\n",
+                crate::formats::escape_path_string(report.files.at(f).path)
+            ))?;
+        }
+        for &f in left.iter().skip(1) {
             line.clear();
             file_line(report, b"dup ", left[0], f, &mut line);
             out.push_bytes(&line)?;

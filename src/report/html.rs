@@ -52,6 +52,7 @@
 //! re-chunk it.
 
 use crate::chunking::chunker::{Chunker, Method};
+use crate::chunking::members::chunk_member_as;
 use crate::chunking::reader::chunk_path_as;
 use crate::content::{Limits, Mode};
 use crate::error::Result;
@@ -182,11 +183,16 @@ fn view_file(
         Mode::Auto
     };
     let limits = Limits::within_memory(report.config.memory);
-    let (pieces, info, view, head) =
-        match chunk_path_as(path, chunker, mode, &limits, opts.text_cap) {
-            Ok(x) => x,
-            Err(err) => return fail(v, "unreadable", format!("cannot read the file now: {err}")),
-        };
+    let read = match e.archive {
+        // A member of an archive: read through its archive, never opened.
+        Some(len) => chunk_member_as(e.path, len, chunker, &limits, opts.text_cap),
+        None => chunk_path_as(path, chunker, mode, &limits, opts.text_cap)
+            .map_err(|err| err.to_string()),
+    };
+    let (pieces, info, view, head) = match read {
+        Ok(x) => x,
+        Err(err) => return fail(v, "unreadable", format!("cannot read the file now: {err}")),
+    };
     if info.size != e.size || info.content != e.content || view.kind != e.view {
         let how = if info.size != e.size {
             format!("{} bytes now, {} when scanned", info.size, e.size)
@@ -213,7 +219,7 @@ fn view_file(
     v["lens"] = json!(lens);
     v["truncated"] = json!(cap < e.size as usize);
     v["shown"] = json!(cap);
-    if e.ftype == FileType::Text && e.view != ViewKind::Raw {
+    if e.ftype == FileType::Text && (e.view != ViewKind::Raw || e.archive.is_some()) {
         // The view's first bytes, kept while it was chunked.
         v["text"] = json!(split_text(&head[..cap.min(head.len())], &lens));
         v["status"] = json!("ok");

@@ -37,8 +37,9 @@
 //! the middle of a file drops the file (warning, counted as skipped).
 
 use crate::chunking::chunker::Chunker;
+use crate::chunking::members;
 use crate::chunking::reader::read_buffer;
-use crate::chunking::reader::{chunk_file_deferred, content_message, FileResult, Skip};
+use crate::chunking::reader::{chunk_file_deferred, content_message, FileResult, Members, Skip};
 use crate::chunking::stream::{Piece, StreamInfo};
 use crate::content::Mode;
 use crate::error::{Error, Result};
@@ -104,6 +105,9 @@ pub struct Summary {
     /// Documents read in this run that kept their raw view (each warned
     /// with its note).
     pub notes: u64,
+    /// Archives read in this run whose members were not all read (each
+    /// warned with its note).
+    pub archive_notes: u64,
     pub walk: WalkStats,
     pub seconds: f64,
 }
@@ -122,6 +126,14 @@ impl Summary {
             format!(", {} documents unreadable (raw bytes compared)", self.notes)
         } else {
             String::new()
+        };
+        let notes = if self.archive_notes > 0 {
+            format!(
+                "{notes}, {} archives with members left out",
+                self.archive_notes
+            )
+        } else {
+            notes
         };
         format!(
             "{PROG}: {} files, {} bytes, {} chunks, {} skipped, {} read, {} reused, {:.2} s ({:.1} MB/s){notes}",
@@ -363,7 +375,24 @@ impl Feeder<'_> {
 
 /// The result of a file whose records the previous run gives.
 fn reused_body(path: PathBuf, f: Found, pos: u64) -> Body {
-    Body::File(FileResult {
+    Body::File(reused(path, f, pos))
+}
+
+/// A file (or a member of an archive, with the archive's `pos`) reused
+/// from the previous run, its members with it.
+fn reused(path: PathBuf, f: Found, pos: u64) -> FileResult {
+    let members = (!f.members.is_empty()).then(|| {
+        let files = f
+            .members
+            .into_iter()
+            .map(|m| {
+                let p = PathBuf::from(std::ffi::OsString::from_vec(m.entry.path.clone()));
+                reused(p, m, pos)
+            })
+            .collect();
+        Box::new(Members { files, note: None })
+    });
+    FileResult {
         path,
         info: StreamInfo {
             size: f.entry.size,
@@ -379,7 +408,8 @@ fn reused_body(path: PathBuf, f: Found, pos: u64) -> Body {
         content_pending: false,
         view: f.entry.view,
         note: None,
-    })
+        members,
+    }
 }
 
 /// Refuse outputs that would mix or overwrite each other; true when the
@@ -452,7 +482,7 @@ fn chunk_all(
         let workers: Vec<_> = (0..jobs)
             .map(|_| {
                 let res_tx = res_tx.clone();
-                s.spawn(move || worker(&chunker, cfg.content, jobs, job_rx, res_tx))
+                s.spawn(move || worker(&chunker, cfg, jobs, job_rx, res_tx))
             })
             .collect();
         drop(res_tx);
@@ -561,15 +591,21 @@ fn finish_outputs(
 }
 
 /// A worker: chunk files until the job channel closes or the writer is gone.
+/// With content views on, an archive's members are chunked after it, by
+/// the same worker (one archive in memory at a time); not in a shard run,
+/// whose file ids are walk positions (docs/documents.md).
 fn worker(
     chunker: &Chunker,
-    mode: Mode,
+    cfg: &Config,
     hashers: usize,
     jobs: &Mutex<Receiver<Vec<Job>>>,
     results: SyncSender<Vec<(u64, Body)>>,
 ) {
     let mut buf = read_buffer(chunker);
     let mut scratch = Vec::new();
+    let mode = cfg.content;
+    let expand = mode == Mode::Auto && cfg.shard.is_none();
+    let limits = crate::content::Limits::default();
     loop {
         let job = jobs.lock().unwrap_or_else(|p| p.into_inner()).recv();
         let Ok(batch) = job else { return };
@@ -580,6 +616,10 @@ fn worker(
             let body = match read {
                 Ok(mut r) => {
                     r.pos = pos;
+                    if expand {
+                        let m = members::expand(&r, chunker, &mut buf, &limits);
+                        r.members = (!m.files.is_empty() || m.note.is_some()).then(|| Box::new(m));
+                    }
                     Body::File(r)
                 }
                 Err((_, Skip::Special)) => Body::Special,
@@ -619,6 +659,81 @@ fn count_read(summary: &mut Summary, f: &FileResult, progress: &Progress) {
     }
 }
 
+/// Where the writer puts a file's records.
+struct Out<'a> {
+    shard: Option<Shard>,
+    chunks_out: &'a mut BgWriter,
+    files_out: &'a mut Output,
+    /// File entries not yet written to `files_out`.
+    fbuf: &'a mut Vec<u8>,
+    progress: &'a Progress,
+}
+
+/// Write one file's chunk records and entry with the next id, then its
+/// members' (an archive's), each with an id of its own.
+fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
+    debug_assert!(!f.content_pending);
+    let id = u32::try_from(if out.shard.is_some() {
+        f.pos
+    } else {
+        w.summary.files
+    })
+    .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
+    count_read(&mut w.summary, &f, out.progress);
+    // The text goes out a block at a time, also within a
+    // file: a large file's records are not all held here.
+    let lines = ChunkLines::new(id);
+    let chunks_out = &mut *out.chunks_out;
+    let digest = &mut w.digest;
+    let mut put = |(hash, len): Piece| -> Result<()> {
+        lines.write(hash, len, chunks_out.buf());
+        digest.add(&ChunkRecord {
+            hash,
+            file: id,
+            len,
+        });
+        chunks_out.maybe_flush()
+    };
+    if let Some(s) = f.spilled {
+        w.summary.chunks += s.count;
+        s.replay(&mut put)?;
+    }
+    for &p in &f.pieces {
+        put(p)?;
+    }
+    w.summary.files += 1;
+    w.summary.bytes += f.info.size;
+    w.summary.chunks += f.pieces.len() as u64;
+    let entry = FileEntry {
+        id,
+        size: f.info.size,
+        mtime_s: f.mtime_s,
+        mtime_ns: f.mtime_ns,
+        content: f.info.content,
+        ftype: f.info.ftype,
+        view: f.view,
+        path: f.path.into_os_string().into_vec(),
+    };
+    w.table.write(&entry, out.fbuf);
+    if out.fbuf.len() >= 60 << 10 {
+        out.files_out.write_all(out.fbuf)?;
+        out.fbuf.clear();
+    }
+    let Some(members) = f.members else {
+        return Ok(());
+    };
+    if let Some(note) = &members.note {
+        w.summary.archive_notes += 1;
+        let path = Path::new(std::ffi::OsStr::from_bytes(&entry.path));
+        out.progress
+            .suspend(|| crate::cli::stderr_line(walk::warning_line(PROG, path, note)));
+    }
+    for m in members.files {
+        write_file(w, m, out)?;
+    }
+    Ok(())
+}
+
 /// The writer: reorder by sequence number, assign ids, write.
 fn write_results(
     rx: Receiver<Vec<(u64, Body)>>,
@@ -645,51 +760,14 @@ fn write_results(
             w.next_seq += 1;
             match body {
                 Body::File(f) => {
-                    debug_assert!(!f.content_pending);
-                    let id = u32::try_from(if shard.is_some() {
-                        f.pos
-                    } else {
-                        w.summary.files
-                    })
-                    .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
-                    count_read(&mut w.summary, &f, progress);
-                    // The text goes out a block at a time, also within a
-                    // file: a large file's records are not all held here.
-                    let lines = ChunkLines::new(id);
-                    let mut put = |(hash, len): Piece| -> Result<()> {
-                        lines.write(hash, len, chunks_out.buf());
-                        w.digest.add(&ChunkRecord {
-                            hash,
-                            file: id,
-                            len,
-                        });
-                        chunks_out.maybe_flush()
+                    let mut out = Out {
+                        shard,
+                        chunks_out: &mut *chunks_out,
+                        files_out: &mut *files_out,
+                        fbuf: &mut fbuf,
+                        progress,
                     };
-                    if let Some(s) = f.spilled {
-                        w.summary.chunks += s.count;
-                        s.replay(&mut put)?;
-                    }
-                    for &p in &f.pieces {
-                        put(p)?;
-                    }
-                    w.summary.files += 1;
-                    w.summary.bytes += f.info.size;
-                    w.summary.chunks += f.pieces.len() as u64;
-                    let entry = FileEntry {
-                        id,
-                        size: f.info.size,
-                        mtime_s: f.mtime_s,
-                        mtime_ns: f.mtime_ns,
-                        content: f.info.content,
-                        ftype: f.info.ftype,
-                        view: f.view,
-                        path: f.path.into_os_string().into_vec(),
-                    };
-                    w.table.write(&entry, &mut fbuf);
-                    if fbuf.len() >= 60 << 10 {
-                        files_out.write_all(&fbuf)?;
-                        fbuf.clear();
-                    }
+                    write_file(&mut w, f, &mut out)?;
                 }
                 Body::Warning(path, msg) => {
                     w.summary.skipped += 1;
@@ -864,6 +942,7 @@ mod tests {
                     content_pending: pending,
                     view: crate::formats::FileView::raw(dinfo.size),
                     note: None,
+                    members: None,
                 }),
             ));
             results.push((100 + i as u64, Body::Special));

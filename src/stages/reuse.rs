@@ -87,6 +87,10 @@ impl Shard {
 pub struct Found {
     pub entry: FileEntry,
     pub pieces: Vec<Piece>,
+    /// The members of an archive, in the previous table's order (they
+    /// follow their archive there): reused with it, as they change only
+    /// with it.
+    pub members: Vec<Found>,
 }
 
 type Reader = LineReader<Box<dyn BufRead + Send>>;
@@ -320,11 +324,17 @@ impl Source {
     }
 
     /// Look a walked file up; advances past entries that sort before it.
+    /// Members of archives are never walked: they are skipped, or taken
+    /// with their archive.
     fn lookup(&mut self, path: &[u8], size: u64, mtime: (i64, u32)) -> Result<Option<Found>> {
         loop {
             let Some(head) = &self.head else {
                 return Ok(None);
             };
+            if head.view.is_member() {
+                self.advance_file()?;
+                continue;
+            }
             match walk_cmp(&head.path, path) {
                 Ordering::Greater => return Ok(None),
                 Ordering::Less => self.advance_file()?,
@@ -340,22 +350,36 @@ impl Source {
                     if !hit {
                         return Ok(None);
                     }
-                    let mut pieces = Vec::new();
-                    self.take_records(entry.id, &mut pieces)?;
-                    let total: u64 = pieces.iter().map(|p| p.1 as u64).sum();
-                    if total != entry.size {
-                        return Err(Error::msg(format!(
-                            "{}: the chunk records of file {} add up to {total} bytes but the file table {} says {}: the two files are not from the same run",
-                            self.chunks.name(),
-                            entry.id,
-                            self.files.name(),
-                            entry.size
-                        )));
+                    let mut found = self.found(entry)?;
+                    while let Some(m) = self.head.take_if(|h| is_member_of(h, &found.entry.path)) {
+                        self.advance_file()?;
+                        found.members.push(self.found(m)?);
                     }
-                    return Ok(Some(Found { entry, pieces }));
+                    return Ok(Some(found));
                 }
             }
         }
+    }
+
+    /// `entry` with its chunk records, checked against its size.
+    fn found(&mut self, entry: FileEntry) -> Result<Found> {
+        let mut pieces = Vec::new();
+        self.take_records(entry.id, &mut pieces)?;
+        let total: u64 = pieces.iter().map(|p| p.1 as u64).sum();
+        if total != entry.size {
+            return Err(Error::msg(format!(
+                "{}: the chunk records of file {} add up to {total} bytes but the file table {} says {}: the two files are not from the same run",
+                self.chunks.name(),
+                entry.id,
+                self.files.name(),
+                entry.size
+            )));
+        }
+        Ok(Found {
+            entry,
+            pieces,
+            members: Vec::new(),
+        })
     }
 
     /// Read what is left, checking the trailers of the file table (its
@@ -369,6 +393,13 @@ impl Source {
         }
         Ok(())
     }
+}
+
+/// Whether `e` is a member of the archive at `archive`.
+fn is_member_of(e: &FileEntry, archive: &[u8]) -> bool {
+    e.view.archive == Some(archive.len() as u32)
+        && e.path.starts_with(archive)
+        && e.path[archive.len()..].starts_with(b"!/")
 }
 
 impl Previous {

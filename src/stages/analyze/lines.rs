@@ -99,7 +99,7 @@ fn selected(e: &FileEntry, src: &LineSource) -> bool {
 /// mtime, as fsim-verify checks): the content view it was chunked from, if
 /// any (one per thread, at most the default 64 MiB, as fsim-chunk reads).
 fn read_unchanged(e: &FileEntry) -> Option<Vec<u8>> {
-    if !e.view.is_raw() {
+    if !e.view.is_raw() || e.view.is_member() {
         return crate::content::entry_view(e, &crate::content::Limits::default()).ok();
     }
     let path = Path::new(OsStr::from_bytes(&e.path));

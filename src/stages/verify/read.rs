@@ -35,7 +35,7 @@ pub fn read_checked<'b>(
     buf: &'b mut Vec<u8>,
     limits: &Limits,
 ) -> std::result::Result<&'b [u8], Stale> {
-    if !e.view.is_raw() {
+    if !e.view.is_raw() || e.view.is_member() {
         *buf = content::entry_view(e, limits)?;
         return Ok(&buf[..]);
     }

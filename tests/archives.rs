@@ -1,0 +1,321 @@
+//! Archives through the real binaries (issue 27, docs/documents.md,
+//! "Archives"): each member of a zip, tar or tar.gz is an entry of its own
+//! (`ARCHIVE!/MEMBER`), compared with loose files like any other. A text
+//! edited inside a zip is found with its loose version at the figure two
+//! loose files give, a copy inside a tar.gz is identical to the loose file,
+//! a docx inside a zip is compared by its text, hostile archives (nested
+//! too deep, truncated, traversal names) are notes and names, report.sh
+//! never acts on a member, `CONTENT=raw` keeps archives whole, and the
+//! output is the same on 1 and 2 jobs, through `PREVIOUS=`, and through the
+//! pipe of docs/usage.md.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{Cursor, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `n` lines of text; with `edit`, every tenth line rewritten.
+fn text(n: usize, edit: bool) -> String {
+    (0..n)
+        .map(|i| {
+            if edit && i % 10 == 4 {
+                format!("line {i}: rewritten in the copy that went into the bundle\n")
+            } else {
+                format!(
+                    "line {i}: support note {} about the printer queue\n",
+                    i * 31 % 97
+                )
+            }
+        })
+        .collect()
+}
+
+fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, data) in members {
+        w.start_file(*name, opts).unwrap();
+        w.write_all(data).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+/// A ustar archive of regular files, gzip'd.
+fn tar_gz_of(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut tar = Vec::new();
+    for (name, data) in members {
+        let mut h = [0u8; 512];
+        h[..name.len()].copy_from_slice(name.as_bytes());
+        h[100..107].copy_from_slice(b"0000644");
+        h[124..135].copy_from_slice(format!("{:011o}", data.len()).as_bytes());
+        h[136..147].copy_from_slice(b"00000000000");
+        h[156] = b'0';
+        h[257..265].copy_from_slice(b"ustar\x0000");
+        h[148..156].copy_from_slice(b"        ");
+        let sum: u32 = h.iter().map(|&b| b as u32).sum();
+        h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        tar.extend_from_slice(&h);
+        tar.extend_from_slice(data);
+        tar.resize(tar.len().div_ceil(512) * 512, 0);
+    }
+    tar.resize(tar.len() + 1024, 0);
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(&tar).unwrap();
+    e.finish().unwrap()
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(source_root().join("tests/data/documents").join(name)).unwrap()
+}
+
+/// The repository: a loose note and its edited version in a zip (with a
+/// docx and a traversal name), a loose text and its copy in a tar.gz, a
+/// loose docx, a zip nested five deep, and a zip cut in half.
+fn repo(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(repo.join("notes")).unwrap();
+    std::fs::write(repo.join("notes/a.txt"), text(80, false)).unwrap();
+    std::fs::write(
+        repo.join("other.txt"),
+        text(50, false).replace("note", "memo"),
+    )
+    .unwrap();
+    std::fs::write(repo.join("letter-v1.docx"), fixture("letter-v1.docx")).unwrap();
+    let bundle = zip_of(&[
+        ("notes/a.txt", text(80, true).as_bytes()),
+        ("letter-v2.docx", &fixture("letter-v2.docx")),
+        ("../../etc/x", b"a traversal name, kept as a name\n"),
+    ]);
+    std::fs::write(repo.join("bundle.zip"), &bundle).unwrap();
+    let other = std::fs::read(repo.join("other.txt")).unwrap();
+    std::fs::write(
+        repo.join("copy.tar.gz"),
+        tar_gz_of(&[("x/other.txt", &other)]),
+    )
+    .unwrap();
+    let mut deep = zip_of(&[("deepest.txt", b"at the bottom\n")]);
+    for level in 0..4 {
+        deep = zip_of(&[(&format!("level{level}.zip"), &deep)]);
+    }
+    std::fs::write(repo.join("deep.zip"), deep).unwrap();
+    std::fs::write(repo.join("broken.zip"), &bundle[..bundle.len() / 2]).unwrap();
+    repo
+}
+
+/// `make report` with extra variables: the json report.
+fn report(repo: &Path, work: &Path, vars: &[&str]) -> Value {
+    let all = [&["QUIET=-q", "FORMATS=txt json sh html"], vars].concat();
+    run_ok(make_report_cmd(repo, work, &all), None);
+    serde_json::from_str(&read(work, "report.json")).unwrap()
+}
+
+/// The path below the repository.
+fn rel(v: &Value) -> String {
+    let p = v.as_str().unwrap();
+    p[p.find("/repo/").unwrap() + 6..].to_string()
+}
+
+/// The link between `a` and `b` (paths below the repository), if any.
+fn link(r: &Value, a: &str, b: &str) -> Option<Value> {
+    r["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["links"].as_array().unwrap())
+        .find(|l| {
+            let (x, y) = (rel(&l["a"]), rel(&l["b"]));
+            (x == a && y == b) || (x == b && y == a)
+        })
+        .cloned()
+}
+
+#[test]
+fn members_are_compared_with_loose_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let work = dir.path().join("work");
+    let r = report(&repo, &work, &[]);
+
+    // The edited note inside the zip: a pair with the loose note, at the
+    // bytes in common the same two texts give as loose files.
+    let l = link(&r, "bundle.zip!/notes/a.txt", "notes/a.txt").expect("the note pair");
+    assert_eq!(l["exact"], true, "{l}");
+    let loose = dir.path().join("loose");
+    std::fs::create_dir_all(loose.join("notes")).unwrap();
+    std::fs::create_dir_all(loose.join("edited")).unwrap();
+    std::fs::write(loose.join("notes/a.txt"), text(80, false)).unwrap();
+    std::fs::write(loose.join("edited/a.txt"), text(80, true)).unwrap();
+    let lr = report(&loose, &dir.path().join("loose-work"), &[]);
+    let c = &lr["clusters"][0]["links"][0];
+    assert_eq!(l["bytes_in_common"], c["bytes_in_common"], "{l} / {c}");
+    assert!(l["bytes_in_common"].as_u64().unwrap() > 3000, "{l}");
+
+    // The copy inside the tar.gz: an identical set with the loose text.
+    let sets = r["identical_sets"].as_array().unwrap();
+    let names: Vec<Vec<String>> = sets
+        .iter()
+        .map(|s| s["files"].as_array().unwrap().iter().map(rel).collect())
+        .collect();
+    assert_eq!(
+        names,
+        vec![vec![
+            "copy.tar.gz!/x/other.txt".to_string(),
+            "other.txt".into()
+        ]]
+    );
+
+    // The docx inside the zip: compared by its text with the loose one.
+    let d = link(&r, "bundle.zip!/letter-v2.docx", "letter-v1.docx").expect("the letters");
+    assert_eq!(d["bytes_in_common"], 285, "{d}");
+
+    // The traversal name is a name: an entry, nothing written outside.
+    let table = read(&work, "files.tsv");
+    assert!(table.contains("/repo/bundle.zip!/../../etc/x\n"), "{table}");
+    assert!(!dir.path().join("etc").exists());
+    // Members are marked (raw!N, docx!N) with their archive's path length.
+    let n = repo.join("bundle.zip").as_os_str().len();
+    assert!(table.contains(&format!("\tdocx!{n}\t")), "{table}");
+}
+
+#[test]
+fn hostile_archives_are_notes_and_actions_never_touch_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let mut c = fsim("fsim-chunk");
+    let (files, chunks) = (dir.path().join("f.tsv"), dir.path().join("c.tsv"));
+    c.arg("--files-out")
+        .arg(&files)
+        .arg("-o")
+        .arg(&chunks)
+        .arg(&repo);
+    let err = String::from_utf8(run_ok(c, None).stderr).unwrap();
+    let deep = repo.join("deep.zip");
+    let warn = format!("fsim-chunk: warning: {}: ", deep.display());
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with(&warn) && l.contains("nested more than 3 deep")),
+        "{err}"
+    );
+    let broken = format!(
+        "fsim-chunk: warning: {}: bad zip",
+        repo.join("broken.zip").display()
+    );
+    assert!(err.lines().any(|l| l.starts_with(&broken)), "{err}");
+    assert!(err.contains(", 2 archives with members left out"), "{err}");
+    // Three levels of the deep zip are entries, the fourth a member whose
+    // members are not read.
+    let table = std::fs::read_to_string(&files).unwrap();
+    assert!(
+        table.contains("deep.zip!/level3.zip!/level2.zip!/level1.zip\n"),
+        "{table}"
+    );
+    assert!(!table.contains("level0.zip!/"), "{table}");
+
+    // report.sh lists the member of the identical set and acts on nothing.
+    let work = dir.path().join("work");
+    report(&repo, &work, &[]);
+    let sh = read(&work, "report.sh");
+    let member = repo.join("copy.tar.gz!/x/other.txt");
+    assert!(
+        sh.contains(&format!(
+            "# inside an archive, not acted on: {}\n",
+            member.display()
+        )),
+        "{sh}"
+    );
+    assert!(!sh.lines().any(|l| l.starts_with("dup ")), "{sh}");
+    let mut run = Command::new("sh");
+    run.arg(work.join("report.sh")).arg("--remove");
+    run_ok(run, None);
+    assert!(repo.join("other.txt").exists() && repo.join("copy.tar.gz").exists());
+}
+
+#[test]
+fn content_raw_keeps_archives_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let work = dir.path().join("work");
+    let r = report(&repo, &work, &["CONTENT=raw"]);
+    let table = read(&work, "files.tsv");
+    assert!(!table.contains("!/"), "{table}");
+    assert!(link(&r, "bundle.zip!/notes/a.txt", "notes/a.txt").is_none());
+    assert!(r["identical_sets"].as_array().unwrap().is_empty(), "{r}");
+}
+
+/// Run `line` (a shell command line) in `cwd` with the test's binaries
+/// first on PATH.
+fn sh(cwd: &Path, line: &str) {
+    std::fs::create_dir_all(cwd).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut c = Command::new("sh");
+    c.current_dir(cwd)
+        .env("PATH", path)
+        .arg("-c")
+        .arg(format!("set -e; {line}"));
+    run_ok(c, None);
+}
+
+/// The outputs are the same with JOBS=1 and JOBS=2, through an
+/// incremental re-run, and through the pipe of docs/usage.md.
+#[test]
+fn archive_outputs_are_the_same_every_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    report(&repo, &one, &["JOBS=1"]);
+    report(&repo, &two, &["JOBS=2"]);
+    let same = |a: &Path, b: &Path, names: &[&str]| {
+        for n in names {
+            assert!(
+                read(a, n) == read(b, n),
+                "{n}: {} / {}",
+                a.display(),
+                b.display()
+            );
+        }
+    };
+    let all = [
+        "files.tsv",
+        "verified.tsv",
+        "report.txt",
+        "report.json",
+        "report.sh",
+    ];
+    same(&one, &two, &all);
+
+    // PREVIOUS=: an archive unchanged is reused with its members, one
+    // changed is read again; the outputs are those of a run from scratch.
+    std::fs::write(repo.join("notes/b.txt"), text(30, true)).unwrap();
+    let other = std::fs::read(repo.join("other.txt")).unwrap();
+    let tgz = tar_gz_of(&[
+        ("x/other.txt", &other),
+        ("x/b.txt", text(30, false).as_bytes()),
+    ]);
+    std::fs::write(repo.join("copy.tar.gz"), tgz).unwrap();
+    let (inc, fresh) = (dir.path().join("inc"), dir.path().join("fresh"));
+    report(&repo, &inc, &[&format!("PREVIOUS={}", one.display())]);
+    report(&repo, &fresh, &[]);
+    same(&inc, &fresh, &all);
+    assert!(read(&fresh, "files.tsv").contains("copy.tar.gz!/x/b.txt"));
+
+    // The pipe of docs/usage.md writes make report's reports.
+    let usage = std::fs::read_to_string(source_root().join("docs/usage.md")).unwrap();
+    let line = usage
+        .lines()
+        .find(|l| l.starts_with("fsim-chunk ") && l.trim_end().ends_with("| fsim-report"))
+        .expect("the pipe of docs/usage.md")
+        .trim_end()
+        .replace("~/docs", &format!("'{}'", repo.display()));
+    let pipe = dir.path().join("pipe");
+    sh(&pipe, &format!("{line} > report.txt"));
+    sh(&pipe, &format!("{line} --format json > report.json"));
+    same(&pipe, &fresh, &["files.tsv", "report.txt", "report.json"]);
+}
