@@ -7,6 +7,8 @@
 //! as many as Excel allows with the exact number left out.
 
 mod common;
+#[path = "support/folder_projects.rs"]
+mod folder_projects;
 #[path = "support/numbered_files.rs"]
 mod numbered_files;
 
@@ -166,6 +168,56 @@ fn one_cluster_of_a_million_links_within_budget() {
                     "{first}"
                 );
             }
+        }
+    }
+}
+
+/// Folder pairs within the budget (issue 28): 47 projects of 21 releases,
+/// about 100,000 files and a million links, every link credited at three
+/// heights and every sub-folder pair of two releases at the threshold
+/// (some 300,000 of them, under the 9,870 release pairs reported): the
+/// sub-folder pairs are figured and dropped one at a time, not held.
+#[test]
+fn folder_pairs_of_many_releases_within_budget() {
+    let t = tempfile::tempdir().unwrap();
+    let (_, links) = folder_projects::write(t.path(), 100_000, 21).unwrap();
+    assert!(links >= 980_000, "{links}");
+    for format in ["text", "json"] {
+        let out = t.path().join(format!("report.{format}"));
+        let mut cmd = fsim("fsim-report");
+        cmd.current_dir(t.path())
+            .args(["--files", "files.tsv", "--format", format]);
+        cmd.args([
+            "--memory",
+            "32M",
+            "--quiet",
+            "--tmpdir",
+            ".",
+            "verified.tsv",
+        ]);
+        let (ok, rss_kib) = run_rss(cmd, &out);
+        assert!(ok, "fsim-report --format {format} failed");
+        eprintln!(
+            "fsim-report --format {format}: {links} links, folder pairs, peak RSS {:.1} MiB",
+            rss_kib as f64 / 1024.0
+        );
+        assert!(rss_kib * 1024 <= BUDGET, "{format}: peak RSS {rss_kib} KiB");
+        let body = std::fs::read_to_string(&out).unwrap();
+        if format == "json" {
+            let j: serde_json::Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(j["folders"].as_array().unwrap().len(), 47 * 210);
+            assert_eq!(j["folder_families"].as_array().unwrap().len(), 47);
+            // The releases' pairs only, family by family.
+            let mut family = 0;
+            for f in j["folders"].as_array().unwrap() {
+                let a = f["a"].as_str().unwrap();
+                assert!(a.len() == 14 && a.starts_with("repo/p"), "{f}");
+                let k = f["family"].as_u64().unwrap();
+                assert!(k == family || k == family + 1, "{f}");
+                family = k;
+            }
+        } else {
+            assert!(body.contains("9870 pairs (>= 50%"), "{}", &body[..2000]);
         }
     }
 }
