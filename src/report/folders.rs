@@ -349,8 +349,9 @@ pub struct Folders<'a> {
 impl<'a> Folders<'a> {
     /// The directories of `table`; the identical sets propose their pairs.
     /// `sort.memory` is what the folder pairs may hold: their directory
-    /// table, the sorter's buffer (half of what the table leaves, at most
-    /// 64 MiB: more only saves a merge pass) and the pairs kept.
+    /// table, the sorter's buffer (an eighth of what the table leaves, at
+    /// most 64 MiB: more only saves a merge pass; the sorted runs' merge
+    /// and the allocator's slack take the rest) and the pairs kept.
     pub fn new(
         table: &'a CompactTable,
         sets: &'a [SetRef<'a>],
@@ -359,7 +360,7 @@ impl<'a> Folders<'a> {
     ) -> Result<Folders<'a>> {
         let (dirs, dir_of) = directories(table);
         let held = table_bytes(&dirs, &dir_of);
-        sort.memory = (sort.memory.saturating_sub(held) / 2).clamp(MIN_MEMORY, 64 << 20);
+        sort.memory = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
         let mut f = Folders {
             table,
             dirs,
