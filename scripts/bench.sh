@@ -16,10 +16,15 @@
 #                                    # only the rows "whole pipeline on
 #                                    # documents" (issue 27), replaced in
 #                                    # docs/performance.md, the others kept
+#   BENCH_ONLY=folders bash scripts/bench.sh
+#                                    # only the section "Folder pairs"
+#                                    # (issue 28), replaced in
+#                                    # docs/performance.md, the rest kept
 #
 # BENCH_ONLY is empty (every section) or the name of a section that runs
 # alone: `hard` (CAT_LOCALES, CAT_RELEASES, SLICE_FILES set its sizes),
-# `documents` (QDIR: the cache of make quality, for the source prose).
+# `documents` (QDIR: the cache of make quality, for the source prose),
+# `folders` (FOLDERS_FILES, FOLDERS_RELEASES, CAT_LOCALES, CAT_RELEASES).
 # Such a section is a function defined before the long inputs are built:
 # alone, it runs and writes its own file, then the script exits; in a full
 # run it is called in its place, and its markdown goes both into $OUT and
@@ -44,8 +49,8 @@ HARD_OUT=${HARD_OUT:-docs/measurements/$(date -u +%Y-%m-%d)-hard-inputs.md}
 HARD_LINK=${HARD_OUT#docs/}
 BENCH_ONLY=${BENCH_ONLY:-}
 case $BENCH_ONLY in
-  ""|hard|documents) ;;
-  *) echo "bench: BENCH_ONLY=$BENCH_ONLY: the sections that run alone: hard, documents" >&2; exit 2 ;;
+  ""|hard|documents|folders) ;;
+  *) echo "bench: BENCH_ONLY=$BENCH_ONLY: the sections that run alone: hard, documents, folders" >&2; exit 2 ;;
 esac
 JOBS=$(nproc)
 
@@ -277,6 +282,104 @@ The views include extracting every document (pdftotext for the PDFs); they can b
 run, which verifies more candidate pairs over longer files (every two files of one writer's template).
 EOF
 }
+
+# Folder pairs (issue 28), as the section "Folder pairs" of $OUT: (a) a
+# tree of releases of translation catalogs (fsim-gen --catalogs CAT_LOCALES
+# locales x CAT_RELEASES releases: each release a version of the others,
+# the catalogs of one release sibling folders alike in their msgids), the
+# default `make report` (folder pairs included) against `rmlint
+# --merge-directories` (identical trees only, the standard tool's answer
+# to the same question) and md5sum -P$JOBS over the same tree, side by
+# side; fsim-report alone on its work folder; (b) fsim-report at scale on
+# examples/gen_folders (FOLDERS_FILES files in projects of
+# FOLDERS_RELEASES releases, every file linked to the same file of every
+# other release: FILES x (RELEASES - 1) / 2 links, each credited at three
+# heights), every format with --memory 256M. Writes
+# $BENCH/folders-section.md.
+FOLDERS_FILES=${FOLDERS_FILES:-1000000}
+FOLDERS_RELEASES=${FOLDERS_RELEASES:-21}
+folders_section() {
+  local tree=$W/folders-tree key bytes files per
+  key="${CAT_LOCALES:-60} ${CAT_RELEASES:-6}"
+  if [ "$(cat "$tree.done" 2>/dev/null)" != "$key" ]; then
+    rm -rf "$tree" "$tree.done"
+    $B/fsim-gen --catalogs "${CAT_LOCALES:-60}" --catalog-releases "${CAT_RELEASES:-6}" "$tree" >/dev/null
+    echo "$key" > "$tree.done"
+  fi
+  command -v rmlint >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq rmlint >/dev/null; }
+  bytes=$(find "$tree" -type f -printf '%s\n' | awk '{ b += $1 } END { print b + 0 }')
+  files=$(find "$tree" -type f | wc -l)
+  per=$(( (files + JOBS - 1) / JOBS ))
+  find "$tree" -type f -print0 | xargs -0 cat > /dev/null
+  local fw=$W/folders-run
+  local mk="rm -rf $fw && make -s report BIN=$BP REPO=$tree WORK=$fw QUIET=-q"
+  local rm="rmlint --merge-directories -o json:$W/rmlint.json $tree"
+  local md5="find $tree -type f -print0 | xargs -0 -P$JOBS -n $per md5sum"
+  measure "md5sum, folders tree" "$bytes" "$md5"; local mw=$WALL mr=$RSS
+  measure "rmlint --merge-directories, folders tree" "$bytes" "$rm"; local rw=$WALL rr=$RSS
+  measure "make report, folders tree" "$bytes" "$mk"; local kw=$WALL kr=$RSS
+  local rep="$B/fsim-report -q --files $fw/files.tsv --format json -o $fw/folders.json $fw/verified.tsv"
+  measure "fsim-report json, folders tree" 0 "$rep"; local pw=$WALL pr=$RSS
+  local pairs
+  pairs=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(len(j["folders"]), len(j["folder_families"]), j["folders"][0]["a"].rsplit("/",1)[-1], j["folders"][0]["b"].rsplit("/",1)[-1], j["folders"][0]["percent"])' "$fw/folders.json")
+  local g=$W/gen-folders-$FOLDERS_FILES-$FOLDERS_RELEASES
+  [ -f "$g/verified.tsv" ] || $B/examples/gen_folders "$FOLDERS_FILES" "$FOLDERS_RELEASES" "$g" 2>/dev/null
+  local links; links=$(grep -vc '^#' "$g/verified.tsv")
+  : > "$BENCH/folders-scale.md"
+  for fmt in text json tsv html xlsx; do
+    measure "fsim-report $fmt, gen_folders" 0 "$B/fsim-report -q --memory 256M --tmpdir $g --files $g/files.tsv --format $fmt -o $g/report.$fmt $g/verified.tsv"
+    printf '| %s | %s | %s | %s s | %.0f ns | %s MB | %s |\n' "$FOLDERS_FILES" "$links" "$fmt" "$WALL" \
+      "$(awk -v w="$WALL" -v n="$links" 'BEGIN { print w * 1e9 / n }')" "$RSS" \
+      "$([ "$RSS" -le 256 ] && echo yes || echo NO)" >> "$BENCH/folders-scale.md"
+  done
+  cat > "$BENCH/folders-section.md" <<EOF2
+## Folder pairs (issue 28)
+
+Measured on $(date -u +%Y-%m-%d) (\`BENCH_ONLY=folders bash scripts/bench.sh\` replaces this section alone;
+median of $RUNS runs after a warm-up). Tree: \`fsim-gen --catalogs ${CAT_LOCALES:-60} --catalog-releases ${CAT_RELEASES:-6}\`,
+$files files, $bytes bytes (each release a version of the others; the catalogs of one release alike in their msgids).
+fsim's report found $(echo "$pairs" | cut -d' ' -f1) folder pairs in $(echo "$pairs" | cut -d' ' -f2) families, the first
+$(echo "$pairs" | cut -d' ' -f3) and $(echo "$pairs" | cut -d' ' -f4) at $(echo "$pairs" | cut -d' ' -f5) %. rmlint answers
+only for identical trees (none here: every release edits its catalogs), so the ratio is one of cost, not of answers.
+
+| fsim | command | time | RSS | reference | command | time | RSS | fsim / ref |
+|---|---|---|---|---|---|---|---|---|
+| whole pipeline with folder pairs (make report) | \`$mk\` | $kw s | $kr MB | rmlint --merge-directories | \`$rm\` | $rw s | $rr MB | **$(ratio "$kw" "$rw")** |
+| whole pipeline with folder pairs (make report) | \`$mk\` | $kw s | $kr MB | md5sum -P$JOBS | \`$md5\` | $mw s | $mr MB | **$(ratio "$kw" "$mw")** |
+| fsim-report alone (its folder pairs, clusters, json) | \`$rep\` | $pw s | $pr MB | md5sum -P$JOBS | (above) | $mw s | $mr MB | $(ratio "$pw" "$mw") |
+
+At scale: \`cargo run --release --example gen_folders -- $FOLDERS_FILES $FOLDERS_RELEASES DIR\` (projects of
+$FOLDERS_RELEASES releases, \`repo/pNNNN/vNN/aN/bN/\`; every file linked to the same file of every other release,
+each link credited at three heights), \`fsim-report -q --memory 256M --files DIR/files.tsv --format FMT -o DIR/report.FMT DIR/verified.tsv\`:
+
+| files | links | format | time | per link | peak RSS | ≤ 256 MB |
+|---|---|---|---|---|---|---|
+$(cat "$BENCH/folders-scale.md")
+EOF2
+}
+
+if [ "$BENCH_ONLY" = folders ]; then
+  cargo build --release --quiet --examples
+  folders_section
+  # The section replaces that of the last run in $OUT; the rest is kept.
+  python3 - "$OUT" "$BENCH/folders-section.md" <<'PY'
+import sys
+out, sec = sys.argv[1:3]
+lines = open(out, encoding="utf-8").read().split("\n")
+new = open(sec, encoding="utf-8").read().rstrip("\n").split("\n")
+k = next((n for n, x in enumerate(lines) if x == "## Folder pairs (issue 28)"), None)
+if k is None:
+    lines += [""] + new
+else:
+    e = k + 1
+    while e < len(lines) and not lines[e].startswith("## "):
+        e += 1
+    lines[k:e] = new + [""]
+open(out, "w", encoding="utf-8").write("\n".join(lines))
+PY
+  echo "bench: the folders section in $OUT" >&2
+  exit 0
+fi
 
 if [ "$BENCH_ONLY" = documents ]; then
   documents_rows
@@ -612,6 +715,8 @@ for links in $((REPORT_LINKS / 10)) "$REPORT_LINKS"; do
   done
 done
 
+folders_section
+
 cat > "$OUT" <<EOF
 # Performance
 
@@ -711,6 +816,8 @@ $(cat "$BENCH/report-links.md")
 $(cat "$W/hard-section.md")
 
 The same section alone, with its commands, in [$HARD_LINK]($HARD_LINK) (\`BENCH_ONLY=hard bash scripts/bench.sh\` rewrites only that file).
+
+$(cat "$BENCH/folders-section.md")
 
 ## Re-run after 1 % of the files changed
 

@@ -299,3 +299,113 @@ fn identical_trees_are_one_action_checked_as_a_whole() {
         "{err}"
     );
 }
+
+/// Three releases of a project with six translation catalogs each: the
+/// catalogs of one release share their msgids (sibling folders at ~55 %),
+/// each release is a version of the others. The releases are read first;
+/// the 45 sibling locale pairs are one family, 3 of them listed under its
+/// line; json, html and text list the families in one order.
+#[test]
+fn sibling_locale_folders_are_one_family_read_after_the_releases() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let locales = ["de", "fr", "it", "es", "nl", "pt"];
+    for r in 1..=3u64 {
+        for i in 0..6u64 {
+            // The code: a few lines edited in each release.
+            let body =
+                text(300 + i, 120).replacen("line 9 ", &format!("line nine, release {r} "), 1);
+            write(&repo.join(format!("rel-{r}/app/code/m{i}.txt")), &body);
+        }
+        for (k, l) in locales.iter().enumerate() {
+            // The msgids of the release's template, a translation each.
+            let mut po = String::new();
+            for (i, id) in text(400, 60).lines().enumerate() {
+                po.push_str(&format!("msgid \"{id}\"\n"));
+                let t = format!("{l} {k} {i} {r}");
+                po.push_str(&format!(
+                    "msgstr \"{t} {:x}\"\n\n",
+                    (k as u64 + 7) * (i as u64 + 3) * 0x9e37_79b9
+                ));
+            }
+            write(
+                &repo.join(format!("rel-{r}/app/locale/{l}/LC_MESSAGES/django.po")),
+                &po,
+            );
+        }
+    }
+    let work = dir.path().join("work");
+    run_ok(
+        make_report_cmd(&repo, &work, &["FORMATS=txt json html"]),
+        None,
+    );
+    let j: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let pairs = j["folders"].as_array().unwrap();
+    let fams = j["folder_families"].as_array().unwrap();
+    // The releases first: one family of 3 pairs.
+    let pattern = |f: &Value| f["pattern"].as_str().unwrap().to_string();
+    assert!(pattern(&fams[0]).ends_with("/repo/*"), "{fams:?}");
+    assert_eq!(fams[0]["pairs"], 3);
+    for p in &pairs[..3] {
+        assert!(
+            tail(p, "a").starts_with("rel-") && tail(p, "b").starts_with("rel-"),
+            "{p}"
+        );
+    }
+    // The sibling locale folders: one family.
+    let loc = fams
+        .iter()
+        .find(|f| pattern(f).contains("locale/*"))
+        .unwrap();
+    assert_eq!(loc["pairs"], 45, "{fams:?}");
+    assert_eq!(loc["folders"], 18, "{fams:?}");
+    assert_eq!(pattern(loc), ".../locale/*", "{fams:?}");
+    // Each pair names its family; a family's pairs are one run from its
+    // `first`, in the families' order.
+    let mut at = 0;
+    for (k, f) in fams.iter().enumerate() {
+        assert_eq!(f["first"].as_u64().unwrap(), at, "{f}");
+        let n = f["pairs"].as_u64().unwrap();
+        for p in &pairs[at as usize..(at + n) as usize] {
+            assert_eq!(p["family"].as_u64().unwrap(), k as u64, "{p}");
+        }
+        at += n;
+    }
+    assert_eq!(at as usize, pairs.len());
+    // The text: the family lines in the same order; 3 sibling pairs listed.
+    let txt = read(&work, "report.txt");
+    let lines: Vec<&str> = txt
+        .lines()
+        .filter_map(|l| l.strip_prefix("  family "))
+        .collect();
+    let several: Vec<String> = fams
+        .iter()
+        .filter(|f| f["pairs"].as_u64().unwrap() > 1)
+        .map(pattern)
+        .collect();
+    assert_eq!(lines.len(), several.len(), "{txt}");
+    for (l, p) in lines.iter().zip(&several) {
+        assert!(l.starts_with(&format!("{p}: ")), "{l} / {p}");
+    }
+    assert!(
+        txt.contains("family .../locale/*: 45 pairs of 18 folders, "),
+        "{txt}"
+    );
+    let listed = txt
+        .lines()
+        .filter(|l| l.contains("/locale/") && l.contains("  <->  "))
+        .count();
+    assert_eq!(listed, 3, "{txt}");
+    assert!(
+        txt.contains("... and 42 more pairs of the family .../locale/*"),
+        "{txt}"
+    );
+    // The html: the same families, in the same order, and each pair's.
+    let html = read(&work, "report.html");
+    let mut from = 0;
+    for p in fams.iter().map(pattern) {
+        let at = html[from..].find(&format!("\"pattern\":\"{p}\"")).unwrap();
+        from += at + 1;
+    }
+    assert!(html.contains("\"family\":0,"), "each pair's family");
+}

@@ -7,6 +7,8 @@
 //! as many as Excel allows with the exact number left out.
 
 mod common;
+#[path = "support/folder_projects.rs"]
+mod folder_projects;
 #[path = "support/numbered_files.rs"]
 mod numbered_files;
 
@@ -166,6 +168,74 @@ fn one_cluster_of_a_million_links_within_budget() {
                     "{first}"
                 );
             }
+        }
+    }
+}
+
+/// Folder pairs within the budget (issue 28): 47 projects of 21 releases,
+/// about 100,000 files and a million links, every link credited at three
+/// heights and every sub-folder pair of two releases at the threshold
+/// (some 300,000 of them, under the 9,870 release pairs reported): the
+/// sub-folder pairs are figured and dropped one at a time, not held.
+#[test]
+fn folder_pairs_of_many_releases_within_budget() {
+    let t = tempfile::tempdir().unwrap();
+    let (_, links) = folder_projects::write(t.path(), 100_000, 21).unwrap();
+    assert!(links >= 980_000, "{links}");
+    for format in ["text", "json"] {
+        let out = t.path().join(format!("report.{format}"));
+        let mut cmd = fsim("fsim-report");
+        cmd.current_dir(t.path())
+            .args(["--files", "files.tsv", "--format", format]);
+        cmd.args([
+            "--memory",
+            "32M",
+            "--quiet",
+            "--tmpdir",
+            ".",
+            "verified.tsv",
+        ]);
+        let (ok, rss_kib) = run_rss(cmd, &out);
+        assert!(ok, "fsim-report --format {format} failed");
+        eprintln!(
+            "fsim-report --format {format}: {links} links, folder pairs, peak RSS {:.1} MiB",
+            rss_kib as f64 / 1024.0
+        );
+        assert!(rss_kib * 1024 <= BUDGET, "{format}: peak RSS {rss_kib} KiB");
+        // Read as lines: this process's size would count in the next
+        // child's peak RSS (fork copies it), here and in the other tests.
+        let lines = || std::io::BufReader::new(std::fs::File::open(&out).unwrap()).lines();
+        if format == "json" {
+            // The releases' pairs only, family by family.
+            let (mut pairs, mut families, mut family) = (0, 0, 0);
+            for l in lines() {
+                let l = l.unwrap();
+                // The folder pairs' and families' keys (a cluster's are
+                // deeper).
+                let Some(l) = l.strip_prefix("      ").filter(|l| !l.starts_with(' ')) else {
+                    continue;
+                };
+                if let Some(k) = l.strip_prefix("\"family\": ") {
+                    let k: u64 = k.trim_end_matches(',').parse().unwrap();
+                    assert!(k == family || k == family + 1, "{l}");
+                    family = k;
+                    pairs += 1;
+                } else if l.starts_with("\"pattern\": ") {
+                    families += 1;
+                } else if let Some(a) = l.strip_prefix("\"a\": \"") {
+                    assert!(a.len() == 16 && a.starts_with("repo/p"), "{l}");
+                }
+            }
+            assert_eq!((pairs, families), (47 * 210, 47));
+            let f = std::io::BufReader::new(std::fs::File::open(&out).unwrap());
+            let _: serde::de::IgnoredAny = serde_json::from_reader(f).unwrap();
+        } else {
+            let head = lines()
+                .take(10)
+                .map(|l| l.unwrap())
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(head.contains("9870 pairs (>= 50%"), "{head}");
         }
     }
 }

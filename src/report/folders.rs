@@ -31,8 +31,17 @@
 //! **Memory.** Each credit (a folder pair, a file, its partner's bytes)
 //! goes through the external sorter ([`crate::io::sorter`]) within the
 //! budget the report gives it, so links × depth may be far larger than
-//! memory; what is held is the directory table (O(folders)) and the pairs
-//! at or above the threshold.
+//! memory; the sorted credits are read back one at a time, each pair's
+//! figures summed as they come. What is held is the directory table
+//! (O(folders)) and the reported pairs: the sub-folder pairs of copied
+//! trees, at or above the threshold but under a reported pair, are
+//! dropped as they are figured ([`Folders::finish`]).
+//!
+//! **Families.** The reported pairs are listed family by family
+//! ([`Family`]): sibling folders alike in their boilerplate (the locale
+//! folders of every app of every release) are one family, read once, so
+//! that the few pairs a person reads first (releases, copied projects)
+//! are not lost among them.
 //!
 //! **Bounds.** Identical sets of more than [`SET_FANOUT`] files (licence
 //! texts, empty `__init__.py`, generated boilerplate) propose no folder
@@ -43,8 +52,8 @@
 use crate::error::Result;
 use crate::formats::escape_path_string;
 use crate::formats::files::CompactTable;
-use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions};
-use std::collections::{BTreeMap, HashMap};
+use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions, MIN_MEMORY};
+use std::collections::HashMap;
 
 /// Identical sets larger than this propose no folder pairs (module doc).
 pub const SET_FANOUT: usize = 64;
@@ -197,6 +206,8 @@ pub struct FolderPair {
     pub only_b: u64,
     /// When A and B are identical trees.
     pub tree: Option<TreeCopy>,
+    /// Its family's index in [`FolderReport::families`].
+    pub family: u32,
     /// Its file lists, for the first [`DETAILED`] pairs.
     pub files: Option<Box<PairFiles>>,
     /// The folders' ids.
@@ -234,6 +245,7 @@ impl FolderPair {
             "only_a": self.only_a,
             "only_b": self.only_b,
             "identical_trees": self.tree.is_some(),
+            "family": self.family,
         });
         if let Some(f) = &self.files {
             j["files"] = self.files_json(f, table);
@@ -292,8 +304,11 @@ impl FolderPair {
 /// What [`Folders::finish`] found.
 #[derive(Debug, Default)]
 pub struct FolderReport {
-    /// Reported pairs, most bytes explained first.
+    /// Reported pairs, family by family ([`Family`]), most bytes explained
+    /// first within each.
     pub pairs: Vec<FolderPair>,
+    /// The families of `pairs`, in their order.
+    pub families: Vec<Family>,
     /// Identical sets over [`SET_FANOUT`] files, which proposed no pairs.
     pub wide_sets: u64,
     /// Per group given to [`Folders::finish`] (the clusters, then the
@@ -333,13 +348,19 @@ pub struct Folders<'a> {
 
 impl<'a> Folders<'a> {
     /// The directories of `table`; the identical sets propose their pairs.
+    /// `sort.memory` is what the folder pairs may hold: their directory
+    /// table, the sorter's buffer (an eighth of what the table leaves, at
+    /// most 64 MiB: more only saves a merge pass; the sorted runs' merge
+    /// and the allocator's slack take the rest) and the pairs kept.
     pub fn new(
         table: &'a CompactTable,
         sets: &'a [SetRef<'a>],
         set_of: &'a HashMap<u32, usize>,
-        sort: SortOptions,
+        mut sort: SortOptions,
     ) -> Result<Folders<'a>> {
         let (dirs, dir_of) = directories(table);
+        let held = table_bytes(&dirs, &dir_of);
+        sort.memory = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
         let mut f = Folders {
             table,
             dirs,
@@ -444,62 +465,94 @@ impl<'a> Folders<'a> {
 
     /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
     /// which of them explains each of `groups` (sets of file ids).
+    ///
+    /// Held: the kept pairs only. A folder's id is above its parent's
+    /// (interned parent first), so the credits, sorted by (lower id, higher
+    /// id), bring every ancestor pair of a pair before it: a pair is kept
+    /// when it is at the threshold and no kept pair is among its ancestors
+    /// (an ancestor at the threshold has a kept pair above it or is one).
+    /// The sub-folder pairs of copied trees, which may be links × depth,
+    /// are figured one at a time and dropped.
     pub fn finish(&mut self, min_percent: f64, groups: &[&[u32]]) -> Result<FolderReport> {
-        let mut figures: BTreeMap<(u32, u32), FolderPair> = BTreeMap::new();
+        let mut kept: HashMap<(u32, u32), FolderPair> = HashMap::new();
         let credits = self.credits.take().expect("finish is called once");
         let mut sorted = credits.finish()?;
-        let mut group: Vec<Credit> = Vec::new();
-        let mut keep = |group: &mut Vec<Credit>| {
-            if let Some(c) = group.first() {
-                let mut p = figures_of(&self.dirs, &self.dir_of, self.table, c.da, c.db, group);
-                if p.percent() >= min_percent {
-                    p.a.clone_from(&self.dirs[c.da as usize].path);
-                    p.b.clone_from(&self.dirs[c.db as usize].path);
-                    figures.insert((c.da, c.db), p);
-                }
-            }
-            group.clear();
-        };
+        let mut acc: Option<FolderPair> = None;
+        let mut last: Option<Credit> = None;
         while let Some(c) = sorted.next_item()? {
-            if group.last().is_some_and(|g| (g.da, g.db) != (c.da, c.db)) {
-                keep(&mut group);
+            if let Some(l) = last.filter(|l| (l.da, l.db, l.file) != (c.da, c.db, c.file)) {
+                self.credit(&mut acc, l);
             }
-            group.push(c);
+            if last.is_some_and(|l| (l.da, l.db) != (c.da, c.db)) {
+                self.close(acc.take(), min_percent, &mut kept);
+            }
+            last = Some(c);
         }
-        keep(&mut group);
-        let dirs = &self.dirs;
-        let mut pairs: Vec<FolderPair> = figures
-            .iter()
-            .filter(|(&(da, db), _)| {
-                // Topmost: no pair of their ancestors (at the same heights)
-                // is reported.
-                let (mut pa, mut pb) = (dirs[da as usize].parent, dirs[db as usize].parent);
-                while pa != ROOT && pb != ROOT && pa != pb {
-                    if figures.contains_key(&(pa.min(pb), pa.max(pb))) {
-                        return false;
-                    }
-                    pa = dirs[pa as usize].parent;
-                    pb = dirs[pb as usize].parent;
-                }
-                true
-            })
-            .map(|(_, p)| p.clone())
-            .collect();
+        if let Some(l) = last {
+            self.credit(&mut acc, l);
+        }
+        self.close(acc, min_percent, &mut kept);
+        let mut pairs: Vec<FolderPair> = kept.into_values().collect();
         pairs.sort_by(|x, y| {
             (y.a_in_b + y.b_in_a)
                 .cmp(&(x.a_in_b + x.b_in_a))
                 .then_with(|| x.a.cmp(&y.a))
                 .then_with(|| x.b.cmp(&y.b))
         });
+        let (mut pairs, families) = by_family(pairs);
         for p in &mut pairs {
             p.tree = identical_trees(self.table, &self.dirs, p);
         }
         let explains = explains(&self.dirs, &self.dir_of, &pairs, groups);
         Ok(FolderReport {
             pairs,
+            families,
             wide_sets: self.wide_sets,
             explains,
         })
+    }
+
+    /// Add credit `c`, the best of its file, to the figures of its pair.
+    fn credit(&self, acc: &mut Option<FolderPair>, c: Credit) {
+        let p = acc.get_or_insert_with(|| empty_pair(&self.dirs, c.da, c.db));
+        let bytes = c.bytes.min(self.table.at(c.file).size);
+        if contains(&self.dirs, c.da, self.dir_of[c.file as usize]) {
+            p.a_in_b += bytes;
+            p.only_a -= 1;
+        } else {
+            p.b_in_a += bytes;
+            p.only_b -= 1;
+        }
+        if c.identical {
+            p.same += 1;
+        } else {
+            p.changed += 1;
+        }
+    }
+
+    /// Keep pair `p` (its figures complete) when it is at `min_percent` and
+    /// no pair of its ancestors at the same heights is kept.
+    fn close(
+        &self,
+        p: Option<FolderPair>,
+        min_percent: f64,
+        kept: &mut HashMap<(u32, u32), FolderPair>,
+    ) {
+        let Some(mut p) = p.filter(|p| p.percent() >= min_percent) else {
+            return;
+        };
+        let dirs = &self.dirs;
+        let (mut pa, mut pb) = (dirs[p.da as usize].parent, dirs[p.db as usize].parent);
+        while pa != ROOT && pb != ROOT && pa != pb {
+            if kept.contains_key(&(pa.min(pb), pa.max(pb))) {
+                return;
+            }
+            pa = dirs[pa as usize].parent;
+            pb = dirs[pb as usize].parent;
+        }
+        p.a.clone_from(&dirs[p.da as usize].path);
+        p.b.clone_from(&dirs[p.db as usize].path);
+        kept.insert((p.da, p.db), p);
     }
 
     /// Start the second pass, which lists the files of the first
@@ -644,20 +697,55 @@ fn identical_trees(table: &CompactTable, dirs: &[Dir], p: &FolderPair) -> Option
     })
 }
 
-/// A family of folder pairs: what its pairs have in common, and the pairs
-/// (indexes into the report's pairs, in their order).
+/// Families of more than this many pairs are listed in part by the text
+/// report (and the html page folds them): sibling folders alike in their
+/// boilerplate, such as the locale folders of every app of a release.
+pub const CROWD: usize = 10;
+
+/// A family of folder pairs: the same relation between the same kind of
+/// folders, read as one fact (every app's `locale/*/LC_MESSAGES` alike,
+/// each release of `corpus/*` a version of the next).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Family {
-    /// `A/*/B` when every pair's two folders differ in one path component
-    /// at the same place (sibling folders: `locale/*/LC_MESSAGES`, two
-    /// releases `corpus/*`), else `PARENT_A | PARENT_B`.
+    /// The pairs' paths with the one component their folders differ in
+    /// written `*` (`django-5.1.4/django/conf/locale/*/LC_MESSAGES`, two
+    /// releases `corpus/*`); `.../locale/*/LC_MESSAGES` when its pairs are
+    /// under several such parents; else `PARENT_A | PARENT_B`, or
+    /// `.../x/a | .../y/b` ([`family_key`]).
     pub label: Vec<u8>,
-    pub pairs: Vec<u32>,
+    /// Its pairs: `first..first + len` of the report's pairs.
+    pub first: u32,
+    pub len: u32,
+    /// The folders its pairs pair, each counted once.
+    pub folders: u32,
+    pub percent_min: f64,
+    pub percent_max: f64,
 }
 
-/// The family key of two folders: their paths with the one component
-/// they differ in replaced by `*`, when they have the same depth and
-/// differ in one component only; else their two parents.
-fn family_key(a: &[u8], b: &[u8]) -> Vec<u8> {
+impl Family {
+    /// The family in the json report's `folder_families` list.
+    pub fn to_json(&self) -> serde_json::Value {
+        let round = |x: f64| (x * 10.0).round() / 10.0;
+        serde_json::json!({
+            "pattern": escape_path_string(&self.label),
+            "first": self.first,
+            "pairs": self.len,
+            "folders": self.folders,
+            "percent_min": round(self.percent_min),
+            "percent_max": round(self.percent_max),
+        })
+    }
+}
+
+/// The family key and label of two folders. Of the same depth and
+/// differing in one component: the key is that component's parent's name,
+/// `*` and the components after it (`locale/*/LC_MESSAGES`: the locale
+/// folders of every app and release are one family, however many parents
+/// they are under), the label the whole path with `*`. Else the key is the
+/// last two components of each (`i18n/loading | loading_app/locale`: the
+/// same two test folders paired in every release and across releases are
+/// one family), the label the folders' two parents.
+fn family_key(a: &[u8], b: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let (ca, cb): (Vec<&[u8]>, Vec<&[u8]>) = (
         a.split(|&c| c == b'/').collect(),
         b.split(|&c| c == b'/').collect(),
@@ -668,35 +756,80 @@ fn family_key(a: &[u8], b: &[u8]) -> Vec<u8> {
     if ca.len() == cb.len() && differ.len() == 1 {
         let mut parts = ca.clone();
         parts[differ[0]] = b"*";
-        return parts.join(&b'/');
+        let key = parts[differ[0].saturating_sub(1)..].join(&b'/');
+        return (key, parts.join(&b'/'));
     }
     let parent = |x: &[u8]| x[..x.iter().rposition(|&c| c == b'/').unwrap_or(0)].to_vec();
-    [parent(a), b" | ".to_vec(), parent(b)].concat()
+    let label = [parent(a), b" | ".to_vec(), parent(b)].concat();
+    let tail = |c: &[&[u8]]| c[c.len().saturating_sub(2)..].join(&b'/');
+    let (ta, tb) = (tail(&ca), tail(&cb));
+    let key = [ta.clone().min(tb.clone()), b" | ".to_vec(), ta.max(tb)].concat();
+    (key, label)
 }
 
-/// The pairs grouped into families (sibling folders of one parent, such as
-/// one release's locale folders, are one family, and so are the same
-/// folder of several releases; [`family_key`]), in the order of their
-/// first pair (the one explaining most bytes: a sum over a family would
-/// count a folder of many pairs many times), pairs in `pairs`' order.
-pub fn families(pairs: &[FolderPair]) -> Vec<Family> {
+/// The label of a family whose pairs are under several parents: its key,
+/// each side after `.../`.
+fn mixed_label(key: &[u8]) -> Vec<u8> {
+    let sides: Vec<Vec<u8>> = key
+        .split(|&c| c == b'|')
+        .map(|x| [&b".../"[..], x.trim_ascii()].concat())
+        .collect();
+    sides.join(&b" | "[..])
+}
+
+/// `pairs` (most bytes explained first) regrouped family by family
+/// ([`family_key`]), in the order of each family's first pair (the one
+/// explaining most bytes: a sum over a family would count a folder of many
+/// pairs many times), each family's pairs in their order; and the
+/// families. Every format lists the pairs in this order.
+fn by_family(pairs: Vec<FolderPair>) -> (Vec<FolderPair>, Vec<Family>) {
     let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut fams: Vec<Family> = Vec::new();
+    let mut members: Vec<Vec<u32>> = Vec::new();
+    let mut labels: Vec<Vec<u8>> = Vec::new();
     for (k, p) in pairs.iter().enumerate() {
-        let key = family_key(&p.a, &p.b);
-        let i = *index.entry(key.clone()).or_insert_with(|| {
-            fams.push(Family {
-                label: key,
-                pairs: Vec::new(),
-            });
-            fams.len() - 1
-        });
-        fams[i].pairs.push(k as u32);
+        let (key, label) = family_key(&p.a, &p.b);
+        if let Some(&i) = index.get(&key) {
+            members[i].push(k as u32);
+            if labels[i] != label {
+                labels[i] = mixed_label(&key);
+            }
+        } else {
+            index.insert(key, members.len());
+            members.push(vec![k as u32]);
+            labels.push(label);
+        }
     }
-    fams
+    drop(index);
+    let mut slots: Vec<Option<FolderPair>> = pairs.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(slots.len());
+    let mut fams = Vec::with_capacity(members.len());
+    for (f, (ks, label)) in members.into_iter().zip(labels).enumerate() {
+        let first = out.len() as u32;
+        let (mut lo, mut hi) = (f64::MAX, f64::MIN);
+        let mut folders: Vec<u32> = Vec::with_capacity(2 * ks.len());
+        for &k in &ks {
+            let mut p = slots[k as usize].take().expect("a pair is in one family");
+            p.family = f as u32;
+            lo = lo.min(p.percent());
+            hi = hi.max(p.percent());
+            folders.extend([p.da, p.db]);
+            out.push(p);
+        }
+        folders.sort_unstable();
+        folders.dedup();
+        fams.push(Family {
+            label,
+            first,
+            len: ks.len() as u32,
+            folders: folders.len() as u32,
+            percent_min: lo,
+            percent_max: hi,
+        });
+    }
+    (out, fams)
 }
 
-/// For each group, the first of `pairs` (most bytes first) whose two
+/// For each group, the first of `pairs` (in the report's order) whose two
 /// folders hold all its files; a group of files all in one folder of no
 /// pair is left unmarked. One folder of such a pair holds the group's
 /// first file, the other the first file outside it: O(files × depth²) a
@@ -707,18 +840,10 @@ fn explains(
     pairs: &[FolderPair],
     groups: &[&[u32]],
 ) -> Vec<Option<u32>> {
-    let id_of: HashMap<&[u8], u32> = dirs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (&d.path[..], i as u32))
-        .collect();
     let index: HashMap<(u32, u32), u32> = pairs
         .iter()
         .enumerate()
-        .map(|(k, p)| {
-            let (a, b) = (id_of[&p.a[..]], id_of[&p.b[..]]);
-            ((a.min(b), a.max(b)), k as u32)
-        })
+        .map(|(k, p)| ((p.da, p.db), k as u32))
         .collect();
     let under = |f: u32, d: u32| contains(dirs, d, dir_of[f as usize]);
     let ancestors = |mut d: u32| {
@@ -755,19 +880,11 @@ fn explains(
         .collect()
 }
 
-/// The figures of pair (`da`, `db`) from its credits, sorted by file (a
-/// file's last credit is its best).
-fn figures_of(
-    dirs: &[Dir],
-    dir_of: &[u32],
-    table: &CompactTable,
-    da: u32,
-    db: u32,
-    credits: &[Credit],
-) -> FolderPair {
+/// Pair (`da`, `db`) before its credits: every file only in its folder.
+fn empty_pair(dirs: &[Dir], da: u32, db: u32) -> FolderPair {
     let (a, b) = (&dirs[da as usize], &dirs[db as usize]);
-    let mut p = FolderPair {
-        // The paths only for a pair that is kept (see `finish`).
+    FolderPair {
+        // The paths only for a pair that is kept (see `Folders::close`).
         a: Vec::new(),
         b: Vec::new(),
         files_a: a.files,
@@ -782,28 +899,41 @@ fn figures_of(
         only_b: b.files,
         tree: None,
         files: None,
+        family: 0,
         da,
         db,
-    };
-    for (k, c) in credits.iter().enumerate() {
-        if credits.get(k + 1).is_some_and(|n| n.file == c.file) {
-            continue;
-        }
-        let bytes = c.bytes.min(table.at(c.file).size);
-        if contains(dirs, da, dir_of[c.file as usize]) {
-            p.a_in_b += bytes;
-            p.only_a -= 1;
-        } else {
-            p.b_in_a += bytes;
-            p.only_b -= 1;
-        }
-        if c.identical {
-            p.same += 1;
-        } else {
-            p.changed += 1;
-        }
     }
-    p
+}
+
+/// The bytes of a directory table ([`directories`]).
+fn table_bytes(dirs: &Vec<Dir>, dir_of: &Vec<u32>) -> u64 {
+    let paths: usize = dirs.iter().map(|d| d.path.capacity() + 16).sum();
+    (dirs.capacity() * std::mem::size_of::<Dir>() + paths + dir_of.capacity() * 4) as u64
+}
+
+impl FolderReport {
+    /// The bytes it holds, counted in the report's model: the links of
+    /// the formats get what is left of `--memory`.
+    pub fn heap_bytes(&self) -> u64 {
+        let lists = std::mem::size_of::<PairFiles>() + 16 + 4 * LISTED * 16;
+        let pairs: usize = self
+            .pairs
+            .iter()
+            .map(|p| {
+                std::mem::size_of::<FolderPair>()
+                    + p.a.capacity()
+                    + p.b.capacity()
+                    + 32
+                    + p.files.as_ref().map_or(0, |_| lists)
+            })
+            .sum();
+        let families: usize = self
+            .families
+            .iter()
+            .map(|f| std::mem::size_of::<Family>() + f.label.capacity() + 16)
+            .sum();
+        (pairs + families + self.explains.capacity() * 8) as u64
+    }
 }
 
 /// Whether folder `outer` holds folder `inner` (at any depth).
@@ -872,6 +1002,7 @@ fn intern(dirs: &mut Vec<Dir>, id_of: &mut HashMap<Vec<u8>, u32>, path: &[u8]) -
 mod tests {
     use super::*;
     use crate::formats::files::{FileEntry, FileType};
+    use std::collections::BTreeMap;
 
     /// A table of (path, size, content) and its identical sets.
     fn table(files: &[(&str, u64, u128)]) -> (CompactTable, Vec<Set>, HashMap<u32, usize>) {
@@ -1164,5 +1295,80 @@ mod tests {
         assert!(small.pairs.iter().all(|p| p.a.len() == 5 && p.b.len() == 5));
         let p = &small.pairs[0];
         assert_eq!((p.files_a, p.files_b, p.only_a, p.only_b), (30, 30, 0, 0));
+    }
+
+    fn key(a: &str, b: &str) -> (String, String) {
+        let (k, l) = family_key(a.as_bytes(), b.as_bytes());
+        (String::from_utf8(k).unwrap(), String::from_utf8(l).unwrap())
+    }
+
+    #[test]
+    fn family_keys_name_the_differing_component_or_the_folders_names() {
+        let sib = key("c/d-1/conf/locale/de/LC", "c/d-1/conf/locale/fr/LC");
+        assert_eq!(sib, ("locale/*/LC".into(), "c/d-1/conf/locale/*/LC".into()));
+        assert_eq!(key("c/d-1", "c/d-2"), ("c/*".into(), "c/*".into()));
+        // Two test folders, in one release or across two: one key.
+        let (k1, l1) = key("c/d-1/t/loading", "c/d-1/t/x/loading_app/locale");
+        let (k2, _) = key("c/d-1/t/x/loading_app/locale", "c/d-2/t/loading");
+        assert_eq!(k1, "loading_app/locale | t/loading");
+        assert_eq!(k1, k2);
+        assert_eq!(l1, "c/d-1/t | c/d-1/t/x/loading_app");
+        assert_eq!(
+            String::from_utf8(mixed_label(k1.as_bytes())).unwrap(),
+            ".../loading_app/locale | .../t/loading"
+        );
+    }
+
+    fn pair(a: &str, b: &str, bytes: u64, ids: (u32, u32)) -> FolderPair {
+        FolderPair {
+            a: a.into(),
+            b: b.into(),
+            files_a: 1,
+            bytes_a: 1000,
+            files_b: 1,
+            bytes_b: 1000,
+            a_in_b: bytes,
+            b_in_a: bytes,
+            same: 0,
+            changed: 2,
+            only_a: 0,
+            only_b: 0,
+            tree: None,
+            files: None,
+            family: 0,
+            da: ids.0,
+            db: ids.1,
+        }
+    }
+
+    #[test]
+    fn pairs_are_regrouped_by_family_in_the_order_of_its_first_pair() {
+        // Most bytes first: two releases, a locale pair of release 1, two
+        // test folders, a locale pair of release 2.
+        let pairs = vec![
+            pair("c/r1", "c/r2", 900, (0, 1)),
+            pair("c/r1/l/de/M", "c/r1/l/fr/M", 600, (2, 3)),
+            pair("c/r1/x", "c/r1/y", 550, (4, 5)),
+            pair("c/r2/l/de/M", "c/r2/l/it/M", 500, (6, 7)),
+        ];
+        let (out, fams) = by_family(pairs);
+        let order: Vec<(&[u8], u32)> = out.iter().map(|p| (&p.a[..], p.family)).collect();
+        assert_eq!(
+            order,
+            [
+                (&b"c/r1"[..], 0),
+                (b"c/r1/l/de/M", 1),
+                (b"c/r2/l/de/M", 1),
+                (b"c/r1/x", 2)
+            ]
+        );
+        let f = &fams[1];
+        assert_eq!(
+            (&f.label[..], f.first, f.len, f.folders),
+            (&b".../l/*/M"[..], 1, 2, 4)
+        );
+        assert_eq!((f.percent_min, f.percent_max), (50.0, 60.0));
+        assert_eq!(fams[0].label, b"c/*");
+        assert_eq!(fams[2].label, b"c/r1/*");
     }
 }

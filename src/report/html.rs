@@ -608,7 +608,7 @@ pub(crate) fn write(
     let pairs = &report.folders.pairs;
     let folders_note = (pairs.len() > MAX_FOLDERS).then(|| {
         format!(
-            "The page shows the first {MAX_FOLDERS} of {} folder pairs, most bytes first (page limit); all are in report.json and report.tsv.",
+            "The page shows the first {MAX_FOLDERS} of {} folder pairs, family by family (page limit); all are in report.json and report.tsv.",
             pairs.len()
         )
     });
@@ -618,6 +618,14 @@ pub(crate) fn write(
         "summary": report.summary(),
         "pruned_note": report.pruned_note(),
         "folders_note": folders_note,
+        // The families of the pairs shown (each pair names its own).
+        "folder_families": report
+            .folders
+            .families
+            .iter()
+            .take_while(|f| (f.first as usize) < MAX_FOLDERS)
+            .map(|f| f.to_json())
+            .collect::<Vec<_>>(),
         "identical": identical,
         "identical_note": identical_note,
         "same_content": same_content,

@@ -179,9 +179,9 @@ impl Report {
         })
     }
 
-    /// The json document with `clusters` set to `marker` and `folders` to
-    /// `folders` (strings: both are written apart, pair by pair).
-    pub(crate) fn json_top(&self, marker: Value, folders: Value) -> Value {
+    /// The json document with marker strings for `clusters`, `folders` and
+    /// `folder_families`: they are written apart, one value at a time.
+    pub(crate) fn json_top(&self, marker: &str, folders: &str, families: &str) -> Value {
         let params: serde_json::Map<String, Value> = self
             .params
             .0
@@ -206,6 +206,7 @@ impl Report {
             "params": params,
             "summary": self.summary(),
             "folders": folders,
+            "folder_families": families,
             "folders_wide_identical_sets": self.folders.wide_sets,
             "unreadable_documents": self.unreadable_json(),
             "identical_sets": identical,
@@ -553,7 +554,7 @@ impl Report {
             escape_path_string(&p.a),
             escape_path_string(&p.b),
             k + 1,
-            if (k as usize) < FOLDERS_TEXT_MAX {
+            if folder_listed_in_text(&self.folders, k) {
                 ", above"
             } else {
                 ", in report.json"
@@ -724,7 +725,36 @@ impl Report {
 /// counted: they are in json and tsv).
 const FOLDERS_TEXT_MAX: usize = 100;
 
-/// The folders section of the text report, before the identical sets.
+/// How many of each family's pairs the text report lists, family by
+/// family, until [`FOLDERS_TEXT_MAX`] pairs: (family, pairs listed).
+fn folders_text_plan(
+    f: &crate::report::folders::FolderReport,
+) -> impl Iterator<Item = (&crate::report::folders::Family, usize)> {
+    let mut listed = 0;
+    f.families.iter().map_while(move |fam| {
+        if listed >= FOLDERS_TEXT_MAX {
+            return None;
+        }
+        let n = fam.len as usize;
+        let most = if n > crate::report::folders::CROWD {
+            CROWD_TEXT_MAX
+        } else {
+            n
+        };
+        let show = most.min(FOLDERS_TEXT_MAX - listed);
+        listed += show;
+        Some((fam, show))
+    })
+}
+
+/// Whether the text report lists folder pair `k`.
+fn folder_listed_in_text(f: &crate::report::folders::FolderReport, k: u32) -> bool {
+    folders_text_plan(f).any(|(fam, show)| k >= fam.first && ((k - fam.first) as usize) < show)
+}
+
+/// The folders section of the text report, before the identical sets:
+/// family by family, each family of several pairs under a line with its
+/// pattern, its number of pairs and folders and their range of percents.
 fn folders_text(
     f: &crate::report::folders::FolderReport,
     min_percent: f64,
@@ -732,39 +762,37 @@ fn folders_text(
     st: Style,
 ) {
     use std::fmt::Write;
-    // Crowds (families of more than FAMILY_TEXT_MAX pairs: sibling folders
-    // alike in their boilerplate, such as one release's locale folders)
-    // after every other family, so that the few pairs of releases and
-    // copied projects are read first; a stable sort keeps each class in
-    // the order of its first pair.
-    let mut families = crate::report::folders::families(&f.pairs);
-    families.sort_by_key(|fam| fam.pairs.len() > FAMILY_TEXT_MAX);
+    let crowd = crate::report::folders::CROWD;
     let _ = writeln!(
         o,
         "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree){}{}",
         st.head,
         f.pairs.len(),
         min_percent,
-        if families.len() < f.pairs.len() {
-            format!(" in {} families (sibling folders, or the same folder of several trees, named with * where their paths differ; else pairs of the same two parent folders), in the order of their first pair, families of more than {FAMILY_TEXT_MAX} pairs last, showing {CROWD_TEXT_MAX} each", families.len())
+        if f.families.len() < f.pairs.len() {
+            format!(" in {} families (the same folder of several trees, or sibling folders, named with * where their paths differ, .../ when under several parents; else pairs of the same two parent folders), in the order of their first pair, showing {CROWD_TEXT_MAX} pairs of a family of more than {crowd}", f.families.len())
         } else {
             String::new()
         },
         st.reset
     );
     let mut listed = 0;
-    for fam in &families {
-        if listed >= FOLDERS_TEXT_MAX {
-            break;
+    for (fam, show) in folders_text_plan(f) {
+        let n = fam.len as usize;
+        if n > 1 {
+            let _ = writeln!(
+                o,
+                "  {}family {}{}: {} pairs of {} folders, {:.1}-{:.1}%",
+                st.bold,
+                escape_path_string(&fam.label),
+                st.reset,
+                n,
+                fam.folders,
+                fam.percent_min,
+                fam.percent_max
+            );
         }
-        let n = fam.pairs.len();
-        let most = if n > FAMILY_TEXT_MAX {
-            CROWD_TEXT_MAX
-        } else {
-            FAMILY_TEXT_MAX
-        };
-        let show = n.min(most).min(FOLDERS_TEXT_MAX - listed);
-        for &k in &fam.pairs[..show] {
+        for k in fam.first..fam.first + show as u32 {
             folder_pair_text(k as usize, &f.pairs[k as usize], o, st);
         }
         listed += show;
@@ -799,10 +827,8 @@ fn folders_text(
     let _ = writeln!(o);
 }
 
-/// Pairs of one family the text report lists at most; of a family of
-/// more (sibling folders alike in their boilerplate), it lists
-/// `CROWD_TEXT_MAX`.
-const FAMILY_TEXT_MAX: usize = 10;
+/// Pairs listed of a family of more than [`crate::report::folders::CROWD`]
+/// (sibling folders alike in their boilerplate).
 const CROWD_TEXT_MAX: usize = 3;
 
 /// Folder pair `k` (from 0) as two lines of the text report.

@@ -363,7 +363,7 @@ impl Report {
             identical: &self.identical,
             same_content: &self.same_content,
             best: !self.best.is_empty(),
-        })
+        }) + self.folders.heap_bytes()
     }
 
     /// The memory left for links within `--memory`. When nothing is left,

@@ -728,10 +728,9 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
 /// The folder pairs of the kept links and the identical sets, their
 /// credits sorted within what `--memory` leaves the links.
 fn folder_pairs(report: &Report, source: &mut Source) -> Result<FolderReport> {
-    // Half of what the links may hold, the other half for the folder table
-    // and the pairs found; at most 64 MiB: more only saves a merge pass.
-    let half = report.link_budget() / 8;
-    let mut sort = SortOptions::with_memory(half.clamp(MIN_MEMORY, 64 << 20));
+    // No link is held meanwhile: what the links may hold is the folder
+    // pairs' (`Folders::new` shares it).
+    let mut sort = SortOptions::with_memory(report.link_budget());
     sort.tmpdir = report.config.tmpdir.clone();
     let sets: Vec<SetRef> = report
         .identical
@@ -801,6 +800,7 @@ struct Sink {
 const MARK: &str = "\u{1}fsim-stream\u{1}";
 const FILES: &str = "\u{1}fsim-stream-files\u{1}";
 const FOLDERS: &str = "\u{1}fsim-stream-folders\u{1}";
+const FAMILIES: &str = "\u{1}fsim-stream-folder-families\u{1}";
 
 /// A marker as serde_json writes it.
 fn quoted(m: &str) -> String {
@@ -912,31 +912,44 @@ impl Sink {
             Format::Tsv => Ok(()),
             _ => {
                 self.push(if self.clusters == 0 { "[]" } else { "\n  ]" })?;
-                let j =
-                    pretty(&r.json_top(Value::String(MARK.into()), Value::String(FOLDERS.into())))?;
+                let j = pretty(&r.json_top(MARK, FOLDERS, FAMILIES))?;
                 let m = quoted(MARK);
                 let at = j.find(&m).ok_or_else(|| Error::msg("json: marker"))?;
                 if &j[..at] != "{\n  \"clusters\": " {
                     return Err(Error::msg("json: clusters is not the first key"));
                 }
-                let rest = &j[at + m.len()..];
-                // The folder pairs, one at a time: there may be many more
-                // than fit in --memory as one value.
-                let fm = quoted(FOLDERS);
-                let fat = rest.find(&fm).ok_or_else(|| Error::msg("json: marker"))?;
-                self.push(&rest[..fat])?;
-                if r.folders.pairs.is_empty() {
-                    self.push("[]")?;
-                } else {
-                    for (k, p) in r.folders.pairs.iter().enumerate() {
-                        self.push(if k == 0 { "[\n    " } else { ",\n    " })?;
-                        self.push(&indent(&pretty(&p.to_json(&r.files))?, 4))?;
+                let mut rest = &j[at + m.len()..];
+                // The folder pairs and their families, in the keys' order,
+                // one at a time: there may be many more than fit in
+                // --memory as one value.
+                let mut marks = [FAMILIES, FOLDERS];
+                marks.sort_by_key(|m| rest.find(&quoted(m)));
+                for mark in marks {
+                    let fm = quoted(mark);
+                    let fat = rest.find(&fm).ok_or_else(|| Error::msg("json: marker"))?;
+                    self.push(&rest[..fat])?;
+                    if mark == FOLDERS {
+                        let f = &r.folders.pairs;
+                        self.json_list(f.iter().map(|p| p.to_json(&r.files)))?;
+                    } else {
+                        self.json_list(r.folders.families.iter().map(|f| f.to_json()))?;
                     }
-                    self.push("\n  ]")?;
+                    rest = &rest[fat + fm.len()..];
                 }
-                self.push(&format!("{}\n", &rest[fat + fm.len()..]))
+                self.push(&format!("{rest}\n"))
             }
         }
+    }
+
+    /// A json list at the second level, its values written one by one.
+    fn json_list(&mut self, values: impl Iterator<Item = Value>) -> Result<()> {
+        let mut empty = true;
+        for v in values {
+            self.push(if empty { "[\n    " } else { ",\n    " })?;
+            self.push(&indent(&pretty(&v)?, 4))?;
+            empty = false;
+        }
+        self.push(if empty { "[]" } else { "\n  ]" })
     }
 
     fn finish(self) -> Result<()> {

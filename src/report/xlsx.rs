@@ -387,8 +387,9 @@ fn identical_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layo
     )
 }
 
-/// The folder pairs, one row each (src/report/folders.rs), before the
-/// file-level sheets; a note when they do not fit in a sheet.
+/// The folder pairs, one row each (src/report/folders.rs), family by
+/// family as in every format, before the file-level sheets; a note when
+/// they do not fit in a sheet.
 fn folders_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()> {
     let ws = wb.add_worksheet_with_constant_memory();
     ws.set_name("Folders").map_err(xerr)?;
@@ -406,8 +407,10 @@ fn folders_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()> {
         ("Changed", 9.0),
         ("Only in first", 13.0),
         ("Only in second", 14.0),
+        ("Family (its pattern)", 50.0),
     ];
     header(ws, s, &cols, fit as u32)?;
+    let families = &report.folders.families;
     for (k, p) in pairs.iter().take(fit).enumerate() {
         let r = k as u32 + 1;
         ws.write_string(r, 0, escape_path_string(&p.a))
@@ -423,6 +426,9 @@ fn folders_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()> {
             ws.write_number_with_format(r, 3 + c as u16, v as f64, &s.bytes)
                 .map_err(xerr)?;
         }
+        let fam = &families[p.family as usize];
+        ws.write_string(r, 11, escape_path_string(&fam.label))
+            .map_err(xerr)?;
     }
     if fit < pairs.len() {
         truncated(ws, fit as u32 + 1, pairs.len() - fit)?;
