@@ -558,6 +558,39 @@ pub(crate) fn write(
         .split_once(DATA_MARK)
         .expect("the page template has a data mark");
     page.push(head)?;
+    let t = serde_json::to_string(&head_json(report))
+        .map_err(|e| crate::Error::msg(format!("html: {e}")))?;
+    page.push(&escape_json_for_script(&t[..t.len() - 1]))?;
+    write_folders(&mut page, report)?;
+    page.push(",\"clusters\":[")?;
+    let shown = page.shown;
+    let budget = report.link_budget();
+    crate::report::stream::walk(report, source, rank, shown, budget, &mut page)?;
+    page.push("]")?;
+    let templates_known = templates.is_some_and(|t| !t.is_empty());
+    let template_info = match (report.templates(), templates_known) {
+        (Some((n, digest)), true) => json!({"chunks": n, "digest": digest}),
+        _ => Value::Null,
+    };
+    let views_note = views_note(&page, report, templates_known);
+    let rest = json!({
+        "clusters_note": clusters_note(report, shown),
+        "views": std::mem::take(&mut page.views),
+        "vfiles": std::mem::take(&mut page.vfiles),
+        "views_note": views_note,
+        "templates": template_info,
+    });
+    let t = serde_json::to_string(&rest).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
+    page.push(",")?;
+    page.push(&escape_json_for_script(&t[1..]))?;
+    page.push(tail)?;
+    page.out.finish()
+}
+
+/// The head of the page's data: parameters, summary, notes, the folder
+/// families shown, the identical sets and the same-content groups (each
+/// list within its page limit, which its note states).
+fn head_json(report: &Report) -> Value {
     let params: serde_json::Map<String, Value> = report
         .params
         .0
@@ -612,7 +645,7 @@ pub(crate) fn write(
             pairs.len()
         )
     });
-    let top = json!({
+    json!({
         "fsim_report": 1,
         "params": params,
         "summary": report.summary(),
@@ -630,11 +663,13 @@ pub(crate) fn write(
         "identical_note": identical_note,
         "same_content": same_content,
         "same_note": same_note,
-    });
-    let t = serde_json::to_string(&top).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
-    page.push(&escape_json_for_script(&t[..t.len() - 1]))?;
-    // The folder pairs one by one: with their file lists, they are too
-    // large to hold as values within --memory.
+    })
+}
+
+/// The folder pairs one by one: with their file lists, they are too large
+/// to hold as values within --memory.
+fn write_folders(page: &mut Page, report: &Report) -> Result<()> {
+    let pairs = &report.folders.pairs;
     page.push(",\"folders\":[")?;
     for (k, p) in pairs.iter().take(MAX_FOLDERS).enumerate() {
         let j = serde_json::to_string(&p.to_json(&report.files))
@@ -643,15 +678,13 @@ pub(crate) fn write(
         page.push(&escape_json_for_script(&j))?;
     }
     page.push("]")?;
-    page.push(",\"clusters\":[")?;
-    let shown = page.shown;
-    let budget = report.link_budget();
-    crate::report::stream::walk(report, source, rank, shown, budget, &mut page)?;
-    page.push("]")?;
+    Ok(())
+}
 
-    // What the page leaves out, and where it is.
+/// What the page leaves out of the clusters, and where it is.
+fn clusters_note(report: &Report, shown: usize) -> Option<String> {
     let left = &report.clusters[shown..];
-    let clusters_note = (!left.is_empty()).then(|| {
+    (!left.is_empty()).then(|| {
         format!(
             "The page shows the first {} of {} clusters (page limits: {} clusters, {} files, {} links); the other {} clusters ({} files, {} links, {} reclaimable) are in report.tsv and report.json (fsim-report --format tsv|json).",
             shown,
@@ -664,7 +697,12 @@ pub(crate) fn write(
             left.iter().map(|c| c.link_count).sum::<usize>(),
             crate::report::model::human_bytes(left.iter().map(|c| c.reclaimable).sum()),
         )
-    });
+    })
+}
+
+/// Which links have side-by-side views, and how the template chunks show
+/// in them.
+fn views_note(page: &Page, report: &Report, templates_known: bool) -> String {
     let opts = &page.opts;
     let mut views_note = match &page.chunker {
         Err(why) => format!("No side-by-side views: {why}."),
@@ -678,7 +716,6 @@ pub(crate) fn write(
             opts.text_cap >> 10
         ),
     };
-    let templates_known = templates.is_some_and(|t| !t.is_empty());
     match report.templates() {
         Some((n, _)) if templates_known => views_note.push_str(&format!(
             " The analysis ignored {n} template chunks (--templates): the views mark them apart from the shared chunks."
@@ -688,22 +725,7 @@ pub(crate) fn write(
         )),
         _ => {}
     }
-    let template_info = match (report.templates(), templates_known) {
-        (Some((n, digest)), true) => json!({"chunks": n, "digest": digest}),
-        _ => Value::Null,
-    };
-    let rest = json!({
-        "clusters_note": clusters_note,
-        "views": std::mem::take(&mut page.views),
-        "vfiles": std::mem::take(&mut page.vfiles),
-        "views_note": views_note,
-        "templates": template_info,
-    });
-    let t = serde_json::to_string(&rest).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
-    page.push(",")?;
-    page.push(&escape_json_for_script(&t[1..]))?;
-    page.push(tail)?;
-    page.out.finish()
+    views_note
 }
 
 fn r1(x: f64) -> f64 {
