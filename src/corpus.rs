@@ -1749,16 +1749,32 @@ mod tests {
         assert!(a.ends_with('\n') && a.len() > 1000);
     }
 
-    #[test]
-    fn slices_overlap_in_part() {
-        let spec = Slices {
+    /// The spec of the slices tests: 400 files of one body, 3 folders.
+    fn slices_spec() -> Slices {
+        Slices {
             files: 400,
             body: 400 * SLICE_BODY_PER_FILE,
             median: SLICE_MEDIAN,
             max: SLICE_MAX,
             dirs: 3,
             seed: 5,
-        };
+        }
+    }
+
+    /// The 400 texts of [`slices_spec`] generated in a temporary folder.
+    fn slices_texts(spec: &Slices) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        generate_slices(dir.path(), spec).unwrap();
+        (0..spec.files)
+            .map(|i| {
+                fs::read_to_string(dir.path().join(format!("d{:03}/s{i:07}.c", i % 3))).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn slices_are_deterministic_with_lognormal_sizes() {
+        let spec = slices_spec();
         let (a, b, c) = (
             tempfile::tempdir().unwrap(),
             tempfile::tempdir().unwrap(),
@@ -1788,27 +1804,16 @@ mod tests {
         let tail = sizes.iter().filter(|&&s| s > 3 * SLICE_MEDIAN).count();
         assert!((20..=100).contains(&tail), "{tail} files over 24 KB");
         assert!(sizes[0] < 1_500, "smallest {}", sizes[0]);
+    }
 
+    #[test]
+    fn near_copies_are_their_slice_with_a_few_edits() {
+        let spec = slices_spec();
+        let texts = slices_texts(&spec);
         // The plan is what was written: slices of the body, near-copies.
         let (body, plan) = plan_slices(&spec);
         let near = plan.iter().filter(|s| s.near.is_some()).count();
         assert!((50..=110).contains(&near), "{near} near-copies of 400");
-        // Lines long enough to be unique in the body (numbers in them).
-        let long = |t: &str| -> Vec<String> {
-            t.lines()
-                .filter(|l| l.len() > 30)
-                .map(str::to_string)
-                .collect()
-        };
-        let sets: Vec<std::collections::HashSet<String>> = texts
-            .iter()
-            .map(|t| long(t).into_iter().collect())
-            .collect();
-        // Share of the long lines of file i found in file j.
-        let share = |i: usize, j: usize| {
-            let l = long(&texts[i]);
-            l.iter().filter(|x| sets[j].contains(*x)).count() as f64 / l.len().max(1) as f64
-        };
         // Lines of `a` not in `b`, as multisets.
         let missing = |a: &str, b: &str| {
             let mut count: std::collections::HashMap<&str, usize> = Default::default();
@@ -1842,7 +1847,29 @@ mod tests {
                 }
             }
         }
+    }
 
+    #[test]
+    fn slices_overlap_in_part() {
+        let spec = slices_spec();
+        let texts = slices_texts(&spec);
+        let (_, plan) = plan_slices(&spec);
+        // Lines long enough to be unique in the body (numbers in them).
+        let long = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| l.len() > 30)
+                .map(str::to_string)
+                .collect()
+        };
+        let sets: Vec<std::collections::HashSet<String>> = texts
+            .iter()
+            .map(|t| long(t).into_iter().collect())
+            .collect();
+        // Share of the long lines of file i found in file j.
+        let share = |i: usize, j: usize| {
+            let l = long(&texts[i]);
+            l.iter().filter(|x| sets[j].contains(*x)).count() as f64 / l.len().max(1) as f64
+        };
         // Pairs of slices (at least 2 KB) whose ranges meet share the
         // lines between, and only those: the share of the smaller file
         // measured on its lines is the share of its range in the other's.

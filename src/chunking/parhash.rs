@@ -16,28 +16,29 @@
 use crate::chunking::chunker::{Chunker, Cut};
 use crate::chunking::stream::{Piece, StreamInfo, HEAD};
 use crate::formats::FileType;
+use crate::io::ordered::ordered_map;
 use md5::{Digest as _, Md5};
-use std::collections::BTreeMap;
+use std::cell::RefCell;
 use std::io::{self, Read};
-use std::sync::mpsc::{channel, sync_channel};
-use std::sync::Mutex;
 
 /// Bytes read per block (the unit of work of a hasher): large enough that
 /// hand-over costs nothing next to ~1.3 ms of MD5 per MiB.
 pub const PAR_BLOCK: usize = 1 << 20;
 
-/// A block on its way: sequence number, bytes, chunk (start, len) within
-/// them, and the digests once hashed.
+/// A block on its way: bytes, chunk (start, len) within them, and the
+/// digests once hashed.
 struct Block {
-    seq: u64,
     buf: Vec<u8>,
     cuts: Vec<(u32, u32)>,
     digests: Vec<u128>,
 }
 
 /// Chunk a whole stream like [`crate::chunking::reader::chunk_stream`], hashing the
-/// chunks on `hashers` threads while this one reads and cuts. On an error,
-/// `pieces` holds a partial list: the caller drops it.
+/// chunks on `hashers` threads while this one reads and cuts: the ordered
+/// work queue of [`crate::io::ordered`], with `2 × (hashers + 1)` blocks in
+/// flight, whose buffers go back to a free list once their pieces are
+/// appended. On an error, `pieces` holds a partial list: the caller drops
+/// it.
 pub fn chunk_stream_par(
     r: &mut impl Read,
     chunker: &Chunker,
@@ -45,147 +46,98 @@ pub fn chunk_stream_par(
     pieces: &mut Vec<Piece>,
     block_done: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
 ) -> io::Result<StreamInfo> {
-    let hashers = hashers.max(1);
-    let cap = PAR_BLOCK.max(2 * chunker.max_len()) + chunker.max_len();
-    let nbufs = 2 * (hashers + 1);
-    let (job_tx, job_rx) = sync_channel::<Block>(nbufs);
-    let job_rx = Mutex::new(job_rx);
-    let (done_tx, done_rx) = channel::<Block>();
-    std::thread::scope(|s| {
-        for _ in 0..hashers {
-            let done_tx = done_tx.clone();
-            let job_rx = &job_rx;
-            s.spawn(move || loop {
-                let job = job_rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                let Ok(mut b) = job else { return };
-                b.digests.clear();
-                let buf = &b.buf;
-                let msgs = b
-                    .cuts
-                    .iter()
-                    .map(|&(start, len)| &buf[start as usize..start as usize + len as usize]);
-                crate::chunking::md5batch::digest_many(msgs, &mut b.digests);
-                if done_tx.send(b).is_err() {
-                    return;
-                }
-            });
-        }
-        drop(done_tx);
-        let res = cut_and_collect(
-            r,
-            chunker,
-            (cap, nbufs),
-            (&job_tx, &done_rx),
-            pieces,
-            block_done,
-        );
-        // Hashers stop when the job channel closes; results still queued
-        // are dropped with `done_rx`.
-        drop(job_tx);
-        res
-    })
-}
-
-/// The reading and cutting side of [`chunk_stream_par`]: fills blocks, finds
-/// their cuts, sends them to the hashers, and appends finished blocks'
-/// pieces in order.
-fn cut_and_collect(
-    r: &mut impl Read,
-    chunker: &Chunker,
-    (cap, nbufs): (usize, usize),
-    (job_tx, done_rx): (
-        &std::sync::mpsc::SyncSender<Block>,
-        &std::sync::mpsc::Receiver<Block>,
-    ),
-    pieces: &mut Vec<Piece>,
-    block_done: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
-) -> io::Result<StreamInfo> {
-    let mut free: Vec<Block> = Vec::with_capacity(nbufs);
-    let mut allocated = 0usize;
-    let mut waiting: BTreeMap<u64, Block> = BTreeMap::new();
-    let mut next_out = 0u64;
+    let mut states = vec![(); hashers.max(1)];
+    let window = 2 * (states.len() + 1);
+    let free = RefCell::new(Vec::<Block>::with_capacity(window));
+    let mut cutter = Cutter::new(chunker);
     let mut content = Md5::new();
-    let mut size = 0u64;
-    let mut ftype = None;
-    let mut sent = 0u64;
-    // Bytes carried over from the previous block (an unfinished chunk).
-    let mut carry: Vec<u8> = Vec::with_capacity(chunker.max_len());
-
-    // Append a hashed block's pieces if it is the next in order, and any
-    // that were waiting for it; its buffer becomes free.
-    let mut take = |b: Block,
-                    waiting: &mut BTreeMap<u64, Block>,
-                    free: &mut Vec<Block>,
-                    next_out: &mut u64,
-                    content: &mut Md5|
-     -> io::Result<()> {
-        waiting.insert(b.seq, b);
-        while let Some(b) = waiting.remove(next_out) {
+    ordered_map(
+        &mut states,
+        window,
+        |_, mut b: Block| {
+            b.digests.clear();
+            let buf = &b.buf;
+            let msgs = b
+                .cuts
+                .iter()
+                .map(|&(start, len)| &buf[start as usize..start as usize + len as usize]);
+            crate::chunking::md5batch::digest_many(msgs, &mut b.digests);
+            b
+        },
+        || {
+            // At most `window` blocks exist: one is free, or fewer than
+            // `window` are in flight and a new one may be made.
+            let b = free.borrow_mut().pop();
+            cutter.next_block(r, b)
+        },
+        |b: Block| {
             for (&d, &(_, len)) in b.digests.iter().zip(&b.cuts) {
                 content.update(d.to_be_bytes());
                 pieces.push((d, len));
             }
-            *next_out += 1;
-            free.push(b);
-            block_done(pieces)?;
-        }
-        Ok(())
-    };
+            free.borrow_mut().push(b);
+            block_done(pieces)
+        },
+    )?;
+    Ok(StreamInfo::finish(cutter.size, content, cutter.ftype))
+}
 
-    let mut eof = false;
-    while !eof {
-        let mut b = match free.pop() {
-            Some(b) => b,
-            None if allocated < nbufs => {
-                allocated += 1;
-                Block {
-                    seq: 0,
-                    buf: vec![0u8; cap],
-                    cuts: Vec::new(),
-                    digests: Vec::new(),
-                }
-            }
-            None => {
-                let Ok(d) = done_rx.recv() else {
-                    return Err(io::Error::other("internal error: a hasher thread stopped"));
-                };
-                take(d, &mut waiting, &mut free, &mut next_out, &mut content)?;
-                continue;
-            }
-        };
-        b.buf[..carry.len()].copy_from_slice(&carry);
-        let mut filled = carry.len();
-        let want = filled + PAR_BLOCK.min(cap - filled);
+/// The reading and cutting side of [`chunk_stream_par`]: fills blocks and
+/// finds their cuts, carrying an unfinished chunk over to the next block.
+struct Cutter<'a> {
+    chunker: &'a Chunker,
+    /// A block's buffer: one [`PAR_BLOCK`] and a carried-over chunk.
+    cap: usize,
+    size: u64,
+    ftype: Option<FileType>,
+    eof: bool,
+    /// Bytes carried over from the previous block (an unfinished chunk).
+    carry: Vec<u8>,
+}
+
+impl<'a> Cutter<'a> {
+    fn new(chunker: &'a Chunker) -> Self {
+        Cutter {
+            chunker,
+            cap: PAR_BLOCK.max(2 * chunker.max_len()) + chunker.max_len(),
+            size: 0,
+            ftype: None,
+            eof: false,
+            carry: Vec::with_capacity(chunker.max_len()),
+        }
+    }
+
+    /// The next block of the stream, read into `reuse` (or a new buffer),
+    /// with its cuts; `None` after the last.
+    fn next_block(&mut self, r: &mut impl Read, reuse: Option<Block>) -> io::Result<Option<Block>> {
+        if self.eof {
+            return Ok(None);
+        }
+        let mut b = reuse.unwrap_or_else(|| Block {
+            buf: vec![0u8; self.cap],
+            cuts: Vec::new(),
+            digests: Vec::new(),
+        });
+        b.buf[..self.carry.len()].copy_from_slice(&self.carry);
+        let mut filled = self.carry.len();
+        let want = filled + PAR_BLOCK.min(self.cap - filled);
         let (n, end) = crate::chunking::stream::fill(r, &mut b.buf[filled..want])?;
         filled += n;
-        size += n as u64;
-        eof = end;
-        if ftype.is_none() {
-            ftype = Some(FileType::classify(&b.buf[..filled.min(HEAD)], size));
+        self.size += n as u64;
+        self.eof = end;
+        if self.ftype.is_none() {
+            self.ftype = Some(FileType::classify(&b.buf[..filled.min(HEAD)], self.size));
         }
         b.cuts.clear();
         let mut pos = 0usize;
-        while let Some(len) = chunker.cut(&b.buf[pos..filled], eof) {
+        while let Some(len) = self.chunker.cut(&b.buf[pos..filled], self.eof) {
             b.cuts.push((pos as u32, len as u32));
             pos += len;
         }
-        carry.clear();
-        carry.extend_from_slice(&b.buf[pos..filled]);
-        b.seq = sent;
-        sent += 1;
-        if job_tx.send(b).is_err() {
-            return Err(io::Error::other(
-                "internal error: the hasher threads stopped",
-            ));
-        }
+        self.carry.clear();
+        self.carry.extend_from_slice(&b.buf[pos..filled]);
+        Ok(Some(b))
     }
-    while next_out < sent {
-        let Ok(d) = done_rx.recv() else {
-            return Err(io::Error::other("internal error: a hasher thread stopped"));
-        };
-        take(d, &mut waiting, &mut free, &mut next_out, &mut content)?;
-    }
-    Ok(StreamInfo::finish(size, content, ftype))
 }
 
 #[cfg(test)]

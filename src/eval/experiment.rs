@@ -54,7 +54,7 @@ pub(super) fn parallel<T: Send>(n: usize, jobs: usize, f: impl Fn(usize) -> T + 
     let mut threads = vec![(); jobs.max(1).min(n.max(1))];
     let mut out = Vec::with_capacity(n);
     let mut k = 0;
-    ordered_map(
+    ordered_map::<_, _, _, crate::error::Error>(
         &mut threads,
         n,
         |_, k| f(k),

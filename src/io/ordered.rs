@@ -8,7 +8,6 @@
 //! speeds; a slow item at the head holds back the dispatch of more than
 //! `window` past it, never the memory.
 
-use crate::error::Result;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{channel, sync_channel};
 use std::sync::Mutex;
@@ -16,16 +15,18 @@ use std::sync::Mutex;
 /// Run `work` on the items `next` produces, one thread per state of
 /// `states` (each thread works with its own), and hand the results to
 /// `sink` in the order of the items (`states` must not be empty). `next`
-/// and `sink` run on the calling thread; at most `window` (at least 1) items are in flight. The first
-/// error of `next` or `sink` stops the queue (items in flight are finished
-/// and dropped) and is returned; a panic in `work` is resumed here.
-pub fn ordered_map<S, I, O>(
+/// and `sink` run on the calling thread; at most `window` (at least 1)
+/// items are in flight. The first error of `next` or `sink` (any error
+/// type: fsim's own, or `io::Error` for the chunker) stops the queue (items
+/// in flight are finished and dropped) and is returned; a panic in `work`
+/// is resumed here.
+pub fn ordered_map<S, I, O, E>(
     states: &mut [S],
     window: usize,
     work: impl Fn(&mut S, I) -> O + Sync,
-    mut next: impl FnMut() -> Result<Option<I>>,
-    mut sink: impl FnMut(O) -> Result<()>,
-) -> Result<()>
+    mut next: impl FnMut() -> std::result::Result<Option<I>, E>,
+    mut sink: impl FnMut(O) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E>
 where
     S: Send,
     I: Send,
@@ -107,7 +108,7 @@ mod tests {
             // Items taken and not yet handed back, and the most at once.
             let flying = std::cell::Cell::new(0usize);
             let mut most = 0;
-            ordered_map(
+            ordered_map::<_, _, _, Error>(
                 &mut states,
                 window,
                 |done: &mut u64, x: u64| {
@@ -182,7 +183,7 @@ mod tests {
     fn a_panic_in_the_work_reaches_the_caller() {
         let mut states = vec![(); 3];
         let mut n = 0;
-        let _ = ordered_map(
+        let _ = ordered_map::<_, _, _, Error>(
             &mut states,
             8,
             |_, x: u32| {

@@ -216,7 +216,7 @@ pub(super) fn f_lines_parallel(
         eof: false,
     };
     let mut joined = Joined::default();
-    ordered_map(
+    ordered_map::<_, _, _, crate::error::Error>(
         &mut [(), ()],
         4,
         |_, (block, first, last): (Vec<u8>, bool, bool)| f_block(&block, first, last, fl),

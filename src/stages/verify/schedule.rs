@@ -82,7 +82,7 @@ pub(super) fn process(
         let plan = &*plan;
         let mut out = Vec::with_capacity(batch.len());
         let mut next = units.iter().cloned();
-        ordered_map(
+        ordered_map::<_, _, _, crate::error::Error>(
             workers,
             units.len(),
             |w, r: std::ops::Range<usize>| {
