@@ -123,31 +123,31 @@ fn plan_and_bins_at_two_capacities() {
     }
 }
 
+/// The partition file of `n` two-file components, one shared chunk each.
+fn two_file_components(n: u32) -> Vec<u8> {
+    let mut files = vec![];
+    let mut recs = vec![];
+    for c in 0..n {
+        let (x, y) = (2 * c, 2 * c + 1);
+        for id in [x, y] {
+            files.push(PFile {
+                id,
+                comp: x,
+                size: 100,
+                content: id as u128,
+            });
+            recs.push((1000 + c as u128, id, 40));
+        }
+    }
+    partition_text(&files, &recs)
+}
+
 #[test]
 fn more_bins_than_open_files() {
     // 300 two-file components at a capacity that fits one each: several
     // routing passes of at most 256 open bins.
-    let mut files = vec![];
-    let mut recs = vec![];
-    for c in 0..300u32 {
-        let (x, y) = (2 * c, 2 * c + 1);
-        files.push(PFile {
-            id: x,
-            comp: x,
-            size: 100,
-            content: x as u128,
-        });
-        files.push(PFile {
-            id: y,
-            comp: x,
-            size: 100,
-            content: y as u128,
-        });
-        recs.push((1000 + c as u128, x, 40));
-        recs.push((1000 + c as u128, y, 40));
-    }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("p.tsv"), partition_text(&files, &recs)).unwrap();
+    std::fs::write(dir.path().join("p.tsv"), two_file_components(300)).unwrap();
     run(
         BINPACK,
         &["-o", "b.tsv", "--capacity", "300", "-q", "p.tsv"],
@@ -162,6 +162,82 @@ fn more_bins_than_open_files() {
         assert_eq!(ids, &vec![2 * c, 2 * c + 1]);
         assert_eq!(recs.len(), 2);
     }
+}
+
+/// `--seal`: a slice of consecutive bins becomes a bins file that
+/// fsim-analyze accepts (its own header, count and digest), and the slice
+/// of every bin gives the bins file back byte for byte.
+#[test]
+fn sealed_slices_are_bins_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.tsv"), two_file_components(10)).unwrap();
+    run(
+        BINPACK,
+        &["-o", "b.tsv", "--capacity", "300", "-q", "p.tsv"],
+        dir.path(),
+        true,
+    );
+    let whole = read(dir.path(), "b.tsv");
+    let lines: Vec<&str> = whole.lines().collect();
+    let body = |from: usize, to: usize| -> String {
+        let mut bin = 0;
+        let mut out = String::new();
+        for l in &lines[1..lines.len() - 1] {
+            bin += l.starts_with("#bin\t") as usize;
+            if (from..=to).contains(&bin) {
+                out += l;
+                out.push('\n');
+            }
+        }
+        out
+    };
+    std::fs::write(dir.path().join("all.tsv"), body(1, 10)).unwrap();
+    run(
+        BINPACK,
+        &["--seal", "b.tsv", "-o", "s.tsv", "all.tsv"],
+        dir.path(),
+        true,
+    );
+    assert_eq!(read(dir.path(), "s.tsv"), whole);
+
+    std::fs::write(dir.path().join("part.tsv"), body(4, 6)).unwrap();
+    run(
+        BINPACK,
+        &["--seal", "b.tsv", "-o", "s.tsv", "part.tsv"],
+        dir.path(),
+        true,
+    );
+    let sealed = read(dir.path(), "s.tsv");
+    assert!(
+        sealed.starts_with(&lines[0].replace("bins=10", "bins=3")),
+        "{sealed}"
+    );
+    assert!(sealed.contains("\tbins=3\tfiles=6\n"), "{sealed}");
+    run(
+        env!("CARGO_BIN_EXE_fsim-analyze"),
+        &["-q", "--no-line-source", "-o", "pairs.tsv", "s.tsv"],
+        dir.path(),
+        true,
+    );
+    assert!(read(dir.path(), "pairs.tsv").contains("#end pairs\tpairs=3\t"));
+
+    // A record before any #bin line: the file and line named, no output.
+    std::fs::write(
+        dir.path().join("bad.tsv"),
+        &body(4, 4)[body(4, 4).find('\n').unwrap() + 1..],
+    )
+    .unwrap();
+    let out = run(
+        BINPACK,
+        &["--seal", "b.tsv", "-o", "t.tsv", "bad.tsv"],
+        dir.path(),
+        false,
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "fsim-binpack: bad.tsv:1: expected a #bin line before the bin's F lines and records\n"
+    );
+    assert!(!dir.path().join("t.tsv").exists());
 }
 
 #[test]

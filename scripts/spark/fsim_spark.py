@@ -122,10 +122,6 @@ def get(params, key):
     return None
 
 
-def join_params(prefix, params):
-    return "\t".join([prefix] + ["%s=%s" % kv for kv in params])
-
-
 def sql_str(s):
     """A Spark SQL string literal."""
     return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -652,7 +648,7 @@ def analyze(c, ch, p, pl):
         # No component: one task analyses an empty bins file (and runs the
         # line source, if on); the rest as below.
         hadoop_delete(c.sc, c.work_uri + "/bins.parts")
-        return c.transform(c.range_df(1), "zero", *aopts, BINS_HEAD=pl.head, BINS_TRAILER=pl.trailer,
+        return c.transform(c.range_df(1), "zero", *aopts, BINS_HEAD=pl.head,
                            THREADS=str(c.par), **env).persist(c.disk)
     # Consecutive bins per task (bins.tsv = the tasks' slices in bin
     # order), cut so that the tasks get about the same records.
@@ -673,12 +669,9 @@ def analyze(c, ch, p, pl):
         by_bin = by_bin.unionByName(line_pairs(c, aopts + line_opts, fmap, keys[0]))
     by_bin = by_bin.repartition(ntasks, "key").sortWithinPartitions("bin", "kind", "seq", "line")
     bparts_local = c.fresh("bins.parts") if c.shared else ""
-    pre, ps = parse_params(pl.head)
-    i = [k for k, _ in ps].index("bins")
     return c.transform(
         by_bin, "analyze-files" if ch.file_sort else "analyze", *aopts, ROUTED=c.L("routed.parts"),
-        NFILES=str(ch.nfiles), BINS_PRE=join_params(pre, ps[:i]) + "\t",
-        BINS_POST="".join("\t%s=%s" % kv for kv in ps[i + 1:]), THREADS=str(max(1, c.par // ntasks)),
+        BINS_HEAD=pl.head, THREADS=str(max(1, c.par // ntasks)),
         BPARTS=bparts_local, **env,
     ).persist(c.disk)
 

@@ -39,8 +39,15 @@ struct Args {
     /// partition's trailer line. Writes the plan only: the bins file's
     /// header, each bin's `#bin` line and `C<TAB>id` per component of it,
     /// and the bins file's trailer. Memory: O(components); no records read.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "seal")]
     components: bool,
+    /// The input is a slice of a bins file (consecutive bins: their `#bin`
+    /// lines, `F` lines and records); write it as a bins file of its own,
+    /// under the header of this bins file or `--components` plan (with its
+    /// number of bins) and with its own trailer (its records' count and
+    /// digest, bins and files). For the analysis tasks of distributed runs.
+    #[arg(long, value_name = "PLAN")]
+    seal: Option<PathBuf>,
     /// Partition file, or - for standard input.
     #[arg(value_name = "PARTITION", default_value = "-")]
     input: PathBuf,
@@ -57,6 +64,7 @@ fn main() -> ExitCode {
             tmpdir: a.tmpdir,
             quiet: a.quiet,
             components: a.components,
+            seal: a.seal,
         })
     })
 }

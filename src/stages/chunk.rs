@@ -43,7 +43,8 @@ use crate::chunking::reader::{chunk_file_deferred, content_message, FileResult, 
 use crate::chunking::stream::{Piece, StreamInfo};
 use crate::content::Mode;
 use crate::error::{Error, Result};
-use crate::formats::files::{TableDigest, TABLE_DIGEST_KEY};
+use crate::formats::files::TableDigest;
+use crate::formats::headers::FilesTrailer;
 use crate::formats::{self, ChunkLines, ChunkRecord, Digest, FileEntry, Kind, Params};
 use crate::io::bgwrite::BgWriter;
 use crate::io::progress::Progress;
@@ -573,13 +574,14 @@ fn finish_outputs(
     );
     chunks_out.write_all(&tail)?;
     tail.clear();
-    let mut fp = Params::new().with("files", w.summary.files);
-    for (k, v) in formats::digest_params(&w.digest, "records").0 {
-        fp.set(&k, v);
-    }
-    fp.set("skipped", w.summary.skipped);
-    fp.set(TABLE_DIGEST_KEY, w.table.hex());
-    formats::write_trailer(Kind::Files, &fp, &mut tail);
+    let fp = FilesTrailer {
+        files: Some(w.summary.files),
+        records: Some(w.digest.count),
+        digest: Some(w.digest.sum),
+        skipped: Some(w.summary.skipped),
+        table_digest: Some(w.table.0),
+    };
+    formats::write_trailer(Kind::Files, &fp.to_params(), &mut tail);
     files_out.write_all(&tail)?;
     if to_stdout {
         chunks_out.finish()?;

@@ -17,7 +17,6 @@ grep '^[#F]' "$t/all.tsv" > "$t/head.tsv"
 rm -f "$t/all.tsv"
 fb=$(head -n 1 "$t/head.tsv" | cut -f 2)
 nb=$(grep -c '^#bin' "$t/head.tsv" || true)
-nf=$(grep -c '^F' "$t/head.tsv" || true)
 cat "$ROUTED"/k-*.r$(printf '%05d' "$task") > "$t/rec.tsv"
 if [ "$nb" -gt 1 ]; then
   awk '/^#bin/ { b++ } /^F/ { print $2 "\t" b - 1 }' "$t/head.tsv" > "$t/fmap.tsv"

@@ -9,19 +9,14 @@ put_slice() {
   mv "$BPARTS/.${o##*/}.$$" "$o"
 }
 
-# bins_file: the task's bins file ($t/bins.tsv) from its slice ($t/in.tsv),
-# its records ($t/rec.tsv, sorted: their count and digest from
-# fsim-partition's summary) and its numbers of bins and files ($nb, $nf).
+# bins_file: the task's bins file ($t/bins.tsv) from its slice ($t/in.tsv):
+# fsim-binpack --seal gives it the plan's header ($BINS_HEAD, with the
+# slice's number of bins) and its own trailer (its records' count and
+# digest, its bins and files), so fsim-analyze checks it like any bins file.
 bins_file() {
-  sum=$("$B/fsim-partition" -q --emit-forest --files-count "$NFILES" "$t/rec.tsv" \
-    | sed -n 's/^#forest\t.*\trecords=\([0-9]*\)\tdigest=\([0-9a-f]*\)\t.*/records=\1\tdigest=\2/p')
-  [ -n "$sum" ]
-  {
-    printf '%sbins=%s%s\n' "$BINS_PRE" "$nb" "$BINS_POST"
-    cat "$t/in.tsv"
-    printf '#end bins\t%s\tbins=%s\tfiles=%s\n' "$sum" "$nb" "$nf"
-  } > "$t/bins.tsv"
-  rm -f "$t/in.tsv" "$t/rec.tsv"
+  printf '%s\n' "$BINS_HEAD" > "$t/plan-head.tsv"
+  "$B/fsim-binpack" -q --seal "$t/plan-head.tsv" -o "$t/bins.tsv" "$t/in.tsv"
+  rm -f "$t/in.tsv" "$t/rec.tsv" "$t/plan-head.tsv"
 }
 
 # line_pairs ALL: the line source's pairs routed to this task (the L lines

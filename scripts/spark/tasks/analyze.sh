@@ -22,13 +22,5 @@ if [ -n "$BPARTS" ]; then
 else
   awk -v b="$fb" '{ printf "B\t%021d\t%012d\t%s\n", b, NR, $0 }' "$t/in.tsv"
 fi
-grep '^[#F]' "$t/in.tsv" > "$t/head.tsv"
-nb=$(grep -c '^#bin' "$t/head.tsv" || true)
-nf=$(grep -c '^F' "$t/head.tsv" || true)
-if [ "$nb" -gt 1 ]; then
-  grep -v '^[#F]' "$t/in.tsv" | sort > "$t/rec.tsv" || true
-else
-  grep -v '^[#F]' "$t/in.tsv" > "$t/rec.tsv" || true
-fi
 bins_file
 analyze_run "$@"

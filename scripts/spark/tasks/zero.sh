@@ -1,9 +1,10 @@
 # Stage 6 when no file shares a kept chunk (no bin), one task: the bins
-# file is its header and trailer ($BINS_HEAD, $BINS_TRAILER); the line
+# file of no bin (the plan's header, $BINS_HEAD, sealed); the line
 # source, if on, runs in it over the file table (as make runs it), then the
 # same analysis and verification (analyze-lib.sh).
 . "$S/analyze-lib.sh"
 read x
-printf '%s\n%s\n' "$BINS_HEAD" "$BINS_TRAILER" > "$t/bins.tsv"
+: > "$t/in.tsv"
+bins_file
 [ "$LINES_ON" != 1 ] || set -- "$@" $LINE_OPTS --files "$FT"
 analyze_run "$@"
