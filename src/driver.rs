@@ -310,7 +310,7 @@ fn job_slots(inv: &Invocation) -> Result<usize> {
 }
 
 /// The `make` command of an invocation: the user's settings after fsim's
-/// own (BIN, WORK, QUIET=: progress and summaries), so theirs win.
+/// own (BIN, WORK, QUIET=: progress and summaries, NO_BUILD), so theirs win.
 fn make_command(inv: &Invocation, makefile: &Path, bin: &Path, work: &str) -> Result<Command> {
     let mut c = Command::new("make");
     c.arg("-f")
@@ -325,6 +325,9 @@ fn make_command(inv: &Invocation, makefile: &Path, bin: &Path, work: &str) -> Re
     if var(inv, "QUIET").is_none() {
         c.arg("QUIET=");
     }
+    // The programs next to fsim are the ones to run, never to build: a
+    // user whose CARGO_TARGET_DIR names their folder has no checkout here.
+    c.arg("NO_BUILD=1");
     for (n, v) in &inv.vars {
         c.arg(setting(n, v));
     }

@@ -24,10 +24,10 @@ names, summary lines and what is O(files).
    --emit-forest --kept-counts` to its kept records (WORK/partition.parts),
    a spanning forest of its file graph and per-file kept counts; the driver
    merges the forests with one union-find (smallest id labels, as
-   fsim-partition);
-4. the bin plan from per-component figures: the per-file counts summed per
-   component by Spark (O(components) to the driver), `fsim-binpack
-   --components` on the driver;
+   fsim-partition) and sums the counts per component (`fsim-partition
+   --merge-forests --components-out`);
+4. the bin plan from per-component figures: `fsim-binpack --components`
+   on the driver;
 5. the kept records routed to their analysis task (`fsim-sort
    --split-by-file` per range, or a broadcast join in Spark), each task
    taking consecutive bins, writing its slice of bins.tsv, analysing its
@@ -521,27 +521,26 @@ def forests(c, ch):
         if c.transform(c.range_df(c.nparts), "sort-forest", *fopts, KEPT=kept_local, SORTED=ch.sorted_local,
                        CHUNKS=ch.parts, SORT_MEMORY=c.a.memory or "", FOREST=forest_local).count():
             sys.exit("fsim-spark: the forest tasks printed lines")
-        # Everything but the per-file kept counts (K lines: summed per
-        # component in Spark, step 4) comes to the driver, read from the
-        # tasks' files.
-        kcounts = c.spark.read.text("file://" + forest_local + "/k-*").select(fn.col("value").alias("line"))
+        # The forest lines come to the driver, read from the tasks' files.
         kept_df = c.spark.read.text(kept_dir).select(fn.col("value").alias("line"))
     else:
         forest = c.transform(ch.sorted_df, "forest", *fopts).persist(c.disk)
         kept_df = forest.filter(~first().isin("E", "N", "P", "#", "K"))
         kept_df.write.mode("overwrite").text(kept_dir)
-        kcounts = forest.filter(first() == "K")
     if c.shared:
         shutil.rmtree(ch.parts, ignore_errors=True)
         forest_files = [os.path.join(forest_local, n) for n in sorted(os.listdir(forest_local)) if n.startswith("f-")]
     else:
         forest_files = [c.L(".forest-lines.tsv")]
         with open(forest_files[0], "w", encoding="utf-8", newline="\n") as f:
-            for r in forest.filter(first().isin("E", "N", "P", "#")).toLocalIterator():
+            for r in forest.filter(first().isin("E", "N", "P", "K", "#")).toLocalIterator():
                 f.write(r.line + "\n")
         ch.sorted_df.unpersist()
     p = merge_forests(c, ch, forest_files)
-    p.kept_df, p.kcounts, p.forest = kept_df, kcounts, forest
+    if forest is not None:
+        forest.unpersist()
+    shutil.rmtree(c.L("forest.parts"), ignore_errors=True)
+    p.kept_df = kept_df
     c.mark("forests of %d ranges, union-find: %d components" % (c.nparts, p.ncomp), t0)
     return p
 
@@ -550,14 +549,16 @@ def merge_forests(c, ch, forest_files):
     """partition.tsv's ends by `fsim-partition --merge-forests`: the ranges'
     forest edges in one union-find, their summaries added up and checked
     against the file table's records, written as a single run writes them
-    (header; F lines; top dropped chunks; trailer). The driver keeps the F
+    (header; F lines; top dropped chunks; trailer), and components.tsv (the
+    ranges' K lines summed per component, for the bin plan). The driver keeps the F
     lines (O(files)): each file's component and line, for the bin plan.
     partition.tsv = partition.parts/part-* concatenated: the header
     (part-00000), the kept records range by range (as the tasks wrote
     them), then the rest (part-99999, written in step 5)."""
     ends = c.L(".partition-ends.tsv")
     feature = ["--feature-counts"] if ch.method in FEATURE_METHODS else []
-    c.run_bin("fsim-partition", "--merge-forests", "--files", c.L("files.tsv"), *feature, "-o", ends, *forest_files)
+    c.run_bin("fsim-partition", "--merge-forests", "--files", c.L("files.tsv"), *feature,
+              "--components-out", c.L("components.tsv"), "-o", ends, *forest_files)
     for f_ in forest_files:
         if os.path.basename(f_).startswith("."):
             os.remove(f_)
@@ -575,11 +576,9 @@ def merge_forests(c, ch, forest_files):
 # ---- 4. the bin plan from per-component figures ----------------------------
 
 def plan(c, ch, p):
-    """Kept records and chunks per component: the tasks' per-file counts (K
-    lines) joined with the file -> component map and summed per component
-    by Spark (O(components) to the driver); `fsim-binpack --components` on
-    them writes plan.tsv and the bins' '#bin' lines. Returns the plan `pl`."""
-    component_figures(c, ch, p)
+    """`fsim-binpack --components` on components.tsv (kept records and
+    chunks per component, written by the merge) writes plan.tsv and the
+    bins' '#bin' lines. Returns the plan `pl`."""
     c.run_bin("fsim-binpack", "-q", "--components", *opt("--capacity", c.a.capacity), "--plan", c.L("plan.tsv"),
               "-o", c.L("binplan.tsv"), c.L("components.tsv"))
     with open(c.L("binplan.tsv"), encoding="utf-8") as f:
@@ -599,35 +598,6 @@ def plan(c, ch, p):
         pl.bin_files[bin_of_comp[p.labels[i]] - 1].append(fl)
     pl.routes = [(i, bin_of_comp[p.labels[i]]) for i in p.multi]
     return pl
-
-
-def component_figures(c, ch, p):
-    """components.tsv: the partition header, one `C` line per component
-    (files, kept records, kept chunks), the partition trailer."""
-    comp_map = c.table_df(((i, p.labels[i]) for i in p.multi), "fid int, comp int", "comp_map")
-    kparts = fn.split("line", "\t")
-    per_comp = {
-        r.comp: (r.records, r.chunks)
-        for r in p.kcounts.select(
-            kparts.getItem(1).cast("int").alias("fid"),
-            kparts.getItem(2).cast("long").alias("records"),
-            kparts.getItem(3).cast("long").alias("chunks"),
-        ).join(fn.broadcast(comp_map), "fid").groupBy("comp")
-        .agg(fn.sum("records").alias("records"), fn.sum("chunks").alias("chunks")).collect()
-    }
-    if p.forest is not None:
-        p.forest.unpersist()
-    shutil.rmtree(c.L("forest.parts"), ignore_errors=True)
-    csizes = {}
-    for i in p.multi:
-        csizes[p.labels[i]] = csizes.get(p.labels[i], 0) + 1
-    with open(c.L(".components.tsv.tmp"), "w", encoding="utf-8", newline="\n") as f:
-        f.write(p.head + "\n")
-        for comp in sorted(csizes):
-            r, chunks = per_comp.get(comp, (0, 0))
-            f.write("C\t%d\t%d\t%d\t%d\n" % (comp, csizes[comp], r, chunks))
-        f.write(p.trailer + "\n")
-    os.replace(c.L(".components.tsv.tmp"), c.L("components.tsv"))
 
 
 # ---- 5, 6. bins routed, analysed and verified in parallel ------------------

@@ -69,7 +69,7 @@ struct Args {
     kept_counts: bool,
     /// Merge mode (distributed runs, docs/distributed.md): read the forest
     /// lines of every hash range (--emit-forest's E, N, P, #dropped and
-    /// #forest lines; K lines are skipped) and write what a partition file
+    /// #forest lines; K lines are summed for --components-out) and write what a partition file
     /// holds around its kept records: the header, the F lines of the
     /// components the forests join into (--files gives the sizes and
     /// contents), the top dropped chunks and the trailer. The ranges must
@@ -77,6 +77,12 @@ struct Args {
     /// line gets its N lines' sum.
     #[arg(long, conflicts_with_all = ["emit_forest", "templates", "kept_counts"])]
     merge_forests: bool,
+    /// Merge mode: also write the components table (`fsim-binpack
+    /// --components`'s input) to this file: the partition file's header,
+    /// one `C` line per component with its files and the K lines' kept
+    /// records and chunks summed, its trailer.
+    #[arg(long, value_name = "FILE", requires = "merge_forests")]
+    components_out: Option<PathBuf>,
     /// Sorted chunk files (merge mode: forest files); `-` or none for
     /// standard input.
     #[arg(value_name = "SORTED_CHUNKS")]
@@ -105,6 +111,7 @@ fn main() -> ExitCode {
                 inputs: a.inputs,
                 output: a.output,
                 feature_counts: a.feature_counts,
+                components: a.components_out,
             });
         }
         if a.emit_forest {

@@ -91,6 +91,50 @@ impl FileLine {
     }
 }
 
+/// One `C` line of a components table (`fsim-partition --merge-forests
+/// --components-out`, read by `fsim-binpack --components`):
+/// `C\t<id>\t<files>\t<records>\t<chunks>`, the id being the component's
+/// smallest file id, records its kept records and chunks its kept chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ComponentLine {
+    pub id: u32,
+    pub files: u64,
+    pub records: u64,
+    pub chunks: u64,
+}
+
+impl ComponentLine {
+    pub const EXPECTED: &'static str = "expected C<TAB>id<TAB>files<TAB>records<TAB>chunks";
+
+    pub fn parse(line: &[u8]) -> std::result::Result<ComponentLine, &'static str> {
+        let f = split_fields::<5>(line).ok_or(Self::EXPECTED)?;
+        let n = |i: usize| parse_u64(f[i]).ok_or(Self::EXPECTED);
+        if f[0] != b"C" {
+            return Err(Self::EXPECTED);
+        }
+        Ok(ComponentLine {
+            id: u32::try_from(n(1)?).map_err(|_| Self::EXPECTED)?,
+            files: n(2)?,
+            records: n(3)?,
+            chunks: n(4)?,
+        })
+    }
+
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"C\t");
+        for (i, v) in [self.id as u64, self.files, self.records, self.chunks]
+            .into_iter()
+            .enumerate()
+        {
+            if i > 0 {
+                out.push(b'\t');
+            }
+            write_u64(v, out);
+        }
+        out.push(b'\n');
+    }
+}
+
 /// A chunk record among the `F` lines of a partition or bins file (the
 /// message says both are expected).
 pub fn parse_record(raw: &[u8]) -> std::result::Result<ChunkRecord, String> {

@@ -300,12 +300,13 @@ impl FilesHeader {
         })
     }
 
-    /// The chunking parameters, then `collections=` and `merged=`
-    /// (`shard=` is fsim-chunk's to write, after `content=`).
+    /// The chunking parameters, then `collections=`, `merged=` and
+    /// `shard=` (fsim-merge writes the first two, fsim-chunk the last).
     pub fn to_params(&self) -> Params {
         Out(self.chunk.to_params())
             .put("collections", self.collections)
             .flag("merged", self.merged)
+            .put("shard", self.shard.as_ref())
             .0
     }
 

@@ -61,6 +61,19 @@ where
         let job_tx = job_tx;
         let (mut sent, mut done, mut more) = (0u64, 0u64, true);
         let mut waiting: BTreeMap<u64, O> = BTreeMap::new();
+        // A result back from a worker, kept until those before it are in;
+        // then every result that is next goes to the sink.
+        let mut arrived = |r: Done<O>, done: &mut u64| -> std::result::Result<(), E> {
+            match r {
+                Ok((k, out)) => waiting.insert(k, out),
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            while let Some(out) = waiting.remove(done) {
+                *done += 1;
+                sink(out)?;
+            }
+            Ok(())
+        };
         loop {
             while more && sent - done < window {
                 match next()? {
@@ -73,21 +86,19 @@ where
                     }
                     None => more = false,
                 }
+                // What is done goes on now, not after the window fills: a
+                // slow `next` (a walk that pauses) holds back no result.
+                while let Ok(r) = done_rx.try_recv() {
+                    arrived(r, &mut done)?;
+                }
             }
             if !more && done == sent {
                 return Ok(());
             }
-            match done_rx.recv() {
-                Ok(Ok((k, out))) => {
-                    waiting.insert(k, out);
-                }
-                Ok(Err(panic)) => std::panic::resume_unwind(panic),
-                Err(_) => unreachable!("the workers stop only when the jobs end"),
-            }
-            while let Some(out) = waiting.remove(&done) {
-                done += 1;
-                sink(out)?;
-            }
+            let r = done_rx
+                .recv()
+                .expect("the workers stop only when the jobs end");
+            arrived(r, &mut done)?;
         }
     })
 }

@@ -17,7 +17,7 @@
 //! per-bin files of one routing pass), in `--tmpdir`.
 
 use crate::error::{Context, Error, Result};
-use crate::formats::bins::{estimate_memory, parse_record, FileLine};
+use crate::formats::bins::{estimate_memory, parse_record, ComponentLine, FileLine};
 use crate::formats::headers::{BinsHeader, BinsTrailer, PartitionHeader, PartitionTrailer, Pruned};
 use crate::formats::open_input;
 use crate::formats::{
@@ -397,23 +397,16 @@ pub fn run_components(cfg: &Config) -> Result<()> {
     Ok(())
 }
 
-/// A `C<TAB>id<TAB>files<TAB>records<TAB>chunks` line of `--components`.
+/// A `C` line of `--components` ([`ComponentLine`]).
 fn parse_component(raw: &[u8]) -> std::result::Result<Component, &'static str> {
-    let text = std::str::from_utf8(raw).map_err(|_| "not UTF-8")?;
-    let f: Vec<&str> = text.split('\t').collect();
-    let parsed = match f.as_slice() {
-        ["C", id, files, records, chunks] => (|| {
-            Some(Component {
-                id: id.parse().ok()?,
-                files: files.parse().ok()?,
-                records: records.parse().ok()?,
-                chunks: chunks.parse().ok()?,
-                memory: 0,
-            })
-        })(),
-        _ => None,
-    };
-    parsed.ok_or("expected C<TAB>id<TAB>files<TAB>records<TAB>chunks")
+    let c = ComponentLine::parse(raw)?;
+    Ok(Component {
+        id: c.id,
+        files: c.files,
+        records: c.records,
+        chunks: c.chunks,
+        memory: 0,
+    })
 }
 
 /// The bins file of `--components`: header, each bin's `#bin` line and its

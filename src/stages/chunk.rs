@@ -6,20 +6,21 @@
 //!
 //! The output is byte-identical whatever `--jobs`:
 //!
-//! * one walker thread numbers the files in walk order (a sequence number,
-//!   warnings included) and hands them to the workers through a bounded
-//!   channel;
+//! * one walker thread turns the walk events into jobs, in batches, in walk
+//!   order (warnings and files the previous run gives included) and hands
+//!   them on through a bounded channel;
 //! * `jobs` workers open, read, chunk and hash files, each with its own
 //!   reused read buffer;
-//! * the calling thread is the writer: it puts results back in sequence
-//!   order (a reorder buffer), gives file ids 0, 1, 2... to the files that
-//!   were read completely (a skipped file gets no id), formats the records
-//!   and prints warnings, so even stderr is in walk order.
+//! * the calling thread is the writer: the results come back to it in walk
+//!   order ([`crate::io::ordered::ordered_map`], the queue fsim-partition
+//!   and fsim-verify use too); it gives file ids 0, 1, 2... to the files
+//!   that were read completely (a skipped file gets no id), formats the
+//!   records and prints warnings, so even stderr is in walk order.
 //!
-//! The walker never runs more than `window` sequence numbers (256 per
-//! worker) ahead of the writer, which bounds the reorder buffer and the
-//! channels, and makes a full channel impossible (so shutting down after an
-//! error never blocks). The chunk records go to the output through a
+//! At most 256 files per worker are in flight and as many wait in the
+//! channel, which bounds the memory whatever the workers' speeds; after an
+//! error the writer stops taking results and the walker stops at its next
+//! send. The chunk records go to the output through a
 //! writer thread of their own ([`crate::io::bgwrite`]), so the writer formats
 //! while the kernel copies and starts the write-back.
 //!
@@ -44,20 +45,17 @@ use crate::chunking::stream::{Piece, StreamInfo};
 use crate::content::Mode;
 use crate::error::{Error, Result};
 use crate::formats::files::TableDigest;
-use crate::formats::headers::FilesTrailer;
+use crate::formats::headers::{ChunkParams, FilesHeader, FilesTrailer};
 use crate::formats::{self, ChunkLines, ChunkRecord, Digest, FileEntry, Kind, Params};
 use crate::io::bgwrite::BgWriter;
 use crate::io::progress::Progress;
 use crate::io::walk::{self, Event, WalkConfig, WalkStats};
 use crate::io::Output;
 use crate::stages::reuse::{Found, Previous, Shard};
-use std::collections::BTreeMap;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Condvar, Mutex};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::time::Instant;
 
 /// Name used in messages.
@@ -156,10 +154,10 @@ impl Summary {
 /// average chunk 100), so files go through the lanes of
 /// [`crate::chunking::md5batch`] side by side like the chunks do. `scratch` is
 /// reused.
-fn finish_contents(results: &mut [(u64, Body)], scratch: &mut Vec<u8>) {
+fn finish_contents(results: &mut [Body], scratch: &mut Vec<u8>) {
     let mut ends = Vec::new();
     scratch.clear();
-    for (_, body) in results.iter() {
+    for body in results.iter() {
         if let Body::File(f) = body {
             if f.content_pending {
                 content_message(&f.pieces, scratch);
@@ -179,7 +177,7 @@ fn finish_contents(results: &mut [(u64, Body)], scratch: &mut Vec<u8>) {
     let mut digests = Vec::with_capacity(ends.len());
     crate::chunking::md5batch::digest_many(msgs, &mut digests);
     let mut digests = digests.into_iter();
-    for (_, body) in results.iter_mut() {
+    for body in results.iter_mut() {
         if let Body::File(f) = body {
             if f.content_pending {
                 f.info.content = digests.next().expect("one digest per pending file");
@@ -189,8 +187,15 @@ fn finish_contents(results: &mut [(u64, Body)], scratch: &mut Vec<u8>) {
     }
 }
 
-/// A file to read: (sequence number, walk position, path).
-type Job = (u64, u64, PathBuf);
+/// One walk event on its way through the workers to the writer, in walk
+/// order.
+enum Job {
+    /// A file to read, at its walk position.
+    Read(u64, PathBuf),
+    /// Ready already: a file the previous run gives, or a warning (boxed:
+    /// a file's result is large, and most jobs are files to read).
+    Ready(Box<Body>),
+}
 
 /// Stat a walked file and look it up in the previous run. A file that
 /// cannot be examined is not reused (it is read, and warned about then).
@@ -206,7 +211,7 @@ fn reuse_lookup(prev: &mut Previous, pos: u64, path: &Path) -> Result<Option<Fou
     )
 }
 
-/// A result on its way to the writer, tagged with its sequence number.
+/// A walk event's result on its way to the writer.
 enum Body {
     File(FileResult),
     Warning(PathBuf, String),
@@ -214,80 +219,31 @@ enum Body {
     Special,
 }
 
-/// Lets the walker wait until the writer has caught up, and everyone stop.
-struct Flow {
-    /// Sequence numbers written so far (read without locking on the fast path).
-    emitted: AtomicU64,
-    lock: Mutex<()>,
-    cv: Condvar,
-    stop: AtomicBool,
-}
-
-impl Flow {
-    /// True when `seq` may be handed out now (within the window, not stopping).
-    fn ready(&self, seq: u64, window: u64) -> bool {
-        seq < self.emitted.load(Ordering::Acquire) + window && !self.stop.load(Ordering::Relaxed)
-    }
-
-    /// Wait until `seq` is within the window; false when stopping.
-    fn admit(&self, seq: u64, window: u64) -> bool {
-        let mut g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        while seq >= self.emitted.load(Ordering::Acquire) + window {
-            if self.stop.load(Ordering::Relaxed) {
-                return false;
-            }
-            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
-        }
-        !self.stop.load(Ordering::Relaxed)
-    }
-
-    fn advance(&self, emitted: u64) {
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.emitted.store(emitted, Ordering::Release);
-        self.cv.notify_all();
-    }
-
-    fn halt(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _g = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.cv.notify_all();
-    }
-}
-
-/// The walker's side: numbers the walk events (the writer's order), sends
-/// the files to read in batches to the workers, and reused files and
-/// warnings straight to the writer, never more than `window` sequence
-/// numbers ahead of it.
+/// The walker's side: turns the walk events of this run (this shard's)
+/// into jobs, in batches, looking unchanged files up in the previous run.
+/// The channel's bound holds it back when the workers are behind.
 struct Feeder<'a> {
     cfg: &'a Config,
-    flow: &'a Flow,
-    window: u64,
     previous: &'a mut Option<Previous>,
-    job_tx: SyncSender<Vec<Job>>,
-    res_tx: SyncSender<Vec<(u64, Body)>>,
-    /// Numbers the events this run handles (the writer's order).
-    seq: u64,
+    tx: SyncSender<Vec<Job>>,
+    /// Events sent (the writer's count to check).
+    sent: u64,
     /// Numbers every walk event (shard assignment, shard ids).
     pos: u64,
     failed: Option<Error>,
     batch: Vec<Job>,
-    reused: Vec<(u64, Body)>,
 }
 
 impl Feeder<'_> {
     /// Walk, then send what is left; the walk's statistics and the number
-    /// of events sent.
+    /// of events sent. Dropping the sender ends the workers' input.
     fn walk(mut self) -> Result<(WalkStats, u64)> {
         let cfg = self.cfg;
         let stats = walk::walk(&cfg.walk, |ev| self.event(ev));
         if !self.batch.is_empty() {
-            let _ = self.job_tx.send(self.batch);
-        }
-        if !self.reused.is_empty() {
-            let _ = self.res_tx.send(self.reused);
+            let _ = self.tx.send(std::mem::take(&mut self.batch));
         }
         if let Some(e) = self.failed {
-            self.flow.halt();
             return Err(e);
         }
         if self.pos > u32::MAX as u64 + 1 && cfg.shard.is_some() {
@@ -295,88 +251,42 @@ impl Feeder<'_> {
                 "more than 2^32 walk positions: shard file ids are 32-bit",
             ));
         }
-        Ok((stats?, self.seq))
+        Ok((stats?, self.sent))
     }
 
-    /// One walk event; false stops the walk.
+    /// One walk event; false stops the walk (an error, or the writer gone).
     fn event(&mut self, ev: Event) -> bool {
-        let p_here = self.pos;
+        let pos = self.pos;
         self.pos += 1;
-        if self
-            .cfg
-            .shard
-            .is_some_and(|sh| p_here % sh.count != sh.index)
-        {
+        if self.cfg.shard.is_some_and(|sh| pos % sh.count != sh.index) {
             return true;
         }
-        if !self.flow.ready(self.seq, self.window) && !self.wait() {
-            return false;
-        }
-        let sent = match ev {
-            Event::File(p) => self.file(p, p_here),
-            Event::Warning(p, m) => {
-                self.send_reused()
-                    && self
-                        .res_tx
-                        .send(vec![(self.seq, Body::Warning(p, m))])
-                        .is_ok()
-            }
-        };
-        self.seq += 1;
-        sent
-    }
-
-    /// Send what is batched (the writer may be waiting for a file of these
-    /// batches) and wait until the writer is within the window; false when
-    /// stopping.
-    fn wait(&mut self) -> bool {
-        if !self.batch.is_empty() && self.job_tx.send(std::mem::take(&mut self.batch)).is_err() {
-            return false;
-        }
-        self.send_reused() && self.flow.admit(self.seq, self.window)
-    }
-
-    /// Send the reused files batched so far; false when the writer is gone.
-    fn send_reused(&mut self) -> bool {
-        self.reused.is_empty() || self.res_tx.send(std::mem::take(&mut self.reused)).is_ok()
-    }
-
-    /// A file at walk position `pos`: its records taken from the previous
-    /// run when it is unchanged, else batched for the workers.
-    fn file(&mut self, p: PathBuf, pos: u64) -> bool {
-        let found = match self.previous.as_mut() {
-            Some(prev) => match reuse_lookup(prev, pos, &p) {
-                Ok(f) => f,
-                Err(e) => {
+        let job = match ev {
+            Event::File(p) => match self
+                .previous
+                .as_mut()
+                .map(|prev| reuse_lookup(prev, pos, &p))
+            {
+                Some(Err(e)) => {
                     self.failed = Some(e);
                     return false;
                 }
+                Some(Ok(Some(f))) => Job::Ready(Box::new(Body::File(reused(p, f, pos)))),
+                _ => Job::Read(pos, p),
             },
-            None => None,
+            Event::Warning(p, m) => Job::Ready(Box::new(Body::Warning(p, m))),
         };
-        match found {
-            Some(f) => {
-                self.reused.push((self.seq, reused_body(p, f, pos)));
-                self.reused.len() < BATCH || self.send_reused()
-            }
-            None => {
-                self.batch.push((self.seq, pos, p));
-                self.batch.len() < BATCH
-                    || self
-                        .job_tx
-                        .send(std::mem::replace(
-                            &mut self.batch,
-                            Vec::with_capacity(BATCH),
-                        ))
-                        .is_ok()
-            }
-        }
+        self.sent += 1;
+        self.batch.push(job);
+        self.batch.len() < BATCH
+            || self
+                .tx
+                .send(std::mem::replace(
+                    &mut self.batch,
+                    Vec::with_capacity(BATCH),
+                ))
+                .is_ok()
     }
-}
-
-/// The result of a file whose records the previous run gives.
-fn reused_body(path: PathBuf, f: Found, pos: u64) -> Body {
-    Body::File(reused(path, f, pos))
 }
 
 /// A file (or a member of an archive, with the archive's `pos`) reused
@@ -442,8 +352,10 @@ fn open_outputs(cfg: &Config, params: &Params) -> Result<(Output, Output)> {
 }
 
 /// The walker, the workers and the writer (this thread), until the walk
-/// is written: what the writer wrote, and the walk's statistics and
-/// number of events.
+/// is written: the files read by the workers on
+/// [`crate::io::ordered::ordered_map`], whose results come back in walk
+/// order whatever the workers' speeds. What the writer wrote, and the
+/// walk's statistics and number of events.
 fn chunk_all(
     cfg: &Config,
     previous: &mut Option<Previous>,
@@ -452,76 +364,79 @@ fn chunk_all(
     progress: &Progress,
 ) -> (Result<Written>, Result<(WalkStats, u64)>) {
     let jobs = cfg.jobs.max(1);
-    let window = (256 * jobs) as u64;
-    let flow = Flow {
-        emitted: AtomicU64::new(0),
-        lock: Mutex::new(()),
-        cv: Condvar::new(),
-        stop: AtomicBool::new(false),
-    };
-    let (job_tx, job_rx) = sync_channel::<Vec<Job>>(window as usize);
-    let job_rx = Mutex::new(job_rx);
-    let (res_tx, res_rx) = sync_channel::<Vec<(u64, Body)>>(window as usize);
-    let chunker = cfg.chunker;
+    // 256 files per worker in flight, in batches; as many wait in the
+    // channel, so the walk keeps ahead of the workers.
+    let window = (256 * jobs).div_ceil(BATCH);
+    let (tx, rx) = sync_channel::<Vec<Job>>(window);
     std::thread::scope(|s| {
-        let flow = &flow;
         let feeder = Feeder {
             cfg,
-            flow,
-            window,
             previous,
-            job_tx,
-            res_tx: res_tx.clone(),
-            seq: 0,
+            tx,
+            sent: 0,
             pos: 0,
             failed: None,
             batch: Vec::with_capacity(BATCH),
-            reused: Vec::new(),
         };
         let walker = s.spawn(move || feeder.walk());
-        let job_rx = &job_rx;
-        let workers: Vec<_> = (0..jobs)
-            .map(|_| {
-                let res_tx = res_tx.clone();
-                s.spawn(move || worker(&chunker, cfg, jobs, job_rx, res_tx))
-            })
-            .collect();
-        drop(res_tx);
-        let written = write_results(res_rx, flow, cfg.shard, bg, files_out, progress);
-        if written.is_err() {
-            flow.halt();
-        }
+        let mut workers: Vec<Worker> = (0..jobs).map(|_| Worker::new(cfg, jobs)).collect();
+        let mut writer = Writer::new(cfg.shard, bg, files_out, progress);
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::io::ordered::ordered_map::<_, _, _, Error>(
+                &mut workers,
+                window,
+                |worker, batch| worker.work(batch),
+                || Ok(next_batch(&rx)),
+                |bodies| writer.write(bodies),
+            )
+        }));
+        // The walker stops at its next send once nobody receives.
+        drop(rx);
         let walked = walker
             .join()
             .unwrap_or_else(|_| Err(Error::msg("internal error: the walker thread panicked")));
-        for w in workers {
-            if w.join().is_err() {
-                return (
-                    Err(Error::msg("internal error: a worker thread panicked")),
-                    walked,
-                );
-            }
-        }
+        let written = match run {
+            Ok(r) => r.map(|()| writer.finish()),
+            Err(_) => Err(Error::msg("internal error: a chunking thread panicked")),
+        };
         (written, walked)
     })
 }
+
+/// The next batch of the walk; an empty one when the walk is slow (a
+/// pausing `--files-from -`, a network file system), so that the writer,
+/// which takes the batches, still writes the results and the progress of
+/// those in flight at least every [`STALL`]; `None` at the walk's end.
+fn next_batch(rx: &Receiver<Vec<Job>>) -> Option<Vec<Job>> {
+    match rx.recv_timeout(STALL) {
+        Ok(batch) => Some(batch),
+        Err(RecvTimeoutError::Timeout) => Some(Vec::new()),
+        Err(RecvTimeoutError::Disconnected) => None,
+    }
+}
+
+/// How long the writer waits for the walk before writing what is done.
+const STALL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Run the chunk stage: walk, chunk, write both outputs atomically.
 pub fn run(cfg: &Config) -> Result<Summary> {
     let start = Instant::now();
     walk::check_roots(&cfg.walk.roots)?;
     let to_stdout = check_outputs(cfg)?;
-    let mut params = cfg.chunker.params();
-    params.set("content", cfg.content.name());
+    let header = FilesHeader {
+        chunk: ChunkParams {
+            content: Some(cfg.content.name().into()),
+            ..cfg.chunker.chunk_params()
+        },
+        shard: cfg.shard.map(|sh| sh.text()),
+        ..FilesHeader::default()
+    };
     let mut previous = if cfg.previous.is_empty() {
         None
     } else {
-        Some(Previous::open(&cfg.previous, &params)?)
+        Some(Previous::open(&cfg.previous, &header.chunk.to_params())?)
     };
-    if let Some(sh) = cfg.shard {
-        params.set("shard", sh.text());
-    }
-    let (chunks_out, mut files_out) = open_outputs(cfg, &params)?;
+    let (chunks_out, mut files_out) = open_outputs(cfg, &header.to_params())?;
 
     // The records are written by a thread of their own (crate::io::bgwrite):
     // the write system calls copy ~0.5 byte per byte read at avg 100 and
@@ -539,10 +454,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     if let Some(prev) = previous {
         prev.finish()?;
     }
-    if w.next_seq != total {
+    if w.events != total {
         return Err(Error::msg(format!(
             "internal error: {} of {total} walk events were written",
-            w.next_seq
+            w.events
         )));
     }
     w.summary.walk = wstats;
@@ -592,47 +507,68 @@ fn finish_outputs(
     }
 }
 
-/// A worker: chunk files until the job channel closes or the writer is gone.
+/// A worker: its read buffer and scratch space, reused from file to file.
 /// With content views on, an archive's members are chunked after it, by
 /// the same worker (one archive in memory at a time); not in a shard run,
 /// whose file ids are walk positions (docs/documents.md).
-fn worker(
-    chunker: &Chunker,
-    cfg: &Config,
+struct Worker<'a> {
+    cfg: &'a Config,
+    /// Threads the content hashes of a large file may use.
     hashers: usize,
-    jobs: &Mutex<Receiver<Vec<Job>>>,
-    results: SyncSender<Vec<(u64, Body)>>,
-) {
-    let mut buf = read_buffer(chunker);
-    let mut scratch = Vec::new();
-    let mode = cfg.content;
-    let expand = mode == Mode::Auto && cfg.shard.is_none();
-    let limits = crate::content::Limits::default();
-    loop {
-        let job = jobs.lock().unwrap_or_else(|p| p.into_inner()).recv();
-        let Ok(batch) = job else { return };
+    buf: Vec<u8>,
+    scratch: Vec<u8>,
+    expand: bool,
+    limits: crate::content::Limits,
+}
+
+impl<'a> Worker<'a> {
+    fn new(cfg: &'a Config, hashers: usize) -> Worker<'a> {
+        Worker {
+            cfg,
+            hashers,
+            buf: read_buffer(&cfg.chunker),
+            scratch: Vec::new(),
+            expand: cfg.content == Mode::Auto && cfg.shard.is_none(),
+            limits: crate::content::Limits::default(),
+        }
+    }
+
+    /// Read and chunk the files of a batch; the other events pass through.
+    fn work(&mut self, batch: Vec<Job>) -> Vec<Body> {
+        let chunker = &self.cfg.chunker;
         let mut out = Vec::with_capacity(batch.len());
-        for (seq, pos, path) in batch {
-            let read =
-                chunk_file_deferred(path, chunker, &mut buf, Vec::new(), hashers, true, mode);
-            let body = match read {
+        for job in batch {
+            let (pos, path) = match job {
+                Job::Read(pos, path) => (pos, path),
+                Job::Ready(body) => {
+                    out.push(*body);
+                    continue;
+                }
+            };
+            let read = chunk_file_deferred(
+                path,
+                chunker,
+                &mut self.buf,
+                Vec::new(),
+                self.hashers,
+                true,
+                self.cfg.content,
+            );
+            out.push(match read {
                 Ok(mut r) => {
                     r.pos = pos;
-                    if expand {
-                        let m = members::expand(&r, chunker, &mut buf, &limits);
+                    if self.expand {
+                        let m = members::expand(&r, chunker, &mut self.buf, &self.limits);
                         r.members = (!m.files.is_empty() || m.note.is_some()).then(|| Box::new(m));
                     }
                     Body::File(r)
                 }
                 Err((_, Skip::Special)) => Body::Special,
                 Err((path, Skip::Io(e))) => Body::Warning(path, e.to_string()),
-            };
-            out.push((seq, body));
+            });
         }
-        finish_contents(&mut out, &mut scratch);
-        if results.send(out).is_err() {
-            return;
-        }
+        finish_contents(&mut out, &mut self.scratch);
+        out
     }
 }
 
@@ -643,7 +579,8 @@ struct Written {
     digest: Digest,
     /// Of the file table's own records.
     table: TableDigest,
-    next_seq: u64,
+    /// Walk events written (files, warnings, specials).
+    events: u64,
     special: u64,
 }
 
@@ -736,62 +673,74 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
     Ok(())
 }
 
-/// The writer: reorder by sequence number, assign ids, write.
-fn write_results(
-    rx: Receiver<Vec<(u64, Body)>>,
-    flow: &Flow,
+/// The writer: gives ids to the files in walk order, writes them.
+struct Writer<'a> {
+    w: Written,
     shard: Option<Shard>,
-    chunks_out: &mut BgWriter,
-    files_out: &mut Output,
-    progress: &Progress,
-) -> Result<Written> {
-    let mut w = Written {
-        summary: Summary::default(),
-        files_tail: Vec::new(),
-        digest: Digest::default(),
-        table: TableDigest::default(),
-        next_seq: 0,
-        special: 0,
-    };
-    let mut pending: BTreeMap<u64, Body> = BTreeMap::new();
-    let mut fbuf: Vec<u8> = Vec::with_capacity(64 << 10);
-    for msg in rx.iter() {
-        pending.extend(msg);
-        let before = w.next_seq;
-        while let Some(body) = pending.remove(&w.next_seq) {
-            w.next_seq += 1;
+    chunks_out: &'a mut BgWriter,
+    files_out: &'a mut Output,
+    /// File entries not yet written to `files_out`.
+    fbuf: Vec<u8>,
+    progress: &'a Progress,
+}
+
+impl<'a> Writer<'a> {
+    fn new(
+        shard: Option<Shard>,
+        chunks_out: &'a mut BgWriter,
+        files_out: &'a mut Output,
+        progress: &'a Progress,
+    ) -> Writer<'a> {
+        Writer {
+            w: Written {
+                summary: Summary::default(),
+                files_tail: Vec::new(),
+                digest: Digest::default(),
+                table: TableDigest::default(),
+                events: 0,
+                special: 0,
+            },
+            shard,
+            chunks_out,
+            files_out,
+            fbuf: Vec::with_capacity(64 << 10),
+            progress,
+        }
+    }
+
+    /// The results of one batch, in walk order.
+    fn write(&mut self, bodies: Vec<Body>) -> Result<()> {
+        for body in bodies {
+            self.w.events += 1;
             match body {
                 Body::File(f) => {
                     let mut out = Out {
-                        shard,
-                        chunks_out: &mut *chunks_out,
-                        files_out: &mut *files_out,
-                        fbuf: &mut fbuf,
-                        progress,
+                        shard: self.shard,
+                        chunks_out: &mut *self.chunks_out,
+                        files_out: &mut *self.files_out,
+                        fbuf: &mut self.fbuf,
+                        progress: self.progress,
                     };
-                    write_file(&mut w, f, &mut out)?;
+                    write_file(&mut self.w, f, &mut out)?;
                 }
                 Body::Warning(path, msg) => {
-                    w.summary.skipped += 1;
-                    progress
+                    self.w.summary.skipped += 1;
+                    self.progress
                         .suspend(|| crate::cli::stderr_line(walk::warning_line(PROG, &path, &msg)));
                 }
-                Body::Special => w.special += 1,
+                Body::Special => self.w.special += 1,
             }
         }
-        if w.next_seq != before {
-            flow.advance(w.next_seq);
-            progress.set_position(w.summary.bytes);
-            progress.set_count(w.summary.files);
-        }
+        self.progress.set_position(self.w.summary.bytes);
+        self.progress.set_count(self.w.summary.files);
+        Ok(())
     }
-    w.files_tail = fbuf;
-    if !pending.is_empty() {
-        return Err(Error::msg(
-            "internal error: results missing from the workers",
-        ));
+
+    /// What was written; the file entries not written yet in `files_tail`.
+    fn finish(mut self) -> Written {
+        self.w.files_tail = std::mem::take(&mut self.fbuf);
+        self.w
     }
-    Ok(w)
 }
 
 /// The chunk stage's progress: files and bytes written so far, set by the
@@ -930,29 +879,26 @@ mod tests {
             if pending {
                 assert_eq!(content_of(&pieces), info.content);
             }
-            results.push((
-                i as u64,
-                Body::File(FileResult {
-                    path: PathBuf::from(format!("f{i}")),
-                    info: dinfo,
-                    mtime_s: 0,
-                    mtime_ns: 0,
-                    pieces: dpieces,
-                    spilled: None,
-                    pos: 0,
-                    reused: false,
-                    content_pending: pending,
-                    view: crate::formats::FileView::raw(dinfo.size),
-                    note: None,
-                    members: None,
-                }),
-            ));
-            results.push((100 + i as u64, Body::Special));
+            results.push(Body::File(FileResult {
+                path: PathBuf::from(format!("f{i}")),
+                info: dinfo,
+                mtime_s: 0,
+                mtime_ns: 0,
+                pieces: dpieces,
+                spilled: None,
+                pos: 0,
+                reused: false,
+                content_pending: pending,
+                view: crate::formats::FileView::raw(dinfo.size),
+                note: None,
+                members: None,
+            }));
+            results.push(Body::Special);
         }
         finish_contents(&mut results, &mut Vec::new());
         let got: Vec<StreamInfo> = results
             .iter()
-            .filter_map(|(_, b)| match b {
+            .filter_map(|b| match b {
                 Body::File(f) => {
                     assert!(!f.content_pending);
                     Some(f.info)

@@ -2,8 +2,8 @@
 # the range's number on stdin. Its files of all chunk tasks are sorted by
 # `fsim-sort --records-only` (within $SORT_MEMORY when set) into
 # $SORTED/part-<range>-r (the range of sorted.tsv), then fsim-partition's
-# kept records go to $KEPT/part-<range>-r, the K lines to $FOREST/k-<range>,
-# the rest (edges, summaries) to $FOREST/f-<range>; nothing to stdout.
+# kept records go to $KEPT/part-<range>-r, the rest (edges, K lines,
+# summaries) to $FOREST/f-<range>; nothing to stdout.
 read r
 n=$(printf '%05d' "$r")
 "$B/fsim-sort" -q -j 1 --records-only ${SORT_MEMORY:+--memory "$SORT_MEMORY"} --tmpdir "$t" \
@@ -12,7 +12,5 @@ n=$(printf '%05d' "$r")
 fail_once forest "$t/out.tsv"
 grep '^[0-9a-f]' "$t/out.tsv" > "$KEPT/.part-$n-r.$$" || true
 mv "$KEPT/.part-$n-r.$$" "$KEPT/part-$n-r"
-grep '^K' "$t/out.tsv" > "$FOREST/.k-$n.$$" || true
-grep -v '^[0-9a-fK]' "$t/out.tsv" > "$FOREST/.f-$n.$$" || true
-mv "$FOREST/.k-$n.$$" "$FOREST/k-$n"
+grep -v '^[0-9a-f]' "$t/out.tsv" > "$FOREST/.f-$n.$$" || true
 mv "$FOREST/.f-$n.$$" "$FOREST/f-$n"

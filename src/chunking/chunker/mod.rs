@@ -333,20 +333,15 @@ impl Chunker {
         }
     }
 
-    /// [`Chunker::params`], typed.
+    /// The header parameters that say how the chunk records were made,
+    /// typed.
     pub fn chunk_params(&self) -> ChunkParams {
-        ChunkParams::parse(&self.params()).expect("the chunker writes well-formed parameters")
-    }
-
-    /// The header parameters ([`crate::formats::CHUNK_PARAM_KEYS`]) that say
-    /// how the chunk records were made.
-    pub fn params(&self) -> Params {
         let (method, avg, min, max, div, div2) = match self {
             Chunker::Tttd(t) => (Method::Tttd, t.avg, t.min, t.max, t.div, t.div2),
             Chunker::Bsw(b) => (Method::Bsw, b.avg, b.min, b.max, b.div, 0),
-            Chunker::Features(f) => return f.params(),
+            Chunker::Features(f) => return f.chunk_params(),
         };
-        let p = ChunkParams {
+        ChunkParams {
             method: Some(method.to_string()),
             avg: Some(avg as u64),
             min: Some(min as u64),
@@ -356,8 +351,13 @@ impl Chunker {
             window: Some(WINDOW as u64),
             hash: Some("md5".into()),
             ..ChunkParams::default()
-        };
-        p.to_params()
+        }
+    }
+
+    /// [`Chunker::chunk_params`] as header parameters, in
+    /// [`crate::formats::CHUNK_PARAM_KEYS`] order.
+    pub fn params(&self) -> Params {
+        self.chunk_params().to_params()
     }
 }
 

@@ -239,32 +239,39 @@ impl MethodSpec {
         Ok(())
     }
 
-    /// The header parameters that say how the features were made (every
-    /// key is in [`crate::formats::CHUNK_PARAM_KEYS`]).
-    pub fn params(&self) -> Params {
-        let mut p = Params::new()
-            .with("method", self.method)
-            .with("window", self.window);
+    /// The header parameters that say how the features were made, typed:
+    /// the method's own sizes only (a sif run has no `n=`).
+    pub fn chunk_params(&self) -> ChunkParams {
+        let (mut n, mut bits, mut anchors, mut k, mut s, mut b) =
+            (None, None, None, None, None, None);
         match self.method {
-            FeatureMethod::Sif => {
-                p.set("bits", self.bits);
-                p.set("anchors", self.anchors);
-            }
-            FeatureMethod::Supershingle => {
-                p.set("k", self.k);
-                p.set("s", self.s);
-            }
-            FeatureMethod::BBit => {
-                p.set("n", self.n);
-                p.set("b", self.b);
-            }
-            _ => p.set("n", self.n),
+            FeatureMethod::Sif => (bits, anchors) = (Some(self.bits), Some(self.anchors)),
+            FeatureMethod::Supershingle => (k, s) = (Some(self.k), Some(self.s)),
+            FeatureMethod::BBit => (n, b) = (Some(self.n), Some(self.b)),
+            _ => n = Some(self.n),
         }
-        p.set("fold-case", self.norm.fold_case as u8);
-        p.set("collapse-whitespace", self.norm.collapse_whitespace as u8);
-        p.set("strip-html", self.norm.strip_html as u8);
-        p.set("hash", "kr61");
-        p
+        let wide = |v: Option<u32>| v.map(u64::from);
+        ChunkParams {
+            method: Some(self.method.to_string()),
+            window: Some(self.window as u64),
+            hash: Some("kr61".into()),
+            n: wide(n),
+            bits: wide(bits),
+            anchors: wide(anchors),
+            k: wide(k),
+            s: wide(s),
+            b: wide(b),
+            fold_case: Some(self.norm.fold_case),
+            collapse_whitespace: Some(self.norm.collapse_whitespace),
+            strip_html: Some(self.norm.strip_html),
+            ..ChunkParams::default()
+        }
+    }
+
+    /// [`MethodSpec::chunk_params`] as header parameters, in
+    /// [`crate::formats::CHUNK_PARAM_KEYS`] order.
+    pub fn params(&self) -> Params {
+        self.chunk_params().to_params()
     }
 
     /// The spec that wrote a header (errors name what is missing or wrong).
@@ -557,7 +564,7 @@ pub(crate) mod tests {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(" "),
-            "method=mod window=20 n=100 fold-case=0 collapse-whitespace=0 strip-html=0 hash=kr61"
+            "method=mod window=20 hash=kr61 n=100 fold-case=0 collapse-whitespace=0 strip-html=0"
         );
         assert!(MethodSpec::from_params(&p.clone().with("hash", "md5")).is_err());
         assert!("tttd".parse::<FeatureMethod>().is_err());

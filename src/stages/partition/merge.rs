@@ -8,6 +8,9 @@
 //! driver restates no format.
 
 use super::*;
+use crate::formats::bins::ComponentLine;
+use crate::stages::partition::unionfind::Components;
+use std::collections::BTreeMap;
 
 /// Options of the merge mode (`fsim-partition --merge-forests`).
 #[derive(Debug, Clone)]
@@ -16,10 +19,13 @@ pub struct MergeConfig {
     /// records' digest (which the ranges' summaries must add up to), and
     /// each file's size and content for the `F` lines.
     pub files: PathBuf,
-    /// The ranges' forest lines (`E`, `N`, `P`, `#dropped`, `#forest`;
-    /// `K` lines are summed by the caller and skipped here).
+    /// The ranges' forest lines (`E`, `N`, `P`, `K`, `#dropped`,
+    /// `#forest`).
     pub inputs: Vec<PathBuf>,
     pub output: Option<PathBuf>,
+    /// Also write the components table here (`fsim-binpack
+    /// --components`'s input): the `K` lines summed per component.
+    pub components: Option<PathBuf>,
     /// Add each file's distinct features (its `N` lines summed) to its `F`
     /// line, as for feature methods.
     pub feature_counts: bool,
@@ -44,6 +50,9 @@ struct Forests {
     unions: Unions,
     pruned: FileBits,
     features: Option<Vec<u32>>,
+    /// Kept (records, chunks) per file, from the `K` lines, when the
+    /// components table is asked for.
+    kept: Option<Vec<(u64, u64)>>,
     /// (degree, hash, line) of every range's top dropped chunks.
     dropped: Vec<(u64, u128, Vec<u8>)>,
     sums: Sums,
@@ -89,6 +98,7 @@ pub fn run_merge(cfg: &MergeConfig) -> Result<()> {
     };
     write_f_lines(&cfg.files, &table, kept_files.as_deref(), &fl, &mut w)?;
     let (components, files_in_components) = comps.multi_counts();
+    let table_lines = f.kept.as_deref().map(|k| component_lines(&comps, k));
     drop(comps);
     let mut tail = top_dropped_lines(f.dropped);
     let s = &f.sums;
@@ -102,10 +112,47 @@ pub fn run_merge(cfg: &MergeConfig) -> Result<()> {
         pruned_files: Some(f.pruned.count()),
         dropped_digest: Some(s.dropped_digest),
     };
-    write_trailer(Kind::Partition, &tp.to_params(), &mut tail);
+    let mut trailer = Vec::new();
+    write_trailer(Kind::Partition, &tp.to_params(), &mut trailer);
+    if let (Some(path), Some(lines)) = (&cfg.components, table_lines) {
+        let mut out = Output::create(Some(path))?;
+        out.write_all(&head)?;
+        out.write_all(&lines)?;
+        out.write_all(&trailer)?;
+        out.finish()?;
+    }
+    tail.extend_from_slice(&trailer);
     w.raw(&tail)?;
     w.finish()?.finish()?;
     Ok(())
+}
+
+/// The components table's `C` lines: each component of two or more files
+/// (by smallest file id) with its files and the kept records and chunks
+/// of its files summed.
+fn component_lines(comps: &Components, kept: &[(u64, u64)]) -> Vec<u8> {
+    let mut sums: BTreeMap<u32, ComponentLine> = BTreeMap::new();
+    for (file, &(records, chunks)) in kept.iter().enumerate() {
+        let file = file as u32;
+        if !comps.in_multi(file) {
+            continue;
+        }
+        let id = comps.label(file);
+        let c = sums.entry(id).or_insert(ComponentLine {
+            id,
+            files: 0,
+            records: 0,
+            chunks: 0,
+        });
+        c.files += 1;
+        c.records += records;
+        c.chunks += chunks;
+    }
+    let mut out = Vec::new();
+    for c in sums.values() {
+        c.write(&mut out);
+    }
+    out
 }
 
 /// The [`TOP_DROPPED`] highest of the ranges' dropped chunks (a chunk is
@@ -127,6 +174,10 @@ fn read_forests(cfg: &MergeConfig, files: u64) -> Result<Forests> {
         unions: Unions::new(files as usize),
         pruned: FileBits::new(files),
         features: cfg.feature_counts.then(|| vec![0u32; files as usize]),
+        kept: cfg
+            .components
+            .is_some()
+            .then(|| vec![(0, 0); files as usize]),
         dropped: Vec::new(),
         sums: Sums::default(),
     };
@@ -171,7 +222,21 @@ impl Forests {
                     *slot = slot.saturating_add(n.min(u32::MAX as u64) as u32);
                 }
             }
-            b"K" => {}
+            b"K" => {
+                let file = id(fields.next())?;
+                let mut n = || {
+                    fields
+                        .next()
+                        .and_then(parse_u64)
+                        .ok_or("expected kept records and chunks after the file id")
+                };
+                let (records, chunks) = (n()?, n()?);
+                if let Some(k) = self.kept.as_mut() {
+                    let slot = &mut k[file as usize];
+                    slot.0 += records;
+                    slot.1 += chunks;
+                }
+            }
             b"#dropped" => {
                 let hash = fields
                     .next()
