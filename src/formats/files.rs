@@ -670,6 +670,13 @@ impl CompactTable {
         self.contents[id as usize]
     }
 
+    /// Size of file `id`: read from its column, for loops that need no
+    /// more of the file than that ([`CompactTable::at`] also finds its
+    /// path and archive).
+    pub fn size(&self, id: u32) -> u64 {
+        self.sizes[id as usize]
+    }
+
     /// The hash of what file `id`'s view holds, comparable across files
     /// whatever their views: a raw view's content hash, a content view's
     /// view hash (`None` when its table did not record one, v3).
