@@ -535,15 +535,28 @@ impl<'a> Folders<'a> {
             return Ok(());
         }
         let (mut dx, mut dy) = (self.dir_of[x as usize], self.dir_of[y as usize]);
-        while dx != ROOT && dy != ROOT && dx != dy {
-            if self.contains(dx, dy) || self.contains(dy, dx) {
-                // One holds the other, and so do their parents: no pair
-                // is left above.
-                break;
-            }
+        if dx == ROOT || dy == ROOT {
+            return Ok(());
+        }
+        // `up`, the deeper folder's ancestor at the depth of the other,
+        // `at`: one folder holds the other (or is it) when they are the
+        // same, and then so do their parents. Both climb with the pair:
+        // one step a height, not a walk to the other's depth.
+        let dirs = &self.dirs;
+        let (deep, mut at) = if dirs[dx as usize].depth >= dirs[dy as usize].depth {
+            (dx, dy)
+        } else {
+            (dy, dx)
+        };
+        let mut up = deep;
+        while dirs[up as usize].depth > dirs[at as usize].depth {
+            up = dirs[up as usize].parent;
+        }
+        while up != at && dx != ROOT && dy != ROOT {
             self.pair_at((dx.min(dy), dx.max(dy)), x, y, bytes, identical)?;
-            dx = self.dirs[dx as usize].parent;
-            dy = self.dirs[dy as usize].parent;
+            let dirs = &self.dirs;
+            (dx, dy) = (dirs[dx as usize].parent, dirs[dy as usize].parent);
+            (up, at) = (dirs[up as usize].parent, dirs[at as usize].parent);
         }
         Ok(())
     }
@@ -584,10 +597,6 @@ impl<'a> Folders<'a> {
             }
         }
         Ok(())
-    }
-
-    fn contains(&self, outer: u32, inner: u32) -> bool {
-        contains(&self.dirs, outer, inner)
     }
 
     /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
