@@ -32,7 +32,10 @@
 //! goes through the external sorter ([`crate::io::sorter`]) within the
 //! budget the report gives it, so links × depth may be far larger than
 //! memory; the sorted credits are read back one at a time, each pair's
-//! figures summed as they come. What is held is the directory table
+//! figures summed as they come. Only a file's best credit in a pair
+//! counts, so its credits are combined on the way: in a small table
+//! (`Combiner`) before the sort and as the sorter writes and merges its
+//! runs (`ExternalSorter::keep_last_of`). What is held is the directory table
 //! (O(folders)) and the reported pairs: the sub-folder pairs of copied
 //! trees, at or above the threshold but under a reported pair, are
 //! dropped as they are figured ([`Folders::finish`]).
@@ -451,7 +454,7 @@ impl<'a> Folders<'a> {
     /// `sort.memory` is what the folder pairs may hold: their directory
     /// table, the sorter's buffer (an eighth of what the table leaves, at
     /// most 64 MiB: more only saves a merge pass; the sorted runs' merge
-    /// and the allocator's slack take the rest) with its [`Combiner`] (an
+    /// and the allocator's slack take the rest) with its `Combiner` (an
     /// eighth of that buffer, at most 1.5 MiB) and the pairs kept.
     pub fn new(
         table: &'a CompactTable,
