@@ -670,6 +670,25 @@ impl CompactTable {
         self.contents[id as usize]
     }
 
+    /// Size of file `id`: read from its column, for loops that need no
+    /// more of the file than that ([`CompactTable::at`] also finds its
+    /// path and archive).
+    pub fn size(&self, id: u32) -> u64 {
+        self.sizes[id as usize]
+    }
+
+    /// Type of file `id`, from its column (see [`CompactTable::size`]).
+    pub fn ftype(&self, id: u32) -> FileType {
+        self.types[id as usize]
+    }
+
+    /// Path of file `id` (see [`CompactTable::size`]).
+    pub fn path(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.paths[start..self.ends[i] as usize]
+    }
+
     /// The hash of what file `id`'s view holds, comparable across files
     /// whatever their views: a raw view's content hash, a content view's
     /// view hash (`None` when its table did not record one, v3).

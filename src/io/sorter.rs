@@ -78,7 +78,13 @@ pub struct ExternalSorter<T: FixedRecord> {
     next_run: usize,
     spilled: usize,
     pushed: u64,
+    /// [`ExternalSorter::keep_last_of`].
+    same: Option<SameGroup<T>>,
 }
+
+/// Whether two items, adjacent in the order, are of one group
+/// ([`ExternalSorter::keep_last_of`]).
+pub type SameGroup<T> = fn(&T, &T) -> bool;
 
 /// Where runs go.
 enum RunDir {
@@ -104,7 +110,19 @@ impl<T: FixedRecord> ExternalSorter<T> {
             next_run: 0,
             spilled: 0,
             pushed: 0,
+            same: None,
         }
+    }
+
+    /// Of each group of items (`same`: consecutive in the order, such as
+    /// those of one key), keep only the last, the greatest: dropped as
+    /// each run is written and in the merges, so a caller that wants the
+    /// best of each key neither writes nor reads back the others. The
+    /// order must keep a group together (`same` true of two items is true
+    /// of every item between them).
+    pub fn keep_last_of(mut self, same: SameGroup<T>) -> Self {
+        self.same = Some(same);
+        self
     }
 
     /// A sorter whose runs are written (and fsynced) into `dir`, which the
@@ -187,11 +205,17 @@ impl<T: FixedRecord> ExternalSorter<T> {
         let path = self.new_run_path()?;
         let mut w = RunWriter::create(&path)?;
         let mut merge = SliceMerge::new(&self.buf, &parts);
+        let mut last = LastOf::new(self.same);
         while let Some(x) = merge.next() {
-            w.push(x)?;
+            if let Some(y) = last.feed(x) {
+                w.push(y)?;
+            }
         }
-        w.finish(self.durable())?;
-        self.runs.push((path, self.buf.len() as u64));
+        if let Some(y) = last.end() {
+            w.push(y)?;
+        }
+        let n = w.finish(self.durable())?;
+        self.runs.push((path, n));
         self.spilled += 1;
         self.buf.clear();
         Ok(())
@@ -247,6 +271,7 @@ impl<T: FixedRecord> ExternalSorter<T> {
                     parts,
                     pos,
                 },
+                last: LastOf::new(self.same),
                 spilled: 0,
                 _dir: None,
             });
@@ -262,12 +287,18 @@ impl<T: FixedRecord> ExternalSorter<T> {
             let path = self.new_run_path()?;
             let mut merge = HeapMerge::<T>::open(&group, block)?;
             let mut w = RunWriter::create(&path)?;
+            let mut last = LastOf::new(self.same);
             while let Some(x) = merge.next_item()? {
-                w.push(x)?;
+                if let Some(y) = last.feed(x) {
+                    w.push(y)?;
+                }
             }
-            w.finish(self.durable())?;
+            if let Some(y) = last.end() {
+                w.push(y)?;
+            }
+            let n = w.finish(self.durable())?;
             drop(merge);
-            self.runs.push((path, group.iter().map(|r| r.1).sum()));
+            self.runs.push((path, n));
             self.spilled += 1;
             on_runs(&self.runs)?;
             for (p, _) in &group {
@@ -281,6 +312,7 @@ impl<T: FixedRecord> ExternalSorter<T> {
         };
         Ok(Sorted {
             inner: SortedInner::Disk(merge),
+            last: LastOf::new(self.same),
             spilled: self.spilled,
             _dir: dir,
         })
@@ -358,11 +390,46 @@ fn merge_step<T: FixedRecord>(buf: &[T], parts: &[(usize, usize)], pos: &mut [us
     Some(x)
 }
 
+/// The last item of each group of a sorted stream
+/// ([`ExternalSorter::keep_last_of`]); every item when there are no groups.
+struct LastOf<T> {
+    same: Option<SameGroup<T>>,
+    pending: Option<T>,
+}
+
+impl<T: FixedRecord> LastOf<T> {
+    fn new(same: Option<SameGroup<T>>) -> Self {
+        LastOf {
+            same,
+            pending: None,
+        }
+    }
+
+    /// Item `x` comes next: the item that goes on, if any (the last of
+    /// the group `x` ends).
+    #[inline]
+    fn feed(&mut self, x: T) -> Option<T> {
+        let Some(same) = self.same else {
+            return Some(x);
+        };
+        match self.pending.replace(x) {
+            Some(p) if !same(&p, &x) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The last group's item, at the end of the stream.
+    fn end(&mut self) -> Option<T> {
+        self.pending.take()
+    }
+}
+
 /// Writes a binary run.
 struct RunWriter<T> {
     w: BufWriter<File>,
     scratch: Vec<u8>,
     path: PathBuf,
+    written: u64,
     _t: std::marker::PhantomData<T>,
 }
 
@@ -373,6 +440,7 @@ impl<T: FixedRecord> RunWriter<T> {
             w: BufWriter::with_capacity(256 << 10, f),
             scratch: vec![0; T::SIZE],
             path: path.to_path_buf(),
+            written: 0,
             _t: Default::default(),
         })
     }
@@ -380,6 +448,7 @@ impl<T: FixedRecord> RunWriter<T> {
     #[inline]
     fn push(&mut self, x: T) -> Result<()> {
         x.encode(&mut self.scratch);
+        self.written += 1;
         let path = &self.path;
         self.w
             .write_all(&self.scratch)
@@ -387,8 +456,8 @@ impl<T: FixedRecord> RunWriter<T> {
     }
 
     /// Flush; `durable`: also fsync, so that a journal written next may
-    /// name the run.
-    fn finish(self, durable: bool) -> Result<()> {
+    /// name the run. The number of items written.
+    fn finish(self, durable: bool) -> Result<u64> {
         let path = self.path;
         let f = self
             .w
@@ -399,7 +468,7 @@ impl<T: FixedRecord> RunWriter<T> {
             f.sync_all()
                 .ctx(|| format!("writing sort run {}", path.display()))?;
         }
-        Ok(())
+        Ok(self.written)
     }
 }
 
@@ -532,6 +601,7 @@ enum SortedInner<T> {
 /// The sorted items; holds the temp dir until dropped.
 pub struct Sorted<T: FixedRecord> {
     inner: SortedInner<T>,
+    last: LastOf<T>,
     spilled: usize,
     _dir: Option<tempfile::TempDir>,
 }
@@ -545,9 +615,17 @@ impl<T: FixedRecord> Sorted<T> {
     /// Next item in order (the fast path; [`Iterator`] wraps it).
     #[inline]
     pub fn next_item(&mut self) -> Result<Option<T>> {
-        match &mut self.inner {
-            SortedInner::Memory { buf, parts, pos } => Ok(merge_step(buf, parts, pos)),
-            SortedInner::Disk(m) => m.next_item(),
+        loop {
+            let x = match &mut self.inner {
+                SortedInner::Memory { buf, parts, pos } => merge_step(buf, parts, pos),
+                SortedInner::Disk(m) => m.next_item()?,
+            };
+            let Some(x) = x else {
+                return Ok(self.last.end());
+            };
+            if let Some(y) = self.last.feed(x) {
+                return Ok(Some(y));
+            }
         }
     }
 }
@@ -556,5 +634,81 @@ impl<T: FixedRecord> Iterator for Sorted<T> {
     type Item = Result<T>;
     fn next(&mut self) -> Option<Result<T>> {
         self.next_item().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (key, value): a group is a key.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    struct Item(u32, u32);
+
+    impl FixedRecord for Item {
+        const SIZE: usize = 8;
+        fn encode(&self, out: &mut [u8]) {
+            out[..4].copy_from_slice(&self.0.to_le_bytes());
+            out[4..].copy_from_slice(&self.1.to_le_bytes());
+        }
+        fn decode(b: &[u8]) -> Self {
+            let at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+            Item(at(0), at(4))
+        }
+    }
+
+    fn items() -> Vec<Item> {
+        let mut x = 12345u64;
+        (0..20_000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                Item((x >> 33) as u32 % 700, (x >> 13) as u32 % 5_000)
+            })
+            .collect()
+    }
+
+    fn sorted(opts: SortOptions, grouped: bool) -> (Vec<Item>, Vec<u64>) {
+        let mut s = ExternalSorter::new(opts);
+        if grouped {
+            s = s.keep_last_of(|a: &Item, b: &Item| a.0 == b.0);
+        }
+        for x in items() {
+            s.push(x).unwrap();
+        }
+        let counts: Vec<u64> = s.runs().iter().map(|r| r.1).collect();
+        let out = s.finish().unwrap().map(|x| x.unwrap()).collect();
+        (out, counts)
+    }
+
+    #[test]
+    fn keep_last_of_keeps_each_groups_greatest_in_memory_and_on_disk() {
+        let mut want = items();
+        want.sort_unstable();
+        let (all, _) = sorted(SortOptions::with_memory(MIN_MEMORY), false);
+        assert_eq!(all, want);
+        let mut best: Vec<Item> = Vec::new();
+        for &x in &want {
+            match best.last_mut() {
+                Some(l) if l.0 == x.0 => *l = x,
+                _ => best.push(x),
+            }
+        }
+        assert_eq!(best.len(), 700);
+        // Many runs, merged two at a time: the groups span runs.
+        let mut small = SortOptions::with_memory(MIN_MEMORY);
+        small.fan_in = 2;
+        small.threads = 2;
+        let (got, counts) = sorted(small, true);
+        assert_eq!(got, best);
+        // Each run was written with one item a group.
+        assert!(
+            counts.len() > 2 && counts.iter().all(|&n| n <= 700),
+            "{counts:?}"
+        );
+        let (got, counts) = sorted(SortOptions::with_memory(64 << 20), true);
+        assert!(counts.is_empty());
+        assert_eq!(got, best);
     }
 }

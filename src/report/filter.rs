@@ -15,7 +15,8 @@
 //! characters, `/` included, `?` one character, `[abc]`, `[a-z]`, `[!a]`
 //! a class. Any other pattern matches when it occurs anywhere in the path.
 
-use crate::formats::{FileRef, FileType};
+use crate::formats::files::CompactTable;
+use crate::formats::FileType;
 
 /// Which file types may be linked (`--link-types`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -181,26 +182,36 @@ impl Filters {
             && !self.exclude.iter().any(|p| p.matches(escaped_path))
     }
 
-    /// Is the link between `a` and `b` (sizes as the report uses them, and
-    /// their collections) kept? Path filters are checked by the caller.
-    pub fn link_ok(&self, a: FileRef, b: FileRef, sa: u64, sb: u64, ca: usize, cb: usize) -> bool {
+    /// Is the link between files `a` and `b` of `files` (sizes as the
+    /// report uses them, and their collections) kept? Path filters are
+    /// checked by the caller. Their types and paths are read only when a
+    /// filter needs them: every link of every pass comes here.
+    pub fn link_ok(
+        &self,
+        files: &CompactTable,
+        (a, b): (u32, u32),
+        sa: u64,
+        sb: u64,
+        ca: usize,
+        cb: usize,
+    ) -> bool {
         if let Some(r) = self.max_size_ratio {
             let (lo, hi) = (sa.min(sb), sa.max(sb));
             if lo == 0 || hi as f64 > lo as f64 * r {
                 return false;
             }
         }
-        if self.same_type && a.ftype != b.ftype {
+        if self.same_type && files.ftype(a) != files.ftype(b) {
             return false;
         }
         if self.link_types == LinkTypes::Separate {
-            if let (Some(x), Some(y)) = (text_like(a.ftype), text_like(b.ftype)) {
+            if let (Some(x), Some(y)) = (text_like(files.ftype(a)), text_like(files.ftype(b))) {
                 if x != y {
                     return false;
                 }
             }
         }
-        if self.same_suffix && suffix(a.path) != suffix(b.path) {
+        if self.same_suffix && suffix(files.path(a)) != suffix(files.path(b)) {
             return false;
         }
         if self.cross_collections_only && ca == cb {

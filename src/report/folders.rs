@@ -32,7 +32,10 @@
 //! goes through the external sorter ([`crate::io::sorter`]) within the
 //! budget the report gives it, so links × depth may be far larger than
 //! memory; the sorted credits are read back one at a time, each pair's
-//! figures summed as they come. What is held is the directory table
+//! figures summed as they come. Only a file's best credit in a pair
+//! counts, so its credits are combined on the way: in a small table
+//! (`Combiner`) before the sort and as the sorter writes and merges its
+//! runs (`ExternalSorter::keep_last_of`). What is held is the directory table
 //! (O(folders)) and the reported pairs: the sub-folder pairs of copied
 //! trees, at or above the threshold but under a reported pair, are
 //! dropped as they are figured ([`Folders::finish`]).
@@ -57,6 +60,11 @@ use std::collections::HashMap;
 
 /// Identical sets larger than this propose no folder pairs (module doc).
 pub const SET_FANOUT: usize = 64;
+
+/// Slots of the [`Combiner`] at most (1.5 MiB): enough to hold a file's
+/// credit in a pair from one of its partners to the next (a file's links
+/// come together in the pairs' order), small next to the sorter's buffer.
+const COMBINED: u64 = 64 << 10;
 
 /// One directory of the file table.
 #[derive(Debug, Clone)]
@@ -84,34 +92,124 @@ const ROOT: u32 = u32::MAX;
 
 /// A file's partner in the other folder of a pair: sorted by pair, then
 /// file, the last credit of a file is its best.
+///
+/// Packed into three words whose derived order is that of (lower folder,
+/// higher folder, file, bytes, identical): the sort, most of the folder
+/// pairs' cost, compares three integers instead of five fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Credit {
-    /// The pair's folders (lower id first).
-    da: u32,
-    db: u32,
-    file: u32,
-    bytes: u64,
-    identical: bool,
+    /// The pair's folders (lower id first): `da << 32 | db`.
+    pair: u64,
+    /// `file << 32 | bytes >> 32`.
+    file_hi: u64,
+    /// `(bytes & 0xffff_ffff) << 1 | identical`.
+    lo: u64,
+}
+
+impl Credit {
+    fn new(da: u32, db: u32, file: u32, bytes: u64, identical: bool) -> Credit {
+        Credit {
+            pair: u64::from(da) << 32 | u64::from(db),
+            file_hi: u64::from(file) << 32 | bytes >> 32,
+            lo: (bytes & 0xffff_ffff) << 1 | u64::from(identical),
+        }
+    }
+    fn da(&self) -> u32 {
+        (self.pair >> 32) as u32
+    }
+    fn db(&self) -> u32 {
+        self.pair as u32
+    }
+    fn file(&self) -> u32 {
+        (self.file_hi >> 32) as u32
+    }
+    fn bytes(&self) -> u64 {
+        (self.file_hi & 0xffff_ffff) << 32 | self.lo >> 1
+    }
+    fn identical(&self) -> bool {
+        self.lo & 1 == 1
+    }
+    /// (pair, file): the credits of one file in one pair, of which the
+    /// greatest is its best.
+    fn group(&self) -> (u64, u32) {
+        (self.pair, self.file())
+    }
 }
 
 impl FixedRecord for Credit {
     const SIZE: usize = 21;
     fn encode(&self, out: &mut [u8]) {
-        out[0..4].copy_from_slice(&self.da.to_be_bytes());
-        out[4..8].copy_from_slice(&self.db.to_be_bytes());
-        out[8..12].copy_from_slice(&self.file.to_be_bytes());
-        out[12..20].copy_from_slice(&self.bytes.to_be_bytes());
-        out[20] = self.identical as u8;
+        out[0..8].copy_from_slice(&self.pair.to_be_bytes());
+        out[8..12].copy_from_slice(&self.file().to_be_bytes());
+        out[12..20].copy_from_slice(&self.bytes().to_be_bytes());
+        out[20] = self.identical() as u8;
     }
     fn decode(b: &[u8]) -> Self {
         let u32_at = |i: usize| u32::from_be_bytes(b[i..i + 4].try_into().expect("4 bytes"));
-        Credit {
-            da: u32_at(0),
-            db: u32_at(4),
-            file: u32_at(8),
-            bytes: u64::from_be_bytes(b[12..20].try_into().expect("8 bytes")),
-            identical: b[20] != 0,
+        Credit::new(
+            u32_at(0),
+            u32_at(4),
+            u32_at(8),
+            u64::from_be_bytes(b[12..20].try_into().expect("8 bytes")),
+            b[20] != 0,
+        )
+    }
+}
+
+/// The latest credit of a few (pair, file) groups, direct-mapped by a
+/// hash of the group: a file credited again in the same pair (by each of
+/// its partners in the other folder, at the upper heights: a locale file
+/// linked to every locale of the other release) is combined here, keeping
+/// the greatest as [`Folders::finish`] keeps the last of the sorted
+/// credits, instead of being sorted and spilled once per partner.
+struct Combiner {
+    slots: Vec<Credit>,
+    shift: u32,
+}
+
+/// A free slot of a [`Combiner`]: no pair has the root's id.
+const FREE: Credit = Credit {
+    pair: u64::MAX,
+    file_hi: 0,
+    lo: 0,
+};
+
+impl Combiner {
+    /// At most `bytes` of slots, and [`COMBINED`] (a power of two of
+    /// them, 256 at least).
+    fn new(bytes: u64) -> Combiner {
+        let want = (bytes / std::mem::size_of::<Credit>() as u64).clamp(256, COMBINED);
+        let bits = 63 - want.leading_zeros();
+        Combiner {
+            slots: vec![FREE; 1 << bits],
+            shift: 64 - bits,
         }
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.slots.len() * std::mem::size_of::<Credit>()) as u64
+    }
+
+    /// Combine `c` into its slot; the credit it displaces, if any.
+    #[inline]
+    fn put(&mut self, c: Credit) -> Option<Credit> {
+        let h = (c.pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(c.file()))
+            .wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        let slot = &mut self.slots[(h >> self.shift) as usize];
+        if slot.group() == c.group() {
+            *slot = (*slot).max(c);
+            return None;
+        }
+        let old = std::mem::replace(slot, c);
+        (old.pair != FREE.pair).then_some(old)
+    }
+
+    /// The credits held, the slots freed.
+    fn drain(&mut self) -> impl Iterator<Item = Credit> + '_ {
+        self.slots
+            .iter_mut()
+            .map(|s| std::mem::replace(s, FREE))
+            .filter(|c| c.pair != FREE.pair)
     }
 }
 
@@ -338,11 +436,16 @@ pub struct Folders<'a> {
     /// Every file's partners per folder pair, sorted on disk when they do
     /// not fit; taken by [`Folders::finish`].
     credits: Option<ExternalSorter<Credit>>,
+    /// Combines a file's credits in a pair before they are sorted.
+    combiner: Combiner,
     sort: SortOptions,
     wide_sets: u64,
     /// The second pass ([`Folders::start_details`]): the listed pairs, by
     /// their folders, and their files' partners.
     wanted: HashMap<(u32, u32), u32>,
+    /// Whether a folder is the lower of a listed pair: most heights of
+    /// the second pass are of no listed pair, and skip the hash lookup.
+    wanted_da: Vec<bool>,
     details: Option<ExternalSorter<Detail>>,
 }
 
@@ -351,7 +454,8 @@ impl<'a> Folders<'a> {
     /// `sort.memory` is what the folder pairs may hold: their directory
     /// table, the sorter's buffer (an eighth of what the table leaves, at
     /// most 64 MiB: more only saves a merge pass; the sorted runs' merge
-    /// and the allocator's slack take the rest) and the pairs kept.
+    /// and the allocator's slack take the rest) with its `Combiner` (an
+    /// eighth of that buffer, at most 1.5 MiB) and the pairs kept.
     pub fn new(
         table: &'a CompactTable,
         sets: &'a [SetRef<'a>],
@@ -361,16 +465,24 @@ impl<'a> Folders<'a> {
         let (dirs, dir_of) = directories(table);
         let held = table_bytes(&dirs, &dir_of);
         sort.memory = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
+        let combiner = Combiner::new(sort.memory / 8);
+        sort.memory = (sort.memory)
+            .saturating_sub(combiner.bytes())
+            .max(MIN_MEMORY);
         let mut f = Folders {
             table,
             dirs,
             dir_of,
             set_of,
             sets,
-            credits: Some(ExternalSorter::new(sort.clone())),
+            credits: Some(
+                ExternalSorter::new(sort.clone()).keep_last_of(|a, b| a.group() == b.group()),
+            ),
+            combiner,
             sort,
             wide_sets: 0,
             wanted: HashMap::new(),
+            wanted_da: Vec::new(),
             details: None,
         };
         f.wide_sets = f.propose_sets()?;
@@ -422,45 +534,72 @@ impl<'a> Folders<'a> {
     /// Credit `x` and `y` to each other in their folders at every aligned
     /// height below the first folder they share.
     fn propose(&mut self, x: u32, y: u32, bytes: u64, identical: bool) -> Result<()> {
-        if self.table.at(x).size == 0 || self.table.at(y).size == 0 {
+        if self.table.size(x) == 0 || self.table.size(y) == 0 {
             return Ok(());
         }
         let (mut dx, mut dy) = (self.dir_of[x as usize], self.dir_of[y as usize]);
-        while dx != ROOT && dy != ROOT && dx != dy {
-            if !self.contains(dx, dy) && !self.contains(dy, dx) {
-                let (da, db) = (dx.min(dy), dx.max(dy));
-                if let Some(credits) = &mut self.credits {
-                    for file in [x, y] {
-                        credits.push(Credit {
-                            da,
-                            db,
-                            file,
-                            bytes,
-                            identical,
-                        })?;
-                    }
-                } else if let (Some(&k), Some(details)) =
-                    (self.wanted.get(&(da, db)), &mut self.details)
-                {
-                    for (file, partner) in [(x, y), (y, x)] {
-                        details.push(Detail {
-                            k,
-                            file,
-                            bytes,
-                            identical,
-                            partner,
-                        })?;
-                    }
-                }
-            }
-            dx = self.dirs[dx as usize].parent;
-            dy = self.dirs[dy as usize].parent;
+        if dx == ROOT || dy == ROOT {
+            return Ok(());
+        }
+        // `up`, the deeper folder's ancestor at the depth of the other,
+        // `at`: one folder holds the other (or is it) when they are the
+        // same, and then so do their parents. Both climb with the pair:
+        // one step a height, not a walk to the other's depth.
+        let dirs = &self.dirs;
+        let (deep, mut at) = if dirs[dx as usize].depth >= dirs[dy as usize].depth {
+            (dx, dy)
+        } else {
+            (dy, dx)
+        };
+        let mut up = deep;
+        while dirs[up as usize].depth > dirs[at as usize].depth {
+            up = dirs[up as usize].parent;
+        }
+        while up != at && dx != ROOT && dy != ROOT {
+            self.pair_at((dx.min(dy), dx.max(dy)), x, y, bytes, identical)?;
+            let dirs = &self.dirs;
+            (dx, dy) = (dirs[dx as usize].parent, dirs[dy as usize].parent);
+            (up, at) = (dirs[up as usize].parent, dirs[at as usize].parent);
         }
         Ok(())
     }
 
-    fn contains(&self, outer: u32, inner: u32) -> bool {
-        contains(&self.dirs, outer, inner)
+    /// Credit `x` and `y` to each other in folder pair `(da, db)`: in the
+    /// first pass through the [`Combiner`] to the sorter, in the second
+    /// for their lists when it is a listed pair.
+    #[inline]
+    fn pair_at(
+        &mut self,
+        (da, db): (u32, u32),
+        x: u32,
+        y: u32,
+        bytes: u64,
+        identical: bool,
+    ) -> Result<()> {
+        if let Some(credits) = &mut self.credits {
+            for file in [x, y] {
+                let c = Credit::new(da, db, file, bytes, identical);
+                if let Some(out) = self.combiner.put(c) {
+                    credits.push(out)?;
+                }
+            }
+            return Ok(());
+        }
+        if self.wanted_da.get(da as usize) != Some(&true) {
+            return Ok(());
+        }
+        if let (Some(&k), Some(details)) = (self.wanted.get(&(da, db)), &mut self.details) {
+            for (file, partner) in [(x, y), (y, x)] {
+                details.push(Detail {
+                    k,
+                    file,
+                    bytes,
+                    identical,
+                    partner,
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
@@ -475,15 +614,19 @@ impl<'a> Folders<'a> {
     /// are figured one at a time and dropped.
     pub fn finish(&mut self, min_percent: f64, groups: &[&[u32]]) -> Result<FolderReport> {
         let mut kept: HashMap<(u32, u32), FolderPair> = HashMap::new();
-        let credits = self.credits.take().expect("finish is called once");
+        let mut credits = self.credits.take().expect("finish is called once");
+        for c in self.combiner.drain() {
+            credits.push(c)?;
+        }
+        self.combiner = Combiner::new(0);
         let mut sorted = credits.finish()?;
         let mut acc: Option<FolderPair> = None;
         let mut last: Option<Credit> = None;
         while let Some(c) = sorted.next_item()? {
-            if let Some(l) = last.filter(|l| (l.da, l.db, l.file) != (c.da, c.db, c.file)) {
+            if let Some(l) = last.filter(|l| l.group() != c.group()) {
                 self.credit(&mut acc, l);
             }
-            if last.is_some_and(|l| (l.da, l.db) != (c.da, c.db)) {
+            if last.is_some_and(|l| l.pair != c.pair) {
                 self.close(acc.take(), min_percent, &mut kept);
             }
             last = Some(c);
@@ -514,16 +657,16 @@ impl<'a> Folders<'a> {
 
     /// Add credit `c`, the best of its file, to the figures of its pair.
     fn credit(&self, acc: &mut Option<FolderPair>, c: Credit) {
-        let p = acc.get_or_insert_with(|| empty_pair(&self.dirs, c.da, c.db));
-        let bytes = c.bytes.min(self.table.at(c.file).size);
-        if contains(&self.dirs, c.da, self.dir_of[c.file as usize]) {
+        let p = acc.get_or_insert_with(|| empty_pair(&self.dirs, c.da(), c.db()));
+        let bytes = c.bytes().min(self.table.size(c.file()));
+        if contains(&self.dirs, c.da(), self.dir_of[c.file() as usize]) {
             p.a_in_b += bytes;
             p.only_a -= 1;
         } else {
             p.b_in_a += bytes;
             p.only_b -= 1;
         }
-        if c.identical {
+        if c.identical() {
             p.same += 1;
         } else {
             p.changed += 1;
@@ -567,7 +710,12 @@ impl<'a> Folders<'a> {
             .enumerate()
             .map(|(k, p)| ((p.da, p.db), k as u32))
             .collect();
-        self.details = Some(ExternalSorter::new(self.sort.clone()));
+        self.wanted_da = vec![false; self.dirs.len()];
+        for &(da, _) in self.wanted.keys() {
+            self.wanted_da[da as usize] = true;
+        }
+        let same = |a: &Detail, b: &Detail| (a.k, a.file) == (b.k, b.file);
+        self.details = Some(ExternalSorter::new(self.sort.clone()).keep_last_of(same));
         self.propose_sets()?;
         Ok(())
     }
@@ -1295,6 +1443,74 @@ mod tests {
         assert!(small.pairs.iter().all(|p| p.a.len() == 5 && p.b.len() == 5));
         let p = &small.pairs[0];
         assert_eq!((p.files_a, p.files_b, p.only_a, p.only_b), (30, 30, 0, 0));
+    }
+
+    #[test]
+    fn packed_credits_sort_as_their_fields_and_round_trip() {
+        let fields = [
+            (1, 2, 3, 5_000_000_000, false),
+            (1, 2, 3, 4_999_999_999, true),
+            (1, 2, 3, 1 << 32, false),
+            (1, 2, 3, (1 << 32) - 1, true),
+            (1, 2, 4, 0, false),
+            (1, 3, 0, 7, true),
+            (2, 0, 0, 0, false),
+            (0, u32::MAX - 1, u32::MAX, u64::MAX, true),
+        ];
+        let mut packed: Vec<Credit> = fields
+            .iter()
+            .map(|&(a, b, f, n, i)| Credit::new(a, b, f, n, i))
+            .collect();
+        for c in &packed {
+            let mut buf = [0; Credit::SIZE];
+            c.encode(&mut buf);
+            assert_eq!(Credit::decode(&buf), *c);
+        }
+        packed.sort_unstable();
+        let mut want = fields.to_vec();
+        want.sort_unstable();
+        let got: Vec<_> = packed
+            .iter()
+            .map(|c| (c.da(), c.db(), c.file(), c.bytes(), c.identical()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn the_combiner_keeps_the_best_credit_of_each_file_in_a_pair() {
+        // 256 slots for 1,000 groups: most are displaced and come back.
+        let mut c = Combiner::new(0);
+        let credits = || {
+            (0..3u64).flat_map(|round| {
+                (0..2000u32).map(move |i| {
+                    // Each group twice in a row, then again in later rounds.
+                    let g = i / 2;
+                    let bytes = (u64::from(g) * 7 + round * 13 + u64::from(i % 2) * 29) % 50;
+                    Credit::new(g % 10, 10 + g % 7, g, bytes, round == 1)
+                })
+            })
+        };
+        let mut out = Vec::new();
+        for credit in credits() {
+            out.extend(c.put(credit));
+        }
+        out.extend(c.drain());
+        assert!(c.drain().next().is_none());
+        // The best of each group, as the sorted credits' last.
+        let best = |v: &mut Vec<Credit>| {
+            v.sort_unstable();
+            let mut b: Vec<Credit> = Vec::new();
+            for &x in v.iter() {
+                match b.last_mut() {
+                    Some(l) if l.group() == x.group() => *l = x,
+                    _ => b.push(x),
+                }
+            }
+            b
+        };
+        let mut all: Vec<Credit> = credits().collect();
+        assert!(out.len() <= all.len() / 2, "{} of {}", out.len(), all.len());
+        assert_eq!(best(&mut out), best(&mut all));
     }
 
     fn key(a: &str, b: &str) -> (String, String) {

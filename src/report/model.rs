@@ -11,7 +11,7 @@ use crate::formats::{
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::formats::files::{read_compact_table, CompactTable, FileRef};
+use crate::formats::files::{read_compact_table, CompactTable};
 pub use crate::formats::{percent, symmetric, PercentOf};
 
 /// Output format.
@@ -462,10 +462,11 @@ pub(crate) fn scan_pairs(
                     Some(f) if f.exact => (f.bytes, true),
                     Some(f) => (f.bytes.max(common), false),
                 };
-                let fa = files.get(a);
-                let fb = files.get(b);
+                // Sizes only (`CompactTable::get` also finds the path and archive).
+                let size = |id: u32| ((id as usize) < files.len()).then(|| files.size(id));
+                let (fa, fb) = (size(a), size(b));
                 // With templates the pairs carry payload sizes.
-                let fits = |f: FileRef, s: u64| f.size == s || (payloads && f.size > s);
+                let fits = |f: u64, s: u64| f == s || (payloads && f > s);
                 match (fa, fb) {
                     (Some(fa), Some(fb)) if fits(fa, sa) && fits(fb, sb) && a < b => {
                         sizes[a as usize] = sa;
@@ -671,14 +672,9 @@ pub(crate) fn pass_link(
     let (a, b) = (p.a as usize, p.b as usize);
     path_ok[a]
         && path_ok[b]
-        && config.filters.link_ok(
-            files.at(p.a),
-            files.at(p.b),
-            sizes[a],
-            sizes[b],
-            coll[a],
-            coll[b],
-        )
+        && config
+            .filters
+            .link_ok(files, (p.a, p.b), sizes[a], sizes[b], coll[a], coll[b])
 }
 
 /// The report's parameters: the pairs' plus the report's own.
