@@ -5,9 +5,10 @@
 //! loose files give, a copy inside a tar.gz is identical to the loose file,
 //! a docx inside a zip is compared by its text, hostile archives (nested
 //! too deep, truncated, traversal names) are notes and names, report.sh
-//! never acts on a member, `CONTENT=raw` keeps archives whole, and the
-//! output is the same on 1 and 2 jobs, through `PREVIOUS=`, and through the
-//! pipe of docs/usage.md.
+//! never acts on a member, `CONTENT=raw` keeps archives whole, the notes of
+//! hostile archives reach every report format, and the output is the same
+//! on 1 and 2 jobs, in 2 shards, through `PREVIOUS=`, and through the pipe
+//! of docs/usage.md.
 
 mod common;
 
@@ -215,9 +216,13 @@ fn hostile_archives_are_notes_and_actions_never_touch_members() {
     );
     assert!(!table.contains("level0.zip!/"), "{table}");
 
-    // report.sh lists the member of the identical set and acts on nothing.
+    // The two notes reach every report format (the table keeps their
+    // kinds: raw~deep, raw~broken).
     let work = dir.path().join("work");
-    report(&repo, &work, &[]);
+    let r = report(&repo, &work, &["FORMATS=txt json tsv html xlsx sh"]);
+    archive_notes_in_every_format(&repo, &work, &r);
+
+    // report.sh lists the member of the identical set and acts on nothing.
     let sh = read(&work, "report.sh");
     let member = repo.join("copy.tar.gz!/x/other.txt");
     assert!(
@@ -232,6 +237,75 @@ fn hostile_archives_are_notes_and_actions_never_touch_members() {
     run.arg(work.join("report.sh")).arg("--remove");
     run_ok(run, None);
     assert!(repo.join("other.txt").exists() && repo.join("copy.tar.gz").exists());
+}
+
+/// The notes of the nested zip and of the zip cut in half, as each
+/// format writes them.
+fn archive_notes_in_every_format(repo: &Path, work: &Path, r: &Value) {
+    let deep = "members left out: an archive inside it is nested more than 3 deep (it is listed, its members are not)";
+    let broken = "members left out: the archive is damaged or truncated (the members before the damage are listed)";
+    let table = read(work, "files.tsv");
+    let (d, b) = (repo.join("deep.zip"), repo.join("broken.zip"));
+    for (p, kind) in [(&d, "deep"), (&b, "broken")] {
+        let size = std::fs::metadata(p).unwrap().len();
+        let entry = format!("\traw~{kind}\t{size}\t-\t{}\n", p.display());
+        assert!(table.contains(&entry), "{table}");
+    }
+    let a = &r["members_left_out"];
+    assert_eq!(a["count"], 2, "{a}");
+    assert_eq!(a["capped"], false, "{a}");
+    let listed: Vec<(String, String)> = a["listed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (rel(&x["path"]), x["note"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("broken.zip".to_string(), broken.to_string()),
+            ("deep.zip".into(), deep.into())
+        ]
+    );
+    let text = read(work, "report.txt");
+    for (p, n) in [(&b, broken), (&d, deep)] {
+        assert!(
+            text.contains(&format!("  {}  ({n})\n", p.display())),
+            "{text}"
+        );
+    }
+    assert!(text.contains("archives whose members are not all listed (fsim-chunk's warnings say which and why): 2\n"), "{text}");
+    let tsv = read(work, "report.tsv");
+    for (p, n) in [(&b, broken), (&d, deep)] {
+        let row = format!(
+            "note\tmembers-left-out\t1\t{0}\t0.0\t0\t0.0\t0.0\t{0}\t0\t{1}\t{n}\t0\n",
+            std::fs::metadata(p).unwrap().len(),
+            p.display()
+        );
+        assert!(tsv.contains(&row), "{tsv}");
+    }
+    let html = read(work, "report.html");
+    let open = "<script type=\"application/json\" id=\"fsim-data\">";
+    let start = html.find(open).expect("data block") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: Value = serde_json::from_str(&html[start..end]).unwrap();
+    assert_eq!(data["notes"]["count"], 2, "{}", data["notes"]);
+    assert_eq!(data["notes"]["listed"][1][1], deep, "{}", data["notes"]);
+    use calamine::Reader;
+    let mut wb: calamine::Xlsx<_> = calamine::open_workbook(work.join("report.xlsx")).unwrap();
+    let sheet = wb.worksheet_range("Summary").unwrap();
+    let notes: Vec<String> = sheet
+        .rows()
+        .filter(|row| row[0] == "note")
+        .map(|row| row[1].to_string())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            format!("{}  ({broken})", b.display()),
+            format!("{}  ({deep})", d.display())
+        ]
+    );
 }
 
 #[test]
@@ -263,8 +337,9 @@ fn sh(cwd: &Path, line: &str) {
     run_ok(c, None);
 }
 
-/// The outputs are the same with JOBS=1 and JOBS=2, through an
-/// incremental re-run, and through the pipe of docs/usage.md.
+/// The outputs are the same with JOBS=1 and JOBS=2, in 2 shards (also
+/// reusing a run with members), through an incremental re-run, and
+/// through the pipe of docs/usage.md.
 #[test]
 fn archive_outputs_are_the_same_every_way() {
     let dir = tempfile::tempdir().unwrap();
@@ -290,6 +365,11 @@ fn archive_outputs_are_the_same_every_way() {
         "report.sh",
     ];
     same(&one, &two, &all);
+    // Shards: each shard lists no members, the merging run reads the
+    // archives again with theirs: the outputs of an unsharded run.
+    let shards = dir.path().join("shards");
+    report(&repo, &shards, &["SHARDS=2"]);
+    same(&one, &shards, &all);
 
     // PREVIOUS=: an archive unchanged is reused with its members, one
     // changed is read again; the outputs are those of a run from scratch.
@@ -304,6 +384,14 @@ fn archive_outputs_are_the_same_every_way() {
     report(&repo, &inc, &[&format!("PREVIOUS={}", one.display())]);
     report(&repo, &fresh, &[]);
     same(&inc, &fresh, &all);
+    // Shards reusing a run with members (dropped from the shard tables).
+    let inc_shards = dir.path().join("inc-shards");
+    report(
+        &repo,
+        &inc_shards,
+        &["SHARDS=2", &format!("PREVIOUS={}", one.display())],
+    );
+    same(&inc_shards, &fresh, &all);
     assert!(read(&fresh, "files.tsv").contains("copy.tar.gz!/x/b.txt"));
 
     // The pipe of docs/usage.md writes make report's reports.

@@ -12,6 +12,7 @@ use fsim::content::{self, Limits};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
     source_root().join("tests/data/documents").join(name)
@@ -144,7 +145,7 @@ fn documents_are_compared_by_their_text() {
         "unreadable as docx: raw bytes compared"
     );
     assert!(
-        text.contains("/broken/cut.docx  (unreadable as docx)"),
+        text.contains("/broken/cut.docx  (unreadable as docx: raw bytes compared)"),
         "{text}"
     );
     assert!(text.contains("letter-v1.docx  [docx text]"), "{text}");
@@ -551,4 +552,104 @@ fn compiled_catalogs_are_measured_as_their_messages() {
     // that kept their translation, and the header: what GNU `diff
     // --minimal` keeps of the two texts (a known answer).
     assert_eq!(mo["bytes_in_common"], 17_817, "{mo}");
+}
+
+/// A one-page PDF written by hand (PDF 1.4, a Type 1 Helvetica font, one
+/// text object: a line each), with its cross-reference table: what
+/// pdftotext reads as a real writer's.
+fn pdf_of(lines: &[String]) -> Vec<u8> {
+    let mut content = String::from("BT /F1 10 Tf 12 TL 50 780 Td\n");
+    for l in lines {
+        let esc = l
+            .replace('\\', "\\\\")
+            .replace('(', "\\(")
+            .replace(')', "\\)");
+        content.push_str(&format!("({esc}) Tj T*\n"));
+    }
+    content.push_str("ET\n");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".into(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>".into(),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".into(),
+        format!("<< /Length {} >>\nstream\n{content}endstream", content.len()),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+/// Two versions of one PDF text (one line in eight rewritten): one pair,
+/// compared by their pdftotext texts, at the bytes in common those texts
+/// give as loose files. Skipped, saying so, where pdftotext is missing
+/// (.ci/run installs it).
+#[test]
+fn two_versions_of_a_pdf_are_one_pair_at_their_text() {
+    if Command::new("pdftotext").arg("-v").output().is_err() {
+        eprintln!("skipped: pdftotext (poppler-utils) is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let version =
+        |edit: usize| -> Vec<String> { notes(60, edit).lines().map(String::from).collect() };
+    let (v1, v2) = (pdf_of(&version(0)), pdf_of(&version(8)));
+    std::fs::write(repo.join("minutes-v1.pdf"), &v1).unwrap();
+    std::fs::write(repo.join("minutes-v2.pdf"), &v2).unwrap();
+    let (r, text) = report(&repo, &dir.path().join("work"), &[]);
+    let all = links(&r);
+    assert_eq!(all.len(), 1, "{all:?}");
+    let l = link(&all, "minutes-v1.pdf", "minutes-v2.pdf").expect("the pdf pair");
+    assert_eq!(l["exact"], true, "{l}");
+    assert_eq!(file(&r, "minutes-v1.pdf")["view"], "pdf text");
+    // The link names the view of each side (json view_a/view_b; text
+    // `[pdf text]` after each path of the link line).
+    assert_eq!(
+        (&l["view_a"], &l["view_b"]),
+        (&"pdf text".into(), &"pdf text".into()),
+        "{l}"
+    );
+    assert!(
+        text.lines().any(|t| t.contains(" link ")
+            && t.contains("minutes-v1.pdf  [pdf text] <-> ")
+            && t.contains("minutes-v2.pdf  [pdf text]: ")),
+        "{text}"
+    );
+
+    // Their texts as loose files: the same bytes in common.
+    let loose = dir.path().join("loose");
+    std::fs::create_dir_all(&loose).unwrap();
+    for (n, pdf) in [("v1.txt", &v1), ("v2.txt", &v2)] {
+        let v = content::view(pdf, &Limits::default());
+        assert_eq!(v.kind, fsim::formats::ViewKind::Pdf, "{:?}", v.note);
+        std::fs::write(loose.join(n), &v.bytes).unwrap();
+    }
+    let (lr, _) = report(&loose, &dir.path().join("loose-work"), &[]);
+    let la = links(&lr);
+    let t = link(&la, "v1.txt", "v2.txt").expect("the text pair");
+    assert_eq!(l["bytes_in_common"], t["bytes_in_common"], "{l} / {t}");
+    assert_eq!(
+        file(&r, "minutes-v1.pdf")["size"],
+        file(&lr, "v1.txt")["size"]
+    );
+    assert!(l["percent_symmetric"].as_f64().unwrap() > 80.0, "{l}");
 }

@@ -15,7 +15,7 @@ use crate::chunking::chunker::Chunker;
 use crate::chunking::reader::{chunk_stream_defer, FileResult, Members};
 use crate::chunking::stream::Piece;
 use crate::content::{self, archive, Kind, Limits};
-use crate::formats::{self, FileType, FileView};
+use crate::formats::{self, FileType, FileView, LeftOut};
 use md5::{Digest as _, Md5};
 use std::io::{self, Read};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -34,55 +34,88 @@ const HEAD: u64 = 64 << 10;
 /// reading the archive a second time are its note: the archive itself is
 /// already chunked.
 pub fn expand(f: &FileResult, chunker: &Chunker, buf: &mut [u8], limits: &Limits) -> Members {
-    // A tar.gz has the gzip view (the tar stream) and members; a text is
-    // never an archive (not opened a second time).
-    let candidate = f.view.unreadable.is_none()
-        && match f.view.kind {
-            Kind::Raw => matches!(f.info.ftype, FileType::Compressed | FileType::Binary),
-            Kind::Gzip => true,
-            _ => false,
-        };
-    if !candidate {
+    if !candidate(f.info.ftype, &f.view) {
         return Members::default();
     }
     match read_archive(&f.path, f.view.raw_size, limits) {
         Ok(None) => Members::default(),
         Ok(Some((data, kind))) => chunk_members(f, &data, kind, chunker, buf, limits),
-        Err(why) => Members {
+        Err((reason, why)) => Members {
             files: Vec::new(),
             note: Some(format!("members not read: {why}")),
+            left_out: Some(reason),
         },
     }
 }
 
+/// Whether a file chunked as `view`, of type `ftype`, may be an archive:
+/// a tar.gz has the gzip view (the tar stream) and members; a text is
+/// never an archive (not opened a second time).
+fn candidate(ftype: FileType, view: &FileView) -> bool {
+    view.unreadable.is_none()
+        && match view.kind {
+            Kind::Raw => matches!(ftype, FileType::Compressed | FileType::Binary),
+            Kind::Gzip => true,
+            _ => false,
+        }
+}
+
+/// Whether the file at `path`, recorded with `ftype` and `view`, is an
+/// archive whose members [`expand`] lists (its first bytes read, nothing
+/// else): what a run merging shards reads again, since shard tables hold
+/// no members (docs/documents.md).
+pub fn is_archive(path: &Path, ftype: FileType, view: &FileView) -> bool {
+    if !candidate(ftype, view) {
+        return false;
+    }
+    let Ok(file) = crate::io::longpath::open_file(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if file.take(HEAD).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    archive::archive_kind(&head).is_some()
+}
+
+/// An archive's bytes and kind.
+type ArchiveBytes = (Vec<u8>, archive::ArchiveKind);
+
 /// The bytes of `path` and its archive kind, when its first bytes are an
 /// archive's; an error when it is one but cannot be read whole (over
-/// `max_input`, changed since it was chunked).
+/// `max_input`, changed since it was chunked), with its kind.
 fn read_archive(
     path: &Path,
     size: u64,
     limits: &Limits,
-) -> Result<Option<(Vec<u8>, archive::ArchiveKind)>, String> {
-    let mut file = crate::io::longpath::open_file(path).map_err(|e| e.to_string())?;
+) -> Result<Option<ArchiveBytes>, (LeftOut, String)> {
+    let unread = |e: io::Error| (LeftOut::Unread, e.to_string());
+    let mut file = crate::io::longpath::open_file(path).map_err(unread)?;
     let mut data = Vec::new();
     (&mut file)
         .take(HEAD)
         .read_to_end(&mut data)
-        .map_err(|e| e.to_string())?;
+        .map_err(unread)?;
     let Some(kind) = archive::archive_kind(&data) else {
         return Ok(None);
     };
     if size > limits.max_input {
-        return Err(format!(
-            "an archive of {size} bytes, more than the limit of {} read whole",
-            limits.max_input
+        return Err((
+            LeftOut::Unread,
+            format!(
+                "an archive of {size} bytes, more than the limit of {} read whole",
+                limits.max_input
+            ),
         ));
     }
-    file.read_to_end(&mut data).map_err(|e| e.to_string())?;
+    file.read_to_end(&mut data).map_err(unread)?;
     if data.len() as u64 != size {
-        return Err(format!(
-            "changed while it was read ({size} bytes, then {})",
-            data.len()
+        return Err((
+            LeftOut::Unread,
+            format!(
+                "changed while it was read ({size} bytes, then {})",
+                data.len()
+            ),
         ));
     }
     Ok(Some((data, kind)))
@@ -119,11 +152,19 @@ fn chunk_members(
             }
         })
     }));
-    let note = match run {
-        Ok(x) => x.note.or(failed),
-        Err(_) => Some("the archive reader panicked: the members read before are kept".into()),
+    let (note, left_out) = match run {
+        Ok(x) if x.note.is_some() => (x.note, x.reason),
+        Ok(_) => (failed.clone(), failed.map(|_| LeftOut::Broken)),
+        Err(_) => (
+            Some("the archive reader panicked: the members read before are kept".into()),
+            Some(LeftOut::Broken),
+        ),
     };
-    Members { files, note }
+    Members {
+        files,
+        note,
+        left_out,
+    }
 }
 
 /// The record of one member: its archive's mtime (a member changes only

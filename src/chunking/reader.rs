@@ -273,6 +273,9 @@ pub struct Members {
     /// Why members were left out or not read ("an archive nested more
     /// than 3 deep...", "member x declares ... bytes"), or `None`.
     pub note: Option<String>,
+    /// The reason of `note`, which the archive's entry records
+    /// ([`FileView::left_out`]).
+    pub left_out: Option<crate::formats::LeftOut>,
 }
 
 /// Open a regular file for its content view in `mode`, chunk the view, and
@@ -404,6 +407,7 @@ fn chunk_open(
                 unreadable: None,
                 hash: Some(view_hash),
                 archive: None,
+                left_out: None,
             };
             (info, false, view)
         }

@@ -22,6 +22,7 @@
 use std::io::{Cursor, Read};
 
 use super::{read_bounded, Budget, Fail, Limits};
+use crate::formats::LeftOut;
 
 /// Archives inside archives read at most this deep (the outer archive is
 /// depth 1): a zip of zips of zips is read, a fourth level is a member
@@ -56,12 +57,32 @@ pub struct Expanded {
     pub left_out: usize,
     /// The first reason a member was left out or reading stopped.
     pub note: Option<String>,
+    /// What kind of reason `note` is: what the file table records.
+    pub reason: Option<LeftOut>,
 }
 
 impl Expanded {
-    fn fail(&mut self, why: String) {
+    fn fail(&mut self, kind: LeftOut, why: String) {
         self.left_out += 1;
-        self.note.get_or_insert(why);
+        self.note(kind, why);
+    }
+
+    /// Record the first note and its kind.
+    fn note(&mut self, kind: LeftOut, why: String) {
+        if self.note.is_none() {
+            self.note = Some(why);
+            self.reason = Some(kind);
+        }
+    }
+}
+
+/// The kind of a [`read_bounded`] failure of `what`: its I/O errors
+/// (`what: error`: a bad CRC, a truncated stream) are damage, the rest
+/// (size, ratio, time) limits.
+fn read_failure(why: &str, what: &str) -> LeftOut {
+    match why.strip_prefix(what) {
+        Some(rest) if rest.starts_with(": ") => LeftOut::Broken,
+        _ => LeftOut::Limit,
     }
 }
 
@@ -137,13 +158,17 @@ impl Walk<'_, '_> {
     fn zip(&mut self, data: &[u8], prefix: &[u8], depth: usize) -> Result<(), Stop> {
         let mut zip = match zip::ZipArchive::new(Cursor::new(data)) {
             Ok(z) => z,
-            Err(e) => return Err(self.stop(format!("{}bad zip: {e}", shown(prefix)))),
+            Err(e) => {
+                let why = format!("{}bad zip: {e}", shown(prefix));
+                return Err(self.stop(LeftOut::Broken, why));
+            }
         };
         for i in 0..zip.len() {
             let mut m = match zip.by_index(i) {
                 Ok(m) => m,
                 Err(e) => {
-                    self.out.fail(format!("{}member {i}: {e}", shown(prefix)));
+                    let why = format!("{}member {i}: {e}", shown(prefix));
+                    self.out.fail(LeftOut::Broken, why);
                     continue;
                 }
             };
@@ -155,17 +180,20 @@ impl Walk<'_, '_> {
             self.count(&name)?;
             let what = format!("member {}", String::from_utf8_lossy(&name));
             if m.size() > self.budget.limits.max_bytes {
-                self.out.fail(format!(
-                    "{what} declares {} bytes, more than the size limit of {}",
-                    m.size(),
-                    self.budget.limits.max_bytes
-                ));
+                self.out.fail(
+                    LeftOut::Limit,
+                    format!(
+                        "{what} declares {} bytes, more than the size limit of {}",
+                        m.size(),
+                        self.budget.limits.max_bytes
+                    ),
+                );
                 continue;
             }
             let packed = m.compressed_size();
             match read_bounded(&mut m, self.budget, Some(packed), &what) {
                 Ok(bytes) => self.member(name, bytes, depth)?,
-                Err(why) => self.out.fail(why),
+                Err(why) => self.out.fail(read_failure(&why, &what), why),
             }
         }
         Ok(())
@@ -189,16 +217,21 @@ impl Walk<'_, '_> {
             match read_exact_or_end(r, &mut header) {
                 Ok(false) => return Ok(()),
                 Ok(true) => {}
-                Err(e) => return Err(self.stop(format!("{}truncated tar: {e}", shown(prefix)))),
+                Err(e) => {
+                    let why = format!("{}truncated tar: {e}", shown(prefix));
+                    return Err(self.stop(LeftOut::Broken, why));
+                }
             }
             if header.iter().all(|&b| b == 0) {
                 return Ok(());
             }
             if !tar_header_ok(&header) {
-                return Err(self.stop(format!("{}bad tar header checksum", shown(prefix))));
+                let why = format!("{}bad tar header checksum", shown(prefix));
+                return Err(self.stop(LeftOut::Broken, why));
             }
             let Some(size) = octal(&header[124..136]) else {
-                return Err(self.stop(format!("{}bad tar member size", shown(prefix))));
+                let why = format!("{}bad tar member size", shown(prefix));
+                return Err(self.stop(LeftOut::Broken, why));
             };
             let flag = header[156];
             let take = match flag {
@@ -206,20 +239,23 @@ impl Walk<'_, '_> {
                 _ => self.budget.limits.max_bytes,
             };
             if size > take {
-                return Err(self.stop(format!(
-                    "{}tar member of {size} bytes, more than the size limit of {take}",
-                    shown(prefix)
-                )));
+                return Err(self.stop(
+                    LeftOut::Limit,
+                    format!(
+                        "{}tar member of {size} bytes, more than the size limit of {take}",
+                        shown(prefix)
+                    ),
+                ));
             }
             let pad = (512 - size % 512) % 512;
             let what = format!("{}tar member", shown(prefix));
             let data = match read_bounded(&mut (&mut *r).take(size), self.budget, packed, &what) {
                 Ok(d) if d.len() as u64 == size => d,
-                Ok(_) => return Err(self.stop(format!("{what}: truncated"))),
-                Err(why) => return Err(self.stop(why)),
+                Ok(_) => return Err(self.stop(LeftOut::Broken, format!("{what}: truncated"))),
+                Err(why) => return Err(self.stop(read_failure(&why, &what), why)),
             };
             if std::io::copy(&mut (&mut *r).take(pad), &mut std::io::sink()).is_err() {
-                return Err(self.stop(format!("{what}: truncated")));
+                return Err(self.stop(LeftOut::Broken, format!("{what}: truncated")));
             }
             match flag {
                 b'L' => long_name = Some(trim_nul(&data).to_vec()),
@@ -238,11 +274,14 @@ impl Walk<'_, '_> {
     /// One more member, or the stop at `max_members`.
     fn count(&mut self, name: &[u8]) -> Result<(), Stop> {
         if self.out.members >= self.budget.limits.max_members {
-            return Err(self.stop(format!(
-                "more than {} members (at {}): the rest are not read",
-                self.budget.limits.max_members,
-                String::from_utf8_lossy(name)
-            )));
+            return Err(self.stop(
+                LeftOut::Limit,
+                format!(
+                    "more than {} members (at {}): the rest are not read",
+                    self.budget.limits.max_members,
+                    String::from_utf8_lossy(name)
+                ),
+            ));
         }
         Ok(())
     }
@@ -251,10 +290,13 @@ impl Walk<'_, '_> {
     fn member(&mut self, name: Vec<u8>, bytes: Vec<u8>, depth: usize) -> Result<(), Stop> {
         self.read += bytes.len() as u64;
         if self.read > self.budget.limits.max_input {
-            return Err(self.stop(format!(
-                "members expand to more than {} bytes in all: the rest are not read",
-                self.budget.limits.max_input
-            )));
+            return Err(self.stop(
+                LeftOut::Limit,
+                format!(
+                    "members expand to more than {} bytes in all: the rest are not read",
+                    self.budget.limits.max_input
+                ),
+            ));
         }
         self.out.members += 1;
         let member = Member { name, bytes };
@@ -271,7 +313,7 @@ impl Walk<'_, '_> {
                 self.archive(&member.bytes, kind, &prefix, depth + 1);
             }
             Some(_) => {
-                self.out.note.get_or_insert(format!(
+                self.out.note(LeftOut::Deep, format!(
                     "{}: an archive nested more than {MAX_ARCHIVE_DEPTH} deep, its members are not read",
                     String::from_utf8_lossy(&member.name)
                 ));
@@ -281,8 +323,8 @@ impl Walk<'_, '_> {
         Ok(())
     }
 
-    fn stop(&mut self, why: Fail) -> Stop {
-        self.out.note.get_or_insert(why);
+    fn stop(&mut self, kind: LeftOut, why: Fail) -> Stop {
+        self.out.note(kind, why);
         Stop
     }
 }
@@ -499,7 +541,8 @@ mod tests {
             Expanded {
                 members: 4,
                 left_out: 0,
-                note: None
+                note: None,
+                reason: None,
             }
         );
         // The names split back into their levels; traversal names are
@@ -548,6 +591,7 @@ mod tests {
             e.note.as_deref(),
             Some("o.zip!/x.tar.gz!/t/inner.zip: an archive nested more than 3 deep, its members are not read")
         );
+        assert_eq!(e.reason, Some(LeftOut::Deep));
     }
 
     #[test]
@@ -558,6 +602,7 @@ mod tests {
         let (got, e) = all(&z, &Limits::default());
         assert_eq!(names(&got), ["ok.txt"]);
         assert_eq!(e.left_out, 1);
+        assert_eq!(e.reason, Some(LeftOut::Limit));
         let note = e.note.unwrap();
         assert!(
             note.starts_with("member bomb.bin expands more than 200:1"),
@@ -584,6 +629,7 @@ mod tests {
         let z = zip_of(&[("a.txt", b"alpha\n"), ("b.txt", b"beta\n")]);
         let (got, e) = all(&z[..z.len() / 2], &Limits::default());
         assert!(got.is_empty());
+        assert_eq!(e.reason, Some(LeftOut::Broken));
         assert!(e.note.unwrap().starts_with("bad zip: "));
         let t = tar_of(&[
             (b"a.txt", &[b'a'; 700], b'0'),
@@ -592,6 +638,7 @@ mod tests {
         let (got, e) = all(&t[..2300], &Limits::default());
         assert_eq!(names(&got), ["a.txt"]);
         assert_eq!(e.note.as_deref(), Some("tar member: truncated"));
+        assert_eq!(e.reason, Some(LeftOut::Broken));
         let mut bad = t.clone();
         bad[1536] ^= 1; // the second header's first byte: its checksum fails
         let (got, e) = all(&bad, &Limits::default());

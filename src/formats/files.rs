@@ -202,6 +202,53 @@ impl ViewKind {
     }
 }
 
+/// Why an archive's members were not all listed (issue 27): kept in the
+/// file table after the view (`raw~broken`), so that the report lists the
+/// archive in every format, also when a re-run or a shard merge reused its
+/// records without reading it. A reason, not the whole note: the details
+/// (the zip error, the member over a limit) are fsim-chunk's warning, as a
+/// document's are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LeftOut {
+    /// Damaged or truncated (a broken zip directory, a bad tar header, a
+    /// member that fails to decompress, a reader that panicked): the
+    /// members before the damage are listed.
+    Broken,
+    /// An archive inside it nested deeper than fsim reads
+    /// (`content::archive::MAX_ARCHIVE_DEPTH`): that archive is a member,
+    /// its own members are not listed.
+    Deep,
+    /// Members over a limit (size, expansion ratio, count, bytes in all,
+    /// time) left out.
+    Limit,
+    /// Not read at all: larger than the limit read whole, or changed or
+    /// unreadable when fsim-chunk opened it for its members.
+    Unread,
+}
+
+impl LeftOut {
+    pub const ALL: [LeftOut; 4] = [
+        LeftOut::Broken,
+        LeftOut::Deep,
+        LeftOut::Limit,
+        LeftOut::Unread,
+    ];
+
+    /// The name written in the file table after `~`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LeftOut::Broken => "broken",
+            LeftOut::Deep => "deep",
+            LeftOut::Limit => "limit",
+            LeftOut::Unread => "unread",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<LeftOut> {
+        LeftOut::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
 /// Which view of a file was chunked, and the size of its raw bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileView {
@@ -226,6 +273,10 @@ pub struct FileView {
     /// named `a.zip!` is never taken for an archive. Written after the
     /// view's name: `docx!5`, `raw!5`, `raw/docx!5`.
     pub archive: Option<u32>,
+    /// For an archive whose members were not all listed, why: written
+    /// after the view's name and before `!N`: `raw~broken`, `gzip~deep`,
+    /// `raw~limit!5` (a nested archive).
+    pub left_out: Option<LeftOut>,
 }
 
 impl FileView {
@@ -237,6 +288,7 @@ impl FileView {
             unreadable: None,
             hash: None,
             archive: None,
+            left_out: None,
         }
     }
 
@@ -257,25 +309,41 @@ impl FileView {
             out.push(b'/');
             out.extend_from_slice(k.name().as_bytes());
         }
+        if let Some(l) = self.left_out {
+            out.push(b'~');
+            out.extend_from_slice(l.name().as_bytes());
+        }
         if let Some(n) = self.archive {
             out.push(b'!');
             write_u64(n as u64, out);
         }
     }
 
-    /// The inverse of [`FileView::write_kind`]: (kind, unreadable kind,
-    /// archive path length of a member).
-    pub fn parse_kind(s: &[u8]) -> Option<(ViewKind, Option<ViewKind>, Option<u32>)> {
+    /// The inverse of [`FileView::write_kind`]: the view with every field
+    /// but the sizes and the hash (the caller's).
+    pub fn parse_kind(s: &[u8]) -> Option<FileView> {
         let s = std::str::from_utf8(s).ok()?;
-        let (s, archive) = match s.split_once('!') {
-            None => (s, None),
-            Some((k, n)) => (k, Some(u32::try_from(parse_u64(n.as_bytes())?).ok()?)),
+        let mut v = FileView::raw(0);
+        let s = match s.split_once('!') {
+            None => s,
+            Some((k, n)) => {
+                v.archive = Some(u32::try_from(parse_u64(n.as_bytes())?).ok()?);
+                k
+            }
+        };
+        let s = match s.split_once('~') {
+            None => s,
+            Some((k, l)) => {
+                v.left_out = Some(LeftOut::from_name(l)?);
+                k
+            }
         };
         match s.split_once('/') {
-            None => Some((ViewKind::from_name(s)?, None, archive)),
-            Some(("raw", k)) => Some((ViewKind::Raw, Some(ViewKind::from_name(k)?), archive)),
-            Some(_) => None,
+            None => v.kind = ViewKind::from_name(s)?,
+            Some(("raw", k)) => v.unreadable = Some(ViewKind::from_name(k)?),
+            Some(_) => return None,
         }
+        Some(v)
     }
 
     /// How the report names the view compared: `docx text`, `gzip
@@ -391,23 +459,19 @@ impl FileEntry {
         let view = match view {
             None => FileView::raw(size),
             Some((kind, raw_size, hash)) => {
-                let (kind, unreadable, archive) = FileView::parse_kind(kind)
-                    .ok_or("expected a view (raw, docx, gzip, raw/docx, docx!5, ...) in field 6")?;
-                let hash = match hash {
+                let mut view = FileView::parse_kind(kind).ok_or(
+                    "expected a view (raw, docx, gzip, raw/docx, docx!5, raw~broken, ...) in field 6",
+                )?;
+                view.hash = match hash {
                     None | Some(b"-") => None,
                     Some(h) => Some(
                         parse_hex128(h)
                             .ok_or("expected a 32-digit lowercase hex view hash or - in field 8")?,
                     ),
                 };
-                FileView {
-                    kind,
-                    unreadable,
-                    archive,
-                    raw_size: parse_u64(raw_size)
-                        .ok_or("expected a raw size in bytes in field 7")?,
-                    hash,
-                }
+                view.raw_size =
+                    parse_u64(raw_size).ok_or("expected a raw size in bytes in field 7")?;
+                view
             }
         };
         let path = unescape_path(path).map_err(|e| format!("field {}: {e}", path_field(line)))?;
@@ -579,6 +643,9 @@ pub struct CompactTable {
     /// (id, archive path length) of the members of archives, in id order:
     /// sparse.
     members: Vec<(u32, u32)>,
+    /// (id, why) of the archives whose members were not all listed, in id
+    /// order: sparse.
+    left_out: Vec<(u32, LeftOut)>,
 }
 
 /// One file of a [`CompactTable`], with the fields of a [`FileEntry`] that
@@ -596,6 +663,9 @@ pub struct FileRef<'a> {
     /// For a member of an archive, the length of the archive's path at the
     /// start of `path` ([`FileView::archive`]).
     pub archive: Option<u32>,
+    /// For an archive whose members were not all listed, why
+    /// ([`FileView::left_out`]).
+    pub left_out: Option<LeftOut>,
     pub path: &'a [u8],
 }
 
@@ -614,6 +684,9 @@ impl CompactTable {
         if let Some(n) = e.view.archive {
             self.members.push((e.id, n));
         }
+        if let Some(l) = e.view.left_out {
+            self.left_out.push((e.id, l));
+        }
     }
 
     fn shrink_to_fit(&mut self) {
@@ -626,6 +699,7 @@ impl CompactTable {
         self.views.shrink_to_fit();
         self.view_hashes.shrink_to_fit();
         self.members.shrink_to_fit();
+        self.left_out.shrink_to_fit();
     }
 
     pub fn len(&self) -> usize {
@@ -658,6 +732,11 @@ impl CompactTable {
                 .binary_search_by_key(&id, |&(i, _)| i)
                 .ok()
                 .map(|k| self.members[k].1),
+            left_out: self
+                .left_out
+                .binary_search_by_key(&id, |&(i, _)| i)
+                .ok()
+                .map(|k| self.left_out[k].1),
             path: &self.paths[start..end],
         })
     }
@@ -729,7 +808,8 @@ impl CompactTable {
             + self.types.capacity()
             + self.views.capacity() * 2
             + self.view_hashes.capacity() * std::mem::size_of::<(u32, u128)>()
-            + self.members.capacity() * 8) as u64
+            + self.members.capacity() * 8
+            + self.left_out.capacity() * 8) as u64
     }
 }
 

@@ -193,6 +193,7 @@ mod tests {
                 unreadable: None,
                 hash: Some(0x0123456789abcdef0123456789abcdef),
                 archive: None,
+                left_out: None,
             },
             ..e
         };
@@ -210,7 +211,7 @@ mod tests {
         let bad = String::from_utf8(v).unwrap().replace("docx", "doc");
         assert_eq!(
             FileEntry::parse(&bad.as_bytes()[..bad.len() - 1]).unwrap_err(),
-            "expected a view (raw, docx, gzip, raw/docx, docx!5, ...) in field 6"
+            "expected a view (raw, docx, gzip, raw/docx, docx!5, raw~broken, ...) in field 6"
         );
         // A member of an archive: the archive path's length after a `!`.
         let mut member = docx.clone();
@@ -223,6 +224,22 @@ mod tests {
             b"\ttext\traw/pdf!5\t40000\t0123456789abcdef0123456789abcdef\tdir/a\\tb\\nc\\xff\n"
         ));
         assert_eq!(FileEntry::parse(&v[..v.len() - 1]).unwrap(), member);
+        // A nested archive whose members were not all listed: its reason
+        // between the view and the archive path's length.
+        let mut nested = member.clone();
+        nested.view.unreadable = None;
+        nested.view.left_out = Some(LeftOut::Deep);
+        let mut v = Vec::new();
+        nested.write(&mut v);
+        assert!(v.ends_with(
+            b"\ttext\traw~deep!5\t40000\t0123456789abcdef0123456789abcdef\tdir/a\\tb\\nc\\xff\n"
+        ));
+        assert_eq!(FileEntry::parse(&v[..v.len() - 1]).unwrap(), nested);
+        for l in LeftOut::ALL {
+            assert_eq!(LeftOut::from_name(l.name()), Some(l));
+        }
+        let bad = String::from_utf8(v).unwrap().replace("~deep", "~deeper");
+        assert!(FileEntry::parse(&bad.as_bytes()[..bad.len() - 1]).is_err());
     }
 
     #[test]

@@ -663,6 +663,7 @@ fn head_json(report: &Report) -> Value {
         "identical_note": identical_note,
         "same_content": same_content,
         "same_note": same_note,
+        "notes": report.notes_html(),
     })
 }
 

@@ -25,6 +25,7 @@ pub mod filter;
 pub mod folders;
 pub mod html;
 pub mod model;
+pub mod notes;
 pub mod stream;
 pub mod templates;
 pub mod xlsx;
@@ -176,6 +177,8 @@ impl Report {
             "percent_of_b": r1(percent(p.common, sb)),
             "percent_symmetric": r1(symmetric(p.common, sa, sb)),
             "exact": p.exact,
+            "view_a": self.view_label(p.a),
+            "view_b": self.view_label(p.b),
         })
     }
 
@@ -201,6 +204,7 @@ impl Report {
                 })
             })
             .collect();
+        let (documents, archives) = self.notes_json();
         json!({
             "fsim_report": 1,
             "params": params,
@@ -208,7 +212,8 @@ impl Report {
             "folders": folders,
             "folder_families": families,
             "folders_wide_identical_sets": self.folders.wide_sets,
-            "unreadable_documents": self.unreadable_json(),
+            "unreadable_documents": documents,
+            "members_left_out": archives,
             "identical_sets": identical,
             "same_content": self.same_content.iter().map(|g| self.same_content_json(g)).collect::<Vec<_>>(),
             "clusters": marker,
@@ -229,6 +234,15 @@ impl Report {
             .view
             .label()
             .unwrap_or_else(|| "raw".into())
+    }
+
+    /// `  [docx text]` after a file's path in the text report when it was
+    /// compared by a content view, nothing for raw bytes.
+    pub(crate) fn view_suffix(&self, id: u32) -> String {
+        match self.files.at(id).view.label() {
+            Some(l) => format!("  [{l}]"),
+            None => String::new(),
+        }
     }
 
     /// A "same content, different file" group in the json document.
@@ -368,60 +382,6 @@ impl Report {
         v
     }
 
-    /// The files whose bytes looked like a document but could not be read
-    /// as one (so their raw bytes were compared), the first
-    /// [`MAX_UNREADABLE`] of them in id order, and how many there are.
-    fn unreadable(&self) -> (Vec<(u32, &'static str)>, usize) {
-        let mut listed = Vec::new();
-        let mut count = 0;
-        for f in self.files.iter() {
-            if let Some(k) = f.unreadable {
-                count += 1;
-                if listed.len() < MAX_UNREADABLE {
-                    listed.push((f.id, k.name()));
-                }
-            }
-        }
-        (listed, count)
-    }
-
-    /// The json report's `unreadable_documents`.
-    fn unreadable_json(&self) -> Value {
-        let (listed, count) = self.unreadable();
-        json!({
-            "count": count,
-            "listed": listed.iter().map(|&(f, k)| json!({
-                "path": self.path(f),
-                "note": format!("unreadable as {k}: raw bytes compared"),
-            })).collect::<Vec<_>>(),
-            "capped": count > listed.len(),
-        })
-    }
-
-    /// The text report's lines for the documents read as raw bytes.
-    fn unreadable_text(&self, o: &mut String, st: &Style) {
-        use std::fmt::Write;
-        let (listed, count) = self.unreadable();
-        if count == 0 {
-            return;
-        }
-        let (dim, reset) = (st.dim, st.reset);
-        let _ = writeln!(
-            o,
-            "{dim}documents compared by their raw bytes (unreadable as their kind; fsim-chunk's warnings say why): {count}{reset}"
-        );
-        for (f, k) in &listed {
-            let _ = writeln!(o, "{dim}  {}  (unreadable as {k}){reset}", self.path(*f));
-        }
-        if count > listed.len() {
-            let _ = writeln!(
-                o,
-                "{dim}  ... and {} more (the first {MAX_UNREADABLE} listed){reset}",
-                count - listed.len()
-            );
-        }
-    }
-
     /// The text report up to its first cluster.
     pub(crate) fn text_head(&self, color: bool) -> String {
         use std::fmt::Write;
@@ -473,7 +433,7 @@ impl Report {
                 self.filtered_links
             );
         }
-        self.unreadable_text(&mut o, &st);
+        self.notes_text(&mut o, &st);
         let _ = writeln!(o);
         folders_text(&self.folders, self.config.min_percent, &mut o, st);
         self.text_identical(&mut o, &st);
@@ -624,10 +584,7 @@ impl Report {
             }
             for (i, &f) in c.files.iter().enumerate() {
                 let copies = self.copies(f);
-                let mut extra = match self.files.at(f).view.label() {
-                    Some(l) => format!("  [{l}]"),
-                    None => String::new(),
-                };
+                let mut extra = self.view_suffix(f);
                 if !copies.is_empty() {
                     extra.push_str(&format!("  (+{} identical copies)", copies.len()));
                 }
@@ -675,10 +632,12 @@ impl Report {
                 let (sa, sb) = (self.size(l.a), self.size(l.b));
                 let _ = writeln!(
                     o,
-                    "      {dim}link{reset} {pct}{:5.1}%{reset}  {} <-> {}: {} in common ({:.1}% / {:.1}%), {}",
+                    "      {dim}link{reset} {pct}{:5.1}%{reset}  {}{} <-> {}{}: {} in common ({:.1}% / {:.1}%), {}",
                     symmetric(l.common, sa, sb),
                     self.path(l.a),
+                    self.view_suffix(l.a),
                     self.path(l.b),
+                    self.view_suffix(l.b),
                     human_bytes(l.common),
                     percent(l.common, sa),
                     percent(l.common, sb),

@@ -829,7 +829,8 @@ impl Sink {
                 for f in &r.folders.pairs {
                     self.push(&f.tsv())?;
                 }
-                self.push(&r.tsv_same_content())
+                self.push(&r.tsv_same_content())?;
+                self.push(&r.notes_tsv())
             }
             _ => self.push("{\n  \"clusters\": "),
         }

@@ -320,6 +320,7 @@ fn summary_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layout
     if let Some(note) = report.pruned_note() {
         notes.push(("pruned", note));
     }
+    notes.extend(report.notes_lines().into_iter().map(|l| ("note", l)));
     for (k, v) in &notes {
         ws.write_string(r, 0, *k).map_err(xerr)?;
         ws.write_string(r, 1, v).map_err(xerr)?;

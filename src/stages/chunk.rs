@@ -301,7 +301,10 @@ fn reused(path: PathBuf, f: Found, pos: u64) -> FileResult {
                 reused(p, m, pos)
             })
             .collect();
-        Box::new(Members { files, note: None })
+        Box::new(Members {
+            files,
+            ..Members::default()
+        })
     });
     FileResult {
         path,
@@ -559,6 +562,7 @@ impl<'a> Worker<'a> {
                     r.pos = pos;
                     if self.expand {
                         let m = members::expand(&r, chunker, &mut self.buf, &self.limits);
+                        r.view.left_out = m.left_out;
                         r.members = (!m.files.is_empty() || m.note.is_some()).then(|| Box::new(m));
                     }
                     Body::File(r)
@@ -658,7 +662,9 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
         out.files_out.write_all(out.fbuf)?;
         out.fbuf.clear();
     }
-    let Some(members) = f.members else {
+    // A shard's ids are walk positions: no room for members (a merging
+    // run reads archives again), also none reused from a previous run.
+    let Some(members) = f.members.filter(|_| out.shard.is_none()) else {
         return Ok(());
     };
     if let Some(note) = &members.note {

@@ -38,6 +38,7 @@
 //! `stat` per walked file, and reading the previous chunk file once (about
 //! 3% of the repository's size at the default average chunk size).
 
+use crate::chunking::members;
 use crate::chunking::stream::Piece;
 use crate::error::{Error, Result};
 use crate::formats::files::TableDigest;
@@ -47,7 +48,9 @@ use crate::formats::{
     ChunkRecord, Digest, FileEntry, InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
 };
 use std::cmp::Ordering;
+use std::ffi::OsStr;
 use std::io::BufRead;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Compare two paths in walk order: byte order with `/` below every other
@@ -119,6 +122,9 @@ pub struct Previous {
     sources: Vec<Source>,
     /// The sources are the N shards of one sharded run.
     sharded: bool,
+    /// This run lists archives' members (`content=auto`): an archive found
+    /// in a shard is read again, as shard tables hold no members.
+    members: bool,
 }
 
 fn params_differ(name: &str, line: u64, got: &Params, want: &Params) -> Option<Error> {
@@ -434,7 +440,12 @@ impl Previous {
                 "several --previous tables are only allowed for the shards of one run",
             ));
         }
-        Ok(Previous { sources, sharded })
+        let members = params.get("content") != Some("raw");
+        Ok(Previous {
+            sources,
+            sharded,
+            members,
+        })
     }
 
     /// Look up the walked file at walk position `pos`.
@@ -450,10 +461,23 @@ impl Previous {
         } else {
             0
         };
-        match self.sources.get_mut(i) {
-            Some(s) => s.lookup(path, size, mtime),
-            None => Ok(None),
-        }
+        let found = match self.sources.get_mut(i) {
+            Some(s) => s.lookup(path, size, mtime)?,
+            None => None,
+        };
+        // A shard run lists no members (its ids are walk positions): an
+        // archive is read again here, with them, as an unsharded run reads
+        // it.
+        let again = |f: &Found| {
+            self.sharded
+                && self.members
+                && members::is_archive(
+                    Path::new(OsStr::from_bytes(path)),
+                    f.entry.ftype,
+                    &f.entry.view,
+                )
+        };
+        Ok(found.filter(|f| !again(f)))
     }
 
     /// Read the rest of every source, checking counts and digests.
