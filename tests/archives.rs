@@ -320,23 +320,6 @@ fn content_raw_keeps_archives_whole() {
     assert!(r["identical_sets"].as_array().unwrap().is_empty(), "{r}");
 }
 
-/// Run `line` (a shell command line) in `cwd` with the test's binaries
-/// first on PATH.
-fn sh(cwd: &Path, line: &str) {
-    std::fs::create_dir_all(cwd).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut c = Command::new("sh");
-    c.current_dir(cwd)
-        .env("PATH", path)
-        .arg("-c")
-        .arg(format!("set -e; {line}"));
-    run_ok(c, None);
-}
-
 /// The outputs are the same with JOBS=1 and JOBS=2, in 2 shards (also
 /// reusing a run with members), through an incremental re-run, and
 /// through the pipe of docs/usage.md.

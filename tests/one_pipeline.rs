@@ -11,7 +11,6 @@ mod common;
 
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The pipe of docs/usage.md (*The stages*): the line that starts with
 /// `fsim-chunk` and ends with `fsim-report`, its root (`~/docs`) to be
@@ -49,23 +48,6 @@ fn repo(dir: &Path) -> PathBuf {
     std::fs::write(repo.join("small/settings_a.py"), small(false)).unwrap();
     std::fs::write(repo.join("small/settings_b.py"), small(true)).unwrap();
     repo
-}
-
-/// Run `pipe` (a shell command line) in `cwd` with the test's binaries
-/// first on PATH.
-fn sh(cwd: &Path, pipe: &str) {
-    std::fs::create_dir_all(cwd).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut c = Command::new("sh");
-    c.current_dir(cwd)
-        .env("PATH", path)
-        .arg("-c")
-        .arg(format!("set -e; {pipe}"));
-    run_ok(c, None);
 }
 
 /// The pipe of docs/usage.md on `repo` in `cwd`, with `edit` applied to the line;

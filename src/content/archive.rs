@@ -457,18 +457,8 @@ fn pax_path(data: &[u8]) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::content::tests::zip_of;
     use std::io::Write;
-
-    fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
-        let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
-        let opts = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated);
-        for (name, data) in members {
-            w.start_file(*name, opts).unwrap();
-            w.write_all(data).unwrap();
-        }
-        w.finish().unwrap().into_inner()
-    }
 
     /// A ustar header for `name` (split into prefix and name when long)
     /// with `size` bytes of type `flag`.

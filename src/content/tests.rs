@@ -258,8 +258,9 @@ fn raw_mode_and_memory_budgets() {
     assert_eq!(Limits::within_memory(u64::MAX).max_bytes, 64 << 20);
 }
 
-/// A zip package of `members`, deflated.
-fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
+/// A zip package of `members`, deflated (also the archive module's
+/// tests').
+pub(super) fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);

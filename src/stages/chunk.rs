@@ -576,6 +576,7 @@ impl<'a> Worker<'a> {
     }
 }
 
+#[derive(Default)]
 struct Written {
     summary: Summary,
     /// File entries not written yet (written after the last records).
@@ -698,14 +699,7 @@ impl<'a> Writer<'a> {
         progress: &'a Progress,
     ) -> Writer<'a> {
         Writer {
-            w: Written {
-                summary: Summary::default(),
-                files_tail: Vec::new(),
-                digest: Digest::default(),
-                table: TableDigest::default(),
-                events: 0,
-                special: 0,
-            },
+            w: Written::default(),
             shard,
             chunks_out,
             files_out,

@@ -128,6 +128,24 @@ pub fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
     )
 }
 
+/// Run `line` (a shell command line, `set -e`) in `cwd`, created if
+/// missing, with the test's binaries first on PATH: the README's pipe as a
+/// user types it.
+pub fn sh(cwd: &Path, line: &str) {
+    std::fs::create_dir_all(cwd).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut c = Command::new("sh");
+    c.current_dir(cwd)
+        .env("PATH", path)
+        .arg("-c")
+        .arg(format!("set -e; {line}"));
+    run_ok(c, None);
+}
+
 /// `make report` with the test's binaries on `repo` into `work`, progress
 /// shown (`QUIET=`), and extra `VAR=value` arguments; not yet run.
 pub fn make_report_cmd(repo: &Path, work: &Path, vars: &[&str]) -> Command {
