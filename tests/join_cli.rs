@@ -180,3 +180,78 @@ fn shard_tables_joined_are_the_unsharded_file_table() {
     );
     assert!(!out.exists());
 }
+
+/// A file skipped while chunking (a link to /proc/self/mem followed with
+/// -L: an I/O error even for root) moves every later file's id down: the
+/// shards' records renumbered by `--renumber` with the joined tables'
+/// `--moved` map are the unsharded run's records, their `#records` line
+/// its count and digest, and the file table joined with it the unsharded
+/// one; a line that is not a record is refused with the file and line.
+#[test]
+fn renumbered_shard_records_are_the_unsharded_records() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    std::os::unix::fs::symlink("/proc/self/mem", repo.join("0-unreadable")).unwrap();
+    let chunk = |name: &str, shard: Option<u32>| {
+        let mut c = fsim("fsim-chunk");
+        c.args(["-q", "-L", "-j", "1"]);
+        if let Some(i) = shard {
+            c.args(["--shard", &format!("{i}/2")]);
+        }
+        c.arg("--files-out")
+            .arg(t.path().join(format!("files.{name}.tsv")))
+            .arg("-o")
+            .arg(t.path().join(format!("chunks.{name}.tsv")))
+            .arg(&repo);
+        run_ok(c, None);
+        t.path().join(format!("chunks.{name}.tsv"))
+    };
+    let whole = std::fs::read_to_string(chunk("whole", None)).unwrap();
+    let shards = [chunk("0", Some(0)), chunk("1", Some(1))];
+    let moved = t.path().join("moved.tsv");
+    let mut c = fsim("fsim-join");
+    c.args(["--shard-tables", "-o", "/dev/null", "--moved"])
+        .arg(&moved)
+        .arg(t.path().join("files.0.tsv"))
+        .arg(t.path().join("files.1.tsv"));
+    run_ok(c, None);
+    assert!(!std::fs::read(&moved).unwrap().is_empty(), "no file moved");
+    let mut c = fsim("fsim-join");
+    c.arg("--renumber").arg(&moved).args(&shards);
+    let out = String::from_utf8(run_ok(c, None).stdout).unwrap();
+    let (records, last) = out.trim_end().rsplit_once('\n').unwrap();
+    let mut got: Vec<&str> = records.lines().collect();
+    let mut want: Vec<&str> = whole.lines().filter(|l| !l.starts_with('#')).collect();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    let trailer = whole.lines().last().unwrap();
+    let part = last.strip_prefix("#records\t").unwrap();
+    let (n, d) = part.split_once(':').unwrap();
+    assert!(
+        trailer.ends_with(&format!("\trecords={n}\tdigest={d}")),
+        "{part} against {trailer}"
+    );
+    let joined = t.path().join("files.tsv");
+    let mut c = fsim("fsim-join");
+    c.args(["--shard-tables", "--records", part, "-o"])
+        .arg(&joined)
+        .arg(t.path().join("files.0.tsv"))
+        .arg(t.path().join("files.1.tsv"));
+    run_ok(c, None);
+    assert!(
+        std::fs::read(&joined).unwrap() == std::fs::read(t.path().join("files.whole.tsv")).unwrap()
+    );
+    let bad = t.path().join("bad.tsv");
+    std::fs::write(&bad, format!("{}\nnot a record\n", want[0])).unwrap();
+    let mut c = fsim("fsim-join");
+    c.arg("--renumber").arg(&moved).arg(&bad);
+    let err = run_fail(c, None);
+    assert!(
+        err.starts_with(&format!(
+            "fsim-join: {}:2: expected a chunk record",
+            bad.display()
+        )),
+        "{err}"
+    );
+}

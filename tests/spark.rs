@@ -305,6 +305,39 @@ fn spark_feature_method_is_byte_identical() {
     assert_same(&t.path().join("local"), &t.path().join("spark"));
 }
 
+/// A file skipped while chunking (a link to /proc/self/mem, followed with
+/// -L: an I/O error even for root) comes first in the walk, so every later
+/// file's id is one below its walk position: the records are renumbered by
+/// `fsim-join --renumber` tasks, on the shared and the non-shared path,
+/// and every output is make's.
+#[test]
+fn spark_skipped_file_renumbers_the_records_byte_identical() {
+    if skip("spark_skipped_file_renumbers_the_records_byte_identical") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = repo_with_scattered_edits(t.path());
+    std::os::unix::fs::symlink("/proc/self/mem", repo.join("0-unreadable")).unwrap();
+    make_report_with(&repo, &t.path().join("local"), &["METHOD_OPTS=-L"]);
+    let table = std::fs::read_to_string(t.path().join("local/files.tsv")).unwrap();
+    assert!(
+        table.lines().last().unwrap().contains("\tskipped=1\t"),
+        "the link was not skipped: {table}"
+    );
+    for (name, env) in [
+        ("spark", vec![]),
+        ("unshared", vec![("FSIM_SPARK_UNSHARED", "1")]),
+    ] {
+        let work = t.path().join(name);
+        let err = fsim_spark_with(&repo, &work, &env, &["--chunk-opts=-L"]);
+        assert!(
+            err.contains("1 files skipped while chunking: renumbering"),
+            "{err}"
+        );
+        assert_same(&t.path().join("local"), &work);
+    }
+}
+
 /// No two files share a kept chunk (no bin): the line source's pairs are
 /// analysed and verified by one task, as make report does without bins.
 #[test]

@@ -54,15 +54,13 @@ import tempfile
 import time
 from types import SimpleNamespace as NS
 
-M128 = (1 << 128) - 1
-K1 = 0x9E3779B97F4A7C15F39CC0605CEDC835
-K2 = 0xD6E8FEB86659FD93A0F43B2B7BD22E41
 FEATURE_METHODS = {"sif", "mod", "min", "sketch", "bsw-min", "supershingle", "oneperm", "bbit"}
-# The tasks' binaries (shipped with --ship); the driver runs fsim-analyze
-# --print-settings, fsim-partition --merge-forests, fsim-binpack and fsim-join
-# itself.
-BINARIES = ["fsim-chunk", "fsim-sort", "fsim-partition", "fsim-binpack", "fsim-analyze", "fsim-verify", "fsim-report"]
-DRIVER_BINARIES = ["fsim-join"]
+# The tasks' binaries (shipped with --ship; fsim-join renumbers records
+# when a file was skipped); the driver also runs fsim-analyze
+# --print-settings, fsim-partition --merge-forests, fsim-binpack and
+# fsim-join itself.
+BINARIES = ["fsim-chunk", "fsim-sort", "fsim-partition", "fsim-binpack", "fsim-analyze", "fsim-verify", "fsim-report",
+            "fsim-join"]
 # The tasks' shell scripts (pre.sh, then one per task): located and shipped
 # as the binaries are (beside this file on every node, or --ship).
 TASKS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tasks")
@@ -80,22 +78,6 @@ case $S in /*) ;; *) S=$PWD/$S ;; esac
 . "$S/pre.sh"
 . "$S/%(task)s.sh"
 """
-
-
-def mix128(x):
-    """records::mix128."""
-    x = (x * K1) & M128
-    x ^= x >> 67
-    return (x * K2) & M128
-
-
-def record_mix(h, f, ln):
-    """records::ChunkRecord::mix."""
-    return mix128((h ^ (f << 96) ^ (ln << 64)) & M128)
-
-
-def hex128(v):
-    return "%032x" % v
 
 
 def log(msg):
@@ -242,7 +224,7 @@ class Ctx:
         if not bindir or not os.path.exists(os.path.join(bindir, "fsim-chunk")):
             sys.exit("fsim-spark: fsim binaries not found: give --bin DIR or put them on PATH")
         bindir = os.path.abspath(bindir)
-        self.bins = {b: os.path.join(bindir, b) for b in BINARIES + DRIVER_BINARIES}
+        self.bins = {b: os.path.join(bindir, b) for b in BINARIES}
         task_bin, tasks = bindir, TASKS_DIR
         if a.ship:
             for b in BINARIES:
@@ -394,20 +376,19 @@ def chunk(c):
 def join_file_tables(c, ch, records=None):
     """files.tsv from the shards' file tables, by `fsim-join --shard-tables`
     (each table checked; ids renumbered in walk order; the trailer's counts
-    and digests summed, or `records` (count, digest) when the chunk records
-    were renumbered), as the merging fsim-chunk run writes it; then read
+    and digests summed, or the `records` parts' COUNT:DIGEST summed when the
+    chunk records were renumbered), as the merging fsim-chunk run writes it; then read
     back: its header, trailer and entries (O(files): the F lines need each
     file's size and content hash), and the files whose id is not their walk
     position (a file was skipped)."""
-    more = [] if records is None else ["--records", "%d:%s" % (records[0], hex128(records[1]))]
-    c.run_bin("fsim-join", "--shard-tables", "--moved", c.L(".moved.tsv"), "--chunk-ends", c.L(".chunk-ends.tsv"),
+    more = [x for part in records or [] for x in ("--records", part)]
+    ch.moved_path = c.L("moved.tsv")
+    c.run_bin("fsim-join", "--shard-tables", "--moved", ch.moved_path, "--chunk-ends", c.L(".chunk-ends.tsv"),
               *more, "-o", c.L("files.tsv"), *ch.tables)
     with open(c.L(".chunk-ends.tsv"), encoding="utf-8") as f:
         ch.chunk_ends = f.read().splitlines()
     os.remove(c.L(".chunk-ends.tsv"))
-    with open(c.L(".moved.tsv"), encoding="utf-8") as f:
-        ch.moved = dict(tuple(map(int, l.split("\t"))) for l in f)
-    os.remove(c.L(".moved.tsv"))
+    ch.dense = os.path.getsize(ch.moved_path) == 0
     with open(c.L("files.tsv"), encoding="utf-8", newline="\n") as f:
         lines = f.read().split("\n")
     ch.files_head, trailer = lines[0], parse_params(lines[-2])[1]
@@ -430,7 +411,6 @@ def sort(c, ch):
     t0 = time.time()
     # File ids are walk positions; they are the file table's ids unless a
     # file was skipped (unreadable) before another.
-    ch.dense = not ch.moved
     ch.file_sort = c.shared and ch.dense
     if c.shared:
         # Every range file of every shard: each a chunk file (header, records, trailer).
@@ -439,10 +419,8 @@ def sort(c, ch):
         records = ch.raw.filter(~first().isin("T", "#"))
     ch.count = ch.chunk_counts
     if not ch.dense:
-        records, count, digest = renumbered(c, ch, records)
-        if count != ch.chunk_counts:
-            sys.exit("fsim-spark: %d records renumbered but the shards wrote %d" % (count, ch.chunk_counts))
-        join_file_tables(c, ch, (count, digest))
+        records, parts = renumbered(c, ch, records)
+        join_file_tables(c, ch, parts)
     for t_ in ch.tables:
         os.remove(t_)
     if c.shared:
@@ -475,29 +453,14 @@ def sort(c, ch):
 
 def renumbered(c, ch, records):
     """Rare: a file was skipped while chunking, so walk positions are not
-    the table's ids: the records renumbered and digested in Python
-    (docs/distributed.md). Returns (records, count, digest)."""
-    log("%d files skipped while chunking: renumbering the records in Python" % ch.skipped)
-    ids = c.sc.broadcast(ch.moved)
-
-    def renumber(rows):
-        d = ids.value
-        for r in rows:
-            h, pos, ln = r.line.split("\t")
-            yield "%s\t%010d\t%s" % (h, d.get(int(pos), int(pos)), ln)
-
-    rdd = records.rdd.mapPartitions(renumber).persist(c.disk)
-
-    def part_digest(lines):
-        n, s = 0, 0
-        for l in lines:
-            h, f, ln = l.split("\t")
-            s += record_mix(int(h, 16), int(f), int(ln))
-            n += 1
-        yield (n, s & M128)
-
-    count, digest = rdd.mapPartitions(part_digest).fold((0, 0), lambda x, y: (x[0] + y[0], (x[1] + y[1]) & M128))
-    return c.spark.createDataFrame(rdd.map(lambda l: (l,)), "line string"), count, digest
+    the table's ids: each partition's records renumbered by `fsim-join
+    --renumber` (tasks/renumber.sh), which ends with the part's
+    `#records<TAB>COUNT:DIGEST` line. Returns (records, [COUNT:DIGEST])."""
+    log("%d files skipped while chunking: renumbering the records" % ch.skipped)
+    c.sc.addFile(ch.moved_path)
+    out = c.transform(records, "renumber", MOVED_DRIVER=ch.moved_path).persist(c.disk)
+    parts = [r.line.split("\t", 1)[1] for r in out.filter(first() == "#").collect()]
+    return out.filter(first() != "#"), parts
 
 
 # ---- 3. spanning forests per range, one union-find -------------------------
@@ -529,6 +492,7 @@ def forests(c, ch):
         kept_df.write.mode("overwrite").text(kept_dir)
     if c.shared:
         shutil.rmtree(ch.parts, ignore_errors=True)
+    if ch.file_sort:
         forest_files = [os.path.join(forest_local, n) for n in sorted(os.listdir(forest_local)) if n.startswith("f-")]
     else:
         forest_files = [c.L(".forest-lines.tsv")]

@@ -5,7 +5,9 @@
 use clap::Parser;
 use fsim::cli;
 use fsim::formats::{parse_hex128, Digest};
-use fsim::stages::join::{run, run_shard_tables, Config, ShardConfig};
+use fsim::stages::join::{
+    run, run_renumber, run_shard_tables, Config, RenumberConfig, ShardConfig,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,9 +36,15 @@ struct Args {
     shard_tables: bool,
     /// With --shard-tables: the run's chunk records' COUNT:DIGEST for the
     /// trailer, when a skipped file made their ids differ from the walk
-    /// positions (default: the shards' sums).
+    /// positions (default: the shards' sums). Repeated: summed (the
+    /// `#records` lines of the --renumber tasks, as they are).
     #[arg(long, value_name = "COUNT:DIGEST", requires = "shard_tables", value_parser = parse_records)]
-    records: Option<Digest>,
+    records: Vec<Digest>,
+    /// Renumber chunk records (the inputs: record lines, `#` lines
+    /// dropped) by this file of `POSITION<TAB>ID` lines (--shard-tables
+    /// --moved's); the last output line is `#records<TAB>COUNT:DIGEST`.
+    #[arg(long, value_name = "MOVED", conflicts_with_all = ["shard_tables", "ends_only"])]
+    renumber: Option<PathBuf>,
     /// With --shard-tables: write `POSITION<TAB>ID` for each file whose id
     /// differs from its walk position (an empty file when none does).
     #[arg(long, value_name = "FILE", requires = "shard_tables")]
@@ -60,6 +68,14 @@ fn parse_records(s: &str) -> Result<Digest, String> {
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    if let Some(moved) = a.renumber {
+        let cfg = RenumberConfig {
+            moved,
+            inputs: a.inputs,
+            output: a.output,
+        };
+        return cli::run("fsim-join", || run_renumber(&cfg));
+    }
     if a.shard_tables {
         let cfg = ShardConfig {
             inputs: a.inputs,

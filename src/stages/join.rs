@@ -7,8 +7,9 @@
 use crate::error::{Context, Result};
 use crate::formats::join::Joiner;
 use crate::formats::shards::ShardTables;
-use crate::formats::{open_input, Digest, LineReader};
+use crate::formats::{open_input, ChunkRecord, Digest, LineReader};
 use crate::io::Output;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -27,8 +28,9 @@ pub struct ShardConfig {
     pub inputs: Vec<PathBuf>,
     pub output: Option<PathBuf>,
     /// The run's chunk records' count and digest, when their ids were
-    /// renumbered (a file skipped); else the shards' sums.
-    pub records: Option<Digest>,
+    /// renumbered (a file skipped): the sum of these parts' ([`run_renumber`]'s
+    /// trailers); else (empty) the shards' sums.
+    pub records: Vec<Digest>,
     /// Where to write `position<TAB>id` for every file whose id is not its
     /// walk position (nothing when no file was skipped).
     pub moved: Option<PathBuf>,
@@ -44,8 +46,13 @@ pub fn run_shard_tables(cfg: &ShardConfig) -> Result<()> {
         tables.read(&mut LineReader::new(input, name))?;
     }
     let mut out = Output::create(cfg.output.as_deref())?;
-    let crate::formats::shards::Joined { moved, chunk_ends } =
-        tables.write(cfg.records, &mut out)?;
+    let records = (!cfg.records.is_empty()).then(|| {
+        cfg.records.iter().fold(Digest::default(), |mut d, p| {
+            d.merge(p);
+            d
+        })
+    });
+    let crate::formats::shards::Joined { moved, chunk_ends } = tables.write(records, &mut out)?;
     if let Some(path) = &cfg.chunk_ends {
         let mut e = Output::create(Some(path))?;
         e.write_all(&chunk_ends)?;
@@ -59,6 +66,71 @@ pub fn run_shard_tables(cfg: &ShardConfig) -> Result<()> {
         m.finish()?;
     }
     out.finish()
+}
+
+/// Chunk records renumbered by a `--moved` map (`--renumber`): a distributed
+/// run's shards number their files by walk position, and a file skipped
+/// while chunking moves every later id down; the tasks holding the records
+/// renumber them where they are (fsim-spark), not the driver.
+pub struct RenumberConfig {
+    /// `POSITION<TAB>ID` lines, as `--shard-tables --moved` wrote them.
+    pub moved: PathBuf,
+    pub inputs: Vec<PathBuf>,
+    pub output: Option<PathBuf>,
+}
+
+/// The prefix of [`run_renumber`]'s last line, `#records<TAB>COUNT:DIGEST`:
+/// the part's digest, given back to `--shard-tables --records` as it is.
+pub const RECORDS_LINE: &str = "#records\t";
+
+/// Write the input's chunk records (bare lines, or whole chunk files whose
+/// `#` lines are dropped) with their ids renumbered, then
+/// [`RECORDS_LINE`] with their count and digest.
+pub fn run_renumber(cfg: &RenumberConfig) -> Result<()> {
+    let map = read_moved(&cfg.moved)?;
+    let mut out = Output::create(cfg.output.as_deref())?;
+    let (mut digest, mut buf) = (Digest::default(), Vec::with_capacity(1 << 16));
+    for path in &cfg.inputs {
+        let (input, name) = open_input(path)?;
+        let mut r = LineReader::new(input, name);
+        while let Some(line) = r.next_raw()? {
+            if line.first() == Some(&b'#') {
+                continue;
+            }
+            let Some(mut rec) = ChunkRecord::parse(line) else {
+                return Err(r.error(format!("expected {}", ChunkRecord::EXPECTED)));
+            };
+            rec.file = map.get(&rec.file).copied().unwrap_or(rec.file);
+            digest.add(&rec);
+            rec.write(&mut buf);
+            if buf.len() >= 1 << 16 {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+    }
+    let last = format!("{RECORDS_LINE}{}:{:032x}\n", digest.count, digest.sum);
+    buf.extend_from_slice(last.as_bytes());
+    out.write_all(&buf)?;
+    out.finish()
+}
+
+/// The `--moved` map: position to id.
+fn read_moved(path: &std::path::Path) -> Result<HashMap<u32, u32>> {
+    let (input, name) = open_input(path)?;
+    let mut r = LineReader::new(input, name);
+    let mut map = HashMap::new();
+    while let Some(line) = r.next_raw()? {
+        let pair = std::str::from_utf8(line).ok().and_then(|l| {
+            let (p, i) = l.split_once('\t')?;
+            Some((p.parse().ok()?, i.parse().ok()?))
+        });
+        let Some((pos, id)) = pair else {
+            return Err(r.error("expected POSITION<TAB>ID (two file ids)"));
+        };
+        map.insert(pos, id);
+    }
+    Ok(map)
 }
 
 /// Join the inputs' parts; nothing is left at the output path on an error.
