@@ -353,6 +353,25 @@ fn archive_outputs_are_the_same_every_way() {
     let shards = dir.path().join("shards");
     report(&repo, &shards, &["SHARDS=2"]);
     same(&one, &shards, &all);
+    // The shard tables mark each archive as listing no members; a table
+    // joined from them without walking (fsim-join --shard-tables,
+    // fsim-spark's) keeps the mark, which its reports turn into a note.
+    let tables: Vec<PathBuf> = (0..2)
+        .map(|i| shards.join(format!("shards-2/files.{i}.tsv")))
+        .collect();
+    let joined = dir.path().join("joined.tsv");
+    let mut c = fsim("fsim-join");
+    c.args(["--shard-tables", "-o"]).arg(&joined).args(&tables);
+    run_ok(c, None);
+    let joined = std::fs::read_to_string(&joined).unwrap();
+    for name in ["bundle.zip", "copy.tar.gz", "deep.zip"] {
+        let line = joined
+            .lines()
+            .find(|l| l.ends_with(&format!("/repo/{name}")))
+            .unwrap_or_else(|| panic!("{name} not in {joined}"));
+        assert!(line.contains("~unlisted\t"), "{line}");
+    }
+    assert!(!joined.contains("!/"), "a shard listed members: {joined}");
 
     // PREVIOUS=: an archive unchanged is reused with its members, one
     // changed is read again; the outputs are those of a run from scratch.

@@ -338,6 +338,37 @@ fn spark_skipped_file_renumbers_the_records_byte_identical() {
     }
 }
 
+/// fsim-spark's shards list no archive members and nothing reads the
+/// archives again (make's merging run does): the reports say so, in a
+/// note naming the archive, rather than miss the members silently.
+#[test]
+fn spark_archives_without_members_are_a_note() {
+    if skip("spark_archives_without_members_are_a_note") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let text: String = (0..300).map(|i| format!("doc line {i}\n")).collect();
+    std::fs::write(repo.join("loose.txt"), &text).unwrap();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    zip.start_file("in.txt", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    std::io::Write::write_all(&mut zip, text.as_bytes()).unwrap();
+    std::fs::write(repo.join("bundle.zip"), zip.finish().unwrap().into_inner()).unwrap();
+    let work = t.path().join("spark");
+    fsim_spark(&repo, &work, &[]);
+    let table = std::fs::read_to_string(work.join("files.tsv")).unwrap();
+    assert!(table.contains("\traw~unlisted\t"), "{table}");
+    let txt = std::fs::read_to_string(work.join("report.txt")).unwrap();
+    assert!(
+        txt.contains("bundle.zip  (members left out: a distributed run's shard chunked it and lists no members"),
+        "{txt}"
+    );
+    let json = std::fs::read_to_string(work.join("report.json")).unwrap();
+    assert!(json.contains("lists no members"), "{json}");
+}
+
 /// No two files share a kept chunk (no bin): the line source's pairs are
 /// analysed and verified by one task, as make report does without bins.
 #[test]

@@ -48,6 +48,13 @@ pub fn expand(f: &FileResult, chunker: &Chunker, buf: &mut [u8], limits: &Limits
     }
 }
 
+/// Why a shard run lists no members of `f` ([`LeftOut::Unlisted`]) when it
+/// is an archive whose members an unsharded run would list: its first
+/// bytes read again, for the files that may be archives only.
+pub fn unlisted(f: &FileResult) -> Option<LeftOut> {
+    is_archive(&f.path, f.info.ftype, &f.view).then_some(LeftOut::Unlisted)
+}
+
 /// Whether a file chunked as `view`, of type `ftype`, may be an archive:
 /// a tar.gz has the gzip view (the tar stream) and members; a text is
 /// never an archive (not opened a second time).

@@ -224,14 +224,21 @@ pub enum LeftOut {
     /// Not read at all: larger than the limit read whole, or changed or
     /// unreadable when fsim-chunk opened it for its members.
     Unread,
+    /// Not listed by design: a shard run (`fsim-chunk --shard`) numbers
+    /// files by walk position and lists no members. make's merging run
+    /// reads the archive again and lists them; a table joined from shard
+    /// tables without walking (`fsim-join --shard-tables`, fsim-spark)
+    /// keeps this reason, so its reports say the members are missing.
+    Unlisted,
 }
 
 impl LeftOut {
-    pub const ALL: [LeftOut; 4] = [
+    pub const ALL: [LeftOut; 5] = [
         LeftOut::Broken,
         LeftOut::Deep,
         LeftOut::Limit,
         LeftOut::Unread,
+        LeftOut::Unlisted,
     ];
 
     /// The name written in the file table after `~`.
@@ -241,6 +248,7 @@ impl LeftOut {
             LeftOut::Deep => "deep",
             LeftOut::Limit => "limit",
             LeftOut::Unread => "unread",
+            LeftOut::Unlisted => "unlisted",
         }
     }
 

@@ -49,6 +49,9 @@ pub fn left_out_text(l: LeftOut) -> String {
         LeftOut::Unread => {
             "the archive was not read (larger than the limit read whole, or changed)".to_string()
         }
+        LeftOut::Unlisted => "a distributed run's shard chunked it and lists no members \
+             (make report SHARDS=N, or a run in one process, lists them)"
+            .to_string(),
     };
     format!("members left out: {why}")
 }

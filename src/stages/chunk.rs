@@ -521,6 +521,9 @@ struct Worker<'a> {
     buf: Vec<u8>,
     scratch: Vec<u8>,
     expand: bool,
+    /// A shard run with content views: archives are marked as listing no
+    /// members ([`crate::formats::LeftOut::Unlisted`]).
+    mark_unlisted: bool,
     limits: crate::content::Limits,
 }
 
@@ -532,6 +535,7 @@ impl<'a> Worker<'a> {
             buf: read_buffer(&cfg.chunker),
             scratch: Vec::new(),
             expand: cfg.content == Mode::Auto && cfg.shard.is_none(),
+            mark_unlisted: cfg.content == Mode::Auto && cfg.shard.is_some(),
             limits: crate::content::Limits::default(),
         }
     }
@@ -564,6 +568,8 @@ impl<'a> Worker<'a> {
                         let m = members::expand(&r, chunker, &mut self.buf, &self.limits);
                         r.view.left_out = m.left_out;
                         r.members = (!m.files.is_empty() || m.note.is_some()).then(|| Box::new(m));
+                    } else if self.mark_unlisted {
+                        r.view.left_out = members::unlisted(&r);
                     }
                     Body::File(r)
                 }
