@@ -278,7 +278,7 @@ fn archive_notes_in_every_format(repo: &Path, work: &Path, r: &Value) {
     let tsv = read(work, "report.tsv");
     for (p, n) in [(&b, broken), (&d, deep)] {
         let row = format!(
-            "note\tmembers-left-out\t1\t{0}\t0.0\t0\t0.0\t0.0\t{0}\t0\t{1}\t{n}\t0\n",
+            "note\tmembers-left-out\t1\t{0}\t0.0\t0\t0.0\t0.0\t{0}\t0\t{1}\t{n}\t0\t\t\n",
             std::fs::metadata(p).unwrap().len(),
             p.display()
         );
