@@ -438,6 +438,10 @@ fn archive_outputs_are_the_same_every_way() {
         ("x/b.txt", text(30, false).as_bytes()),
     ]);
     std::fs::write(repo.join("copy.tar.gz"), tgz).unwrap();
+    // A second message: new attachments, one a copy of b.txt.
+    let b = text(30, false);
+    let reply = mail_of(&[("b.txt", b.as_bytes()), ("a.txt", mailed_note().as_bytes())]);
+    std::fs::write(repo.join("mail/reply.eml"), reply).unwrap();
     let (inc, fresh) = (dir.path().join("inc"), dir.path().join("fresh"));
     report(&repo, &inc, &[&format!("PREVIOUS={}", one.display())]);
     report(&repo, &fresh, &[]);
@@ -451,8 +455,9 @@ fn archive_outputs_are_the_same_every_way() {
     );
     same(&inc_shards, &fresh, &all);
     assert!(read(&fresh, "files.tsv").contains("copy.tar.gz!/x/b.txt"));
-    // The mail's attachments were in every one of those runs.
+    // The mails' attachments were in every one of those runs.
     assert!(read(&fresh, "files.tsv").contains("/mail/sent.eml!/passwd\n"));
+    assert!(read(&fresh, "files.tsv").contains("/mail/reply.eml!/b.txt\n"));
 
     // The pipe of docs/usage.md writes make report's reports.
     let usage = std::fs::read_to_string(source_root().join("docs/usage.md")).unwrap();
