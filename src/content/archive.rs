@@ -904,6 +904,11 @@ mod tests {
             super::super::mail::member_name(Some(&"é".repeat(200)), 1).len(),
             254
         );
+        let long = super::super::mail::member_name(Some(&format!("{}.pdf", "é".repeat(200))), 1);
+        assert_eq!((long.len(), &long[long.len() - 6..]), (254, "é.pdf"));
+        // A name all extension after its dot keeps none.
+        let dots = super::super::mail::member_name(Some(&format!("a.{}", "b".repeat(300))), 1);
+        assert_eq!(dots.len(), 255);
     }
 
     #[test]

@@ -182,8 +182,9 @@ const MAX_NAME: usize = 255;
 /// An attachment's name as its member name: its last path component
 /// (RFC 2183: a receiver ignores the folders a sender names, so
 /// `../../etc/passwd` is `passwd` and `C:\x\a.txt` is `a.txt`), control
-/// characters as `_`, at most [`MAX_NAME`] bytes; `attachment-N` (N its
-/// number in the message, from 1) when none is left (no name, `.`, `..`).
+/// characters as `_`, at most [`MAX_NAME`] bytes (its extension kept);
+/// `attachment-N` (N its number in the message, from 1) when none is
+/// left (no name, `.`, `..`).
 /// Why not kept as sent, as a zip member's name is: a zip's names are
 /// its folder tree, which a reviewer compares with folders on disk; a
 /// mail client saves an attachment under its base name only.
@@ -193,18 +194,25 @@ pub(super) fn member_name(raw: Option<&str>, n: usize) -> String {
         .chars()
         .map(|c| if c.is_control() { '_' } else { c })
         .collect();
-    let mut clean = clean.trim();
-    while clean.len() > MAX_NAME {
-        let mut end = MAX_NAME;
-        while !clean.is_char_boundary(end) {
-            end -= 1;
-        }
-        clean = &clean[..end];
-    }
-    match clean {
+    match clean.trim() {
         "" | "." | ".." => format!("attachment-{n}"),
+        c if c.len() > MAX_NAME => shortened(c),
         c => c.to_string(),
     }
+}
+
+/// `name` cut to [`MAX_NAME`] bytes at a character boundary, its
+/// extension (up to 16 bytes) kept: a reviewer still sees `.pdf`.
+fn shortened(name: &str) -> String {
+    let ext = match name.rfind('.') {
+        Some(i) if i > 0 && name.len() - i <= 16 => &name[i..],
+        _ => "",
+    };
+    let mut end = MAX_NAME - ext.len();
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{ext}", &name[..end])
 }
 
 /// The parameters of a header value (`type; k=v; k="v; w"`), names
