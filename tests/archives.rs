@@ -1,6 +1,7 @@
 //! Archives through the real binaries (issue 27, docs/documents.md,
-//! "Archives"): each member of a zip, tar or tar.gz is an entry of its own
-//! (`ARCHIVE!/MEMBER`), compared with loose files like any other. A text
+//! "Archives"): each member of a zip, tar or tar.gz, and each attachment
+//! of a mail message, is an entry of its own (`ARCHIVE!/MEMBER`),
+//! compared with loose files like any other. A text
 //! edited inside a zip is found with its loose version at the figure two
 //! loose files give, a copy inside a tar.gz is identical to the loose file,
 //! a docx inside a zip is compared by its text, hostile archives (nested
@@ -69,13 +70,50 @@ fn tar_gz_of(members: &[(&str, &[u8])]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// Base64 in lines of 76, as mail writers wrap it.
+fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for (i, c) in data.chunks(3).enumerate() {
+        if i > 0 && i % 19 == 0 {
+            out.push_str("\r\n");
+        }
+        let n = c.iter().fold(0u32, |n, &b| n << 8 | b as u32) << (8 * (3 - c.len()));
+        for k in 0..4 {
+            match k <= c.len() {
+                true => out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char),
+                false => out.push('='),
+            }
+        }
+    }
+    out
+}
+
+/// A message as a mail client sends it: a text body, then each (file
+/// name, bytes) attached in base64.
+fn mail_of(attachments: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut m = String::from(
+        "From: Ann Example <ann@example.com>\r\nTo: support@example.com\r\nDate: Tue, 3 Nov 2026 10:00:00 +0000\r\nSubject: the notes, edited\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"==b1\"\r\n\r\n--==b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nHello, my edits are attached.\r\n",
+    );
+    for (name, data) in attachments {
+        m.push_str(&format!(
+            "--==b1\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\nContent-Disposition: attachment; filename=\"{name}\"\r\n\r\n{}\r\n",
+            base64(data)
+        ));
+    }
+    m.push_str("--==b1--\r\n");
+    m.into_bytes()
+}
+
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(source_root().join("tests/data/documents").join(name)).unwrap()
 }
 
 /// The repository: a loose note and its edited version in a zip (with a
 /// docx and a traversal name), a loose text and its copy in a tar.gz, a
-/// loose docx, a zip nested five deep, and a zip cut in half.
+/// loose docx, a zip nested five deep, a zip cut in half, and a mail
+/// message with three attachments (another edit of the note, the docx of
+/// the zip, a traversal name).
 fn repo(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
     std::fs::create_dir_all(repo.join("notes")).unwrap();
@@ -104,7 +142,21 @@ fn repo(dir: &Path) -> PathBuf {
     }
     std::fs::write(repo.join("deep.zip"), deep).unwrap();
     std::fs::write(repo.join("broken.zip"), &bundle[..bundle.len() / 2]).unwrap();
+    std::fs::create_dir_all(repo.join("mail")).unwrap();
+    let mail = mail_of(&[
+        ("a.txt", mailed_note().as_bytes()),
+        ("letter-v2.docx", &fixture("letter-v2.docx")),
+        ("../../etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"),
+    ]);
+    std::fs::write(repo.join("mail/sent.eml"), mail).unwrap();
     repo
+}
+
+/// The note as edited in the mail: other lines than the zip's copy.
+fn mailed_note() -> String {
+    text(80, false)
+        .replace("line 17:", "line 17 (sent):")
+        .replace("line 53:", "line 53 (sent):")
 }
 
 /// `make report` with extra variables: the json report.
@@ -155,7 +207,9 @@ fn members_are_compared_with_loose_files() {
     assert_eq!(l["bytes_in_common"], c["bytes_in_common"], "{l} / {c}");
     assert!(l["bytes_in_common"].as_u64().unwrap() > 3000, "{l}");
 
-    // The copy inside the tar.gz: an identical set with the loose text.
+    // The copy inside the tar.gz: an identical set with the loose text;
+    // the docx attached to the mail, one with the same docx in the zip
+    // (second: sets are ranked by overhead, of the docx's text).
     let sets = r["identical_sets"].as_array().unwrap();
     let names: Vec<Vec<String>> = sets
         .iter()
@@ -163,10 +217,13 @@ fn members_are_compared_with_loose_files() {
         .collect();
     assert_eq!(
         names,
-        vec![vec![
-            "copy.tar.gz!/x/other.txt".to_string(),
-            "other.txt".into()
-        ]]
+        vec![
+            vec!["copy.tar.gz!/x/other.txt".to_string(), "other.txt".into()],
+            vec![
+                "bundle.zip!/letter-v2.docx".to_string(),
+                "mail/sent.eml!/letter-v2.docx".into()
+            ]
+        ]
     );
 
     // The docx inside the zip: compared by its text with the loose one.
@@ -180,6 +237,24 @@ fn members_are_compared_with_loose_files() {
     // Members are marked (raw!N, docx!N) with their archive's path length.
     let n = repo.join("bundle.zip").as_os_str().len();
     assert!(table.contains(&format!("\tdocx!{n}\t")), "{table}");
+
+    // The mail's attachments are members too: the note it carries is a
+    // version of the loose one, at the figure two loose files give; its
+    // docx is a docx member; the traversal name is its base name.
+    let m = link(&r, "mail/sent.eml!/a.txt", "notes/a.txt").expect("the mailed note");
+    assert_eq!(m["exact"], true, "{m}");
+    std::fs::write(loose.join("edited/a.txt"), mailed_note()).unwrap();
+    let lr = report(&loose, &dir.path().join("loose-work-2"), &[]);
+    let c = &lr["clusters"][0]["links"][0];
+    assert_eq!(m["bytes_in_common"], c["bytes_in_common"], "{m} / {c}");
+    // (The attached docx is analysed through its identical copy in the
+    // zip, linked with letter-v1.docx above; it is a docx member.)
+    let n = repo.join("mail/sent.eml").as_os_str().len();
+    assert!(table.contains("\tmail\t"), "{table}");
+    assert!(table.contains(&format!("\traw!{n}\t")), "{table}");
+    assert!(table.contains(&format!("\tdocx!{n}\t")), "{table}");
+    assert!(table.contains("/repo/mail/sent.eml!/passwd\n"), "{table}");
+    assert!(!table.contains("sent.eml!/.."), "{table}");
 }
 
 #[test]
@@ -278,7 +353,7 @@ fn archive_notes_in_every_format(repo: &Path, work: &Path, r: &Value) {
     let tsv = read(work, "report.tsv");
     for (p, n) in [(&b, broken), (&d, deep)] {
         let row = format!(
-            "note\tmembers-left-out\t1\t{0}\t0.0\t0\t0.0\t0.0\t{0}\t0\t{1}\t{n}\t0\n",
+            "note\tmembers-left-out\t1\t{0}\t0.0\t0\t0.0\t0.0\t{0}\t0\t{1}\t{n}\t0\t\t\n",
             std::fs::metadata(p).unwrap().len(),
             p.display()
         );
@@ -382,6 +457,10 @@ fn archive_outputs_are_the_same_every_way() {
         ("x/b.txt", text(30, false).as_bytes()),
     ]);
     std::fs::write(repo.join("copy.tar.gz"), tgz).unwrap();
+    // A second message: new attachments, one a copy of b.txt.
+    let b = text(30, false);
+    let reply = mail_of(&[("b.txt", b.as_bytes()), ("a.txt", mailed_note().as_bytes())]);
+    std::fs::write(repo.join("mail/reply.eml"), reply).unwrap();
     let (inc, fresh) = (dir.path().join("inc"), dir.path().join("fresh"));
     report(&repo, &inc, &[&format!("PREVIOUS={}", one.display())]);
     report(&repo, &fresh, &[]);
@@ -395,6 +474,9 @@ fn archive_outputs_are_the_same_every_way() {
     );
     same(&inc_shards, &fresh, &all);
     assert!(read(&fresh, "files.tsv").contains("copy.tar.gz!/x/b.txt"));
+    // The mails' attachments were in every one of those runs.
+    assert!(read(&fresh, "files.tsv").contains("/mail/sent.eml!/passwd\n"));
+    assert!(read(&fresh, "files.tsv").contains("/mail/reply.eml!/b.txt\n"));
 
     // The pipe of docs/usage.md writes make report's reports.
     let usage = std::fs::read_to_string(source_root().join("docs/usage.md")).unwrap();

@@ -273,7 +273,7 @@ fn html_views_show_a_documents_text() {
         .find(|f| f["path"].as_str().unwrap().ends_with("letter-v1.docx"))
         .expect("a view of letter-v1.docx");
     assert_eq!(f["status"], "ok", "{f}");
-    assert_eq!(f["view"], "docx view", "{f}");
+    assert_eq!(f["view"], "docx text", "{f}");
     let shown: String = f["text"]
         .as_array()
         .unwrap()
@@ -285,6 +285,128 @@ fn html_views_show_a_documents_text() {
         &Limits::default(),
     );
     assert_eq!(shown.as_bytes(), &v.bytes[..], "{f}");
+}
+
+/// The html report's data block (`fsim-data`) as json.
+fn html_data(work: &Path) -> Value {
+    let html = read(work, "report.html");
+    let open = "<script type=\"application/json\" id=\"fsim-data\">";
+    let start = html.find(open).expect("data block") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).unwrap()
+}
+
+/// Every link names the view each side was compared by, in every format
+/// (issue 27): json `view_a`/`view_b` and text `[docx text]` (tested
+/// above), the tsv's last two columns, the html's link rows and
+/// side-by-side files, the xlsx Links sheet's last two columns. A raw
+/// side is empty (nothing in the text), so raw links read as before: a
+/// loose text linked with a gzip'd version of it names one view only.
+#[test]
+fn every_format_names_the_views_of_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    std::fs::write(repo.join("notes/notes-v3.txt"), notes(300, 50)).unwrap();
+    let work = dir.path().join("work");
+    let vars = ["QUIET=-q", "FORMATS=txt json tsv html xlsx"];
+    run_ok(make_report_cmd(&repo, &work, &vars), None);
+    let r: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    // The views of each link by its names (sorted), as json gives them.
+    let mut want: Vec<(String, String, String, String)> = Vec::new();
+    for c in r["clusters"].as_array().unwrap() {
+        for l in c["links"].as_array().unwrap() {
+            let view = |v: &Value| match v.as_str().unwrap() {
+                "raw" => String::new(),
+                x => x.to_string(),
+            };
+            want.push((
+                name(&l["a"]).into(),
+                name(&l["b"]).into(),
+                view(&l["view_a"]),
+                view(&l["view_b"]),
+            ));
+        }
+    }
+    want.sort();
+    let (letters, mixed) = (
+        (
+            "letter-v1.docx".to_string(),
+            "letter-v2.docx".to_string(),
+            "docx text".to_string(),
+            "docx text".to_string(),
+        ),
+        (
+            "notes-v1.txt.gz".to_string(),
+            "notes-v3.txt".to_string(),
+            "gzip content".to_string(),
+            String::new(),
+        ),
+    );
+    assert!(want.contains(&letters) && want.contains(&mixed), "{want:?}");
+
+    // tsv: `view_a`, `view_b` after the 13 columns scripts read by
+    // position; every row has all 15 (folder pairs and notes: empty).
+    let tsv = read(&work, "report.tsv");
+    let head = tsv.lines().next().unwrap();
+    assert!(
+        head.starts_with("cluster\ttype\t")
+            && head.ends_with("\tpath_a\tpath_b\tcluster_reclaimable_bytes\tview_a\tview_b"),
+        "{head}"
+    );
+    let mut got = Vec::new();
+    for row in tsv.lines().skip(1) {
+        let f: Vec<&str> = row.split('\t').collect();
+        assert_eq!(f.len(), 15, "{row}");
+        if f[0] == "note" || f[0] == "folders" {
+            assert_eq!((f[13], f[14]), ("", ""), "{row}");
+        } else if f[0] != "same-content" {
+            let n = |p: &str| p.rsplit('/').next().unwrap().to_string();
+            got.push((n(f[10]), n(f[11]), f[13].to_string(), f[14].to_string()));
+        }
+    }
+    got.sort();
+    assert_eq!(got, want, "tsv");
+
+    // html: each link row's views (l[8], l[9]) and the viewed files'.
+    let d = html_data(&work);
+    let mut got = Vec::new();
+    for c in d["clusters"].as_array().unwrap() {
+        let files = c["files"].as_array().unwrap();
+        for l in c["links"].as_array().unwrap() {
+            let n = |i: &Value| name(&files[i.as_u64().unwrap() as usize][0]).to_string();
+            let s = |v: &Value| v.as_str().unwrap().to_string();
+            got.push((n(&l[0]), n(&l[1]), s(&l[8]), s(&l[9])));
+        }
+    }
+    got.sort();
+    assert_eq!(got, want, "html");
+    for f in d["vfiles"].as_array().unwrap() {
+        let want_view = if name(&f["path"]).ends_with(".docx") {
+            Some("docx text")
+        } else if name(&f["path"]).ends_with(".gz") {
+            Some("gzip content")
+        } else {
+            None
+        };
+        assert_eq!(f["view"].as_str(), want_view, "{f}");
+    }
+
+    // xlsx: the Links sheet's View A and View B (empty cells for raw).
+    use calamine::{Data, Reader};
+    let mut wb: calamine::Xlsx<_> = calamine::open_workbook(work.join("report.xlsx")).unwrap();
+    let sheet = wb.worksheet_range("C Links").unwrap();
+    let mut rows = sheet.rows();
+    let head: Vec<String> = rows.next().unwrap().iter().map(|c| c.to_string()).collect();
+    assert_eq!(&head[10..], ["Path A", "Path B", "View A", "View B"]);
+    let cell = |r: &[Data], i: usize| r.get(i).map_or(String::new(), |c| c.to_string());
+    let mut got: Vec<_> = rows
+        .map(|r| {
+            let n = |i| cell(r, i).rsplit('/').next().unwrap().to_string();
+            (n(10), n(11), cell(r, 12), cell(r, 13))
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want, "xlsx");
 }
 
 /// `bytes` (a zip) written again member by member with other timestamps

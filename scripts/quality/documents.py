@@ -578,13 +578,21 @@ def fsim_run(name, corpus, extra):
         raise SystemExit(f"documents: {' '.join(cmd)} failed")
     notes = [x for x in r.stderr.decode(errors="replace").splitlines() if "warning:" in x]
     e, m = open(rfile).read().split()[-2:]
-    files = {}
+    files, members = {}, {}
     with open(os.path.join(work, "files.tsv"), encoding="utf-8") as fh:
         for line in fh:
             if line.startswith("#"):
                 continue
             f = line.rstrip("\n").split("\t")
             files[int(f[0])] = {"size": int(f[1]), "view": f[5], "path": os.path.relpath(f[-1], corpus)}
+            if "!" in f[5]:
+                # An archive member (the document attached to an .eml,
+                # `x.eml!/document.pdf`): no file of the manifest. Its
+                # content hash, the MD5 of its raw bytes when it has a
+                # content view (docs/documents.md), names the loose file
+                # it is a copy of; a raw member's is not its bytes' MD5
+                # (`None`: its pairs are left out).
+                members[files[int(f[0])]["path"]] = f[3] if f[7] != "-" else None
     pairs = {}
     with open(os.path.join(work, "verified.tsv")) as fh:
         for line in fh:
@@ -594,7 +602,7 @@ def fsim_run(name, corpus, extra):
             a, b = files[int(f[0])], files[int(f[1])]
             ex = int(f[6]) if len(f) >= 8 and f[7] == "exact" else max(int(f[4]), int(f[6]))
             pairs[(a["path"], b["path"])] = 100.0 * ex / max(a["size"], b["size"], 1)
-    return {"files": files, "pairs": pairs, "s": float(e), "rss": int(m) // 1024, "notes": notes,
+    return {"files": files, "pairs": pairs, "members": members, "s": float(e), "rss": int(m) // 1024, "notes": notes,
             "cmd": "make " + os.path.join("$QDIR/documents/fsim-" + name, "verified.tsv")
             + f" REPO=$QDIR/documents/corpus MIN_PERCENT=0 JOBS={JOBS}" + "".join(" " + x for x in extra)}
 
@@ -688,9 +696,12 @@ def main():
         v = cache.get((ha, hb) if ha < hb else (hb, ha))
         sim[(a, b)] = 100.0 * v / max(tinfo[a][1], tinfo[b][1]) if v is not None else 0.0
 
-    # fsim's figures, by the representative of each raw content
-    def canon(a, b):
-        a, b = rep.get(raw[a][0]), rep.get(raw[b][0])
+    # fsim's figures, by the representative of each raw content (an
+    # attachment's: the loose file it is a copy of)
+    def canon(a, b, members):
+        def rep_of(p):
+            return rep.get(raw[p][0] if p in raw else members.get(p))
+        a, b = rep_of(a), rep_of(b)
         if a is None or b is None or a == b:
             return None
         return (a, b) if os.fsencode(a) < os.fsencode(b) else (b, a)
@@ -698,7 +709,7 @@ def main():
     for n, r in runs.items():
         f = {}
         for (a, b), v in r["pairs"].items():
-            k = canon(a, b)
+            k = canon(a, b, r["members"])
             if k is not None:
                 f[k] = max(v, f.get(k, 0.0))
         figs[n] = f
@@ -746,8 +757,10 @@ def main():
         fn = sorted(pos[T] - pred("views", T), key=lambda k: (-sim[k], k))
         fp = sorted(pred("views", T) - pos[T], key=lambda k: (-figs["views"][k], k))
         misses[T] = (fn, fp)
-    views_of = Counter(f["view"] for f in runs["views"]["files"].values())
-    unreadable = sorted(f["path"] for f in runs["views"]["files"].values() if f["view"].startswith("raw/"))
+    attached = runs["views"]["members"]
+    loose = [f for f in runs["views"]["files"].values() if f["path"] not in attached]
+    views_of = Counter(f["view"] for f in loose)
+    unreadable = sorted(f["path"] for f in loose if f["view"].startswith("raw/"))
 
     # section
     L = []
@@ -796,6 +809,8 @@ def main():
       "T when fsim-verify's exact figure ÷ the larger file's size in fsim's table (the view's length; raw: "
       "the file's) ≥ T %. Views fsim chose: "
       + ", ".join(f"{k} {n:,}" for k, n in sorted(views_of.items())) + "; "
+      + f"{len(attached):,} attachments of the e-mails as members of their own (an attachment's pairs "
+      "count as its loose copy's); "
       + (f"unreadable (raw bytes compared): {len(unreadable)}: " + ", ".join(f"`{u}`" for u in unreadable[:8])
          + (" ..." if len(unreadable) > 8 else "") if unreadable else "none unreadable") + ".\n")
     for n, r in runs.items():

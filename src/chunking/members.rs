@@ -1,7 +1,8 @@
 //! The members of an archive as entries of their own (issue 27,
 //! docs/documents.md, "Archives"): after fsim-chunk has chunked a zip, tar
 //! or tar.gz file as it is (its raw bytes: two copies of an archive stay an
-//! identical set), [`expand`] reads its members through
+//! identical set; a mail message by its view, its attachments the
+//! members), [`expand`] reads its members through
 //! [`crate::content::archive`] and chunks each through its own content
 //! view, as if it were a loose file named `ARCHIVE!/MEMBER`: a text inside
 //! a zip is compared with its loose versions, a docx inside a zip by its
@@ -56,13 +57,14 @@ pub fn unlisted(f: &FileResult) -> Option<LeftOut> {
 }
 
 /// Whether a file chunked as `view`, of type `ftype`, may be an archive:
-/// a tar.gz has the gzip view (the tar stream) and members; a text is
-/// never an archive (not opened a second time).
+/// a tar.gz has the gzip view (the tar stream) and members, a mail
+/// message its attachments; another text is never an archive (not opened
+/// a second time), nor is a message that could not be read as one.
 fn candidate(ftype: FileType, view: &FileView) -> bool {
     view.unreadable.is_none()
         && match view.kind {
             Kind::Raw => matches!(ftype, FileType::Compressed | FileType::Binary),
-            Kind::Gzip => true,
+            Kind::Gzip | Kind::Mail => true,
             _ => false,
         }
 }

@@ -1,14 +1,17 @@
-//! Archives as entries (issue 27, item 1; the library, not yet wired into
-//! fsim-chunk: docs/documents.md, "Archives"): the members of a zip, tar
-//! or tar.gz file, each handed out with its **entry name** and its bytes,
-//! so that a member can be compared with loose files like any other file.
+//! Archives as entries (issue 27, docs/documents.md, "Archives"): the
+//! members of a zip, tar or tar.gz file, and the attachments of a mail
+//! message, each handed out with its **entry name** and its bytes, so
+//! that a member can be compared with loose files like any other file.
 //!
 //! Entry names: `ARCHIVE!/MEMBER`, nested `ARCHIVE!/inner.zip!/MEMBER`
 //! ([`MAX_ARCHIVE_DEPTH`] archives deep). Inside a member's name every `!`
 //! is written `!!`, so `!/` in an entry name is always a separator; the
 //! archive's own path is left as walked (the file table knows where it
 //! ends). Member names are names only: `../x`, `/etc/passwd` or `a\b` are
-//! kept as they are, never resolved and never written to disk.
+//! kept as they are, never resolved and never written to disk. An
+//! attachment is named by its base name (`content::mail::member_name`:
+//! `../../etc/passwd` is `passwd`), made unique within its message
+//! (`a.txt`, `a~2.txt`).
 //!
 //! Bounded: members are read one at a time through
 //! [`read_bounded`](super::read_bounded) (each at most `max_bytes`, at most
@@ -38,6 +41,8 @@ pub enum ArchiveKind {
     Zip,
     Tar,
     TarGz,
+    /// A mail message (RFC 5322 with MIME): its attachments.
+    Mail,
 }
 
 /// One member: its entry name below the archive (`dir/a.txt`,
@@ -89,8 +94,10 @@ fn read_failure(why: &str, what: &str) -> LeftOut {
 /// The archive kind of `data`, by its bytes: a zip's local header (or the
 /// end record of an empty zip), a tar's `ustar` magic with a valid header
 /// checksum, a gzip stream whose first 512 decompressed bytes are such a
-/// tar header. A zip that is a document (docx, odt, epub) is a document,
-/// not an archive: the caller asks [`super::detect`] first.
+/// tar header, a mail message's header block (as [`super::detect`] tells
+/// one). A zip that is a document (docx, odt, epub) is a document, not an
+/// archive: the caller asks [`super::detect`] first. A message without
+/// attachments is an archive without members.
 pub fn archive_kind(data: &[u8]) -> Option<ArchiveKind> {
     if data.starts_with(b"PK\x03\x04") || data.starts_with(b"PK\x05\x06") {
         return Some(ArchiveKind::Zip);
@@ -106,7 +113,7 @@ pub fn archive_kind(data: &[u8]) -> Option<ArchiveKind> {
             return Some(ArchiveKind::TarGz);
         }
     }
-    None
+    super::detect::is_mail(data).then_some(ArchiveKind::Mail)
 }
 
 /// Hand every member of `data` (an archive of `kind`) to `each`, nested
@@ -152,7 +159,51 @@ impl Walk<'_, '_> {
                 let mut gz = flate2::read::MultiGzDecoder::new(data);
                 self.tar(&mut gz, Some(data.len() as u64), prefix, depth)
             }
+            ArchiveKind::Mail => self.mail(data, prefix, depth),
         };
+    }
+
+    /// A mail message: each attachment a member, named by
+    /// [`super::mail::member_name`], a repeated name numbered (`a~2.txt`)
+    /// so that every entry names one member (a reader finds a member by
+    /// its name). Its decoded bytes are at most the message's, so only
+    /// `max_bytes` is checked (a member over it is left out); the MIME
+    /// walk's own limits (parts, depth, time) stop the message.
+    fn mail(&mut self, data: &[u8], prefix: &[u8], depth: usize) -> Result<(), Stop> {
+        let budget = self.budget;
+        let mut names = Names::default();
+        let mut n = 0;
+        let mut stopped = Ok(());
+        let walked = super::mail::attachments(data, budget, &mut |raw, bytes| {
+            n += 1;
+            let name = names.unique(super::mail::member_name(raw.as_deref(), n));
+            stopped = self.attachment(entry_name(prefix, name.as_bytes()), bytes, depth);
+            stopped.is_ok()
+        });
+        stopped?;
+        walked.map_err(|why| {
+            let kind = match why.contains("boundary") {
+                true => LeftOut::Broken,
+                false => LeftOut::Limit,
+            };
+            self.stop(kind, format!("{}{why}", shown(prefix)))
+        })
+    }
+
+    /// One attachment: counted, left out over `max_bytes`, else a member.
+    fn attachment(&mut self, name: Vec<u8>, bytes: Vec<u8>, depth: usize) -> Result<(), Stop> {
+        self.count(&name)?;
+        let max = self.budget.limits.max_bytes;
+        if bytes.len() as u64 > max {
+            let why = format!(
+                "member {} is {} bytes, more than the size limit of {max}",
+                String::from_utf8_lossy(&name),
+                bytes.len()
+            );
+            self.out.fail(LeftOut::Limit, why);
+            return Ok(());
+        }
+        self.member(name, bytes, depth)
     }
 
     fn zip(&mut self, data: &[u8], prefix: &[u8], depth: usize) -> Result<(), Stop> {
@@ -326,6 +377,36 @@ impl Walk<'_, '_> {
     fn stop(&mut self, kind: LeftOut, why: Fail) -> Stop {
         self.out.note(kind, why);
         Stop
+    }
+}
+
+/// The names given to one message's attachments so far.
+#[derive(Default)]
+struct Names {
+    used: std::collections::HashSet<String>,
+    /// The next number to try per name (a hostile message repeating one
+    /// name 10,000 times costs one lookup each, not a count from 2).
+    next: std::collections::HashMap<String, usize>,
+}
+
+impl Names {
+    /// `name`, or, when taken, `stem~K.ext` with the first free K from 2.
+    fn unique(&mut self, name: String) -> String {
+        if self.used.insert(name.clone()) {
+            return name;
+        }
+        let (stem, ext) = match name.rfind('.') {
+            Some(i) if i > 0 => (&name[..i], &name[i..]),
+            _ => (&name[..], ""),
+        };
+        let k = self.next.entry(name.clone()).or_insert(2);
+        loop {
+            let candidate = format!("{stem}~{k}{ext}");
+            *k += 1;
+            if self.used.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
     }
 }
 
@@ -682,6 +763,154 @@ mod tests {
     /// Damaged archives (bits flipped, cut, a slice zeroed, a slice
     /// duplicated; deterministic) never panic, never hand out more than
     /// the limits allow, and stay quick: each is members or a note.
+    /// Base64 in lines of 76, as mail writers wrap it.
+    fn base64(data: &[u8]) -> String {
+        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::new();
+        for (i, c) in data.chunks(3).enumerate() {
+            if i > 0 && i % 19 == 0 {
+                out.push_str("\r\n");
+            }
+            let n = c.iter().fold(0u32, |n, &b| n << 8 | b as u32) << (8 * (3 - c.len()));
+            for k in 0..4 {
+                match k <= c.len() {
+                    true => out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char),
+                    false => out.push('='),
+                }
+            }
+        }
+        out
+    }
+
+    /// A multipart/mixed message: a text body, then each (headers of the
+    /// part, body) given.
+    fn mail_of(parts: &[(&str, String)]) -> Vec<u8> {
+        let mut m = String::from(
+            "From: Ann <ann@example.com>\r\nTo: bob@example.com\r\nDate: Tue, 3 Nov 2026 10:00:00 +0000\r\nSubject: the notes\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"XyZ\"\r\n\r\n--XyZ\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nHello, the notes are attached.\r\n",
+        );
+        for (h, body) in parts {
+            m.push_str(&format!("--XyZ\r\n{h}\r\n\r\n{body}\r\n"));
+        }
+        m.push_str("--XyZ--\r\n");
+        m.into_bytes()
+    }
+
+    /// A part's headers: `type`, base64, attached as `name`.
+    fn attached(mime: &str, name: &str) -> String {
+        format!("Content-Type: {mime}\r\nContent-Transfer-Encoding: base64\r\nContent-Disposition: attachment; filename=\"{name}\"")
+    }
+
+    #[test]
+    fn mail_attachments_are_members_named_by_their_base_names() {
+        let docx = zip_of(&[("word/document.xml", b"<w:document/>")]);
+        let inner = zip_of(&[("c.txt", b"gamma\n")]);
+        // A message inside: its own boundary.
+        let forwarded = mail_of(&[(&attached("text/plain", "inner.txt"), base64(b"inner\n"))]);
+        let forwarded = String::from_utf8(forwarded).unwrap().replace("XyZ", "In");
+        let m = mail_of(&[
+            (&attached("text/plain", "notes.txt"), base64(b"alpha\n")),
+            (&attached("application/octet-stream", "../../etc/passwd"), base64(b"root\n")),
+            (&attached("text/plain", "notes.txt"), base64(b"again\n")),
+            (&attached("application/zip", "C:\\\\x\\\\bundle!.zip"), base64(&inner)),
+            (
+                "Content-Type: application/vnd.openxmlformats-officedocument.wordprocessingml.document; name*=utf-8''l%C3%A9tter.docx\r\nContent-Transfer-Encoding: base64",
+                base64(&docx),
+            ),
+            ("Content-Type: image/png\r\nContent-Transfer-Encoding: base64", base64(b"\x89PNG")),
+            ("Content-Type: message/rfc822\r\nContent-Disposition: attachment", forwarded.clone()),
+            ("Content-Type: text/html\r\n", "<p>the body as html</p>".into()),
+        ]);
+        assert_eq!(archive_kind(&m), Some(ArchiveKind::Mail));
+        let (got, e) = all(&m, &Limits::default());
+        assert_eq!(
+            names(&got),
+            [
+                "notes.txt",
+                "passwd",
+                "notes~2.txt",
+                "bundle!!.zip",
+                "bundle!!.zip!/c.txt",
+                "létter.docx",
+                "attachment-6",
+                "attachment-7",
+                "attachment-7!/inner.txt",
+            ]
+        );
+        assert_eq!(got[0].1, b"alpha\n");
+        assert_eq!(got[1].1, b"root\n");
+        assert_eq!(got[2].1, b"again\n");
+        assert_eq!(got[5].1, docx);
+        assert_eq!(got[7].1, forwarded.as_bytes());
+        assert_eq!((e.members, e.left_out, e.note), (9, 0, None));
+        // A message without attachments: an archive without members.
+        let plain = mail_of(&[]);
+        assert_eq!(all(&plain, &Limits::default()).0.len(), 0);
+        // Over the size limit: left out with a note, the rest kept.
+        let small = Limits {
+            max_bytes: 5,
+            ..Limits::default()
+        };
+        let (got, e) = all(
+            &mail_of(&[
+                (&attached("text/plain", "big.txt"), base64(b"0123456789")),
+                (&attached("text/plain", "s.txt"), base64(b"s\n")),
+            ]),
+            &small,
+        );
+        assert_eq!(names(&got), ["s.txt"]);
+        assert_eq!((e.left_out, e.reason), (1, Some(LeftOut::Limit)));
+        assert_eq!(
+            e.note.unwrap(),
+            "member big.txt is 10 bytes, more than the size limit of 5"
+        );
+        // The MIME walk's part count stops the message with a note.
+        let few = Limits {
+            max_members: 3,
+            ..Limits::default()
+        };
+        let parts: Vec<_> = (0..5)
+            .map(|i| (attached("text/plain", &format!("{i}.txt")), base64(b"x")))
+            .collect();
+        let refs: Vec<(&str, String)> =
+            parts.iter().map(|(h, b)| (h.as_str(), b.clone())).collect();
+        let (got, e) = all(&mail_of(&refs), &few);
+        assert_eq!(names(&got), ["0.txt"]);
+        assert_eq!(e.reason, Some(LeftOut::Limit));
+        assert_eq!(e.note.unwrap(), "more than 3 MIME parts");
+    }
+
+    #[test]
+    fn many_attachments_of_one_name_are_numbered_once_each() {
+        let mut names = Names::default();
+        let got: Vec<String> = (0..5).map(|_| names.unique("a.txt".into())).collect();
+        assert_eq!(got, ["a.txt", "a~2.txt", "a~3.txt", "a~4.txt", "a~5.txt"]);
+        assert_eq!(names.unique("a~6.txt".into()), "a~6.txt");
+        assert_eq!(names.unique("a.txt".into()), "a~7.txt");
+        assert_eq!(names.unique(".profile".into()), ".profile");
+        assert_eq!(names.unique(".profile".into()), ".profile~2");
+        assert_eq!(
+            super::super::mail::member_name(Some(".."), 4),
+            "attachment-4"
+        );
+        assert_eq!(
+            super::super::mail::member_name(Some("a/"), 1),
+            "attachment-1"
+        );
+        assert_eq!(
+            super::super::mail::member_name(Some("x\ny.txt"), 1),
+            "x_y.txt"
+        );
+        assert_eq!(
+            super::super::mail::member_name(Some(&"é".repeat(200)), 1).len(),
+            254
+        );
+        let long = super::super::mail::member_name(Some(&format!("{}.pdf", "é".repeat(200))), 1);
+        assert_eq!((long.len(), &long[long.len() - 6..]), (254, "é.pdf"));
+        // A name all extension after its dot keeps none.
+        let dots = super::super::mail::member_name(Some(&format!("a.{}", "b".repeat(300))), 1);
+        assert_eq!(dots.len(), 255);
+    }
+
     #[test]
     fn mutated_archives_never_panic_or_grow() {
         let inner = zip_of(&[("c.txt", b"gamma gamma gamma\n")]);
@@ -699,6 +928,11 @@ mod tests {
             ]),
             tar.clone(),
             gzip(&tar),
+            mail_of(&[
+                (&attached("text/plain", "a.txt"), base64(b"alpha\n")),
+                (&attached("application/zip", "in.zip"), base64(&inner)),
+                ("Content-Type: message/rfc822", "Content-Type: multipart/mixed; boundary=b\r\nFrom: x\r\nDate: y\r\n\r\n--b\r\nContent-Type: image/png\r\n\r\nPNG\r\n--b--\r\n".into()),
+            ]),
         ];
         let limits = Limits {
             max_bytes: 1 << 16,

@@ -201,6 +201,12 @@ const MAIL_FIELDS: [&[u8]; 9] = [
 /// head) are all header fields or their continuations, optionally after an
 /// mbox "From " line, and at least two of them are fields of a message
 /// ([`MAIL_FIELDS`]), one of which is From, Date or Received.
+/// Whether `data` starts as a mail message, judged on its first 8 KiB as
+/// [`detect`] judges a file (the archive reader asks it of a member).
+pub(super) fn is_mail(data: &[u8]) -> bool {
+    looks_like_mail(&data[..data.len().min(HEAD)])
+}
+
 fn looks_like_mail(head: &[u8]) -> bool {
     // A full head may end in the middle of a line: leave that line out.
     let full = head.len() >= HEAD;

@@ -5,8 +5,10 @@
 //! HTML bodies are used, as their text, only when the message has no plain
 //! text body (the usual multipart/alternative holds both). Routing headers
 //! (Received, Message-ID, DKIM) differ between two copies of one message
-//! and are not content. Attachments are left out in this slice; a later
-//! slice makes each one an entry of its own.
+//! and are not content. Attachments are not in the view: each one is a
+//! member of the message ([`attachments`], read by `super::archive` like a
+//! zip's members), an entry of its own compared by its own view, so that
+//! an attached document is found as a copy or a version of a loose one.
 //!
 //! Bounded: the message is in memory (at most `max_input`), parts are
 //! counted (`max_members`) and nested at most `max_depth` deep, the output
@@ -23,13 +25,16 @@ const KEPT: [(&str, &str); 4] = [
     ("subject", "Subject"),
 ];
 
-pub(super) fn extract(data: &[u8], budget: &Budget) -> Result<Vec<u8>, Fail> {
-    let data = match data.starts_with(b"From ") {
-        // An mbox "From " line is not a header.
+/// The message without an mbox "From " line, which is not a header.
+fn without_from_line(data: &[u8]) -> &[u8] {
+    match data.starts_with(b"From ") {
         true => memchr::memchr(b'\n', data).map_or(&data[..0], |i| &data[i + 1..]),
         false => data,
-    };
-    let (headers, body) = split_headers(data);
+    }
+}
+
+pub(super) fn extract(data: &[u8], budget: &Budget) -> Result<Vec<u8>, Fail> {
+    let (headers, body) = split_headers(without_from_line(data));
     let mut out = Vec::new();
     for (key, label) in KEPT {
         if let Some(v) = header(&headers, key) {
@@ -57,12 +62,41 @@ pub(super) fn extract(data: &[u8], budget: &Budget) -> Result<Vec<u8>, Fail> {
     Ok(out)
 }
 
-/// The text bodies found, plain and HTML (as text), in message order.
+/// Hand each attachment of the message `data` to `each`, in message
+/// order: the name it was sent with (`None` without one; see
+/// [`member_name`]) and its bytes, transfer encoding undone (never larger
+/// than the encoded part, so at most the message's size). An attachment
+/// is a part that says so (`Content-Disposition: attachment`, a text
+/// included) or any leaf part that is not a text or HTML body (a PDF, an
+/// image, a message/rfc822 sent as a file); the parts of a message
+/// forwarded inline are walked for theirs. `each` returning false stops
+/// the walk. The error: why the walk stopped (more than `max_members`
+/// parts, nested deeper than `max_depth`, a multipart without boundary,
+/// the deadline), the attachments before it handed out.
+pub(super) fn attachments(
+    data: &[u8],
+    budget: &Budget,
+    each: &mut dyn FnMut(Option<String>, Vec<u8>) -> bool,
+) -> Result<(), Fail> {
+    let (headers, body) = split_headers(without_from_line(data));
+    let mut found = Bodies {
+        attach: Some(each),
+        ..Bodies::default()
+    };
+    walk(&headers, body, 0, &mut found, budget)
+}
+
+/// What one walk collects: the text bodies, plain and HTML (as text), in
+/// message order (the view), or, when `attach` is set, the attachments
+/// handed to it (the members) and no body.
 #[derive(Default)]
-struct Bodies {
+struct Bodies<'a> {
     plain: Vec<Vec<u8>>,
     html: Vec<Vec<u8>>,
     parts: usize,
+    attach: Option<&'a mut dyn FnMut(Option<String>, Vec<u8>) -> bool>,
+    /// `attach` asked to stop.
+    stopped: bool,
 }
 
 type Headers = Vec<(String, String)>;
@@ -96,16 +130,25 @@ fn walk(
             .to_ascii_lowercase()
             .starts_with("attachment")
     });
+    let text = mime == "text/plain" || mime == "text/html";
     if mime.starts_with("multipart/") {
         let boundary = param(&params, "boundary").ok_or("a multipart part without boundary")?;
         for part in split_parts(body, boundary.as_bytes()) {
+            if found.stopped {
+                break;
+            }
             let (ph, pb) = split_headers(part);
             walk(&ph, pb, depth + 1, found, budget)?;
         }
     } else if mime == "message/rfc822" && !attachment {
         let (mh, mb) = split_headers(body);
         walk(&mh, mb, depth + 1, found, budget)?;
-    } else if !attachment && (mime == "text/plain" || mime == "text/html") {
+    } else if let Some(each) = found.attach.as_mut() {
+        if !found.stopped && (attachment || !text) {
+            let bytes = transfer_decode(header(h, "content-transfer-encoding"), body);
+            found.stopped = !each(attachment_name(h), bytes);
+        }
+    } else if !attachment && text {
         let raw = transfer_decode(header(h, "content-transfer-encoding"), body);
         budget.check_size(raw.len() as u64, "a MIME part")?;
         let text = charset_decode(param(&params, "charset"), &raw);
@@ -119,6 +162,153 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// The name an attachment was sent with: the Content-Disposition's
+/// `filename`, else the Content-Type's `name` (each RFC 2231's extended
+/// and continued forms first), encoded words decoded.
+fn attachment_name(h: &Headers) -> Option<String> {
+    let of = |field: &str, key: &str| {
+        header(h, field).and_then(|v| extended_param(&quoted_params(v), key))
+    };
+    of("content-disposition", "filename")
+        .or_else(|| of("content-type", "name"))
+        .map(|n| decode_words(&n))
+}
+
+/// Longest member name made from an attachment's name, in bytes.
+const MAX_NAME: usize = 255;
+
+/// An attachment's name as its member name: its last path component
+/// (RFC 2183: a receiver ignores the folders a sender names, so
+/// `../../etc/passwd` is `passwd` and `C:\x\a.txt` is `a.txt`), control
+/// characters as `_`, at most [`MAX_NAME`] bytes (its extension kept);
+/// `attachment-N` (N its number in the message, from 1) when none is
+/// left (no name, `.`, `..`).
+/// Why not kept as sent, as a zip member's name is: a zip's names are
+/// its folder tree, which a reviewer compares with folders on disk; a
+/// mail client saves an attachment under its base name only.
+pub(super) fn member_name(raw: Option<&str>, n: usize) -> String {
+    let base = raw.unwrap_or("").rsplit(['/', '\\']).next().unwrap_or("");
+    let clean: String = base
+        .chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect();
+    match clean.trim() {
+        "" | "." | ".." => format!("attachment-{n}"),
+        c if c.len() > MAX_NAME => shortened(c),
+        c => c.to_string(),
+    }
+}
+
+/// `name` cut to [`MAX_NAME`] bytes at a character boundary, its
+/// extension (up to 16 bytes) kept: a reviewer still sees `.pdf`.
+fn shortened(name: &str) -> String {
+    let ext = match name.rfind('.') {
+        Some(i) if i > 0 && name.len() - i <= 16 => &name[i..],
+        _ => "",
+    };
+    let mut end = MAX_NAME - ext.len();
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{ext}", &name[..end])
+}
+
+/// The parameters of a header value (`type; k=v; k="v; w"`), names
+/// lower-cased, quotes and their backslash escapes undone: a quoted
+/// file name may hold `;`.
+fn quoted_params(v: &str) -> Vec<(String, String)> {
+    let mut fields = vec![String::new()];
+    let (mut quoted, mut escaped) = (false, false);
+    for c in v.chars() {
+        let cur = fields.last_mut().expect("one field at least");
+        match c {
+            _ if escaped => {
+                cur.push(c);
+                escaped = false;
+            }
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ';' if !quoted => fields.push(String::new()),
+            _ => cur.push(c),
+        }
+    }
+    fields
+        .iter()
+        .skip(1)
+        .filter_map(|f| {
+            let (k, v) = f.split_once('=')?;
+            Some((k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// Parameter `key` in RFC 2231's forms, the first found of: `key*`
+/// (`charset'lang'percent-encoded`), `key*0`, `key*1*`, ... (continued,
+/// in number order), then plain `key`.
+fn extended_param(params: &[(String, String)], key: &str) -> Option<String> {
+    let star = format!("{key}*");
+    if let Some(v) = param(params, &star) {
+        let (charset, bytes) = rfc2231_value(v, true);
+        return Some(charset_decode(charset, &bytes));
+    }
+    let mut segments: Vec<(u32, bool, &str)> = params
+        .iter()
+        .filter_map(|(k, v)| {
+            let rest = k.strip_prefix(&star)?;
+            let (num, ext) = rest.strip_suffix('*').map_or((rest, false), |n| (n, true));
+            Some((num.parse().ok()?, ext, v.as_str()))
+        })
+        .collect();
+    if segments.is_empty() {
+        return param(params, key).map(String::from);
+    }
+    segments.sort_by_key(|s| s.0);
+    let (mut charset, mut bytes) = (None, Vec::new());
+    for (i, &(_, ext, v)) in segments.iter().enumerate() {
+        if ext {
+            let (c, b) = rfc2231_value(v, i == 0);
+            charset = charset.or(c);
+            bytes.extend_from_slice(&b);
+        } else {
+            bytes.extend_from_slice(v.as_bytes());
+        }
+    }
+    Some(charset_decode(charset, &bytes))
+}
+
+/// An RFC 2231 extended value: its charset (in the `first` segment only)
+/// and its percent-decoded bytes.
+fn rfc2231_value(v: &str, first: bool) -> (Option<&str>, Vec<u8>) {
+    let (charset, text) = match first {
+        true => match v.splitn(3, '\'').collect::<Vec<_>>()[..] {
+            [c, _, t] => (Some(c), t),
+            _ => (None, v),
+        },
+        false => (None, v),
+    };
+    let s = text.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16);
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        match (
+            s[i],
+            s.get(i + 1).and_then(|&c| hex(c)),
+            s.get(i + 2).and_then(|&c| hex(c)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    (charset.filter(|c| !c.is_empty()), out)
 }
 
 /// Header fields (names lower-cased, folded lines joined) and the body

@@ -383,7 +383,7 @@ impl FolderPair {
     /// of a and of b).
     pub fn tsv(&self) -> String {
         format!(
-            "folders\tfolder-pair\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\n",
+            "folders\tfolder-pair\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t\t\n",
             self.files_a + self.files_b,
             self.bytes_a + self.bytes_b,
             self.percent(),

@@ -179,7 +179,7 @@ fn view_file(
     let mode = if e.view == ViewKind::Raw {
         Mode::Raw
     } else {
-        v["view"] = json!(format!("{} view", e.view.name()));
+        v["view"] = json!(report.view_field(id));
         Mode::Auto
     };
     let limits = Limits::within_memory(report.config.memory);
@@ -423,7 +423,9 @@ impl Page<'_> {
             r1(percent(l.common, sa)),
             r1(percent(l.common, sb)),
             r1(symmetric(l.common, sa, sb)),
-            view
+            view,
+            report.view_field(l.a),
+            report.view_field(l.b)
         ]);
         self.push(if self.links == 0 { "" } else { "," })?;
         self.links += 1;

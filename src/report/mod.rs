@@ -236,6 +236,13 @@ impl Report {
             .unwrap_or_else(|| "raw".into())
     }
 
+    /// The view of a file as the tsv, html and xlsx link rows give it:
+    /// its label, empty for raw bytes, so that the rows of raw files read
+    /// as they did before views existed.
+    pub(crate) fn view_field(&self, id: u32) -> String {
+        self.files.at(id).view.label().unwrap_or_default()
+    }
+
     /// `  [docx text]` after a file's path in the text report when it was
     /// compared by a content view, nothing for raw bytes.
     pub(crate) fn view_suffix(&self, id: u32) -> String {
@@ -296,7 +303,7 @@ impl Report {
         for g in &self.same_content {
             for &f in &g.files[1..] {
                 o.push_str(&format!(
-                    "same-content\t{}\t{}\t{}\t100.0\t{}\t100.0\t100.0\t{}\t{}\t{}\t{}\t0\n",
+                    "same-content\t{}\t{}\t{}\t100.0\t{}\t100.0\t100.0\t{}\t{}\t{}\t{}\t0\t{}\t{}\n",
                     g.id,
                     g.files.len(),
                     g.size * g.files.len() as u64,
@@ -305,6 +312,8 @@ impl Report {
                     g.size,
                     self.path(g.files[0]),
                     self.path(f),
+                    self.view_field(g.files[0]),
+                    self.view_field(f),
                 ));
             }
         }
@@ -662,7 +671,7 @@ impl Report {
     pub(crate) fn tsv_link(&self, c: &model::Cluster, l: &Pair) -> String {
         let (sa, sb) = (self.size(l.a), self.size(l.b));
         format!(
-            "{}\t{}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\n",
+            "{}\t{}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
             c.id,
             c.kind,
             c.files.len(),
@@ -675,7 +684,9 @@ impl Report {
             sb,
             self.path(l.a),
             self.path(l.b),
-            c.reclaimable
+            c.reclaimable,
+            self.view_field(l.a),
+            self.view_field(l.b)
         )
     }
 }
@@ -825,8 +836,9 @@ fn folder_pair_text(k: usize, p: &crate::report::folders::FolderPair, o: &mut St
     }
 }
 
-/// The first line of the tsv report.
-pub(crate) const TSV_HEADER: &str = "cluster\ttype\tcluster_files\tcluster_bytes\tpercent_symmetric\tbytes_in_common\tpercent_of_a\tpercent_of_b\tsize_a\tsize_b\tpath_a\tpath_b\tcluster_reclaimable_bytes\n";
+/// The first line of the tsv report. Scripts read it by position, so new
+/// columns go at the end (`view_a`, `view_b`: issue 27).
+pub(crate) const TSV_HEADER: &str = "cluster\ttype\tcluster_files\tcluster_bytes\tpercent_symmetric\tbytes_in_common\tpercent_of_a\tpercent_of_b\tsize_a\tsize_b\tpath_a\tpath_b\tcluster_reclaimable_bytes\tview_a\tview_b\n";
 
 /// The templates files given with `--templates`, if any. They must be the
 /// set the analysis ignored (the pairs header names it): marking other

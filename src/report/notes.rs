@@ -165,7 +165,7 @@ impl Report {
         for x in n.documents.iter().chain(&n.archives) {
             let size = self.files.at(x.id).size;
             o.push_str(&format!(
-                "note\t{}\t1\t{size}\t0.0\t0\t0.0\t0.0\t{size}\t0\t{}\t{}\t0\n",
+                "note\t{}\t1\t{size}\t0.0\t0\t0.0\t0.0\t{size}\t0\t{}\t{}\t0\t\t\n",
                 x.kind,
                 self.path(x.id),
                 x.text

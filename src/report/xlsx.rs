@@ -195,6 +195,13 @@ impl Visit for Links<'_> {
             .map_err(xerr)?;
         ws.write_string(r, 10, path(l.a)).map_err(xerr)?;
         ws.write_string(r, 11, path(l.b)).map_err(xerr)?;
+        // The views compared; raw bytes leave the cells empty.
+        for (col, id) in [(12, l.a), (13, l.b)] {
+            let view = report.view_field(id);
+            if !view.is_empty() {
+                ws.write_string(r, col, view).map_err(xerr)?;
+            }
+        }
         self.row += 1;
         self.written += 1;
         Ok(())
@@ -603,6 +610,8 @@ fn links_sheet(
             ("Size B (bytes)", 15.0),
             ("Path A", 60.0),
             ("Path B", 60.0),
+            ("View A", 14.0),
+            ("View B", 14.0),
         ],
         layout.links_written as u32,
     )?;

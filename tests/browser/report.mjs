@@ -114,6 +114,9 @@ try {
   check(await viewer.isVisible(), 'side-by-side view opens');
   const panes = page.locator('#viewer .pane');
   check(await panes.count() === 2, 'two panes');
+  // Raw files: the title names no view, each pane says raw bytes.
+  check((await page.textContent('#vtitle')) === 'Side-by-side view', 'the title of a raw pair names no view');
+  check((await page.textContent('#pane-a .pmeta')).includes('raw bytes'), 'the pane says it compared raw bytes');
   const pnames = await page.locator('#viewer .pname').allTextContents();
   check(pnames.some((x) => x.endsWith(hostile)), 'hostile name shown as text in the view');
   for (const id of ['#pane-a', '#pane-b']) {
