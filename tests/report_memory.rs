@@ -241,9 +241,9 @@ fn folder_pairs_of_many_releases_within_budget() {
 }
 
 /// Any budget gives the same report: with a budget of 64 bytes every
-/// cluster is read alone (written as its links come, likely templates
-/// found by narrowing histograms), from a pipe; with the default one, all
-/// at once from the file.
+/// cluster is read alone (written as its links come, the likely
+/// templates' figures sorted by cluster on disk), from a pipe; with the
+/// default one, all at once from the file.
 #[test]
 fn any_budget_same_report() {
     let t = tempfile::tempdir().unwrap();

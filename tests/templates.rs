@@ -182,3 +182,92 @@ fn nested_template_takes_a_second_round() {
     // The same set of chunks, whatever the files that hold it.
     assert_eq!(std::fs::read(work.join("partition.tsv")).unwrap(), part_two);
 }
+
+/// The likely-template test within any budget, in one read of the links
+/// (issue 28): 8,000 clusters of 5 files, most of them candidates (nearly
+/// cliques), with a `--memory` that the model alone is over. Each
+/// candidate was read alone when none fit, by narrowing a histogram over
+/// the whole pairs file a few times a cluster: quadratic (here minutes, at
+/// a million files and `--memory 128M` more than 20 minutes). Now the
+/// candidates' figures are sorted by cluster, and the report is the same
+/// as with the budget that holds them.
+#[test]
+fn likely_templates_of_many_clusters_in_one_read_at_any_budget() {
+    use fsim::formats::{FileEntry, FileType};
+    let t = tempfile::tempdir().unwrap();
+    let clusters = 8_000u32;
+    let files: Vec<FileEntry> = (0..clusters * 5)
+        .map(|id| FileEntry {
+            id,
+            size: 1000,
+            mtime_s: 1,
+            mtime_ns: 0,
+            content: (id as u128 + 1) * 0x9e37_79b9_7f4a_7c15,
+            ftype: FileType::Text,
+            view: fsim::formats::FileView::raw(1000),
+            path: format!("c{:05}/f{}.txt", id / 5, id % 5).into_bytes(),
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    for c in 0..clusters {
+        for i in 0..5 {
+            for j in i + 1..5 {
+                let d = (j - i) as u64;
+                // A template (uniform links), a chain of versions (closer
+                // relatives), a template with a link missing (90 % of a
+                // clique), versions of one file (uniform, nearly all of
+                // each file), a chain (no candidate).
+                let common = match c % 5 {
+                    0 => Some(700),
+                    1 => Some(950 - 100 * (d - 1)),
+                    2 => ((i, j) != (0, 4)).then_some(600),
+                    3 => Some(920),
+                    _ => (d == 1).then_some(800),
+                };
+                if let Some(common) = common {
+                    pairs.push((c * 5 + i, c * 5 + j, 1000, 1000, common));
+                }
+            }
+        }
+    }
+    std::fs::write(t.path().join("files.tsv"), file_table(&files)).unwrap();
+    std::fs::write(t.path().join("pairs.tsv"), pairs_file(&pairs)).unwrap();
+    drop((files, pairs));
+    let report = |memory: Option<&str>| {
+        let mut c = fsim("fsim-report");
+        c.current_dir(t.path())
+            .args(["--files", "files.tsv", "--format", "json", "-q"])
+            .args(["--tmpdir", ".", "pairs.tsv"]);
+        if let Some(m) = memory {
+            c.args(["--memory", m]);
+        }
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = c.spawn().unwrap();
+        let mut out = Vec::new();
+        let mut stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            std::io::Read::read_to_end(&mut stdout, &mut out).unwrap();
+            out
+        });
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed().as_secs() > 60 {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!(
+                    "fsim-report --memory {}: over 60 s (one read of the links takes under 1 s)",
+                    memory.unwrap_or("256M")
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        String::from_utf8(reader.join().unwrap()).unwrap()
+    };
+    let all = report(None);
+    let small = report(Some("64"));
+    let j: Value = serde_json::from_str(&all).unwrap();
+    assert_eq!(j["summary"]["clusters"], clusters);
+    assert_eq!(j["summary"]["likely_templates"], 2 * clusters / 5);
+    assert!(all == small, "the same report at --memory 64");
+}

@@ -371,6 +371,30 @@ pub fn wait_for_input(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Have the allocator give freed memory back to the system as it is
+/// freed, for a process whose peak RSS must stay within a budget
+/// (fsim-report's `--memory`) and that frees large buffers between its
+/// phases. glibc raises its mmap threshold to the size of each mapped
+/// block freed (up to 32 MiB) and its trim threshold to twice that, so
+/// after the first large buffer is freed the next ones come from the heap
+/// and their freed pages stay resident under the next phase: at a million
+/// files, fsim-report's heap was 224 MiB at its peak and its RSS 274 MiB
+/// at `--memory 256M`; with the thresholds fixed at glibc's defaults (128
+/// KiB: a larger block is mapped and unmapped on its own, the heap's free
+/// top is returned), 246 MiB. Elsewhere nothing is done.
+pub fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallopt only sets two of the allocator's parameters (no
+        // memory is passed). A refusal (result 0) leaves glibc's dynamic
+        // thresholds: more RSS, the same output.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 128 << 10);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

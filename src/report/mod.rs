@@ -859,6 +859,9 @@ pub(crate) fn load_templates(
 /// `fsim-report`: read, build, write in the chosen format.
 pub fn run(config: Config, quiet: bool) -> Result<()> {
     let start = std::time::Instant::now();
+    // The budget is the whole process's peak RSS: what a phase frees must
+    // not stay resident under the next.
+    crate::io::return_freed_memory();
     let output = config.output.clone();
     let format = config.format;
     if format == Format::Xlsx && output.as_deref().is_none_or(|p| p.as_os_str() == "-") {

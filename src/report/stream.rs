@@ -12,7 +12,8 @@
 //!    order, as the in-memory report does, so the figures are the same);
 //! 3. for the clusters that may be likely templates, the 10th percentile and
 //!    the median of their bytes in common (collected when they fit in the
-//!    budget, else found by narrowing a histogram, a few more reads);
+//!    budget, else sorted by cluster through the external sorter: one read
+//!    either way);
 //! 4. write the report, clusters in their order: the links are read once
 //!    more and sorted by (cluster rank, a, b) through the shared external
 //!    sorter, in memory when they fit in what `--memory` leaves, else in
@@ -163,75 +164,6 @@ impl Buffered {
     pub(crate) fn finish(mut self) -> Result<()> {
         self.out.write_all(self.buf.as_bytes())?;
         self.out.finish()
-    }
-}
-
-/// Hands every value of a set to a callback.
-type Scan<'a> = dyn FnMut(&mut dyn FnMut(u64)) -> Result<()> + 'a;
-
-/// Bytes [`Closest`] holds per file: a map entry of 16 bytes, at worst
-/// about 2.3 × that with the map's spare capacity.
-const CLOSEST_ENTRY: u64 = 40;
-
-/// Each file's most bytes in common with another file of its cluster, for
-/// the files of the clusters tested as likely templates.
-struct Closest(std::collections::HashMap<u32, u64>);
-
-fn closest_of<'a>(files: impl IntoIterator<Item = &'a u32>) -> Closest {
-    Closest(files.into_iter().map(|&f| (f, 0)).collect())
-}
-
-impl Closest {
-    fn add(&mut self, p: &Pair) {
-        for f in [p.a, p.b] {
-            if let Some(x) = self.0.get_mut(&f) {
-                *x = (*x).max(p.common);
-            }
-        }
-    }
-
-    fn of(&self, files: &[u32]) -> Vec<u64> {
-        files
-            .iter()
-            .map(|f| self.0.get(f).copied().unwrap_or(0))
-            .collect()
-    }
-}
-
-/// The k-th smallest (0-based) of the values `scan` gives, all within
-/// [lo, hi], by narrowing a histogram of 65,536 buckets: a few scans, 512
-/// KiB of memory.
-fn kth(k: u64, mut lo: u64, mut hi: u64, scan: &mut Scan<'_>) -> Result<u64> {
-    const B: u64 = 1 << 16;
-    let mut k = k;
-    loop {
-        if lo == hi {
-            return Ok(lo);
-        }
-        let span = hi - lo;
-        let w = span / B + 1;
-        let mut counts = vec![0u64; B as usize];
-        scan(&mut |v| {
-            if v >= lo && v <= hi {
-                counts[((v - lo) / w) as usize] += 1;
-            }
-        })?;
-        let mut below = 0;
-        let mut bucket = 0;
-        for (i, &c) in counts.iter().enumerate() {
-            if below + c > k {
-                bucket = i as u64;
-                break;
-            }
-            below += c;
-        }
-        k -= below;
-        let new_lo = lo + bucket * w;
-        hi = (new_lo + (w - 1)).min(hi);
-        lo = new_lo;
-        if w == 1 {
-            return Ok(lo);
-        }
     }
 }
 
@@ -493,9 +425,14 @@ fn link_figures(
 }
 
 /// Step 3, likely templates: the 10th percentile and the median of bytes
-/// in common, for the clusters that are (nearly) cliques; collected in
-/// batches that fit in what the model leaves of `--memory`, else found by
-/// narrowing a histogram.
+/// in common, for the clusters that are (nearly) cliques. One read of the
+/// links either way: their bytes in common are held when all the
+/// candidates' fit in what the model leaves of `--memory`, else sorted by
+/// cluster through the external sorter ([`Templates::sorted`]). Reading
+/// them in batches of what fits, and a cluster too large for the budget
+/// alone by narrowing a histogram over a few reads, was quadratic when the
+/// model left little: more than 20 minutes at a million files and
+/// `--memory 128M`.
 fn likely_templates(
     report: &Report,
     source: &mut Source,
@@ -524,89 +461,190 @@ fn likely_templates(
         });
         report.config.memory.saturating_sub(model).max(1)
     };
-    // 8 bytes per link, and each file's closest relative (a map entry).
-    let need = |c: usize| lf.count[c] as u64 * 8 + members[c].len() as u64 * CLOSEST_ENTRY;
+    // 8 bytes per link, 8 per file (its closest relative), 24 per cluster.
+    let need = |c: usize| (lf.count[c] + members[c].len() + 3) as u64 * 8;
     let cands: Vec<usize> = (0..k).filter(|&c| candidate(c)).collect();
-    let mut i = 0;
-    while i < cands.len() {
-        let c0 = cands[i];
-        if need(c0) > budget {
-            template[c0] = template_alone(report, source, cluster_of, members, c0, lf)?;
-            i += 1;
-            continue;
+    if cands.is_empty() {
+        return Ok(template);
+    }
+    if cands.iter().map(|&c| need(c)).sum::<u64>() > budget {
+        let t = Templates {
+            cluster_of,
+            members,
+            lf,
+        };
+        t.sorted(report, source, &cands, budget, &mut template)?;
+        return Ok(template);
+    }
+    // Each candidate's bytes in common (`commons`, from `first[x].0` on)
+    // and each of its files' most bytes in common with another
+    // (`closest`, from `first[x].1` on, in the order of its members: by
+    // id, as `join` found them): two allocations, exactly what `need`
+    // counts, returned whole when freed (a vector a cluster and a map of
+    // the files took half as much again, and their freed pieces stayed
+    // resident under the links' sorter: 277 MiB at `--memory 256M`).
+    let mut slot = vec![NONE; k];
+    let mut first = Vec::with_capacity(cands.len());
+    let (mut links, mut files) = (0, 0);
+    for (x, &c) in cands.iter().enumerate() {
+        slot[c] = x as u32;
+        first.push((links, files));
+        links += lf.count[c];
+        files += members[c].len();
+    }
+    let mut next: Vec<usize> = first.iter().map(|f| f.0).collect();
+    let mut commons = vec![0u64; links];
+    let mut closest = vec![0u64; files];
+    source.kept(report, &mut |p| {
+        let c = cluster_of[p.a as usize] as usize;
+        let Some(x) = slot.get(c).filter(|&&x| x != NONE).map(|&x| x as usize) else {
+            return;
+        };
+        commons[next[x]] = p.common;
+        next[x] += 1;
+        for f in [p.a, p.b] {
+            let at = members[c].binary_search(&f).expect("a member");
+            let m = &mut closest[first[x].1 + at];
+            *m = (*m).max(p.common);
         }
-        // A batch of candidates whose bytes in common fit together.
-        let mut j = i;
-        let mut bytes = 0u64;
-        while j < cands.len() && bytes + need(cands[j]) <= budget {
-            bytes += need(cands[j]);
-            j += 1;
-        }
-        let batch = &cands[i..j];
-        let mut slot = vec![NONE; k];
-        for (x, &c) in batch.iter().enumerate() {
-            slot[c] = x as u32;
-        }
-        let mut commons: Vec<Vec<u64>> = batch
-            .iter()
-            .map(|&c| Vec::with_capacity(lf.count[c]))
-            .collect();
-        let mut closest = closest_of(batch.iter().flat_map(|&c| members[c].iter()));
-        source.kept(report, &mut |p| {
-            let s = slot[cluster_of[p.a as usize] as usize];
-            if s != NONE {
-                commons[s as usize].push(p.common);
-                closest.add(&p);
-            }
-        })?;
-        for (x, &c) in batch.iter().enumerate() {
-            template[c] = crate::report::templates::likely_template(
-                members[c].len(),
-                &commons[x],
-                median_size(&report.sizes, &members[c]),
-                min_files,
-                &closest.of(&members[c]),
-            );
-        }
-        i = j;
+    })?;
+    for (x, &c) in cands.iter().enumerate() {
+        let (l, f) = first[x];
+        template[c] = crate::report::templates::likely_template(
+            members[c].len(),
+            &commons[l..l + lf.count[c]],
+            median_size(&report.sizes, &members[c]),
+            min_files,
+            &closest[f..f + members[c].len()],
+        );
     }
     Ok(template)
 }
 
-/// The likely-template test of candidate cluster `c0`, alone and too large
-/// for the budget: narrow a histogram (and hold only the files' closest
-/// relatives).
-fn template_alone(
-    report: &Report,
-    source: &mut Source,
-    cluster_of: &[u32],
-    members: &[Vec<u32>],
-    c0: usize,
-    lf: &LinkFigures,
-) -> Result<Option<u64>> {
-    let mut scan = |each: &mut dyn FnMut(u64)| -> Result<()> {
-        source.kept(report, &mut |p| {
-            if cluster_of[p.a as usize] as usize == c0 {
-                each(p.common)
-            }
-        })
-    };
-    let len = lf.count[c0] as u64;
-    let p10 = kth(len / 10, 0, lf.max_common[c0], &mut scan)?;
-    let median = kth(len / 2, 0, lf.max_common[c0], &mut scan)?;
-    let ms = median_size(&report.sizes, &members[c0]);
-    let mut closest = closest_of(&members[c0]);
-    source.kept(report, &mut |p| {
-        if cluster_of[p.a as usize] as usize == c0 {
-            closest.add(&p);
+/// A figure of a likely-template candidate, sorted by cluster
+/// ([`Templates::sorted`]): `key` is the cluster's index `<< 32`, plus 0
+/// for a link's bytes in common, or plus a file's id + 1 for that file's
+/// most bytes in common with another file of the cluster. A cluster's
+/// links come first, by bytes in common (its percentiles are read at
+/// their ranks), then its files, each once (the sorter keeps the last,
+/// the greatest, of a file's figures).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct TemplateFigure {
+    key: u64,
+    common: u64,
+}
+
+impl FixedRecord for TemplateFigure {
+    const SIZE: usize = 16;
+    fn encode(&self, out: &mut [u8]) {
+        out[0..8].copy_from_slice(&self.key.to_le_bytes());
+        out[8..16].copy_from_slice(&self.common.to_le_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        TemplateFigure {
+            key: u64_at(0),
+            common: u64_at(8),
         }
-    })?;
-    Ok(crate::report::templates::uniform_template(
-        p10,
-        median,
-        ms,
-        &closest.of(&members[c0]),
-    ))
+    }
+}
+
+/// What the sorted test of the likely templates reads.
+struct Templates<'a> {
+    cluster_of: &'a [u32],
+    members: &'a [Vec<u32>],
+    lf: &'a LinkFigures,
+}
+
+impl Templates<'_> {
+    /// The likely-template test of the candidates `cands` in one read of
+    /// the links: each link's bytes in common and its files' figures go
+    /// through the external sorter (`budget` bytes of buffer, runs in
+    /// `--tmpdir`), and each cluster's percentiles and closer relatives
+    /// are counted as its sorted figures come: the same figures as
+    /// [`crate::report::templates::likely_template`] on them all.
+    fn sorted(
+        &self,
+        report: &Report,
+        source: &mut Source,
+        cands: &[usize],
+        budget: u64,
+        template: &mut [Option<u64>],
+    ) -> Result<()> {
+        let mut is_cand = vec![false; self.members.len()];
+        for &c in cands {
+            is_cand[c] = true;
+        }
+        let mut opts = SortOptions::with_memory(budget.max(MIN_MEMORY));
+        opts.tmpdir = report.config.tmpdir.clone();
+        // A file's figures are one group; links' (low word 0) are not.
+        let same: fn(&TemplateFigure, &TemplateFigure) -> bool =
+            |x, y| x.key == y.key && x.key as u32 != 0;
+        let mut sorter = ExternalSorter::new(opts).keep_last_of(same);
+        let (mut err, mut run) = (None, None::<TemplateFigure>);
+        let cluster_of = self.cluster_of;
+        source.kept(report, &mut |p| {
+            let c = cluster_of[p.a as usize];
+            if err.is_some() || !is_cand[c as usize] {
+                return;
+            }
+            let key = |f: u32| u64::from(c) << 32 | (u64::from(f) + 1);
+            let figure = |key| TemplateFigure {
+                key,
+                common: p.common,
+            };
+            let mut out = [
+                Some(figure(u64::from(c) << 32)),
+                Some(figure(key(p.b))),
+                None,
+            ];
+            // File a's links come together (the pairs' order): combined
+            // here, one figure a file instead of one a link.
+            match &mut run {
+                Some(r) if r.key == key(p.a) => r.common = r.common.max(p.common),
+                _ => out[2] = run.replace(figure(key(p.a))),
+            }
+            for f in out.into_iter().flatten() {
+                if let Err(e) = sorter.push(f) {
+                    err = Some(e);
+                }
+            }
+        })?;
+        if let Some(r) = run {
+            sorter.push(r)?;
+        }
+        err.map_or(Ok(()), Err)?;
+        let mut sorted = sorter.finish()?;
+        let mut next = sorted.next_item()?;
+        while let Some(first) = next {
+            let c = (first.key >> 32) as usize;
+            let len = self.lf.count[c] as u64;
+            let (mut i, mut p10, mut median) = (0u64, 0, 0);
+            while let Some(f) = next.filter(|f| f.key == first.key & !0xffff_ffff) {
+                if i == len / 10 {
+                    p10 = f.common;
+                }
+                if i == len / 2 {
+                    median = f.common;
+                }
+                i += 1;
+                next = sorted.next_item()?;
+            }
+            let mut closer = 0;
+            while let Some(f) = next.filter(|f| f.key >> 32 == c as u64) {
+                closer += usize::from(f.common * 8 >= p10 * 9);
+                next = sorted.next_item()?;
+            }
+            template[c] = crate::report::templates::uniform_template_of(
+                p10,
+                median,
+                median_size(&report.sizes, &self.members[c]),
+                closer,
+                self.members[c].len(),
+            );
+        }
+        Ok(())
+    }
 }
 
 /// The clusters with their figures (the per-cluster and per-file counters

@@ -48,14 +48,23 @@ pub fn likely_template(
 }
 
 /// The tests of [`likely_template`] once its 10th percentile and median
-/// are known (also when a histogram found them, for a cluster too large
-/// to hold its links).
+/// are known.
 pub fn uniform_template(p10: u64, median: u64, median_size: u64, closest: &[u64]) -> Option<u64> {
     let closer = closest.iter().filter(|&&c| c * 8 >= p10 * 9).count();
-    (p10 > 0
-        && p10 * 4 >= median * 3
-        && p10 * 10 < median_size * 9
-        && closer * 4 <= closest.len() * 3)
+    uniform_template_of(p10, median, median_size, closer, closest.len())
+}
+
+/// [`uniform_template`] with its closer relatives counted: `closer` of
+/// the cluster's `files` files have one (for a cluster whose figures come
+/// sorted, without a list of them).
+pub fn uniform_template_of(
+    p10: u64,
+    median: u64,
+    median_size: u64,
+    closer: usize,
+    files: usize,
+) -> Option<u64> {
+    (p10 > 0 && p10 * 4 >= median * 3 && p10 * 10 < median_size * 9 && closer * 4 <= files * 3)
         .then_some(p10)
 }
 
