@@ -488,3 +488,47 @@ fn large_cluster_reviewed_by_closest_relatives() {
     let small = clusters.iter().find(|c| c["file_count"] == 3).unwrap();
     assert!(small["review"].is_null());
 }
+
+/// The other end of issue 28's tests: 100,000 overlapping extracts of one
+/// body (`fsim-gen --overlap`, 1 KB each) in 300 folders that are random
+/// mixes of them. Every file has versions in every folder, yet no folder
+/// holds the versions of another's files: no folder pair explains its
+/// files, so none is reported, and the file clusters are what the report
+/// gives (as on the measured 10 KB tree: docs/measurements/2026-11-26-folders.md).
+/// Text only: its json is ~400 MB.
+#[test]
+fn overlap_repository_of_100000_files_has_no_folder_pair() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    let mut c = fsim("fsim-gen");
+    c.args(["--overlap", "100000", "--bulk-size", "1000"])
+        .arg(&repo);
+    run_ok(c, None);
+    let work = t.path().join("work");
+    run_ok(
+        make_report_cmd(&repo, &work, &["QUIET=-q", "FORMATS=txt"]),
+        None,
+    );
+    // Its head only, as lines: this process's size would count in the
+    // other tests' children (see folder_pairs_of_many_releases_within_budget).
+    let f = std::fs::File::open(work.join("report.txt")).unwrap();
+    let lines: Vec<String> = std::io::BufReader::new(f)
+        .lines()
+        .take(8)
+        .map(|l| l.unwrap())
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "Folders that are copies or versions of each other: 0 pairs (>= 50% of their bytes found in each other; the topmost of each tree)"),
+        "{lines:?}"
+    );
+    let head = &lines[0];
+    let files: u64 = head
+        .split(" clusters, ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{head}"));
+    assert!(files >= 99_000, "{head}");
+}
