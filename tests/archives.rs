@@ -402,6 +402,12 @@ fn content_raw_keeps_archives_whole() {
 fn archive_outputs_are_the_same_every_way() {
     let dir = tempfile::tempdir().unwrap();
     let repo = repo(dir.path());
+    // A message without attachments: no members, nothing left out.
+    std::fs::write(
+        repo.join("mail/plain.eml"),
+        "From: a@example.org\nTo: b@example.org\nSubject: hello\n\nJust a line.\n",
+    )
+    .unwrap();
     let (one, two) = (dir.path().join("one"), dir.path().join("two"));
     report(&repo, &one, &["JOBS=1"]);
     report(&repo, &two, &["JOBS=2"]);
@@ -439,12 +445,18 @@ fn archive_outputs_are_the_same_every_way() {
     c.args(["--shard-tables", "-o"]).arg(&joined).args(&tables);
     run_ok(c, None);
     let joined = std::fs::read_to_string(&joined).unwrap();
-    for name in ["bundle.zip", "copy.tar.gz", "deep.zip"] {
+    for (name, marked) in [
+        ("bundle.zip", true),
+        ("copy.tar.gz", true),
+        ("deep.zip", true),
+        ("mail/sent.eml", true),
+        ("mail/plain.eml", false),
+    ] {
         let line = joined
             .lines()
             .find(|l| l.ends_with(&format!("/repo/{name}")))
             .unwrap_or_else(|| panic!("{name} not in {joined}"));
-        assert!(line.contains("~unlisted\t"), "{line}");
+        assert_eq!(line.contains("~unlisted\t"), marked, "{line}");
     }
     assert!(!joined.contains("!/"), "a shard listed members: {joined}");
 

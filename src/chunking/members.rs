@@ -51,9 +51,28 @@ pub fn expand(f: &FileResult, chunker: &Chunker, buf: &mut [u8], limits: &Limits
 
 /// Why a shard run lists no members of `f` ([`LeftOut::Unlisted`]) when it
 /// is an archive whose members an unsharded run would list: its first
-/// bytes read again, for the files that may be archives only.
-pub fn unlisted(f: &FileResult) -> Option<LeftOut> {
-    is_archive(&f.path, f.info.ftype, &f.view).then_some(LeftOut::Unlisted)
+/// bytes read again, for the files that may be archives only. A mail
+/// message is one only with attachments (or parts left out): it is read
+/// and parsed again, as an unsharded run does, so that a Spark run's notes
+/// do not list every message of a mail folder.
+pub fn unlisted(f: &FileResult, limits: &Limits) -> Option<LeftOut> {
+    if !is_archive(&f.path, f.info.ftype, &f.view) {
+        return None;
+    }
+    if f.view.kind != Kind::Mail {
+        return Some(LeftOut::Unlisted);
+    }
+    let Ok(Some((data, kind))) = read_archive(&f.path, f.view.raw_size, limits) else {
+        return Some(LeftOut::Unlisted);
+    };
+    // A reader that panics is the merge's note to give (as `broken`).
+    let listed = catch_unwind(AssertUnwindSafe(|| {
+        archive::members(&data, kind, limits, &mut |_| {})
+    }));
+    let some = listed.map_or(true, |e| {
+        e.members > 0 || e.left_out > 0 || e.note.is_some()
+    });
+    some.then_some(LeftOut::Unlisted)
 }
 
 /// Whether a file chunked as `view`, of type `ftype`, may be an archive:

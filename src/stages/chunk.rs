@@ -569,7 +569,7 @@ impl<'a> Worker<'a> {
                         r.view.left_out = m.left_out;
                         r.members = (!m.files.is_empty() || m.note.is_some()).then(|| Box::new(m));
                     } else if self.mark_unlisted {
-                        r.view.left_out = members::unlisted(&r);
+                        r.view.left_out = members::unlisted(&r, &self.limits);
                     }
                     Body::File(r)
                 }
