@@ -109,7 +109,11 @@ pub fn run_renumber(cfg: &RenumberConfig) -> Result<()> {
             }
         }
     }
-    let last = format!("{RECORDS_LINE}{}:{:032x}\n", digest.count, digest.sum);
+    let last = format!(
+        "{RECORDS_LINE}{}:{}\n",
+        digest.count,
+        crate::formats::hex128(digest.sum)
+    );
     buf.extend_from_slice(last.as_bytes());
     out.write_all(&buf)?;
     out.finish()
