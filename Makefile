@@ -165,12 +165,19 @@ uninstall:
 MEMORY_OPT   = $(if $(MEMORY),--memory $(MEMORY))
 CAPACITY_OPT = $(if $(CAPACITY),--capacity $(CAPACITY))
 
+# Every stage after the chunking runs through fsim-reuse, which leaves the
+# stage's key (program, arguments, inputs' bytes) in WORK/reuse/: with
+# PREVIOUS=<old work dir>, a stage whose key is the earlier run's is not
+# run, its output is copied from that run (docs/reliability.md). Timestamps
+# in the file table count only for the actions script (FORMATS=sh).
+REUSE = $(BIN)/fsim-reuse $(QUIET) $(if $(PREVIOUS),--previous $(PREVIOUS)) -o $@
+
 ifeq ($(SORT),gnu)
 SORT_CMD = LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK) -o $@.part $< && mv $@.part $@
 else
 # Finished runs are kept in $@.runs with a journal: a killed sort resumed
 # by make continues after its last finished run (docs/reliability.md).
-SORT_CMD = $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) --resume-dir $@.runs -o $@ $<
+SORT_CMD = $(REUSE) -- $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) --resume-dir $@.runs -o $@ $<
 endif
 
 $(WORK):
@@ -235,11 +242,11 @@ $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 # TEMPLATES: template chunks dropped, F sizes become payloads (a newer
 # templates file re-runs from here; nothing is re-chunked).
 $(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) | build
-	$(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv $(TEMPLATE_OPTS) -o $@ $<
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv $(TEMPLATE_OPTS) -o $@ $<
 
 # 2.5 steps 5-6: pack components into bins that fit in memory.
 $(WORK)/bins.tsv: $(WORK)/partition.tsv | build
-	$(BIN)/fsim-binpack $(QUIET) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $<
+	$(REUSE) --also $(WORK)/plan.tsv -- $(BIN)/fsim-binpack $(QUIET) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $<
 
 # Steps 3-4 and 2.4: similar pairs per bin (and the line source's).
 ifeq ($(VERIFY),0)
@@ -310,26 +317,26 @@ REPORT_OPTS = $(QUIET) $(MEMORY_OPT) --files $(WORK)/files.tsv $(if $(MIN_PERCEN
 
 # Step 5 and 2.4: clusters and identical sets.
 $(WORK)/report.txt: $(PAIRS) $(WORK)/files.tsv | build
-	$(BIN)/fsim-report $(REPORT_OPTS) --format text -o $@ $<
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format text -o $@ $<
 
 $(WORK)/report.json: $(PAIRS) $(WORK)/files.tsv | build
-	$(BIN)/fsim-report $(REPORT_OPTS) --format json -o $@ $<
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format json -o $@ $<
 
 $(WORK)/report.tsv: $(PAIRS) $(WORK)/files.tsv | build
-	$(BIN)/fsim-report $(REPORT_OPTS) --format tsv -o $@ $<
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format tsv -o $@ $<
 
 # One self-contained page; re-reads the files of the viewed links.
 $(WORK)/report.html: $(PAIRS) $(WORK)/files.tsv | build
-	$(BIN)/fsim-report $(REPORT_OPTS) --format html $(if $(HTML_MAX_VIEWS),--html-max-views $(HTML_MAX_VIEWS)) -o $@ $<
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format html $(if $(HTML_MAX_VIEWS),--html-max-views $(HTML_MAX_VIEWS)) -o $@ $<
 
 # Workbook with outlined clusters (paper figures 5 and 6).
 $(WORK)/report.xlsx: $(PAIRS) $(WORK)/files.tsv | build
-	$(BIN)/fsim-report $(REPORT_OPTS) --format xlsx -o $@ $<
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format xlsx -o $@ $<
 
 # Actions for the identical files: a script to review, never run by fsim
 # (FORMATS="txt json sh"; `sh report.sh` says what it would do).
 $(WORK)/report.sh: $(PAIRS) $(WORK)/files.tsv | build
-	$(BIN)/fsim-report $(REPORT_OPTS) --format sh -o $@ $<
+	$(REUSE) -- $(BIN)/fsim-report $(REPORT_OPTS) --format sh -o $@ $<
 
 # Paper section 4: mark cluster CLUSTER of the last report as template
 # similarity; its shared chunks are appended to the templates file (the

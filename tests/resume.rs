@@ -223,6 +223,104 @@ fn incremental_rerun_reads_only_changed_files() {
     same_files(&fresh, &both, &["files.tsv", "chunks.tsv", "report.json"]);
 }
 
+/// The outputs `fsim-reuse` said it copied from the earlier run.
+fn copied(stderr: &str) -> Vec<String> {
+    let mut names: Vec<String> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("fsim-reuse: "))
+        .filter_map(|l| l.split(": copied from ").next())
+        .map(|p| {
+            Path::new(p)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Issue 25 item 5: a re-run after files only got new timestamps (a
+/// checkout, a copy, a restore) copies every stage after the chunking from
+/// the earlier run, except the actions script, which checks timestamps;
+/// a setting of the reports re-runs the reports only; an edited file
+/// re-runs the stages whose inputs it changed. Every output is a fresh
+/// run's.
+#[test]
+fn rerun_copies_the_stages_whose_program_arguments_and_inputs_are_the_same() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let formats = "FORMATS=txt json sh";
+    let old = t.path().join("old");
+    ok(&make(&repo, &old, &[formats], &[]));
+    let mut all: Vec<_> = walk_files(&repo);
+    all.sort();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    for f in all.iter().step_by(7) {
+        let file = std::fs::File::options().write(true).open(f).unwrap();
+        file.set_modified(later).unwrap();
+    }
+    let outputs = [
+        "files.tsv",
+        "sorted.tsv",
+        "partition.tsv",
+        "bins.tsv",
+        "plan.tsv",
+        "verified.tsv",
+        "report.txt",
+        "report.json",
+        "report.sh",
+    ];
+    let fresh = t.path().join("fresh");
+    ok(&make(&repo, &fresh, &[formats], &[]));
+    let touched = t.path().join("touched");
+    let prev = format!("PREVIOUS={}", old.display());
+    let err = ok(&make(&repo, &touched, &[formats, &prev], &[]));
+    assert_eq!(
+        copied(&err),
+        [
+            "bins.tsv",
+            "partition.tsv",
+            "report.json",
+            "report.txt",
+            "sorted.tsv"
+        ],
+        "{err}"
+    );
+    assert!(err.contains("fsim-analyze: 0 files changed"), "{err}");
+    same_files(&fresh, &touched, &outputs);
+    // The reports' threshold is their argument: the stages before them
+    // are copied, the reports written again.
+    let stricter = t.path().join("stricter");
+    let err = ok(&make(
+        &repo,
+        &stricter,
+        &[formats, &prev, "MIN_PERCENT=70"],
+        &[],
+    ));
+    assert_eq!(
+        copied(&err),
+        ["bins.tsv", "partition.tsv", "sorted.tsv"],
+        "{err}"
+    );
+    let fresh70 = t.path().join("fresh70");
+    ok(&make(&repo, &fresh70, &[formats, "MIN_PERCENT=70"], &[]));
+    same_files(&fresh70, &stricter, &outputs);
+    // One file edited: its chunks are new, so nothing after them is
+    // copied, and the outputs are still a fresh run's.
+    let mut data = std::fs::read(&all[3]).unwrap();
+    data.extend_from_slice(b"one more line\n");
+    std::fs::write(&all[3], &data).unwrap();
+    let fresh2 = t.path().join("fresh2");
+    ok(&make(&repo, &fresh2, &[formats], &[]));
+    let edited = t.path().join("edited");
+    let prev = format!("PREVIOUS={}", touched.display());
+    let err = ok(&make(&repo, &edited, &[formats, &prev], &[]));
+    assert!(copied(&err).is_empty(), "{err}");
+    same_files(&fresh2, &edited, &outputs);
+}
+
 #[test]
 fn previous_runs_that_do_not_fit_are_refused() {
     let t = tempfile::tempdir().unwrap();

@@ -9,6 +9,7 @@ pub mod collections;
 pub mod index;
 pub mod join;
 pub mod partition;
+pub mod rerun;
 pub mod reuse;
 pub mod sort;
 pub mod templates;

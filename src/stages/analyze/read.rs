@@ -372,3 +372,28 @@ impl Bin {
         }
     }
 }
+
+/// A re-run in which no file changed since the earlier run: no pair can
+/// have a changed file, so the bins are not analysed (nor their records
+/// read); their header, checked, gives the parameters the pairs carry.
+pub fn header_only<R: BufRead>(mut input: R, name: &str, opts: &Options) -> Result<Analysis> {
+    let mut line = Vec::new();
+    input
+        .read_until(b'\n', &mut line)
+        .map_err(|e| crate::Error::Io {
+            context: format!("reading {name}"),
+            source: e,
+        })?;
+    let raw = line.strip_suffix(b"\n").unwrap_or(&line);
+    let at = |m: String| crate::Error::input(name, 1, m);
+    let expected = || at("expected a '#fsim bins v1' header (written by fsim-binpack)".into());
+    match classify_line(raw).map_err(at)? {
+        Line::Header(Kind::Bins, p) => {
+            BinsHeader::parse(&p).map_err(at)?;
+            let mut a = Analysis::new(opts);
+            a.params = formats::stage_params(&p);
+            Ok(a)
+        }
+        _ => Err(expected()),
+    }
+}

@@ -1,0 +1,373 @@
+//! Stage outputs reused across runs (`fsim-reuse`, issue 25 item 5): a
+//! stage whose command and inputs are those of the same stage of an
+//! earlier run is not run again; its output is copied from that run.
+//!
+//! A re-run after a few files changed (`make report PREVIOUS=OLD`) reads
+//! only those files again, and the analysis and verification already work
+//! on their pairs alone. What was left were the stages that see the whole
+//! repository's records whatever changed: the sort, the partition, the bin
+//! packing and every report. When the changed files kept their contents (a
+//! checkout, a copy or a restore gives files new timestamps) or their
+//! changes leave a stage's inputs as they were, that stage's output is the
+//! earlier run's, and copying it costs a read of the inputs instead of the
+//! stage's work.
+//!
+//! # The key
+//!
+//! Each run of a stage writes, beside its output, `WORK/reuse/NAME` (NAME
+//! is the output's file name): the stage's program (its name and a hash of
+//! its bytes, so that a rebuilt fsim never reuses an older one's output),
+//! its arguments with the work folder written `@WORK` (the earlier run's
+//! folder had another name), and a hash (XXH3-128) of every argument that
+//! is a regular file: the stage's inputs. A file table is hashed without
+//! its timestamps when the stage reads none (`--mtimes-unused`: every
+//! stage but the shell script of actions), and without its table digest,
+//! which covers them. The key is written after the stage succeeded and
+//! removed before it runs, so a killed stage leaves no key and is never
+//! reused.
+//!
+//! Copying is exact only because every stage is a deterministic function
+//! of its program, arguments and input bytes (byte-identical across runs
+//! and thread counts: docs/reliability.md); what a stage reads besides its
+//! arguments (the files an html report shows) is in the file table's
+//! content hashes.
+
+use crate::error::{Context as _, Error, Result};
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::Xxh3;
+
+/// Options of `fsim-reuse`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The stage's output: its folder is the work folder.
+    pub output: PathBuf,
+    /// More outputs of the stage (in the same folder), copied with it.
+    pub also: Vec<PathBuf>,
+    /// The earlier run's work folder.
+    pub previous: Option<PathBuf>,
+    /// The stage reads no timestamp from a file table.
+    pub mtimes_unused: bool,
+    /// The stage: program and arguments.
+    pub command: Vec<OsString>,
+}
+
+/// What `run` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The earlier run's outputs were copied.
+    Copied,
+    /// The stage ran.
+    Ran,
+}
+
+/// Run the stage, or copy its outputs from the earlier run when the keys
+/// are the same; either way, leave this run's key behind.
+pub fn run(cfg: &Config) -> Result<Outcome> {
+    let (program, args) = cfg
+        .command
+        .split_first()
+        .ok_or_else(|| Error::msg("no command given after --"))?;
+    let work = work_folder(&cfg.output);
+    let key = key(cfg, &work, program, args)?;
+    let key_path = key_path(&work, &cfg.output)?;
+    if let Some(old) = &cfg.previous {
+        if reusable(old, &work, &cfg.output, &cfg.also, &key)? {
+            for out in std::iter::once(&cfg.output).chain(&cfg.also) {
+                copy_into(&old.join(file_name(out)?), out)?;
+            }
+            write_key(&key_path, &key)?;
+            return Ok(Outcome::Copied);
+        }
+    }
+    match fs::remove_file(&key_path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).ctx(|| format!("cannot remove {}", key_path.display()))
+        }
+        _ => {}
+    }
+    let status = std::process::Command::new(program)
+        .args(args)
+        .status()
+        .ctx(|| format!("cannot run {}", program.to_string_lossy()))?;
+    if !status.success() {
+        return Err(Error::msg(format!(
+            "{} failed ({status}): {} not written",
+            program.to_string_lossy(),
+            cfg.output.display()
+        )));
+    }
+    write_key(&key_path, &key)?;
+    Ok(Outcome::Ran)
+}
+
+/// The folder of `output` as written (`.` for a bare name).
+fn work_folder(output: &Path) -> PathBuf {
+    match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn file_name(p: &Path) -> Result<&OsStr> {
+    p.file_name()
+        .ok_or_else(|| Error::msg(format!("{}: not a file name", p.display())))
+}
+
+/// `WORK/reuse/NAME`.
+fn key_path(work: &Path, output: &Path) -> Result<PathBuf> {
+    Ok(work.join("reuse").join(file_name(output)?))
+}
+
+/// Whether the earlier run in `old` wrote the same key for this output and
+/// still holds every output.
+fn reusable(old: &Path, work: &Path, output: &Path, also: &[PathBuf], key: &str) -> Result<bool> {
+    if same_folder(old, work) {
+        return Ok(false);
+    }
+    let Ok(old_key) = fs::read_to_string(key_path(old, output)?) else {
+        return Ok(false);
+    };
+    if old_key != key {
+        return Ok(false);
+    }
+    for out in std::iter::once(output).chain(also.iter().map(PathBuf::as_path)) {
+        if !old.join(file_name(out)?).is_file() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The key of this run of the stage (module doc): one line for the
+/// program, one per argument, one per input file.
+fn key(cfg: &Config, work: &Path, program: &OsStr, args: &[OsString]) -> Result<String> {
+    let mut key = String::from("#fsim reuse v1\n");
+    let exe = resolve(program);
+    let name = Path::new(program)
+        .file_name()
+        .unwrap_or(program)
+        .to_string_lossy();
+    key.push_str(&format!("program\t{name}\t{}\n", hex(hash_file(&exe)?)));
+    let outputs: Vec<&Path> = std::iter::once(cfg.output.as_path())
+        .chain(cfg.also.iter().map(PathBuf::as_path))
+        .collect();
+    let mut inputs = Vec::new();
+    for a in args {
+        let shown = normalised(a, work);
+        key.push_str(&format!("arg\t{}\n", escaped(&shown)));
+        let p = Path::new(a);
+        if !outputs.contains(&p) && fs::metadata(p).is_ok_and(|m| m.is_file()) {
+            inputs.push((shown, p));
+        }
+    }
+    for (shown, p) in inputs {
+        let h = hash_input(p, cfg.mtimes_unused)?;
+        key.push_str(&format!("input\t{}\t{}\n", escaped(&shown), hex(h)));
+    }
+    Ok(key)
+}
+
+/// `arg` with the work folder, or a leading `WORK/`, written `@WORK`.
+fn normalised(arg: &OsStr, work: &Path) -> Vec<u8> {
+    let bytes = arg.as_bytes();
+    let folder = work.as_os_str().as_bytes();
+    if work == Path::new(".") {
+        return bytes.to_vec();
+    }
+    if bytes == folder {
+        return b"@WORK".to_vec();
+    }
+    match bytes
+        .strip_prefix(folder)
+        .and_then(|r| r.strip_prefix(b"/"))
+    {
+        Some(rest) => [b"@WORK/".as_slice(), rest].concat(),
+        None => bytes.to_vec(),
+    }
+}
+
+fn escaped(b: &[u8]) -> String {
+    let mut out = Vec::new();
+    crate::formats::escape_path(b, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex(h: u128) -> String {
+    let mut out = Vec::new();
+    crate::formats::write_hex128(h, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The program's file: a name without `/` is looked up on PATH.
+fn resolve(program: &OsStr) -> PathBuf {
+    let p = Path::new(program);
+    if program.as_bytes().contains(&b'/') {
+        return p.to_path_buf();
+    }
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|d| d.join(p))
+        .find(|c| c.is_file())
+        .unwrap_or_else(|| p.to_path_buf())
+}
+
+fn hash_file(p: &Path) -> Result<u128> {
+    let mut f = fs::File::open(p).ctx(|| format!("cannot open {}", p.display()))?;
+    let mut h = Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f
+            .read(&mut buf)
+            .ctx(|| format!("reading {}", p.display()))?;
+        if n == 0 {
+            return Ok(h.digest128());
+        }
+        h.update(&buf[..n]);
+    }
+}
+
+/// An input's hash: its bytes, or for a file table read by a stage that
+/// reads no timestamps, its lines with the timestamps left out.
+fn hash_input(p: &Path, mtimes_unused: bool) -> Result<u128> {
+    if !mtimes_unused || !is_file_table(p)? {
+        return hash_file(p);
+    }
+    let f = fs::File::open(p).ctx(|| format!("cannot open {}", p.display()))?;
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    let mut h = Xxh3::new();
+    let mut line = Vec::new();
+    let mut out = Vec::new();
+    loop {
+        line.clear();
+        let n = r
+            .read_until(b'\n', &mut line)
+            .ctx(|| format!("reading {}", p.display()))?;
+        if n == 0 {
+            return Ok(h.digest128());
+        }
+        out.clear();
+        without_mtime(&line, &mut out);
+        h.update(&out);
+    }
+}
+
+fn is_file_table(p: &Path) -> Result<bool> {
+    let mut head = [0u8; 12];
+    let mut f = fs::File::open(p).ctx(|| format!("cannot open {}", p.display()))?;
+    let n = f
+        .read(&mut head)
+        .ctx(|| format!("reading {}", p.display()))?;
+    Ok(head[..n] == *b"#fsim files ")
+}
+
+/// A file table's line as hashed when timestamps do not count: an entry
+/// with its mtime zeroed, the trailer without its table digest (which
+/// covers the timestamps), other lines as they are. A line that does not
+/// parse is kept whole: the stage will say what is wrong with it.
+fn without_mtime(line: &[u8], out: &mut Vec<u8>) {
+    if line.starts_with(b"#end ") {
+        for (i, field) in line.split(|&c| c == b'\t' || c == b'\n').enumerate() {
+            if !field.starts_with(b"table-digest=") && !field.is_empty() {
+                if i > 0 {
+                    out.push(b'\t');
+                }
+                out.extend_from_slice(field);
+            }
+        }
+        out.push(b'\n');
+        return;
+    }
+    if line.starts_with(b"#") {
+        out.extend_from_slice(line);
+        return;
+    }
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    match crate::formats::files::FileEntry::parse(body) {
+        Ok(mut e) => {
+            e.mtime_s = 0;
+            e.mtime_ns = 0;
+            e.write(out);
+        }
+        Err(_) => out.extend_from_slice(line),
+    }
+}
+
+/// Copy `from` to `to` atomically (a temporary file in `to`'s folder,
+/// synced, renamed into place).
+fn copy_into(from: &Path, to: &Path) -> Result<()> {
+    let dir = work_folder(to);
+    let tmp = tempfile::Builder::new()
+        .prefix(".reuse.")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .ctx(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    fs::copy(from, tmp.path())
+        .ctx(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+    // As every stage's output ([`crate::io::Output::finish`]): on disk
+    // before it is renamed into place.
+    tmp.as_file()
+        .sync_all()
+        .ctx(|| format!("writing {}", to.display()))?;
+    tmp.persist(to)
+        .map_err(|e| e.error)
+        .ctx(|| format!("cannot rename a temporary file to {}", to.display()))?;
+    Ok(())
+}
+
+/// Write the key atomically, its folder created.
+fn write_key(path: &Path, key: &str) -> Result<()> {
+    let dir = work_folder(path);
+    fs::create_dir_all(&dir).ctx(|| format!("cannot create {}", dir.display()))?;
+    let mut out = crate::io::Output::create(Some(path))?;
+    out.write_all(key.as_bytes())?;
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_in_the_work_folder_are_named_by_it() {
+        let w = Path::new("/tmp/run2");
+        assert_eq!(
+            normalised(OsStr::new("/tmp/run2/files.tsv"), w),
+            b"@WORK/files.tsv"
+        );
+        assert_eq!(
+            normalised(OsStr::new("/tmp/run20/files.tsv"), w),
+            b"/tmp/run20/files.tsv"
+        );
+        assert_eq!(normalised(OsStr::new("/tmp/run2"), w), b"@WORK");
+        assert_eq!(normalised(OsStr::new("-q"), w), b"-q");
+    }
+
+    #[test]
+    fn a_file_table_without_timestamps_keeps_everything_else() {
+        let line = b"0000000001\t1115\t1607634615.000000000\tc72d6ccd3f799e95b057cda363b7b6fb\ttext\traw\t1115\t-\t/r/a.txt\n";
+        let mut out = Vec::new();
+        without_mtime(line, &mut out);
+        assert_eq!(
+            out,
+            b"0000000001\t1115\t0.000000000\tc72d6ccd3f799e95b057cda363b7b6fb\ttext\traw\t1115\t-\t/r/a.txt\n"
+        );
+        out.clear();
+        without_mtime(
+            b"#end files\tfiles=2\tskipped=1\ttable-digest=e3aa\n",
+            &mut out,
+        );
+        assert_eq!(out, b"#end files\tfiles=2\tskipped=1\n");
+    }
+}
