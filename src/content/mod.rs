@@ -24,6 +24,7 @@ mod detect;
 mod gettext;
 mod html;
 mod mail;
+mod member_cache;
 mod package;
 mod pdf;
 #[cfg(test)]
@@ -379,28 +380,68 @@ pub fn member_bytes(
     if !meta.is_file() {
         return Err("its archive is no longer a regular file".into());
     }
+    let identity = member_cache::Identity::new(outer, &meta);
+    let found = match member_cache::lookup(&identity, inner) {
+        Some(found) => found,
+        None => read_members(&mut f, identity, inner, limits)?,
+    };
+    match found {
+        member_cache::Found::Member(bytes) => Ok((bytes, meta)),
+        member_cache::Found::Absent(note) => Err(format!(
+            "no longer in its archive{}",
+            note.map(|n| format!(" ({n})")).unwrap_or_default()
+        )),
+    }
+}
+
+/// Read the archive `f` for its member `inner`, keeping every member in
+/// the thread's cache while they fit its budget ([`member_cache`]).
+fn read_members(
+    f: &mut File,
+    identity: member_cache::Identity,
+    inner: &[u8],
+    limits: &Limits,
+) -> Result<member_cache::Found, String> {
+    member_cache::count_read();
     let mut data = Vec::new();
-    (&mut f)
-        .take(limits.max_input + 1)
+    f.take(limits.max_input + 1)
         .read_to_end(&mut data)
         .map_err(|err| format!("its archive is unreadable ({err})"))?;
     let kind = archive::archive_kind(&data).ok_or("its archive is no longer an archive")?;
+    let budget = member_cache::budget(limits);
     let mut found = None;
+    let mut kept = Some((std::collections::HashMap::new(), 0u64));
     let run = catch_unwind(AssertUnwindSafe(|| {
         archive::members(&data, kind, limits, &mut |m| {
             if found.is_none() && m.name == inner {
                 found = Some(m.bytes.clone());
             }
+            if let Some((map, total)) = &mut kept {
+                *total += m.bytes.len() as u64;
+                if *total > budget {
+                    kept = None;
+                } else {
+                    map.insert(m.name.clone(), m.bytes.clone());
+                }
+            }
         })
     }));
-    match (run, found) {
-        (Ok(_), Some(bytes)) => Ok((bytes, meta)),
-        (Ok(x), None) => Err(format!(
-            "no longer in its archive{}",
-            x.note.map(|n| format!(" ({n})")).unwrap_or_default()
-        )),
-        (Err(_), _) => Err("its archive made the reader panic".into()),
+    let Ok(listed) = run else {
+        member_cache::forget();
+        return Err("its archive made the reader panic".into());
+    };
+    match kept {
+        Some((bytes, _)) => member_cache::keep(member_cache::Members {
+            identity,
+            bytes,
+            note: listed.note.clone(),
+        }),
+        None => member_cache::forget(),
     }
+    Ok(match found {
+        Some(bytes) => member_cache::Found::Member(bytes),
+        None => member_cache::Found::Absent(listed.note),
+    })
 }
 
 /// The note of a file that keeps its raw view.

@@ -672,3 +672,54 @@ fn mode_of_table() {
     );
     assert!(Mode::of_table(&Params::new().with("content", "text")).is_err());
 }
+
+/// Members read one after the other read their archive once while they
+/// fit the cache's budget, every time when they do not; an archive
+/// rewritten since is read again; a member it no longer holds is an error.
+#[test]
+fn an_archives_members_are_read_from_one_reading_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.zip");
+    let body = |i: usize, v: &str| format!("note {i} {v}\n").repeat(40).into_bytes();
+    let write = |v: &str| {
+        let names: Vec<String> = (0..50).map(|i| format!("n/{i:02}.txt")).collect();
+        let bodies: Vec<Vec<u8>> = (0..50).map(|i| body(i, v)).collect();
+        let members: Vec<(&str, &[u8])> = names
+            .iter()
+            .zip(&bodies)
+            .map(|(n, b)| (n.as_str(), b.as_slice()))
+            .collect();
+        std::fs::write(&path, zip_of(&members)).unwrap();
+    };
+    let outer = path.as_os_str().as_encoded_bytes().to_vec();
+    let entry = |i: usize| [outer.as_slice(), format!("!/n/{i:02}.txt").as_bytes()].concat();
+    let limits = Limits::default();
+    write("one");
+    let before = member_cache::reads();
+    for i in 0..50 {
+        let (bytes, _) = member_bytes(&entry(i), outer.len(), &limits).unwrap();
+        assert_eq!(bytes, body(i, "one"));
+    }
+    assert_eq!(member_cache::reads() - before, 1);
+    let absent = [outer.as_slice(), b"!/n/99.txt"].concat();
+    let err = member_bytes(&absent, outer.len(), &limits).unwrap_err();
+    assert!(err.starts_with("no longer in its archive"), "{err}");
+    assert_eq!(member_cache::reads() - before, 1);
+    // Rewritten (another size): read again, its new members given.
+    write("two, rewritten");
+    let (bytes, _) = member_bytes(&entry(7), outer.len(), &limits).unwrap();
+    assert_eq!(bytes, body(7, "two, rewritten"));
+    assert_eq!(member_cache::reads() - before, 2);
+    // Over the budget (8 KiB views: 1 KiB of members): every member read
+    // reads the archive, with the same bytes.
+    let small = Limits {
+        max_bytes: 8 << 10,
+        ..Limits::default()
+    };
+    member_cache::forget();
+    for i in [3, 4, 5] {
+        let (bytes, _) = member_bytes(&entry(i), outer.len(), &small).unwrap();
+        assert_eq!(bytes, body(i, "two, rewritten"));
+    }
+    assert_eq!(member_cache::reads() - before, 5);
+}
