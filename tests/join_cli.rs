@@ -258,7 +258,8 @@ fn renumbered_shard_records_are_the_unsharded_records() {
 
 /// Archives in a sharded run (issue 27): each shard marks its archives
 /// `~unlisted` and lists no members; `--shard-tables --unlisted` writes
-/// their entries (and alone keeps the mark), `fsim-chunk --members-of`
+/// their entries (and alone keeps the mark, which the report gives as a
+/// note), `fsim-chunk --members-of`
 /// lists their members, `--shard-tables --members` puts them after their
 /// archive (the later files moved), `--renumber` gives the shards' and the
 /// members' records their ids: the unsharded run's file table and records.
@@ -317,6 +318,25 @@ fn archive_members_joined_are_the_unsharded_run() {
     );
     let marked = std::fs::read_to_string(dir.join("marked.tsv")).unwrap();
     assert_eq!(marked.matches("~unlisted\t").count(), 5, "{marked}");
+    // Such a table's report says each archive's members are missing (no
+    // pair needed: the notes come from the table).
+    let head = marked.lines().next().unwrap();
+    let pairs = format!(
+        "{}\n#end pairs\tpairs=0\tdigest={}\n",
+        head.replacen("#fsim files v4", "#fsim pairs v1", 1),
+        "0".repeat(32)
+    );
+    let mut c = fsim("fsim-report");
+    c.args(["-q", "--format", "text", "--files"])
+        .arg(dir.join("marked.tsv"))
+        .arg("-");
+    let txt = String::from_utf8(run_ok(c, Some(pairs.as_bytes())).stdout).unwrap();
+    assert_eq!(
+        txt.matches("a distributed run's shard chunked it and lists no members")
+            .count(),
+        5,
+        "{txt}"
+    );
     // The members, from the list on standard input.
     let mut c = fsim("fsim-chunk");
     c.args(["-q", "--members-of", "-", "--files-out"])
