@@ -255,3 +255,241 @@ fn renumbered_shard_records_are_the_unsharded_records() {
         "{err}"
     );
 }
+
+/// Archives in a sharded run (issue 27): each shard marks its archives
+/// `~unlisted` and lists no members; `--shard-tables --unlisted` writes
+/// their entries (and alone keeps the mark, which the report gives as a
+/// note), `fsim-chunk --members-of`
+/// lists their members, `--shard-tables --members` puts them after their
+/// archive (the later files moved), `--renumber` gives the shards' and the
+/// members' records their ids: the unsharded run's file table and records.
+#[test]
+fn archive_members_joined_are_the_unsharded_run() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let repo = common::archive_repo::repo(dir);
+    let chunk = |name: &str, more: &[&str]| {
+        let mut c = fsim("fsim-chunk");
+        c.args(["-q", "-j", "1"]).args(more);
+        c.arg("--files-out")
+            .arg(dir.join(format!("files.{name}.tsv")))
+            .arg("-o")
+            .arg(dir.join(format!("chunks.{name}.tsv")));
+        run_ok(c, None);
+        dir.join(format!("chunks.{name}.tsv"))
+    };
+    let repo_s = repo.to_str().unwrap();
+    let whole = std::fs::read_to_string(chunk("whole", &[repo_s])).unwrap();
+    let shards: Vec<_> = (0..3)
+        .map(|i| chunk(&i.to_string(), &["--shard", &format!("{i}/3"), repo_s]))
+        .collect();
+    let tables: Vec<_> = (0..3).map(|i| dir.join(format!("files.{i}.tsv"))).collect();
+    let join = |more: &[&std::ffi::OsStr], out: &Path| {
+        let mut c = fsim("fsim-join");
+        c.arg("--shard-tables")
+            .args(more)
+            .arg("-o")
+            .arg(out)
+            .args(&tables);
+        c
+    };
+    let (unlisted, moved) = (dir.join("unlisted.tsv"), dir.join("moved.tsv"));
+    run_ok(
+        join(
+            &["--unlisted".as_ref(), unlisted.as_ref()],
+            &dir.join("marked.tsv"),
+        ),
+        None,
+    );
+    let list = std::fs::read_to_string(&unlisted).unwrap();
+    let names: Vec<&str> = list
+        .lines()
+        .map(|l| l.rsplit('/').next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "broken.zip",
+            "bundle.zip",
+            "copy.tar.gz",
+            "deep.zip",
+            "sent.eml"
+        ]
+    );
+    let marked = std::fs::read_to_string(dir.join("marked.tsv")).unwrap();
+    assert_eq!(marked.matches("~unlisted\t").count(), 5, "{marked}");
+    // Such a table's report says each archive's members are missing (no
+    // pair needed: the notes come from the table).
+    let head = marked.lines().next().unwrap();
+    let pairs = format!(
+        "{}\n#end pairs\tpairs=0\tdigest={}\n",
+        head.replacen("#fsim files v4", "#fsim pairs v1", 1),
+        "0".repeat(32)
+    );
+    let mut c = fsim("fsim-report");
+    c.args(["-q", "--format", "text", "--files"])
+        .arg(dir.join("marked.tsv"))
+        .arg("-");
+    let txt = String::from_utf8(run_ok(c, Some(pairs.as_bytes())).stdout).unwrap();
+    assert_eq!(
+        txt.matches("a distributed run's shard chunked it and lists no members")
+            .count(),
+        5,
+        "{txt}"
+    );
+    // The members, from the list on standard input.
+    let mut c = fsim("fsim-chunk");
+    c.args(["-q", "--members-of", "-", "--files-out"])
+        .arg(dir.join("members.tsv"))
+        .arg("-o")
+        .arg(dir.join("member-records.tsv"));
+    run_ok(c, Some(list.as_bytes()));
+    let members = dir.join("members.tsv");
+    let m: [&std::ffi::OsStr; 2] = ["--members".as_ref(), members.as_ref()];
+    run_ok(
+        join(
+            &[m[0], m[1], "--moved".as_ref(), moved.as_ref()],
+            Path::new("/dev/null"),
+        ),
+        None,
+    );
+    let mut c = fsim("fsim-join");
+    c.arg("--renumber")
+        .arg(&moved)
+        .args(&shards)
+        .arg(dir.join("member-records.tsv"));
+    let out = String::from_utf8(run_ok(c, None).stdout).unwrap();
+    let (records, last) = out.trim_end().rsplit_once('\n').unwrap();
+    let mut got: Vec<&str> = records.lines().collect();
+    let mut want: Vec<&str> = whole.lines().filter(|l| !l.starts_with('#')).collect();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert!(
+        got == want,
+        "the renumbered records differ from the unsharded run's"
+    );
+    let part = last.strip_prefix("#records\t").unwrap();
+    let joined = dir.join("files.tsv");
+    run_ok(
+        join(&[m[0], m[1], "--records".as_ref(), part.as_ref()], &joined),
+        None,
+    );
+    assert!(std::fs::read(&joined).unwrap() == std::fs::read(dir.join("files.whole.tsv")).unwrap());
+}
+
+/// What `--members-of` and `--members` refuse, with the file and line, a
+/// non-zero exit and no output left: a list entry that is no unlisted
+/// archive, a members table cut short, an unlisted archive missing from
+/// the members tables, a member record without its archive's position.
+#[test]
+fn bad_members_inputs_are_refused_with_file_and_line() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let repo = common::archive_repo::repo(dir);
+    let tables: Vec<_> = (0..2)
+        .map(|i| {
+            let p = dir.join(format!("files.{i}.tsv"));
+            let mut c = fsim("fsim-chunk");
+            c.args([
+                "-q",
+                "-j",
+                "1",
+                "--shard",
+                &format!("{i}/2"),
+                "-o",
+                "/dev/null",
+            ])
+            .arg("--files-out")
+            .arg(&p)
+            .arg(&repo);
+            run_ok(c, None);
+            p
+        })
+        .collect();
+    let unlisted = dir.join("unlisted.tsv");
+    let mut c = fsim("fsim-join");
+    c.args(["--shard-tables", "-o", "/dev/null", "--unlisted"])
+        .arg(&unlisted)
+        .args(&tables);
+    run_ok(c, None);
+    let list = std::fs::read_to_string(&unlisted).unwrap();
+    let first = list.lines().find(|l| l.ends_with("/bundle.zip")).unwrap();
+    let loose = first.replace("~unlisted", "");
+    let bad_list = dir.join("bad-list.tsv");
+    std::fs::write(&bad_list, format!("{first}\n{loose}\n")).unwrap();
+    let (members, records) = (dir.join("members.tsv"), dir.join("records.tsv"));
+    let members_of = |list: &Path| {
+        let mut c = fsim("fsim-chunk");
+        c.args(["-q", "--members-of"])
+            .arg(list)
+            .arg("--files-out")
+            .arg(&members)
+            .arg("-o")
+            .arg(&records);
+        c
+    };
+    let err = run_fail(members_of(&bad_list), None);
+    assert_eq!(
+        err,
+        format!(
+            "fsim-chunk: {}:2: expected the entry of an archive a shard run marked ~unlisted (fsim-join --shard-tables --unlisted)\n",
+            bad_list.display()
+        )
+    );
+    assert!(!members.exists() && !records.exists());
+    // Only the zip's members: the other archives' are missing.
+    let one = dir.join("one.tsv");
+    std::fs::write(&one, format!("{first}\n")).unwrap();
+    run_ok(members_of(&one), None);
+    let out = dir.join("files.tsv");
+    let join = |table: &Path| {
+        let mut c = fsim("fsim-join");
+        c.args(["--shard-tables", "--members"])
+            .arg(table)
+            .arg("-o")
+            .arg(&out)
+            .args(&tables);
+        run_fail(c, None)
+    };
+    let err = join(&members);
+    assert!(
+        err.starts_with("fsim-join: ")
+            && err.contains("is marked ~unlisted by its shard but is in no members table")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&members).unwrap();
+    let cut = dir.join("cut.tsv");
+    let n = text.lines().count();
+    std::fs::write(
+        &cut,
+        text.lines()
+            .take(n - 1)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    assert_eq!(
+        join(&cut),
+        format!(
+            "fsim-join: {}:{}: no '#end files' trailer: the members table is truncated\n",
+            cut.display(),
+            n - 1
+        )
+    );
+    assert!(!out.exists());
+    let rec = std::fs::read_to_string(&records).unwrap();
+    let line = rec.lines().next().expect("the zip has members");
+    let bad = dir.join("bad-records.tsv");
+    std::fs::write(&bad, format!("{line}\n{}\tx\n", &line[..line.len() - 11])).unwrap();
+    let mut c = fsim("fsim-join");
+    c.args(["--renumber", "/dev/null"]).arg(&bad);
+    let err = run_fail(c, None);
+    assert!(
+        err.starts_with(&format!(
+            "fsim-join: {}:2: expected a chunk record",
+            bad.display()
+        )) && err.lines().count() == 1,
+        "{err}"
+    );
+}

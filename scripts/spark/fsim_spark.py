@@ -16,7 +16,8 @@ names, summary lines and what is O(files).
 1. chunking: one task per shard runs `fsim-chunk --shard I/N` (file ids are
    walk positions), its records split by hash range (`fsim-sort
    --split-ranges`) on a shared folder; the driver merges the shards' file
-   tables into files.tsv;
+   tables into files.tsv; the archives the shards left unlisted get their
+   members from tasks (`fsim-chunk --members-of`), inserted after them;
 2. the sort: range r's task sorts the r-th files of every shard (`fsim-sort
    --records-only`), or Spark sorts the ranges; WORK/sorted.parts/part-*
    concatenated is fsim-sort's sorted.tsv;
@@ -355,7 +356,7 @@ def chunk(c):
     t0, a = time.time(), c.a
     chunk_opts = ["-q"] + opt("--method", a.method) + opt("--avg-size", a.avg) + shlex.split(a.chunk_opts) + ["-j", "1"]
     shard_df = c.range_df(c.shards)
-    ch = NS(raw=None, parts=None)
+    ch = NS(raw=None, parts=None, members_table=None, member_records=None, members_out=None)
     if c.shared:
         ch.parts = c.fresh("chunks.parts")
         tables = c.fresh("shard-tables")
@@ -370,7 +371,37 @@ def chunk(c):
         ch.tables = [c.L(".shard-tables.tsv")]
     join_file_tables(c, ch)
     c.mark("chunk %d shards (%d files, %d records)" % (c.shards, ch.nfiles, ch.chunk_counts), t0)
+    list_members(c, ch, chunk_opts)
     return ch
+
+
+def list_members(c, ch, chunk_opts):
+    """The members of the archives the shards marked `~unlisted` (a shard
+    lists none: its ids are walk positions), as make's merging run lists
+    them: their entries (`fsim-join --shard-tables --unlisted`, opaque
+    lines) spread over tasks (tasks/members.sh: `fsim-chunk --members-of`),
+    which print the members' records (each followed by its archive's walk
+    position) and their members tables (`T` lines, O(members), written
+    into WORK/members.tsv); the file table joined again with them (each
+    archive's members after it, later files moved down: moved.tsv). The
+    records are renumbered by tasks (`renumbered`), the archives' members'
+    and every moved file's."""
+    with open(c.L(".unlisted.tsv"), encoding="utf-8", newline="\n") as f:
+        lines = f.read().splitlines()
+    os.remove(c.L(".unlisted.tsv"))
+    if not lines:
+        return
+    t0 = time.time()
+    ntasks = min(len(lines), 2 * c.par)
+    entries = c.table_df(((l,) for l in lines), "line string", "unlisted").repartition(ntasks)
+    out = c.transform(entries, "members", *chunk_opts).persist(c.disk)
+    ch.members_table = c.L("members.tsv")
+    with open(ch.members_table, "w", encoding="utf-8", newline="\n") as f:
+        for r in out.filter(first() == "T").toLocalIterator():
+            f.write(r.line[2:] + "\n")
+    ch.member_records, ch.members_out = out.filter(first() != "T"), out
+    join_file_tables(c, ch)
+    c.mark("members of %d archives listed by %d tasks (%d files)" % (len(lines), ntasks, ch.nfiles), t0)
 
 
 def join_file_tables(c, ch, records=None):
@@ -382,13 +413,16 @@ def join_file_tables(c, ch, records=None):
     file's size and content hash), and the files whose id is not their walk
     position (a file was skipped)."""
     more = [x for part in records or [] for x in ("--records", part)]
+    if ch.members_table:
+        more += ["--members", ch.members_table]
     ch.moved_path = c.L("moved.tsv")
     c.run_bin("fsim-join", "--shard-tables", "--moved", ch.moved_path, "--chunk-ends", c.L(".chunk-ends.tsv"),
-              *more, "-o", c.L("files.tsv"), *ch.tables)
+              "--unlisted", c.L(".unlisted.tsv"), *more, "-o", c.L("files.tsv"), *ch.tables)
     with open(c.L(".chunk-ends.tsv"), encoding="utf-8") as f:
         ch.chunk_ends = f.read().splitlines()
     os.remove(c.L(".chunk-ends.tsv"))
-    ch.dense = os.path.getsize(ch.moved_path) == 0
+    # Members' records always need their ids (their archive's plus K).
+    ch.dense = os.path.getsize(ch.moved_path) == 0 and not ch.members_table
     with open(c.L("files.tsv"), encoding="utf-8", newline="\n") as f:
         lines = f.read().split("\n")
     ch.files_head, trailer = lines[0], parse_params(lines[-2])[1]
@@ -421,6 +455,10 @@ def sort(c, ch):
     if not ch.dense:
         records, parts = renumbered(c, ch, records)
         join_file_tables(c, ch, parts)
+    if ch.members_table:
+        os.remove(ch.members_table)
+    if os.path.exists(c.L(".unlisted.tsv")):
+        os.remove(c.L(".unlisted.tsv"))
     for t_ in ch.tables:
         os.remove(t_)
     if c.shared:
@@ -446,17 +484,24 @@ def sort(c, ch):
         .sortWithinPartitions("line")
     ).persist(c.disk)
     ch.sorted_df.write.mode("overwrite").text(parts_dir)
+    if ch.members_out is not None:
+        ch.members_out.unpersist()
     if not c.shared:
         ch.raw.unpersist()
     c.mark("shuffle and sort into %d hash ranges" % c.nparts, t0)
 
 
 def renumbered(c, ch, records):
-    """Rare: a file was skipped while chunking, so walk positions are not
-    the table's ids: each partition's records renumbered by `fsim-join
+    """When a file was skipped while chunking, or archives' members were
+    listed (list_members), walk positions are not the table's ids: each
+    partition's records (the members' too) renumbered by `fsim-join
     --renumber` (tasks/renumber.sh), which ends with the part's
     `#records<TAB>COUNT:DIGEST` line. Returns (records, [COUNT:DIGEST])."""
-    log("%d files skipped while chunking: renumbering the records" % ch.skipped)
+    if ch.skipped:
+        log("%d files skipped while chunking: renumbering the records" % ch.skipped)
+    if ch.member_records is not None:
+        log("archives' members listed: renumbering the records")
+        records = records.unionByName(ch.member_records)
     c.sc.addFile(ch.moved_path)
     out = c.transform(records, "renumber", MOVED_DRIVER=ch.moved_path).persist(c.disk)
     parts = [r.line.split("\t", 1)[1] for r in out.filter(first() == "#").collect()]

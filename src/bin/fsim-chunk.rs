@@ -117,6 +117,15 @@ struct Args {
     /// Recorded in the headers: the later stages read files the same way.
     #[arg(long, value_name = "MODE", default_value = "auto", value_parser = fsim::content::Mode::parse)]
     content: fsim::content::Mode,
+    /// List the members of these archives, not a walk: the entries (walk
+    /// positions as ids) of archives a shard run marked `~unlisted`, as
+    /// `fsim-join --shard-tables --unlisted` writes them (`-`: standard
+    /// input). Writes a members table (--files-out) and the members'
+    /// records, each followed by its archive's walk position (-o), which
+    /// `fsim-join --shard-tables --members` and `--renumber` put in place
+    /// (docs/distributed.md).
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["roots", "shard", "previous", "files_from"])]
+    members_of: Option<PathBuf>,
 }
 
 fn parse_avg(s: &str) -> Result<usize, String> {
@@ -177,6 +186,19 @@ fn make_chunker(a: &Args) -> Result<Chunker, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(list) = args.members_of.clone() {
+        return fsim::cli::run(chunk::PROG, || {
+            let cfg = fsim::stages::members::Config {
+                list,
+                output: args.output.clone(),
+                files_out: args.files_out.clone(),
+                chunker: make_chunker(&args).map_err(fsim::Error::Msg)?,
+                content: args.content,
+                quiet: args.quiet,
+            };
+            fsim::stages::members::run(&cfg)
+        });
+    }
     fsim::cli::run(chunk::PROG, || {
         fsim::cli::ensure(!args.roots.is_empty() || args.files_from.is_some(), || {
             "nothing to chunk: give at least one ROOT or --files-from".to_string()

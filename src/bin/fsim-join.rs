@@ -43,6 +43,8 @@ struct Args {
     /// Renumber chunk records (the inputs: record lines, `#` lines
     /// dropped) by this file of `POSITION<TAB>ID` lines (--shard-tables
     /// --moved's); the last output line is `#records<TAB>COUNT:DIGEST`.
+    /// A member's record of `fsim-chunk --members-of` (a fourth field, its
+    /// archive's walk position) gets its archive's id plus its index.
     #[arg(long, value_name = "MOVED", conflicts_with_all = ["shard_tables", "ends_only"])]
     renumber: Option<PathBuf>,
     /// With --shard-tables: write `POSITION<TAB>ID` for each file whose id
@@ -53,6 +55,18 @@ struct Args {
     /// stream here (the table's parameters; the records' count and digest).
     #[arg(long, value_name = "FILE", requires = "shard_tables")]
     chunk_ends: Option<PathBuf>,
+    /// With --shard-tables: the members of the archives the shards marked
+    /// `~unlisted`, as `fsim-chunk --members-of` lists them (repeated: all
+    /// of them); each archive's members are inserted after it, every later
+    /// file moving down (--moved). Their records are renumbered with
+    /// --renumber.
+    #[arg(long, value_name = "TABLE", requires = "shard_tables")]
+    members: Vec<PathBuf>,
+    /// With --shard-tables: write the entries of the archives the shards
+    /// marked `~unlisted` here, walk positions as ids (the input of
+    /// `fsim-chunk --members-of`; empty when --members is given).
+    #[arg(long, value_name = "FILE", requires = "shard_tables")]
+    unlisted: Option<PathBuf>,
     /// The parts' files in order, or - for standard input.
     #[arg(value_name = "PART", default_value = "-")]
     inputs: Vec<PathBuf>,
@@ -83,6 +97,8 @@ fn main() -> ExitCode {
             records: a.records,
             moved: a.moved,
             chunk_ends: a.chunk_ends,
+            members: a.members,
+            unlisted: a.unlisted,
         };
         return cli::run("fsim-join", || run_shard_tables(&cfg));
     }

@@ -226,9 +226,10 @@ pub enum LeftOut {
     Unread,
     /// Not listed by design: a shard run (`fsim-chunk --shard`) numbers
     /// files by walk position and lists no members. make's merging run
-    /// reads the archive again and lists them; a table joined from shard
-    /// tables without walking (`fsim-join --shard-tables`, fsim-spark)
-    /// keeps this reason, so its reports say the members are missing.
+    /// reads the archive again and lists them, fsim-spark's tasks too
+    /// (`fsim-chunk --members-of`, joined by `fsim-join --shard-tables
+    /// --members`); a table joined from shard tables alone keeps this
+    /// reason, so its reports say the members are missing.
     Unlisted,
 }
 

@@ -8,12 +8,20 @@
 //! records, digest and skipped files summed and the new records'
 //! `table-digest`. Each shard table is checked as every reader checks a
 //! table (header, ids in order, count, table-digest) before it is used.
+//!
+//! Archives: a shard lists no members (its ids are walk positions) and
+//! marks an archive `~unlisted`. The members of those archives, listed
+//! apart by `fsim-chunk --members-of` ([`ShardTables::read_members`]),
+//! are inserted after their archive, whose entry they replace, as the
+//! merging `fsim-chunk` run lists them: every later file moves down by
+//! their number, which the `moved` map carries to the chunk records.
 
 use crate::error::{Context, Error, Result};
 use crate::formats::chunks::Digest;
-use crate::formats::files::{FileEntry, TableDigest};
+use crate::formats::files::{FileEntry, LeftOut, TableDigest};
 use crate::formats::headers::{FilesHeader, FilesTrailer};
 use crate::formats::lines::{write_header, write_trailer, Kind, Line, LineReader, Params};
+use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 
 /// The shard tables read so far.
@@ -25,6 +33,24 @@ pub struct ShardTables {
     records: Digest,
     skipped: u64,
     shards: Vec<String>,
+    /// The members tables read (`--members`): each archive's entry and
+    /// its members' by the archive's walk position; `None` when none was
+    /// given (the archives stay `~unlisted`).
+    members: Option<BTreeMap<u32, Group>>,
+    /// The members tables' header and name (checked against the shards').
+    members_params: Option<(Params, String)>,
+    /// The members tables' records, before renumbering.
+    member_records: Digest,
+}
+
+/// An archive as `fsim-chunk --members-of` lists it: its entry (id: its
+/// walk position) and its members' (ids 1.. after it), and where it was
+/// read (for messages).
+struct Group {
+    archive: FileEntry,
+    members: Vec<FileEntry>,
+    name: String,
+    line: u64,
 }
 
 /// What [`ShardTables::write`] found besides the table it wrote.
@@ -33,6 +59,11 @@ pub struct Joined {
     pub moved: Vec<(u32, u32)>,
     /// The run's chunk stream's header and trailer lines.
     pub chunk_ends: Vec<u8>,
+    /// The entries (walk positions as ids) of the archives left
+    /// `~unlisted`, as the shards wrote them: what `fsim-chunk
+    /// --members-of` lists the members of. Empty when members tables were
+    /// given (each such archive must then be in one).
+    pub unlisted: Vec<u8>,
 }
 
 impl ShardTables {
@@ -90,6 +121,70 @@ impl ShardTables {
         }
         if tables == 0 {
             return Err(r.error("no shard table: expected a '#fsim files v4' header"));
+        }
+        Ok(())
+    }
+
+    /// Read and check the members tables of one input (`fsim-chunk
+    /// --members-of`'s file tables, one or several): in each, an archive's
+    /// entry (its walk position as id) followed by its members' (ids 1, 2,
+    /// ... after it).
+    pub fn read_members<R: BufRead>(&mut self, r: &mut LineReader<R>) -> Result<()> {
+        let name = r.name().to_string();
+        let groups = self.members.get_or_insert_with(BTreeMap::new);
+        // The open table: its digest and entries seen; the open archive.
+        let mut open: Option<(TableDigest, u64)> = None;
+        let mut last: Option<u32> = None;
+        let mut tables = 0;
+        while let Some((line, no)) = r.next_numbered()? {
+            let bad = |m: String| Error::input(&name, no, m);
+            match (line, open.as_mut()) {
+                (Line::Header(kind, params), None) => {
+                    members_header(&mut self.members_params, kind, params, &name).map_err(bad)?;
+                    (open, last) = (Some((TableDigest::default(), 0)), None);
+                }
+                (Line::Header(..), Some(_)) => {
+                    return Err(bad("a header before the trailer of the table above".into()))
+                }
+                (Line::Comment(_), _) => {}
+                (Line::Data(_) | Line::Trailer(..), None) => {
+                    return Err(bad(
+                        "expected a '#fsim files v4' header (fsim-chunk --members-of)".into(),
+                    ))
+                }
+                (Line::Data(d), Some((table, seen))) => {
+                    table.add_line(d);
+                    *seen += 1;
+                    let e = FileEntry::parse(d).map_err(bad)?;
+                    add_to_group(groups, &mut last, e, &name, no).map_err(bad)?;
+                }
+                (Line::Trailer(kind, p), Some((table, seen))) => {
+                    if kind != Kind::Files {
+                        return Err(bad("expected '#end files'".into()));
+                    }
+                    let t = FilesTrailer::parse(&p).map_err(bad)?;
+                    if t.files != Some(*seen) {
+                        return Err(bad(format!("{seen} files read but the trailer announced {:?}: the table is truncated or was edited", t.files)));
+                    }
+                    table.check(&p).map_err(bad)?;
+                    self.member_records.merge(&Digest {
+                        count: t
+                            .records
+                            .ok_or_else(|| bad("trailer without records=".into()))?,
+                        sum: t
+                            .digest
+                            .ok_or_else(|| bad("trailer without digest=".into()))?,
+                    });
+                    open = None;
+                    tables += 1;
+                }
+            }
+        }
+        if open.is_some() {
+            return Err(r.error("no '#end files' trailer: the members table is truncated"));
+        }
+        if tables == 0 {
+            return Err(r.error("no members table: expected a '#fsim files v4' header"));
         }
         Ok(())
     }
@@ -177,24 +272,62 @@ impl ShardTables {
                 w[0].id
             )));
         }
+        if let Some((mp, name)) = &self.members_params {
+            if let Some(d) = mp.difference(&params) {
+                return Err(Error::msg(format!(
+                    "{name}: the members table's header differs from the shards': {d}"
+                )));
+            }
+        }
+        let mut groups = self.members.take();
         let mut buf = Vec::new();
         write_header(Kind::Files, &params, &mut buf);
-        let (mut table, mut moved) = (TableDigest::default(), Vec::new());
-        for (id, e) in self.entries.iter_mut().enumerate() {
-            let id = id as u32;
-            if e.id != id {
-                moved.push((e.id, id));
-                e.id = id;
+        let (mut table, mut moved, mut unlisted) = (TableDigest::default(), Vec::new(), Vec::new());
+        let mut files = 0u64;
+        for e in std::mem::take(&mut self.entries) {
+            let pos = e.id;
+            let (mut e, members) = match (groups.as_mut(), e.view.left_out) {
+                (Some(g), Some(LeftOut::Unlisted)) => take_group(g, e)?,
+                (None, Some(LeftOut::Unlisted)) => {
+                    e.write(&mut unlisted);
+                    (e, Vec::new())
+                }
+                _ => (e, Vec::new()),
+            };
+            e.id = next_id(&mut files)?;
+            if pos != e.id {
+                moved.push((pos, e.id));
             }
-            table.write(e, &mut buf);
+            table.write(&e, &mut buf);
+            for mut m in members {
+                m.id = next_id(&mut files)?;
+                table.write(&m, &mut buf);
+            }
             if buf.len() >= 1 << 20 {
                 out.write_all(&buf).ctx(|| "writing the file table")?;
                 buf.clear();
             }
         }
-        let records = records.unwrap_or(self.records);
+        if let Some(g) = groups.and_then(|g| g.into_values().next()) {
+            return Err(Error::input(
+                &g.name,
+                g.line,
+                format!(
+                    "members of {} (walk position {}), which no shard table marks ~unlisted",
+                    String::from_utf8_lossy(&g.archive.path),
+                    g.archive.id
+                ),
+            ));
+        }
+        // Without the renumbered records' figures: the inputs' (the
+        // shards' and the members tables'), as the records are before.
+        let records = records.unwrap_or_else(|| {
+            let mut d = self.records;
+            d.merge(&self.member_records);
+            d
+        });
         let trailer = FilesTrailer {
-            files: Some(self.entries.len() as u64),
+            files: Some(files),
             records: Some(records.count),
             digest: Some(records.sum),
             skipped: Some(self.skipped),
@@ -209,8 +342,124 @@ impl ShardTables {
             &crate::formats::digest_params(&records, "records"),
             &mut chunk_ends,
         );
-        Ok(Joined { moved, chunk_ends })
+        Ok(Joined {
+            moved,
+            chunk_ends,
+            unlisted,
+        })
     }
+}
+
+/// The next file id of the joined table (`files` written so far).
+fn next_id(files: &mut u64) -> Result<u32> {
+    let id = u32::try_from(*files)
+        .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
+    *files += 1;
+    Ok(id)
+}
+
+/// The members table's entry of the archive `e` (a shard's, `~unlisted`)
+/// and its members', checked to be the same file.
+fn take_group(
+    groups: &mut BTreeMap<u32, Group>,
+    e: FileEntry,
+) -> Result<(FileEntry, Vec<FileEntry>)> {
+    let path = || String::from_utf8_lossy(&e.path).into_owned();
+    let Some(g) = groups.remove(&e.id) else {
+        return Err(Error::msg(format!(
+            "{} (walk position {}) is marked ~unlisted by its shard but is in no members table (fsim-chunk --members-of)",
+            path(),
+            e.id
+        )));
+    };
+    if g.archive.path != e.path || g.archive.content != e.content {
+        return Err(Error::input(
+            &g.name,
+            g.line,
+            format!(
+                "the archive at walk position {} is {} with another content in the shard tables",
+                e.id,
+                path()
+            ),
+        ));
+    }
+    Ok((g.archive, g.members))
+}
+
+/// A members table's header: a file table's, with no `shard=`, the same
+/// in every members table (checked against the shards' when they are
+/// joined).
+fn members_header(
+    first: &mut Option<(Params, String)>,
+    kind: Kind,
+    params: Params,
+    name: &str,
+) -> std::result::Result<(), String> {
+    if kind != Kind::Files {
+        return Err(format!(
+            "expected a '#fsim files v4' header, found a {} header",
+            kind.as_str()
+        ));
+    }
+    if FilesHeader::parse(&params)?.shard.is_some() {
+        return Err("a shard's table, not a members table (fsim-chunk --members-of)".into());
+    }
+    match first {
+        None => *first = Some((params, name.to_string())),
+        Some((p, first_name)) => {
+            if let Some(d) = params.difference(p) {
+                return Err(format!("the header differs from {first_name}'s: {d}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Put `e` in its group: an archive (not a member) opens one, keyed by its
+/// walk position; a member must be the next of the open archive (its id:
+/// 1, 2, ... after it) and be named inside it.
+fn add_to_group(
+    groups: &mut BTreeMap<u32, Group>,
+    open: &mut Option<u32>,
+    e: FileEntry,
+    name: &str,
+    line: u64,
+) -> std::result::Result<(), String> {
+    if !e.view.is_member() {
+        if groups.contains_key(&e.id) {
+            return Err(format!("the archive at walk position {} twice", e.id));
+        }
+        *open = Some(e.id);
+        groups.insert(
+            e.id,
+            Group {
+                archive: e,
+                members: Vec::new(),
+                name: name.to_string(),
+                line,
+            },
+        );
+        return Ok(());
+    }
+    let Some(g) = open.and_then(|p| groups.get_mut(&p)) else {
+        return Err("a member before any archive".into());
+    };
+    let want = g.members.len() as u64 + 1;
+    if e.id as u64 != want {
+        return Err(format!(
+            "expected member {want} of the archive above, found id {}",
+            e.id
+        ));
+    }
+    let a = &g.archive.path;
+    if e.view.archive != Some(a.len() as u32) || !e.path.starts_with(a) {
+        return Err(format!(
+            "a member not inside the archive above ({})",
+            String::from_utf8_lossy(a)
+        ));
+    }
+    g.members.push(e);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -259,6 +508,7 @@ mod tests {
         let Joined {
             moved,
             chunk_ends: ends,
+            ..
         } = s.write(records, &mut out)?;
         let text = String::from_utf8(out).unwrap();
         // The chunk stream's ends: the table's header as a chunks header,

@@ -36,6 +36,12 @@ pub struct ShardConfig {
     pub moved: Option<PathBuf>,
     /// Where to write the run's chunk stream's header and trailer.
     pub chunk_ends: Option<PathBuf>,
+    /// The members tables of the archives the shards left `~unlisted`
+    /// (`fsim-chunk --members-of`): their members are inserted after them.
+    pub members: Vec<PathBuf>,
+    /// Where to write the entries of the archives left `~unlisted` (none
+    /// when members tables are given: each is then in one).
+    pub unlisted: Option<PathBuf>,
 }
 
 /// Join the shard tables; nothing is left at the output paths on an error.
@@ -45,6 +51,10 @@ pub fn run_shard_tables(cfg: &ShardConfig) -> Result<()> {
         let (input, name) = open_input(path)?;
         tables.read(&mut LineReader::new(input, name))?;
     }
+    for path in &cfg.members {
+        let (input, name) = open_input(path)?;
+        tables.read_members(&mut LineReader::new(input, name))?;
+    }
     let mut out = Output::create(cfg.output.as_deref())?;
     let records = (!cfg.records.is_empty()).then(|| {
         cfg.records.iter().fold(Digest::default(), |mut d, p| {
@@ -52,11 +62,17 @@ pub fn run_shard_tables(cfg: &ShardConfig) -> Result<()> {
             d
         })
     });
-    let crate::formats::shards::Joined { moved, chunk_ends } = tables.write(records, &mut out)?;
-    if let Some(path) = &cfg.chunk_ends {
-        let mut e = Output::create(Some(path))?;
-        e.write_all(&chunk_ends)?;
-        e.finish()?;
+    let crate::formats::shards::Joined {
+        moved,
+        chunk_ends,
+        unlisted,
+    } = tables.write(records, &mut out)?;
+    for (path, bytes) in [(&cfg.chunk_ends, chunk_ends), (&cfg.unlisted, unlisted)] {
+        if let Some(path) = path {
+            let mut e = Output::create(Some(path))?;
+            e.write_all(&bytes)?;
+            e.finish()?;
+        }
     }
     if let Some(path) = &cfg.moved {
         let mut m = Output::create(Some(path))?;
@@ -85,7 +101,10 @@ pub const RECORDS_LINE: &str = "#records\t";
 
 /// Write the input's chunk records (bare lines, or whole chunk files whose
 /// `#` lines are dropped) with their ids renumbered, then
-/// [`RECORDS_LINE`] with their count and digest.
+/// [`RECORDS_LINE`] with their count and digest. A member's record, as
+/// `fsim-chunk --members-of` writes it (`HASH<TAB>K<TAB>LEN<TAB>POSITION`:
+/// the K-th member of the archive at that walk position), gets the id
+/// K after its archive's.
 pub fn run_renumber(cfg: &RenumberConfig) -> Result<()> {
     let map = read_moved(&cfg.moved)?;
     let mut out = Output::create(cfg.output.as_deref())?;
@@ -97,10 +116,7 @@ pub fn run_renumber(cfg: &RenumberConfig) -> Result<()> {
             if line.first() == Some(&b'#') {
                 continue;
             }
-            let Some(mut rec) = ChunkRecord::parse(line) else {
-                return Err(r.error(format!("expected {}", ChunkRecord::EXPECTED)));
-            };
-            rec.file = map.get(&rec.file).copied().unwrap_or(rec.file);
+            let rec = renumbered(line, &map).map_err(|m| r.error(m))?;
             digest.add(&rec);
             rec.write(&mut buf);
             if buf.len() >= 1 << 16 {
@@ -117,6 +133,34 @@ pub fn run_renumber(cfg: &RenumberConfig) -> Result<()> {
     buf.extend_from_slice(last.as_bytes());
     out.write_all(&buf)?;
     out.finish()
+}
+
+/// One record line renumbered by `map` (position to id): a chunk record,
+/// or a member's (a fourth field, its archive's walk position).
+fn renumbered(line: &[u8], map: &HashMap<u32, u32>) -> std::result::Result<ChunkRecord, String> {
+    let id = |pos: u32| map.get(&pos).copied().unwrap_or(pos);
+    let expected = || format!("expected {}", ChunkRecord::EXPECTED);
+    let Some(mut rec) = ChunkRecord::parse(line) else {
+        let at = line
+            .iter()
+            .rposition(|&b| b == b'\t')
+            .ok_or_else(expected)?;
+        let (Some(mut rec), Some(pos)) = (
+            ChunkRecord::parse(&line[..at]),
+            crate::formats::parse_id(&line[at + 1..]),
+        ) else {
+            return Err(format!(
+                "{} (or a member's, with its archive's 10-digit walk position after a tab)",
+                expected()
+            ));
+        };
+        rec.file = id(pos)
+            .checked_add(rec.file)
+            .ok_or("a member's id over 2^32")?;
+        return Ok(rec);
+    };
+    rec.file = id(rec.file);
+    Ok(rec)
 }
 
 /// The `--moved` map: position to id.

@@ -8,6 +8,7 @@ pub mod chunk;
 pub mod collections;
 pub mod index;
 pub mod join;
+pub mod members;
 pub mod partition;
 pub mod rerun;
 pub mod reuse;

@@ -3,6 +3,8 @@
 //! stdout and stderr.
 #![allow(dead_code)]
 
+pub mod archive_repo;
+
 use fsim::formats::{self, ChunkRecord, Digest, Kind, Params};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 # --repo, as make's), a private temp folder $t, and the failure injection
 # of the tests: FSIM_SPARK_FAIL_ONCE=<stage>:<dir> makes the first task of
 # <stage> to run fail once, after writing part of its output (stages:
-# chunk, forest, analyze, report; several: chunk,analyze:<dir>).
+# chunk, members, forest, analyze, report; several: chunk,analyze:<dir>).
 set -e
 set -o pipefail
 export LC_ALL=C
