@@ -243,8 +243,9 @@ fn copied(stderr: &str) -> Vec<String> {
 
 /// Issue 25 item 5: a re-run after files only got new timestamps (a
 /// checkout, a copy, a restore) copies every stage after the chunking from
-/// the earlier run, except the actions script, which checks timestamps;
-/// a setting of the reports re-runs the reports only; an edited file
+/// the earlier run, except the actions script, which checks timestamps,
+/// and an output changed since it was written; a setting of the reports
+/// re-runs the reports only; an edited file
 /// re-runs the stages whose inputs it changed. Every output is a fresh
 /// run's.
 #[test]
@@ -290,6 +291,18 @@ fn rerun_copies_the_stages_whose_program_arguments_and_inputs_are_the_same() {
     );
     assert!(err.contains("fsim-analyze: 0 files changed"), "{err}");
     same_files(&fresh, &touched, &outputs);
+    // An earlier output changed since its stage wrote it is not copied.
+    let mut json = std::fs::read(old.join("report.json")).unwrap();
+    json.extend_from_slice(b" ");
+    std::fs::write(old.join("report.json"), &json).unwrap();
+    let again = t.path().join("again");
+    let err = ok(&make(&repo, &again, &[formats, &prev], &[]));
+    assert_eq!(
+        copied(&err),
+        ["bins.tsv", "partition.tsv", "report.txt", "sorted.tsv"],
+        "{err}"
+    );
+    same_files(&fresh, &again, &outputs);
     // The reports' threshold is their argument: the stages before them
     // are copied, the reports written again.
     let stricter = t.path().join("stricter");

@@ -24,7 +24,9 @@
 //! stage but the shell script of actions), and without its table digest,
 //! which covers them. The key is written after the stage succeeded and
 //! removed before it runs, so a killed stage leaves no key and is never
-//! reused.
+//! reused. The key ends with a hash of each output as the stage wrote it:
+//! an earlier output changed since (by hand, by another program) is not
+//! copied.
 //!
 //! Copying is exact only because every stage is a deterministic function
 //! of its program, arguments and input bytes (byte-identical across runs
@@ -74,12 +76,15 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     let work = work_folder(&cfg.output);
     let key = key(cfg, &work, program, args)?;
     let key_path = key_path(&work, &cfg.output)?;
+    let outputs: Vec<&Path> = std::iter::once(cfg.output.as_path())
+        .chain(cfg.also.iter().map(PathBuf::as_path))
+        .collect();
     if let Some(old) = &cfg.previous {
-        if reusable(old, &work, &cfg.output, &cfg.also, &key)? {
-            for out in std::iter::once(&cfg.output).chain(&cfg.also) {
+        if let Some(written) = reusable(old, &work, &outputs, &key)? {
+            for out in &outputs {
                 copy_into(&old.join(file_name(out)?), out)?;
             }
-            write_key(&key_path, &key)?;
+            write_key(&key_path, &(key + &written))?;
             return Ok(Outcome::Copied);
         }
     }
@@ -100,8 +105,21 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
             cfg.output.display()
         )));
     }
-    write_key(&key_path, &key)?;
+    let written = output_lines(&outputs)?;
+    write_key(&key_path, &(key + &written))?;
     Ok(Outcome::Ran)
+}
+
+/// One line per output, with the hash of its bytes: an earlier output
+/// changed since its key was written (by hand, by another program) is not
+/// taken for the stage's.
+fn output_lines(outputs: &[&Path]) -> Result<String> {
+    let mut lines = String::new();
+    for out in outputs {
+        let name = file_name(out)?.to_string_lossy();
+        lines.push_str(&format!("output\t{name}\t{}\n", hex(hash_file(out)?)));
+    }
+    Ok(lines)
 }
 
 /// The folder of `output` as written (`.` for a bare name).
@@ -122,24 +140,27 @@ fn key_path(work: &Path, output: &Path) -> Result<PathBuf> {
     Ok(work.join("reuse").join(file_name(output)?))
 }
 
-/// Whether the earlier run in `old` wrote the same key for this output and
-/// still holds every output.
-fn reusable(old: &Path, work: &Path, output: &Path, also: &[PathBuf], key: &str) -> Result<bool> {
+/// When the earlier run in `old` wrote the same key for these outputs and
+/// still holds them as they were written: their lines of its key.
+fn reusable(old: &Path, work: &Path, outputs: &[&Path], key: &str) -> Result<Option<String>> {
     if same_folder(old, work) {
-        return Ok(false);
+        return Ok(None);
     }
-    let Ok(old_key) = fs::read_to_string(key_path(old, output)?) else {
-        return Ok(false);
+    let Ok(old_key) = fs::read_to_string(key_path(old, outputs[0])?) else {
+        return Ok(None);
     };
-    if old_key != key {
-        return Ok(false);
+    let Some(written) = old_key.strip_prefix(key) else {
+        return Ok(None);
+    };
+    let olds: Vec<PathBuf> = outputs
+        .iter()
+        .map(|o| Ok(old.join(file_name(o)?)))
+        .collect::<Result<_>>()?;
+    if !olds.iter().all(|o| o.is_file()) {
+        return Ok(None);
     }
-    for out in std::iter::once(output).chain(also.iter().map(PathBuf::as_path)) {
-        if !old.join(file_name(out)?).is_file() {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    let olds: Vec<&Path> = olds.iter().map(PathBuf::as_path).collect();
+    Ok((output_lines(&olds)? == written).then(|| written.to_string()))
 }
 
 fn same_folder(a: &Path, b: &Path) -> bool {
