@@ -51,6 +51,7 @@ fn install(dir: &Path) -> String {
         "fsim-report",
         "fsim-gen",
         "fsim-merge",
+        "fsim-pdftext",
     ] {
         assert!(bin.join(p).is_file(), "make install: no {p} in {bin:?}");
     }
