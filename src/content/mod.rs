@@ -17,8 +17,8 @@
 //!
 //! Deterministic: the view depends on the bytes and the limits only (and,
 //! for PDF, on the extractor found: `pdf=` in the headers), never on the
-//! thread or the run; a
-//! deadline that expires is the one exception, and it says so in the note.
+//! thread or the run; a deadline that expires is the one exception, and it
+//! says so in the note.
 
 pub mod archive;
 mod compressed;
