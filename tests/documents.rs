@@ -696,11 +696,25 @@ fn pdf_of(lines: &[String]) -> Vec<u8> {
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".into(),
         format!("<< /Length {} >>\nstream\n{content}endstream", content.len()),
     ];
+    pdf_objects(&objects)
+}
+
+/// A PDF of `objects` (numbered from 1, the first the catalog) with its
+/// cross-reference table.
+fn pdf_objects(objects: &[String]) -> Vec<u8> {
+    let raw: Vec<Vec<u8>> = objects.iter().map(|o| o.clone().into_bytes()).collect();
+    pdf_raw(&raw)
+}
+
+/// [`pdf_objects`] of objects that may hold binary streams.
+fn pdf_raw(objects: &[Vec<u8>]) -> Vec<u8> {
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, o) in objects.iter().enumerate() {
         offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(o);
+        out.extend_from_slice(b"\nendobj\n");
     }
     let xref = out.len();
     out.extend_from_slice(
@@ -774,4 +788,312 @@ fn two_versions_of_a_pdf_are_one_pair_at_their_text() {
         file(&lr, "v1.txt")["size"]
     );
     assert!(l["percent_symmetric"].as_f64().unwrap() > 80.0, "{l}");
+}
+
+/// fsim-pdftext, the pure-Rust fallback, at the path cargo built it.
+fn fsim_pdftext() -> content::PdfExtractor {
+    content::PdfExtractor::FsimPdftext(env!("CARGO_BIN_EXE_fsim-pdftext").into())
+}
+
+/// `make report` (txt and json) with `FSIM_PDF=fsim-pdftext`: the
+/// fallback forced on a machine that may have pdftotext.
+fn report_with_fallback(repo: &Path, work: &Path, vars: &[&str]) -> std::process::Output {
+    let all = [&["QUIET=-q", "FORMATS=txt json"], vars].concat();
+    let mut c = make_report_cmd(repo, work, &all);
+    c.env("FSIM_PDF", "fsim-pdftext");
+    c.output().unwrap()
+}
+
+/// The two versions of `two_versions_of_a_pdf_are_one_pair_at_their_text`
+/// read by the fallback (`FSIM_PDF=fsim-pdftext`): one pair, exact, at the
+/// bytes in common of the fallback's texts as loose files, texts that are
+/// pdftotext's line for line on this PDF (where pdftotext is installed).
+/// The file table records the extractor (`pdf=fsim-pdftext`), so a later
+/// run with pdftotext refuses to reuse its records (`PREVIOUS=`), saying
+/// why, rather than mixing the two extractors' views.
+#[test]
+fn two_versions_of_a_pdf_are_one_pair_with_the_rust_fallback() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let version =
+        |edit: usize| -> Vec<String> { notes(60, edit).lines().map(String::from).collect() };
+    let (v1, v2) = (pdf_of(&version(0)), pdf_of(&version(8)));
+    std::fs::write(repo.join("minutes-v1.pdf"), &v1).unwrap();
+    std::fs::write(repo.join("minutes-v2.pdf"), &v2).unwrap();
+    let work = dir.path().join("work");
+    let o = report_with_fallback(&repo, &work, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let all = links(&r);
+    assert_eq!(all.len(), 1, "{all:?}");
+    let l = link(&all, "minutes-v1.pdf", "minutes-v2.pdf").expect("the pdf pair");
+    assert_eq!(l["exact"], true, "{l}");
+    assert_eq!(file(&r, "minutes-v1.pdf")["view"], "pdf text");
+    let table = read(&work, "files.tsv");
+    let head = table.lines().next().unwrap();
+    assert!(head.ends_with("\tcontent=auto\tpdf=fsim-pdftext"), "{head}");
+
+    // The fallback's texts as loose files: the same bytes in common.
+    let loose = dir.path().join("loose");
+    std::fs::create_dir_all(&loose).unwrap();
+    let mut texts = Vec::new();
+    for (n, pdf) in [("v1.txt", &v1), ("v2.txt", &v2)] {
+        let v = content::pdf_view_with(pdf, &fsim_pdftext(), &Limits::default());
+        assert_eq!(v.kind, fsim::formats::ViewKind::Pdf, "{:?}", v.note);
+        std::fs::write(loose.join(n), &v.bytes).unwrap();
+        texts.push(v.bytes);
+    }
+    let (lr, _) = report(&loose, &dir.path().join("loose-work"), &[]);
+    let t = link(&links(&lr), "v1.txt", "v2.txt")
+        .cloned()
+        .expect("the text pair");
+    assert_eq!(l["bytes_in_common"], t["bytes_in_common"], "{l} / {t}");
+    assert!(l["percent_symmetric"].as_f64().unwrap() > 80.0, "{l}");
+    // pdftotext's texts of the same PDFs, where it is installed: the same.
+    if let Ok(exe @ content::PdfExtractor::Pdftotext(_)) = content::pdf_extractor() {
+        for (pdf, text) in [&v1, &v2].into_iter().zip(&texts) {
+            let v = content::pdf_view_with(pdf, exe, &Limits::default());
+            assert!(&v.bytes == text, "{}", String::from_utf8_lossy(&v.bytes));
+        }
+        // A run with pdftotext does not reuse the fallback's records.
+        let mut c = make_report_cmd(
+            &repo,
+            &dir.path().join("again"),
+            &[
+                "QUIET=-q",
+                "FORMATS=txt json",
+                &format!("PREVIOUS={}", work.display()),
+            ],
+        );
+        c.env_remove("FSIM_PDF");
+        let o = c.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert!(
+            err.contains(
+                "the previous run was chunked with pdf=fsim-pdftext but this run uses pdf=(none)"
+            ),
+            "{err}"
+        );
+    }
+}
+
+/// `data` damaged one of four ways (bits flipped, truncated, a slice
+/// duplicated, a slice zeroed), as `content`'s mutation test does; `seed`
+/// makes the case, so a failure is the same on every run.
+fn damaged(data: &[u8], seed: &mut u64) -> Vec<u8> {
+    let mut next = |n: usize| {
+        *seed ^= *seed >> 12;
+        *seed ^= *seed << 25;
+        *seed ^= *seed >> 27;
+        (seed.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1) as u64) as usize
+    };
+    let mut d = data.to_vec();
+    match next(4) {
+        0 => {
+            for _ in 0..1 + next(8) {
+                let i = next(d.len());
+                d[i] ^= 1 << next(8);
+            }
+        }
+        1 => d.truncate(next(d.len())),
+        2 => {
+            let a = next(d.len());
+            let b = (a + next(4096)).min(d.len());
+            let piece = d[a..b].to_vec();
+            let at = next(d.len());
+            d.splice(at..at, piece);
+        }
+        _ => {
+            let a = next(d.len());
+            let b = (a + next(512)).min(d.len());
+            d[a..b].fill(0);
+        }
+    }
+    d
+}
+
+/// The fallback's answer to `data` under `limits`: a view within the size
+/// limit, or the raw bytes and a note; never a panic that escapes, never
+/// past the deadline by more than the time to kill a process.
+fn fallback_view(data: &[u8], limits: &Limits, what: &str) -> content::View {
+    let t = std::time::Instant::now();
+    let v = content::pdf_view_with(data, &fsim_pdftext(), limits);
+    let took = t.elapsed();
+    assert!(
+        took < limits.time + std::time::Duration::from_secs(2),
+        "{what}: {took:?}"
+    );
+    match &v.note {
+        Some(note) => {
+            assert!(note.starts_with("unreadable as pdf: "), "{what}: {note}");
+            assert!(v.bytes == data, "{what}: a note keeps the raw view");
+        }
+        None => assert!(v.bytes.len() as u64 <= limits.max_bytes, "{what}"),
+    }
+    v
+}
+
+/// The mutation test of the fallback: the PDF fixtures (a hand-written
+/// one, minutes.pdf and its encrypted copy) damaged 120 times each through
+/// fsim-pdftext: every case a view or a note, within the deadline; the
+/// parser's panics (it `unwrap`s) stay in its process, as notes.
+#[test]
+fn mutated_pdfs_through_the_rust_fallback_are_views_or_notes() {
+    let limits = Limits {
+        max_bytes: 4 << 20,
+        time: std::time::Duration::from_secs(2),
+        pdf_memory: 256 << 20,
+        ..Limits::default()
+    };
+    let lines: Vec<String> = notes(60, 0).lines().map(String::from).collect();
+    let fixtures = [
+        ("hand-written.pdf", pdf_of(&lines)),
+        (
+            "minutes.pdf",
+            std::fs::read(fixture("minutes.pdf")).unwrap(),
+        ),
+        (
+            "minutes-encrypted.pdf",
+            std::fs::read(fixture("minutes-encrypted.pdf")).unwrap(),
+        ),
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let (mut views, mut notes_, mut crashes) = (0, 0, 0);
+    let started = std::time::Instant::now();
+    for (name, data) in &fixtures {
+        let whole = fallback_view(data, &limits, name);
+        assert!(
+            *name == "minutes-encrypted.pdf" || whole.note.is_none(),
+            "{name}: {:?}",
+            whole.note
+        );
+        for i in 0..120 {
+            let m = damaged(data, &mut seed);
+            let v = fallback_view(&m, &limits, &format!("{name} case {i}"));
+            match &v.note {
+                None => views += 1,
+                Some(n) => {
+                    notes_ += 1;
+                    crashes += usize::from(n.contains("fsim-pdftext failed (signal"));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "360 damaged PDFs through fsim-pdftext: {views} views, {notes_} notes ({crashes} killed by a signal), {:?}",
+        started.elapsed()
+    );
+    assert!(views > 0 && notes_ > 0);
+}
+
+/// Hostile PDFs through the fallback, each a note (or an empty text)
+/// within the deadline: arrays nested 100,000 deep in an object and
+/// 200,000 deep in a page's text (a recursive parser's stack), a page tree
+/// whose page is its own parent and kid (a loop), a content stream that
+/// inflates to 1 GiB of text operators (the address space limit: a note),
+/// a stream whose /Length claims 2^60 bytes.
+#[test]
+fn hostile_pdfs_through_the_rust_fallback_are_notes_in_time() {
+    let limits = Limits {
+        max_bytes: 16 << 20,
+        time: std::time::Duration::from_secs(3),
+        pdf_memory: 512 << 20,
+        ..Limits::default()
+    };
+    let deep = format!(
+        "<< /Type /Catalog /Pages 2 0 R /Deep {}{} >>",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let pdf = |objects: &[String]| -> Vec<u8> { pdf_objects(objects) };
+    let page = |contents: &str| -> String {
+        format!("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents {contents} >>")
+    };
+    let font = "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string();
+    let pages = "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string();
+    let catalog = "<< /Type /Catalog /Pages 2 0 R >>".to_string();
+    // 1 GiB of `(x) Tj` operators, deflated (about 1 MB).
+    let bomb = {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        let chunk = "(xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx) Tj\n".repeat(20_000);
+        while e.total_in() < 1 << 30 {
+            e.write_all(chunk.as_bytes()).unwrap();
+        }
+        e.finish().unwrap()
+    };
+    let mut bomb_obj = format!(
+        "<< /Length {} /Filter /FlateDecode >>\nstream\n",
+        bomb.len()
+    )
+    .into_bytes();
+    bomb_obj.extend_from_slice(&bomb);
+    bomb_obj.extend_from_slice(b"\nendstream");
+    let deep_text = format!(
+        "<< /Length 400010 >>\nstream\nBT {}{} TJ ET\nendstream",
+        "[".repeat(200_000),
+        "]".repeat(200_000)
+    );
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "nested 100,000 deep",
+            pdf(&[deep, pages.clone(), page("[]"), font.clone()]),
+        ),
+        (
+            "a page's text nested 200,000 deep",
+            pdf(&[
+                catalog.clone(),
+                pages.clone(),
+                page("5 0 R"),
+                font.clone(),
+                deep_text,
+            ]),
+        ),
+        (
+            "a page tree loop",
+            pdf(&[
+                catalog.clone(),
+                "<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 /Parent 2 0 R >>".into(),
+                page("[]").replace("/Type /Page ", "/Type /Pages /Kids [3 0 R] "),
+                font.clone(),
+            ]),
+        ),
+        (
+            "a stream of 1 GiB",
+            pdf_raw(&[
+                catalog.clone().into_bytes(),
+                pages.clone().into_bytes(),
+                page("5 0 R").into_bytes(),
+                font.clone().into_bytes(),
+                bomb_obj,
+            ]),
+        ),
+        (
+            "a length of 2^60",
+            pdf(&[
+                catalog,
+                pages,
+                page("5 0 R"),
+                font,
+                format!("<< /Length {} >>\nstream\nBT ET\nendstream", 1u64 << 60),
+            ]),
+        ),
+    ];
+    for (what, data) in &cases {
+        let v = fallback_view(data, &limits, what);
+        eprintln!("{what}: {:?}", v.note);
+        assert!(
+            v.note.is_some() || v.bytes.is_empty(),
+            "{what}: a view of {} bytes",
+            v.bytes.len()
+        );
+        if *what == "a stream of 1 GiB" {
+            let note = v.note.unwrap_or_default();
+            assert!(
+                note.starts_with("unreadable as pdf: fsim-pdftext failed"),
+                "{what}: {note}"
+            );
+        }
+    }
 }

@@ -5,6 +5,10 @@
 //! chunks apart from the shared ones) and saves screenshots in
 //! `target/tmp/html_browser/`.
 //!
+//! A docx pair through `make report` (tests/browser/documents.mjs): its
+//! side-by-side view shows both documents' text (`docx text`), not the
+//! package's XML or zip bytes.
+//!
 //! A second run opens a report whose one cluster has 10,000 files
 //! (tests/browser/big.mjs) and measures the page: load to interactive,
 //! expanding the cluster, showing more files, filtering and sorting, each
@@ -190,5 +194,55 @@ fn ten_thousand_file_cluster_in_headless_chromium() {
         "10,000-file cluster, {} links, page {:.1} MB: {figures}",
         pairs.len(),
         size as f64 / 1e6
+    );
+}
+
+/// Two versions of a .docx through `make report`: the pair's side-by-side
+/// view in the browser shows both documents' text (`docx text`, a sentence
+/// of the letter), not the XML of the package nor the zip's bytes
+/// (tests/browser/documents.mjs).
+#[test]
+fn docx_pair_side_by_side_shows_text_in_headless_chromium() {
+    let Some(browser_dir) = browser_dir("docx_pair_side_by_side_shows_text_in_headless_chromium")
+    else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let fixtures = source_root().join("tests/data/documents");
+    for f in ["letter-v1.docx", "letter-v2.docx"] {
+        std::fs::copy(fixtures.join(f), repo.join(f)).unwrap();
+    }
+    let work = t.path().join("work");
+    run_ok(
+        make_report_cmd(&repo, &work, &["QUIET=-q", "FORMATS=html"]),
+        None,
+    );
+    // A sentence of the letter: its longest line of text, with no
+    // character the page could show otherwise.
+    let text = fsim::content::view(
+        &std::fs::read(repo.join("letter-v1.docx")).unwrap(),
+        &fsim::content::Limits::default(),
+    );
+    let text = String::from_utf8(text.bytes).unwrap();
+    let sentence = text
+        .lines()
+        .filter(|l| {
+            l.chars()
+                .all(|c| c.is_ascii_alphanumeric() || " .,".contains(c))
+        })
+        .max_by_key(|l| l.len())
+        .expect("a line of text");
+    assert!(sentence.len() > 20, "{sentence}");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("html_browser");
+    std::fs::create_dir_all(&out).unwrap();
+    node(
+        &browser_dir.join("documents.mjs"),
+        &[
+            work.join("report.html").as_os_str(),
+            out.as_os_str(),
+            std::ffi::OsStr::new(sentence),
+        ],
     );
 }

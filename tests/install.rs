@@ -51,6 +51,7 @@ fn install(dir: &Path) -> String {
         "fsim-report",
         "fsim-gen",
         "fsim-merge",
+        "fsim-pdftext",
     ] {
         assert!(bin.join(p).is_file(), "make install: no {p} in {bin:?}");
     }
@@ -183,7 +184,12 @@ fn installed_fsim_writes_make_reports_bytes_and_resumes() {
     // Run again: it resumes at fsim-verify.
     let first = run_ok(fsim_cmd(&user, path, &args), None);
     let checkout = tmp.path().join("make-report");
-    run_ok(make_report_cmd(&repo, &checkout, &settings), None);
+    // The installed fsim's PATH has no pdftotext: it reads PDFs with the
+    // fsim-pdftext installed beside it, which its headers record
+    // (`pdf=fsim-pdftext`); the checkout's run is told to do the same.
+    let mut make = make_report_cmd(&repo, &checkout, &settings);
+    make.env("FSIM_PDF", "fsim-pdftext");
+    run_ok(make, None);
     for f in ["report.txt", "report.json", "report.tsv"] {
         let (a, b) = (
             std::fs::read(work.join(f)).unwrap(),

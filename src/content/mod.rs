@@ -10,13 +10,15 @@
 //! the names of its members), never by the file name. Every extractor works
 //! under [`Limits`] counted while bytes are produced, and runs inside
 //! `catch_unwind`; the PDF parser, the one large parser, runs as a separate
-//! process with a deadline and a memory limit ([`pdf`]). A file that cannot
+//! process with a deadline and a memory limit ([`pdf`]: poppler's
+//! pdftotext, or fsim's own fsim-pdftext, [`pdftext`]). A file that cannot
 //! be read as its kind keeps its raw view with a note saying why, so
 //! extraction never fails a run: only reading the file itself can.
 //!
 //! Deterministic: the view depends on the bytes and the limits only (and,
-//! for PDF, on the pdftotext found), never on the thread or the run; a
-//! deadline that expires is the one exception, and it says so in the note.
+//! for PDF, on the extractor found: `pdf=` in the headers), never on the
+//! thread or the run; a deadline that expires is the one exception, and it
+//! says so in the note.
 
 pub mod archive;
 mod compressed;
@@ -27,6 +29,7 @@ mod mail;
 mod member_cache;
 mod package;
 mod pdf;
+pub mod pdftext;
 #[cfg(test)]
 mod tests;
 mod xml;
@@ -255,10 +258,60 @@ fn raw(file: File, meta: Metadata) -> Opened {
     }
 }
 
-/// True when PDFs get their text here (pdftotext is installed); else
-/// they keep their raw view with a note saying so.
+/// True when PDFs get their text here (pdftotext is installed, or
+/// fsim-pdftext is beside the running program); else they keep their raw
+/// view with a note saying so.
 pub fn pdf_available() -> bool {
     pdf::available()
+}
+
+pub use pdf::Extractor as PdfExtractor;
+
+/// The PDF text extractor of this process (`FSIM_PDF`, else pdftotext on
+/// PATH, else fsim-pdftext beside the running program), or why there is
+/// none.
+pub fn pdf_extractor() -> Result<&'static PdfExtractor, String> {
+    pdf::extractor()
+}
+
+/// The `pdf=` chunking parameter of a run with content views (absent for
+/// pdftotext, the extractor of every run before it existed).
+pub fn pdf_extractor_param() -> Option<&'static str> {
+    pdf::extractor_param()
+}
+
+/// [`view`] of PDF bytes with the extractor `exe` rather than this
+/// process's: how the tests run fsim-pdftext on a machine that has
+/// pdftotext. Bytes that are not a PDF are their raw view.
+pub fn pdf_view_with(data: &[u8], exe: &PdfExtractor, limits: &Limits) -> View {
+    if detect(&mut io::Cursor::new(data)) != Kind::Pdf {
+        return View {
+            kind: Kind::Raw,
+            bytes: data.to_vec(),
+            note: None,
+        };
+    }
+    let budget = Budget::new(limits);
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        pdf::extract_with(exe, &mut io::Cursor::new(data), None, &budget)
+    }));
+    match run {
+        Ok(Ok(bytes)) => View {
+            kind: Kind::Pdf,
+            bytes,
+            note: None,
+        },
+        Ok(Err(why)) => View {
+            kind: Kind::Raw,
+            bytes: data.to_vec(),
+            note: Some(unreadable(Kind::Pdf, &why)),
+        },
+        Err(_) => View {
+            kind: Kind::Raw,
+            bytes: data.to_vec(),
+            note: Some(unreadable(Kind::Pdf, "the extractor panicked")),
+        },
+    }
 }
 
 /// [`open`] in `mode`: with `Mode::Raw` the file as it is, never examined

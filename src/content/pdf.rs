@@ -1,18 +1,24 @@
-//! PDF: the text of each page in order, from poppler's `pdftotext`, run as
-//! a separate process. A PDF parser is a large body of code facing the
-//! most hostile format of all (its own compression, object streams,
-//! fonts); in a process of its own a crash, a loop or a runaway allocation
-//! costs one file its view, never the stage: the process gets an address
-//! space limit (`pdf_memory`, `ulimit -v`), a CPU limit and a wall-clock
-//! deadline (`time`, then it is killed), and its output is read up to
-//! `max_bytes` (then the pipe is closed, which ends it).
+//! PDF: the text of each page in order, from poppler's `pdftotext` or,
+//! where it is missing, from fsim's own `fsim-pdftext` (pure Rust,
+//! [`super::pdftext`]), each run as a separate process. A PDF parser is a
+//! large body of code facing the most hostile format of all (its own
+//! compression, object streams, fonts); in a process of its own a crash, a
+//! loop or a runaway allocation costs one file its view, never the stage:
+//! the process gets an address space limit (`pdf_memory`, `ulimit -v`), a
+//! CPU limit and a wall-clock deadline (`time`, then it is killed), and its
+//! output is read up to `max_bytes` (then the pipe is closed, which ends
+//! it). Both extractors run through the very same limits.
 //!
 //! pdftotext is poppler's (GPL, run as a program, not linked): present on
 //! most Unix systems (Debian's poppler-utils) and the extractor that holds
-//! on real files best (docs/documents.md). Where it is missing, PDFs keep
-//! their raw view with a note saying so; a pure-Rust fallback is a later
-//! slice (docs/documents.md, "Left for later").
+//! on real files best (docs/documents.md measures both). `FSIM_PDF` picks
+//! one (`pdftotext`, `fsim-pdftext`, default `auto`: pdftotext when on
+//! PATH, else fsim-pdftext beside the running program). The two give
+//! different texts of one PDF, so the extractor is part of a run's
+//! chunking parameters (`pdf=` in the headers, [`extractor_param`]): a
+//! previous run's records made by the other are never reused silently.
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -26,8 +32,17 @@ pub(super) fn extract(
     path: Option<&Path>,
     budget: &Budget,
 ) -> Result<Vec<u8>, Fail> {
-    let exe =
-        pdftotext().ok_or("no PDF text extractor: pdftotext (poppler-utils) is not installed")?;
+    let exe = extractor()?;
+    extract_with(exe, src, path, budget)
+}
+
+/// [`extract`] with the extractor `exe`.
+pub(super) fn extract_with(
+    exe: &Extractor,
+    src: &mut dyn Source,
+    path: Option<&Path>,
+    budget: &Budget,
+) -> Result<Vec<u8>, Fail> {
     // Bytes in memory go through a temporary file: pdftotext seeks.
     let mut tmp = None;
     let input = match path {
@@ -50,49 +65,150 @@ pub(super) fn extract(
 
 /// True when PDFs have a text extractor here.
 pub(super) fn available() -> bool {
-    pdftotext().is_some()
+    extractor().is_ok()
 }
 
-/// The pdftotext on PATH, looked up once.
-fn pdftotext() -> Option<&'static Path> {
-    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
+/// A program that prints the text of a PDF's pages, a form feed after
+/// each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Extractor {
+    /// Poppler's pdftotext.
+    Pdftotext(PathBuf),
+    /// fsim's own, pure Rust ([`super::pdftext`]).
+    FsimPdftext(PathBuf),
+}
+
+impl Extractor {
+    /// Its name, as `FSIM_PDF` and the `pdf=` header parameter say it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Extractor::Pdftotext(_) => "pdftotext",
+            Extractor::FsimPdftext(_) => "fsim-pdftext",
+        }
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Extractor::Pdftotext(p) | Extractor::FsimPdftext(p) => p,
+        }
+    }
+
+    /// The arguments that print `input`'s text on stdout.
+    fn args<'a>(&self, input: &'a Path) -> Vec<&'a OsStr> {
+        match self {
+            Extractor::Pdftotext(_) => {
+                let mut a: Vec<&OsStr> = ["-enc", "UTF-8", "-eol", "unix"].map(OsStr::new).to_vec();
+                a.extend([input.as_os_str(), OsStr::new("-")]);
+                a
+            }
+            Extractor::FsimPdftext(_) => vec![input.as_os_str()],
+        }
+    }
+}
+
+/// The extractor of this process, chosen once ([`choose`] with `FSIM_PDF`,
+/// PATH and the running program's folder), or why there is none.
+pub fn extractor() -> Result<&'static Extractor, String> {
+    static EXE: OnceLock<Result<Extractor, String>> = OnceLock::new();
     EXE.get_or_init(|| {
-        let path = std::env::var_os("PATH")?;
-        std::env::split_paths(&path)
+        let exe_dir = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf));
+        choose(
+            std::env::var_os("FSIM_PDF").as_deref(),
+            std::env::var_os("PATH").as_deref(),
+            exe_dir.as_deref(),
+        )
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// The `pdf=` chunking parameter of a run with content views: `None` for
+/// pdftotext (the extractor of the runs before the parameter existed, so
+/// that their records stay reusable), else the extractor's name, or `none`
+/// where PDFs keep their raw view.
+pub fn extractor_param() -> Option<&'static str> {
+    match extractor() {
+        Ok(Extractor::Pdftotext(_)) => None,
+        Ok(e) => Some(e.name()),
+        Err(_) => Some("none"),
+    }
+}
+
+/// The extractor `FSIM_PDF` (`want`) asks for: `pdftotext` on `path`,
+/// `fsim-pdftext` in `exe_dir` (or, for cargo's test programs in
+/// `target/*/deps`, its parent); `auto` (or unset) the first found.
+pub(super) fn choose(
+    want: Option<&OsStr>,
+    path: Option<&OsStr>,
+    exe_dir: Option<&Path>,
+) -> Result<Extractor, String> {
+    let poppler = || {
+        std::env::split_paths(path?)
             .map(|d| d.join("pdftotext"))
             .find(|p| p.is_file())
-    })
-    .as_deref()
+            .map(Extractor::Pdftotext)
+    };
+    let own = || {
+        let dir = exe_dir?;
+        let deps_parent = dir
+            .file_name()
+            .filter(|n| *n == "deps")
+            .and_then(|_| dir.parent());
+        [Some(dir), deps_parent]
+            .into_iter()
+            .flatten()
+            .map(|d| d.join("fsim-pdftext"))
+            .find(|p| p.is_file())
+            .map(Extractor::FsimPdftext)
+    };
+    let dir = exe_dir.map_or("the running program's folder".into(), |d| {
+        d.display().to_string()
+    });
+    match want.map(|w| w.to_string_lossy()).as_deref().unwrap_or("auto") {
+        "auto" => poppler().or_else(own).ok_or_else(|| {
+            format!("no PDF text extractor: pdftotext (poppler-utils) is not installed and fsim-pdftext is not in {dir}")
+        }),
+        "pdftotext" => poppler().ok_or_else(|| {
+            "no PDF text extractor: pdftotext (poppler-utils) is not installed (FSIM_PDF=pdftotext)".into()
+        }),
+        "fsim-pdftext" => own().ok_or_else(|| {
+            format!("no PDF text extractor: fsim-pdftext is not in {dir} (FSIM_PDF=fsim-pdftext)")
+        }),
+        other => Err(format!(
+            "no PDF text extractor: FSIM_PDF={other:?}, expected auto, pdftotext or fsim-pdftext"
+        )),
+    }
 }
 
-/// pdftotext's output for `input`, within the limits.
-fn run(exe: &Path, input: &Path, budget: &Budget) -> Result<Vec<u8>, Fail> {
+/// The extractor's output for `input`, within the limits.
+fn run(exe: &Extractor, input: &Path, budget: &Budget) -> Result<Vec<u8>, Fail> {
+    let name = exe.name();
     let limits = budget.limits;
     let cpu = limits.time.as_secs().max(1) + 1;
-    // `sh` sets the limits, then becomes pdftotext (exec): no unsafe
-    // pre_exec hook, and the pid killed at the deadline is pdftotext's.
+    // `sh` sets the limits, then becomes the extractor (exec): no unsafe
+    // pre_exec hook, and the pid killed at the deadline is the extractor's.
     let mut child = Command::new("/bin/sh")
         .arg("-c")
         .arg(r#"ulimit -v "$1" && ulimit -t "$2" && shift 2 && exec "$@""#)
         .arg("sh")
         .arg((limits.pdf_memory / 1024).to_string())
         .arg(cpu.to_string())
-        .arg(exe)
-        .args(["-enc", "UTF-8", "-eol", "unix"])
-        .arg(input)
-        .arg("-")
+        .arg(exe.path())
+        .args(exe.args(input))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run pdftotext: {e}"))?;
-    let mut stdout = child.stdout.take().ok_or("no pipe from pdftotext")?;
-    let mut stderr = child.stderr.take().ok_or("no pipe from pdftotext")?;
+        .map_err(|e| format!("cannot run {name}: {e}"))?;
+    let mut stdout = child.stdout.take().ok_or("no pipe from the extractor")?;
+    let mut stderr = child.stderr.take().ok_or("no pipe from the extractor")?;
     let cap = limits.max_bytes;
     let out_thread = std::thread::spawn(move || {
         let mut out = Vec::new();
         let r = (&mut stdout).take(cap + 1).read_to_end(&mut out);
-        // Dropping the pipe here ends a pdftotext writing past the cap.
+        // Dropping the pipe here ends an extractor writing past the cap.
         drop(stdout);
         r.map(|_| out)
     });
@@ -115,25 +231,22 @@ fn run(exe: &Path, input: &Path, budget: &Budget) -> Result<Vec<u8>, Fail> {
                 return Err(budget.check_time().unwrap_err());
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(format!("waiting for pdftotext: {e}")),
+            Err(e) => return Err(format!("waiting for {name}: {e}")),
         }
     };
     let out = out_thread
         .join()
-        .map_err(|_| "the pdftotext reader panicked".to_string())?
-        .map_err(|e| format!("reading pdftotext: {e}"))?;
+        .map_err(|_| format!("the {name} reader panicked"))?
+        .map_err(|e| format!("reading {name}: {e}"))?;
     let err = err_thread.join().unwrap_or_default();
     budget.check_size(out.len() as u64, "the text")?;
     if !status.success() {
-        return Err(format!(
-            "pdftotext failed ({status}): {}",
-            first_error(&err)
-        ));
+        return Err(format!("{name} failed ({status}): {}", first_error(&err)));
     }
     Ok(out)
 }
 
-/// The first line of pdftotext's stderr that says what failed.
+/// The first line of the extractor's stderr that says what failed.
 fn first_error(err: &[u8]) -> String {
     let text = String::from_utf8_lossy(err);
     let line = text
@@ -144,7 +257,7 @@ fn first_error(err: &[u8]) -> String {
     line.trim().chars().take(200).collect()
 }
 
-/// pdftotext's text as lines: form feeds between pages and trailing white
+/// The extractor's text as lines: form feeds between pages and trailing white
 /// space dropped, empty lines left out (as the other extractors do).
 fn page_lines(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
@@ -166,11 +279,11 @@ mod tests {
     use std::time::Instant;
 
     /// An executable script standing in for pdftotext.
-    fn fake(dir: &Path, body: &str) -> PathBuf {
+    fn fake(dir: &Path, body: &str) -> Extractor {
         let p = dir.join("fake-pdftotext");
         std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        p
+        Extractor::Pdftotext(p)
     }
 
     #[test]
@@ -223,5 +336,46 @@ mod tests {
         let exe = fake(dir.path(), "ulimit -v");
         let out = run(&exe, Path::new("/dev/null"), &Budget::new(&limits)).unwrap();
         assert_eq!(out, b"262144\n");
+    }
+
+    #[test]
+    fn fsim_pdf_chooses_the_extractor_and_says_why_there_is_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, deps) = (dir.path().join("bin"), dir.path().join("release/deps"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&deps).unwrap();
+        std::fs::write(bin.join("pdftotext"), "").unwrap();
+        std::fs::write(dir.path().join("release/fsim-pdftext"), "").unwrap();
+        let path = bin.as_os_str();
+        let own = Extractor::FsimPdftext(dir.path().join("release/fsim-pdftext"));
+        let poppler = Extractor::Pdftotext(bin.join("pdftotext"));
+        let release = dir.path().join("release");
+        // auto: pdftotext first, then fsim-pdftext beside the program (or
+        // beside cargo's deps folder, where test programs run).
+        assert_eq!(
+            choose(None, Some(path), Some(&release)),
+            Ok(poppler.clone())
+        );
+        assert_eq!(choose(None, None, Some(&release)), Ok(own.clone()));
+        assert_eq!(choose(None, None, Some(&deps)), Ok(own.clone()));
+        let want = |w: &'static str| Some(OsStr::new(w));
+        let fsim = want("fsim-pdftext");
+        assert_eq!(choose(fsim, Some(path), Some(&deps)), Ok(own));
+        assert_eq!(choose(want("pdftotext"), Some(path), None), Ok(poppler));
+        assert_eq!(
+            choose(None, None, Some(&bin)),
+            Err(format!("no PDF text extractor: pdftotext (poppler-utils) is not installed and fsim-pdftext is not in {}", bin.display()))
+        );
+        assert_eq!(
+            choose(fsim, Some(path), Some(&bin)),
+            Err(format!(
+                "no PDF text extractor: fsim-pdftext is not in {} (FSIM_PDF=fsim-pdftext)",
+                bin.display()
+            ))
+        );
+        assert_eq!(
+            choose(want("rust"), Some(path), None),
+            Err("no PDF text extractor: FSIM_PDF=\"rust\", expected auto, pdftotext or fsim-pdftext".into())
+        );
     }
 }

@@ -128,6 +128,12 @@ pub struct ChunkParams {
     pub hash: Option<String>,
     /// Which view was chunked, `auto` or `raw` (issue 27).
     pub content: Option<String>,
+    /// The PDF text extractor of a run with content views when it is not
+    /// pdftotext (`fsim-pdftext`, or `none`: PDFs kept their raw view), so
+    /// that records made by one extractor are not reused, or compared,
+    /// as if made by the other. Written only with views (`content=` other
+    /// than `raw`): a raw run reads no PDF text.
+    pub pdf: Option<String>,
     /// The feature methods' parameters.
     pub n: Option<u64>,
     pub bits: Option<u64>,
@@ -153,6 +159,7 @@ impl ChunkParams {
             window: f.num("window")?,
             hash: f.text("hash"),
             content: f.text("content"),
+            pdf: f.text("pdf"),
             n: f.num("n")?,
             bits: f.num("bits")?,
             anchors: f.num("anchors")?,
@@ -182,6 +189,12 @@ impl ChunkParams {
             .put("window", self.window)
             .put("hash", self.hash.as_ref())
             .put("content", self.content.as_ref())
+            .put(
+                "pdf",
+                self.pdf
+                    .as_ref()
+                    .filter(|_| !matches!(self.content.as_deref(), None | Some("raw"))),
+            )
             .put("n", self.n)
             .put("bits", self.bits)
             .put("anchors", self.anchors)

@@ -210,6 +210,8 @@ pub const CHUNK_PARAM_KEYS: &[&str] = &[
     "hash",
     // Which view was chunked (`--content auto|raw`, issue 27).
     "content",
+    // Which PDF text extractor made the PDF views, when not pdftotext.
+    "pdf",
     "n",
     "bits",
     "anchors",

@@ -113,6 +113,7 @@ fn chunker_of(report: &Report) -> std::result::Result<Chunker, String> {
     // Which view was chunked is recorded beside the chunker's parameters.
     let mine = crate::formats::headers::ChunkParams {
         content: p.content.clone(),
+        pdf: p.pdf.clone(),
         ..c.chunk_params()
     };
     match mine.difference(&p) {

@@ -311,9 +311,11 @@ impl Chunker {
             .try_into()
             .map_err(|_| "avg= out of range")?;
         let c = Chunker::new(method, avg)?;
-        // Which view was chunked (`content=`) is not the chunker's to say.
+        // Which view was chunked (`content=`, `pdf=`) is not the
+        // chunker's to say.
         let mine = ChunkParams {
             content: p.content.clone(),
+            pdf: p.pdf.clone(),
             ..c.chunk_params()
         };
         if let Some(d) = mine.difference(p) {
@@ -350,6 +352,10 @@ impl Chunker {
             div2: Some(div2 as u64),
             window: Some(WINDOW as u64),
             hash: Some("md5".into()),
+            // Which PDF extractor makes the views: fsim-chunk's header
+            // records it beside `content=` (written only with views on,
+            // `crate::formats::headers::ChunkParams`).
+            pdf: crate::content::pdf_extractor_param().map(Into::into),
             ..ChunkParams::default()
         }
     }

@@ -264,6 +264,8 @@ impl MethodSpec {
             fold_case: Some(self.norm.fold_case),
             collapse_whitespace: Some(self.norm.collapse_whitespace),
             strip_html: Some(self.norm.strip_html),
+            // As the chunk methods' (`Chunker::chunk_params`).
+            pdf: crate::content::pdf_extractor_param().map(Into::into),
             ..ChunkParams::default()
         }
     }
