@@ -57,11 +57,12 @@ from types import SimpleNamespace as NS
 
 FEATURE_METHODS = {"sif", "mod", "min", "sketch", "bsw-min", "supershingle", "oneperm", "bbit"}
 # The tasks' binaries (shipped with --ship; fsim-join renumbers records
-# when a file was skipped); the driver also runs fsim-analyze
-# --print-settings, fsim-partition --merge-forests, fsim-binpack and
-# fsim-join itself.
+# when a file was skipped; fsim-pdftext is the PDF extractor where an
+# executor has no pdftotext: without it, PDFs there keep their raw view);
+# the driver also runs fsim-analyze --print-settings, fsim-partition
+# --merge-forests, fsim-binpack and fsim-join itself.
 BINARIES = ["fsim-chunk", "fsim-sort", "fsim-partition", "fsim-binpack", "fsim-analyze", "fsim-verify", "fsim-report",
-            "fsim-join"]
+            "fsim-join", "fsim-pdftext"]
 # The tasks' shell scripts (pre.sh, then one per task): located and shipped
 # as the binaries are (beside this file on every node, or --ship).
 TASKS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tasks")

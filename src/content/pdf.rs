@@ -197,6 +197,9 @@ fn run(exe: &Extractor, input: &Path, budget: &Budget) -> Result<Vec<u8>, Fail> 
         .arg(cpu.to_string())
         .arg(exe.path())
         .args(exe.args(input))
+        // A failure's note is its first line of stderr: the panic or
+        // allocation message, never a backtrace.
+        .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
