@@ -23,6 +23,19 @@ pub trait FixedRecord: Ord + Copy + Send + Sync + 'static {
     fn decode(buf: &[u8]) -> Self;
 }
 
+/// The little-endian `u32` at `at` of a record's bytes, for the
+/// [`FixedRecord::decode`]s (they are handed exactly `SIZE` bytes).
+#[inline]
+pub fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// The little-endian `u64` at `at` of a record's bytes, as [`le_u32`].
+#[inline]
+pub fn le_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
 /// Smallest accepted memory budget. Tiny budgets exist to force the on-disk
 /// path in tests (4 KiB = 170 chunk records per run).
 pub const MIN_MEMORY: u64 = 4 << 10;

@@ -32,7 +32,7 @@
 
 use crate::error::{Error, Result};
 use crate::formats::{percent, symmetric, Params};
-use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions, MIN_MEMORY};
+use crate::io::sorter::{le_u32, le_u64, ExternalSorter, FixedRecord, SortOptions, MIN_MEMORY};
 use crate::io::Output;
 use crate::report::folders::{FolderReport, Folders, SetRef};
 use crate::report::model::{
@@ -541,10 +541,9 @@ impl FixedRecord for TemplateFigure {
         out[8..16].copy_from_slice(&self.common.to_le_bytes());
     }
     fn decode(b: &[u8]) -> Self {
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         TemplateFigure {
-            key: u64_at(0),
-            common: u64_at(8),
+            key: le_u64(b, 0),
+            common: le_u64(b, 8),
         }
     }
 }
@@ -1030,15 +1029,13 @@ impl FixedRecord for RankedLink {
         out[21..29].copy_from_slice(&self.shared_chunks.to_le_bytes());
     }
     fn decode(b: &[u8]) -> Self {
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         RankedLink {
-            rank: u32_at(0),
-            a: u32_at(4),
-            b: u32_at(8),
+            rank: le_u32(b, 0),
+            a: le_u32(b, 4),
+            b: le_u32(b, 8),
             exact: b[12] != 0,
-            common: u64_at(13),
-            shared_chunks: u64_at(21),
+            common: le_u64(b, 13),
+            shared_chunks: le_u64(b, 21),
         }
     }
 }

@@ -12,6 +12,7 @@
 
 use super::Pair;
 use crate::error::Result;
+use crate::io::sorter::{le_u32, le_u64};
 use crate::stages::sort::keys::FixedRecord;
 use crate::stages::sort::{ExternalSorter, SortOptions, Sorted};
 use std::path::PathBuf;
@@ -32,15 +33,13 @@ impl FixedRecord for Pair {
     }
     #[inline]
     fn decode(b: &[u8]) -> Self {
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         Pair {
-            a: u32_at(0),
-            b: u32_at(4),
-            size_a: u64_at(8),
-            size_b: u64_at(16),
-            common: u64_at(24),
-            shared: u32_at(32),
+            a: le_u32(b, 0),
+            b: le_u32(b, 4),
+            size_a: le_u64(b, 8),
+            size_b: le_u64(b, 16),
+            common: le_u64(b, 24),
+            shared: le_u32(b, 32),
         }
     }
 }

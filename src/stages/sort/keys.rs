@@ -11,6 +11,7 @@ use std::cmp::Ordering;
 // ---------------------------------------------------------------------------
 
 pub use crate::io::sorter::FixedRecord;
+use crate::io::sorter::{le_u32, le_u64};
 
 /// A chunk record as the sort sees it: 24 bytes (a `u128` field would align
 /// to 16 and take 32), ordered exactly as `LC_ALL=C sort` orders the text
@@ -103,13 +104,11 @@ impl FixedRecord for ChunkKey {
     }
     #[inline]
     fn decode(b: &[u8]) -> Self {
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
         ChunkKey {
-            hi: u64_at(0),
-            lo: u64_at(8),
-            file: u32_at(16),
-            len: u32_at(20),
+            hi: le_u64(b, 0),
+            lo: le_u64(b, 8),
+            file: le_u32(b, 16),
+            len: le_u32(b, 20),
         }
     }
 }
@@ -134,9 +133,9 @@ impl FixedRecord for PairRecord {
     #[inline]
     fn decode(b: &[u8]) -> Self {
         PairRecord {
-            a: u32::from_le_bytes(b[0..4].try_into().expect("4 bytes")),
-            b: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
-            bytes: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+            a: le_u32(b, 0),
+            b: le_u32(b, 4),
+            bytes: le_u64(b, 8),
         }
     }
 }
