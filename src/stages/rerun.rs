@@ -18,8 +18,9 @@
 //! is the output's file name): the stage's program (its name and a hash of
 //! its bytes, so that a rebuilt fsim never reuses an older one's output),
 //! its arguments with the work folder written `@WORK` (the earlier run's
-//! folder had another name), and a hash (XXH3-128) of every argument that
-//! is a regular file: the stage's inputs. A file table is hashed without
+//! folder had another name) and without `-q` (standard error only), and
+//! a hash (XXH3-128) of every argument that is a regular file: the
+//! stage's inputs. A file table is hashed without
 //! its timestamps when the stage reads none (`--mtimes-unused`: every
 //! stage but the shell script of actions), and without its table digest,
 //! which covers them. The key is written after the stage succeeded and
@@ -185,6 +186,10 @@ fn key(cfg: &Config, work: &Path, program: &OsStr, args: &[OsString]) -> Result<
         .collect();
     let mut inputs = Vec::new();
     for a in args {
+        // Every fsim program's `-q` silences its standard error only.
+        if a == "-q" || a == "--quiet" {
+            continue;
+        }
         let shown = normalised(a, work);
         key.push_str(&format!("arg\t{}\n", escaped(&shown)));
         let p = Path::new(a);
