@@ -252,15 +252,17 @@ $(WORK)/bins.tsv: $(WORK)/partition.tsv | build
 ifeq ($(VERIFY),0)
 LINE_OPTS = --no-line-source
 else
-LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR))
+# The line source writes no pair whose line overlap (an upper bound of
+# fsim-verify's figure) is under the threshold fsim-verify keeps pairs from.
+LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR)) --verify-min-percent $$(cat $(WORK)/verify-threshold)
 endif
 # PREVIOUS=<old work dir> with a verified.tsv: only the pairs with a file
 # changed since are written (delta=1), and fsim-verify takes the others
 # from that run's verified.tsv; the outputs are the same bytes as a run
 # from scratch. fsim-analyze says why when it must analyse every pair
 # (other parameters, other chunks dropped, a lower MIN_PERCENT).
-ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/verified.tsv)),--previous-files $(PREVIOUS)/files.tsv --previous-verified $(PREVIOUS)/verified.tsv --verify-min-percent $$(cat $(WORK)/verify-threshold))
-$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(if $(ANALYZE_PREV_OPTS),$(WORK)/verify-threshold) | build
+ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/verified.tsv)),--previous-files $(PREVIOUS)/files.tsv --previous-verified $(PREVIOUS)/verified.tsv)
+$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(if $(filter-out 0,$(VERIFY)),$(WORK)/verify-threshold) | build
 	$(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
 # Exact similarity of the candidate pairs (line LCS for text), and with

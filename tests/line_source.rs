@@ -143,11 +143,14 @@ fn scattered_lines_become_candidates_with_exact_figures() {
 
     // With the line source: both, and nothing with the unrelated file.
     let fs = files.to_str().unwrap();
-    let with = analyze(
-        &work,
-        "pairs.tsv",
-        &["--files", fs, "--line-pairs-below", "1K", "--line-catalogs"],
-    );
+    // (Every pair the lines find: not cut at fsim-verify's threshold.)
+    let every = ["--verify-min-percent", "0"];
+    let line_opts = [
+        &["--files", fs, "--line-pairs-below", "1K", "--line-catalogs"][..],
+        &every,
+    ]
+    .concat();
+    let with = analyze(&work, "pairs.tsv", &line_opts);
     assert_eq!(
         with[&copies], chunk_only[&copies],
         "chunk pairs keep their figures"
@@ -158,10 +161,9 @@ fn scattered_lines_become_candidates_with_exact_figures() {
     assert!(with.keys().all(|&(x, y)| x != o && y != o), "{with:?}");
     // Split as fsim-spark runs it: the line pairs alone, then a bins
     // analysis taking them from that file: the same bytes.
-    let line_opts = ["--files", fs, "--line-pairs-below", "1K", "--line-catalogs"];
     let mut c = fsim("fsim-analyze");
     c.args(["-q", "--min-percent", "10", "--line-pairs-only"])
-        .args(line_opts)
+        .args(&line_opts)
         .arg("-o")
         .arg(work.join("lines.tsv"));
     run_ok(c, None);
@@ -213,6 +215,52 @@ fn scattered_lines_become_candidates_with_exact_figures() {
     assert_eq!(v[&cats][5], "exact");
     assert_eq!(v[&smalls][4], small_common.to_string(), "{:?}", v[&smalls]);
     assert_eq!(v[&smalls][5], "exact");
+
+    // Cut at fsim-verify's threshold (its default, 50, unless told): the
+    // catalogs' overlap, their common lines, decides whether they are a
+    // candidate; the copies, found by the chunks, stay whatever it is; and
+    // fsim-verify refuses a threshold under the cut, writing nothing.
+    let cat_pct = 100.0 * cat_common as f64 / fr.len().min(de.len()) as f64;
+    let cut = |p: f64| {
+        let p = format!("{p:.1}");
+        let opts = ["--files", fs, "--line-pairs-below", "1K", "--line-catalogs"];
+        let got = analyze(
+            &work,
+            "pairs-cut.tsv",
+            &[&opts[..], &["--verify-min-percent", &p]].concat(),
+        );
+        let head = std::fs::read_to_string(work.join("pairs-cut.tsv")).unwrap();
+        assert!(
+            head.lines()
+                .next()
+                .unwrap()
+                .contains(&format!("\tline-verify-min-percent={p}")),
+            "{head}"
+        );
+        got
+    };
+    let under = cut(cat_pct - 0.5);
+    assert!(under.contains_key(&cats) && under.contains_key(&copies));
+    let over = cut(cat_pct + 0.5);
+    assert!(
+        !over.contains_key(&cats) && over.contains_key(&copies),
+        "{over:?}"
+    );
+    let mut c = fsim("fsim-verify");
+    c.args(["-q", "--min-percent", "30", "--files"])
+        .arg(&files)
+        .arg("-o")
+        .arg(work.join("verified-cut.tsv"))
+        .arg(work.join("pairs-cut.tsv"));
+    let err = run_fail(c, None);
+    assert!(
+        err.contains(&format!(
+            "pairs-cut.tsv:1: these pairs were cut for fsim-verify --min-percent {:.1} (fsim-analyze --verify-min-percent), above this run's 30",
+            cat_pct + 0.5
+        )),
+        "{err}"
+    );
+    assert!(!work.join("verified-cut.tsv").exists());
 }
 
 #[test]
@@ -249,7 +297,7 @@ fn print_settings_says_whether_the_line_source_runs() {
     };
     assert_eq!(
         settings(&[]),
-        "line-source=1\tline-pairs-below=4096\tline-catalogs=1\tline-min-percent=30\tmin-percent=10\tcapacity=1073741824\n"
+        "line-source=1\tline-pairs-below=4096\tline-catalogs=1\tline-min-percent=30\tverify-min-percent=50\tmin-percent=10\tcapacity=1073741824\n"
     );
     for (args, on) in [
         (&["--no-line-source"][..], "0"),
@@ -266,13 +314,15 @@ fn print_settings_says_whether_the_line_source_runs() {
     let s = settings(&[
         "--line-min-percent",
         "45",
+        "--verify-min-percent",
+        "60",
         "--min-percent",
         "5",
         "--capacity",
         "64K",
     ]);
     assert!(
-        s.ends_with("line-min-percent=45\tmin-percent=5\tcapacity=65536\n"),
+        s.ends_with("line-min-percent=45\tverify-min-percent=60\tmin-percent=5\tcapacity=65536\n"),
         "{s}"
     );
 }

@@ -33,12 +33,12 @@ fn catalogs(dir: &Path) -> std::path::PathBuf {
         .arg(&repo);
     run_ok(g, None);
     let work = dir.join("work");
-    pairs_of(&repo, &work, &[]);
+    pairs_of(&repo, &work, &["MIN_PERCENT=0"]);
     work
 }
 
-/// The pairs of `repo` as make finds them (chunk pairs only, every pair
-/// with a shared chunk).
+/// The pairs of `repo` as make finds them (`MIN_PERCENT=0`: every pair
+/// the chunks or the lines find, for fsim-verify at `--min-percent 0`).
 fn pairs_of(repo: &Path, work: &Path, vars: &[&str]) {
     let m = make_cmd(
         repo,
@@ -125,7 +125,7 @@ fn long_catalogs_of_short_lines_stay_within_memory() {
         std::fs::write(repo.join(format!("po/cat{k:02}.po")), v.concat()).unwrap();
     }
     let work = t.path().join("work");
-    pairs_of(&repo, &work, &["FLOOR=0"]);
+    pairs_of(&repo, &work, &["FLOOR=0", "MIN_PERCENT=0"]);
     let pairs = read(&work, "pairs.tsv")
         .lines()
         .filter(|l| !l.starts_with('#'))

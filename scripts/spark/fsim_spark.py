@@ -162,6 +162,9 @@ def line_source(a, analyze):
     if a.catalogs is not None:
         opts.append("--line-catalogs" if a.catalogs == "1" else "--no-line-catalogs")
     opts += opt("--line-min-percent", a.line_floor)
+    # The line source's pairs are cut at fsim-verify's threshold, as make
+    # cuts them (its default is fsim-verify's).
+    opts += opt("--verify-min-percent", a.min_percent)
     settings = dict(kv.split("=", 1) for kv in run([analyze, "--print-settings"] + opts, capture=True).split())
     return opts, settings["line-source"] == "1"
 

@@ -95,8 +95,11 @@ struct Args {
     /// Re-run: the earlier run's verified pairs (fsim-verify's output).
     #[arg(long, value_name = "VERIFIED", requires = "previous_files")]
     previous_verified: Option<PathBuf>,
-    /// Re-run: the threshold fsim-verify will keep pairs from (the earlier
-    /// run's must not be higher); default: fsim-verify's --min-percent default.
+    /// The threshold fsim-verify will keep pairs from (its --min-percent;
+    /// default: its default). The line source writes no pair whose line
+    /// overlap, an upper bound of fsim-verify's figure, is under it (of the
+    /// smaller file; 0: every pair it keeps), and fsim-verify refuses a
+    /// lower one; a re-run's earlier run must not have had a higher one.
     #[arg(long, value_name = "P", default_value = "50", value_parser = cli::parse_percent)]
     verify_min_percent: f64,
     /// Print the effective settings of this command line as one line of
@@ -141,6 +144,7 @@ fn main() -> ExitCode {
                     min_percent: a.line_min_percent,
                     percent_of,
                 },
+                verify_floor: a.verify_min_percent,
             },
         )
     });
@@ -153,10 +157,11 @@ fn main() -> ExitCode {
     }
     if a.print_settings {
         let line = format!(
-            "line-source={}\tline-pairs-below={max_size}\tline-catalogs={}\tline-min-percent={}\tmin-percent={}\tcapacity={}\n",
+            "line-source={}\tline-pairs-below={max_size}\tline-catalogs={}\tline-min-percent={}\tverify-min-percent={}\tmin-percent={}\tcapacity={}\n",
             u8::from(wants_lines),
             u8::from(catalogs),
             a.line_min_percent,
+            a.verify_min_percent,
             a.min_percent,
             a.capacity
         );

@@ -526,6 +526,9 @@ pub struct LineParams {
     pub below: u64,
     pub catalogs: bool,
     pub min_percent: f64,
+    /// fsim-verify's threshold the line source's pairs were cut to
+    /// (`line-verify-min-percent`; absent: not cut, as before the key).
+    pub verify_min_percent: Option<f64>,
 }
 
 /// The estimators a pairs header names (docs/formats.md, feature methods);
@@ -551,6 +554,7 @@ impl AnalysisParams {
                     below,
                     catalogs,
                     min_percent,
+                    verify_min_percent: f.float("line-verify-min-percent")?,
                 }),
                 _ => return Err(
                     "header with only some of line-pairs-below=, line-catalogs=, line-min-percent="
@@ -576,6 +580,10 @@ impl AnalysisParams {
             .put("line-pairs-below", l.map(|l| l.below))
             .flag("line-catalogs", l.map(|l| l.catalogs))
             .put("line-min-percent", l.map(|l| l.min_percent))
+            .put(
+                "line-verify-min-percent",
+                l.and_then(|l| l.verify_min_percent),
+            )
             .0
     }
 }

@@ -18,6 +18,13 @@
 //! figure reaches `min_percent` always has an overlap that does: keeping
 //! the pairs whose overlap reaches the threshold loses none of them.
 //!
+//! The same bound cuts the pairs at the threshold fsim-verify keeps pairs
+//! from ([`LineSource::verify_floor`]): a pair whose overlap is under it
+//! cannot reach it, and would cost fsim-verify two files read for nothing
+//! (on a source tree with translation catalogs, five candidates in six).
+//! Not when a file has a line longer than fsim-verify's [`MAX_LINE`]:
+//! fsim-verify cuts it in pieces, which may match where the lines do not.
+//!
 //! A pair found here and not by the chunks is written with `common` = 0 and
 //! `shared` = 0 (no chunk evidence: without verification it reports
 //! nothing); fsim-verify gives it its exact figure. Pairs the chunks found
@@ -38,7 +45,8 @@
 
 use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
-use crate::formats::{FileEntry, FileType, ViewKind};
+use crate::formats::{percent, FileEntry, FileType, ViewKind};
+use crate::stages::verify::MAX_LINE;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::Read;
@@ -59,6 +67,11 @@ pub struct LineSource {
     /// Keep a pair when its line overlap reaches this (percent of the file
     /// the analysis thresholds name, and their `min_bytes`).
     pub thresholds: Thresholds,
+    /// The threshold fsim-verify keeps pairs from (percent; 0: none): a
+    /// pair whose overlap, an upper bound of fsim-verify's figure, is under
+    /// it as a percentage of the smaller file is not a candidate
+    /// ([`reaches`]).
+    pub verify_floor: f64,
 }
 
 /// What the line source did.
@@ -76,8 +89,11 @@ pub struct LineStats {
     pub passes: u64,
 }
 
-/// A distinct content: file id, size, (interned line, occurrences) sorted.
-type Content = (u32, u64, Vec<(u32, u32)>);
+/// A distinct content: file id, size, (interned line, occurrences) sorted,
+/// and whether its overlaps bound fsim-verify's figure (no line over
+/// fsim-verify's [`MAX_LINE`], which it cuts into pieces that may match
+/// where the whole lines do not).
+type Content = (u32, u64, Vec<(u32, u32)>, bool);
 
 /// One pass's contents, the length of each interned line, and the files
 /// left out.
@@ -208,7 +224,9 @@ fn read_lines(
             continue;
         };
         counts.clear();
+        let mut bounded = true;
         for (h, len) in lines(&data) {
+            bounded &= len as usize <= MAX_LINE;
             if h % passes != pass {
                 continue;
             }
@@ -225,7 +243,7 @@ fn read_lines(
         if passes == 1 && entries * BYTES_PER_ENTRY > memory {
             return Ok(None);
         }
-        contents.push((e.id, e.size, v));
+        contents.push((e.id, e.size, v, bounded));
     }
     Ok(Some((contents, line_len, unreadable)))
 }
@@ -258,7 +276,7 @@ fn compare(
 ) -> Result<u64> {
     // Postings: line -> (content index, count), content indexes increasing.
     let mut postings: Vec<Vec<(u32, u32)>> = vec![Vec::new(); line_len.len()];
-    for (ci, (_, _, v)) in contents.iter().enumerate() {
+    for (ci, (_, _, v, _)) in contents.iter().enumerate() {
         for &(l, c) in v {
             postings[l as usize].push((ci as u32, c));
         }
@@ -283,7 +301,7 @@ fn compare(
                             break;
                         }
                         for a in b * BLOCK..((b + 1) * BLOCK).min(n) {
-                            let (ida, sa, ref la) = contents[a];
+                            let (ida, sa, ref la, bounded_a) = contents[a];
                             for &(l, ca) in la {
                                 let post = &postings[l as usize];
                                 let start = post.partition_point(|&(c, _)| c as usize <= a);
@@ -299,8 +317,12 @@ fn compare(
                             touched.sort_unstable();
                             for &cb in &touched {
                                 let common = std::mem::take(&mut acc[cb as usize]);
-                                let (idb, sb, _) = contents[cb as usize];
-                                if src.thresholds.keep(common.saturating_mul(passes), sa, sb) {
+                                let (idb, sb, _, bounded_b) = contents[cb as usize];
+                                let most = common.saturating_mul(passes);
+                                if src.thresholds.keep(most, sa, sb)
+                                    && (!(bounded_a && bounded_b)
+                                        || reaches(most, sa, sb, src.verify_floor))
+                                {
                                     found.push(Pair {
                                         a: ida,
                                         b: idb,
@@ -329,6 +351,16 @@ fn compare(
             .try_for_each(|w| w.join().expect("line source worker panicked"))
     })?;
     Ok(found_pairs.into_inner() as u64)
+}
+
+/// Whether a pair whose line overlap is `most` bytes can reach fsim-verify's
+/// threshold `floor`: fsim-verify drops a pair whose figure is under
+/// `floor` % of the file its `--percent-of` names, and the figure is at
+/// most the overlap. Measured against the smaller file, the largest
+/// percentage either setting gives, and with fsim-verify's own
+/// [`percent`], so a pair it would keep is never left out.
+fn reaches(most: u64, size_a: u64, size_b: u64, floor: f64) -> bool {
+    floor <= 0.0 || percent(most, size_a.min(size_b)) >= floor
 }
 
 /// The pairs in (a, b) order with one line per pair: a pair that both
@@ -393,31 +425,20 @@ mod tests {
     /// keeps in one pass (and may add candidates for fsim-verify).
     #[test]
     fn passes_within_memory_lose_no_pair() {
-        use std::os::unix::fs::MetadataExt;
         let t = tempfile::tempdir().unwrap();
-        let mut files = Vec::new();
-        for f in 0..12u32 {
-            let mut text = String::new();
-            for m in 0..200 {
-                text.push_str(&format!("msgid \"message {m}\"\n"));
-                // Files 0-5 share their translations, 6-11 have their own.
-                let lang = if f < 6 { 0 } else { f };
-                text.push_str(&format!("msgstr \"traduction {m} {lang}\"\n\n"));
-            }
-            let path = t.path().join(format!("f{f:02}.po"));
-            std::fs::write(&path, &text).unwrap();
-            let m = std::fs::metadata(&path).unwrap();
-            files.push(FileEntry {
-                id: f,
-                size: m.len(),
-                mtime_s: m.mtime(),
-                mtime_ns: m.mtime_nsec() as u32,
-                content: f as u128 + 1,
-                ftype: FileType::Text,
-                view: crate::formats::FileView::raw(m.len()),
-                path: path.as_os_str().as_encoded_bytes().to_vec(),
-            });
-        }
+        let texts: Vec<Vec<u8>> = (0..12u32)
+            .map(|f| {
+                let mut text = String::new();
+                for m in 0..200 {
+                    text.push_str(&format!("msgid \"message {m}\"\n"));
+                    // Files 0-5 share their translations, 6-11 have their own.
+                    let lang = if f < 6 { 0 } else { f };
+                    text.push_str(&format!("msgstr \"traduction {m} {lang}\"\n\n"));
+                }
+                text.into_bytes()
+            })
+            .collect();
+        let files = table(t.path(), "po", &texts);
         let src = LineSource {
             max_size: 0,
             catalogs: true,
@@ -426,6 +447,7 @@ mod tests {
                 min_percent: 60.0,
                 percent_of: crate::formats::PercentOf::Smaller,
             },
+            verify_floor: 0.0,
         };
         let run = |memory: u64| {
             let mut store = crate::stages::analyze::PairStore::new(1 << 20, None);
@@ -448,6 +470,94 @@ mod tests {
         let (split, some) = run(64 << 10);
         assert_eq!((split.contents, split.passes), (12, 5));
         assert!(want.iter().all(|p| some.contains(p)), "{some:?}");
+    }
+
+    /// Files `fNN.EXT` written to a temporary folder, as the file table
+    /// has them.
+    fn table(dir: &Path, ext: &str, texts: &[Vec<u8>]) -> Vec<FileEntry> {
+        use std::os::unix::fs::MetadataExt;
+        texts
+            .iter()
+            .enumerate()
+            .map(|(f, text)| {
+                let path = dir.join(format!("f{f:02}.{ext}"));
+                std::fs::write(&path, text).unwrap();
+                let m = std::fs::metadata(&path).unwrap();
+                FileEntry {
+                    id: f as u32,
+                    size: m.len(),
+                    mtime_s: m.mtime(),
+                    mtime_ns: m.mtime_nsec() as u32,
+                    content: f as u128 + 1,
+                    ftype: FileType::Text,
+                    view: crate::formats::FileView::raw(m.len()),
+                    path: path.as_os_str().as_encoded_bytes().to_vec(),
+                }
+            })
+            .collect()
+    }
+
+    /// The pairs `src` keeps of `files`, in one pass.
+    fn kept(files: &[FileEntry], src: &LineSource) -> Vec<(u32, u32)> {
+        let mut store = crate::stages::analyze::PairStore::new(1 << 20, None);
+        line_pairs(files, src, 2, 1 << 30, &mut store).unwrap();
+        keep_chunk_figures(store.finish().unwrap())
+            .map(|p| p.map(|p| (p.a, p.b)).unwrap())
+            .collect()
+    }
+
+    /// A pair whose overlap is under fsim-verify's threshold is not a
+    /// candidate (fsim-verify would drop it), unless a line is longer than
+    /// fsim-verify's, which it cuts into pieces that may match.
+    #[test]
+    fn pairs_under_the_verify_threshold_are_cut_unless_a_line_is_cut_in_pieces() {
+        let t = tempfile::tempdir().unwrap();
+        let shared: Vec<u8> = (0..100)
+            .flat_map(|i| format!("shared line number {i:04}\n").into_bytes())
+            .collect();
+        let own = |tag: &str| -> Vec<u8> {
+            (0..150)
+                .flat_map(|i| format!("{tag} line of its own {i:04}\n").into_bytes())
+                .collect()
+        };
+        // 40 % of each file in common.
+        let a = [shared.clone(), own("first")].concat();
+        let b = [shared.clone(), own("second")].concat();
+        // The same, with a line of fsim-verify's pieces (differing in its
+        // last byte) instead of the lines of their own.
+        let long = |end: u8| {
+            let mut l = vec![b'x'; MAX_LINE + 1000];
+            l.push(end);
+            l.push(b'\n');
+            [shared.repeat(12), l].concat()
+        };
+        let files = table(t.path(), "txt", &[a, b, long(b'1'), long(b'2')]);
+        let src = |cut: f64| LineSource {
+            max_size: 1 << 20,
+            catalogs: false,
+            thresholds: Thresholds {
+                min_bytes: 0,
+                min_percent: 30.0,
+                percent_of: crate::formats::PercentOf::Smaller,
+            },
+            verify_floor: cut,
+        };
+        let in_common = |x: usize, y: usize| {
+            let c = shared.len() as u64 * if x >= 2 { 12 } else { 1 };
+            percent(c, files[x].size.min(files[y].size))
+        };
+        let p01 = in_common(0, 1);
+        assert!((35.0..45.0).contains(&p01), "{p01}");
+        let p23 = in_common(2, 3);
+        assert!((30.0..p01).contains(&p23), "{p23}");
+        let every = vec![(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
+        assert_eq!(kept(&files, &src(0.0)), every);
+        // At the overlap: kept; just above: cut, but never a pair of a file
+        // with a long line (the pair of two is at 32 %).
+        assert_eq!(kept(&files, &src(p01)), every);
+        let long_lines = vec![(0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
+        assert_eq!(kept(&files, &src(p01 + 0.1)), long_lines);
+        assert_eq!(kept(&files, &src(90.0)), long_lines);
     }
 
     #[test]

@@ -229,6 +229,17 @@ pub fn run(cfg: &Config) -> Result<()> {
         analyze_with_progress(progress.reader(input), &name, &options, &progress)?
     };
     progress.finish();
+    // With templates fsim-verify measures the payloads (template chunks cut
+    // out), whose lines the files' overlaps do not bound: no cut then.
+    let cut_src = src.map(|s| LineSource {
+        verify_floor: if a.params.get("templates").is_some() {
+            0.0
+        } else {
+            s.verify_floor
+        },
+        ..*s
+    });
+    let src = cut_src.as_ref();
     let mut line_stats = None;
     let chunk_pairs = a.pairs.len();
     if let (Some(src), Some(table), false) = (src, &table, unchanged) {

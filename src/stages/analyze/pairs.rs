@@ -64,6 +64,7 @@ pub fn pairs_params(
             below: l.max_size,
             catalogs: l.catalogs,
             min_percent: l.thresholds.min_percent,
+            verify_min_percent: (l.verify_floor > 0.0).then_some(l.verify_floor),
         }),
     };
     Ok(bins.clone().merged(&analysis.to_params()))

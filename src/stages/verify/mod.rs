@@ -440,6 +440,15 @@ impl Reading<'_> {
             Some(delta) if self.delta.is_none() => self.open_delta(&p, delta, err)?,
             _ => {}
         }
+        // The line source's pairs cut at a higher threshold lack those in
+        // between (checked after the earlier run's, whose message says more).
+        let cut = h.analysis.lines.and_then(|l| l.verify_min_percent);
+        if let Some(cut) = cut.filter(|&c| self.cfg.min_percent < c) {
+            return Err(err(format!(
+                "these pairs were cut for fsim-verify --min-percent {cut} (fsim-analyze --verify-min-percent), above this run's {}: the pairs between are missing; analyse again with --verify-min-percent {}",
+                self.cfg.min_percent, self.cfg.min_percent
+            )));
+        }
         if !self.header_written {
             write_headers(&p, self.cfg, sink)?;
             self.header_written = true;
