@@ -831,6 +831,8 @@ struct Sink {
     clusters: usize,
     /// The json text of the current cluster after its links.
     json_tail: String,
+    /// A link's json text (reused).
+    scratch: Vec<u8>,
 }
 
 /// Markers of the values written apart in the json document.
@@ -924,7 +926,9 @@ impl Sink {
                     ",\n        "
                 };
                 self.push(lead)?;
-                self.push(&indent(&pretty(&r.link_json(l))?, 8))
+                self.scratch.clear();
+                r.write_link_json(l, 8, &mut self.scratch);
+                self.out.push_bytes(&self.scratch)
             }
         }
     }
@@ -1139,6 +1143,7 @@ pub fn run(config: Config, color: bool) -> Result<Report> {
         in_cluster: 0,
         clusters: 0,
         json_tail: String::new(),
+        scratch: Vec::new(),
     };
     sink.head(&report)?;
     let budget = report.link_budget();
