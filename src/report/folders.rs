@@ -38,7 +38,7 @@
 //! runs (`ExternalSorter::keep_last_of`). What is held is the directory table
 //! (O(folders)) and the reported pairs: the sub-folder pairs of copied
 //! trees, at or above the threshold but under a reported pair, are
-//! dropped as they are figured ([`Folders::finish`]).
+//! dropped as they are figured ([`Folders::figure`]).
 //!
 //! **Families.** The reported pairs are listed family by family
 //! ([`Family`]): sibling folders alike in their boilerplate (the locale
@@ -160,7 +160,7 @@ impl FixedRecord for Credit {
 /// hash of the group: a file credited again in the same pair (by each of
 /// its partners in the other folder, at the upper heights: a locale file
 /// linked to every locale of the other release) is combined here, keeping
-/// the greatest as [`Folders::finish`] keeps the last of the sorted
+/// the greatest as [`Folders::figure`] keeps the last of the sorted
 /// credits, instead of being sorted and spilled once per partner.
 struct Combiner {
     slots: Vec<Credit>,
@@ -399,7 +399,18 @@ impl FolderPair {
     }
 }
 
-/// What [`Folders::finish`] found.
+/// Which folder pairs of a match's chain ([`Folders::climb`]) a pass
+/// credits.
+enum Pass {
+    /// The top pair only.
+    Tops,
+    /// The pairs below the top, when the top is not one of these (kept).
+    Below(std::collections::HashSet<(u32, u32)>),
+    /// Every pair (the file lists' pass).
+    All,
+}
+
+/// What [`Folders::figure`] found.
 #[derive(Debug, Default)]
 pub struct FolderReport {
     /// Reported pairs, family by family ([`Family`]), most bytes explained
@@ -409,7 +420,7 @@ pub struct FolderReport {
     pub families: Vec<Family>,
     /// Identical sets over [`SET_FANOUT`] files, which proposed no pairs.
     pub wide_sets: u64,
-    /// Per group given to [`Folders::finish`] (the clusters, then the
+    /// Per group given to [`Folders::figure`] (the clusters, then the
     /// identical sets): the index in `pairs` of the folder pair that holds
     /// every file of it (all under one folder or the other), if any: a
     /// reviewer who handles that pair has handled the group.
@@ -434,12 +445,18 @@ pub struct Folders<'a> {
     set_of: &'a HashMap<u32, usize>,
     sets: &'a [SetRef<'a>],
     /// Every file's partners per folder pair, sorted on disk when they do
-    /// not fit; taken by [`Folders::finish`].
+    /// not fit; taken by [`Folders::figure`].
     credits: Option<ExternalSorter<Credit>>,
     /// Combines a file's credits in a pair before they are sorted.
     combiner: Combiner,
     sort: SortOptions,
     wide_sets: u64,
+    /// Which folder pairs of a match's chain are credited ([`Pass`]).
+    pass: Pass,
+    /// The pairs kept so far ([`Folders::figure`]).
+    kept: HashMap<(u32, u32), FolderPair>,
+    /// A match's chain of folder pairs, bottom up (reused).
+    chain: Vec<(u32, u32)>,
     /// The second pass ([`Folders::start_details`]): the listed pairs, by
     /// their folders, and their files' partners.
     wanted: HashMap<(u32, u32), u32>,
@@ -481,6 +498,9 @@ impl<'a> Folders<'a> {
             combiner,
             sort,
             wide_sets: 0,
+            pass: Pass::Tops,
+            kept: HashMap::new(),
+            chain: Vec::new(),
             wanted: HashMap::new(),
             wanted_da: Vec::new(),
             details: None,
@@ -531,16 +551,42 @@ impl<'a> Folders<'a> {
         }
     }
 
-    /// Credit `x` and `y` to each other in their folders at every aligned
-    /// height below the first folder they share.
+    /// Credit `x` and `y` to each other in their folders at the aligned
+    /// heights below the first folder they share that this [`Pass`] figures.
     fn propose(&mut self, x: u32, y: u32, bytes: u64, identical: bool) -> Result<()> {
         if self.table.size(x) == 0 || self.table.size(y) == 0 {
             return Ok(());
         }
-        let (mut dx, mut dy) = (self.dir_of[x as usize], self.dir_of[y as usize]);
+        let (dx, dy) = (self.dir_of[x as usize], self.dir_of[y as usize]);
         if dx == ROOT || dy == ROOT {
             return Ok(());
         }
+        let mut chain = std::mem::take(&mut self.chain);
+        self.climb(dx, dy, &mut chain);
+        let n = chain.len();
+        let credited = match &self.pass {
+            Pass::Tops => n.saturating_sub(1)..n,
+            Pass::Below(tops) if chain.last().is_some_and(|t| tops.contains(t)) => 0..0,
+            Pass::Below(_) => 0..n.saturating_sub(1),
+            Pass::All => 0..n,
+        };
+        let mut done = Ok(());
+        for &p in &chain[credited] {
+            done = self.pair_at(p, x, y, bytes, identical);
+            if done.is_err() {
+                break;
+            }
+        }
+        self.chain = chain;
+        done
+    }
+
+    /// The folder pairs (lower id first) of a match between folders `dx`
+    /// and `dy` into `chain`, bottom up: the pair, its parents, and so on
+    /// below the first folder they share. The pairs above one depend on it
+    /// alone, so each pair has one top: the last of its chain.
+    fn climb(&self, mut dx: u32, mut dy: u32, chain: &mut Vec<(u32, u32)>) {
+        chain.clear();
         // `up`, the deeper folder's ancestor at the depth of the other,
         // `at`: one folder holds the other (or is it) when they are the
         // same, and then so do their parents. Both climb with the pair:
@@ -556,12 +602,10 @@ impl<'a> Folders<'a> {
             up = dirs[up as usize].parent;
         }
         while up != at && dx != ROOT && dy != ROOT {
-            self.pair_at((dx.min(dy), dx.max(dy)), x, y, bytes, identical)?;
-            let dirs = &self.dirs;
+            chain.push((dx.min(dy), dx.max(dy)));
             (dx, dy) = (dirs[dx as usize].parent, dirs[dy as usize].parent);
             (up, at) = (dirs[up as usize].parent, dirs[at as usize].parent);
         }
-        Ok(())
     }
 
     /// Credit `x` and `y` to each other in folder pair `(da, db)`: in the
@@ -603,38 +647,35 @@ impl<'a> Folders<'a> {
     }
 
     /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
-    /// which of them explains each of `groups` (sets of file ids).
+    /// which of them explains each of `groups` (sets of file ids), from the
+    /// kept links that `links` gives ([`Folders::link`]), twice.
     ///
-    /// Held: the kept pairs only. A folder's id is above its parent's
-    /// (interned parent first), so the credits, sorted by (lower id, higher
-    /// id), bring every ancestor pair of a pair before it: a pair is kept
-    /// when it is at the threshold and no kept pair is among its ancestors
-    /// (an ancestor at the threshold has a kept pair above it or is one).
-    /// The sub-folder pairs of copied trees, which may be links × depth,
-    /// are figured one at a time and dropped.
-    pub fn finish(&mut self, min_percent: f64, groups: &[&[u32]]) -> Result<FolderReport> {
-        let mut kept: HashMap<(u32, u32), FolderPair> = HashMap::new();
-        let mut credits = self.credits.take().expect("finish is called once");
-        for c in self.combiner.drain() {
-            credits.push(c)?;
-        }
+    /// Two passes, the top pair of each match's chain first: a pair under a
+    /// kept top is never reported, and in a tree of releases nearly every
+    /// match is between two releases whose top pair is kept, so the second
+    /// pass credits the pairs below the tops that are not kept only (on
+    /// Django + moment, a fifth of the credits of one pass over every
+    /// height). Same pairs, same figures: every match through a pair has
+    /// that pair's top, so a top's figures are whole after the first pass,
+    /// and a pair below a top that is not kept after the second.
+    pub fn figure(
+        &mut self,
+        min_percent: f64,
+        groups: &[&[u32]],
+        mut links: impl FnMut(&mut Folders<'a>) -> Result<()>,
+    ) -> Result<FolderReport> {
+        links(self)?;
+        let mut kept = std::mem::take(&mut self.kept);
+        self.sweep(min_percent, &mut kept)?;
+        self.pass = Pass::Below(kept.keys().copied().collect());
+        self.credits = Some(
+            ExternalSorter::new(self.sort.clone()).keep_last_of(|a, b| a.group() == b.group()),
+        );
+        self.propose_sets()?;
+        links(self)?;
+        self.sweep(min_percent, &mut kept)?;
+        self.pass = Pass::All;
         self.combiner = Combiner::new(0);
-        let mut sorted = credits.finish()?;
-        let mut acc: Option<FolderPair> = None;
-        let mut last: Option<Credit> = None;
-        while let Some(c) = sorted.next_item()? {
-            if let Some(l) = last.filter(|l| l.group() != c.group()) {
-                self.credit(&mut acc, l);
-            }
-            if last.is_some_and(|l| l.pair != c.pair) {
-                self.close(acc.take(), min_percent, &mut kept);
-            }
-            last = Some(c);
-        }
-        if let Some(l) = last {
-            self.credit(&mut acc, l);
-        }
-        self.close(acc, min_percent, &mut kept);
         let mut pairs: Vec<FolderPair> = kept.into_values().collect();
         pairs.sort_by(|x, y| {
             (y.a_in_b + y.b_in_a)
@@ -653,6 +694,43 @@ impl<'a> Folders<'a> {
             wide_sets: self.wide_sets,
             explains,
         })
+    }
+
+    /// Sort the credits of a pass and figure their pairs into `kept`.
+    ///
+    /// Held: the kept pairs only. A folder's id is above its parent's
+    /// (interned parent first), so the credits, sorted by (lower id, higher
+    /// id), bring every ancestor pair of a pair before it: a pair is kept
+    /// when it is at the threshold and no kept pair is among its ancestors
+    /// (an ancestor at the threshold has a kept pair above it or is one).
+    /// The sub-folder pairs of copied trees, which may be links × depth,
+    /// are figured one at a time and dropped.
+    fn sweep(
+        &mut self,
+        min_percent: f64,
+        kept: &mut HashMap<(u32, u32), FolderPair>,
+    ) -> Result<()> {
+        let mut credits = self.credits.take().expect("one sweep a pass");
+        for c in self.combiner.drain() {
+            credits.push(c)?;
+        }
+        let mut sorted = credits.finish()?;
+        let mut acc: Option<FolderPair> = None;
+        let mut last: Option<Credit> = None;
+        while let Some(c) = sorted.next_item()? {
+            if let Some(l) = last.filter(|l| l.group() != c.group()) {
+                self.credit(&mut acc, l);
+            }
+            if last.is_some_and(|l| l.pair != c.pair) {
+                self.close(acc.take(), min_percent, kept);
+            }
+            last = Some(c);
+        }
+        if let Some(l) = last {
+            self.credit(&mut acc, l);
+        }
+        self.close(acc, min_percent, kept);
+        Ok(())
     }
 
     /// Add credit `c`, the best of its file, to the figures of its pair.
@@ -1227,8 +1305,7 @@ mod tests {
         ]);
         let sr = set_refs(&sets);
         let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
-        f.link(1, 3, 600).unwrap();
-        let r = f.finish(50.0, &[]).unwrap();
+        let r = f.figure(50.0, &[], |f| f.link(1, 3, 600)).unwrap();
         assert_eq!(paths(&r), [("r/A".into(), "r/B".into())]);
         let p = &r.pairs[0];
         assert_eq!((p.a_in_b, p.b_in_a), (1000, 1000));
@@ -1252,9 +1329,35 @@ mod tests {
         let sr = set_refs(&sets);
         let r = Folders::new(&t, &sr, &set_of, sort())
             .unwrap()
-            .finish(50.0, &[])
+            .figure(50.0, &[], |_| Ok(()))
             .unwrap();
         assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
+    }
+
+    #[test]
+    fn a_pair_under_a_top_that_is_not_kept_is_found_in_the_second_pass() {
+        // (p1, p2) at 18 %: their x/ folders are copies (100 %), and x/sub
+        // too, inside the reported x/ pair.
+        let (t, sets, set_of) = table(&[
+            ("w/p1/x/a", 1000, 1),
+            ("w/p1/x/sub/s", 100, 4),
+            ("w/p1/y/big", 5000, 2),
+            ("w/p2/x/a", 1000, 1),
+            ("w/p2/x/sub/s", 100, 4),
+            ("w/p2/y/big", 5000, 3),
+        ]);
+        let sr = set_refs(&sets);
+        let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+        let r = f.figure(50.0, &[], |f| f.link(2, 5, 100)).unwrap();
+        assert_eq!(paths(&r), [("w/p1/x".into(), "w/p2/x".into())]);
+        let p = &r.pairs[0];
+        assert_eq!((p.a_in_b, p.b_in_a, p.same), (1100, 1100, 4));
+        let r = Folders::new(&t, &sr, &set_of, sort())
+            .unwrap()
+            .figure(10.0, &[], |f| f.link(2, 5, 100))
+            .unwrap();
+        assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
+        assert_eq!((r.pairs[0].a_in_b, r.pairs[0].changed), (1200, 2));
     }
 
     #[test]
@@ -1269,12 +1372,14 @@ mod tests {
         ]);
         let sr = set_refs(&sets);
         let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
-        f.link(1, 3, 450).unwrap();
-        f.link(4, 5, 100).unwrap();
         // The set {0, 2} and the link {1, 3} are inside p1/p2's pair; the
         // link {4, 5} is between folders of no pair; {0, 4} spans both.
+        let groups: [&[u32]; 4] = [&[0, 2], &[1, 3], &[4, 5], &[0, 4]];
         let r = f
-            .finish(50.0, &[&[0, 2], &[1, 3], &[4, 5], &[0, 4]])
+            .figure(50.0, &groups, |f| {
+                f.link(1, 3, 450)?;
+                f.link(4, 5, 100)
+            })
             .unwrap();
         assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
         assert_eq!(r.explains, [Some(0), Some(0), None, None]);
@@ -1295,8 +1400,7 @@ mod tests {
         ]);
         let sr = set_refs(&sets);
         let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
-        f.link(1, 4, 450).unwrap();
-        let r = f.finish(50.0, &[]).unwrap();
+        let r = f.figure(50.0, &[], |f| f.link(1, 4, 450)).unwrap();
         assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
         let p = &r.pairs[0];
         assert_eq!((p.a_in_b, p.b_in_a), (1450, 1450));
@@ -1320,8 +1424,7 @@ mod tests {
         ]);
         let sr = set_refs(&sets);
         let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
-        f.link(1, 4, 450).unwrap();
-        let mut r = f.finish(50.0, &[]).unwrap();
+        let mut r = f.figure(50.0, &[], |f| f.link(1, 4, 450)).unwrap();
         f.start_details(&r).unwrap();
         f.link(1, 4, 450).unwrap();
         f.finish_details(&mut r).unwrap();
@@ -1362,10 +1465,10 @@ mod tests {
         ]);
         let sr = set_refs(&sets);
         let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
-        let r = f.finish(50.0, &[]).unwrap();
+        let r = f.figure(50.0, &[], |_| Ok(())).unwrap();
         assert!(r.pairs.is_empty(), "{:?}", paths(&r));
         let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
-        let r = f.finish(0.0, &[]).unwrap();
+        let r = f.figure(0.0, &[], |_| Ok(())).unwrap();
         assert_eq!(paths(&r), [("r/C".into(), "r/D".into())]);
     }
 
@@ -1380,10 +1483,11 @@ mod tests {
         ]);
         let sr = set_refs(&sets);
         let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
-        for y in 1..4 {
-            f.link(0, y, 900 + y as u64).unwrap();
-        }
-        let r = f.finish(0.0, &[]).unwrap();
+        let r = f
+            .figure(0.0, &[], |f| {
+                (1..4).try_for_each(|y| f.link(0, y, 900 + y as u64))
+            })
+            .unwrap();
         let p = &r.pairs[0];
         assert_eq!(p.a_in_b, 903);
         assert_eq!(p.b_in_a, 901 + 902 + 903);
@@ -1402,7 +1506,7 @@ mod tests {
         let sr = set_refs(&sets);
         let r = Folders::new(&t, &sr, &set_of, sort())
             .unwrap()
-            .finish(0.0, &[])
+            .figure(0.0, &[], |_| Ok(()))
             .unwrap();
         assert!(r.pairs.is_empty());
         assert_eq!(r.wide_sets, 1);
@@ -1428,14 +1532,17 @@ mod tests {
         let sr = set_refs(&sets);
         let run = |sort: SortOptions| {
             let mut f = Folders::new(&t, &sr, &set_of, sort).unwrap();
-            for (x, fx) in files.iter().enumerate() {
-                for (y, fy) in files.iter().enumerate().skip(x + 1) {
-                    if fx.2 >= 1000 && fy.2 >= 1000 && fx.0.ends_with(&fy.0[7..]) {
-                        f.link(x as u32, y as u32, 90).unwrap();
+            f.figure(50.0, &[], |f| {
+                for (x, fx) in files.iter().enumerate() {
+                    for (y, fy) in files.iter().enumerate().skip(x + 1) {
+                        if fx.2 >= 1000 && fy.2 >= 1000 && fx.0.ends_with(&fy.0[7..]) {
+                            f.link(x as u32, y as u32, 90)?;
+                        }
                     }
                 }
-            }
-            f.finish(50.0, &[]).unwrap()
+                Ok(())
+            })
+            .unwrap()
         };
         let small = run(sort());
         assert_eq!(small.pairs, run(SortOptions::with_memory(64 << 20)).pairs);

@@ -787,16 +787,15 @@ fn folder_pairs(report: &Report, source: &mut Source) -> Result<FolderReport> {
         })?;
         failed.map_or(Ok(()), Err)
     };
-    feed(&mut folders)?;
     let groups: Vec<&[u32]> = report
         .clusters
         .iter()
         .map(|c| &c.files[..])
         .chain(report.identical.iter().map(|s| &s.files[..]))
         .collect();
-    let mut found = folders.finish(report.config.min_percent, &groups)?;
+    let mut found = folders.figure(report.config.min_percent, &groups, &mut feed)?;
     if !found.pairs.is_empty() {
-        // A second pass for the file lists of the first pairs.
+        // Another pass for the file lists of the first pairs.
         folders.start_details(&found)?;
         feed(&mut folders)?;
         folders.finish_details(&mut found)?;
