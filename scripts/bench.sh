@@ -750,6 +750,7 @@ Median of $RUNS runs, warm page cache, side by side in one run; peak RSS from
 
 The whole default run on translation catalogs and partial-overlap slices (issue 25), also alone: [$HARD_LINK]($HARD_LINK).
 The report stage on Django + moment before and after its folder pairs' credits were combined (issue 25; about half the CPU in every format): [2026-11-26-report-cost.md](measurements/2026-11-26-report-cost.md).
+The default run on Django + moment before and after the line source's cut at fsim-verify's threshold, the json links written directly and the folder pairs' two passes (issue 25 item 4): [2026-11-27-default-run.md](measurements/2026-11-27-default-run.md).
 Measured by hand, with their profiles: [fsim-binpack and fsim-analyze](measurements/2026-11-22-binpack-analyze.md),
 [fsim-verify](measurements/2026-11-22-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](measurements/2026-11-22-chunk-sort-partition-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [measurements/2026-11-25-after-analysis.md](measurements/2026-11-25-after-analysis.md); fsim-spark against `make report` and the sort path per record (by files and through Spark), by `scripts/spark/measure`, in [distributed.md](distributed.md).
 
