@@ -59,7 +59,7 @@ use crate::error::Result;
 use crate::formats::templates::TemplateSet;
 use crate::formats::{escape_path_string, FileType, ViewKind};
 use crate::formats::{percent, symmetric};
-use crate::report::model::{Cluster, HtmlOptions, Pair, Report};
+use crate::report::model::{r1, Cluster, HtmlOptions, Pair, Report};
 use crate::report::stream::{Buffered, Source, Visit};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -730,10 +730,6 @@ fn views_note(page: &Page, report: &Report, templates_known: bool) -> String {
         _ => {}
     }
     views_note
-}
-
-fn r1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ use crate::error::{Error, Result};
 use crate::formats::escape_path_string;
 use crate::formats::{percent, symmetric};
 use crate::io::Output;
-use crate::report::model::{Pair, Report};
+use crate::report::model::{r1, Pair, Report};
 use crate::report::stream::{Source, Visit};
 use rust_xlsxwriter::{Format, FormatAlign, Workbook, Worksheet, XlsxError};
 
@@ -655,8 +655,4 @@ fn links_note(left: usize) -> String {
     format!(
         "truncated: {left} more links do not fit in a sheet (Excel's limit of {ROW_MAX} rows); every link is in report.tsv and report.json (fsim-report --format tsv|json)"
     )
-}
-
-fn r1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
 }
