@@ -170,7 +170,8 @@ CAPACITY_OPT = $(if $(CAPACITY),--capacity $(CAPACITY))
 # PREVIOUS=<old work dir>, a stage whose key is the earlier run's is not
 # run, its output is copied from that run (docs/reliability.md). Timestamps
 # in the file table count only for the actions script (FORMATS=sh).
-REUSE = $(BIN)/fsim-reuse $(QUIET) $(if $(PREVIOUS),--previous $(PREVIOUS)) -o $@
+REUSE_TO = $(BIN)/fsim-reuse $(QUIET) $(if $(PREVIOUS),--previous $(PREVIOUS)) -o
+REUSE = $(REUSE_TO) $@
 
 ifeq ($(SORT),gnu)
 SORT_CMD = LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK) -o $@.part $< && mv $@.part $@
@@ -298,12 +299,15 @@ else
 PAIRS := $(WORK)/verified.tsv
 endif
 
-# The formats are written by separate fsim-report processes, independent of
-# one another: once the pairs are verified, a sub-make writes them JOBS at a
-# time (xlsx, the slowest, first; the others in FORMATS order), each process
-# with its own --memory $(MEMORY). Within a make -j, the sub-make shares its
-# job slots instead.
-REPORT_FILES = $(addprefix $(WORK)/report.,$(filter xlsx,$(FORMATS)) $(filter-out xlsx,$(FORMATS)))
+# The formats are written once the pairs are verified, by a sub-make, JOBS
+# processes at a time (xlsx, the slowest, first; the others in FORMATS
+# order), each with its own --memory $(MEMORY); within a make -j, the
+# sub-make shares its job slots instead. txt, json and tsv are one
+# process (fsim-report --also): one read of the pairs, one model, one sort
+# of the links for all of them, the bytes of a process each.
+STREAMED = $(filter txt json tsv,$(FORMATS))
+STREAMED_FILES = $(addprefix $(WORK)/report.,$(STREAMED))
+REPORT_FILES = $(addprefix $(WORK)/report.,$(filter xlsx,$(FORMATS)) $(filter-out xlsx txt json tsv,$(FORMATS))) $(STREAMED_FILES)
 report: $(PAIRS) $(WORK)/files.tsv | build
 	@$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS)) NO_BUILD=1 report-files
 
@@ -317,15 +321,21 @@ REPORT_FILTERS ?=
 # TEMPLATE_OPTS: checked against the pairs; the html views mark template chunks.
 REPORT_OPTS = $(QUIET) $(MEMORY_OPT) --files $(WORK)/files.tsv $(if $(MIN_PERCENT),--min-percent $(MIN_PERCENT)) $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) $(TEMPLATE_OPTS) $(REPORT_FILTERS)
 
-# Step 5 and 2.4: clusters and identical sets.
-$(WORK)/report.txt: $(PAIRS) $(WORK)/files.tsv | build
-	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format text -o $@ $<
-
-$(WORK)/report.json: $(PAIRS) $(WORK)/files.tsv | build
-	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format json -o $@ $<
-
-$(WORK)/report.tsv: $(PAIRS) $(WORK)/files.tsv | build
-	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format tsv -o $@ $<
+# Step 5 and 2.4: clusters and identical sets. The first of FORMATS' txt,
+# json and tsv is fsim-report's -o, the others its --also (and
+# fsim-reuse's); one of them not in FORMATS has a rule of its own.
+REPORT_FORMAT_txt = text
+REPORT_FORMAT_json = json
+REPORT_FORMAT_tsv = tsv
+ifneq ($(STREAMED),)
+$(STREAMED_FILES) &: $(PAIRS) $(WORK)/files.tsv | build
+	$(REUSE_TO) $(firstword $(STREAMED_FILES)) $(foreach f,$(wordlist 2,3,$(STREAMED_FILES)),--also $(f)) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format $(REPORT_FORMAT_$(firstword $(STREAMED))) -o $(firstword $(STREAMED_FILES)) $(foreach f,$(wordlist 2,3,$(STREAMED)),--also $(REPORT_FORMAT_$(f))=$(WORK)/report.$(f)) $<
+endif
+define report_alone
+$$(WORK)/report.$(1): $$(PAIRS) $$(WORK)/files.tsv | build
+	$$(REUSE) --mtimes-unused -- $$(BIN)/fsim-report $$(REPORT_OPTS) --format $$(REPORT_FORMAT_$(1)) -o $$@ $$<
+endef
+$(foreach f,$(filter-out $(STREAMED),txt json tsv),$(eval $(call report_alone,$(f))))
 
 # One self-contained page; re-reads the files of the viewed links.
 $(WORK)/report.html: $(PAIRS) $(WORK)/files.tsv | build

@@ -279,6 +279,75 @@ fn xlsx_needs_an_output_file() {
     assert!(err.contains("-o FILE"), "{err}");
 }
 
+/// Every format, and the extension of its file.
+const EVERY_FORMAT: [(&str, &str); 6] = [
+    ("text", "txt"),
+    ("json", "json"),
+    ("tsv", "tsv"),
+    ("html", "html"),
+    ("xlsx", "xlsx"),
+    ("sh", "sh"),
+];
+
+#[test]
+fn one_process_writes_every_format_with_the_bytes_of_a_process_each() {
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    // With reviewed clusters too: the model then holds what text, json and
+    // html show of them, which tsv does not.
+    for extra in [&[][..], &["--review-files", "2"][..]] {
+        let mut c = fsim("fsim-report");
+        c.args(["-q", "--format", "tsv", "--files"])
+            .arg(work.join("files.tsv"))
+            .args(extra)
+            .arg("-o")
+            .arg(work.join("together.tsv"));
+        for (format, ext) in EVERY_FORMAT.iter().filter(|(f, _)| *f != "tsv") {
+            c.arg("--also").arg(format!(
+                "{format}={}",
+                work.join(format!("together.{ext}")).display()
+            ));
+        }
+        c.arg(work.join("verified.tsv"));
+        run_ok(c, None);
+        for (format, ext) in EVERY_FORMAT {
+            let alone = report(&work, format, &format!("alone.{ext}"), extra);
+            let together = work.join(format!("together.{ext}"));
+            assert!(
+                std::fs::read(&alone).unwrap() == std::fs::read(&together).unwrap(),
+                "{format} {extra:?}: one process for every format wrote other bytes than {format} alone"
+            );
+        }
+    }
+    let json = std::fs::read_to_string(work.join("alone.json")).unwrap();
+    assert!(
+        json.contains("\"review\": {"),
+        "a reviewed cluster was compared"
+    );
+}
+
+#[test]
+fn two_reports_in_one_file_are_refused_before_anything_is_written() {
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    let out = work.join("both.txt");
+    let mut c = fsim("fsim-report");
+    c.args(["--format", "text", "--files"])
+        .arg(work.join("files.tsv"))
+        .arg("-o")
+        .arg(&out)
+        .arg("--also")
+        .arg(format!("json={}", out.display()))
+        .arg(work.join("verified.tsv"));
+    let err = run_fail(c, None);
+    assert!(err.contains("two reports would be written to"), "{err}");
+    assert!(!out.exists());
+    let mut c = fsim("fsim-report");
+    c.args(["--format", "text", "--also", "pdf=x.pdf"]);
+    let err = run_fail(c, None);
+    assert!(err.contains("\"pdf\" is not a format"), "{err}");
+}
+
 /// Cell text of a calamine row: strings as is, numbers without ".0".
 fn cells(row: &[calamine::Data]) -> Vec<String> {
     row.iter()

@@ -26,6 +26,11 @@ struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Also write this format to this file, from the same read of the
+    /// pairs and the same model (e.g. `--also json=report.json`); repeat
+    /// for more. The bytes are those of a run of that format alone.
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = report::parse_also)]
+    also: Vec<(Format, PathBuf)>,
     /// Keep links whose bytes in common are at least this percentage of the
     /// smaller (or larger) file. Applied to what fsim-analyze kept, so it can
     /// only be stricter than the analysis floor.
@@ -138,6 +143,7 @@ fn main() -> ExitCode {
                 pairs: a.pairs,
                 output: a.output,
                 format: a.format,
+                also: a.also,
                 min_percent: a.min_percent,
                 min_bytes: a.min_bytes,
                 percent_of: a.percent_of,

@@ -541,10 +541,11 @@ pub(crate) fn write(
     source: &mut Source,
     rank: &[u32],
     templates: Option<&TemplateSet>,
+    output: Option<&std::path::Path>,
 ) -> Result<()> {
     let opts = report.config.html;
     let mut page = Page {
-        out: Buffered::create(report.config.output.as_deref())?,
+        out: Buffered::create(output)?,
         opts,
         templates,
         chunker: chunker_of(report),

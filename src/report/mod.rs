@@ -861,50 +861,53 @@ pub(crate) fn load_templates(
     Ok(Some(set))
 }
 
-/// `fsim-report`: read, build, write in the chosen format.
+/// `fsim-report`: read, build, write in the chosen formats. The model is
+/// built once for all of them, and the text, json and tsv reports take
+/// their links from one walk (`--also`): `make report`'s default of txt
+/// and json costs one read of the pairs and one model, not two.
 pub fn run(config: Config, quiet: bool) -> Result<()> {
     let start = std::time::Instant::now();
     // The budget is the whole process's peak RSS: what a phase frees must
     // not stay resident under the next.
     crate::io::return_freed_memory();
-    let output = config.output.clone();
-    let format = config.format;
-    if format == Format::Xlsx && output.as_deref().is_none_or(|p| p.as_os_str() == "-") {
-        return Err(Error::msg(
-            "--format xlsx writes a workbook: give the output file with -o FILE.xlsx",
-        ));
-    }
-    let color = match config.color {
+    check_outputs(&config)?;
+    let color = |output: Option<&std::path::Path>| match config.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
             use std::io::IsTerminal;
-            output.as_deref().is_none_or(|p| p.as_os_str() == "-")
+            output.is_none_or(|p| p.as_os_str() == "-")
                 && std::io::stdout().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     };
-    let report = match format {
-        Format::Text | Format::Json | Format::Tsv => stream::run(config, color)?,
-        Format::Sh => {
-            let output = config.output.clone();
-            let (report, _, _) = stream::prepare(config)?;
-            let mut out = stream::Buffered::create(output.as_deref())?;
-            actions::write(&report, &mut out)?;
-            out.finish()?;
-            report
-        }
-        Format::Html | Format::Xlsx => {
-            let (report, mut source, rank) = stream::prepare(config)?;
-            let templates = load_templates(&report)?;
-            if format == Format::Html {
-                html::write(&report, &mut source, &rank, templates.as_ref())?;
-            } else {
-                xlsx::write(&report, &mut source, &rank)?;
+    let streamed: Vec<stream::Target> = config
+        .outputs()
+        .filter(|(f, _)| matches!(f, Format::Text | Format::Json | Format::Tsv))
+        .map(|(format, output)| stream::Target {
+            format,
+            output: output.map(|p| p.to_path_buf()),
+            color: color(output),
+        })
+        .collect();
+    let (report, mut source, rank) = stream::prepare(config)?;
+    let templates = load_templates(&report)?;
+    stream::write(&report, &mut source, &rank, &streamed)?;
+    for (format, output) in report.config.outputs() {
+        match format {
+            Format::Text | Format::Json | Format::Tsv => {}
+            Format::Sh => {
+                let mut out = stream::Buffered::create(output)?;
+                actions::write(&report, &mut out)?;
+                out.finish()?;
             }
-            report
+            Format::Html => html::write(&report, &mut source, &rank, templates.as_ref(), output)?,
+            Format::Xlsx => {
+                let output = output.expect("checked: xlsx has an output file");
+                xlsx::write(&report, &mut source, &rank, output)?
+            }
         }
-    };
+    }
     if !quiet {
         let s = report.summary();
         crate::cli::stderr_line(format_args!(
@@ -914,6 +917,43 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
             s["identical_sets"],
             start.elapsed().as_secs_f64()
         ));
+    }
+    Ok(())
+}
+
+/// `--also FORMAT=FILE`: another report written from the same model.
+pub fn parse_also(s: &str) -> std::result::Result<(Format, std::path::PathBuf), String> {
+    use clap::ValueEnum;
+    let (format, file) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected FORMAT=FILE (e.g. json=report.json), not {s:?}"))?;
+    let format = Format::from_str(format, false)
+        .map_err(|_| format!("{format:?} is not a format: text, json, tsv, html, xlsx or sh"))?;
+    if file.is_empty() {
+        return Err(format!("no file after {s:?}"));
+    }
+    Ok((format, file.into()))
+}
+
+/// An xlsx workbook needs a file, and two reports cannot share one, nor
+/// standard output.
+fn check_outputs(config: &Config) -> Result<()> {
+    let mut seen: Vec<&std::path::Path> = Vec::new();
+    for (format, output) in config.outputs() {
+        let path = output.filter(|p| p.as_os_str() != "-");
+        if format == Format::Xlsx && path.is_none() {
+            return Err(Error::msg(
+                "--format xlsx writes a workbook: give the output file with -o FILE.xlsx",
+            ));
+        }
+        let p = path.unwrap_or(std::path::Path::new("-"));
+        if seen.contains(&p) {
+            return Err(Error::msg(format!(
+                "two reports would be written to {}: give each format its own file (--also FORMAT=FILE)",
+                if p.as_os_str() == "-" { "standard output".to_string() } else { p.display().to_string() }
+            )));
+        }
+        seen.push(p);
     }
     Ok(())
 }

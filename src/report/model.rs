@@ -29,6 +29,19 @@ pub enum Format {
     Sh,
 }
 
+impl Config {
+    /// Every report asked for: the main one, then the `--also` ones.
+    pub(crate) fn outputs(&self) -> impl Iterator<Item = (Format, Option<&std::path::Path>)> {
+        std::iter::once((self.format, self.output.as_deref()))
+            .chain(self.also.iter().map(|(f, p)| (*f, Some(p.as_path()))))
+    }
+
+    /// Whether any report asked for is in one of `formats`.
+    pub(crate) fn writes(&self, formats: &[Format]) -> bool {
+        self.outputs().any(|(f, _)| formats.contains(&f))
+    }
+}
+
 /// When the text report is coloured (`--color`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -47,6 +60,9 @@ pub struct Config {
     pub pairs: PathBuf,
     pub output: Option<PathBuf>,
     pub format: Format,
+    /// More reports written from the same model (`--also FORMAT=FILE`):
+    /// the pairs are read and the model built once for all of them.
+    pub also: Vec<(Format, PathBuf)>,
     pub min_percent: f64,
     pub min_bytes: u64,
     pub percent_of: PercentOf,

@@ -270,8 +270,15 @@ struct LinkFigures {
 impl LinkFigures {
     fn new(report: &Report, members: &[Vec<u32>]) -> LinkFigures {
         let (n, k) = (report.files.len(), members.len());
-        let want_best = matches!(report.config.format, Format::Html | Format::Xlsx);
-        let review = report.config.format != Format::Tsv;
+        // Computed when a report asked for uses them; the others ignore them.
+        let want_best = report.config.writes(&[Format::Html, Format::Xlsx]);
+        let review = report.config.writes(&[
+            Format::Text,
+            Format::Json,
+            Format::Html,
+            Format::Xlsx,
+            Format::Sh,
+        ]);
         let big: Vec<bool> = members
             .iter()
             .map(|m| review && m.len() > report.config.review_files)
@@ -1128,26 +1135,65 @@ impl Visit for Sink {
     }
 }
 
-/// Write the txt, json or tsv report of `config` within its memory budget.
-/// Returns the report (without its links) for the summary line.
-pub fn run(config: Config, color: bool) -> Result<Report> {
-    let format = config.format;
-    let output = config.output.clone();
-    let (report, mut source, rank) = build(config)?;
-    crate::report::load_templates(&report)?;
-    let mut sink = Sink {
-        out: Buffered::create(output.as_deref())?,
-        format,
-        color,
-        in_cluster: 0,
-        clusters: 0,
-        json_tail: String::new(),
-        scratch: Vec::new(),
-    };
-    sink.head(&report)?;
+/// A txt, json or tsv report to write, and whether in colour.
+pub(crate) struct Target {
+    pub format: Format,
+    pub output: Option<PathBuf>,
+    pub color: bool,
+}
+
+/// Several reports fed by one walk: each is given the clusters' starts and
+/// ends, and the links of the clusters it wants.
+struct Tee(Vec<Sink>);
+
+impl Visit for Tee {
+    fn wants(&self, r: &Report, i: usize) -> bool {
+        self.0.iter().any(|s| s.wants(r, i))
+    }
+    fn start(&mut self, r: &Report, i: usize) -> Result<()> {
+        self.0.iter_mut().try_for_each(|s| Visit::start(s, r, i))
+    }
+    fn link(&mut self, r: &Report, i: usize, l: &Pair) -> Result<()> {
+        for s in self.0.iter_mut().filter(|s| s.wants(r, i)) {
+            Visit::link(s, r, i, l)?;
+        }
+        Ok(())
+    }
+    fn end(&mut self, r: &Report, i: usize) -> Result<()> {
+        self.0.iter_mut().try_for_each(|s| Visit::end(s, r, i))
+    }
+}
+
+/// Write the txt, json and tsv reports of `targets` within the memory
+/// budget, their links read and sorted once for all of them.
+pub(crate) fn write(
+    report: &Report,
+    source: &mut Source,
+    rank: &[u32],
+    targets: &[Target],
+) -> Result<()> {
+    if targets.is_empty() {
+        return Ok(());
+    }
+    let mut tee = Tee(Vec::with_capacity(targets.len()));
+    for t in targets {
+        let mut sink = Sink {
+            out: Buffered::create(t.output.as_deref())?,
+            format: t.format,
+            color: t.color,
+            in_cluster: 0,
+            clusters: 0,
+            json_tail: String::new(),
+            scratch: Vec::new(),
+        };
+        sink.head(report)?;
+        tee.0.push(sink);
+    }
     let budget = report.link_budget();
-    walk(&report, &mut source, &rank, usize::MAX, budget, &mut sink)?;
-    sink.tail(&report)?;
-    sink.finish()?;
-    Ok(report)
+    walk(report, source, rank, usize::MAX, budget, &mut tee)?;
+    for mut sink in tee.0 {
+        sink.tail(report)?;
+        sink.finish()?;
+    }
+    Ok(())
 }

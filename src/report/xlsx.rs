@@ -260,7 +260,12 @@ impl Layout {
 /// Write the workbook to the output: Summary and Links in constant-memory
 /// mode (rows go to a temporary file as they are written), saved to a
 /// temporary file, then copied to the output.
-pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Result<()> {
+pub(crate) fn write(
+    report: &Report,
+    source: &mut Source,
+    rank: &[u32],
+    output: &std::path::Path,
+) -> Result<()> {
     let s = Styles::new();
     let mut wb = Workbook::new();
     // A fixed date, not the time of the run: the same report gives the
@@ -274,7 +279,7 @@ pub(crate) fn write(report: &Report, source: &mut Source, rank: &[u32]) -> Resul
     same_content_sheet(&mut wb, &s, report)?;
     clusters_sheet(&mut wb, &s, report, &layout)?;
     links_sheet(&mut wb, &s, report, &layout, source, rank)?;
-    save(&mut wb, report)
+    save(&mut wb, output)
 }
 
 /// Summary first: counts, what the sheets leave out, the parameters.
@@ -633,17 +638,14 @@ fn links_sheet(
 
 /// Save the workbook to a temporary file beside the output, then copy it
 /// to the output.
-fn save(wb: &mut Workbook, report: &Report) -> Result<()> {
-    let dir = report
-        .config
-        .output
-        .as_deref()
+fn save(wb: &mut Workbook, output: &std::path::Path) -> Result<()> {
+    let dir = Some(output)
         .and_then(|p| p.parent())
         .filter(|d| !d.as_os_str().is_empty())
         .map_or_else(|| std::path::PathBuf::from("."), |d| d.to_path_buf());
     let tmp = crate::report::stream::temp_file(&dir, ".fsim-report-xlsx.", ".xlsx")?;
     wb.save(tmp.path()).map_err(xerr)?;
-    let mut out = Output::create(report.config.output.as_deref())?;
+    let mut out = Output::create(Some(output))?;
     let mut f = std::fs::File::open(tmp.path())
         .map_err(|e| Error::msg(format!("{}: {e}", tmp.path().display())))?;
     std::io::copy(&mut f, &mut out).map_err(|e| Error::msg(format!("{}: {e}", out.name())))?;
