@@ -156,60 +156,95 @@ impl FixedRecord for Credit {
     }
 }
 
-/// The latest credit of a few (pair, file) groups, direct-mapped by a
-/// hash of the group: a file credited again in the same pair (by each of
-/// its partners in the other folder, at the upper heights: a locale file
-/// linked to every locale of the other release) is combined here, keeping
-/// the greatest as [`Folders::figure`] keeps the last of the sorted
-/// credits, instead of being sorted and spilled once per partner.
-struct Combiner {
-    slots: Vec<Credit>,
+/// A record a [`Combiner`] holds: of the records of one group, the
+/// greatest is the one kept (the last of the group once sorted).
+trait Grouped: Copy + Ord {
+    /// A free slot: no record is this.
+    const FREE: Self;
+    fn same_group(&self, other: &Self) -> bool;
+    /// A hash of the group.
+    fn group_hash(&self) -> u64;
+}
+
+impl Grouped for Credit {
+    /// No pair has the root's id.
+    const FREE: Credit = Credit {
+        pair: u64::MAX,
+        file_hi: 0,
+        lo: 0,
+    };
+    fn same_group(&self, other: &Self) -> bool {
+        self.group() == other.group()
+    }
+    fn group_hash(&self) -> u64 {
+        (self.pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(self.file()))
+            .wrapping_mul(0xD6E8_FEB8_6659_FD93)
+    }
+}
+
+impl Grouped for Detail {
+    /// No listed pair has this index.
+    const FREE: Detail = Detail {
+        k: u32::MAX,
+        file: 0,
+        bytes: 0,
+        identical: false,
+        partner: 0,
+    };
+    fn same_group(&self, other: &Self) -> bool {
+        (self.k, self.file) == (other.k, other.file)
+    }
+    fn group_hash(&self) -> u64 {
+        (u64::from(self.k) << 32 | u64::from(self.file)).wrapping_mul(0xD6E8_FEB8_6659_FD93)
+    }
+}
+
+/// The latest record of a few groups ((pair, file) for a [`Credit`],
+/// (listed pair, file) for a [`Detail`]), direct-mapped by a hash of the
+/// group: a file credited again in the same pair (by each of its partners
+/// in the other folder, at the upper heights: a locale file linked to
+/// every locale of the other release) is combined here, keeping the
+/// greatest as [`Folders::figure`] keeps the last of the sorted records,
+/// instead of being sorted and spilled once per partner.
+struct Combiner<T: Grouped> {
+    slots: Vec<T>,
     shift: u32,
 }
 
-/// A free slot of a [`Combiner`]: no pair has the root's id.
-const FREE: Credit = Credit {
-    pair: u64::MAX,
-    file_hi: 0,
-    lo: 0,
-};
-
-impl Combiner {
+impl<T: Grouped> Combiner<T> {
     /// At most `bytes` of slots, and [`COMBINED`] (a power of two of
     /// them, 256 at least).
-    fn new(bytes: u64) -> Combiner {
-        let want = (bytes / std::mem::size_of::<Credit>() as u64).clamp(256, COMBINED);
+    fn new(bytes: u64) -> Combiner<T> {
+        let want = (bytes / std::mem::size_of::<T>() as u64).clamp(256, COMBINED);
         let bits = 63 - want.leading_zeros();
         Combiner {
-            slots: vec![FREE; 1 << bits],
+            slots: vec![T::FREE; 1 << bits],
             shift: 64 - bits,
         }
     }
 
     fn bytes(&self) -> u64 {
-        (self.slots.len() * std::mem::size_of::<Credit>()) as u64
+        (self.slots.len() * std::mem::size_of::<T>()) as u64
     }
 
-    /// Combine `c` into its slot; the credit it displaces, if any.
+    /// Combine `c` into its slot; the record it displaces, if any.
     #[inline]
-    fn put(&mut self, c: Credit) -> Option<Credit> {
-        let h = (c.pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(c.file()))
-            .wrapping_mul(0xD6E8_FEB8_6659_FD93);
-        let slot = &mut self.slots[(h >> self.shift) as usize];
-        if slot.group() == c.group() {
+    fn put(&mut self, c: T) -> Option<T> {
+        let slot = &mut self.slots[(c.group_hash() >> self.shift) as usize];
+        if slot.same_group(&c) {
             *slot = (*slot).max(c);
             return None;
         }
         let old = std::mem::replace(slot, c);
-        (old.pair != FREE.pair).then_some(old)
+        (old != T::FREE).then_some(old)
     }
 
-    /// The credits held, the slots freed.
-    fn drain(&mut self) -> impl Iterator<Item = Credit> + '_ {
+    /// The records held, the slots freed.
+    fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         self.slots
             .iter_mut()
-            .map(|s| std::mem::replace(s, FREE))
-            .filter(|c| c.pair != FREE.pair)
+            .map(|s| std::mem::replace(s, T::FREE))
+            .filter(|c| *c != T::FREE)
     }
 }
 
@@ -448,7 +483,10 @@ pub struct Folders<'a> {
     /// not fit; taken by [`Folders::figure`].
     credits: Option<ExternalSorter<Credit>>,
     /// Combines a file's credits in a pair before they are sorted.
-    combiner: Combiner,
+    combiner: Combiner<Credit>,
+    /// Combines a file's partners in a listed pair before they are sorted
+    /// (the file lists' pass, which takes the credits' slots).
+    detail_combiner: Combiner<Detail>,
     sort: SortOptions,
     wide_sets: u64,
     /// Which folder pairs of a match's chain are credited ([`Pass`]).
@@ -496,6 +534,7 @@ impl<'a> Folders<'a> {
                 ExternalSorter::new(sort.clone()).keep_last_of(|a, b| a.group() == b.group()),
             ),
             combiner,
+            detail_combiner: Combiner::new(0),
             sort,
             wide_sets: 0,
             pass: Pass::Tops,
@@ -634,13 +673,16 @@ impl<'a> Folders<'a> {
         }
         if let (Some(&k), Some(details)) = (self.wanted.get(&(da, db)), &mut self.details) {
             for (file, partner) in [(x, y), (y, x)] {
-                details.push(Detail {
+                let d = Detail {
                     k,
                     file,
                     bytes,
                     identical,
                     partner,
-                })?;
+                };
+                if let Some(out) = self.detail_combiner.put(d) {
+                    details.push(out)?;
+                }
             }
         }
         Ok(())
@@ -675,7 +717,10 @@ impl<'a> Folders<'a> {
         links(self)?;
         self.sweep(min_percent, &mut kept)?;
         self.pass = Pass::All;
+        // The file lists' pass combines its records in the credits' slots.
+        let slots = self.combiner.bytes();
         self.combiner = Combiner::new(0);
+        self.detail_combiner = Combiner::new(slots);
         let mut pairs: Vec<FolderPair> = kept.into_values().collect();
         pairs.sort_by(|x, y| {
             (y.a_in_b + y.b_in_a)
@@ -801,9 +846,13 @@ impl<'a> Folders<'a> {
     /// The file lists of the pairs [`Folders::start_details`] chose, into
     /// `r`.
     pub fn finish_details(&mut self, r: &mut FolderReport) -> Result<()> {
-        let Some(details) = self.details.take() else {
+        let Some(mut details) = self.details.take() else {
             return Ok(());
         };
+        for d in self.detail_combiner.drain() {
+            details.push(d)?;
+        }
+        self.detail_combiner = Combiner::new(0);
         let n = self.wanted.len();
         let mut lists: Vec<Lister> = r.pairs[..n]
             .iter()
@@ -1618,6 +1667,45 @@ mod tests {
         let mut all: Vec<Credit> = credits().collect();
         assert!(out.len() <= all.len() / 2, "{} of {}", out.len(), all.len());
         assert_eq!(best(&mut out), best(&mut all));
+    }
+
+    #[test]
+    fn the_combiner_keeps_the_best_partner_of_each_file_in_a_listed_pair() {
+        let mut c = Combiner::new(0);
+        let d = |k, file, bytes, partner| Detail {
+            k,
+            file,
+            bytes,
+            identical: false,
+            partner,
+        };
+        // 3,000 groups in 256 slots, each met three times in turn.
+        let all: Vec<Detail> = (0..3u64)
+            .flat_map(|round| {
+                (0..3000u32).map(move |g| {
+                    d(
+                        g % 40,
+                        g,
+                        (u64::from(g) * 31 + round * 17) % 23,
+                        round as u32,
+                    )
+                })
+            })
+            .collect();
+        let mut out: Vec<Detail> = all.iter().filter_map(|&x| c.put(x)).collect();
+        out.extend(c.drain());
+        let last_of_groups = |mut v: Vec<Detail>| {
+            v.sort_unstable();
+            let mut b: Vec<Detail> = Vec::new();
+            for x in v {
+                match b.last_mut() {
+                    Some(l) if l.same_group(&x) => *l = x,
+                    _ => b.push(x),
+                }
+            }
+            b
+        };
+        assert_eq!(last_of_groups(out), last_of_groups(all));
     }
 
     fn key(a: &str, b: &str) -> (String, String) {
