@@ -4,6 +4,7 @@
 //! `make` would take as done.
 
 pub mod bgwrite;
+pub mod hashing;
 pub mod longpath;
 pub mod ordered;
 pub mod progress;

@@ -32,9 +32,11 @@
 //! fsim-verify); a file that cannot be read, or whose size changed since
 //! chunking, is left out of this source (fsim-verify warns about it).
 //!
-//! Cost: reading the selected files once, and per line shared by `d`
-//! contents `d²/2` additions (one row of the contents after `a` at a time,
-//! with a dense accumulator, `-j` threads over the rows). Memory: the line
+//! Cost: reading the selected files once (`-j` threads read and hash the
+//! files of a window of 256; their lines are interned in the files'
+//! order), and per line shared by `d` contents `d²/2` additions (one row
+//! of the contents after `a` at a time, with a dense accumulator, `-j`
+//! threads over the rows). Memory: the hashed lines of one window, the line
 //! postings (8 bytes per distinct line of a content, twice: each content's
 //! list and the line's) and the line table (~40 bytes per distinct line),
 //! within three quarters of `--capacity` (the bins are done by then): when
@@ -46,6 +48,7 @@
 use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
 use crate::formats::{percent, FileEntry, FileType, ViewKind};
+use crate::io::hashing::MixedMap;
 use crate::stages::verify::MAX_LINE;
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -181,7 +184,7 @@ pub fn line_pairs(
     let mut passes = 1u64;
     let mut pass = 0u64;
     while pass < passes {
-        let read = read_lines(files, &reps, passes, pass, memory)?;
+        let read = read_lines(files, &reps, threads, passes, pass, memory)?;
         let Some((contents, line_len, unreadable)) = read else {
             // Over the budget in one pass: count the entries, then split.
             let entries = count_entries(files, &reps)?;
@@ -200,50 +203,120 @@ pub fn line_pairs(
     Ok(stats)
 }
 
+/// One file's lines of a pass as a worker reads them: (hash, length,
+/// occurrences) sorted by hash, and whether every line of the file is at
+/// most fsim-verify's `MAX_LINE`; `None` when unreadable or changed.
+type FileLines = Option<(Vec<(u64, u32, u32)>, bool)>;
+
+/// Files read at once by the workers of [`read_lines`]: their lines are
+/// held until interned, so a window is bounded (a few MiB of small files,
+/// or of catalogs of 100 KB).
+const WINDOW: usize = 256;
+
+/// The lines of `e` whose hash is `pass` modulo `passes`, counted.
+fn file_lines(e: &FileEntry, passes: u64, pass: u64) -> FileLines {
+    let data = read_unchanged(e)?;
+    let mut bounded = true;
+    let mut v: Vec<(u64, u32, u32)> = lines(&data)
+        .filter_map(|(h, len)| {
+            bounded &= len as usize <= MAX_LINE;
+            (h % passes == pass).then_some((h, len, 1))
+        })
+        .collect();
+    v.sort_unstable_by_key(|&(h, _, _)| h);
+    v.dedup_by(|line, kept| {
+        let same = line.0 == kept.0;
+        kept.2 += u32::from(same);
+        same
+    });
+    Some((v, bounded))
+}
+
+/// [`file_lines`] of `reps`, in their order, over `threads` workers (file
+/// `i` of the window by worker `i % threads`: catalogs and small files
+/// spread over them).
+fn window_lines(
+    files: &[FileEntry],
+    reps: &[usize],
+    threads: usize,
+    passes: u64,
+    pass: u64,
+) -> Vec<FileLines> {
+    let threads = threads.clamp(1, reps.len().max(1));
+    if threads == 1 {
+        return reps
+            .iter()
+            .map(|&i| file_lines(&files[i], passes, pass))
+            .collect();
+    }
+    let mut parts: Vec<Vec<FileLines>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    reps.iter()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|&i| file_lines(&files[i], passes, pass))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("line source reader panicked"))
+            .collect()
+    });
+    let mut iters: Vec<_> = parts.iter_mut().map(|p| p.drain(..)).collect();
+    (0..reps.len())
+        .map(|k| iters[k % threads].next().expect("one result a file"))
+        .collect()
+}
+
 /// Lines of the selected files as (interned line, occurrences) per
 /// content, and each interned line's length, keeping only the lines whose
 /// hash is `pass` modulo `passes`; `None` when one pass would hold more
 /// than `memory`. Also the number of files left out (unreadable or
-/// changed).
+/// changed). The files are read and their lines hashed and counted by
+/// `threads` workers, a window at a time; the lines are interned here, in
+/// the files' order.
 fn read_lines(
     files: &[FileEntry],
     reps: &[usize],
+    threads: usize,
     passes: u64,
     pass: u64,
     memory: u64,
 ) -> Result<Option<PassLines>> {
-    let mut intern: HashMap<u64, u32> = HashMap::new();
+    let mut intern: MixedMap<u64, u32> = MixedMap::default();
     let mut line_len: Vec<u32> = Vec::new();
     let mut contents: Vec<Content> = Vec::new();
-    let mut counts: HashMap<u32, u32> = HashMap::new();
     let (mut unreadable, mut entries) = (0u64, 0u64);
-    for &i in reps {
-        let e = &files[i];
-        let Some(data) = read_unchanged(e) else {
-            unreadable += 1;
-            continue;
-        };
-        counts.clear();
-        let mut bounded = true;
-        for (h, len) in lines(&data) {
-            bounded &= len as usize <= MAX_LINE;
-            if h % passes != pass {
+    for window in reps.chunks(WINDOW) {
+        let read = window_lines(files, window, threads, passes, pass);
+        for (&i, lines) in window.iter().zip(read) {
+            let e = &files[i];
+            let Some((lines, bounded)) = lines else {
+                unreadable += 1;
                 continue;
+            };
+            let mut v: Vec<(u32, u32)> = lines
+                .iter()
+                .map(|&(h, len, count)| {
+                    let next = line_len.len() as u32;
+                    let l = *intern.entry(h).or_insert(next);
+                    if l == next {
+                        line_len.push(len);
+                    }
+                    (l, count)
+                })
+                .collect();
+            v.sort_unstable();
+            entries += v.len() as u64;
+            if passes == 1 && entries * BYTES_PER_ENTRY > memory {
+                return Ok(None);
             }
-            let next = line_len.len() as u32;
-            let l = *intern.entry(h).or_insert(next);
-            if l == next {
-                line_len.push(len);
-            }
-            *counts.entry(l).or_insert(0) += 1;
+            contents.push((e.id, e.size, v, bounded));
         }
-        let mut v: Vec<(u32, u32)> = counts.iter().map(|(&l, &c)| (l, c)).collect();
-        v.sort_unstable();
-        entries += v.len() as u64;
-        if passes == 1 && entries * BYTES_PER_ENTRY > memory {
-            return Ok(None);
-        }
-        contents.push((e.id, e.size, v, bounded));
     }
     Ok(Some((contents, line_len, unreadable)))
 }
@@ -498,6 +571,28 @@ mod tests {
     }
 
     /// The pairs `src` keeps of `files`, in one pass.
+    #[test]
+    fn workers_read_the_files_in_their_order_and_count_each_line() {
+        let t = tempfile::tempdir().unwrap();
+        let texts: Vec<Vec<u8>> = (0..11)
+            .map(|f| format!("same\nline {f}\nsame\n{}", "x\n".repeat(f)).into_bytes())
+            .collect();
+        let mut files = table(t.path(), "txt", &texts);
+        // A changed file is left out in its place.
+        files[4].size += 1;
+        let reps: Vec<usize> = (0..files.len()).collect();
+        let one = window_lines(&files, &reps, 1, 1, 0);
+        assert!(one[4].is_none() && one.iter().filter(|l| l.is_none()).count() == 1);
+        let (lines, bounded) = one[7].clone().unwrap();
+        let counts: Vec<u32> = lines.iter().map(|&(_, _, c)| c).collect();
+        assert!(bounded);
+        assert_eq!(counts.iter().sum::<u32>(), 10, "3 lines and 7 of x");
+        assert_eq!(counts.len(), 3, "same, line 7, x");
+        for threads in [2, 3, 16] {
+            assert_eq!(window_lines(&files, &reps, threads, 1, 0), one, "{threads}");
+        }
+    }
+
     fn kept(files: &[FileEntry], src: &LineSource) -> Vec<(u32, u32)> {
         let mut store = crate::stages::analyze::PairStore::new(1 << 20, None);
         line_pairs(files, src, 2, 1 << 30, &mut store).unwrap();

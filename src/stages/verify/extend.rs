@@ -40,29 +40,8 @@
 //! amid matched pieces.
 
 use super::Region;
+use crate::io::hashing::MixedMap;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// A hasher for 8-byte strings taken as a u64: one multiply and a fold
-/// (SipHash was a fifth of fsim-verify's time on Django's .mo catalogs).
-#[derive(Default)]
-struct Mixed(u64);
-
-impl Hasher for Mixed {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(self.0 ^ b as u64);
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, v: u64) {
-        let x = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = x ^ (x >> 29);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 /// Length of the strings that anchor a gap (step 3): long enough that
 /// random bytes seldom repeat one, short enough to anchor between edits a
@@ -234,7 +213,7 @@ fn unique_strings(a: &[u8], b: &[u8]) -> Vec<Region> {
     const MANY: u32 = u32::MAX;
     let key = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + K].try_into().expect("K bytes"));
     // String -> (its position in a, or MANY; times in b, position in b).
-    let mut seen: HashMap<u64, (u32, u32, u32), BuildHasherDefault<Mixed>> =
+    let mut seen: MixedMap<u64, (u32, u32, u32)> =
         HashMap::with_capacity_and_hasher(a.len(), Default::default());
     for i in 0..=a.len() - K {
         seen.entry(key(a, i))
