@@ -204,9 +204,25 @@ fn key(cfg: &Config, work: &Path, program: &OsStr, args: &[OsString]) -> Result<
     Ok(key)
 }
 
-/// `arg` with the work folder, or a leading `WORK/`, written `@WORK`.
+/// `arg` with the work folder, or a leading `WORK/`, written `@WORK`; in
+/// a `NAME=PATH` argument (fsim-report's `--also json=WORK/report.json`),
+/// its path.
 fn normalised(arg: &OsStr, work: &Path) -> Vec<u8> {
     let bytes = arg.as_bytes();
+    let named = bytes.iter().position(|&c| c == b'=').filter(|&at| {
+        at > 0
+            && bytes[..at]
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"-_".contains(c))
+    });
+    if let Some(at) = named {
+        let path = normalised_path(&bytes[at + 1..], work);
+        return [&bytes[..=at], path.as_slice()].concat();
+    }
+    normalised_path(bytes, work)
+}
+
+fn normalised_path(bytes: &[u8], work: &Path) -> Vec<u8> {
     let folder = work.as_os_str().as_bytes();
     if work == Path::new(".") {
         return bytes.to_vec();
@@ -377,6 +393,18 @@ mod tests {
             b"/tmp/run20/files.tsv"
         );
         assert_eq!(normalised(OsStr::new("/tmp/run2"), w), b"@WORK");
+        assert_eq!(
+            normalised(OsStr::new("json=/tmp/run2/report.json"), w),
+            b"json=@WORK/report.json"
+        );
+        assert_eq!(
+            normalised(OsStr::new("json=/tmp/run20/r.json"), w),
+            b"json=/tmp/run20/r.json"
+        );
+        assert_eq!(
+            normalised(OsStr::new("--min-percent=50"), w),
+            b"--min-percent=50"
+        );
         assert_eq!(normalised(OsStr::new("-q"), w), b"-q");
     }
 
