@@ -33,8 +33,8 @@
 //! chunking, is left out of this source (fsim-verify warns about it).
 //!
 //! Cost: reading the selected files once (`-j` threads read and hash the
-//! files of a window of 256; their lines are interned in the files'
-//! order), and per line shared by `d` contents `d²/2` additions (one row
+//! files of a window of 256 files or 4 MiB; their lines are interned in
+//! the files' order), and per line shared by `d` contents `d²/2` additions (one row
 //! of the contents after `a` at a time, with a dense accumulator, `-j`
 //! threads over the rows). Memory: the hashed lines of one window, the line
 //! postings (8 bytes per distinct line of a content, twice: each content's
@@ -208,10 +208,40 @@ pub fn line_pairs(
 /// most fsim-verify's `MAX_LINE`; `None` when unreadable or changed.
 type FileLines = Option<(Vec<(u64, u32, u32)>, bool)>;
 
-/// Files read at once by the workers of [`read_lines`]: their lines are
-/// held until interned, so a window is bounded (a few MiB of small files,
-/// or of catalogs of 100 KB).
+/// Files read at once by the workers of [`read_lines`]: their hashed
+/// lines (16 bytes per distinct line of a file) are held until interned,
+/// so a window is bounded by a count and by the bytes of its files,
+/// whichever comes first (one file alone may exceed the bytes).
 const WINDOW: usize = 256;
+
+/// The bytes of the files of one window (see [`WINDOW`]): at most 16
+/// bytes held per line of at least 2 bytes, so at most 32 MiB of hashed
+/// lines, and a few MiB on real texts.
+const WINDOW_BYTES: u64 = 4 << 20;
+
+/// `reps` cut in windows of at most [`WINDOW`] files and, unless one file
+/// alone exceeds it, [`WINDOW_BYTES`] of them, in their order.
+fn windows<'a>(files: &'a [FileEntry], reps: &'a [usize]) -> impl Iterator<Item = &'a [usize]> {
+    let mut rest = reps;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut bytes = 0u64;
+        let n = rest
+            .iter()
+            .take(WINDOW)
+            .take_while(|&&i| {
+                bytes += files[i].size;
+                bytes <= WINDOW_BYTES
+            })
+            .count()
+            .max(1);
+        let (window, next) = rest.split_at(n);
+        rest = next;
+        Some(window)
+    })
+}
 
 /// The lines of `e` whose hash is `pass` modulo `passes`, counted.
 fn file_lines(e: &FileEntry, passes: u64, pass: u64) -> FileLines {
@@ -291,7 +321,7 @@ fn read_lines(
     let mut line_len: Vec<u32> = Vec::new();
     let mut contents: Vec<Content> = Vec::new();
     let (mut unreadable, mut entries) = (0u64, 0u64);
-    for window in reps.chunks(WINDOW) {
+    for window in windows(files, reps) {
         let read = window_lines(files, window, threads, passes, pass);
         for (&i, lines) in window.iter().zip(read) {
             let e = &files[i];
@@ -591,6 +621,27 @@ mod tests {
         for threads in [2, 3, 16] {
             assert_eq!(window_lines(&files, &reps, threads, 1, 0), one, "{threads}");
         }
+    }
+
+    /// A window closes at 256 files or at 4 MiB of them, and a file
+    /// larger than that is a window alone: every file once, in order.
+    #[test]
+    fn windows_are_bounded_by_files_and_by_bytes() {
+        let t = tempfile::tempdir().unwrap();
+        let mut files = table(t.path(), "txt", &vec![b"x\n".to_vec(); 600]);
+        for (i, e) in files.iter_mut().enumerate() {
+            e.size = match i {
+                0..=299 => 10,
+                300 => 9 << 20,
+                _ => 1 << 20,
+            };
+        }
+        let reps: Vec<usize> = (0..files.len()).collect();
+        let sizes: Vec<usize> = windows(&files, &reps).map(|w| w.len()).collect();
+        assert_eq!(&sizes[..4], &[256, 44, 1, 4]);
+        assert_eq!(sizes.iter().sum::<usize>(), 600);
+        let order: Vec<usize> = windows(&files, &reps).flatten().copied().collect();
+        assert_eq!(order, reps);
     }
 
     fn kept(files: &[FileEntry], src: &LineSource) -> Vec<(u32, u32)> {
