@@ -55,7 +55,7 @@
 use crate::error::Result;
 use crate::formats::escape_path_string;
 use crate::formats::files::CompactTable;
-use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions, MIN_MEMORY};
+use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions, Sorted, MIN_MEMORY};
 use std::collections::HashMap;
 
 /// Identical sets larger than this propose no folder pairs (module doc).
@@ -471,7 +471,30 @@ pub struct SetRef<'a> {
 }
 
 /// Folder pairs built link by link.
+///
+/// **Threads.** The matches (kept links, pairs of identical files) are
+/// gathered in batches and credited by one worker per thread
+/// (`sort.threads`), each its own share of a batch with its own
+/// [`Combiner`] and sorter (the budget split between them); a sweep reads
+/// the workers' sorted credits merged into one order. A file's best credit
+/// in a pair is the greatest wherever it was combined, so the figures do
+/// not depend on the number of threads.
 pub struct Folders<'a> {
+    shape: Shape<'a>,
+    /// One a thread, each crediting its share of a batch.
+    workers: Vec<Crediting>,
+    /// Matches not credited yet: [`BATCH`] a worker at most.
+    batch: Vec<Match>,
+    /// A worker's sorter options (its share of the budget).
+    sort: SortOptions,
+    wide_sets: u64,
+    /// The pairs kept so far ([`Folders::figure`]).
+    kept: HashMap<(u32, u32), FolderPair>,
+}
+
+/// What every worker reads: the file table, its directories and identical
+/// sets, the pass, and the listed pairs of the file lists' pass.
+struct Shape<'a> {
     table: &'a CompactTable,
     dirs: Vec<Dir>,
     /// Directory of each file.
@@ -479,38 +502,89 @@ pub struct Folders<'a> {
     /// The identical set of each representative file, by file id.
     set_of: &'a HashMap<u32, usize>,
     sets: &'a [SetRef<'a>],
+    /// Which folder pairs of a match's chain are credited ([`Pass`]).
+    pass: Pass,
+    /// The file lists' pass ([`Folders::start_details`]): the listed
+    /// pairs, by their folders.
+    wanted: HashMap<(u32, u32), u32>,
+    /// Whether a folder is the lower of a listed pair: most heights of
+    /// the file lists' pass are of no listed pair, and skip the hash lookup.
+    wanted_da: Vec<bool>,
+}
+
+/// One worker's credits.
+struct Crediting {
     /// Every file's partners per folder pair, sorted on disk when they do
-    /// not fit; taken by [`Folders::figure`].
+    /// not fit; taken by [`Folders::sweep`].
     credits: Option<ExternalSorter<Credit>>,
     /// Combines a file's credits in a pair before they are sorted.
     combiner: Combiner<Credit>,
+    /// The file lists' pass: the files' partners in the listed pairs.
+    details: Option<ExternalSorter<Detail>>,
     /// Combines a file's partners in a listed pair before they are sorted
     /// (the file lists' pass, which takes the credits' slots).
     detail_combiner: Combiner<Detail>,
-    sort: SortOptions,
-    wide_sets: u64,
-    /// Which folder pairs of a match's chain are credited ([`Pass`]).
-    pass: Pass,
-    /// The pairs kept so far ([`Folders::figure`]).
-    kept: HashMap<(u32, u32), FolderPair>,
     /// A match's chain of folder pairs, bottom up (reused).
     chain: Vec<(u32, u32)>,
-    /// The second pass ([`Folders::start_details`]): the listed pairs, by
-    /// their folders, and their files' partners.
-    wanted: HashMap<(u32, u32), u32>,
-    /// Whether a folder is the lower of a listed pair: most heights of
-    /// the second pass are of no listed pair, and skip the hash lookup.
-    wanted_da: Vec<bool>,
-    details: Option<ExternalSorter<Detail>>,
+}
+
+/// A match to credit: a kept link between two representatives (`link`:
+/// each file of one's identical set with each of the other's) or two
+/// files of one identical set.
+#[derive(Debug, Clone, Copy)]
+struct Match {
+    x: u32,
+    y: u32,
+    bytes: u64,
+    link: bool,
+}
+
+/// Matches a worker credits a batch (24 bytes each): large enough that a
+/// thread's start is nothing next to its work.
+const BATCH: usize = 1 << 14;
+
+/// A batch smaller than this is credited on the calling thread.
+const ALONE: usize = 1 << 10;
+
+/// The sorted streams of the workers as one, in order: a group's records
+/// are together, its greatest last.
+struct Merged<T: FixedRecord> {
+    streams: Vec<Sorted<T>>,
+    heads: Vec<Option<T>>,
+}
+
+impl<T: FixedRecord> Merged<T> {
+    fn new(mut streams: Vec<Sorted<T>>) -> Result<Merged<T>> {
+        let heads = streams
+            .iter_mut()
+            .map(|s| s.next_item())
+            .collect::<Result<_>>()?;
+        Ok(Merged { streams, heads })
+    }
+
+    fn next_item(&mut self) -> Result<Option<T>> {
+        let mut at: Option<usize> = None;
+        for (i, h) in self.heads.iter().enumerate() {
+            if let Some(h) = h {
+                if at.is_none_or(|k| self.heads[k].is_some_and(|m| *h < m)) {
+                    at = Some(i);
+                }
+            }
+        }
+        let Some(i) = at else { return Ok(None) };
+        let next = self.streams[i].next_item()?;
+        Ok(std::mem::replace(&mut self.heads[i], next))
+    }
 }
 
 impl<'a> Folders<'a> {
     /// The directories of `table`; the identical sets propose their pairs.
     /// `sort.memory` is what the folder pairs may hold: their directory
-    /// table, the sorter's buffer (an eighth of what the table leaves, at
-    /// most 64 MiB: more only saves a merge pass; the sorted runs' merge
-    /// and the allocator's slack take the rest) with its `Combiner` (an
-    /// eighth of that buffer, at most 1.5 MiB) and the pairs kept.
+    /// table, the sorters' buffers (an eighth of what the table leaves, at
+    /// most 64 MiB, shared by the workers: more only saves a merge pass;
+    /// the sorted runs' merge and the allocator's slack take the rest)
+    /// with their `Combiner`s (an eighth of a buffer, at most 1.5 MiB
+    /// each), a batch of matches ([`BATCH`] a worker) and the pairs kept.
     pub fn new(
         table: &'a CompactTable,
         sets: &'a [SetRef<'a>],
@@ -519,30 +593,36 @@ impl<'a> Folders<'a> {
     ) -> Result<Folders<'a>> {
         let (dirs, dir_of) = directories(table);
         let held = table_bytes(&dirs, &dir_of);
-        sort.memory = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
-        let combiner = Combiner::new(sort.memory / 8);
-        sort.memory = (sort.memory)
-            .saturating_sub(combiner.bytes())
-            .max(MIN_MEMORY);
+        let threads = sort.threads.max(1);
+        let share = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
+        let share = share / threads as u64;
+        let combined = (share / 8).min(COMBINED * std::mem::size_of::<Credit>() as u64);
+        sort.memory = share.saturating_sub(combined).max(MIN_MEMORY);
+        let workers = (0..threads)
+            .map(|_| Crediting {
+                credits: Some(credit_sorter(&sort)),
+                combiner: Combiner::new(combined),
+                details: None,
+                detail_combiner: Combiner::new(0),
+                chain: Vec::new(),
+            })
+            .collect();
         let mut f = Folders {
-            table,
-            dirs,
-            dir_of,
-            set_of,
-            sets,
-            credits: Some(
-                ExternalSorter::new(sort.clone()).keep_last_of(|a, b| a.group() == b.group()),
-            ),
-            combiner,
-            detail_combiner: Combiner::new(0),
+            shape: Shape {
+                table,
+                dirs,
+                dir_of,
+                set_of,
+                sets,
+                pass: Pass::Tops,
+                wanted: HashMap::new(),
+                wanted_da: Vec::new(),
+            },
+            workers,
+            batch: Vec::new(),
             sort,
             wide_sets: 0,
-            pass: Pass::Tops,
             kept: HashMap::new(),
-            chain: Vec::new(),
-            wanted: HashMap::new(),
-            wanted_da: Vec::new(),
-            details: None,
         };
         f.wide_sets = f.propose_sets()?;
         Ok(f)
@@ -552,14 +632,20 @@ impl<'a> Folders<'a> {
     /// wide to.
     fn propose_sets(&mut self) -> Result<u64> {
         let mut wide = 0;
-        for s in self.sets {
+        let sets = self.shape.sets;
+        for s in sets {
             if s.files.len() > SET_FANOUT {
                 wide += 1;
                 continue;
             }
             for (i, &x) in s.files.iter().enumerate() {
                 for &y in &s.files[i + 1..] {
-                    self.propose(x, y, s.size, true)?;
+                    self.add(Match {
+                        x,
+                        y,
+                        bytes: s.size,
+                        link: false,
+                    })?;
                 }
             }
         }
@@ -569,10 +655,66 @@ impl<'a> Folders<'a> {
     /// A kept link between `a` and `b` (representatives of their
     /// identical sets, as the pairs give them) with `common` bytes.
     pub fn link(&mut self, a: u32, b: u32, common: u64) -> Result<()> {
-        let (ma, mb) = (self.members(&a), self.members(&b));
-        for &x in ma {
-            for &y in mb {
-                self.propose(x, y, common, false)?;
+        self.add(Match {
+            x: a,
+            y: b,
+            bytes: common,
+            link: true,
+        })
+    }
+
+    /// Add a match to the batch, which is credited when full.
+    #[inline]
+    fn add(&mut self, m: Match) -> Result<()> {
+        self.batch.push(m);
+        if self.batch.len() >= BATCH * self.workers.len() {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Credit the batch, a contiguous share a worker (a file's links stay
+    /// together for its combiner), each worker on a thread of its own.
+    fn flush(&mut self) -> Result<()> {
+        let (shape, batch) = (&self.shape, &self.batch);
+        if batch.len() < ALONE {
+            let w = &mut self.workers[0];
+            batch.iter().try_for_each(|m| shape.credit(w, m))?;
+        } else {
+            let share = batch.len().div_ceil(self.workers.len());
+            std::thread::scope(|s| {
+                let running: Vec<_> = self
+                    .workers
+                    .iter_mut()
+                    .zip(batch.chunks(share))
+                    .map(|(w, part)| {
+                        s.spawn(move || part.iter().try_for_each(|m| shape.credit(w, m)))
+                    })
+                    .collect();
+                running
+                    .into_iter()
+                    .try_for_each(|r| r.join().expect("a folder pairs worker panicked"))
+            })?;
+        }
+        self.batch.clear();
+        Ok(())
+    }
+}
+
+/// A sorter of credits that keeps the best of each file in each pair.
+fn credit_sorter(sort: &SortOptions) -> ExternalSorter<Credit> {
+    ExternalSorter::new(sort.clone()).keep_last_of(|a, b| a.group() == b.group())
+}
+
+impl Shape<'_> {
+    /// Credit match `m` with worker `w`'s combiners and sorters.
+    fn credit(&self, w: &mut Crediting, m: &Match) -> Result<()> {
+        if !m.link {
+            return self.propose(w, m.x, m.y, m.bytes, true);
+        }
+        for &x in self.members(&m.x) {
+            for &y in self.members(&m.y) {
+                self.propose(w, x, y, m.bytes, false)?;
             }
         }
         Ok(())
@@ -580,10 +722,7 @@ impl<'a> Folders<'a> {
 
     /// The files a representative stands for (itself when its set is
     /// wider than [`SET_FANOUT`]).
-    fn members<'s>(&self, f: &'s u32) -> &'s [u32]
-    where
-        'a: 's,
-    {
+    fn members<'s>(&'s self, f: &'s u32) -> &'s [u32] {
         match self.set_of.get(f) {
             Some(&s) if self.sets[s].files.len() <= SET_FANOUT => self.sets[s].files,
             _ => std::slice::from_ref(f),
@@ -592,7 +731,14 @@ impl<'a> Folders<'a> {
 
     /// Credit `x` and `y` to each other in their folders at the aligned
     /// heights below the first folder they share that this [`Pass`] figures.
-    fn propose(&mut self, x: u32, y: u32, bytes: u64, identical: bool) -> Result<()> {
+    fn propose(
+        &self,
+        w: &mut Crediting,
+        x: u32,
+        y: u32,
+        bytes: u64,
+        identical: bool,
+    ) -> Result<()> {
         if self.table.size(x) == 0 || self.table.size(y) == 0 {
             return Ok(());
         }
@@ -600,7 +746,7 @@ impl<'a> Folders<'a> {
         if dx == ROOT || dy == ROOT {
             return Ok(());
         }
-        let mut chain = std::mem::take(&mut self.chain);
+        let mut chain = std::mem::take(&mut w.chain);
         self.climb(dx, dy, &mut chain);
         let n = chain.len();
         let credited = match &self.pass {
@@ -611,12 +757,12 @@ impl<'a> Folders<'a> {
         };
         let mut done = Ok(());
         for &p in &chain[credited] {
-            done = self.pair_at(p, x, y, bytes, identical);
+            done = self.pair_at(w, p, x, y, bytes, identical);
             if done.is_err() {
                 break;
             }
         }
-        self.chain = chain;
+        w.chain = chain;
         done
     }
 
@@ -648,21 +794,22 @@ impl<'a> Folders<'a> {
     }
 
     /// Credit `x` and `y` to each other in folder pair `(da, db)`: in the
-    /// first pass through the [`Combiner`] to the sorter, in the second
-    /// for their lists when it is a listed pair.
+    /// first passes through the [`Combiner`] to the sorter, in the file
+    /// lists' pass for their lists when it is a listed pair.
     #[inline]
     fn pair_at(
-        &mut self,
+        &self,
+        w: &mut Crediting,
         (da, db): (u32, u32),
         x: u32,
         y: u32,
         bytes: u64,
         identical: bool,
     ) -> Result<()> {
-        if let Some(credits) = &mut self.credits {
+        if let Some(credits) = &mut w.credits {
             for file in [x, y] {
                 let c = Credit::new(da, db, file, bytes, identical);
-                if let Some(out) = self.combiner.put(c) {
+                if let Some(out) = w.combiner.put(c) {
                     credits.push(out)?;
                 }
             }
@@ -671,7 +818,7 @@ impl<'a> Folders<'a> {
         if self.wanted_da.get(da as usize) != Some(&true) {
             return Ok(());
         }
-        if let (Some(&k), Some(details)) = (self.wanted.get(&(da, db)), &mut self.details) {
+        if let (Some(&k), Some(details)) = (self.wanted.get(&(da, db)), &mut w.details) {
             for (file, partner) in [(x, y), (y, x)] {
                 let d = Detail {
                     k,
@@ -680,14 +827,16 @@ impl<'a> Folders<'a> {
                     identical,
                     partner,
                 };
-                if let Some(out) = self.detail_combiner.put(d) {
+                if let Some(out) = w.detail_combiner.put(d) {
                     details.push(out)?;
                 }
             }
         }
         Ok(())
     }
+}
 
+impl<'a> Folders<'a> {
     /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
     /// which of them explains each of `groups` (sets of file ids), from the
     /// kept links that `links` gives ([`Folders::link`]), twice.
@@ -709,18 +858,20 @@ impl<'a> Folders<'a> {
         links(self)?;
         let mut kept = std::mem::take(&mut self.kept);
         self.sweep(min_percent, &mut kept)?;
-        self.pass = Pass::Below(kept.keys().copied().collect());
-        self.credits = Some(
-            ExternalSorter::new(self.sort.clone()).keep_last_of(|a, b| a.group() == b.group()),
-        );
+        self.shape.pass = Pass::Below(kept.keys().copied().collect());
+        for w in &mut self.workers {
+            w.credits = Some(credit_sorter(&self.sort));
+        }
         self.propose_sets()?;
         links(self)?;
         self.sweep(min_percent, &mut kept)?;
-        self.pass = Pass::All;
+        self.shape.pass = Pass::All;
         // The file lists' pass combines its records in the credits' slots.
-        let slots = self.combiner.bytes();
-        self.combiner = Combiner::new(0);
-        self.detail_combiner = Combiner::new(slots);
+        for w in &mut self.workers {
+            let slots = w.combiner.bytes();
+            w.combiner = Combiner::new(0);
+            w.detail_combiner = Combiner::new(slots);
+        }
         let mut pairs: Vec<FolderPair> = kept.into_values().collect();
         pairs.sort_by(|x, y| {
             (y.a_in_b + y.b_in_a)
@@ -730,9 +881,9 @@ impl<'a> Folders<'a> {
         });
         let (mut pairs, families) = by_family(pairs);
         for p in &mut pairs {
-            p.tree = identical_trees(self.table, &self.dirs, p);
+            p.tree = identical_trees(self.shape.table, &self.shape.dirs, p);
         }
-        let explains = explains(&self.dirs, &self.dir_of, &pairs, groups);
+        let explains = explains(&self.shape.dirs, &self.shape.dir_of, &pairs, groups);
         Ok(FolderReport {
             pairs,
             families,
@@ -755,11 +906,16 @@ impl<'a> Folders<'a> {
         min_percent: f64,
         kept: &mut HashMap<(u32, u32), FolderPair>,
     ) -> Result<()> {
-        let mut credits = self.credits.take().expect("one sweep a pass");
-        for c in self.combiner.drain() {
-            credits.push(c)?;
+        self.flush()?;
+        let mut streams = Vec::with_capacity(self.workers.len());
+        for w in &mut self.workers {
+            let mut credits = w.credits.take().expect("one sweep a pass");
+            for c in w.combiner.drain() {
+                credits.push(c)?;
+            }
+            streams.push(credits.finish()?);
         }
-        let mut sorted = credits.finish()?;
+        let mut sorted = Merged::new(streams)?;
         let mut acc: Option<FolderPair> = None;
         let mut last: Option<Credit> = None;
         while let Some(c) = sorted.next_item()? {
@@ -780,9 +936,13 @@ impl<'a> Folders<'a> {
 
     /// Add credit `c`, the best of its file, to the figures of its pair.
     fn credit(&self, acc: &mut Option<FolderPair>, c: Credit) {
-        let p = acc.get_or_insert_with(|| empty_pair(&self.dirs, c.da(), c.db()));
-        let bytes = c.bytes().min(self.table.size(c.file()));
-        if contains(&self.dirs, c.da(), self.dir_of[c.file() as usize]) {
+        let p = acc.get_or_insert_with(|| empty_pair(&self.shape.dirs, c.da(), c.db()));
+        let bytes = c.bytes().min(self.shape.table.size(c.file()));
+        if contains(
+            &self.shape.dirs,
+            c.da(),
+            self.shape.dir_of[c.file() as usize],
+        ) {
             p.a_in_b += bytes;
             p.only_a -= 1;
         } else {
@@ -807,7 +967,7 @@ impl<'a> Folders<'a> {
         let Some(mut p) = p.filter(|p| p.percent() >= min_percent) else {
             return;
         };
-        let dirs = &self.dirs;
+        let dirs = &self.shape.dirs;
         let (mut pa, mut pb) = (dirs[p.da as usize].parent, dirs[p.db as usize].parent);
         while pa != ROOT && pb != ROOT && pa != pb {
             if kept.contains_key(&(pa.min(pb), pa.max(pb))) {
@@ -826,19 +986,22 @@ impl<'a> Folders<'a> {
     /// caller gives the kept links again ([`Folders::link`]) and calls
     /// [`Folders::finish_details`].
     pub fn start_details(&mut self, r: &FolderReport) -> Result<()> {
-        self.wanted = r
+        let shape = &mut self.shape;
+        shape.wanted = r
             .pairs
             .iter()
             .take(DETAILED)
             .enumerate()
             .map(|(k, p)| ((p.da, p.db), k as u32))
             .collect();
-        self.wanted_da = vec![false; self.dirs.len()];
-        for &(da, _) in self.wanted.keys() {
-            self.wanted_da[da as usize] = true;
+        shape.wanted_da = vec![false; shape.dirs.len()];
+        for &(da, _) in shape.wanted.keys() {
+            shape.wanted_da[da as usize] = true;
         }
         let same = |a: &Detail, b: &Detail| (a.k, a.file) == (b.k, b.file);
-        self.details = Some(ExternalSorter::new(self.sort.clone()).keep_last_of(same));
+        for w in &mut self.workers {
+            w.details = Some(ExternalSorter::new(self.sort.clone()).keep_last_of(same));
+        }
         self.propose_sets()?;
         Ok(())
     }
@@ -846,33 +1009,39 @@ impl<'a> Folders<'a> {
     /// The file lists of the pairs [`Folders::start_details`] chose, into
     /// `r`.
     pub fn finish_details(&mut self, r: &mut FolderReport) -> Result<()> {
-        let Some(mut details) = self.details.take() else {
+        if self.workers[0].details.is_none() {
             return Ok(());
-        };
-        for d in self.detail_combiner.drain() {
-            details.push(d)?;
         }
-        self.detail_combiner = Combiner::new(0);
-        let n = self.wanted.len();
+        self.flush()?;
+        let mut streams = Vec::with_capacity(self.workers.len());
+        for w in &mut self.workers {
+            let mut details = w.details.take().expect("details started");
+            for d in w.detail_combiner.drain() {
+                details.push(d)?;
+            }
+            w.detail_combiner = Combiner::new(0);
+            streams.push(details.finish()?);
+        }
+        let n = self.shape.wanted.len();
         let mut lists: Vec<Lister> = r.pairs[..n]
             .iter()
-            .map(|p| Lister::new(&self.dirs, p))
+            .map(|p| Lister::new(&self.shape.dirs, p))
             .collect();
-        let mut sorted = details.finish()?;
+        let mut sorted = Merged::new(streams)?;
         let mut last: Option<Detail> = None;
         while let Some(d) = sorted.next_item()? {
             if let Some(l) = last.filter(|l| (l.k, l.file) != (d.k, d.file)) {
-                lists[l.k as usize].best(&self.dirs, &self.dir_of, l);
+                lists[l.k as usize].best(&self.shape.dirs, &self.shape.dir_of, l);
             }
             last = Some(d);
         }
         if let Some(l) = last {
-            lists[l.k as usize].best(&self.dirs, &self.dir_of, l);
+            lists[l.k as usize].best(&self.shape.dirs, &self.shape.dir_of, l);
         }
         for (p, l) in r.pairs.iter_mut().zip(lists) {
             p.files = Some(Box::new(l.end()));
         }
-        self.wanted.clear();
+        self.shape.wanted.clear();
         Ok(())
     }
 }
@@ -1599,6 +1768,65 @@ mod tests {
         assert!(small.pairs.iter().all(|p| p.a.len() == 5 && p.b.len() == 5));
         let p = &small.pairs[0];
         assert_eq!((p.files_a, p.files_b, p.only_a, p.only_b), (30, 30, 0, 0));
+    }
+
+    /// Credited by one, two or three workers, in memory or spilled, the
+    /// pairs, their figures and their file lists are the same: enough
+    /// matches (the identical sets of 40 copies of a project) that the
+    /// batches are shared between threads.
+    #[test]
+    fn the_figures_do_not_depend_on_the_number_of_workers() {
+        let mut files: Vec<(String, u64, u128)> = Vec::new();
+        for k in 0..40u128 {
+            for (s, sub) in ["src", "doc", "test"].into_iter().enumerate() {
+                for i in 0..10u128 {
+                    let edited = sub != "doc" && i == k % 10;
+                    let content = if edited { 1000 + k } else { i * 10 + s as u128 };
+                    files.push((format!("w/p{k:02}/{sub}/f{i}"), 100 + i as u64, content));
+                }
+            }
+        }
+        let refs: Vec<(&str, u64, u128)> =
+            files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+        let (t, sets, set_of) = table(&refs);
+        let sr = set_refs(&sets);
+        let links = |f: &mut Folders| -> Result<()> {
+            for (x, fx) in files.iter().enumerate() {
+                for (y, fy) in files.iter().enumerate().skip(x + 1) {
+                    if fx.2 >= 1000 && fy.2 >= 1000 && fx.0.ends_with(&fy.0[7..]) {
+                        f.link(x as u32, y as u32, 60 + (x * y % 40) as u64)?;
+                    }
+                }
+            }
+            Ok(())
+        };
+        let run = |threads: usize, memory: u64| {
+            let mut opts = SortOptions::with_memory(memory);
+            opts.threads = threads;
+            let mut f = Folders::new(&t, &sr, &set_of, opts).unwrap();
+            assert_eq!(f.workers.len(), threads);
+            let mut r = f.figure(50.0, &[], links).unwrap();
+            f.start_details(&r).unwrap();
+            links(&mut f).unwrap();
+            f.finish_details(&mut r).unwrap();
+            r
+        };
+        let one = run(1, 64 << 20);
+        assert_eq!(one.pairs.len(), 40 * 39 / 2);
+        assert!(one.pairs[0]
+            .files
+            .as_ref()
+            .is_some_and(|l| l.same_count > 0));
+        for (threads, memory) in [
+            (2, 64 << 20),
+            (3, 64 << 20),
+            (2, MIN_MEMORY),
+            (3, MIN_MEMORY),
+        ] {
+            let r = run(threads, memory);
+            assert_eq!(r.pairs, one.pairs, "{threads} workers, {memory} bytes");
+            assert_eq!(r.families, one.families);
+        }
     }
 
     #[test]

@@ -47,38 +47,93 @@ use std::path::{Path, PathBuf};
 /// No cluster.
 const NONE: u32 = u32::MAX;
 
-/// What reading the pairs again needs.
+/// What reading the links again needs: the kept links (thresholds and
+/// filters passed), in the pairs' order, as the first read found them,
+/// in a temporary file of [`KEPT_RECORD`] bytes a link (`--tmpdir`).
+///
+/// The later reads (the figures, the templates, the folder pairs' three
+/// passes, the walk of each report) take them from it: each read of the
+/// pairs' text parsed and checked every line again (on Django + moment
+/// ~40 ms a read, seven reads), and a kept link's record is half a
+/// verified pair's line.
 pub(crate) struct Source {
-    path: PathBuf,
-    /// The spooled copy of a piped input, removed on drop.
-    _spool: Option<tempfile::NamedTempFile>,
-    table_params: Params,
-    files_name: String,
-    path_ok: Vec<bool>,
-    /// Scratch sizes for the reads after the first.
-    scratch: Vec<u64>,
+    kept: tempfile::NamedTempFile,
 }
+
+/// Bytes of a kept link in [`Source`]'s file: a, b (u32), common,
+/// shared_chunks (u64), exact (u8), little-endian.
+const KEPT_RECORD: usize = 25;
 
 impl Source {
     /// Every kept link (thresholds and filters passed), in file order.
-    fn kept(&mut self, r: &Report, each: &mut dyn FnMut(Pair)) -> Result<()> {
-        let config = &r.config;
-        let (files, sizes, path_ok, coll) = (&r.files, &r.sizes, &self.path_ok, &r.coll);
-        scan_pairs(
-            &self.path,
-            files,
-            &self.table_params,
-            &self.files_name,
-            &mut self.scratch,
-            &mut |p, _| {
-                if keep_link(config, sizes, &p)
-                    && pass_link(config, files, sizes, path_ok, coll, &p)
-                {
-                    each(p)
-                }
-            },
-        )?;
-        Ok(())
+    fn kept(&mut self, _: &Report, each: &mut dyn FnMut(Pair)) -> Result<()> {
+        use std::io::Read;
+        let path = self.kept.path();
+        let fail = |e: std::io::Error| Error::msg(format!("reading {}: {e}", path.display()));
+        let file = std::fs::File::open(path).map_err(fail)?;
+        let mut r = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut rec = [0u8; KEPT_RECORD];
+        loop {
+            match r.read_exact(&mut rec) {
+                Ok(()) => each(Pair {
+                    a: le_u32(&rec, 0),
+                    b: le_u32(&rec, 4),
+                    common: le_u64(&rec, 8),
+                    shared_chunks: le_u64(&rec, 16),
+                    exact: rec[24] != 0,
+                }),
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+                Err(e) => return Err(fail(e)),
+            }
+        }
+    }
+}
+
+/// Writes the kept links of the first read ([`Source`]).
+struct KeptWriter {
+    out: std::io::BufWriter<std::fs::File>,
+    file: tempfile::NamedTempFile,
+    failed: Option<std::io::Error>,
+}
+
+impl KeptWriter {
+    fn create(config: &Config) -> Result<KeptWriter> {
+        let dir = config.tmpdir.clone().unwrap_or_else(std::env::temp_dir);
+        let file = temp_file(&dir, "fsim-report-links.", "")?;
+        let handle = file
+            .as_file()
+            .try_clone()
+            .map_err(|e| Error::msg(format!("{}: {e}", file.path().display())))?;
+        Ok(KeptWriter {
+            out: std::io::BufWriter::with_capacity(1 << 20, handle),
+            file,
+            failed: None,
+        })
+    }
+
+    fn push(&mut self, p: &Pair) {
+        use std::io::Write;
+        let mut rec = [0u8; KEPT_RECORD];
+        rec[0..4].copy_from_slice(&p.a.to_le_bytes());
+        rec[4..8].copy_from_slice(&p.b.to_le_bytes());
+        rec[8..16].copy_from_slice(&p.common.to_le_bytes());
+        rec[16..24].copy_from_slice(&p.shared_chunks.to_le_bytes());
+        rec[24] = u8::from(p.exact);
+        if self.failed.is_none() {
+            self.failed = self.out.write_all(&rec).err();
+        }
+    }
+
+    fn finish(self) -> Result<Source> {
+        use std::io::Write;
+        let path = self.file.path().display().to_string();
+        let mut out = self.out;
+        let done = match self.failed {
+            Some(e) => Err(e),
+            None => out.flush(),
+        };
+        done.map_err(|e| Error::msg(format!("writing {path}: {e}")))?;
+        Ok(Source { kept: self.file })
     }
 }
 
@@ -177,10 +232,13 @@ struct Joined {
     pairs_read: u64,
     /// Links above the thresholds that the filters dropped.
     filtered_links: u64,
+    /// The kept links, for the reads after this one.
+    source: Source,
 }
 
 /// Step 1: check, threshold, filter, join: the clusters of the kept links.
 fn join(config: &Config, path: &Path, pre: &mut Prelude) -> Result<Joined> {
+    let mut kept = KeptWriter::create(config)?;
     let n = pre.files.len();
     let mut parent: Vec<u32> = (0..n as u32).collect();
     let mut linked = vec![false; n];
@@ -203,6 +261,7 @@ fn join(config: &Config, path: &Path, pre: &mut Prelude) -> Result<Joined> {
                     return;
                 }
                 n_kept += 1;
+                kept.push(&p);
                 linked[p.a as usize] = true;
                 linked[p.b as usize] = true;
                 let (ra, rb) = (find(&mut parent, p.a), find(&mut parent, p.b));
@@ -238,6 +297,7 @@ fn join(config: &Config, path: &Path, pre: &mut Prelude) -> Result<Joined> {
         pair_params,
         pairs_read,
         filtered_links: n_above - n_kept,
+        source: kept.finish()?,
     })
 }
 
@@ -722,15 +782,9 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         pair_params,
         pairs_read,
         filtered_links,
+        mut source,
     } = join(&config, &path, &mut pre)?;
-    let mut source = Source {
-        path,
-        _spool: spooled,
-        table_params: pre.table_params,
-        files_name: pre.files_name,
-        path_ok: pre.path_ok,
-        scratch: pre.sizes.clone(),
-    };
+    drop(spooled);
     let mut report = Report {
         files: pre.files,
         params: report_params(pair_params, &config),
