@@ -349,6 +349,43 @@ fn two_reports_in_one_file_are_refused_before_anything_is_written() {
 }
 
 /// Cell text of a calamine row: strings as is, numbers without ".0".
+/// One process writes its reports on a thread each: when one cannot be
+/// written, the process fails with that report's error, and each of the
+/// others is whole (the bytes of its format alone) or not there, with no
+/// temporary file left.
+#[test]
+fn a_report_that_cannot_be_written_fails_the_process_and_halves_none() {
+    let t = tempfile::tempdir().unwrap();
+    let work = setup(t.path());
+    let txt = work.join("unwritten.txt");
+    let tsv = work.join("unwritten.tsv");
+    let mut c = fsim("fsim-report");
+    c.args(["-q", "--format", "text", "--files"])
+        .arg(work.join("files.tsv"))
+        .arg("-o")
+        .arg(&txt)
+        .args(["--also", "json=/dev/full", "--also"])
+        .arg(format!("tsv={}", tsv.display()))
+        .arg(work.join("verified.tsv"));
+    let err = run_fail(c, None);
+    assert!(
+        err.contains("writing /dev/full: No space left on device"),
+        "{err}"
+    );
+    for (format, path) in [("text", &txt), ("tsv", &tsv)] {
+        if path.exists() {
+            let alone = report(&work, format, &format!("alone.{format}"), &[]);
+            assert!(std::fs::read(&alone).unwrap() == std::fs::read(path).unwrap());
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 fn cells(row: &[calamine::Data]) -> Vec<String> {
     row.iter()
         .map(|c| match c {

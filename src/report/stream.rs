@@ -2,10 +2,11 @@
 //! (issue 16): txt, json and tsv are written here; html and xlsx take
 //! their links through the same [`walk`].
 //!
-//! The pairs are read several times (a piped input is first spooled to a
-//! temporary file):
+//! The pairs' text is read once (a piped input is first spooled to a
+//! temporary file), and the kept links several times from a temporary file
+//! of 25 bytes a link that the first read writes ([`Source`]):
 //!
-//! 1. check them (header, digest, trailer, file table), apply the
+//! 1. check the pairs (header, digest, trailer, file table), apply the
 //!    thresholds and the filters, and join the files of each kept link
 //!    (union-find over file ids);
 //! 2. count each cluster's links and sum their similarities (in (a, b)
@@ -17,7 +18,9 @@
 //! 4. write the report, clusters in their order: the links are read once
 //!    more and sorted by (cluster rank, a, b) through the shared external
 //!    sorter, in memory when they fit in what `--memory` leaves, else in
-//!    runs on disk merged as the report is written ([`walk`]).
+//!    runs on disk merged as the report is written ([`walk`]). Several
+//!    txt, json and tsv reports take the walk's steps on a thread each
+//!    ([`fan_out`]).
 //!
 //! Step 2 also finds each file's reclaimable bytes (the most it shares
 //! with one larger file of its cluster: the clusters' ranking), its best
@@ -1244,10 +1247,139 @@ pub(crate) fn write(
         tee.0.push(sink);
     }
     let budget = report.link_budget();
-    walk(report, source, rank, usize::MAX, budget, &mut tee)?;
-    for mut sink in tee.0 {
-        sink.tail(report)?;
-        sink.finish()?;
+    if tee.0.len() == 1 {
+        walk(report, source, rank, usize::MAX, budget, &mut tee)?;
+        return tee.0.into_iter().try_for_each(|s| s.close(report));
     }
-    Ok(())
+    fan_out(report, tee.0, |fan| {
+        walk(report, source, rank, usize::MAX, budget, fan)
+    })
+}
+
+impl Sink {
+    /// Write the report's tail and flush it.
+    fn close(mut self, r: &Report) -> Result<()> {
+        self.tail(r)?;
+        self.finish()
+    }
+}
+
+/// A step of the walk, as [`Fan`] hands it to each report's thread.
+#[derive(Clone, Copy)]
+enum Step {
+    Start(usize),
+    Link(usize, Pair),
+    End(usize),
+}
+
+/// Steps handed over at once: large enough that a hand-over costs nothing
+/// next to the writing, small enough to be nothing in memory (40 bytes a
+/// step, two batches in flight a report).
+const STEPS: usize = 4096;
+
+/// The walk's steps, in batches, to the threads of several reports
+/// ([`fan_out`]): each writes its own file while the walk reads and sorts
+/// the links, and the json report (most of the writing) no longer waits
+/// for the text one.
+struct Fan {
+    batch: Vec<Step>,
+    to: Vec<std::sync::mpsc::SyncSender<std::sync::Arc<Vec<Step>>>>,
+    wants: Vec<bool>,
+}
+
+impl Fan {
+    fn step(&mut self, s: Step) -> Result<()> {
+        self.batch.push(s);
+        if self.batch.len() >= STEPS {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) -> Result<()> {
+        let batch = std::sync::Arc::new(std::mem::take(&mut self.batch));
+        for to in &self.to {
+            if to.send(batch.clone()).is_err() {
+                // Its thread returns the error that stopped it.
+                return Err(Error::msg("a report stopped"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Visit for Fan {
+    fn wants(&self, _: &Report, i: usize) -> bool {
+        self.wants[i]
+    }
+    fn start(&mut self, _: &Report, i: usize) -> Result<()> {
+        self.step(Step::Start(i))
+    }
+    fn link(&mut self, _: &Report, i: usize, l: &Pair) -> Result<()> {
+        self.step(Step::Link(i, *l))
+    }
+    fn end(&mut self, _: &Report, i: usize) -> Result<()> {
+        self.step(Step::End(i))
+    }
+}
+
+/// Write `sinks` (their heads written) on a thread each, fed the steps
+/// that `walk` gives a [`Fan`]; the first error of a report or of the walk.
+fn fan_out(
+    report: &Report,
+    sinks: Vec<Sink>,
+    walk: impl FnOnce(&mut Fan) -> Result<()>,
+) -> Result<()> {
+    let wants = (0..report.clusters.len())
+        .map(|i| sinks.iter().any(|s| s.wants(report, i)))
+        .collect();
+    // Set when the walk failed: the reports are then dropped unfinished
+    // (their temporary files removed), never closed half-written.
+    let aborted = std::sync::atomic::AtomicBool::new(false);
+    let aborted = &aborted;
+    std::thread::scope(|scope| {
+        let mut fan = Fan {
+            batch: Vec::with_capacity(STEPS),
+            to: Vec::new(),
+            wants,
+        };
+        let mut writers = Vec::new();
+        for mut sink in sinks {
+            let (to, from) = std::sync::mpsc::sync_channel::<std::sync::Arc<Vec<Step>>>(2);
+            fan.to.push(to);
+            writers.push(scope.spawn(move || -> Result<()> {
+                for batch in from {
+                    for &step in batch.iter() {
+                        match step {
+                            Step::Start(i) => Visit::start(&mut sink, report, i)?,
+                            Step::Link(i, l) if sink.wants(report, i) => {
+                                Visit::link(&mut sink, report, i, &l)?
+                            }
+                            Step::Link(..) => {}
+                            Step::End(i) => Visit::end(&mut sink, report, i)?,
+                        }
+                    }
+                }
+                if aborted.load(std::sync::atomic::Ordering::SeqCst) {
+                    return Ok(());
+                }
+                sink.close(report)
+            }));
+        }
+        let walked = walk(&mut fan).and_then(|()| fan.send());
+        if walked.is_err() {
+            aborted.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        drop(fan);
+        let mut written = Ok(());
+        for w in writers {
+            let r = w.join().expect("a report's writer panicked");
+            if written.is_ok() {
+                written = r;
+            }
+        }
+        // A report's own error (which stopped the walk) says more than
+        // the walk's.
+        written.and(walked)
+    })
 }
