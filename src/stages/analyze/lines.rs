@@ -417,7 +417,8 @@ fn compare(
                                     *slot += ca.min(nb) as u64 * len;
                                 }
                             }
-                            touched.sort_unstable();
+                            // In the order first touched: the pair store
+                            // sorts the pairs.
                             for &cb in &touched {
                                 let common = std::mem::take(&mut acc[cb as usize]);
                                 let (idb, sb, _, bounded_b) = contents[cb as usize];
