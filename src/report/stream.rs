@@ -69,7 +69,7 @@ const KEPT_RECORD: usize = 25;
 
 impl Source {
     /// Every kept link (thresholds and filters passed), in file order.
-    fn kept(&mut self, _: &Report, each: &mut dyn FnMut(Pair)) -> Result<()> {
+    fn kept(&mut self, each: &mut dyn FnMut(Pair)) -> Result<()> {
         use std::io::Read;
         let path = self.kept.path();
         let fail = |e: std::io::Error| Error::msg(format!("reading {}: {e}", path.display()));
@@ -488,9 +488,7 @@ fn link_figures(
     members: &[Vec<u32>],
 ) -> Result<LinkFigures> {
     let mut lf = LinkFigures::new(report, members);
-    source.kept(report, &mut |p| {
-        lf.add(report, cluster_of[p.a as usize] as usize, p)
-    })?;
+    source.kept(&mut |p| lf.add(report, cluster_of[p.a as usize] as usize, p))?;
     Ok(lf)
 }
 
@@ -565,7 +563,7 @@ fn likely_templates(
     let mut next: Vec<usize> = first.iter().map(|f| f.0).collect();
     let mut commons = vec![0u64; links];
     let mut closest = vec![0u64; files];
-    source.kept(report, &mut |p| {
+    source.kept(&mut |p| {
         let c = cluster_of[p.a as usize] as usize;
         let Some(x) = slot.get(c).filter(|&&x| x != NONE).map(|&x| x as usize) else {
             return;
@@ -652,7 +650,7 @@ impl Templates<'_> {
         let mut sorter = ExternalSorter::new(opts).keep_last_of(same);
         let (mut err, mut run) = (None, None::<TemplateFigure>);
         let cluster_of = self.cluster_of;
-        source.kept(report, &mut |p| {
+        source.kept(&mut |p| {
             let c = cluster_of[p.a as usize];
             if err.is_some() || !is_cand[c as usize] {
                 return;
@@ -844,7 +842,7 @@ fn folder_pairs(report: &Report, source: &mut Source) -> Result<FolderReport> {
     let mut folders = Folders::new(&report.files, &sets, &report.set_of, sort)?;
     let mut feed = |folders: &mut Folders| {
         let mut failed = None;
-        source.kept(report, &mut |p| {
+        source.kept(&mut |p| {
             if failed.is_none() {
                 failed = folders.link(p.a, p.b, p.common).err();
             }
@@ -1130,7 +1128,7 @@ pub(crate) fn walk(
     let mut sorter = ExternalSorter::<RankedLink>::new(opts);
     if wanted.iter().any(|&w| w) {
         let mut err = None;
-        source.kept(report, &mut |p| {
+        source.kept(&mut |p| {
             let r = rank[p.a as usize] as usize;
             if err.is_none() && r < k && wanted[r] {
                 let l = RankedLink {
