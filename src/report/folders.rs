@@ -1730,20 +1730,31 @@ mod tests {
         assert_eq!(r.wide_sets, 1);
     }
 
-    #[test]
-    fn twenty_copied_projects_spill_and_pair_at_their_tops() {
-        // 20 copies of a project of 3 folders × 10 files; in copy k, file
-        // k of src/ is edited (a new content, linked to the others).
-        let mut files: Vec<(String, u64, u128)> = Vec::new();
-        for k in 0..20u128 {
+    /// `copies` copies of a project of 3 folders × 10 files (path, size,
+    /// content); in copy k, file k of each folder `edited` names has a new
+    /// content of its own (1000 + k, the same in its folders).
+    fn copied_projects(copies: u128, edited: impl Fn(&str) -> bool) -> Vec<(String, u64, u128)> {
+        let mut files = Vec::new();
+        for k in 0..copies {
             for (s, sub) in ["src", "doc", "test"].into_iter().enumerate() {
                 for i in 0..10u128 {
-                    let edited = sub == "src" && i == k % 10;
-                    let content = if edited { 1000 + k } else { i * 10 + s as u128 };
+                    let content = if edited(sub) && i == k % 10 {
+                        1000 + k
+                    } else {
+                        i * 10 + s as u128
+                    };
                     files.push((format!("w/p{k:02}/{sub}/f{i}"), 100 + i as u64, content));
                 }
             }
         }
+        files
+    }
+
+    #[test]
+    fn twenty_copied_projects_spill_and_pair_at_their_tops() {
+        // 20 copies of a project of 3 folders × 10 files; in copy k, file
+        // k of src/ is edited (a new content, linked to the others).
+        let files = copied_projects(20, |sub| sub == "src");
         let refs: Vec<(&str, u64, u128)> =
             files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
         let (t, sets, set_of) = table(&refs);
@@ -1776,16 +1787,7 @@ mod tests {
     /// batches are shared between threads.
     #[test]
     fn the_figures_do_not_depend_on_the_number_of_workers() {
-        let mut files: Vec<(String, u64, u128)> = Vec::new();
-        for k in 0..40u128 {
-            for (s, sub) in ["src", "doc", "test"].into_iter().enumerate() {
-                for i in 0..10u128 {
-                    let edited = sub != "doc" && i == k % 10;
-                    let content = if edited { 1000 + k } else { i * 10 + s as u128 };
-                    files.push((format!("w/p{k:02}/{sub}/f{i}"), 100 + i as u64, content));
-                }
-            }
-        }
+        let files = copied_projects(40, |sub| sub != "doc");
         let refs: Vec<(&str, u64, u128)> =
             files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
         let (t, sets, set_of) = table(&refs);
