@@ -168,7 +168,8 @@ CAPACITY_OPT = $(if $(CAPACITY),--capacity $(CAPACITY))
 # Every stage after the chunking runs through fsim-reuse, which leaves the
 # stage's key (program, arguments, inputs' bytes) in WORK/reuse/: with
 # PREVIOUS=<old work dir>, a stage whose key is the earlier run's is not
-# run, its output is copied from that run (docs/reliability.md). Timestamps
+# run, its output is that run's file: a hard link dated now (a copy across
+# file systems; docs/reliability.md). Timestamps
 # in the file table count only for the actions script (FORMATS=sh).
 REUSE_TO = $(BIN)/fsim-reuse $(QUIET) $(if $(PREVIOUS),--previous $(PREVIOUS)) -o
 REUSE = $(REUSE_TO) $@

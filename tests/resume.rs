@@ -223,12 +223,12 @@ fn incremental_rerun_reads_only_changed_files() {
     same_files(&fresh, &both, &["files.tsv", "chunks.tsv", "report.json"]);
 }
 
-/// The outputs `fsim-reuse` said it copied from the earlier run.
+/// The outputs `fsim-reuse` said it took from the earlier run.
 fn copied(stderr: &str) -> Vec<String> {
     let mut names: Vec<String> = stderr
         .lines()
         .filter_map(|l| l.strip_prefix("fsim-reuse: "))
-        .filter_map(|l| l.split(": copied from ").next())
+        .filter_map(|l| l.split(": reused from ").next())
         .map(|p| {
             Path::new(p)
                 .file_name()
@@ -288,6 +288,15 @@ fn rerun_copies_the_stages_whose_program_arguments_and_inputs_are_the_same() {
     );
     assert!(err.contains("fsim-analyze: 0 files changed"), "{err}");
     same_files(&fresh, &touched, &outputs);
+    // What is reused is the earlier run's file itself (a hard link, no
+    // copy), dated now: make run again has nothing to do.
+    use std::os::unix::fs::MetadataExt;
+    for name in ["sorted.tsv", "partition.tsv", "bins.tsv", "report.json"] {
+        let inode = |dir: &Path| std::fs::metadata(dir.join(name)).unwrap().ino();
+        assert_eq!(inode(&old), inode(&touched), "{name}");
+    }
+    let err = ok(&make(&repo, &touched, &[formats, &prev], &[]));
+    assert!(!err.contains("fsim-"), "{err}");
     // An earlier output changed since its stage wrote it is not copied,
     // nor what its process wrote with it (report.txt).
     let mut json = std::fs::read(old.join("report.json")).unwrap();
@@ -360,6 +369,26 @@ fn previous_runs_that_do_not_fit_are_refused() {
     assert_eq!(
         try_prev("chunks.tsv", "chunks.tsv", &[]),
         "fsim-chunk: chunks.tsv:1: expected a '#fsim files v4' header: a file table written by fsim-chunk --files-out\n"
+    );
+    // The records of another run (here of the repository's last file
+    // alone, as file 0): the first file found does not add up.
+    let mut all = walk_files(&repo);
+    all.sort();
+    let last = all.last().unwrap();
+    let mut c = fsim("fsim-chunk");
+    c.current_dir(&work)
+        .args(["-q", "-o", "other.tsv", "--files-out", "otherf.tsv"])
+        .arg(last);
+    assert!(c.status().unwrap().success());
+    let first_size = std::fs::metadata(&all[0]).unwrap().len();
+    assert_ne!(first_size, std::fs::metadata(last).unwrap().len());
+    let e = try_prev("files.tsv", "other.tsv", &[]);
+    assert!(
+        e.starts_with("fsim-chunk: other.tsv: the chunk records of file 0 add up to ")
+            && e.ends_with(&format!(
+                " bytes but the file table files.tsv says {first_size}: the two files are not from the same run\n"
+            )),
+        "{e}"
     );
 }
 

@@ -8,12 +8,15 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Run COMMAND, the stage that writes OUTPUT; with --previous, copy
+/// Run COMMAND, the stage that writes OUTPUT; with --previous, take
 /// OUTPUT (and the --also files) from that earlier work folder instead
 /// when its run of the stage had the same program (by its bytes), the same
 /// arguments (the work folder's name aside) and inputs of the same bytes
-/// (the files named by the arguments). Either way the stage's key is left
-/// in WORK/reuse/, for a later run. `make report PREVIOUS=OLD` wraps the
+/// (the files named by the arguments): a hard link to the earlier file,
+/// dated now (a copy on another file system). No fsim program writes into
+/// an existing output (each renames a new file over it), so a later run in
+/// either folder replaces its own file only. Either way the stage's key is
+/// left in WORK/reuse/, for a later run. `make report PREVIOUS=OLD` wraps the
 /// sort, the partition, the bin packing and the reports in it
 /// (docs/reliability.md).
 #[derive(Parser, Debug)]
@@ -36,7 +39,7 @@ struct Args {
     /// files only got new timestamps is the same input.
     #[arg(long)]
     mtimes_unused: bool,
-    /// No line on standard error when the output is copied.
+    /// No line on standard error when the output is reused.
     #[arg(short, long)]
     quiet: bool,
     /// The stage's program and its arguments.
@@ -55,9 +58,14 @@ fn main() -> ExitCode {
             mtimes_unused: a.mtimes_unused,
             command: a.command,
         };
-        if fsim::stages::rerun::run(&cfg)? == Outcome::Copied && !a.quiet {
+        let how = match fsim::stages::rerun::run(&cfg)? {
+            Outcome::Linked => "a hard link",
+            Outcome::Copied => "copied",
+            Outcome::Ran => return Ok(()),
+        };
+        if !a.quiet {
             fsim::cli::stderr_line(format_args!(
-                "fsim-reuse: {}: copied from {} (same program, arguments and inputs)",
+                "fsim-reuse: {}: reused from {} ({how}; same program, arguments and inputs)",
                 cfg.output.display(),
                 cfg.previous
                     .as_deref()

@@ -213,7 +213,7 @@ fn member_result(
         pieces,
         spilled: None,
         pos: f.pos,
-        reused: false,
+        reused: None,
         content_pending: false,
         view,
         note,

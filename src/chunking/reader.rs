@@ -237,6 +237,16 @@ pub enum Skip {
     Io(io::Error),
 }
 
+/// Where the records of a file reused from a previous run are: which
+/// previous source, and the file's id there (`fsim-chunk --previous`,
+/// [`crate::stages::reuse`]). The writer copies them from there as it
+/// writes the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReusedFrom {
+    pub source: u32,
+    pub id: u32,
+}
+
 /// A file read completely.
 #[derive(Debug)]
 pub struct FileResult {
@@ -250,8 +260,8 @@ pub struct FileResult {
     pub spilled: Option<Spill>,
     /// Walk position (the file id of a shard run).
     pub pos: u64,
-    /// Taken from a previous run, not read.
-    pub reused: bool,
+    /// Taken from a previous run, not read: where its records are.
+    pub reused: Option<ReusedFrom>,
     /// `info.content` is still to compute from `pieces` (only from
     /// [`chunk_file_deferred`]).
     pub content_pending: bool,
@@ -320,7 +330,7 @@ pub(crate) fn chunk_file_deferred(
             pieces: c.pieces,
             spilled: c.spilled,
             pos: 0,
-            reused: false,
+            reused: None,
             content_pending: c.pending,
             view: c.view,
             note: c.note,

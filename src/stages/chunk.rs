@@ -40,7 +40,9 @@
 use crate::chunking::chunker::Chunker;
 use crate::chunking::members;
 use crate::chunking::reader::read_buffer;
-use crate::chunking::reader::{chunk_file_deferred, content_message, FileResult, Members, Skip};
+use crate::chunking::reader::{
+    chunk_file_deferred, content_message, FileResult, Members, ReusedFrom, Skip,
+};
 use crate::chunking::stream::{Piece, StreamInfo};
 use crate::content::Mode;
 use crate::error::{Error, Result};
@@ -51,7 +53,7 @@ use crate::io::bgwrite::BgWriter;
 use crate::io::progress::Progress;
 use crate::io::walk::{self, Event, WalkConfig, WalkStats};
 use crate::io::Output;
-use crate::stages::reuse::{Found, Previous, Shard};
+use crate::stages::reuse::{Found, Previous, PreviousChunks, Shard};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -211,7 +213,10 @@ fn reuse_lookup(prev: &mut Previous, pos: u64, path: &Path) -> Result<Option<Fou
     )
 }
 
-/// A walk event's result on its way to the writer.
+/// A walk event's result on its way to the writer. Files are nearly every
+/// event, so boxing the large variant would cost an allocation per file to
+/// save space on the rare warnings.
+#[allow(clippy::large_enum_variant)]
 enum Body {
     File(FileResult),
     Warning(PathBuf, String),
@@ -315,10 +320,13 @@ fn reused(path: PathBuf, f: Found, pos: u64) -> FileResult {
         },
         mtime_s: f.entry.mtime_s,
         mtime_ns: f.entry.mtime_ns,
-        pieces: f.pieces,
+        pieces: Vec::new(),
         spilled: None,
         pos,
-        reused: true,
+        reused: Some(ReusedFrom {
+            source: f.source as u32,
+            id: f.entry.id,
+        }),
         content_pending: false,
         view: f.entry.view,
         note: None,
@@ -362,6 +370,7 @@ fn open_outputs(cfg: &Config, params: &Params) -> Result<(Output, Output)> {
 fn chunk_all(
     cfg: &Config,
     previous: &mut Option<Previous>,
+    records: Option<&mut PreviousChunks>,
     bg: &mut BgWriter,
     files_out: &mut Output,
     progress: &Progress,
@@ -383,7 +392,7 @@ fn chunk_all(
         };
         let walker = s.spawn(move || feeder.walk());
         let mut workers: Vec<Worker> = (0..jobs).map(|_| Worker::new(cfg, jobs)).collect();
-        let mut writer = Writer::new(cfg.shard, bg, files_out, progress);
+        let mut writer = Writer::new(cfg.shard, bg, files_out, progress, records);
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             crate::io::ordered::ordered_map::<_, _, _, Error>(
                 &mut workers,
@@ -434,10 +443,11 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         shard: cfg.shard.map(|sh| sh.text()),
         ..FilesHeader::default()
     };
-    let mut previous = if cfg.previous.is_empty() {
-        None
+    let (mut previous, mut records) = if cfg.previous.is_empty() {
+        (None, None)
     } else {
-        Some(Previous::open(&cfg.previous, &header.chunk.to_params())?)
+        let (p, r) = Previous::open(&cfg.previous, &header.chunk.to_params())?;
+        (Some(p), Some(r))
     };
     let (chunks_out, mut files_out) = open_outputs(cfg, &header.to_params())?;
 
@@ -447,7 +457,14 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     // the workers run out of work once the window is full.
     let mut bg = BgWriter::new(chunks_out);
     let progress = progress_for(cfg);
-    let (written, walked) = chunk_all(cfg, &mut previous, &mut bg, &mut files_out, &progress);
+    let (written, walked) = chunk_all(
+        cfg,
+        &mut previous,
+        records.as_mut(),
+        &mut bg,
+        &mut files_out,
+        &progress,
+    );
     let mut w = written?;
     let (wstats, total) = walked?;
     // The last records before the last file entries, as when the writer
@@ -456,6 +473,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     files_out.write_all(&std::mem::take(&mut w.files_tail))?;
     if let Some(prev) = previous {
         prev.finish()?;
+    }
+    if let Some(records) = records {
+        records.finish()?;
     }
     if w.events != total {
         return Err(Error::msg(format!(
@@ -598,7 +618,7 @@ struct Written {
 /// Count a file read or reused, and warn with its note (a document that
 /// kept its raw view).
 fn count_read(summary: &mut Summary, f: &FileResult, progress: &Progress) {
-    if f.reused {
+    if f.reused.is_some() {
         summary.reused += 1;
     } else {
         summary.read += 1;
@@ -617,6 +637,8 @@ struct Out<'a> {
     /// File entries not yet written to `files_out`.
     fbuf: &'a mut Vec<u8>,
     progress: &'a Progress,
+    /// The previous run's chunk files, where reused files' records are.
+    records: Option<&'a mut PreviousChunks>,
 }
 
 /// Write one file's chunk records and entry with the next id, then its
@@ -651,9 +673,22 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
     for &p in &f.pieces {
         put(p)?;
     }
+    let mut chunks = f.pieces.len() as u64;
+    if let Some(from) = f.reused {
+        let Some(records) = out.records.as_deref_mut() else {
+            return Err(Error::msg(
+                "internal error: a reused file without previous records",
+            ));
+        };
+        let mut count = |p: Piece| {
+            chunks += 1;
+            put(p)
+        };
+        records.take(from.source as usize, from.id, f.info.size, &mut count)?;
+    }
     w.summary.files += 1;
     w.summary.bytes += f.info.size;
-    w.summary.chunks += f.pieces.len() as u64;
+    w.summary.chunks += chunks;
     let entry = FileEntry {
         id,
         size: f.info.size,
@@ -695,6 +730,7 @@ struct Writer<'a> {
     /// File entries not yet written to `files_out`.
     fbuf: Vec<u8>,
     progress: &'a Progress,
+    records: Option<&'a mut PreviousChunks>,
 }
 
 impl<'a> Writer<'a> {
@@ -703,6 +739,7 @@ impl<'a> Writer<'a> {
         chunks_out: &'a mut BgWriter,
         files_out: &'a mut Output,
         progress: &'a Progress,
+        records: Option<&'a mut PreviousChunks>,
     ) -> Writer<'a> {
         Writer {
             w: Written::default(),
@@ -711,6 +748,7 @@ impl<'a> Writer<'a> {
             files_out,
             fbuf: Vec::with_capacity(64 << 10),
             progress,
+            records,
         }
     }
 
@@ -726,6 +764,7 @@ impl<'a> Writer<'a> {
                         files_out: &mut *self.files_out,
                         fbuf: &mut self.fbuf,
                         progress: self.progress,
+                        records: self.records.as_deref_mut(),
                     };
                     write_file(&mut self.w, f, &mut out)?;
                 }
@@ -893,7 +932,7 @@ mod tests {
                 pieces: dpieces,
                 spilled: None,
                 pos: 0,
-                reused: false,
+                reused: None,
                 content_pending: pending,
                 view: crate::formats::FileView::raw(dinfo.size),
                 note: None,

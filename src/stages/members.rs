@@ -158,7 +158,7 @@ fn as_result(e: &FileEntry) -> FileResult {
         pieces: Vec::new(),
         spilled: None,
         pos: e.id as u64,
-        reused: false,
+        reused: None,
         content_pending: false,
         view,
         note: None,

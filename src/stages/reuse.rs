@@ -33,10 +33,12 @@
 //!
 //! # Cost
 //!
-//! Memory: one file entry and one file's chunk records per source (32
-//! bytes per chunk of that file) plus 1 MiB of buffer per stream. Time: one
-//! `stat` per walked file, and reading the previous chunk file once (about
-//! 3% of the repository's size at the default average chunk size).
+//! Memory: one file entry and one chunk record per source plus 1 MiB of
+//! buffer per stream. Time: one `stat` per walked file, and reading the
+//! previous chunk file once (about 3% of the repository's size at the
+//! default average chunk size). The walker reads the file tables; the
+//! writer, which writes the files in the same order, reads the chunk files
+//! and copies a found file's records as it writes them.
 
 use crate::chunking::members;
 use crate::chunking::stream::Piece;
@@ -85,11 +87,14 @@ impl Shard {
     }
 }
 
-/// A file found in a previous source.
+/// A file found in a previous source: its entry there (whose id names its
+/// records in that source's chunk file, which the writer copies with
+/// [`PreviousChunks::take`]).
 #[derive(Debug)]
 pub struct Found {
     pub entry: FileEntry,
-    pub pieces: Vec<Piece>,
+    /// Which previous source (a shard's index, or 0).
+    pub source: usize,
     /// The members of an archive, in the previous table's order (they
     /// follow their archive there): reused with it, as they change only
     /// with it.
@@ -98,10 +103,11 @@ pub struct Found {
 
 type Reader = LineReader<Box<dyn BufRead + Send>>;
 
-/// One previous file table with its chunk file.
-struct Source {
+/// One previous file table, read by the walker.
+struct Table {
+    /// Its place among the previous sources.
+    index: usize,
     files: Reader,
-    chunks: Reader,
     /// Next entry of the file table.
     head: Option<FileEntry>,
     /// Last id of the file table (ids must increase).
@@ -110,6 +116,17 @@ struct Source {
     files_trailer: Option<Params>,
     /// Of the file table's records read so far.
     table: TableDigest,
+}
+
+/// One previous chunk file, read by the writer as it writes the files the
+/// table gave: both go in walk order, so the records of each file found
+/// are next in the stream (those of files not found are skipped). Parsing
+/// the records here rather than on the walker keeps the walk, which on a
+/// re-run is the stage's critical path, to its walk and `stat`s.
+struct Records {
+    chunks: Reader,
+    /// The file table's name, for the error that says they do not match.
+    table_name: String,
     /// Next chunk record not yet consumed.
     next_rec: Option<ChunkRecord>,
     chunks_done: bool,
@@ -117,14 +134,19 @@ struct Source {
     seen: Digest,
 }
 
-/// The previous sources of a run.
+/// The previous sources of a run, as the walker looks files up in them.
 pub struct Previous {
-    sources: Vec<Source>,
+    sources: Vec<Table>,
     /// The sources are the N shards of one sharded run.
     sharded: bool,
     /// This run lists archives' members (`content=auto`): an archive found
     /// in a shard is read again, as shard tables hold no members.
     members: bool,
+}
+
+/// The chunk records of the previous sources, as the writer takes them.
+pub struct PreviousChunks {
+    sources: Vec<Records>,
 }
 
 fn params_differ(name: &str, line: u64, got: &Params, want: &Params) -> Option<Error> {
@@ -144,78 +166,86 @@ fn params_differ(name: &str, line: u64, got: &Params, want: &Params) -> Option<E
     })
 }
 
-impl Source {
-    fn open(files: &Path, chunks: &Path, params: &Params) -> Result<(Source, Option<Shard>)> {
-        let (r, name) = open_input(files)?;
-        let mut files = LineReader::new(r, name);
-        let head = match files.next_line()? {
-            Some(Line::Header(Kind::Files, p)) => p,
-            _ => {
-                return Err(files.error(
-                    "expected a '#fsim files v4' header: a file table written by fsim-chunk --files-out",
-                ))
-            }
-        };
-        if let Some(e) = params_differ(files.name(), 1, &head, params) {
-            return Err(e);
-        }
-        let head_shard = FilesHeader::parse(&head)
-            .map_err(|m| Error::input(files.name(), 1, m))?
-            .shard;
-        let shard = match head_shard.as_deref() {
-            None => None,
-            Some(s) => Some(
-                Shard::parse(s)
-                    .map_err(|m| Error::input(files.name(), 1, format!("header: {m}")))?,
-            ),
-        };
-        let (r, name) = open_input(chunks)?;
-        let mut chunks = LineReader::new(r, name);
-        let mut check = InputCheck::new(Kind::Chunks, "records");
-        match chunks.next_line()? {
-            Some(Line::Header(Kind::Chunks, p)) => {
-                if let Some(e) = params_differ(chunks.name(), 1, &p, params) {
-                    return Err(e);
-                }
-                let p_shard = FilesHeader::parse(&p).map_err(|m| chunks.error(m))?.shard;
-                if p_shard != head_shard {
-                    return Err(chunks.error(format!(
-                        "this chunk file is from shard {} but its file table {} is from shard {}",
-                        p_shard.as_deref().unwrap_or("none"),
-                        files.name(),
-                        head_shard.as_deref().unwrap_or("none")
-                    )));
-                }
-                check.header(Kind::Chunks, p).map_err(|m| chunks.error(m))?;
-            }
-            Some(Line::Trailer(Kind::Chunks, _)) => {
-                return Err(chunks.error(
-                    "this chunk file is sorted (its trailer comes first): give the unsorted chunks.tsv of the previous run, not sorted.tsv",
-                ))
-            }
-            _ => {
-                return Err(chunks.error(
-                    "expected a '#fsim chunks v1' header: the unsorted chunks.tsv written by fsim-chunk",
-                ))
-            }
-        }
-        let mut s = Source {
-            files,
-            chunks,
-            head: None,
-            last_id: None,
-            files_trailer: None,
-            table: TableDigest::default(),
-            next_rec: None,
-            chunks_done: false,
-            check,
-            seen: Digest::default(),
-        };
-        s.advance_file()?;
-        s.advance_rec()?;
-        Ok((s, shard))
+/// Open the previous source `index`: its file table for the walker, its
+/// chunk file for the writer, and which shard it is.
+fn open_source(
+    index: usize,
+    files: &Path,
+    chunks: &Path,
+    params: &Params,
+) -> Result<(Table, Records, Option<Shard>)> {
+    let (r, name) = open_input(files)?;
+    let mut files = LineReader::new(r, name);
+    let head = match files.next_line()? {
+        Some(Line::Header(Kind::Files, p)) => p,
+        _ => return Err(files.error(
+            "expected a '#fsim files v4' header: a file table written by fsim-chunk --files-out",
+        )),
+    };
+    if let Some(e) = params_differ(files.name(), 1, &head, params) {
+        return Err(e);
     }
+    let head_shard = FilesHeader::parse(&head)
+        .map_err(|m| Error::input(files.name(), 1, m))?
+        .shard;
+    let shard = match head_shard.as_deref() {
+        None => None,
+        Some(s) => Some(
+            Shard::parse(s).map_err(|m| Error::input(files.name(), 1, format!("header: {m}")))?,
+        ),
+    };
+    let (r, name) = open_input(chunks)?;
+    let mut chunks = LineReader::new(r, name);
+    let mut check = InputCheck::new(Kind::Chunks, "records");
+    match chunks.next_line()? {
+        Some(Line::Header(Kind::Chunks, p)) => {
+            if let Some(e) = params_differ(chunks.name(), 1, &p, params) {
+                return Err(e);
+            }
+            let p_shard = FilesHeader::parse(&p).map_err(|m| chunks.error(m))?.shard;
+            if p_shard != head_shard {
+                return Err(chunks.error(format!(
+                    "this chunk file is from shard {} but its file table {} is from shard {}",
+                    p_shard.as_deref().unwrap_or("none"),
+                    files.name(),
+                    head_shard.as_deref().unwrap_or("none")
+                )));
+            }
+            check.header(Kind::Chunks, p).map_err(|m| chunks.error(m))?;
+        }
+        Some(Line::Trailer(Kind::Chunks, _)) => {
+            return Err(chunks.error(
+                "this chunk file is sorted (its trailer comes first): give the unsorted chunks.tsv of the previous run, not sorted.tsv",
+            ))
+        }
+        _ => {
+            return Err(chunks.error(
+                "expected a '#fsim chunks v1' header: the unsorted chunks.tsv written by fsim-chunk",
+            ))
+        }
+    }
+    let mut records = Records {
+        table_name: files.name().to_string(),
+        chunks,
+        next_rec: None,
+        chunks_done: false,
+        check,
+        seen: Digest::default(),
+    };
+    let mut table = Table {
+        index,
+        files,
+        head: None,
+        last_id: None,
+        files_trailer: None,
+        table: TableDigest::default(),
+    };
+    table.advance_file()?;
+    records.advance_rec()?;
+    Ok((table, records, shard))
+}
 
+impl Table {
     /// Read the next file entry into `head` (None at the trailer).
     fn advance_file(&mut self) -> Result<()> {
         self.head = None;
@@ -262,6 +292,62 @@ impl Source {
         }
     }
 
+    /// Look a walked file up; advances past entries that sort before it.
+    /// Members of archives are never walked: they are skipped, or taken
+    /// with their archive.
+    fn lookup(&mut self, path: &[u8], size: u64, mtime: (i64, u32)) -> Result<Option<Found>> {
+        loop {
+            let Some(head) = &self.head else {
+                return Ok(None);
+            };
+            if head.view.is_member() {
+                self.advance_file()?;
+                continue;
+            }
+            match walk_cmp(&head.path, path) {
+                Ordering::Greater => return Ok(None),
+                Ordering::Less => self.advance_file()?,
+                Ordering::Equal => {
+                    // The file's own size: `size` is its view's.
+                    // A content view from a v3 table has no view hash:
+                    // read again, so that the new table has it.
+                    let hit = head.view.raw_size == size
+                        && (head.mtime_s, head.mtime_ns) == mtime
+                        && (head.view.is_raw() || head.view.hash.is_some());
+                    let entry = self.head.take().expect("head checked above");
+                    self.advance_file()?;
+                    if !hit {
+                        return Ok(None);
+                    }
+                    let mut found = self.found(entry);
+                    while let Some(m) = self.head.take_if(|h| is_member_of(h, &found.entry.path)) {
+                        self.advance_file()?;
+                        found.members.push(self.found(m));
+                    }
+                    return Ok(Some(found));
+                }
+            }
+        }
+    }
+
+    fn found(&self, entry: FileEntry) -> Found {
+        Found {
+            entry,
+            source: self.index,
+            members: Vec::new(),
+        }
+    }
+
+    /// Read what is left, checking the trailer (its records' digest).
+    fn finish(mut self) -> Result<()> {
+        while self.files_trailer.is_none() {
+            self.advance_file()?;
+        }
+        Ok(())
+    }
+}
+
+impl Records {
     /// Read the next chunk record into `next_rec` (None at the end).
     fn advance_rec(&mut self) -> Result<()> {
         let prev = self.next_rec.take();
@@ -315,85 +401,39 @@ impl Source {
         }
     }
 
-    /// Consume the records of file `id` (and skip those of lower ids).
-    fn take_records(&mut self, id: u32, out: &mut Vec<Piece>) -> Result<()> {
+    /// Hand the records of file `id` to `put` (skipping those of lower
+    /// ids: files not found, or read again) and check that they add up to
+    /// its `size`: a chunk file that does not belong to its table is
+    /// refused, not silently used.
+    fn take(
+        &mut self,
+        id: u32,
+        size: u64,
+        put: &mut impl FnMut(Piece) -> Result<()>,
+    ) -> Result<()> {
+        let mut total = 0u64;
         while let Some(r) = self.next_rec {
             if r.file > id {
                 break;
             }
             if r.file == id {
-                out.push((r.hash, r.len));
+                total += r.len as u64;
+                put((r.hash, r.len))?;
             }
             self.advance_rec()?;
+        }
+        if total != size {
+            return Err(Error::msg(format!(
+                "{}: the chunk records of file {id} add up to {total} bytes but the file table {} says {size}: the two files are not from the same run",
+                self.chunks.name(),
+                self.table_name,
+            )));
         }
         Ok(())
     }
 
-    /// Look a walked file up; advances past entries that sort before it.
-    /// Members of archives are never walked: they are skipped, or taken
-    /// with their archive.
-    fn lookup(&mut self, path: &[u8], size: u64, mtime: (i64, u32)) -> Result<Option<Found>> {
-        loop {
-            let Some(head) = &self.head else {
-                return Ok(None);
-            };
-            if head.view.is_member() {
-                self.advance_file()?;
-                continue;
-            }
-            match walk_cmp(&head.path, path) {
-                Ordering::Greater => return Ok(None),
-                Ordering::Less => self.advance_file()?,
-                Ordering::Equal => {
-                    // The file's own size: `size` is its view's.
-                    // A content view from a v3 table has no view hash:
-                    // read again, so that the new table has it.
-                    let hit = head.view.raw_size == size
-                        && (head.mtime_s, head.mtime_ns) == mtime
-                        && (head.view.is_raw() || head.view.hash.is_some());
-                    let entry = self.head.take().expect("head checked above");
-                    self.advance_file()?;
-                    if !hit {
-                        return Ok(None);
-                    }
-                    let mut found = self.found(entry)?;
-                    while let Some(m) = self.head.take_if(|h| is_member_of(h, &found.entry.path)) {
-                        self.advance_file()?;
-                        found.members.push(self.found(m)?);
-                    }
-                    return Ok(Some(found));
-                }
-            }
-        }
-    }
-
-    /// `entry` with its chunk records, checked against its size.
-    fn found(&mut self, entry: FileEntry) -> Result<Found> {
-        let mut pieces = Vec::new();
-        self.take_records(entry.id, &mut pieces)?;
-        let total: u64 = pieces.iter().map(|p| p.1 as u64).sum();
-        if total != entry.size {
-            return Err(Error::msg(format!(
-                "{}: the chunk records of file {} add up to {total} bytes but the file table {} says {}: the two files are not from the same run",
-                self.chunks.name(),
-                entry.id,
-                self.files.name(),
-                entry.size
-            )));
-        }
-        Ok(Found {
-            entry,
-            pieces,
-            members: Vec::new(),
-        })
-    }
-
-    /// Read what is left, checking the trailers of the file table (its
-    /// records' digest) and of the chunk file.
+    /// Read what is left, checking the trailer (count and digest).
     fn finish(mut self) -> Result<()> {
-        while self.files_trailer.is_none() {
-            self.advance_file()?;
-        }
         while self.next_rec.is_some() {
             self.advance_rec()?;
         }
@@ -410,14 +450,20 @@ fn is_member_of(e: &FileEntry, archive: &[u8]) -> bool {
 
 impl Previous {
     /// Open (file table, chunk file) pairs. Either one ordinary previous run,
-    /// or the N shards of a sharded run in shard order.
-    pub fn open(pairs: &[(PathBuf, PathBuf)], params: &Params) -> Result<Previous> {
+    /// or the N shards of a sharded run in shard order. The tables are the
+    /// walker's, the chunk files the writer's.
+    pub fn open(
+        pairs: &[(PathBuf, PathBuf)],
+        params: &Params,
+    ) -> Result<(Previous, PreviousChunks)> {
         let mut sources = Vec::with_capacity(pairs.len());
+        let mut records = Vec::with_capacity(pairs.len());
         let mut shards = Vec::new();
-        for (f, c) in pairs {
-            let (s, shard) = Source::open(f, c, params)?;
-            shards.push((shard, s.files.name().to_string()));
-            sources.push(s);
+        for (i, (f, c)) in pairs.iter().enumerate() {
+            let (t, r, shard) = open_source(i, f, c, params)?;
+            shards.push((shard, t.files.name().to_string()));
+            sources.push(t);
+            records.push(r);
         }
         let sharded = shards.iter().any(|(s, _)| s.is_some());
         if sharded {
@@ -441,11 +487,12 @@ impl Previous {
             ));
         }
         let members = params.get("content") != Some("raw");
-        Ok(Previous {
+        let previous = Previous {
             sources,
             sharded,
             members,
-        })
+        };
+        Ok((previous, PreviousChunks { sources: records }))
     }
 
     /// Look up the walked file at walk position `pos`.
@@ -480,10 +527,38 @@ impl Previous {
         Ok(found.filter(|f| !again(f)))
     }
 
-    /// Read the rest of every source, checking counts and digests.
+    /// Read the rest of every file table, checking its digest.
     pub fn finish(self) -> Result<()> {
         for s in self.sources {
             s.finish()?;
+        }
+        Ok(())
+    }
+}
+
+impl PreviousChunks {
+    /// Hand the records of a file found ([`Found`]: its source and its id
+    /// there) to `put`, checked against the file's `size`. Files must be
+    /// taken in the order they were found.
+    pub fn take(
+        &mut self,
+        source: usize,
+        id: u32,
+        size: u64,
+        put: &mut impl FnMut(Piece) -> Result<()>,
+    ) -> Result<()> {
+        match self.sources.get_mut(source) {
+            Some(r) => r.take(id, size, put),
+            None => Err(Error::msg(format!(
+                "internal error: no previous source {source}"
+            ))),
+        }
+    }
+
+    /// Read the rest of every chunk file, checking counts and digests.
+    pub fn finish(self) -> Result<()> {
+        for r in self.sources {
+            r.finish()?;
         }
         Ok(())
     }
