@@ -51,14 +51,19 @@ pub fn unescape_path(s: &[u8]) -> std::result::Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
     while i < s.len() {
-        let b = s[i];
+        // Paths are nearly all plain bytes: copy each run of them at once
+        // (a byte at a time, this was a tenth of a re-run's fsim-verify).
+        let plain = s[i..]
+            .iter()
+            .position(|&b| b == b'\\' || b < 0x20 || b == 0x7f)
+            .unwrap_or(s.len() - i);
+        out.extend_from_slice(&s[i..i + plain]);
+        i += plain;
+        let Some(&b) = s.get(i) else {
+            break;
+        };
         if b != b'\\' {
-            if b < 0x20 || b == 0x7f {
-                return Err(format!("unescaped control byte 0x{b:02x} in path"));
-            }
-            out.push(b);
-            i += 1;
-            continue;
+            return Err(format!("unescaped control byte 0x{b:02x} in path"));
         }
         match s.get(i + 1) {
             Some(b'\\') => out.push(b'\\'),

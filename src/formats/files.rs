@@ -833,13 +833,24 @@ impl CompactTable {
 /// fsim-verify both call this, so they agree on which pairs are reused.
 pub fn changed_since(new: &[FileEntry], old: &[FileEntry]) -> (Vec<bool>, Vec<u32>) {
     use std::collections::{HashMap, HashSet};
-    let by_path: HashMap<&[u8], &FileEntry> = new.iter().map(|f| (&f.path[..], f)).collect();
+    // Most files keep their id (ids are walk positions, and few files come
+    // or go): look there first, and hash the paths only for the others.
+    let mut by_path: Option<HashMap<&[u8], &FileEntry>> = None;
+    let mut same_path = |o: &FileEntry| -> Option<&FileEntry> {
+        let at = new.get(o.id as usize).filter(|f| f.path == o.path);
+        at.or_else(|| {
+            by_path
+                .get_or_insert_with(|| new.iter().map(|f| (&f.path[..], f)).collect())
+                .get(&o.path[..])
+                .copied()
+        })
+    };
     let max_old = old.iter().map(|f| f.id as usize + 1).max().unwrap_or(0);
     let max_new = new.iter().map(|f| f.id as usize + 1).max().unwrap_or(0);
     let mut new_of_old = vec![u32::MAX; max_old];
     let mut changed = vec![true; max_new];
     for o in old {
-        if let Some(f) = by_path.get(&o.path[..]) {
+        if let Some(f) = same_path(o) {
             if f.size == o.size && f.content == o.content && f.ftype == o.ftype {
                 new_of_old[o.id as usize] = f.id;
                 changed[f.id as usize] = false;

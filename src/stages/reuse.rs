@@ -47,7 +47,8 @@ use crate::formats::files::TableDigest;
 use crate::formats::headers::FilesHeader;
 use crate::formats::open_input;
 use crate::formats::{
-    ChunkRecord, Digest, FileEntry, InputCheck, Kind, Line, LineReader, Params, CHUNK_PARAM_KEYS,
+    classify_line, ChunkRecord, Digest, FileEntry, InputCheck, Kind, Line, LineReader, Params,
+    CHUNK_PARAM_KEYS,
 };
 use std::cmp::Ordering;
 use std::ffi::OsStr;
@@ -347,6 +348,17 @@ impl Table {
     }
 }
 
+/// A line of a previous chunk file, as [`Records::advance_rec`] takes it.
+enum Step {
+    End,
+    /// A record, or `None` for a line that is not one.
+    Record(Option<ChunkRecord>),
+    Trailer(Kind, Params),
+    Header(Kind),
+    /// A `#` line that does not parse: why.
+    Bad(String),
+}
+
 impl Records {
     /// Read the next chunk record into `next_rec` (None at the end).
     fn advance_rec(&mut self) -> Result<()> {
@@ -356,20 +368,35 @@ impl Records {
         }
         loop {
             let line_no = self.chunks.line_number() + 1;
-            let name = self.chunks.name().to_string();
-            match self.chunks.next_line()? {
-                None => {
+            // What the line is, owned, so that errors can borrow the
+            // reader's name (not cloned for each of millions of records).
+            // A record is parsed straight from the raw line; only `#` lines
+            // are classified.
+            let step = match self.chunks.next_raw()? {
+                None => Step::End,
+                Some(raw) if raw.first() != Some(&b'#') => Step::Record(ChunkRecord::parse(raw)),
+                Some(raw) => match classify_line(raw) {
+                    Ok(Line::Trailer(k, p)) => Step::Trailer(k, p),
+                    Ok(Line::Header(k, _)) => Step::Header(k),
+                    Ok(Line::Comment(_)) => continue,
+                    Ok(Line::Data(d)) => Step::Record(ChunkRecord::parse(d)),
+                    Err(m) => Step::Bad(m),
+                },
+            };
+            let name = self.chunks.name();
+            match step {
+                Step::End => {
                     self.chunks_done = true;
-                    return self.check.finish(&self.seen, &name, line_no);
+                    return self.check.finish(&self.seen, name, line_no);
                 }
-                Some(Line::Data(raw)) => {
-                    let r = ChunkRecord::parse(raw).ok_or_else(|| {
-                        Error::input(
-                            &name,
-                            line_no,
-                            format!("expected {}", ChunkRecord::EXPECTED),
-                        )
-                    })?;
+                Step::Record(None) => {
+                    return Err(Error::input(
+                        name,
+                        line_no,
+                        format!("expected {}", ChunkRecord::EXPECTED),
+                    ))
+                }
+                Step::Record(Some(r)) => {
                     if prev.is_some_and(|p| r.file < p.file) {
                         return Err(Error::input(
                             name,
@@ -381,12 +408,13 @@ impl Records {
                     self.next_rec = Some(r);
                     return Ok(());
                 }
-                Some(Line::Trailer(k, p)) => {
+                Step::Trailer(k, p) => {
                     self.check
                         .trailer(k, &p)
-                        .map_err(|m| Error::input(&name, line_no, m))?;
+                        .map_err(|m| Error::input(name, line_no, m))?;
                 }
-                Some(Line::Header(k, _)) => {
+                Step::Bad(m) => return Err(Error::input(name, line_no, m)),
+                Step::Header(k) => {
                     return Err(Error::input(
                         name,
                         line_no,
@@ -396,7 +424,6 @@ impl Records {
                         ),
                     ))
                 }
-                Some(Line::Comment(_)) => {}
             }
         }
     }

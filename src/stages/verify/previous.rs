@@ -80,6 +80,15 @@ pub fn open(
 ) -> Result<Previous> {
     let (old, _) = read_file_table(previous_files)?;
     let (_, new_of_old) = changed_since(files, &old);
+    open_mapped(new_of_old, previous, previous_regions)
+}
+
+/// [`open`] with the earlier ids already mapped to the new ones.
+fn open_mapped(
+    new_of_old: Vec<u32>,
+    previous: &Path,
+    previous_regions: Option<&Path>,
+) -> Result<Previous> {
     let (input, name) = open_input(previous)?;
     let regions = match previous_regions {
         Some(p) => {
@@ -141,9 +150,12 @@ impl Rows {
         previous_files: &Path,
         previous_regions: Option<&Path>,
     ) -> Result<Rows> {
+        // The earlier table is read and compared once, for the count and
+        // the map both.
         let (old, _) = read_file_table(previous_files)?;
-        let (changed, _) = changed_since(files, &old);
-        let mut inner = open(files, previous, previous_files, previous_regions)?;
+        let (changed, new_of_old) = changed_since(files, &old);
+        drop(old);
+        let mut inner = open_mapped(new_of_old, previous, previous_regions)?;
         inner.all_rows = true;
         Ok(Rows {
             inner,
