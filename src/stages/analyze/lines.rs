@@ -161,11 +161,17 @@ const BYTES_PER_ENTRY: u64 = 56;
 /// reaches 1/P of the threshold. A pair whose whole overlap reaches the
 /// threshold reaches 1/P of it in at least one pass, so none is lost; the
 /// extra candidates cost fsim-verify a bound check each.
+///
+/// `only`: a re-run's changed files ([`super::Changed`]): only the pairs
+/// with one of them are looked for (the others are in the earlier run's
+/// verified pairs), so each row of an unchanged content is skipped, and a
+/// changed content's row takes its partners on both sides.
 pub fn line_pairs(
     files: &[FileEntry],
     src: &LineSource,
     threads: usize,
     memory: u64,
+    only: Option<&super::Changed>,
     out: &mut PairStore,
 ) -> Result<LineStats> {
     let mut stats = LineStats::default();
@@ -196,7 +202,14 @@ pub fn line_pairs(
             stats.unreadable = unreadable;
             stats.contents = contents.len() as u64;
         }
-        stats.pairs += compare(&contents, &line_len, src, threads, passes, &store)?;
+        let changed: Option<Vec<bool>> =
+            only.map(|c| contents.iter().map(|&(id, ..)| c.any(id, id)).collect());
+        let rows = Rows {
+            src,
+            passes,
+            changed: changed.as_deref(),
+        };
+        stats.pairs += compare(&contents, &line_len, &rows, threads, &store)?;
         pass += 1;
     }
     stats.passes = passes;
@@ -369,14 +382,49 @@ fn count_entries(files: &[FileEntry], reps: &[usize]) -> Result<u64> {
 /// Every two contents sharing a line (of this pass): their overlap, and
 /// the pair handed to `store` when `passes` times it reaches the
 /// threshold. Returns the pairs kept.
+/// What [`compare`] keeps of each row.
+struct Rows<'a> {
+    src: &'a LineSource,
+    /// Passes over the lines (a pass sees a share of each pair's lines).
+    passes: u64,
+    /// A re-run's changed contents (by content index), when only their
+    /// pairs are wanted.
+    changed: Option<&'a [bool]>,
+}
+
+impl Rows<'_> {
+    /// The partners of content `a` its row takes from a line's postings:
+    /// those after it; in a re-run, none for an unchanged `a`, and for a
+    /// changed one also those before it that did not change (whose rows
+    /// are skipped).
+    #[inline]
+    fn partners<'p>(&self, a: usize, post: &'p [(u32, u32)]) -> &'p [(u32, u32)] {
+        match self.changed {
+            None => &post[post.partition_point(|&(c, _)| c as usize <= a)..],
+            Some(ch) if ch[a] => post,
+            Some(_) => &[],
+        }
+    }
+
+    /// Whether the row of `a` counts partner `b` (itself, or a changed
+    /// content before it, whose own row has the pair, do not).
+    #[inline]
+    fn counts(&self, a: usize, b: usize) -> bool {
+        match self.changed {
+            None => true,
+            Some(ch) => b > a || (b < a && !ch[b]),
+        }
+    }
+}
+
 fn compare(
     contents: &[Content],
     line_len: &[u32],
-    src: &LineSource,
+    rows: &Rows,
     threads: usize,
-    passes: u64,
     store: &Mutex<&mut PairStore>,
 ) -> Result<u64> {
+    let (src, passes) = (rows.src, rows.passes);
     // Postings: line -> (content index, count), content indexes increasing.
     let mut postings: Vec<Vec<(u32, u32)>> = vec![Vec::new(); line_len.len()];
     for (ci, (_, _, v, _)) in contents.iter().enumerate() {
@@ -406,10 +454,12 @@ fn compare(
                         for a in b * BLOCK..((b + 1) * BLOCK).min(n) {
                             let (ida, sa, ref la, bounded_a) = contents[a];
                             for &(l, ca) in la {
-                                let post = &postings[l as usize];
-                                let start = post.partition_point(|&(c, _)| c as usize <= a);
+                                let post = rows.partners(a, &postings[l as usize]);
                                 let len = line_len[l as usize] as u64;
-                                for &(cb, nb) in &post[start..] {
+                                for &(cb, nb) in post {
+                                    if rows.changed.is_some() && !rows.counts(a, cb as usize) {
+                                        continue;
+                                    }
                                     let slot = &mut acc[cb as usize];
                                     if *slot == 0 {
                                         touched.push(cb);
@@ -427,11 +477,18 @@ fn compare(
                                     && (!(bounded_a && bounded_b)
                                         || reaches(most, sa, sb, src.verify_floor))
                                 {
+                                    // Lower id first (a re-run's row also
+                                    // takes partners before it).
+                                    let ((a, size_a), (b, size_b)) = if ida < idb {
+                                        ((ida, sa), (idb, sb))
+                                    } else {
+                                        ((idb, sb), (ida, sa))
+                                    };
                                     found.push(Pair {
-                                        a: ida,
-                                        b: idb,
-                                        size_a: sa,
-                                        size_b: sb,
+                                        a,
+                                        b,
+                                        size_a,
+                                        size_b,
                                         common: 0,
                                         shared: 0,
                                     });
@@ -555,7 +612,7 @@ mod tests {
         };
         let run = |memory: u64| {
             let mut store = crate::stages::analyze::PairStore::new(1 << 20, None);
-            let st = line_pairs(&files, &src, 2, memory, &mut store).unwrap();
+            let st = line_pairs(&files, &src, 2, memory, None, &mut store).unwrap();
             let pairs: Vec<(u32, u32)> = keep_chunk_figures(store.finish().unwrap())
                 .map(|p| p.map(|p| (p.a, p.b)).unwrap())
                 .collect();
@@ -646,11 +703,65 @@ mod tests {
     }
 
     fn kept(files: &[FileEntry], src: &LineSource) -> Vec<(u32, u32)> {
+        kept_with(files, src, None, 1 << 30)
+    }
+
+    fn kept_with(
+        files: &[FileEntry],
+        src: &LineSource,
+        only: Option<&super::super::Changed>,
+        memory: u64,
+    ) -> Vec<(u32, u32)> {
         let mut store = crate::stages::analyze::PairStore::new(1 << 20, None);
-        line_pairs(files, src, 2, 1 << 30, &mut store).unwrap();
+        line_pairs(files, src, 2, memory, only, &mut store).unwrap();
         keep_chunk_figures(store.finish().unwrap())
             .map(|p| p.map(|p| (p.a, p.b)).unwrap())
             .collect()
+    }
+
+    /// A re-run's line source (`only`: the changed files) finds exactly
+    /// the pairs with a changed file that a full run finds, whichever files
+    /// changed (first, last, neighbours, none, all), in one pass or many.
+    #[test]
+    fn a_rerun_finds_the_pairs_of_its_changed_files_and_no_other() {
+        let t = tempfile::tempdir().unwrap();
+        // Every file shares lines with several others: 40 lines from a
+        // pool of 60, drawn by the file's number.
+        let texts: Vec<Vec<u8>> = (0..14u64)
+            .map(|f| {
+                (0..40u64)
+                    .map(|i| format!("pool line {:03}\n", (i * (f % 5 + 1) + f) % 60))
+                    .collect::<String>()
+                    .into_bytes()
+            })
+            .collect();
+        let files = table(t.path(), "txt", &texts);
+        let src = LineSource {
+            max_size: 1 << 20,
+            catalogs: false,
+            thresholds: Thresholds {
+                min_bytes: 0,
+                min_percent: 20.0,
+                percent_of: crate::formats::PercentOf::Smaller,
+            },
+            verify_floor: 0.0,
+        };
+        for memory in [1 << 30, 16 << 10] {
+            let all = kept_with(&files, &src, None, memory);
+            assert!(all.len() > 30, "{}", all.len());
+            for changed in [vec![0], vec![13], vec![5, 6], vec![], (0..14).collect()] {
+                let mut flags = vec![false; files.len()];
+                changed.iter().for_each(|&f| flags[f] = true);
+                let c = super::super::Changed {
+                    count: changed.len() as u64,
+                    flags,
+                };
+                let want: Vec<(u32, u32)> =
+                    all.iter().copied().filter(|&(a, b)| c.any(a, b)).collect();
+                let got = kept_with(&files, &src, Some(&c), memory);
+                assert_eq!(got, want, "changed {changed:?}, memory {memory}");
+            }
+        }
     }
 
     /// A pair whose overlap is under fsim-verify's threshold is not a

@@ -249,7 +249,8 @@ pub fn run(cfg: &Config) -> Result<()> {
                 // The bins are done: the line source has --capacity but the
                 // pair store's quarter.
                 let memory = cfg.options.capacity - cfg.options.capacity / 4;
-                line_pairs(table, src, cfg.options.threads, memory, &mut a.pairs)?
+                let only = options.only.as_deref();
+                line_pairs(table, src, cfg.options.threads, memory, only, &mut a.pairs)?
             }
         });
     }
