@@ -712,7 +712,7 @@ RR_SHARE=$(awk -v a="$RR_RERUN" -v b="$RR_SCRATCH" 'BEGIN { printf "%.0f", 100 *
 RR_EDITED=$(grep '^edited' <<< "$RERUN")
 rm -rf "$W/rerun"
 # The same with every 100th file given a new mtime only (issue 25): the
-# stages after the chunking are copied from the first run (fsim-reuse).
+# stages after the chunking are taken from the first run (fsim-reuse).
 TOUCHED=$(scripts/rerun-bench.sh "$TREE" "$W/rerun" "$B" touch)
 RT_RERUN=$(awk '$1 == "rerun" { print $2 }' <<< "$TOUCHED")
 RT_SCRATCH=$(awk '$1 == "scratch" { print $2 }' <<< "$TOUCHED")
@@ -753,6 +753,7 @@ The report stage on Django + moment before and after its folder pairs' credits w
 The default run on Django + moment before and after the line source's cut at fsim-verify's threshold, the json links written directly and the folder pairs' two passes (issue 25 item 4): [2026-11-27-default-run.md](measurements/2026-11-27-default-run.md).
 The default run on Django + moment with txt, json and tsv written by one fsim-report process, the folder pairs' file lists combined and the line source read by `-j` workers (issue 25 item 4; 12-17 % less CPU, the same wall time): [2026-11-27-one-report-process.md](measurements/2026-11-27-one-report-process.md).
 The default run on Django + moment with the report's pairs read once, its folder pairs and reports on a thread each, and the line source's per-content sort dropped (issue 25 item 4; 3 % of the wall time, 15× `md5sum -P2`), the catalog generator and the re-runs: [2026-11-27-report-reads-and-threads.md](measurements/2026-11-27-report-reads-and-threads.md).
+The re-runs with the earlier stages' outputs linked instead of copied, the chunk stage's previous records copied by its writer and the line source's rows limited to the changed files (issue 25 item 5; 1 % touched: 13-14 % of a run from scratch; 1 % edited: 65 %): [2026-11-27-reruns-linked.md](measurements/2026-11-27-reruns-linked.md).
 Measured by hand, with their profiles: [fsim-binpack and fsim-analyze](measurements/2026-11-22-binpack-analyze.md),
 [fsim-verify](measurements/2026-11-22-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](measurements/2026-11-22-chunk-sort-partition-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [measurements/2026-11-25-after-analysis.md](measurements/2026-11-25-after-analysis.md); fsim-spark against `make report` and the sort path per record (by files and through Spark), by `scripts/spark/measure`, in [distributed.md](distributed.md).
 
@@ -857,8 +858,8 @@ verified.tsv are the same bytes (the script fails otherwise).
 \`scripts/rerun-bench.sh $TREE <dir> target/release touch\` ($RT_TOUCHED,
 their bytes kept: a checkout, a copy, a restore): \`make report
 PREVIOUS=<first work>\` **$RT_RERUN s**, from scratch $RT_SCRATCH s: **$RT_SHARE %**
-(issue 25: ≤ 15 %); every stage after the chunking is copied from the first
-run (\`fsim-reuse\`, docs/pipeline.md), the same bytes.
+(issue 25: ≤ 15 %); every stage after the chunking is taken from the first
+run (\`fsim-reuse\`: a hard link dated now, docs/pipeline.md), the same bytes.
 
 ## Checks made in the same run
 
