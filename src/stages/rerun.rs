@@ -369,8 +369,8 @@ fn without_mtime(line: &[u8], out: &mut Vec<u8>) {
 /// run wrote, and an earlier time would have the next `make` run the stage
 /// again. That time is the earlier run's file's too (one inode), so a
 /// `make` in the earlier folder re-runs the stages after it (the same
-/// bytes). Elsewhere (another file system, links not allowed), a copy.
-/// True when linked.
+/// bytes). Elsewhere (another file system, links not allowed, a file
+/// whose time this user may not set), a copy. True when linked.
 fn link_into(from: &Path, to: &Path) -> Result<bool> {
     let dir = work_folder(to);
     let tmp = dir.join(format!(
@@ -382,15 +382,15 @@ fn link_into(from: &Path, to: &Path) -> Result<bool> {
     if fs::hard_link(from, &tmp).is_err() {
         return copy_into(from, to).map(|()| false);
     }
-    let placed = fs::File::options()
-        .write(true)
-        .open(&tmp)
-        .and_then(|f| f.set_modified(std::time::SystemTime::now()))
-        .ctx(|| format!("cannot set the time of {}", to.display()))
-        .and_then(|()| {
-            fs::rename(&tmp, to)
-                .ctx(|| format!("cannot rename {} to {}", tmp.display(), to.display()))
-        });
+    // Opened for reading: the owner may set an explicit time without
+    // write permission (a read-only earlier output).
+    let dated = fs::File::open(&tmp).and_then(|f| f.set_modified(std::time::SystemTime::now()));
+    if dated.is_err() {
+        let _ = fs::remove_file(&tmp);
+        return copy_into(from, to).map(|()| false);
+    }
+    let placed =
+        fs::rename(&tmp, to).ctx(|| format!("cannot rename {} to {}", tmp.display(), to.display()));
     if placed.is_err() {
         let _ = fs::remove_file(&tmp);
     }
