@@ -297,6 +297,28 @@ fn rerun_copies_the_stages_whose_program_arguments_and_inputs_are_the_same() {
     }
     let err = ok(&make(&repo, &touched, &[formats, &prev], &[]));
     assert!(!err.contains("fsim-"), "{err}");
+    // Newer chunks: the stages after them are reused again, onto the
+    // links already in place, and leave no temporary name behind.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let newer = std::time::SystemTime::now();
+    let chunks = std::fs::File::options()
+        .write(true)
+        .open(touched.join("chunks.tsv"))
+        .unwrap();
+    chunks.set_modified(newer).unwrap();
+    let err = ok(&make(&repo, &touched, &[formats, &prev], &[]));
+    assert_eq!(
+        copied(&err),
+        ["bins.tsv", "partition.tsv", "report.txt", "sorted.tsv"],
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&touched)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".reuse."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    same_files(&fresh, &touched, &outputs);
     // An earlier output changed since its stage wrote it is not copied,
     // nor what its process wrote with it (report.txt).
     let mut json = std::fs::read(old.join("report.json")).unwrap();

@@ -391,9 +391,10 @@ fn link_into(from: &Path, to: &Path) -> Result<bool> {
     }
     let placed =
         fs::rename(&tmp, to).ctx(|| format!("cannot rename {} to {}", tmp.display(), to.display()));
-    if placed.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
+    // Gone after a rename, but not when `to` was already this file (a
+    // stage reused again): rename does nothing between two links of one
+    // file.
+    let _ = fs::remove_file(&tmp);
     placed.map(|()| true)
 }
 
