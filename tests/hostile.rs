@@ -100,6 +100,22 @@ fn hostile_names_are_escaped_in_every_report() {
         let raw = unescape_path(esc.as_bytes()).unwrap();
         assert!(raw.ends_with(name));
     }
+    // The json report writes its files, links and lists itself: its bytes
+    // are serde_json's pretty text of its value, closest relatives of a
+    // reviewed cluster's files too.
+    for extra in [&[][..], &["--review-files", "1"][..]] {
+        let mut c = fsim("fsim-report");
+        c.args(["-q", "--format", "json", "--files"])
+            .arg(work.join("files.tsv"))
+            .args(extra)
+            .arg(work.join("pairs.tsv"));
+        let text = String::from_utf8(run_ok(c, None).stdout).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_string_pretty(&value).unwrap() + "\n", text);
+        let reviewed = !extra.is_empty();
+        assert_eq!(text.contains("\"closest\": ["), reviewed, "{extra:?}");
+        assert!(text.contains("\\\"quoted\\\" & 'single'.txt"), "{text}");
+    }
     // Text and TSV: one line per path, no raw control bytes, no raw tab in a path.
     for fmt in ["text", "tsv"] {
         let out = run_report(&repo, &work, fmt);

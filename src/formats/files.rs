@@ -770,6 +770,11 @@ impl CompactTable {
         self.types[id as usize]
     }
 
+    /// Kind of file `id`'s view (see [`CompactTable::size`]).
+    pub fn view_kind(&self, id: u32) -> ViewKind {
+        self.views[id as usize].0
+    }
+
     /// Path of file `id` (see [`CompactTable::size`]).
     pub fn path(&self, id: u32) -> &[u8] {
         let i = id as usize;

@@ -172,9 +172,9 @@ impl Report {
     pub(crate) fn write_link_json(&self, p: &Pair, indent: usize, out: &mut Vec<u8>) {
         let (sa, sb) = (self.size(p.a), self.size(p.b));
         let mut json = JsonObject::new(indent, out);
-        json.string("a", &self.path(p.a));
+        json.path("a", self.files.path(p.a));
         json.number("a_id", p.a);
-        json.string("b", &self.path(p.b));
+        json.path("b", self.files.path(p.b));
         json.number("b_id", p.b);
         json.number("bytes_in_common", p.common);
         json.raw("exact", if p.exact { "true" } else { "false" });
@@ -182,8 +182,8 @@ impl Report {
         json.float("percent_of_b", r1(percent(p.common, sb)));
         json.float("percent_symmetric", r1(symmetric(p.common, sa, sb)));
         json.number("shared_chunks", p.shared_chunks);
-        json.string("view_a", &self.view_label(p.a));
-        json.string("view_b", &self.view_label(p.b));
+        self.write_view(&mut json, "view_a", p.a);
+        self.write_view(&mut json, "view_b", p.b);
         json.end();
     }
 
@@ -361,39 +361,62 @@ impl Report {
     }
 
     /// The `i`th file of cluster `c` in the json document (with its
-    /// sub-clusters and closest relatives when the cluster is reviewed).
-    pub(crate) fn file_json(&self, c: &model::Cluster, i: usize) -> Value {
+    /// sub-clusters and closest relatives when the cluster is reviewed),
+    /// the text serde_json's pretty printer gives its value, indented as
+    /// [`Report::write_link_json`] writes a link: the value, its text and
+    /// the indented copy cost more than writing all of a report's links.
+    pub(crate) fn write_file_json(
+        &self,
+        c: &model::Cluster,
+        i: usize,
+        indent: usize,
+        out: &mut Vec<u8>,
+    ) {
         let f = c.files[i];
         let e = self.files.at(f);
-        let mut v = json!({
-            "id": f,
-            "path": self.path(f),
-            "size": self.size(f),
-            "file_size": e.size,
-            "type": e.ftype.as_str(),
-            "view": self.view_label(f),
-            "collection": self.collection(f),
-            "identical_copies": self.copies(f).iter().map(|&x| self.path(x)).collect::<Vec<_>>(),
-        });
-        if let Some(r) = &c.review {
-            v["sub_clusters"] = json!(r.sub[i]);
-            v["closest"] = Value::Array(
-                r.closest[i]
-                    .iter()
-                    .map(|l| {
-                        let o = if l.a == f { l.b } else { l.a };
-                        json!({
-                            "id": o,
-                            "path": self.path(o),
-                            "bytes_in_common": l.common,
-                            "percent_symmetric": r1(symmetric(l.common, self.size(l.a), self.size(l.b))),
-                            "exact": l.exact,
-                        })
-                    })
-                    .collect(),
-            );
+        let review = c.review.as_ref();
+        let mut json = JsonObject::new(indent, out);
+        if let Some(r) = review {
+            json.array("closest", &r.closest[i], |l, out, indent| {
+                let o = if l.a == f { l.b } else { l.a };
+                let mut json = JsonObject::new(indent, out);
+                json.number("bytes_in_common", l.common);
+                json.raw("exact", if l.exact { "true" } else { "false" });
+                json.number("id", o);
+                json.path("path", self.files.path(o));
+                let sym = symmetric(l.common, self.size(l.a), self.size(l.b));
+                json.float("percent_symmetric", r1(sym));
+                json.end();
+            });
         }
-        v
+        match self.collection(f) {
+            Some(name) => json.string("collection", name),
+            None => json.raw("collection", "null"),
+        }
+        json.number("file_size", e.size);
+        json.number("id", f);
+        json.array("identical_copies", self.copies(f), |&x, out, _| {
+            json_path(self.files.path(x), out)
+        });
+        json.path("path", e.path);
+        json.number("size", self.size(f));
+        if let Some(r) = review {
+            json.array("sub_clusters", &r.sub[i], |&n, out, _| {
+                serde_json::to_writer(out, &n).expect("json of a number")
+            });
+        }
+        json.string("type", e.ftype.as_str());
+        self.write_view(&mut json, "view", f);
+        json.end();
+    }
+
+    /// [`Report::view_label`] as key `k` of `json`: nearly every file's is
+    /// "raw", written without making a string.
+    fn write_view(&self, json: &mut JsonObject, k: &str, id: u32) {
+        match self.files.view_kind(id).label() {
+            None => json.raw(k, "\"raw\""),
+            Some(label) => json.string(k, &label),
+        }
     }
 
     /// The text report up to its first cluster.
@@ -958,6 +981,24 @@ fn check_outputs(config: &Config) -> Result<()> {
     Ok(())
 }
 
+/// A path as the report shows it ([`escape_path`]) as a json string, the
+/// bytes serde_json writes for that string: nearly every path is valid
+/// UTF-8 with nothing to escape either way, and is copied as it is.
+fn json_path(path: &[u8], out: &mut Vec<u8>) {
+    // Folded without an early exit, the test runs many bytes at a time.
+    let special = path.iter().fold(false, |any, &b| {
+        any | (b == b'\\' || b == b'"' || b < 0x20 || b == 0x7f)
+    });
+    if !special && std::str::from_utf8(path).is_ok() {
+        out.push(b'"');
+        out.extend_from_slice(path);
+        out.push(b'"');
+        return;
+    }
+    let shown = escape_path_string(path);
+    serde_json::to_writer(out, &shown).expect("json of a string");
+}
+
 /// A json object written key by key as serde_json's pretty printer writes
 /// it (keys given in its order: sorted), indented by `indent` spaces.
 struct JsonObject<'a> {
@@ -981,8 +1022,11 @@ impl<'a> JsonObject<'a> {
             .extend_from_slice(if self.keys == 0 { b"\n" } else { b",\n" });
         self.keys += 1;
         self.out.extend(std::iter::repeat_n(b' ', self.indent + 2));
-        self.value(&k);
-        self.out.extend_from_slice(b": ");
+        // Keys are the report's own names: nothing in them to escape.
+        debug_assert!(k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+        self.out.push(b'"');
+        self.out.extend_from_slice(k.as_bytes());
+        self.out.extend_from_slice(b"\": ");
     }
 
     fn value<T: serde::Serialize + ?Sized>(&mut self, v: &T) {
@@ -992,6 +1036,32 @@ impl<'a> JsonObject<'a> {
     fn string(&mut self, k: &str, v: &str) {
         self.key(k);
         self.value(v);
+    }
+
+    /// A path as the report shows it ([`escape_path`]), a json string.
+    fn path(&mut self, k: &str, path: &[u8]) {
+        self.key(k);
+        json_path(path, self.out);
+    }
+
+    /// A list, each item written by `item` at the indent it is given; `[]`
+    /// when empty, as serde_json's pretty printer writes it.
+    fn array<T>(&mut self, k: &str, items: &[T], mut item: impl FnMut(&T, &mut Vec<u8>, usize)) {
+        self.key(k);
+        if items.is_empty() {
+            self.out.extend_from_slice(b"[]");
+            return;
+        }
+        let inner = self.indent + 4;
+        for (n, x) in items.iter().enumerate() {
+            self.out
+                .extend_from_slice(if n == 0 { b"[\n" } else { b",\n" });
+            self.out.extend(std::iter::repeat_n(b' ', inner));
+            item(x, self.out, inner);
+        }
+        self.out.push(b'\n');
+        self.out.extend(std::iter::repeat_n(b' ', self.indent + 2));
+        self.out.push(b']');
     }
 
     fn number(&mut self, k: &str, v: impl Into<u64>) {

@@ -894,6 +894,8 @@ struct Sink {
     json_tail: String,
     /// A link's json text (reused).
     scratch: Vec<u8>,
+    /// A json text indented ([`indent_into`], reused).
+    indented: Vec<u8>,
 }
 
 /// Markers of the values written apart in the json document.
@@ -911,9 +913,24 @@ fn pretty(v: &Value) -> Result<String> {
     serde_json::to_string_pretty(v).map_err(|e| Error::msg(format!("json: {e}")))
 }
 
+/// `text` with every line but the first indented by `n` spaces, appended
+/// to `out` ([`indent`] without its `String`s: the folder pairs' list is a
+/// tenth of a json report).
+fn indent_into(text: &[u8], n: usize, out: &mut Vec<u8>) {
+    let mut rest = text;
+    while let Some(k) = memchr::memchr(b'\n', rest) {
+        out.extend_from_slice(&rest[..=k]);
+        out.extend(std::iter::repeat_n(b' ', n));
+        rest = &rest[k + 1..];
+    }
+    out.extend_from_slice(rest);
+}
+
 /// Indent every line but the first by `n` spaces.
 fn indent(s: &str, n: usize) -> String {
-    s.replace('\n', &format!("\n{}", " ".repeat(n)))
+    let mut out = Vec::with_capacity(s.len());
+    indent_into(s.as_bytes(), n, &mut out);
+    String::from_utf8(out).expect("spaces added after newlines of UTF-8")
 }
 
 impl Sink {
@@ -967,7 +984,9 @@ impl Sink {
                 self.push(&j[..f])?;
                 for i in 0..c.files.len() {
                     self.push(if i == 0 { "[\n        " } else { ",\n        " })?;
-                    self.push(&indent(&pretty(&r.file_json(c, i))?, 8))?;
+                    self.scratch.clear();
+                    r.write_file_json(c, i, 8, &mut self.scratch);
+                    self.out.push_bytes(&self.scratch)?;
                 }
                 self.push("\n      ]")?;
                 self.push(&j[f + qf.len()..l])
@@ -1049,7 +1068,14 @@ impl Sink {
         let mut empty = true;
         for v in values {
             self.push(if empty { "[\n    " } else { ",\n    " })?;
-            self.push(&indent(&pretty(&v)?, 4))?;
+            let mut text = std::mem::take(&mut self.scratch);
+            text.clear();
+            serde_json::to_writer_pretty(&mut text, &v)
+                .map_err(|e| Error::msg(format!("json: {e}")))?;
+            self.indented.clear();
+            indent_into(&text, 4, &mut self.indented);
+            self.scratch = text;
+            self.out.push_bytes(&self.indented)?;
             empty = false;
         }
         self.push(if empty { "[]" } else { "\n  ]" })
@@ -1240,6 +1266,7 @@ pub(crate) fn write(
             clusters: 0,
             json_tail: String::new(),
             scratch: Vec::new(),
+            indented: Vec::new(),
         };
         sink.head(report)?;
         tee.0.push(sink);
