@@ -18,6 +18,13 @@ const MAX_LINES: usize = 100;
 /// limit fails the test too, so it is removed when the function is split.
 const EXCEPTIONS: &[(&str, &str, &str)] = &[];
 
+/// Whether the `'` at `i` opens a byte literal (`b'"'`): after a `b` that
+/// is a prefix, not the end of an identifier.
+fn byte_prefix(b: &[u8], i: usize) -> bool {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    i > 0 && b[i - 1] == b'b' && (i < 2 || !ident(b[i - 2]))
+}
+
 /// The source with comments, string and character literals blanked out
 /// (replaced by spaces, newlines kept), so that braces and `fn` are found
 /// only in code.
@@ -71,8 +78,9 @@ fn code_only(text: &str) -> Vec<u8> {
             }
             blank(&mut out, i, j + 1);
             i = j + 1;
-        } else if b[i] == b'\'' && !ident_before {
-            // A character literal ('x', '\n', '\u{..}', '{') or a lifetime ('a).
+        } else if b[i] == b'\'' && (!ident_before || byte_prefix(b, i)) {
+            // A character literal ('x', '\n', '\u{..}', '{', b'"') or a
+            // lifetime ('a).
             let end = if b.get(i + 1) == Some(&b'\\') {
                 b[i + 2..]
                     .iter()
@@ -179,11 +187,18 @@ fn functions(code: &[u8]) -> Vec<(String, usize, usize)> {
 fn the_scanner_finds_bodies_and_skips_literals() {
     let src = "fn a() {\n    let s = \"}\";\n    let c = '{';\n    // }\n}\n\
                trait T { fn d(&self) -> [u8; 2]; }\n\
-               fn b<'a>(x: &'a str) -> usize {\n    r#\"{\"#.len()\n\n}\n";
+               fn b<'a>(x: &'a str) -> usize {\n    r#\"{\"#.len()\n\n}\n\
+               fn e() -> [u8; 2] {\n    [b'\"', b'}']\n}\n\
+               fn f() {}\n";
     let got = functions(&code_only(src));
     assert_eq!(
         got,
-        vec![("a".to_string(), 1, 5), ("b".to_string(), 7, 4)],
+        vec![
+            ("a".to_string(), 1, 5),
+            ("b".to_string(), 7, 4),
+            ("e".to_string(), 11, 3),
+            ("f".to_string(), 14, 1)
+        ],
         "{got:?}"
     );
 }
