@@ -81,11 +81,11 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
         .split_first()
         .ok_or_else(|| Error::msg("no command given after --"))?;
     let work = work_folder(&cfg.output);
-    let plan = Key::plan(cfg, &work, program, args);
     let key_path = key_path(&work, &cfg.output)?;
     let outputs: Vec<&Path> = std::iter::once(cfg.output.as_path())
         .chain(cfg.also.iter().map(PathBuf::as_path))
         .collect();
+    let plan = Key::plan(cfg, &outputs, &work, program, args);
     let mut key = None;
     if let Some(old) = &cfg.previous {
         let k = plan.hash()?;
@@ -210,15 +210,18 @@ impl<'a> Key<'a> {
     /// What the key names, nothing hashed yet: which arguments are input
     /// files (files that exist and are no output) is decided here, before
     /// the stage runs and can create one.
-    fn plan(cfg: &Config, work: &Path, program: &OsStr, args: &'a [OsString]) -> Key<'a> {
+    fn plan(
+        cfg: &Config,
+        outputs: &[&Path],
+        work: &Path,
+        program: &OsStr,
+        args: &'a [OsString],
+    ) -> Key<'a> {
         let name = Path::new(program)
             .file_name()
             .unwrap_or(program)
             .to_string_lossy()
             .into_owned();
-        let outputs: Vec<&Path> = std::iter::once(cfg.output.as_path())
-            .chain(cfg.also.iter().map(PathBuf::as_path))
-            .collect();
         let mut key = Key {
             name,
             exe: resolve(program),
