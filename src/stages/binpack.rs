@@ -826,14 +826,21 @@ pub fn run(cfg: &Config) -> Result<()> {
     for lo in (0..pl.bins.len()).step_by(MAX_OPEN_BINS) {
         let hi = (lo + MAX_OPEN_BINS).min(pl.bins.len());
         let at = (r.name(), r.line_number());
-        let paths = route_group(
-            &spool_path,
-            tmp.path(),
-            lo..hi,
-            p.seen.count,
-            &pl.bin_of,
-            at,
-        )?;
+        // One bin (a repository whose graph fits in memory, the usual
+        // case): the spool is its records, in order; routing it would copy
+        // every record once more for nothing to check.
+        let paths = if pl.bins.len() == 1 && pl.bins[0].records == p.seen.count {
+            vec![spool_path.clone()]
+        } else {
+            route_group(
+                &spool_path,
+                tmp.path(),
+                lo..hi,
+                p.seen.count,
+                &pl.bin_of,
+                at,
+            )?
+        };
         write_group(
             &mut out,
             &mut buf,
