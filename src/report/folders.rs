@@ -55,8 +55,10 @@
 use crate::error::Result;
 use crate::formats::escape_path_string;
 use crate::formats::files::CompactTable;
+use crate::io::hashing::{Mixed, MixedMap};
 use crate::io::sorter::{ExternalSorter, FixedRecord, SortOptions, Sorted, MIN_MEMORY};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 
 /// Identical sets larger than this propose no folder pairs (module doc).
 pub const SET_FANOUT: usize = 64;
@@ -440,7 +442,7 @@ enum Pass {
     /// The top pair only.
     Tops,
     /// The pairs below the top, when the top is not one of these (kept).
-    Below(std::collections::HashSet<(u32, u32)>),
+    Below(HashSet<(u32, u32), BuildHasherDefault<Mixed>>),
     /// Every pair (the file lists' pass).
     All,
 }
@@ -497,20 +499,36 @@ pub struct Folders<'a> {
 struct Shape<'a> {
     table: &'a CompactTable,
     dirs: Vec<Dir>,
+    /// Each directory's parent and depth, 8 bytes a folder: what a match's
+    /// climb reads at every height, in a table that stays in the cache
+    /// (a [`Dir`] is 72 bytes).
+    up: Vec<Up>,
     /// Directory of each file.
     dir_of: Vec<u32>,
-    /// The identical set of each representative file, by file id.
-    set_of: &'a HashMap<u32, usize>,
+    /// The identical set a representative file stands for, by file id
+    /// ([`NO_SET`]: none, or one wider than [`SET_FANOUT`]): read for both
+    /// files of every link, an index rather than a hash lookup.
+    set_index: Vec<u32>,
     sets: &'a [SetRef<'a>],
     /// Which folder pairs of a match's chain are credited ([`Pass`]).
     pass: Pass,
     /// The file lists' pass ([`Folders::start_details`]): the listed
     /// pairs, by their folders.
-    wanted: HashMap<(u32, u32), u32>,
+    wanted: MixedMap<(u32, u32), u32>,
     /// Whether a folder is the lower of a listed pair: most heights of
     /// the file lists' pass are of no listed pair, and skip the hash lookup.
     wanted_da: Vec<bool>,
 }
+
+/// A folder's parent and depth ([`Shape::up`]).
+#[derive(Debug, Clone, Copy)]
+struct Up {
+    parent: u32,
+    depth: u32,
+}
+
+/// [`Shape::set_index`] of a file that stands for no set.
+const NO_SET: u32 = u32::MAX;
 
 /// One worker's credits. Aligned to two cache lines: each worker writes
 /// its sorter's and combiner's fields at every credit, and two workers'
@@ -596,7 +614,20 @@ impl<'a> Folders<'a> {
         mut sort: SortOptions,
     ) -> Result<Folders<'a>> {
         let (dirs, dir_of) = directories(table);
-        let held = table_bytes(&dirs, &dir_of);
+        let up: Vec<Up> = dirs
+            .iter()
+            .map(|d| Up {
+                parent: d.parent,
+                depth: d.depth,
+            })
+            .collect();
+        let mut set_index = vec![NO_SET; table.len()];
+        for (&f, &s) in set_of {
+            if sets[s].files.len() <= SET_FANOUT {
+                set_index[f as usize] = s as u32;
+            }
+        }
+        let held = table_bytes(&dirs, &dir_of) + (up.len() * 8 + set_index.len() * 4) as u64;
         let threads = sort.threads.max(1);
         let share = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
         let share = share / threads as u64;
@@ -615,11 +646,12 @@ impl<'a> Folders<'a> {
             shape: Shape {
                 table,
                 dirs,
+                up,
                 dir_of,
-                set_of,
+                set_index,
                 sets,
                 pass: Pass::Tops,
-                wanted: HashMap::new(),
+                wanted: MixedMap::default(),
                 wanted_da: Vec::new(),
             },
             workers,
@@ -727,9 +759,9 @@ impl Shape<'_> {
     /// The files a representative stands for (itself when its set is
     /// wider than [`SET_FANOUT`]).
     fn members<'s>(&'s self, f: &'s u32) -> &'s [u32] {
-        match self.set_of.get(f) {
-            Some(&s) if self.sets[s].files.len() <= SET_FANOUT => self.sets[s].files,
-            _ => std::slice::from_ref(f),
+        match self.set_index[*f as usize] {
+            NO_SET => std::slice::from_ref(f),
+            s => self.sets[s as usize].files,
         }
     }
 
@@ -780,7 +812,7 @@ impl Shape<'_> {
         // `at`: one folder holds the other (or is it) when they are the
         // same, and then so do their parents. Both climb with the pair:
         // one step a height, not a walk to the other's depth.
-        let dirs = &self.dirs;
+        let dirs = &self.up;
         let (deep, mut at) = if dirs[dx as usize].depth >= dirs[dy as usize].depth {
             (dx, dy)
         } else {
