@@ -20,11 +20,16 @@
 #                                    # only the section "Folder pairs"
 #                                    # (issue 28), replaced in
 #                                    # docs/performance.md, the rest kept
+#   BENCH_ONLY=source bash scripts/bench.sh
+#                                    # only the section "Whole default run
+#                                    # on a real repository" (issue 25),
+#                                    # replaced in docs/performance.md
 #
 # BENCH_ONLY is empty (every section) or the name of a section that runs
 # alone: `hard` (CAT_LOCALES, CAT_RELEASES, SLICE_FILES set its sizes),
 # `documents` (QDIR: the cache of make quality, for the source prose),
-# `folders` (FOLDERS_FILES, FOLDERS_RELEASES, CAT_LOCALES, CAT_RELEASES).
+# `folders` (FOLDERS_FILES, FOLDERS_RELEASES, CAT_LOCALES, CAT_RELEASES),
+# `source` (QDIR, as `documents`).
 # Such a section is a function defined before the long inputs are built:
 # alone, it runs and writes its own file, then the script exits; in a full
 # run it is called in its place, and its markdown goes both into $OUT and
@@ -49,8 +54,8 @@ HARD_OUT=${HARD_OUT:-docs/measurements/$(date -u +%Y-%m-%d)-hard-inputs.md}
 HARD_LINK=${HARD_OUT#docs/}
 BENCH_ONLY=${BENCH_ONLY:-}
 case $BENCH_ONLY in
-  ""|hard|documents|folders) ;;
-  *) echo "bench: BENCH_ONLY=$BENCH_ONLY: the sections that run alone: hard, documents, folders" >&2; exit 2 ;;
+  ""|hard|documents|folders|source) ;;
+  *) echo "bench: BENCH_ONLY=$BENCH_ONLY: the sections that run alone: hard, documents, folders, source" >&2; exit 2 ;;
 esac
 JOBS=$(nproc)
 
@@ -105,6 +110,21 @@ make_wrap() {
   done
 }
 
+# tree_md5 TREE NAME: the tree's bytes and files (BYTES, FILES), its files
+# read once (warm cache), then md5sum over it, the files split evenly
+# between JOBS processes (5000 a process at most), measured as NAME:
+# the command in MD5CMD, its time in MD5 (s).
+tree_md5() {
+  local tree=$1 per
+  BYTES=$(find "$tree" -type f -printf '%s\n' | awk '{ b += $1 } END { print b + 0 }')
+  FILES=$(find "$tree" -type f | wc -l)
+  per=$(( (FILES + JOBS - 1) / JOBS )); [ "$per" -gt 5000 ] && per=5000
+  find "$tree" -type f -print0 | xargs -0 cat > /dev/null
+  MD5CMD="find $tree -type f -print0 | xargs -0 -P$JOBS -n $per md5sum"
+  measure "$2" "$BYTES" "$MD5CMD"
+  MD5=$WALL
+}
+
 # Whole default run on hard inputs (issue 25: the default `make report`
 # within 20x md5sum -P$JOBS, every stage within 1 GiB, on the inputs that
 # are hard for fsim-verify): (a) a translation-catalog repository
@@ -133,14 +153,8 @@ hard_input() { # KEY LABEL FSIM_GEN_OPTIONS: a row of hard.md, rows of hard-stag
     $B/fsim-gen $gen "$tree"
     echo "$gen" > "$tree.done"
   fi
-  local bytes files per
-  bytes=$(find "$tree" -type f -printf '%s\n' | awk '{ b += $1 } END { print b + 0 }')
-  files=$(find "$tree" -type f | wc -l)
-  per=$(( (files + JOBS - 1) / JOBS )); [ "$per" -gt 5000 ] && per=5000
-  find "$tree" -type f -print0 | xargs -0 cat > /dev/null
-  local md5cmd="find $tree -type f -print0 | xargs -0 -P$JOBS -n $per md5sum"
-  measure "md5sum, $label" "$bytes" "$md5cmd"
-  local md5=$WALL
+  tree_md5 "$tree" "md5sum, $label"
+  local bytes=$BYTES files=$FILES md5cmd=$MD5CMD md5=$MD5
   export STAGE_LOG=$W/hard-$key.log
   : > "$STAGE_LOG"
   rm -rf "$run"
@@ -283,6 +297,95 @@ run, which verifies more candidate pairs over longer files (every two files of o
 EOF
 }
 
+# Whole default run on a real repository (issue 25 item 4: within 10x
+# md5sum -P$JOBS on source and documentation trees, within 20x on
+# catalog-heavy ones), as the section of that name in $OUT: make quality's
+# Django + moment releases (QDIR, fetched by scripts/quality/fetch.sh),
+# whole and split in two, its locale folders (every file under a locale/
+# folder, every .po and .mo: catalogs, most of the pairs) and the rest.
+# For each tree: md5sum over it and the default `make report` (a new WORK
+# each run, so that every run is from scratch and no removal is timed),
+# each the median of RUNS runs after a warm-up, side by side. Writes
+# $BENCH/source-section.md.
+source_section() {
+  local qdir=${QDIR:-quality-work}
+  QDIR=$qdir bash scripts/quality/fetch.sh >&2
+  local corpus=$qdir/corpus rows=$BENCH/source-rows.md
+  rm -rf "$W/source-rest" "$W/source-locale"
+  mkdir -p "$W/source-rest" "$W/source-locale"
+  (cd "$corpus" && find . -type f ! -path '*/locale/*' ! -name '*.po' ! -name '*.mo' -print0 |
+    tar --null -T - -cf -) | tar -xf - -C "$W/source-rest"
+  (cd "$corpus" && find . -type f \( -path '*/locale/*' -o -name '*.po' -o -name '*.mo' \) -print0 |
+    tar --null -T - -cf -) | tar -xf - -C "$W/source-locale"
+  : > "$rows"
+  local label tree target
+  for label in whole rest locale; do
+    case $label in
+      whole) tree=$corpus target="≤ 10" ;;
+      rest) tree=$W/source-rest target="≤ 10" ;;
+      locale) tree=$W/source-locale target="≤ 20 (catalog-heavy)" ;;
+    esac
+    local mk="make -s report BIN=$BP REPO=$tree WORK=\$(mktemp -d $W/source-run.XXXXXX) QUIET=-q"
+    tree_md5 "$tree" "md5sum, Django + moment ($label)"
+    local bytes=$BYTES files=$FILES mw=$MD5
+    measure "make report, Django + moment ($label)" "$bytes" "$mk"; local kw=$WALL kr=$RSS
+    local last pairs
+    last=$(ls -td "$W"/source-run.* | head -1)
+    pairs=$(grep -vc '^#' "$last/pairs.tsv" || true)
+    rm -rf "$W"/source-run.*
+    printf '| %s | %s | %s | %s | %s s | **%s s** | **%s×** | %s | %s MB |\n' \
+      "$label" "$files" "$bytes" "$pairs" "$mw" "$kw" "$(ratio "$kw" "$mw")" "$target" "$kr" >> "$rows"
+  done
+  rm -rf "$W/source-rest" "$W/source-locale"
+  cat > "$BENCH/source-section.md" <<EOF2
+## Whole default run on a real repository (issue 25)
+
+Measured on $(date -u +%Y-%m-%d) (\`BENCH_ONLY=source bash scripts/bench.sh\` replaces this section alone):
+make quality's Django + moment releases (\`scripts/quality/fetch.sh\`, $corpus), whole (*whole*) and
+split in two: its locale folders (*locale*: every file under a \`locale/\` folder, every \`.po\` and
+\`.mo\`) and the rest (*rest*), copied with
+
+\`\`\`
+cd $corpus
+find . -type f ! -path '*/locale/*' ! -name '*.po' ! -name '*.mo' -print0 | tar --null -T - -cf - | tar -xf - -C <rest>
+find . -type f \\( -path '*/locale/*' -o -name '*.po' -o -name '*.mo' \\) -print0 | tar --null -T - -cf - | tar -xf - -C <locale>
+\`\`\`
+
+For each tree, md5sum (\`find <tree> -type f -print0 | xargs -0 -P$JOBS -n <files/$JOBS, at most 5000> md5sum\`)
+and \`make -s report BIN=$BP REPO=<tree> WORK=<a new folder each run> QUIET=-q\` (every setting the
+default), each the median of $RUNS runs after a warm-up, warm cache. Candidates: pairs.tsv's pairs.
+Peak RSS: the largest of any stage over the runs.
+
+| tree | files | bytes | candidates | md5sum | make report | ratio | target | peak RSS |
+|---|---|---|---|---|---|---|---|---|
+$(cat "$rows")
+
+The locale folders' catalogs are where the pairs are: a catalog of one Django app has ~100 locales in
+each release, every two of which share their \`msgid\` lines. Where the time goes, stage by stage, and what
+was changed for it: [measurements/2026-11-27-catalog-share.md](measurements/2026-11-27-catalog-share.md).
+EOF2
+}
+
+# Replace section TITLE (a "## " line) of $OUT with FILE's text, the rest
+# kept; appended when $OUT has no such section.
+replace_section() { # TITLE FILE
+  python3 - "$OUT" "$1" "$2" <<'PY'
+import sys
+out, title, sec = sys.argv[1:4]
+lines = open(out, encoding="utf-8").read().split("\n")
+new = open(sec, encoding="utf-8").read().rstrip("\n").split("\n")
+k = next((n for n, x in enumerate(lines) if x == title), None)
+if k is None:
+    lines += [""] + new
+else:
+    e = k + 1
+    while e < len(lines) and not lines[e].startswith("## "):
+        e += 1
+    lines[k:e] = new + [""]
+open(out, "w", encoding="utf-8").write("\n".join(lines))
+PY
+}
+
 # Folder pairs (issue 28), as the section "Folder pairs" of $OUT: (a) a
 # tree of releases of translation catalogs (fsim-gen --catalogs CAT_LOCALES
 # locales x CAT_RELEASES releases: each release a version of the others,
@@ -377,22 +480,15 @@ if [ "$BENCH_ONLY" = folders ]; then
   cargo build --release --quiet --examples
   folders_section
   # The section replaces that of the last run in $OUT; the rest is kept.
-  python3 - "$OUT" "$BENCH/folders-section.md" <<'PY'
-import sys
-out, sec = sys.argv[1:3]
-lines = open(out, encoding="utf-8").read().split("\n")
-new = open(sec, encoding="utf-8").read().rstrip("\n").split("\n")
-k = next((n for n, x in enumerate(lines) if x == "## Folder pairs (issue 28)"), None)
-if k is None:
-    lines += [""] + new
-else:
-    e = k + 1
-    while e < len(lines) and not lines[e].startswith("## "):
-        e += 1
-    lines[k:e] = new + [""]
-open(out, "w", encoding="utf-8").write("\n".join(lines))
-PY
+  replace_section "## Folder pairs (issue 28)" "$BENCH/folders-section.md"
   echo "bench: the folders section in $OUT" >&2
+  exit 0
+fi
+
+if [ "$BENCH_ONLY" = source ]; then
+  source_section
+  replace_section "## Whole default run on a real repository (issue 25)" "$BENCH/source-section.md"
+  echo "bench: the source section in $OUT" >&2
   exit 0
 fi
 
@@ -739,6 +835,7 @@ for links in $((REPORT_LINKS / 10)) "$REPORT_LINKS"; do
 done
 
 folders_section
+source_section
 
 cat > "$OUT" <<EOF
 # Performance
@@ -846,6 +943,8 @@ $(cat "$BENCH/report-links.md")
 $(cat "$W/hard-section.md")
 
 The same section alone, with its commands, in [$HARD_LINK]($HARD_LINK) (\`BENCH_ONLY=hard bash scripts/bench.sh\` rewrites only that file).
+
+$(cat "$BENCH/source-section.md")
 
 $(cat "$BENCH/folders-section.md")
 
