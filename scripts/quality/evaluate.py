@@ -471,6 +471,9 @@ def main():
         log(f"make report: {name}")
         dwork = os.path.join(QDIR, "report-" + slug(name))
         subprocess.run(["rm", "-rf", dwork], check=True)
+        # The runs before wrote gigabytes: flushed first, so that this
+        # run does not wait for their writeback.
+        subprocess.run(["sync"], check=True)
         rfile = os.path.join(QDIR, ".report-time")
         tm = timed_make("report", dwork, extra.split(), rfile)
         with open(os.path.join(dwork, "pairs.tsv")) as fh:
@@ -812,7 +815,7 @@ def write_doc(v):
     w("|---|" + "---|" * len(KINDS))
     for (a, fl), c in v["misses"].items():
         w(f"| {a}, floor {fmt_floor(fl)} | " + " | ".join(
-            (f"{sum(c[kd].values()):,}: " + "; ".join(f"{x} {n:,}" for x, n in c[kd].most_common())) if c[kd] else "0"
+            (f"{sum(c[kd].values()):,}: " + "; ".join(f"{x} {n:,}" for x, n in sorted(c[kd].items(), key=lambda t: (-t[1], t[0])))) if c[kd] else "0"
             for kd in KINDS) + " |")
     w("")
     w("fsim-verify's exact figure equals GNU diff's on "
