@@ -267,16 +267,11 @@ documents_rows() {
     QDIR=$qdir "$qdir/venv/bin/python" scripts/quality/documents.py generate "$tree"
     echo "$key" > "$tree.done"
   fi
-  local bytes files per
-  bytes=$(find "$tree" -type f -printf '%s\n' | awk '{ b += $1 } END { print b + 0 }')
-  files=$(find "$tree" -type f | wc -l)
-  per=$(( (files + JOBS - 1) / JOBS ))
-  find "$tree" -type f -print0 | xargs -0 cat > /dev/null
   local views="make -s report BIN=$BP REPO=$tree WORK=$W/docrun QUIET=-q && rm -rf $W/docrun"
   local raw="make -s report BIN=$BP REPO=$tree WORK=$W/docrun QUIET=-q CONTENT=raw && rm -rf $W/docrun"
-  local md5="find $tree -type f -print0 | xargs -0 -P$JOBS -n $per md5sum"
   rm -rf "$W/docrun"
-  measure "md5sum, documents" "$bytes" "$md5"; local mw=$WALL mr=$RSS
+  tree_md5 "$tree" "md5sum, documents"
+  local bytes=$BYTES files=$FILES md5=$MD5CMD mw=$MD5 mr=$RSS
   measure "make report CONTENT=raw, documents" "$bytes" "$raw"; local rw=$WALL rr=$RSS
   measure "make report, documents" "$bytes" "$views"; local vw=$WALL vr=$RSS
   {
@@ -410,7 +405,7 @@ xlsx 51.6 s, 222,996 KiB (266,700-283,852 KiB before, the same times); text at \
 byte-identical (more than 20 minutes before)."
 FOLDERS_RELEASES=${FOLDERS_RELEASES:-21}
 folders_section() {
-  local tree=$W/folders-tree key bytes files per
+  local tree=$W/folders-tree key bytes files
   key="${CAT_LOCALES:-60} ${CAT_RELEASES:-6}"
   if [ "$(cat "$tree.done" 2>/dev/null)" != "$key" ]; then
     rm -rf "$tree" "$tree.done"
@@ -418,15 +413,12 @@ folders_section() {
     echo "$key" > "$tree.done"
   fi
   command -v rmlint >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq rmlint >/dev/null; }
-  bytes=$(find "$tree" -type f -printf '%s\n' | awk '{ b += $1 } END { print b + 0 }')
-  files=$(find "$tree" -type f | wc -l)
-  per=$(( (files + JOBS - 1) / JOBS ))
-  find "$tree" -type f -print0 | xargs -0 cat > /dev/null
   local fw=$W/folders-run
   local mk="rm -rf $fw && make -s report BIN=$BP REPO=$tree WORK=$fw QUIET=-q"
   local rm="rmlint --merge-directories -o json:$W/rmlint.json $tree"
-  local md5="find $tree -type f -print0 | xargs -0 -P$JOBS -n $per md5sum"
-  measure "md5sum, folders tree" "$bytes" "$md5"; local mw=$WALL mr=$RSS
+  tree_md5 "$tree" "md5sum, folders tree"
+  bytes=$BYTES files=$FILES
+  local md5=$MD5CMD mw=$MD5 mr=$RSS
   measure "rmlint --merge-directories, folders tree" "$bytes" "$rm"; local rw=$WALL rr=$RSS
   measure "make report, folders tree" "$bytes" "$mk"; local kw=$WALL kr=$RSS
   local rep="$B/fsim-report -q --files $fw/files.tsv --format json -o $fw/folders.json $fw/verified.tsv"
