@@ -38,6 +38,18 @@ pub struct Comparison {
     pub in_diff: bool,
 }
 
+impl Comparison {
+    /// A pair stopped by the token bound, before any diff: `bound`, an
+    /// upper bound of its LCS's bytes, is below the floor.
+    fn stopped(bound: u64) -> Comparison {
+        Comparison {
+            common: bound,
+            below: true,
+            ..Comparison::default()
+        }
+    }
+}
+
 /// A hasher for keys that are already uniform hashes (xxh3-128).
 #[derive(Default)]
 pub(super) struct PreHashed(u64);
@@ -145,32 +157,44 @@ impl Differ {
             self.pair_no = 1;
         }
         let no = self.pair_no;
+        let floor = self.floor;
+        // The token bound is kept as the lists are pruned: each side's bytes
+        // found in the other, plus what is left to look at, bound the LCS.
+        // A pair that cannot reach the floor stops at the token that makes
+        // it so (most candidates of a site's pages sharing a theme do),
+        // before the rest of b is looked up and before a's pass.
         self.pb.clear();
         self.pb_idx.clear();
+        let mut wb = Weights::default();
+        let size_b = b.starts.last().copied().unwrap_or(0);
         for (j, h) in b.hashes.iter().enumerate() {
             if let Some(&id) = self.map.get(h) {
                 self.stamp[id as usize] = no;
                 self.pb.push(id);
                 self.pb_idx.push(j as u32);
+                wb.add(b.bytes(j, 1));
+            } else if floor > 0 && wb.sum + (size_b - b.starts[j + 1]) < floor {
+                return Comparison::stopped(wb.sum + (size_b - b.starts[j + 1]));
             }
         }
         self.pa.clear();
         self.pa_idx.clear();
+        let mut wa = Weights::default();
+        let size_a = a.starts.last().copied().unwrap_or(0);
         for (i, &id) in self.a_ids.iter().enumerate() {
             if self.stamp[id as usize] == no {
                 self.pa.push(id);
                 self.pa_idx.push(i as u32);
+                wa.add(a.bytes(i, 1));
+            } else if floor > 0 && wa.sum + (size_a - a.starts[i + 1]) < floor {
+                return Comparison::stopped(wa.sum + (size_a - a.starts[i + 1]));
             }
         }
-        if self.floor > 0 {
-            self.weights = [Weights::of(&self.pa_idx, a), Weights::of(&self.pb_idx, b)];
-            let bound = self.weights[0].sum.min(self.weights[1].sum);
-            if bound < self.floor {
-                return Comparison {
-                    common: bound,
-                    below: true,
-                    ..Comparison::default()
-                };
+        if floor > 0 {
+            self.weights = [wa, wb];
+            let bound = wa.sum.min(wb.sum);
+            if bound < floor {
+                return Comparison::stopped(bound);
             }
         }
         self.align(a, b, want_regions)
@@ -319,14 +343,11 @@ struct Weights {
 }
 
 impl Weights {
-    fn of(idx: &[u32], t: &Tokens) -> Weights {
-        idx.iter().fold(Weights::default(), |w, &i| {
-            let x = t.bytes(i as usize, 1);
-            Weights {
-                sum: w.sum + x,
-                max: w.max.max(x),
-            }
-        })
+    /// One more token kept, of `x` bytes.
+    #[inline]
+    fn add(&mut self, x: u64) {
+        self.sum += x;
+        self.max = self.max.max(x);
     }
 
     /// Whether the `l` largest of these `len` tokens surely weigh `floor`:
