@@ -29,7 +29,9 @@
 # alone: `hard` (CAT_LOCALES, CAT_RELEASES, SLICE_FILES set its sizes),
 # `documents` (QDIR: the cache of make quality, for the source prose),
 # `folders` (FOLDERS_FILES, FOLDERS_RELEASES, CAT_LOCALES, CAT_RELEASES),
-# `source` (QDIR, as `documents`).
+# `source` (QDIR, as `documents`; RELEASES_TREE, if set, a folder of
+# releases whose built docs are its top folders *-html: three more rows,
+# docs/measurements/2026-11-27-releases.md).
 # Such a section is a function defined before the long inputs are built:
 # alone, it runs and writes its own file, then the script exits; in a full
 # run it is called in its place, and its markdown goes both into $OUT and
@@ -313,17 +315,37 @@ source_section() {
   (cd "$corpus" && find . -type f \( -path '*/locale/*' -o -name '*.po' -o -name '*.mo' \) -print0 |
     tar --null -T - -cf -) | tar -xf - -C "$W/source-locale"
   : > "$rows"
-  local label tree target
-  for label in whole rest locale; do
+  local labels="whole rest locale" releases=${RELEASES_TREE:-}
+  if [ -n "$releases" ]; then
+    # Its top folders *-html (the built docs) and the others (the sources),
+    # as hard links: the split costs no copy.
+    rm -rf "$W/releases-src" "$W/releases-html"
+    mkdir -p "$W/releases-src" "$W/releases-html"
+    local d
+    for d in "$releases"/*/; do
+      d=${d%/}
+      case $d in
+        *-html) cp -al "$d" "$W/releases-html/" ;;
+        *) cp -al "$d" "$W/releases-src/" ;;
+      esac
+    done
+    labels="$labels releases releases-src releases-html"
+  fi
+  local label tree target name
+  for label in $labels; do
+    name="Django + moment ($label)"
     case $label in
       whole) tree=$corpus target="≤ 10" ;;
       rest) tree=$W/source-rest target="≤ 10" ;;
       locale) tree=$W/source-locale target="≤ 20 (catalog-heavy)" ;;
+      releases) tree=$releases target="≤ 10" name="releases (whole)" ;;
+      releases-src) tree=$W/releases-src target="≤ 10" name="releases (sources)" ;;
+      releases-html) tree=$W/releases-html target="≤ 10" name="releases (HTML docs)" ;;
     esac
     local mk="make -s report BIN=$BP REPO=$tree WORK=\$(mktemp -d $W/source-run.XXXXXX) QUIET=-q"
-    tree_md5 "$tree" "md5sum, Django + moment ($label)"
+    tree_md5 "$tree" "md5sum, $name"
     local bytes=$BYTES files=$FILES mw=$MD5
-    measure "make report, Django + moment ($label)" "$bytes" "$mk"; local kw=$WALL kr=$RSS
+    measure "make report, $name" "$bytes" "$mk"; local kw=$WALL kr=$RSS
     local last pairs
     last=$(ls -td "$W"/source-run.* | head -1)
     pairs=$(grep -vc '^#' "$last/pairs.tsv" || true)
@@ -331,7 +353,14 @@ source_section() {
     printf '| %s | %s | %s | %s | %s s | **%s s** | **%s×** | %s | %s MB |\n' \
       "$label" "$files" "$bytes" "$pairs" "$mw" "$kw" "$(ratio "$kw" "$mw")" "$target" "$kr" >> "$rows"
   done
-  rm -rf "$W/source-rest" "$W/source-locale"
+  rm -rf "$W/source-rest" "$W/source-locale" "$W/releases-src" "$W/releases-html"
+  local releases_text=""
+  [ -n "$releases" ] && releases_text="*releases*: RELEASES_TREE=$releases (\`scripts/quality/releases.sh\`), eight Django releases as PyPI ships them (sdists unpacked) beside
+each release's HTML documentation built by Sphinx from its own \`docs/\`; *releases-src* its sources
+alone, *releases-html* its HTML docs alone (its top folders \`*-html\`). Most of its candidates are pages of
+one theme's HTML sharing its header, sidebar and footer: the same page in two releases, and also two
+different small pages (release notes) whose shared theme is half their bytes. Where its time goes:
+[measurements/2026-11-27-releases.md](measurements/2026-11-27-releases.md)."
   cat > "$BENCH/source-section.md" <<EOF2
 ## Whole default run on a real repository (issue 25)
 
@@ -358,6 +387,8 @@ $(cat "$rows")
 The locale folders' catalogs are where the pairs are: a catalog of one Django app has ~100 locales in
 each release, every two of which share their \`msgid\` lines. Where the time goes, stage by stage, and what
 was changed for it: [measurements/2026-11-27-catalog-share.md](measurements/2026-11-27-catalog-share.md).
+
+$releases_text
 EOF2
 }
 
@@ -840,13 +871,14 @@ Median of $RUNS runs, warm page cache, side by side in one run; peak RSS from
 The whole default run on translation catalogs and partial-overlap slices (issue 25), also alone: [$HARD_LINK]($HARD_LINK).
 The report stage on Django + moment before and after its folder pairs' credits were combined (issue 25; about half the CPU in every format): [2026-11-26-report-cost.md](measurements/2026-11-26-report-cost.md).
 The default run on Django + moment before and after the line source's cut at fsim-verify's threshold, the json links written directly and the folder pairs' two passes (issue 25 item 4): [2026-11-27-default-run.md](measurements/2026-11-27-default-run.md).
-The default run on Django + moment with txt, json and tsv written by one fsim-report process, the folder pairs' file lists combined and the line source read by `-j` workers (issue 25 item 4; 12-17 % less CPU, the same wall time): [2026-11-27-one-report-process.md](measurements/2026-11-27-one-report-process.md).
-The default run on Django + moment with the report's pairs read once, its folder pairs and reports on a thread each, and the line source's per-content sort dropped (issue 25 item 4; 3 % of the wall time, 15× `md5sum -P2`), the catalog generator and the re-runs: [2026-11-27-report-reads-and-threads.md](measurements/2026-11-27-report-reads-and-threads.md).
+The default run on Django + moment with txt, json and tsv written by one fsim-report process, the folder pairs' file lists combined and the line source read by \`-j\` workers (issue 25 item 4; 12-17 % less CPU, the same wall time): [2026-11-27-one-report-process.md](measurements/2026-11-27-one-report-process.md).
+The default run on Django + moment with the report's pairs read once, its folder pairs and reports on a thread each, and the line source's per-content sort dropped (issue 25 item 4; 3 % of the wall time, 15× \`md5sum -P2\`), the catalog generator and the re-runs: [2026-11-27-report-reads-and-threads.md](measurements/2026-11-27-report-reads-and-threads.md).
 The re-runs with the earlier stages' outputs linked instead of copied, the chunk stage's previous records copied by its writer and the line source's rows limited to the changed files (issue 25 item 5; 1 % touched: 13-14 % of a run from scratch; 1 % edited: 65 %): [2026-11-27-reruns-linked.md](measurements/2026-11-27-reruns-linked.md).
-The json report's files written key by key and its paths escaped a run at a time (issue 25 item 4; the report 0.94-0.96 s to 0.77-0.80 s, the default run 13.4-14.0× `md5sum -P2`), and the line source up to 64 KiB measured on Django + moment and on the documents corpus: [2026-11-27-json-writer.md](measurements/2026-11-27-json-writer.md).
-Where the default run's time goes on Django + moment: its locale folders (35 % of the bytes, 89 % of the candidate pairs, 60 % of the time; the rest of the tree runs at 8.0-8.6× `md5sum -P2`, the locale folders at 16.5-17.8×, the whole tree at 11.6-12.4×), and the report's folder pairs without false sharing between their workers (issue 25 item 4): [2026-11-27-catalog-share.md](measurements/2026-11-27-catalog-share.md).
+The json report's files written key by key and its paths escaped a run at a time (issue 25 item 4; the report 0.94-0.96 s to 0.77-0.80 s, the default run 13.4-14.0× \`md5sum -P2\`), and the line source up to 64 KiB measured on Django + moment and on the documents corpus: [2026-11-27-json-writer.md](measurements/2026-11-27-json-writer.md).
+Where the default run's time goes on Django + moment: its locale folders (35 % of the bytes, 89 % of the candidate pairs, 60 % of the time; the rest of the tree runs at 8.0-8.6× \`md5sum -P2\`, the locale folders at 16.5-17.8×, the whole tree at 11.6-12.4×), and the report's folder pairs without false sharing between their workers (issue 25 item 4): [2026-11-27-catalog-share.md](measurements/2026-11-27-catalog-share.md).
+Eight Django releases with their HTML docs, the kind of tree issue 25's 10× names (whole ~33-38×, sources alone 13×, HTML docs alone 63-80× \`md5sum -P2\`): 95 % of its candidates are pages of one Sphinx theme linked by the theme alone; fsim-verify's token bound kept while pruning (16.4 s to 13.8 s on its pairs); a lower degree limit and the paper's templates tried by hand: [2026-11-27-releases.md](measurements/2026-11-27-releases.md).
 Measured by hand, with their profiles: [fsim-binpack and fsim-analyze](measurements/2026-11-22-binpack-analyze.md),
-[fsim-verify](measurements/2026-11-22-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](measurements/2026-11-22-chunk-sort-partition-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [measurements/2026-11-25-after-analysis.md](measurements/2026-11-25-after-analysis.md); fsim-spark against `make report` and the sort path per record (by files and through Spark), by `scripts/spark/measure`, in [distributed.md](distributed.md).
+[fsim-verify](measurements/2026-11-22-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](measurements/2026-11-22-chunk-sort-partition-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [measurements/2026-11-25-after-analysis.md](measurements/2026-11-25-after-analysis.md); fsim-spark against \`make report\` and the sort path per record (by files and through Spark), by \`scripts/spark/measure\`, in [distributed.md](distributed.md).
 
 Inputs: a generated tree of $FILES text documents (~$SIZE bytes each, $TREE_BYTES bytes
 in 300 folders; \`fsim-gen --bulk $FILES\`), and one file of $BIG_BYTES bytes of the same text.
