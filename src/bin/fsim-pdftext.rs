@@ -44,12 +44,17 @@ fn main() -> ExitCode {
                 )
             })
             .unwrap_or_default();
-        eprintln!("fsim-pdftext: error: {file}: the PDF parser panicked{at}: {msg}");
+        fsim::cli::stderr_line(format_args!(
+            "fsim-pdftext: error: {file}: the PDF parser panicked{at}: {msg}"
+        ));
     }));
     let data = match std::fs::read(&args.file) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("fsim-pdftext: error: {}: {e}", args.file.display());
+            fsim::cli::stderr_line(format_args!(
+                "fsim-pdftext: error: {}: {e}",
+                args.file.display()
+            ));
             return ExitCode::FAILURE;
         }
     };
@@ -59,7 +64,10 @@ fn main() -> ExitCode {
     {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("fsim-pdftext: error: {}: {e}", args.file.display());
+            fsim::cli::stderr_line(format_args!(
+                "fsim-pdftext: error: {}: {e}",
+                args.file.display()
+            ));
             ExitCode::FAILURE
         }
     }

@@ -131,10 +131,10 @@ impl Journal {
             Ok(text) => match j.parse(&text) {
                 Ok(cp) => Some(cp),
                 Err(why) => {
-                    eprintln!(
+                    crate::cli::stderr_line(format_args!(
                         "fsim-sort: warning: {}: {why}: sorting from the start",
                         path.display()
-                    );
+                    ));
                     None
                 }
             },
@@ -210,7 +210,7 @@ impl Journal {
     /// the output is already in place.
     pub fn remove(self) {
         if let Err(e) = self.remove_files(|_| true) {
-            eprintln!("fsim-sort: warning: {e}");
+            crate::cli::stderr_line(format_args!("fsim-sort: warning: {e}"));
         }
         let _ = std::fs::remove_dir(&self.dir);
     }
