@@ -131,66 +131,227 @@ pub struct Summary {
     pub seconds: f64,
 }
 
-/// A cluster as the json report gives it.
+/// A cluster as the json report gives it: its files' ids and a hash of
+/// the path the report gives each (checked against the file table: the
+/// report must be of this run), 12 bytes a file.
 struct ClusterInfo {
     id: String,
-    members: Vec<(u32, String)>,
+    members: Vec<(u32, u64)>,
+    /// Its first file's path, escaped, from the file table once checked.
+    sample: String,
 }
 
+/// The run's parameters and the wanted clusters, read from report.json as
+/// it is parsed: every other value is skipped, never held. The json report
+/// of a large run is gigabytes (1.25 GB for eight Django releases with
+/// their HTML docs, which took 8 GB and 30 s to load whole); the memory is
+/// now 12 bytes per file of the largest cluster. A cluster's `files` come
+/// before its `id` (the report's keys are sorted), so each cluster's
+/// members are gathered, then kept or dropped once its id is known.
 fn read_report(path: &Path, ids: &[String]) -> Result<(Vec<ClusterInfo>, Params)> {
-    let data = std::fs::read(path)
+    use serde::Deserializer as _;
+    let file = std::fs::File::open(path)
         .map_err(|e| Error::msg(format!("cannot read {}: {e}", path.display())))?;
-    let v: serde_json::Value = serde_json::from_slice(&data).map_err(|e| {
-        Error::msg(format!(
-            "{}: not a json report (fsim-report --format json): {e}",
-            path.display()
-        ))
-    })?;
-    let mut params = Params::new();
-    if let Some(p) = v["params"].as_object() {
-        for (k, val) in p {
-            if let Some(s) = val.as_str() {
-                params.set(k, s);
-            }
-        }
-    }
-    let clusters = v["clusters"].as_array().ok_or_else(|| {
-        Error::msg(format!(
+    let mut de =
+        serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 20, file));
+    let mut read = ReportRead {
+        want: ids,
+        params: Params::new(),
+        found: ids.iter().map(|_| None).collect(),
+        clusters: false,
+    };
+    de.deserialize_map(&mut read)
+        .and_then(|()| de.end())
+        .map_err(|e| {
+            Error::msg(format!(
+                "{}: not a json report (fsim-report --format json): {e}",
+                path.display()
+            ))
+        })?;
+    if !read.clusters {
+        return Err(Error::msg(format!(
             "{}: no clusters array: not a json report of fsim-report",
             path.display()
-        ))
-    })?;
-    let mut out = Vec::new();
-    for want in ids {
-        let c = clusters
-            .iter()
-            .find(|c| c["id"].as_str() == Some(want.as_str()))
-            .ok_or_else(|| {
-                Error::msg(format!(
-                    "no cluster {want} in {} (ids are the 'cluster' column of the last report)",
-                    path.display()
-                ))
-            })?;
-        let mut members = Vec::new();
-        for f in c["files"].as_array().into_iter().flatten() {
-            let id = f["id"].as_u64().and_then(|x| u32::try_from(x).ok());
-            let p = f["path"].as_str();
-            match (id, p) {
-                (Some(id), Some(p)) => members.push((id, p.to_string())),
+        )));
+    }
+    let mut out = Vec::with_capacity(ids.len());
+    for (want, c) in ids.iter().zip(read.found) {
+        out.push(c.ok_or_else(|| {
+            Error::msg(format!(
+                "no cluster {want} in {} (ids are the 'cluster' column of the last report)",
+                path.display()
+            ))
+        })?);
+    }
+    Ok((out, read.params))
+}
+
+/// The streaming read of report.json ([`read_report`]).
+struct ReportRead<'a> {
+    want: &'a [String],
+    params: Params,
+    /// The first cluster of each wanted id, in the order of `want`.
+    found: Vec<Option<ClusterInfo>>,
+    /// A `clusters` array was read.
+    clusters: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut ReportRead<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("the json report's object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut m: A,
+    ) -> std::result::Result<(), A::Error> {
+        while let Some(key) = m.next_key::<String>()? {
+            match key.as_str() {
+                "params" => {
+                    // Sorted, as the report writes them.
+                    let p: BTreeMap<String, serde_json::Value> = m.next_value()?;
+                    for (k, v) in p {
+                        if let Some(s) = v.as_str() {
+                            self.params.set(&k, s);
+                        }
+                    }
+                }
+                "clusters" => {
+                    m.next_value_seed(Clusters(&mut *self))?;
+                    self.clusters = true;
+                }
                 _ => {
-                    return Err(Error::msg(format!(
-                        "{}: cluster {want} has a file without id or path",
-                        path.display()
-                    )))
+                    m.next_value::<serde::de::IgnoredAny>()?;
                 }
             }
         }
-        out.push(ClusterInfo {
-            id: want.clone(),
-            members,
-        });
+        Ok(())
     }
-    Ok((out, params))
+}
+
+/// The `clusters` array: each cluster read, the wanted ones kept.
+struct Clusters<'r, 'a>(&'r mut ReportRead<'a>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Clusters<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Clusters<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of clusters")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut s: A,
+    ) -> std::result::Result<(), A::Error> {
+        while let Some(c) = s.next_element_seed(OneCluster)? {
+            if let Some(i) = self.0.want.iter().position(|w| *w == c.id) {
+                if self.0.found[i].is_none() {
+                    self.0.found[i] = Some(c);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One cluster: its id and its files' ids and paths.
+struct OneCluster;
+
+impl<'de> serde::de::DeserializeSeed<'de> for OneCluster {
+    type Value = ClusterInfo;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<ClusterInfo, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for OneCluster {
+    type Value = ClusterInfo;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a cluster object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut m: A,
+    ) -> std::result::Result<ClusterInfo, A::Error> {
+        let (mut id, mut members) = (None, Vec::new());
+        while let Some(key) = m.next_key::<String>()? {
+            match key.as_str() {
+                "id" => id = Some(m.next_value::<String>()?),
+                "files" => members = m.next_value_seed(Members)?,
+                _ => {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let id = id.ok_or_else(|| serde::de::Error::missing_field("id"))?;
+        Ok(ClusterInfo {
+            id,
+            members,
+            sample: String::new(),
+        })
+    }
+}
+
+/// A cluster's `files`: each file's id and its path's hash, the path
+/// dropped as soon as it is read.
+struct Members;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Members {
+    type Value = Vec<(u32, u64)>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Vec<(u32, u64)>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Members {
+    type Value = Vec<(u32, u64)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of files")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut s: A,
+    ) -> std::result::Result<Vec<(u32, u64)>, A::Error> {
+        let mut v = Vec::new();
+        while let Some(f) = s.next_element::<Member>()? {
+            v.push((f.id, path_hash(&f.path)));
+        }
+        Ok(v)
+    }
+}
+
+/// A file of a cluster: the fields fsim-template needs, the others skipped.
+#[derive(serde::Deserialize)]
+struct Member {
+    id: u32,
+    path: String,
+}
+
+/// The hash a cluster's member keeps of its path (as the report escapes it).
+fn path_hash(escaped: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(escaped.as_bytes())
 }
 
 /// Write the template chunks of the clusters; see the module doc.
@@ -202,10 +363,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
             cfg.fraction
         )));
     }
-    let (clusters, rparams) = read_report(&cfg.report, &cfg.clusters)?;
+    let (mut clusters, rparams) = read_report(&cfg.report, &cfg.clusters)?;
     let report_name = cfg.report.display().to_string();
     let chunk_params = ChunkParams::from_params(&rparams, &report_name)?;
-    check_files(cfg, &clusters, &chunk_params)?;
+    check_files(cfg, &mut clusters, &chunk_params)?;
     let (counts, records_read) = count_chunks(cfg, &clusters, &chunk_params)?;
     // Template chunks per cluster, hash order.
     let mut per: Vec<BTreeMap<u128, u32>> = vec![BTreeMap::new(); clusters.len()];
@@ -230,7 +391,11 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 
 /// Check that the file table comes from the report's run: the same
 /// chunking, and each member of the clusters the file of its id.
-fn check_files(cfg: &Config, clusters: &[ClusterInfo], chunk_params: &ChunkParams) -> Result<()> {
+fn check_files(
+    cfg: &Config,
+    clusters: &mut [ClusterInfo],
+    chunk_params: &ChunkParams,
+) -> Result<()> {
     let files = &cfg.files;
     let (table, tparams) = crate::formats::files::read_file_table(files)?;
     let table_chunk = ChunkParams::from_params(&tparams, &files.display().to_string())?;
@@ -241,17 +406,19 @@ fn check_files(cfg: &Config, clusters: &[ClusterInfo], chunk_params: &ChunkParam
             files.display()
         )));
     }
-    for c in clusters {
-        for (id, p) in &c.members {
-            let ok = table
-                .get(*id as usize)
-                .is_some_and(|e| escape_path_string(&e.path) == *p);
-            if !ok {
+    for c in clusters.iter_mut() {
+        for &(id, hash) in &c.members {
+            let path = table.get(id as usize).map(|e| escape_path_string(&e.path));
+            if path.as_deref().map(path_hash) != Some(hash) {
                 return Err(Error::msg(format!(
-                    "file id {id} ({p}) of cluster {} is not that file in {}: the report is from another run",
+                    "file id {id} of cluster {} is not {} in {}: the report is from another run",
                     c.id,
+                    path.as_deref().unwrap_or("a file"),
                     files.display()
                 )));
+            }
+            if c.sample.is_empty() {
+                c.sample = path.unwrap_or_default();
             }
         }
     }
@@ -363,7 +530,7 @@ fn templates_file(
     let mut d = Digest::default();
     for (c, chunks) in clusters.iter().zip(per) {
         let bytes: u64 = chunks.values().map(|&l| l as u64).sum();
-        let sample = c.members.first().map(|m| m.1.as_str()).unwrap_or("?");
+        let sample = if c.members.is_empty() { "?" } else { &c.sample };
         body.extend_from_slice(
             format!(
                 "# cluster {}: {} files, {} chunks ({} bytes) in at least {}% of them; e.g. {}\n",
