@@ -317,17 +317,20 @@ source_section() {
   : > "$rows"
   local labels="whole rest locale" releases=${RELEASES_TREE:-}
   if [ -n "$releases" ]; then
+    [ -d "$releases" ] || { echo "bench: RELEASES_TREE=$releases is not a folder" >&2; exit 2; }
     # Its top folders *-html (the built docs) and the others (the sources),
-    # as hard links: the split costs no copy.
+    # as hard links: the split costs no copy (a copy when the tree is on
+    # another file system than $BENCH).
     rm -rf "$W/releases-src" "$W/releases-html"
     mkdir -p "$W/releases-src" "$W/releases-html"
-    local d
+    local d to
     for d in "$releases"/*/; do
       d=${d%/}
       case $d in
-        *-html) cp -al "$d" "$W/releases-html/" ;;
-        *) cp -al "$d" "$W/releases-src/" ;;
+        *-html) to=$W/releases-html/ ;;
+        *) to=$W/releases-src/ ;;
       esac
+      cp -al "$d" "$to" 2>/dev/null || cp -a "$d" "$to"
     done
     labels="$labels releases releases-src releases-html"
   fi
