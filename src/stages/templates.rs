@@ -131,21 +131,43 @@ pub struct Summary {
     pub seconds: f64,
 }
 
-/// A cluster as the json report gives it: its files' ids and a hash of
-/// the path the report gives each (checked against the file table: the
-/// report must be of this run), 12 bytes a file.
+/// A cluster as the json report gives it: its id and its files (the
+/// report's other fields are skipped as they are parsed).
+#[derive(serde::Deserialize)]
 struct ClusterInfo {
     id: String,
-    members: Vec<(u32, u64)>,
+    #[serde(rename = "files", default)]
+    members: Vec<Member>,
     /// Its first file's path, escaped, from the file table once checked.
+    #[serde(skip)]
     sample: String,
+}
+
+/// A file of a cluster: its id and a hash of the path the report gives it
+/// (checked against the file table: the report must be of this run), the
+/// path itself dropped as soon as it is read.
+#[derive(serde::Deserialize)]
+struct Member {
+    id: u32,
+    #[serde(rename = "path", deserialize_with = "path_hash_of")]
+    path_hash: u64,
+}
+
+/// The hash a member keeps of its path (as the report escapes it).
+fn path_hash(escaped: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(escaped.as_bytes())
+}
+
+fn path_hash_of<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
+    let p: std::borrow::Cow<str> = serde::Deserialize::deserialize(d)?;
+    Ok(path_hash(&p))
 }
 
 /// The run's parameters and the wanted clusters, read from report.json as
 /// it is parsed: every other value is skipped, never held. The json report
 /// of a large run is gigabytes (1.25 GB for eight Django releases with
 /// their HTML docs, which took 8 GB and 30 s to load whole); the memory is
-/// now 12 bytes per file of the largest cluster. A cluster's `files` come
+/// now 16 bytes per file of the largest cluster. A cluster's `files` come
 /// before its `id` (the report's keys are sorted), so each cluster's
 /// members are gathered, then kept or dropped once its id is known.
 fn read_report(path: &Path, ids: &[String]) -> Result<(Vec<ClusterInfo>, Params)> {
@@ -253,7 +275,7 @@ impl<'de> serde::de::Visitor<'de> for Clusters<'_, '_> {
         self,
         mut s: A,
     ) -> std::result::Result<(), A::Error> {
-        while let Some(c) = s.next_element_seed(OneCluster)? {
+        while let Some(c) = s.next_element::<ClusterInfo>()? {
             if let Some(i) = self.0.want.iter().position(|w| *w == c.id) {
                 if self.0.found[i].is_none() {
                     self.0.found[i] = Some(c);
@@ -262,96 +284,6 @@ impl<'de> serde::de::Visitor<'de> for Clusters<'_, '_> {
         }
         Ok(())
     }
-}
-
-/// One cluster: its id and its files' ids and paths.
-struct OneCluster;
-
-impl<'de> serde::de::DeserializeSeed<'de> for OneCluster {
-    type Value = ClusterInfo;
-
-    fn deserialize<D: serde::Deserializer<'de>>(
-        self,
-        d: D,
-    ) -> std::result::Result<ClusterInfo, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for OneCluster {
-    type Value = ClusterInfo;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a cluster object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        mut m: A,
-    ) -> std::result::Result<ClusterInfo, A::Error> {
-        let (mut id, mut members) = (None, Vec::new());
-        while let Some(key) = m.next_key::<String>()? {
-            match key.as_str() {
-                "id" => id = Some(m.next_value::<String>()?),
-                "files" => members = m.next_value_seed(Members)?,
-                _ => {
-                    m.next_value::<serde::de::IgnoredAny>()?;
-                }
-            }
-        }
-        let id = id.ok_or_else(|| serde::de::Error::missing_field("id"))?;
-        Ok(ClusterInfo {
-            id,
-            members,
-            sample: String::new(),
-        })
-    }
-}
-
-/// A cluster's `files`: each file's id and its path's hash, the path
-/// dropped as soon as it is read.
-struct Members;
-
-impl<'de> serde::de::DeserializeSeed<'de> for Members {
-    type Value = Vec<(u32, u64)>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(
-        self,
-        d: D,
-    ) -> std::result::Result<Vec<(u32, u64)>, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Members {
-    type Value = Vec<(u32, u64)>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an array of files")
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        mut s: A,
-    ) -> std::result::Result<Vec<(u32, u64)>, A::Error> {
-        let mut v = Vec::new();
-        while let Some(f) = s.next_element::<Member>()? {
-            v.push((f.id, path_hash(&f.path)));
-        }
-        Ok(v)
-    }
-}
-
-/// A file of a cluster: the fields fsim-template needs, the others skipped.
-#[derive(serde::Deserialize)]
-struct Member {
-    id: u32,
-    path: String,
-}
-
-/// The hash a cluster's member keeps of its path (as the report escapes it).
-fn path_hash(escaped: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(escaped.as_bytes())
 }
 
 /// Write the template chunks of the clusters; see the module doc.
@@ -407,7 +339,11 @@ fn check_files(
         )));
     }
     for c in clusters.iter_mut() {
-        for &(id, hash) in &c.members {
+        for &Member {
+            id,
+            path_hash: hash,
+        } in &c.members
+        {
             let path = table.get(id as usize).map(|e| escape_path_string(&e.path));
             if path.as_deref().map(path_hash) != Some(hash) {
                 return Err(Error::msg(format!(
@@ -438,8 +374,8 @@ fn count_chunks(
     // Member -> cluster index.
     let mut member: HashMap<u32, usize> = HashMap::new();
     for (i, c) in clusters.iter().enumerate() {
-        for (id, _) in &c.members {
-            member.insert(*id, i);
+        for &Member { id, .. } in &c.members {
+            member.insert(id, i);
         }
     }
     let mut counts: ChunkCounts = HashMap::new();
