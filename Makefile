@@ -18,6 +18,7 @@
 #     ... COLLECTIONS="s=<dir>..."    collections chunked elsewhere (files.tsv
 #                                     and chunks.tsv in <dir>), merged in
 #     ... TEMPLATES=<file>            ignore the chunks of these templates
+#     ... SITE_NAMES=0                keep the chunks that web pages of 10 names or more share (a site's theme)
 #   make template WORK=<dir> CLUSTER=<id>  mark a cluster of the last report as
 #                                     template similarity (WORK/templates.tsv)
 #   make check                        fmt + clippy + tests (tests/layers.rs: the import layering)
@@ -97,6 +98,10 @@ QUIET     ?= -q
 # sizes become payloads. Several files: space-separated.
 TEMPLATES ?=
 TEMPLATE_OPTS = $(foreach t,$(TEMPLATES),--templates $(t))
+# A generated site's template (fsim-partition --site-names; docs/usage.md,
+# "Generated sites"): a chunk in web pages of at least this many names
+# links no pair. Unset: fsim-partition's default (10); 0 turns it off.
+SITE_NAMES ?=
 # make template: which cluster, and the fraction of its files a chunk must be in.
 CLUSTER   ?=
 FRACTION  ?= 1
@@ -244,7 +249,7 @@ $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 # TEMPLATES: template chunks dropped, F sizes become payloads (a newer
 # templates file re-runs from here; nothing is re-chunked).
 $(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) | build
-	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv $(TEMPLATE_OPTS) -o $@ $<
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) -o $@ $<
 
 # 2.5 steps 5-6: pack components into bins that fit in memory.
 $(WORK)/bins.tsv: $(WORK)/partition.tsv | build
@@ -396,7 +401,7 @@ spark-report: build spark-venv check-repo
 	  --jobs $(JOBS) $(if $(CAPACITY),--capacity $(CAPACITY)) $(if $(FLOOR),--floor $(FLOOR)) $(if $(MIN_PERCENT),--min-percent $(MIN_PERCENT)) \
 	  $(if $(LINES),--lines $(LINES)) $(if $(CATALOGS),--catalogs $(CATALOGS)) $(if $(LINE_FLOOR),--line-floor $(LINE_FLOOR)) \
 	  $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) --verify $(VERIFY) --regions $(REGIONS) --formats '$(FORMATS)' $(if $(MEMORY),--memory $(MEMORY)) \
-	  $(if $(HTML_MAX_VIEWS),--html-max-views $(HTML_MAX_VIEWS)) $(SPARK_OPTS)
+	  $(if $(HTML_MAX_VIEWS),--html-max-views $(HTML_MAX_VIEWS)) $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(SPARK_OPTS)
 
 # The demo repository through Spark in local mode, checked against make report.
 spark-demo: build spark-venv

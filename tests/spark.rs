@@ -70,7 +70,9 @@ fn skip(test: &str) -> bool {
 /// The demo repository, plus what only the line source finds: two
 /// translation catalogs (the same msgid lines, other msgstr lines) and two
 /// small files edited every third line; no 100-byte chunk survives in
-/// either pair. Returns the repository.
+/// either pair; and two releases of a generated site, whose theme the
+/// forests drop (`--site-names`, page names from the file table). Returns
+/// the repository.
 fn repo_with_scattered_edits(dir: &Path) -> PathBuf {
     let (repo, _) = gen_repo(dir, &[]);
     add_scattered_edits(&repo);
@@ -91,6 +93,7 @@ fn add_scattered_edits(repo: &Path) {
     let small = settings_text;
     std::fs::write(repo.join("settings_a.py"), small(false)).unwrap();
     std::fs::write(repo.join("settings_b.py"), small(true)).unwrap();
+    common::site_repo::write_site(repo, 2, 12);
 }
 
 /// Pairs the line source added: no chunk evidence (common and shared 0).
@@ -226,6 +229,11 @@ fn spark_local_mode_report_is_byte_identical_to_make_report() {
     assert!(
         lines >= 2,
         "the line source found {lines} pairs: the test does not exercise it"
+    );
+    let partition = std::fs::read_to_string(t.path().join("local/partition.tsv")).unwrap();
+    assert!(
+        partition.lines().last().unwrap().contains("\tsite_chunks="),
+        "no site template dropped: the test does not exercise it"
     );
     fsim_spark(&repo, &t.path().join("spark"), &[]);
     assert_same(&t.path().join("local"), &t.path().join("spark"));

@@ -147,6 +147,7 @@ def parse_args(argv):
     ap.add_argument("--formats", default="txt json", help="make's FORMATS: the reports written")
     ap.add_argument("--memory", help="make's MEMORY: each sort task's and each report's --memory")
     ap.add_argument("--html-max-views", help="make's HTML_MAX_VIEWS: fsim-report --html-max-views")
+    ap.add_argument("--site-names", help="make's SITE_NAMES: fsim-partition --site-names (0: off)")
     ap.add_argument("--local-dir", default=None, help="driver staging folder when --work is not local")
     return ap.parse_args(argv)
 
@@ -467,7 +468,8 @@ def sort(c, ch):
         os.remove(t_)
     if c.shared:
         shutil.rmtree(os.path.dirname(ch.tables[0]), ignore_errors=True)
-    # For the verification, line source and report tasks (SparkFiles where they run).
+    # For the forest (page names), verification, line source and report
+    # tasks (SparkFiles where they run).
     c.sc.addFile(c.L("files.tsv"))
     # sorted.tsv's two '#' lines, as fsim-join wrote them for the run.
     head_lines = ch.chunk_ends
@@ -521,7 +523,7 @@ def forests(c, ch):
     forest; the driver merges the forests with one union-find. Returns the
     partition state `p`."""
     t0 = time.time()
-    fopts = ["--files-count", str(ch.nfiles), "--kept-counts"]
+    fopts = ["--files-count", str(ch.nfiles), "--kept-counts"] + opt("--site-names", c.a.site_names)
     if ch.method in FEATURE_METHODS:
         fopts.append("--feature-counts")
     kept_dir = c.work_uri + "/partition.parts"

@@ -39,6 +39,15 @@ struct Args {
     /// stays whole. Dropped chunks are counted in the report.
     #[arg(long, value_name = "N", default_value_t = fsim::stages::partition::DEFAULT_DEGREE_FLOOR, conflicts_with = "max_degree")]
     degree_floor: u64,
+    /// A generated site's template: drop a chunk held by web pages (.html,
+    /// .htm, .xhtml) of at least N different names (the file name,
+    /// lower-cased, without its digits: one page in several releases, or
+    /// numbered versions of a page, are one name). The theme every page of
+    /// a Sphinx or Javadoc site repeats links no pair; the pages' own text
+    /// still does. 0 turns it off. Dropped chunks are counted in the
+    /// report. Forest mode reads --files for the names.
+    #[arg(long, value_name = "N", default_value_t = fsim::stages::partition::DEFAULT_SITE_NAMES)]
+    site_names: u64,
     /// Ignore the chunks of this templates file (written by fsim-template;
     /// repeat for several): they link no files, and each file's size in its
     /// F line becomes its payload (size less its template chunks).
@@ -115,8 +124,10 @@ fn main() -> ExitCode {
             });
         }
         if a.emit_forest {
+            let files = a.files_count.unwrap_or(0);
             return fsim::stages::partition::run_forest(&fsim::stages::partition::ForestConfig {
-                files: a.files_count.unwrap_or(0),
+                files,
+                site: fsim::stages::partition::PageNames::load(&a.files, files, a.site_names)?,
                 inputs: a.inputs,
                 output: a.output,
                 limit,
@@ -131,6 +142,7 @@ fn main() -> ExitCode {
             limit,
             quiet: a.quiet,
             templates: a.templates,
+            site_names: a.site_names,
         };
         let s = fsim::stages::partition::run(&cfg)?;
         if !cfg.quiet {

@@ -251,6 +251,10 @@ pub struct Pruned {
     pub files: Option<u64>,
     /// Which chunks: the sum of their hash mixes.
     pub digest: Option<u128>,
+    /// Of `chunks`, those dropped as a generated site's template (pages of
+    /// at least `site_names` names; `stages::partition::site`).
+    pub site_chunks: u64,
+    pub site_names: Option<u64>,
 }
 
 impl Pruned {
@@ -265,6 +269,8 @@ impl Pruned {
             chunks,
             files: f.num("pruned-files")?,
             digest: f.hex("pruned-digest")?,
+            site_chunks: f.num("site-chunks")?.unwrap_or(0),
+            site_names: f.num("site-names")?,
         }))
     }
 
@@ -275,6 +281,8 @@ impl Pruned {
             chunks: t.dropped_chunks,
             files: t.pruned_files,
             digest: t.dropped_digest,
+            site_chunks: t.site_chunks,
+            site_names: t.site_names,
         })
     }
 
@@ -284,6 +292,11 @@ impl Pruned {
             .put("pruned-chunks", Some(self.chunks))
             .put("pruned-files", self.files)
             .put("pruned-digest", self.digest.map(hex128))
+            .put("site-chunks", Some(self.site_chunks).filter(|&c| c > 0))
+            .put(
+                "site-names",
+                self.site_names.filter(|_| self.site_chunks > 0),
+            )
             .0
     }
 }
@@ -411,6 +424,10 @@ pub struct PartitionTrailer {
     pub dropped_records: u64,
     pub pruned_files: Option<u64>,
     pub dropped_digest: Option<u128>,
+    /// Of the dropped chunks, those dropped as a generated site's template,
+    /// and the rule's threshold (`site_names=`, written with them).
+    pub site_chunks: u64,
+    pub site_names: Option<u64>,
 }
 
 impl PartitionTrailer {
@@ -426,6 +443,8 @@ impl PartitionTrailer {
             dropped_records: f.num("dropped_records")?.unwrap_or(0),
             pruned_files: f.num("pruned_files")?,
             dropped_digest: f.hex("dropped_digest")?,
+            site_chunks: f.num("site_chunks")?.unwrap_or(0),
+            site_names: f.num("site_names")?,
         })
     }
 
@@ -443,6 +462,11 @@ impl PartitionTrailer {
             .put(
                 "dropped_digest",
                 self.dropped_digest.filter(|_| dropped).map(hex128),
+            )
+            .put("site_chunks", Some(self.site_chunks).filter(|&c| c > 0))
+            .put(
+                "site_names",
+                self.site_names.filter(|_| self.site_chunks > 0),
             )
             .0
     }

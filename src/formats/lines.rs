@@ -254,6 +254,8 @@ pub const PRUNED_PARAM_KEYS: &[&str] = &[
     "pruned-chunks",
     "pruned-files",
     "pruned-digest",
+    "site-chunks",
+    "site-names",
 ];
 
 /// The header of the fsim file of `kind` at `path`: its first line that is

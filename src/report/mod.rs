@@ -111,15 +111,32 @@ impl Report {
         PairsHeader::parse(&self.params).unwrap_or_default()
     }
 
-    /// The one-line note on [`Report::pruned`], for every format.
+    /// The one-line note on [`Report::pruned`], for every format: what
+    /// the degree limit dropped, and what the site-template rule dropped.
     pub fn pruned_note(&self) -> Option<String> {
-        let (limit, chunks, files) = self.pruned()?;
-        let files = match files {
+        let p = self.header().pruned?;
+        let files = match p.files {
             Some(f) => format!("{f} files hold one"),
             None => "the files holding them were not counted".to_string(),
         };
+        let limit = p.degree_limit.unwrap_or(0);
+        let mut what = Vec::new();
+        let ubiquitous = p.chunks.saturating_sub(p.site_chunks);
+        if ubiquitous > 0 {
+            what.push(format!(
+                "{ubiquitous} chunks found in more than {limit} files were ignored as boilerplate"
+            ));
+        }
+        if p.site_chunks > 0 {
+            what.push(format!(
+                "{} chunks repeated in web pages of {} or more names were ignored as a generated site's template",
+                p.site_chunks,
+                p.site_names.unwrap_or(0)
+            ));
+        }
         Some(format!(
-            "{chunks} chunks found in more than {limit} files were ignored as boilerplate ({files}): pairs linked only through them are not reported, and other figures of those files are exact only where verified (fsim-partition --max-degree, --degree-floor)"
+            "{} ({files}): pairs linked only through them are not reported, and other figures of those files are exact only where verified (fsim-partition --max-degree, --degree-floor, --site-names)",
+            what.join(", and ")
         ))
     }
 
@@ -161,6 +178,7 @@ impl Report {
             "likely_templates": self.clusters.iter().filter(|c| c.template.is_some()).count(),
             "pruned_chunks": self.pruned().map_or(0, |p| p.1),
             "pruned_files": self.pruned().and_then(|p| p.2).unwrap_or(0),
+            "site_template_chunks": self.header().pruned.map_or(0, |p| p.site_chunks),
         })
     }
 

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod archive_repo;
+pub mod site_repo;
 
 use fsim::formats::{self, ChunkRecord, Digest, Kind, Params};
 use std::io::Write;

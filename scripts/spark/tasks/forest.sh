@@ -1,7 +1,8 @@
 # Stage 3, one task per hash range (a non-shared work folder): the sorted
-# records on stdin, fsim-partition's kept records, edges, K lines and
+# records on stdin (page names for --site-names from the file table $FT),
+# fsim-partition's kept records, edges, K lines and
 # summaries on stdout.
 cat > "$t/in.tsv"
-"$B/fsim-partition" -q --emit-forest "$@" -o "$t/out.tsv" "$t/in.tsv"
+"$B/fsim-partition" -q --emit-forest --files "$FT" "$@" -o "$t/out.tsv" "$t/in.tsv"
 fail_once forest "$t/out.tsv"
 cat "$t/out.tsv"

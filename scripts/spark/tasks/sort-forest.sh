@@ -8,7 +8,7 @@ read r
 n=$(printf '%05d' "$r")
 "$B/fsim-sort" -q -j 1 --records-only ${SORT_MEMORY:+--memory "$SORT_MEMORY"} --tmpdir "$t" \
   -o "$SORTED/part-$n-r" "$CHUNKS"/shard-*.r$n
-"$B/fsim-partition" -q --emit-forest "$@" -o "$t/out.tsv" "$SORTED/part-$n-r"
+"$B/fsim-partition" -q --emit-forest --files "$FT" "$@" -o "$t/out.tsv" "$SORTED/part-$n-r"
 fail_once forest "$t/out.tsv"
 grep '^[0-9a-f]' "$t/out.tsv" > "$KEPT/.part-$n-r.$$" || true
 mv "$KEPT/.part-$n-r.$$" "$KEPT/part-$n-r"

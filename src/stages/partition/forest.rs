@@ -22,6 +22,9 @@ pub struct ForestConfig {
     /// of (what fsim-binpack counts per file; summed per component, the
     /// input of `fsim-binpack --components`).
     pub kept_counts: bool,
+    /// The site-template rule's page names (read from the run's file table
+    /// when `--site-names` is not 0).
+    pub site: PageNames,
 }
 
 /// Forest mode: one hash range of the sorted chunk records (no file table,
@@ -39,7 +42,9 @@ pub struct ForestConfig {
 ///   driver counts the union: `pruned_files`);
 /// * the range's highest dropped chunks as `#dropped` lines (the global top
 ///   is the top of the union of the ranges' tops);
-/// * `#forest\tfiles=N\tlimit=L\trecords=R\tdigest=D\tkept=K\tkept_digest=KD\tdropped_chunks=X\tdropped_records=Y\tdropped_digest=DD\tsingleton_chunks=S\tedges=E`
+/// * `#forest\tfiles=N\tlimit=L\trecords=R\tdigest=D\tkept=K\tkept_digest=KD\tdropped_chunks=X\tdropped_records=Y\tdropped_digest=DD\tsingleton_chunks=S\tsite_chunks=SC\tsite_names=SN\tedges=E`
+///   (SC of the X dropped chunks were a site's template, by the rule of
+///   `--site-names SN`)
 ///   (R, D over the records read; K, KD over the kept ones: digests add up
 ///   over the ranges).
 ///
@@ -51,7 +56,7 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
         return Err(Error::msg("more than 2^32 files"));
     }
     let limit = cfg.limit.resolve(n);
-    let mut g = Grouper::new(limit, n);
+    let mut g = Grouper::new(limit, n).with_site(cfg.site.clone());
     let mut keep = ForestKeep {
         out: BgWriter::new(Output::create(cfg.output.as_deref())?),
         forest: UnionFind::new(n as usize),
@@ -108,16 +113,10 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
         g.pruned.words(),
         &mut tail,
     );
-    for t in g.top_dropped() {
-        tail.extend_from_slice(b"#dropped\t");
-        tail.extend_from_slice(hex128(t.hash).as_bytes());
-        tail.extend_from_slice(format!("\t{}\t{}\t", t.degree, t.len).as_bytes());
-        crate::formats::write_id(t.example, &mut tail);
-        tail.push(b'\n');
-    }
+    dropped_lines(&g.top_dropped(), &mut tail);
     tail.extend_from_slice(
         format!(
-            "#forest\tfiles={n}\tlimit={limit}\trecords={}\tdigest={}\tkept={}\tkept_digest={}\tdropped_chunks={}\tdropped_records={}\tdropped_digest={}\tsingleton_chunks={}\tedges={edges}\n",
+            "#forest\tfiles={n}\tlimit={limit}\trecords={}\tdigest={}\tkept={}\tkept_digest={}\tdropped_chunks={}\tdropped_records={}\tdropped_digest={}\tsingleton_chunks={}\tsite_chunks={}\tsite_names={}\tedges={edges}\n",
             seen.count,
             hex128(seen.sum),
             g.kept.count,
@@ -125,7 +124,9 @@ pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
             g.dropped_chunks,
             g.dropped_records,
             hex128(g.dropped_digest),
-            g.singleton_chunks
+            g.singleton_chunks,
+            g.site_chunks,
+            g.site.min_names()
         )
         .as_bytes(),
     );

@@ -62,6 +62,11 @@ pub struct Grouper {
     pub pruned: FileBits,
     /// Min-heap by degree of the highest dropped chunks.
     pub(super) top: std::collections::BinaryHeap<std::cmp::Reverse<TopKey>>,
+    /// The site-template rule (`--site-names`; [`super::site`]).
+    pub site: PageNames,
+    /// Chunks under the limit dropped as a site's template (also counted
+    /// in `dropped_chunks`, `dropped_records` and `dropped_digest`).
+    pub site_chunks: u64,
 }
 
 impl Grouper {
@@ -86,7 +91,15 @@ impl Grouper {
             dropped_digest: 0,
             pruned: FileBits::new(files),
             top: Default::default(),
+            site: PageNames::off(),
+            site_chunks: 0,
         }
+    }
+
+    /// Drop the chunks that `site` finds to be a generated site's template.
+    pub fn with_site(mut self, site: PageNames) -> Self {
+        self.site = site;
+        self
     }
 
     /// Kept groups longer than `n` records are formatted from their keys
@@ -161,6 +174,13 @@ impl Grouper {
         if self.degree == 1 {
             self.singleton_chunks += 1;
             keep.text().truncate(self.text_at);
+        } else if self.degree <= self.limit && self.site.is_template(&self.recs) {
+            keep.text().truncate(self.text_at);
+            for &(file, _) in &self.recs {
+                self.pruned.set(file);
+            }
+            self.site_chunks += 1;
+            self.count_dropped();
         } else if self.degree <= self.limit {
             self.kept.count += self.nrecs;
             self.kept.sum = self.kept.sum.wrapping_add(self.mix);
@@ -186,11 +206,7 @@ impl Grouper {
             }
             keep.kept_group(&self.recs);
         } else {
-            self.dropped_chunks += 1;
-            self.dropped_records += self.nrecs;
-            self.dropped_digest = self
-                .dropped_digest
-                .wrapping_add(crate::formats::mix128(self.hash));
+            self.count_dropped();
             let item = std::cmp::Reverse((
                 self.degree,
                 std::cmp::Reverse(self.hash),
@@ -207,6 +223,15 @@ impl Grouper {
         self.recs.clear();
         self.nrecs = 0;
         Ok(())
+    }
+
+    /// Count the current group as dropped.
+    fn count_dropped(&mut self) {
+        self.dropped_chunks += 1;
+        self.dropped_records += self.nrecs;
+        self.dropped_digest = self
+            .dropped_digest
+            .wrapping_add(crate::formats::mix128(self.hash));
     }
 
     /// Dropped chunks of highest degree, highest first (ties: smaller hash).
@@ -298,7 +323,7 @@ pub(super) fn group_chunks(
     table: &FileTable,
     chunk_params: &ChunkParams,
     mut tmpl: crate::stages::templates::PayloadCounter,
-    limit: u64,
+    mut grouper: Grouper,
     quiet: bool,
     out: BgWriter,
     tx: SyncSender<Vec<(u32, u32)>>,
@@ -317,7 +342,6 @@ pub(super) fn group_chunks(
         .is_some_and(crate::chunking::features::is_feature_method)
         .then(|| vec![0u32; n as usize]);
     let (mut last_name, mut last_line) = (String::from("-"), 0);
-    let mut grouper = Grouper::new(limit, n);
     let mut keep = RunKeep {
         out,
         links: Vec::with_capacity(LINKS),

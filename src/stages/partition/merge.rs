@@ -42,6 +42,9 @@ struct Sums {
     /// The degree limit the ranges resolved (all equal), `None` without a
     /// range.
     limit: Option<u64>,
+    site_chunks: u64,
+    /// The ranges' `--site-names` (all equal).
+    site_names: Option<u64>,
 }
 
 /// The ranges' forest lines, read: a union-find of their edges, the files
@@ -111,6 +114,8 @@ pub fn run_merge(cfg: &MergeConfig) -> Result<()> {
         dropped_records: s.dropped_records,
         pruned_files: Some(f.pruned.count()),
         dropped_digest: Some(s.dropped_digest),
+        site_chunks: s.site_chunks,
+        site_names: s.site_names,
     };
     let mut trailer = Vec::new();
     write_trailer(Kind::Partition, &tp.to_params(), &mut trailer);
@@ -270,14 +275,27 @@ impl Forests {
         s.dropped_chunks += num("dropped_chunks")?;
         s.dropped_records += num("dropped_records")?;
         s.dropped_digest = s.dropped_digest.wrapping_add(hex("dropped_digest")?);
-        let limit = num("limit")?;
-        if s.limit.is_some_and(|l| l != limit) {
-            return Err(format!(
-                "limit={limit} here but limit={} in an earlier range",
-                s.limit.unwrap_or(0)
-            ));
-        }
-        s.limit = Some(limit);
+        same_in_every_range("limit", num("limit")?, &mut s.limit)?;
+        s.site_chunks += num("site_chunks")?;
+        same_in_every_range("site_names", num("site_names")?, &mut s.site_names)?;
         Ok(())
+    }
+}
+
+/// A setting every range must have resolved alike (`key=value`): the first
+/// range's value, or an error naming both.
+fn same_in_every_range(
+    key: &str,
+    value: u64,
+    seen: &mut Option<u64>,
+) -> std::result::Result<(), String> {
+    match *seen {
+        Some(v) if v != value => Err(format!(
+            "{key}={value} here but {key}={v} in an earlier range"
+        )),
+        _ => {
+            *seen = Some(value);
+            Ok(())
+        }
     }
 }

@@ -30,6 +30,7 @@ mod flines;
 mod forest;
 mod group;
 mod merge;
+pub mod site;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -40,6 +41,7 @@ pub use forest::{run_forest, ForestConfig};
 use group::group_chunks;
 pub use group::{Grouper, Keep, TEXT_GROUP_MAX};
 pub use merge::{run_merge, MergeConfig};
+pub use site::{PageNames, DEFAULT_SITE_NAMES};
 use table::{is_regular, parse_file_line, peek_file_table, read_file_table, FileTable};
 
 use crate::error::{Error, Result};
@@ -136,6 +138,9 @@ pub struct Config {
     /// Templates files (`--templates`): their chunks are ignored and file
     /// sizes reduced to their payload (`crate::stages::templates`).
     pub templates: Vec<PathBuf>,
+    /// `--site-names`: the fewest page names that make a chunk a generated
+    /// site's template ([`site`]); 0 turns the rule off.
+    pub site_names: u64,
 }
 
 /// A dropped chunk of high degree, for the report.
@@ -162,6 +167,10 @@ pub struct Summary {
     pub dropped_records: u64,
     /// Files holding at least one dropped chunk.
     pub pruned_files: u64,
+    /// Of the dropped chunks, a generated site's template (`site_names`:
+    /// the rule's threshold, 0 when off).
+    pub site_chunks: u64,
+    pub site_names: u64,
     /// Highest-degree dropped chunks, highest first.
     pub top: Vec<Dropped>,
     /// Escaped path of the example file of the highest dropped chunk.
@@ -185,8 +194,19 @@ impl Summary {
             self.templates,
         );
         s += &format!(
-            "; dropped {} chunks above degree {} ({} records, in {} files whose similarity is now a lower bound)",
-            self.dropped_chunks, self.limit, self.dropped_records, self.pruned_files
+            "; dropped {} chunks above degree {}",
+            self.dropped_chunks - self.site_chunks,
+            self.limit
+        );
+        if self.site_chunks > 0 {
+            s += &format!(
+                " and {} chunks of a site's template (pages of {} names or more)",
+                self.site_chunks, self.site_names
+            );
+        }
+        s += &format!(
+            " ({} records, in {} files whose similarity is now a lower bound)",
+            self.dropped_records, self.pruned_files
         );
         if let Some(t) = self.top.first() {
             let ex = match &self.top_example_path {
@@ -232,7 +252,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     write_header(Kind::Partition, &header.to_params(), &mut head);
     w.raw(&head)?;
 
-    let (grouped, unions) = group_and_join(cfg, &table, &chunk, tmpl, limit, w);
+    let site = PageNames::load(&cfg.files, n, cfg.site_names)?;
+    let grouper = Grouper::new(limit, n).with_site(site);
+    let (grouped, unions) = group_and_join(cfg, &table, &chunk, tmpl, grouper, w);
     let gr = grouped?;
     let (g, mut w, seen, tmpl, feature_counts) =
         (gr.grouper, gr.out, gr.seen, gr.tmpl, gr.feature_counts);
@@ -255,6 +277,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         (g.singleton_chunks, g.dropped_chunks, g.dropped_records);
     let pruned_files = g.pruned.count();
     let dropped_digest = g.dropped_digest;
+    let (site_chunks, site_names) = (g.site_chunks, g.site.min_names());
     drop(g);
     let comps = unions.into_components();
     let (components, files_in_components) = comps.multi_counts();
@@ -270,13 +293,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     drop(comps);
 
     let mut tail = Vec::new();
-    for t in &top {
-        tail.extend_from_slice(b"#dropped\t");
-        tail.extend_from_slice(hex128(t.hash).as_bytes());
-        tail.extend_from_slice(format!("\t{}\t{}\t", t.degree, t.len).as_bytes());
-        crate::formats::write_id(t.example, &mut tail);
-        tail.push(b'\n');
-    }
+    dropped_lines(&top, &mut tail);
     let tp = PartitionTrailer {
         records: kept.count,
         digest: kept.sum,
@@ -286,6 +303,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         dropped_records,
         pruned_files: Some(pruned_files),
         dropped_digest: Some(dropped_digest),
+        site_chunks,
+        site_names: Some(site_names),
     };
     write_trailer(Kind::Partition, &tp.to_params(), &mut tail);
     w.raw(&tail)?;
@@ -301,11 +320,24 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         dropped_chunks,
         dropped_records,
         pruned_files,
+        site_chunks,
+        site_names,
         top,
         top_example_path,
         templates: tmpl.summary(),
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// The `#dropped` lines of the highest dropped chunks.
+fn dropped_lines(top: &[Dropped], out: &mut Vec<u8>) {
+    for t in top {
+        out.extend_from_slice(b"#dropped\t");
+        out.extend_from_slice(hex128(t.hash).as_bytes());
+        out.extend_from_slice(format!("\t{}\t{}\t", t.degree, t.len).as_bytes());
+        crate::formats::write_id(t.example, out);
+        out.push(b'\n');
+    }
 }
 
 /// A file's size and content hash.
@@ -339,7 +371,7 @@ fn group_and_join(
     table: &FileTable,
     chunk_params: &ChunkParams,
     tmpl: crate::stages::templates::PayloadCounter,
-    limit: u64,
+    grouper: Grouper,
     w: BgWriter,
 ) -> (Result<group::Grouped>, Unions) {
     let default_input = [PathBuf::from("-")];
@@ -358,7 +390,7 @@ fn group_and_join(
                 table,
                 chunk_params,
                 tmpl,
-                limit,
+                grouper,
                 quiet,
                 w,
                 tx,
