@@ -17,6 +17,17 @@ fn params(avg: u32) -> Params {
 /// Write `files.tsv` (n files) and `chunks.tsv` (records in the order
 /// given), with matching digests.
 fn write_inputs(dir: &Path, n: u32, recs: &[(u128, u32, u32)], avg: u32) -> (PathBuf, PathBuf) {
+    write_named_inputs(dir, n, recs, avg, |id| format!("dir/file {id}\t.txt"))
+}
+
+/// [`write_inputs`] with the path of each file id.
+fn write_named_inputs(
+    dir: &Path,
+    n: u32,
+    recs: &[(u128, u32, u32)],
+    avg: u32,
+    path: impl Fn(u32) -> String,
+) -> (PathBuf, PathBuf) {
     let mut d = Digest::default();
     let mut chunks = Vec::new();
     write_header(Kind::Chunks, &params(avg), &mut chunks);
@@ -38,7 +49,7 @@ fn write_inputs(dir: &Path, n: u32, recs: &[(u128, u32, u32)], avg: u32) -> (Pat
             content: id as u128 + 0xabc,
             ftype: FileType::Text,
             view: fsim::formats::FileView::raw(100 + id as u64),
-            path: format!("dir/file {id}\t.txt").into_bytes(),
+            path: path(id).into_bytes(),
         };
         table.write(&e, &mut files);
     }
@@ -327,5 +338,57 @@ fn large_file_table_blocks_match_the_serial_read() {
             bad.display(),
             at + 1
         )
+    );
+}
+
+/// A chunk in web pages of 10 names is a site's template, dropped and
+/// counted, whether the file table is a regular file or a pipe (read once:
+/// the page names come from that read); one in 10 releases of one page, or
+/// in 10 files that are not pages, links them; `--site-names 0` keeps all.
+#[test]
+fn chunks_of_web_pages_of_many_names_are_a_sites_template() {
+    let dir = tempfile::tempdir().unwrap();
+    // Files 0-9: pages of ten names; 10-19: one page in ten releases;
+    // 20-29: text files of ten names.
+    let path = |id: u32| match id / 10 {
+        0 => format!("site/topics/{}.html", char::from(b'a' + id as u8)),
+        1 => format!("site-{id}/topics/intro.html"),
+        _ => format!("src/{}.txt", char::from(b'a' + (id % 10) as u8)),
+    };
+    let mut recs = Vec::new();
+    for (hash, files) in [(0x10u128, 0..10u32), (0x20, 10..20), (0x30, 20..30)] {
+        recs.extend(files.map(|f| (hash, f, 100)));
+    }
+    let (files, chunks) = write_named_inputs(dir.path(), 30, &recs, 1000, path);
+    let trailer_of = |out: &Output| lines(&out.stdout).last().unwrap().clone();
+    let regular = run(partition(&files)
+        .args(["--degree-floor", "0", "-q"])
+        .arg(&chunks));
+    assert!(regular.status.success());
+    let kept: Vec<String> = lines(&regular.stdout)
+        .into_iter()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('F'))
+        .collect();
+    assert_eq!(kept.len(), 20, "{kept:?}");
+    assert!(
+        kept.iter().all(|l| !l.starts_with(&hex128(0x10))),
+        "{kept:?}"
+    );
+    let t = trailer_of(&regular);
+    assert!(t.contains("\tdropped_chunks=1\t"), "{t}");
+    assert!(t.contains("\tsite_chunks=1\tsite_names=10"), "{t}");
+    assert!(t.contains("\tpruned_files=10\t"), "{t}");
+    let piped = run(&mut piped_table(&files, &chunks));
+    assert_eq!(
+        piped.stdout, regular.stdout,
+        "a pipe gives the same partition"
+    );
+    let off = run(partition(&files)
+        .args(["--site-names", "0", "--degree-floor", "0", "-q"])
+        .arg(&chunks));
+    let t = trailer_of(&off);
+    assert!(
+        t.contains("\tdropped_chunks=0\t") && !t.contains("site_chunks"),
+        "{t}"
     );
 }

@@ -12,12 +12,15 @@ use std::process::ExitCode;
 /// Reads the file table (written by fsim-chunk --files-out) and a chunk
 /// stream sorted by hash (fsim-sort or LC_ALL=C sort). Chunks in one file
 /// only are dropped; chunks in more files than the degree limit (half the
-/// files, never below 1000) are dropped and reported; the others link their files (union-find). Writes the kept
+/// files, never below 1000) are dropped and reported, and so are chunks held
+/// by web pages of --site-names names or more (a generated site's theme);
+/// the others link their files (union-find). Writes the kept
 /// records, one F line per file in a component of 2 or more files, and the
 /// highest-degree dropped chunks.
 ///
-/// Memory: 5 bytes per file plus the largest chunk group; the file table is
-/// read twice (give a regular file; a pipe costs 24 more bytes per file).
+/// Memory: 5 bytes per file plus the largest chunk group, and 4 for the page
+/// names; the file table is read three times (give a regular file; a pipe
+/// costs 24 more bytes per file).
 #[derive(Parser, Debug)]
 #[command(name = "fsim-partition", version)]
 struct Args {

@@ -92,8 +92,8 @@ pub fn write_site(repo: &Path, releases: usize, pages: usize) {
     for r in 0..releases {
         let dir = repo.join(format!("site-{r}")).join("topics");
         std::fs::create_dir_all(&dir).unwrap();
-        for p in 0..pages {
-            std::fs::write(dir.join(format!("{}.html", PAGES[p])), page(p, r)).unwrap();
+        for (p, name) in PAGES.iter().enumerate().take(pages) {
+            std::fs::write(dir.join(format!("{name}.html")), page(p, r)).unwrap();
         }
     }
 }

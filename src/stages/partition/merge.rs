@@ -65,7 +65,7 @@ struct Forests {
 /// the records of the file table's run (count and digest) and agree on
 /// the degree limit; nothing is written otherwise.
 pub fn run_merge(cfg: &MergeConfig) -> Result<()> {
-    let (table, kept_files) = load_table(&cfg.files)?;
+    let (table, kept_files, _) = load_table(&cfg.files, false)?;
     let f = read_forests(cfg, table.files)?;
     if f.sums.records != table.chunk_digest {
         return Err(Error::msg(format!(

@@ -5,7 +5,9 @@
 //! same hash form a chunk group, whose degree is its number of distinct
 //! files. Groups of degree 1 cannot link files and are dropped; groups above
 //! the degree limit (default: half the files, as in the paper) would glue
-//! everything into one component and are dropped and reported; every other
+//! everything into one component and are dropped and reported, and so are
+//! the groups that web pages of many names hold, a generated site's theme
+//! ([`site`]: 4 more bytes per file, read from the file table); every other
 //! group unions its files in a [`UnionFind`] and its records are written out
 //! unchanged. Then one `F` line per file of a component of ≥ 2 files.
 //!
@@ -233,7 +235,7 @@ impl Summary {
 pub fn run(cfg: &Config) -> Result<Summary> {
     let t0 = Instant::now();
     crate::io::wait_for_input(cfg.inputs.first().map_or(Path::new("-"), |p| p.as_path()))?;
-    let (table, kept_files) = load_table(&cfg.files)?;
+    let (table, kept_files, keys) = load_table(&cfg.files, cfg.site_names > 0)?;
     let n = table.files;
     let limit = cfg.limit.resolve(n);
     let chunk = ChunkParams::from_params(&table.params, &table.name)?;
@@ -252,7 +254,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     write_header(Kind::Partition, &header.to_params(), &mut head);
     w.raw(&head)?;
 
-    let site = PageNames::load(&cfg.files, n, cfg.site_names)?;
+    let site = match keys {
+        Some(keys) => PageNames::from_keys(keys, cfg.site_names),
+        None => PageNames::load(&cfg.files, n, cfg.site_names)?,
+    };
     let grouper = Grouper::new(limit, n).with_site(site);
     let (grouped, unions) = group_and_join(cfg, &table, &chunk, tmpl, grouper, w);
     let gr = grouped?;
@@ -343,24 +348,32 @@ fn dropped_lines(top: &[Dropped], out: &mut Vec<u8>) {
 /// A file's size and content hash.
 type SizeContent = (u64, u128);
 
+/// What [`load_table`] read: the table's ends, and, when it read the
+/// whole table, each file's size and content, and page name if asked.
+type Loaded = (FileTable, Option<Vec<SizeContent>>, Option<Vec<u32>>);
+
 /// The file table's ends (a regular file whose ends look right), or the
 /// whole table read now with the size and content of each file (a pipe,
-/// or ends that do not look right: the full read says why).
-fn load_table(files: &Path) -> Result<(FileTable, Option<Vec<SizeContent>>)> {
+/// or ends that do not look right: the full read says why), and then each
+/// file's page name too when `pages` (a pipe cannot be read again).
+fn load_table(files: &Path, pages: bool) -> Result<Loaded> {
     let peeked = if is_regular(files) {
         peek_file_table(files)
     } else {
         None
     };
     if let Some(t) = peeked {
-        return Ok((t, None));
+        return Ok((t, None, None));
     }
-    let mut k = Vec::new();
-    let t = read_file_table(files, |_, size, content, _| {
+    let (mut k, mut keys) = (Vec::new(), Vec::new());
+    let t = read_file_table(files, |_, size, content, path| {
         k.push((size, content));
+        if pages {
+            keys.push(site::page_key(path));
+        }
         Ok(())
     })?;
-    Ok((t, Some(k)))
+    Ok((t, Some(k), pages.then_some(keys)))
 }
 
 /// Group the chunk stream on a thread of its own (which writes the kept
