@@ -254,11 +254,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     write_header(Kind::Partition, &header.to_params(), &mut head);
     w.raw(&head)?;
 
-    let site = match keys {
-        Some(keys) => PageNames::from_keys(keys, cfg.site_names),
-        None => PageNames::load(&cfg.files, n, cfg.site_names)?,
-    };
-    let grouper = Grouper::new(limit, n).with_site(site);
+    let grouper = Grouper::new(limit, n).with_site(page_names(cfg, n, keys)?);
     let (grouped, unions) = group_and_join(cfg, &table, &chunk, tmpl, grouper, w);
     let gr = grouped?;
     let (g, mut w, seen, tmpl, feature_counts) =
@@ -342,6 +338,15 @@ fn dropped_lines(top: &[Dropped], out: &mut Vec<u8>) {
         out.extend_from_slice(format!("\t{}\t{}\t", t.degree, t.len).as_bytes());
         crate::formats::write_id(t.example, out);
         out.push(b'\n');
+    }
+}
+
+/// The site-template rule's page names: from the table's one read when it
+/// was read whole up front (a pipe), else from a read of their own.
+fn page_names(cfg: &Config, files: u64, keys: Option<Vec<u32>>) -> Result<PageNames> {
+    match keys {
+        Some(keys) => Ok(PageNames::from_keys(keys, cfg.site_names)),
+        None => PageNames::load(&cfg.files, files, cfg.site_names),
     }
 }
 
