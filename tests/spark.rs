@@ -76,10 +76,12 @@ fn skip(test: &str) -> bool {
 fn repo_with_scattered_edits(dir: &Path) -> PathBuf {
     let (repo, _) = gen_repo(dir, &[]);
     add_scattered_edits(&repo);
+    common::site_repo::write_site(&repo, 2, 12);
     repo
 }
 
-/// The catalogs and small files of [`repo_with_scattered_edits`].
+/// The catalogs and small files of [`repo_with_scattered_edits`] (not
+/// its site: alone, they make no bin).
 fn add_scattered_edits(repo: &Path) {
     let po = |word: &str| -> String {
         (0..60)
@@ -93,7 +95,6 @@ fn add_scattered_edits(repo: &Path) {
     let small = settings_text;
     std::fs::write(repo.join("settings_a.py"), small(false)).unwrap();
     std::fs::write(repo.join("settings_b.py"), small(true)).unwrap();
-    common::site_repo::write_site(repo, 2, 12);
 }
 
 /// Pairs the line source added: no chunk evidence (common and shared 0).
