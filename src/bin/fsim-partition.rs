@@ -128,7 +128,7 @@ fn main() -> ExitCode {
         }
         if a.emit_forest {
             let files = a.files_count.unwrap_or(0);
-            return fsim::stages::partition::run_forest(&fsim::stages::partition::ForestConfig {
+            return fsim::stages::partition::run_forest(fsim::stages::partition::ForestConfig {
                 files,
                 site: fsim::stages::partition::PageNames::load(&a.files, files, a.site_names)?,
                 inputs: a.inputs,

@@ -50,13 +50,13 @@ pub struct ForestConfig {
 ///
 /// Memory: 5 bytes per file for the range's forest (plus the grouping's 5;
 /// 8 more with `kept_counts`).
-pub fn run_forest(cfg: &ForestConfig) -> Result<()> {
+pub fn run_forest(cfg: ForestConfig) -> Result<()> {
     let n = cfg.files;
     if n > u32::MAX as u64 + 1 {
         return Err(Error::msg("more than 2^32 files"));
     }
     let limit = cfg.limit.resolve(n);
-    let mut g = Grouper::new(limit, n).with_site(cfg.site.clone());
+    let mut g = Grouper::new(limit, n).with_site(cfg.site);
     let mut keep = ForestKeep {
         out: BgWriter::new(Output::create(cfg.output.as_deref())?),
         forest: UnionFind::new(n as usize),

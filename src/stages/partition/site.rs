@@ -107,17 +107,17 @@ pub fn page_key(path: &[u8]) -> u32 {
         Some(i) => &path[i + 1..],
         None => path,
     };
-    let lower: Vec<u8> = name.iter().map(u8::to_ascii_lowercase).collect();
-    let is_page = [&b".html"[..], b".htm", b".xhtml"]
-        .iter()
-        .any(|ext| lower.len() > ext.len() && lower.ends_with(ext));
+    let is_page = [&b".html"[..], b".htm", b".xhtml"].iter().any(|ext| {
+        name.len() > ext.len() && name[name.len() - ext.len()..].eq_ignore_ascii_case(ext)
+    });
     if !is_page {
         return 0;
     }
-    // FNV-1a over the name without its digits.
+    // FNV-1a over the name, lower-cased, without its digits (no copy: this
+    // runs for every file of the table).
     let mut h: u32 = 0x811c_9dc5;
-    for &b in lower.iter().filter(|b| !b.is_ascii_digit()) {
-        h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+    for &b in name.iter().filter(|b| !b.is_ascii_digit()) {
+        h = (h ^ b.to_ascii_lowercase() as u32).wrapping_mul(0x0100_0193);
     }
     h.max(1)
 }
