@@ -299,7 +299,9 @@ EOF
 # catalog-heavy ones), as the section of that name in $OUT: make quality's
 # Django + moment releases (QDIR, fetched by scripts/quality/fetch.sh),
 # whole and split in two, its locale folders (every file under a locale/
-# folder, every .po and .mo: catalogs, most of the pairs) and the rest.
+# folder, every .po and .mo: catalogs, most of the pairs) and the rest;
+# and make quality's third project, four bash releases (Debian's sources:
+# C, manuals, ~40 catalogs of 120-390 KB a release), alone.
 # For each tree: md5sum over it and the default `make report` (a new WORK
 # each run, so that every run is from scratch and no removal is timed),
 # each the median of RUNS runs after a warm-up, side by side. Writes
@@ -307,15 +309,25 @@ EOF
 source_section() {
   local qdir=${QDIR:-quality-work}
   QDIR=$qdir bash scripts/quality/fetch.sh >&2
-  local corpus=$qdir/corpus rows=$BENCH/source-rows.md
-  rm -rf "$W/source-rest" "$W/source-locale"
-  mkdir -p "$W/source-rest" "$W/source-locale"
+  local all=$qdir/corpus corpus=$W/source-dm rows=$BENCH/source-rows.md
+  rm -rf "$W/source-rest" "$W/source-locale" "$corpus" "$W/source-bash"
+  mkdir -p "$W/source-rest" "$W/source-locale" "$corpus" "$W/source-bash"
+  # Django + moment, and bash, each as hard links of the corpus's folders
+  # (a copy across file systems).
+  local d
+  for d in "$all"/*/; do
+    d=${d%/}
+    case ${d##*/} in
+      bash-*) cp -al "$d" "$W/source-bash/" 2>/dev/null || cp -a "$d" "$W/source-bash/" ;;
+      *) cp -al "$d" "$corpus/" 2>/dev/null || cp -a "$d" "$corpus/" ;;
+    esac
+  done
   (cd "$corpus" && find . -type f ! -path '*/locale/*' ! -name '*.po' ! -name '*.mo' -print0 |
     tar --null -T - -cf -) | tar -xf - -C "$W/source-rest"
   (cd "$corpus" && find . -type f \( -path '*/locale/*' -o -name '*.po' -o -name '*.mo' \) -print0 |
     tar --null -T - -cf -) | tar -xf - -C "$W/source-locale"
   : > "$rows"
-  local labels="whole rest locale" releases=${RELEASES_TREE:-}
+  local labels="whole rest locale bash" releases=${RELEASES_TREE:-}
   if [ -n "$releases" ]; then
     [ -d "$releases" ] || { echo "bench: RELEASES_TREE=$releases is not a folder" >&2; exit 2; }
     # Its top folders *-html (the built docs) and the others (the sources),
@@ -323,7 +335,7 @@ source_section() {
     # another file system than $BENCH).
     rm -rf "$W/releases-src" "$W/releases-html"
     mkdir -p "$W/releases-src" "$W/releases-html"
-    local d to
+    local to
     for d in "$releases"/*/; do
       d=${d%/}
       case $d in
@@ -341,6 +353,7 @@ source_section() {
       whole) tree=$corpus target="≤ 10" ;;
       rest) tree=$W/source-rest target="≤ 10" ;;
       locale) tree=$W/source-locale target="≤ 20 (catalog-heavy)" ;;
+      bash) tree=$W/source-bash target="≤ 20 (catalog-heavy)" name="bash" ;;
       releases) tree=$releases target="≤ 10" name="releases (whole)" ;;
       releases-src) tree=$W/releases-src target="≤ 10" name="releases (sources)" ;;
       releases-html) tree=$W/releases-html target="≤ 10" name="releases (HTML docs)" ;;
@@ -356,7 +369,7 @@ source_section() {
     printf '| %s | %s | %s | %s | %s s | **%s s** | **%s×** | %s | %s MB |\n' \
       "$label" "$files" "$bytes" "$pairs" "$mw" "$kw" "$(ratio "$kw" "$mw")" "$target" "$kr" >> "$rows"
   done
-  rm -rf "$W/source-rest" "$W/source-locale" "$W/releases-src" "$W/releases-html"
+  rm -rf "$W/source-rest" "$W/source-locale" "$W/releases-src" "$W/releases-html" "$corpus" "$W/source-bash"
   local releases_text=""
   [ -n "$releases" ] && releases_text="*releases*: RELEASES_TREE=$releases (\`scripts/quality/releases.sh\`), eight Django releases as PyPI ships them (sdists unpacked) beside
 each release's HTML documentation built by Sphinx from its own \`docs/\`; *releases-src* its sources
@@ -369,12 +382,12 @@ of the whole tree's candidates and the run 38× md5sum. Where its time goes:
 ## Whole default run on a real repository (issue 25)
 
 Measured on $(date -u +%Y-%m-%d) (\`BENCH_ONLY=source bash scripts/bench.sh\` replaces this section alone):
-make quality's Django + moment releases (\`scripts/quality/fetch.sh\`, $corpus), whole (*whole*) and
+make quality's Django + moment releases (\`scripts/quality/fetch.sh\`, $all/django-* and moment-*), whole (*whole*) and
 split in two: its locale folders (*locale*: every file under a \`locale/\` folder, every \`.po\` and
 \`.mo\`) and the rest (*rest*), copied with
 
 \`\`\`
-cd $corpus
+cd <Django + moment>
 find . -type f ! -path '*/locale/*' ! -name '*.po' ! -name '*.mo' -print0 | tar --null -T - -cf - | tar -xf - -C <rest>
 find . -type f \\( -path '*/locale/*' -o -name '*.po' -o -name '*.mo' \\) -print0 | tar --null -T - -cf - | tar -xf - -C <locale>
 \`\`\`
@@ -391,6 +404,12 @@ $(cat "$rows")
 The locale folders' catalogs are where the pairs are: a catalog of one Django app has ~100 locales in
 each release, every two of which share their \`msgid\` lines. Where the time goes, stage by stage, and what
 was changed for it: [measurements/2026-11-27-catalog-share.md](measurements/2026-11-27-catalog-share.md).
+
+*bash*: make quality's third project alone ($all/bash-*): four releases of GNU bash as Debian's source
+packages ship them (5.1, 5.2.15, 5.2.37, 5.3): C sources, manuals in five formats, tests, ~40 catalogs
+(\`po/*.po\`, 120-390 KB) and their \`.gmo\` a release. Most of its candidates are two source files that
+share only the GNU license header, which is most of a small file:
+[measurements/2026-11-27-bash.md](measurements/2026-11-27-bash.md).
 
 $releases_text
 EOF2

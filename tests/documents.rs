@@ -1097,3 +1097,110 @@ fn hostile_pdfs_through_the_rust_fallback_are_notes_in_time() {
         }
     }
 }
+
+/// A `pdftotext` of a folder of its own that writes a line to `log` for
+/// each call and prints fsim-pdftext's text of the PDF (its fifth
+/// argument, as fsim passes them): the PATH of a run that counts its
+/// extractions.
+fn counting_pdftotext(dir: &Path, log: &Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let folder = dir.join("counting-bin");
+    std::fs::create_dir_all(&folder).unwrap();
+    let exe = folder.join("pdftotext");
+    std::fs::write(
+        &exe,
+        format!(
+            "#!/bin/sh\necho call >> '{}'\nexec '{}' \"$5\"\n",
+            log.display(),
+            env!("CARGO_BIN_EXE_fsim-pdftext")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:{}", folder.display(), std::env::var("PATH").unwrap())
+}
+
+fn calls(log: &Path) -> usize {
+    std::fs::read_to_string(log).map_or(0, |s| s.lines().count())
+}
+
+/// fsim-chunk keeps the PDF texts it extracted beside its file table
+/// (`files.tsv.views`), and the stages after it read them there instead of
+/// running the extractor again: a default `make report` extracts each PDF
+/// once. fsim-verify gives the same pairs from the store, from a store
+/// with a damaged entry (that one extracted again) and with no store (both
+/// extracted again); a re-run (`PREVIOUS=`) links the views of the files
+/// it reuses into its own store.
+#[test]
+fn the_stages_after_fsim_chunk_read_the_pdf_texts_it_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let version =
+        |edit: usize| -> Vec<String> { notes(60, edit).lines().map(String::from).collect() };
+    std::fs::write(repo.join("minutes-v1.pdf"), pdf_of(&version(0))).unwrap();
+    std::fs::write(repo.join("minutes-v2.pdf"), pdf_of(&version(8))).unwrap();
+    let log = dir.path().join("calls");
+    let path = counting_pdftotext(dir.path(), &log);
+    let work = dir.path().join("work");
+    let mut c = make_report_cmd(&repo, &work, &["QUIET=-q", "FORMATS=txt json"]);
+    c.env("PATH", &path).env("FSIM_PDF", "pdftotext");
+    run_ok(c, None);
+    assert_eq!(calls(&log), 2, "each PDF extracted once, by fsim-chunk");
+    let store = work.join("files.tsv.views");
+    let entries = || -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&store)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    assert_eq!(entries().len(), 2, "{:?}", entries());
+    let r: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let l = link(&links(&r), "minutes-v1.pdf", "minutes-v2.pdf")
+        .cloned()
+        .expect("the pdf pair");
+    assert_eq!(l["exact"], true, "{l}");
+
+    // A re-run reuses both files: their views linked into its store.
+    let again = dir.path().join("again");
+    let prev = format!("PREVIOUS={}", work.display());
+    let mut c = make_report_cmd(&repo, &again, &["QUIET=-q", "FORMATS=txt json", &prev]);
+    c.env("PATH", &path).env("FSIM_PDF", "pdftotext");
+    run_ok(c, None);
+    assert_eq!(calls(&log), 2, "the re-run extracted nothing");
+    assert_eq!(
+        std::fs::read_dir(again.join("files.tsv.views"))
+            .unwrap()
+            .count(),
+        2
+    );
+
+    let verify = |out: &str| -> String {
+        let mut c = fsim("fsim-verify");
+        c.args(["-q", "--min-percent", "50", "--files"])
+            .arg(work.join("files.tsv"))
+            .arg("-o")
+            .arg(work.join(out))
+            .arg(work.join("pairs.tsv"))
+            .env("PATH", &path)
+            .env("FSIM_PDF", "pdftotext");
+        run_ok(c, None);
+        read(&work, out)
+    };
+    let from_store = verify("v-store.tsv");
+    assert_eq!(calls(&log), 2, "fsim-verify read the store");
+    assert!(
+        from_store.lines().any(|l| l.ends_with("\texact")),
+        "{from_store}"
+    );
+    // A damaged entry (same length, other bytes) fails its checksum.
+    let first = &entries()[0];
+    let len = std::fs::metadata(first).unwrap().len() as usize;
+    std::fs::write(first, vec![b'x'; len]).unwrap();
+    assert_eq!(verify("v-damaged.tsv"), from_store);
+    assert_eq!(calls(&log), 3, "the damaged entry extracted again");
+    std::fs::remove_dir_all(&store).unwrap();
+    assert_eq!(verify("v-none.tsv"), from_store);
+    assert_eq!(calls(&log), 5, "both extracted again without a store");
+}

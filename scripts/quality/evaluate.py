@@ -73,6 +73,24 @@ KINDS = ["text ≥ 1 KiB", "text 256 B–1 KiB", "text < 256 B", "catalogs, same
 TEXT_KINDS = KINDS[:6]
 CATALOG_KINDS = KINDS[3:5]
 LOCALE_RE = re.compile(r"/locale/[^/]+/LC_MESSAGES/")
+# GNU's layout: one catalog per locale in a po/ folder (po/de.po), the
+# template beside them (po/bash.pot).
+PO_DIR_RE = re.compile(r"(^|/)po/[^/]+\.pot?$")
+
+
+def is_catalog_path(p):
+    """A translation catalog of either layout: Django's
+    locale/LL/LC_MESSAGES/D.po or GNU's po/LL.po (and its po/D.pot)."""
+    return (p.endswith(".po") and LOCALE_RE.search(p) is not None) or PO_DIR_RE.search(p) is not None
+
+
+def catalog_domain(rel):
+    """The catalogs of one domain share this key, whatever their locale:
+    the path with the locale folder starred (Django) or the po/ folder
+    itself (GNU)."""
+    if LOCALE_RE.search(rel):
+        return LOCALE_RE.sub("/locale/*/", rel)
+    return os.path.dirname(rel) + "/*.po"
 
 
 def log(*a):
@@ -113,9 +131,9 @@ def trailer(path, key):
     return None
 
 
-def timed_make(target, work, makevars, rfile):
+def timed_make(target, work, makevars, rfile, repo=CORPUS):
     cmd = ["/usr/bin/time", "-f", "%e %M", "-o", rfile, "make", "-s", "--no-print-directory",
-           target, f"REPO={CORPUS}", f"WORK={work}", f"JOBS={JOBS}", f"BIN={BIN}"] + makevars
+           target, f"REPO={repo}", f"WORK={work}", f"JOBS={JOBS}", f"BIN={BIN}"] + makevars
     subprocess.run(cmd, check=True)
     e, m = open(rfile).read().split()[-2:]
     return {"s": float(e), "rss_kb": int(m)}
@@ -267,7 +285,7 @@ def main():
 
     proj_of = {h: release_rel(p)[0] for h, p in rep.items()}
     rels = {h: {release_rel(p) for p in ps} for h, ps in classes.items()}
-    catalog = {h for h, ps in classes.items() if all(p.endswith(".po") and LOCALE_RE.search(p) for p in ps)}
+    catalog = {h for h, ps in classes.items() if all(is_catalog_path(p) for p in ps)}
     projects = sorted(set(proj_of.values()))
 
     def kind(k):
@@ -374,7 +392,7 @@ def main():
         pr, rel = release_rel(p)
         by_rel[(pr, rel)].add(h)
         if h in catalog:
-            by_domain[(pr, LOCALE_RE.sub("/locale/*/", rel))].add(h)
+            by_domain[(pr, catalog_domain(rel))].add(h)
     samepath = pairs_within(by_rel)
     domain_pairs = pairs_within(by_domain)
     pool |= samepath | domain_pairs
@@ -467,7 +485,7 @@ def main():
 
     # `make report` with the Makefile's defaults as committed, in a clean
     # folder, timed as a whole; and with the defaults of before issue 17
-    def make_report(name, extra):
+    def make_report(name, extra, repo=CORPUS):
         log(f"make report: {name}")
         dwork = os.path.join(QDIR, "report-" + slug(name))
         subprocess.run(["rm", "-rf", dwork], check=True)
@@ -475,17 +493,22 @@ def main():
         # run does not wait for their writeback.
         subprocess.run(["sync"], check=True)
         rfile = os.path.join(QDIR, ".report-time")
-        tm = timed_make("report", dwork, extra.split(), rfile)
+        tm = timed_make("report", dwork, extra.split(), rfile, repo)
+        files, members = read_files(dwork)
+        if repo != CORPUS:  # a project's tree of hard links: its paths in the corpus
+            files = {i: (os.path.join(CORPUS, os.path.relpath(p, repo)),) + tuple(rest)
+                     for i, (p, *rest) in files.items()}
         with open(os.path.join(dwork, "pairs.tsv")) as fh:
             hdr = dict(x.split("=", 1) for x in fh.readline().rstrip("\n").split("\t")[1:] if "=" in x)
         with open(os.path.join(dwork, "verified.tsv")) as fh:
             vh = dict(x.split("=", 1) for x in fh.readline().rstrip("\n").split("\t")[1:] if "=" in x)
         vmp = float(vh.get("verify-min-percent", 0))
-        dp, _ = corpus_pairs(os.path.join(dwork, "verified.tsv"), *read_files(dwork), key)
+        dp, _ = corpus_pairs(os.path.join(dwork, "verified.tsv"), files, members, key)
         return {"name": name, "extra": extra, "hdr": hdr, "wall_s": tm["s"], "rss_kb": tm["rss_kb"],
                 "pairs": dp, "outside_pool": sum(1 for k in dp if k not in pool),
                 "records": trailer(os.path.join(dwork, "chunks.tsv"), "records"),
-                "res": measure(verified_at(dp)), "vmp": vmp}
+                "res": measure(verified_at(dp)), "vmp": vmp,
+                "files": len(files), "bytes": sum(f[2] for f in files.values())}
     reports = [make_report("defaults", "")]
     dkp = runs[DEFAULTS[0]]["pairs"][float(DEFAULTS[1])]
     by_kind = {(prj, kd): measure(verified_at(dkp), set(TEXT_KINDS) if kd == "text" else
@@ -512,6 +535,22 @@ def main():
             "REPORT_BEFORE", "defaults before issue 17 (chunks only)|LINES=0 CATALOGS=0").split(";") if s.strip()]:
         name, extra = spec.split("|", 1)
         reports.append(make_report(name, extra))
+    # Each project alone (its releases as hard links under
+    # QDIR/projects/NAME): the default run's time and peak RSS beside its
+    # F1 on that project's text pairs, at the thresholds it keeps.
+    project_reports = {}
+    for prj in projects:
+        ptree = os.path.join(QDIR, "projects", prj)
+        subprocess.run(["rm", "-rf", ptree], check=True)
+        os.makedirs(ptree)
+        for top in sorted(os.listdir(CORPUS)):
+            if top.rsplit("-", 1)[0] == prj:
+                subprocess.run(["cp", "-al", os.path.join(CORPUS, top), ptree], check=True)
+        rp = make_report(f"defaults, {prj} alone", "", ptree)
+        dp = rp["pairs"]
+        rp["text"] = measure(verified_at(dp), set(TEXT_KINDS), prj)
+        rp["catalogs"] = measure(verified_at(dp), set(CATALOG_KINDS), prj)
+        project_reports[prj] = rp
 
     # misses at T = 50 per kind, per setting
     T = 50
@@ -611,6 +650,11 @@ def versions():
     }
 
 
+def trailer_count(rp):
+    """The candidates (pairs.tsv's records) of a make report run."""
+    return trailer(os.path.join(QDIR, "report-" + slug(rp["name"]), "pairs.tsv"), "pairs") or 0
+
+
 def write_doc(v):
     L = []
     w = L.append
@@ -622,12 +666,17 @@ def write_doc(v):
       "Timings are wall-clock on a shared 2-CPU machine (other builds may run beside): "
       "read them as ratios.\n")
     w("## Corpus\n")
-    w(f"Two projects from two ecosystems, several releases each, unpacked side by side under `{CORPUS}/`:\n")
+    w(f"Three projects from three ecosystems, several releases each, unpacked side by side under `{CORPUS}/`:\n")
     w("* **Django** (Python): four sdists from PyPI (`pip download --no-deps --no-binary :all: Django==V`): "
       "code, tests, the reST documentation, ~100 translation catalogs per app "
       "(`locale/*/LC_MESSAGES/*.po`) and their compiled `.mo`, images, fonts;\n"
       "* **moment** (JavaScript): four npm tarballs (`npm pack moment@V`): code, ~130 locale modules in "
-      "several builds (`src/locale`, `locale`, `dist/locale`), TypeScript declarations, minified bundles.\n")
+      "several builds (`src/locale`, `locale`, `dist/locale`), TypeScript declarations, minified bundles;\n"
+      "* **bash** (C, Debian): the upstream tarballs of four Debian releases' source packages "
+      "(`bash_V.orig.tar.*` from deb.debian.org's pool, SHA-256 checked against Debian's Sources index): "
+      "code, Texinfo, man pages, HTML, PostScript and PDF manuals, tests, and ~40 translation catalogs "
+      "(`po/*.po`, 120-390 KB each, as large as a documentation project's: issue 25 item 6) with their "
+      "compiled `.gmo`.\n")
     w("Everything the archives hold is kept: binary files, catalogs, small files (only symbolic links are "
       "removed).\n")
     w("```")
@@ -685,8 +734,9 @@ def write_doc(v):
     for kd in KINDS:
         w(f"| {kd} | {kind_pool[kd]:,} | " + " | ".join(f"{kind_pos[T][kd]:,}" for T in THRESHOLDS) + " |")
     w(f"| all | {len(v['pool']):,} | " + " | ".join(f"{len(v['pos'][T]):,}" for T in THRESHOLDS) + " |\n")
-    w("Kinds: a pair is *binary* when either file holds a NUL byte; *catalogs* when both are `.po` files in "
-      "`locale/*/LC_MESSAGES/`, of the *same locale* when they share a path inside their releases, else of "
+    w("Kinds: a pair is *binary* when either file holds a NUL byte; *catalogs* when both are translation catalogs, "
+      "`.po` files in `locale/*/LC_MESSAGES/` (Django) or `.po`/`.pot` files in a `po/` folder (GNU), of the "
+      "*same locale* when they share a path inside their releases, else of "
       "*two locales*; other pairs are text, by the larger file's size.\n")
 
     w("## F1 and cost per setting\n")
@@ -789,6 +839,19 @@ def write_doc(v):
                 w(f"| {prj} | {name} | "
                   + " | ".join(f"{m[T][0]:.3f} / {m[T][1]:.3f} / {m[T][2]:.3f}" for T in KIND_T) + f" | {tgt} |")
         w("")
+
+    w("Each project alone: `make report REPO=" + os.path.join(QDIR, "projects", "NAME") + " JOBS=" + str(JOBS)
+      + "` (its releases as hard links of the corpus's) in a clean folder, timed as a whole like the runs above; "
+      "P / R / F1 of its text pairs and of its catalogs (both kinds) at the thresholds it keeps (its "
+      "fsim-verify keeps the pairs that can reach the report's 50 % of the smaller file):\n")
+    w("| project | files | MB | time s | peak RSS | candidates | text @50 | text @70 | catalogs @50 | catalogs @70 |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    for prj, rp in v["project_reports"].items():
+        cell = lambda m, T: f"{m[T][0]:.3f} / {m[T][1]:.3f} / **{m[T][2]:.3f}**"
+        w(f"| {prj} | {rp['files']:,} | {rp['bytes'] / 1e6:.1f} | {rp['wall_s']:.1f} | {rp['rss_kb'] // 1024} MB | "
+          f"{trailer_count(rp):,} | {cell(rp['text'], 50)} | {cell(rp['text'], 70)} | "
+          f"{cell(rp['catalogs'], 50)} | {cell(rp['catalogs'], 70)} |")
+    w("")
 
     w("Binary pairs of the same setting, split into compiled catalogs (`.mo`, both files) and the other binary "
       "files (images, fonts, archives, ...), against the byte-LCS truth. P / R / F1 (positives):\n")

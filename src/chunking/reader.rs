@@ -402,6 +402,7 @@ fn chunk_open(
             )
             .map_err(Skip::Io)?;
             head = bytes[..how.keep.min(bytes.len())].to_vec();
+            content::store::put(opened.kind, info.content, &bytes, meta.len());
             drop(bytes);
             let mut source = opened.source.ok_or_else(|| {
                 Skip::Io(io::Error::other("internal error: a view without its file"))

@@ -30,6 +30,7 @@ mod member_cache;
 mod package;
 mod pdf;
 pub mod pdftext;
+pub mod store;
 #[cfg(test)]
 mod tests;
 mod xml;
@@ -342,6 +343,9 @@ pub fn entry_view(e: &crate::formats::FileEntry, limits: &Limits) -> Result<Vec<
     }
     use std::os::unix::ffi::OsStrExt;
     let path = Path::new(std::ffi::OsStr::from_bytes(&e.path));
+    if let Some(bytes) = stored_view(e, path)? {
+        return Ok(bytes);
+    }
     let o = open(path, limits)
         .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
     let m = &o.meta;
@@ -363,6 +367,21 @@ pub fn entry_view(e: &crate::formats::FileEntry, limits: &Limits) -> Result<Vec<
             o.note.as_deref().unwrap_or("not recognised")
         )),
     }
+}
+
+/// The view of `e` from fsim-chunk's [`store`], if it has it and the file
+/// is still the one chunked (the same check as an extraction's).
+fn stored_view(e: &crate::formats::FileEntry, path: &Path) -> Result<Option<Vec<u8>>, String> {
+    let Some(bytes) = store::get(e) else {
+        return Ok(None);
+    };
+    let m = std::fs::metadata(path)
+        .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
+    if !m.is_file() {
+        return Err("no longer a regular file".into());
+    }
+    check_unchanged(e, &m, m.len())?;
+    Ok(Some(bytes))
 }
 
 /// Stale unless `size` (the raw bytes read now) and the mtime of `m` are

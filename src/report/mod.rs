@@ -912,6 +912,7 @@ pub fn run(config: Config, quiet: bool) -> Result<()> {
     // not stay resident under the next.
     crate::io::return_freed_memory();
     check_outputs(&config)?;
+    crate::content::store::use_beside(&config.files);
     let color = |output: Option<&std::path::Path>| match config.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,

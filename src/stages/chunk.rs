@@ -449,6 +449,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         let (p, r) = Previous::open(&cfg.previous, &header.chunk.to_params())?;
         (Some(p), Some(r))
     };
+    if cfg.content == Mode::Auto {
+        let tables: Vec<PathBuf> = cfg.previous.iter().map(|(t, _)| t.clone()).collect();
+        crate::content::store::create_beside(&cfg.files_out, &tables);
+    }
     let (chunks_out, mut files_out) = open_outputs(cfg, &header.to_params())?;
 
     // The records are written by a thread of their own (crate::io::bgwrite):
@@ -685,6 +689,9 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
             put(p)
         };
         records.take(from.source as usize, from.id, f.info.size, &mut count)?;
+        if let Some(hash) = f.view.hash {
+            crate::content::store::carry(from.source as usize, f.view.kind, hash);
+        }
     }
     w.summary.files += 1;
     w.summary.bytes += f.info.size;

@@ -299,6 +299,7 @@ fn file_table(cfg: &Config) -> Result<Option<Vec<crate::formats::FileEntry>>> {
     }
     match &cfg.files {
         Some(f) if wants_table => {
+            crate::content::store::use_beside(f);
             if !f.exists() {
                 return Err(crate::error::Error::msg(format!(
                     "{}: no file table (--files; the line source, on by default, reads it: give the one fsim-chunk --files-out wrote, or --no-line-source)",

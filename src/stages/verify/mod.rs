@@ -198,6 +198,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let start = Instant::now();
     crate::io::wait_for_input(&cfg.pairs)?;
     let (files, table_params) = read_file_table(&cfg.files)?;
+    crate::content::store::use_beside(&cfg.files);
     let files_name = cfg.files.display().to_string();
     let (input, name) = open_input(&cfg.pairs)?;
     let progress =

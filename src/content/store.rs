@@ -1,0 +1,151 @@
+//! The views fsim-chunk extracted, kept beside its file table so that the
+//! stages after it read them instead of extracting them again.
+//!
+//! A PDF's text comes from a separate process (pdftotext or fsim-pdftext,
+//! [`super::pdf`]) at about half a second per megabyte; fsim-chunk pays
+//! that once per PDF, and fsim-verify, the line source and the html report
+//! used to pay it again for every PDF of a pair they read. On four bash
+//! releases (eleven manuals as PDF beside the rest) that was 2.7 CPU
+//! seconds in fsim-chunk and 4 more in fsim-verify, of a 12 CPU-second
+//! run (docs/measurements/2026-11-27-bash.md).
+//!
+//! The store is the folder `<file table>.views` (`files.tsv.views` in a
+//! make run's WORK). fsim-chunk creates it when it writes its file table
+//! to a file, and puts in it the view of each file extracted by a separate
+//! process, named by the view's content hash (the table's `view` hash) and
+//! followed by the xxh3-64 of its bytes. A stage that reads a file table
+//! looks for the folder beside it; [`super::entry_view`] takes a view from
+//! it only when the file on disk is still the one chunked (same size and
+//! mtime, as before) and the stored bytes have the entry's length and
+//! their checksum: a missing, partial or foreign entry is extracted again,
+//! as without a store, so the outputs never depend on it.
+//!
+//! Bounded: a view is kept only when it is no longer than its file, so the
+//! store is never larger than the documents it holds the text of. A re-run
+//! (`--previous`) links the views of the files it reuses from the earlier
+//! table's store, since it does not read those files.
+
+use super::Kind;
+use crate::formats::FileEntry;
+use std::ffi::OsStr;
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// This process's store, and the stores of the earlier runs whose records
+/// fsim-chunk reuses (`--previous`, in their order).
+struct Stores {
+    dir: PathBuf,
+    previous: Vec<PathBuf>,
+}
+
+static STORES: OnceLock<Stores> = OnceLock::new();
+
+/// The store of the file table `table`.
+pub fn dir_beside(table: &Path) -> PathBuf {
+    let mut name = table.as_os_str().to_owned();
+    name.push(".views");
+    PathBuf::from(name)
+}
+
+/// Whether views of this kind are kept: those extracted by a separate
+/// process (the others cost about what reading the file does).
+pub fn kept(kind: Kind) -> bool {
+    kind == Kind::Pdf
+}
+
+/// fsim-chunk writing `table` (a regular file or a new path; not a pipe or
+/// a device): create its store, and remember the stores of the `previous`
+/// tables. Without a store (a table on a pipe, a folder that cannot be
+/// made) the run is the same, and the later stages extract again.
+pub fn create_beside(table: &Path, previous: &[PathBuf]) {
+    if table.as_os_str() == "-" {
+        return;
+    }
+    let writable = match std::fs::metadata(table) {
+        Ok(m) => m.is_file(),
+        Err(e) => e.kind() == io::ErrorKind::NotFound,
+    };
+    let dir = dir_beside(table);
+    if writable && std::fs::create_dir_all(&dir).is_ok() {
+        let previous = previous.iter().map(|p| dir_beside(p)).collect();
+        let _ = STORES.set(Stores { dir, previous });
+    }
+}
+
+/// A stage reading `table`: use its store if there is one.
+pub fn use_beside(table: &Path) {
+    let dir = dir_beside(table);
+    if dir.is_dir() {
+        let _ = STORES.set(Stores {
+            dir,
+            previous: Vec::new(),
+        });
+    }
+}
+
+fn entry_name(hash: u128) -> String {
+    format!("{hash:032x}")
+}
+
+/// Keep the view `bytes` of kind `kind`, content hash `hash`, of a file of
+/// `raw_size` bytes (fsim-chunk, as it chunks it). Errors are ignored: a
+/// view not kept is extracted again by the stage that needs it.
+pub fn put(kind: Kind, hash: u128, bytes: &[u8], raw_size: u64) {
+    let Some(s) = STORES.get() else { return };
+    if !kept(kind) || bytes.len() as u64 > raw_size {
+        return;
+    }
+    let path = s.dir.join(entry_name(hash));
+    if path.exists() {
+        return;
+    }
+    let tmp = s.dir.join(format!(
+        ".{}.{}.{:?}",
+        entry_name(hash),
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.write_all(&xxh3_64(bytes).to_le_bytes())
+    });
+    if written.is_err() || std::fs::rename(&tmp, &path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// A re-run reusing the records of a file of the table `source` of
+/// `--previous` (its index) whose view is `hash`: link that run's stored
+/// view into this one's, if it has one.
+pub fn carry(source: usize, kind: Kind, hash: u128) {
+    let Some(s) = STORES.get() else { return };
+    let Some(from) = s.previous.get(source) else {
+        return;
+    };
+    if !kept(kind) {
+        return;
+    }
+    let name = entry_name(hash);
+    let to = s.dir.join(&name);
+    if !to.exists() {
+        let _ = std::fs::hard_link(from.join(&name), &to);
+    }
+}
+
+/// The stored view of `e`, if the store has it whole: its length is the
+/// entry's and its checksum holds. The caller checks that the file is the
+/// one chunked.
+pub fn get(e: &FileEntry) -> Option<Vec<u8>> {
+    let s = STORES.get()?;
+    let hash = e.view.hash.filter(|_| kept(e.view.kind))?;
+    let path = s.dir.join(OsStr::from_bytes(entry_name(hash).as_bytes()));
+    let mut bytes = std::fs::read(path).ok()?;
+    if bytes.len() as u64 != e.size + 8 {
+        return None;
+    }
+    let sum = bytes.split_off(e.size as usize);
+    (sum[..] == xxh3_64(&bytes).to_le_bytes()).then_some(bytes)
+}
