@@ -406,7 +406,7 @@ each release, every two of which share their \`msgid\` lines. Where the time goe
 was changed for it: [measurements/2026-11-27-catalog-share.md](measurements/2026-11-27-catalog-share.md).
 
 *bash*: make quality's third project alone ($all/bash-*): four releases of GNU bash as Debian's source
-packages ship them (5.1, 5.2.15, 5.2.37, 5.3): C sources, manuals in five formats, tests, ~40 catalogs
+packages ship them (5.1, 5.2.15, 5.2.37, 5.3): C sources, tests, the manual as Texinfo, info, man pages, HTML, PostScript and PDF, ~40 catalogs
 (\`po/*.po\`, 120-390 KB) and their \`.gmo\` a release. Most of its candidates are two source files that
 share only the GNU license header, which is most of a small file:
 [measurements/2026-11-27-bash.md](measurements/2026-11-27-bash.md).
