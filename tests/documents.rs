@@ -1203,4 +1203,14 @@ fn the_stages_after_fsim_chunk_read_the_pdf_texts_it_kept() {
     std::fs::remove_dir_all(&store).unwrap();
     assert_eq!(verify("v-none.tsv"), from_store);
     assert_eq!(calls(&log), 5, "both extracted again without a store");
+
+    // A run without PDFs makes no store.
+    let texts = dir.path().join("texts");
+    std::fs::create_dir_all(&texts).unwrap();
+    std::fs::write(texts.join("a.txt"), notes(60, 0)).unwrap();
+    std::fs::write(texts.join("b.txt"), notes(60, 8)).unwrap();
+    let plain = dir.path().join("plain");
+    run_ok(make_report_cmd(&texts, &plain, &["QUIET=-q"]), None);
+    assert!(plain.join("files.tsv").is_file());
+    assert!(!plain.join("files.tsv.views").exists());
 }

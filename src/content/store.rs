@@ -6,13 +6,14 @@
 //! that once per PDF, and fsim-verify, the line source and the html report
 //! used to pay it again for every PDF of a pair they read. On four bash
 //! releases (eleven manuals as PDF beside the rest) that was 2.7 CPU
-//! seconds in fsim-chunk and 4 more in fsim-verify, of a 12 CPU-second
-//! run (docs/measurements/2026-11-27-bash.md).
+//! seconds in fsim-chunk and about 2 more in fsim-verify, whose wall
+//! time it took from 3.4-4.0 s to 5.5-6.2 s
+//! (docs/measurements/2026-11-27-bash.md).
 //!
 //! The store is the folder `<file table>.views` (`files.tsv.views` in a
-//! make run's WORK). fsim-chunk creates it when it writes its file table
-//! to a file, and puts in it the view of each file extracted by a separate
-//! process, named by the view's content hash (the table's `view` hash) and
+//! make run's WORK). fsim-chunk, when it writes its file table to a file,
+//! creates it with the first view it keeps (a run without PDFs has none),
+//! and puts in it the view of each file extracted by a separate process, named by the view's content hash (the table's `view` hash) and
 //! followed by the xxh3-64 of its bytes. A stage that reads a file table
 //! looks for the folder beside it; [`super::entry_view`] takes a view from
 //! it only when the file on disk is still the one chunked (same size and
@@ -57,9 +58,10 @@ pub fn kept(kind: Kind) -> bool {
 }
 
 /// fsim-chunk writing `table` (a regular file or a new path; not a pipe or
-/// a device): create its store, and remember the stores of the `previous`
-/// tables. Without a store (a table on a pipe, a folder that cannot be
-/// made) the run is the same, and the later stages extract again.
+/// a device): its store, made with the first view kept, and the stores of
+/// the `previous` tables. Without a store (a table on a pipe, a folder
+/// that cannot be made) the run is the same, and the later stages extract
+/// again.
 pub fn create_beside(table: &Path, previous: &[PathBuf]) {
     if table.as_os_str() == "-" {
         return;
@@ -68,10 +70,12 @@ pub fn create_beside(table: &Path, previous: &[PathBuf]) {
         Ok(m) => m.is_file(),
         Err(e) => e.kind() == io::ErrorKind::NotFound,
     };
-    let dir = dir_beside(table);
-    if writable && std::fs::create_dir_all(&dir).is_ok() {
+    if writable {
         let previous = previous.iter().map(|p| dir_beside(p)).collect();
-        let _ = STORES.set(Stores { dir, previous });
+        let _ = STORES.set(Stores {
+            dir: dir_beside(table),
+            previous,
+        });
     }
 }
 
@@ -99,7 +103,7 @@ pub fn put(kind: Kind, hash: u128, bytes: &[u8], raw_size: u64) {
         return;
     }
     let path = s.dir.join(entry_name(hash));
-    if path.exists() {
+    if path.exists() || std::fs::create_dir_all(&s.dir).is_err() {
         return;
     }
     let tmp = s.dir.join(format!(
@@ -129,9 +133,9 @@ pub fn carry(source: usize, kind: Kind, hash: u128) {
         return;
     }
     let name = entry_name(hash);
-    let to = s.dir.join(&name);
-    if !to.exists() {
-        let _ = std::fs::hard_link(from.join(&name), &to);
+    let (from, to) = (from.join(&name), s.dir.join(&name));
+    if !to.exists() && from.is_file() && std::fs::create_dir_all(&s.dir).is_ok() {
+        let _ = std::fs::hard_link(from, &to);
     }
 }
 
