@@ -1128,8 +1128,8 @@ fn calls(log: &Path) -> usize {
 /// (`files.tsv.views`), and the stages after it read them there instead of
 /// running the extractor again: a default `make report` extracts each PDF
 /// once. fsim-verify gives the same pairs from the store, from a store
-/// with a damaged entry (that one extracted again) and with no store (both
-/// extracted again); a re-run (`PREVIOUS=`) links the views of the files
+/// with a damaged entry (that one extracted again), with a FIFO in an
+/// entry's place (no hang) and with no store (both extracted again); a re-run (`PREVIOUS=`) links the views of the files
 /// it reuses into its own store.
 #[test]
 fn the_stages_after_fsim_chunk_read_the_pdf_texts_it_kept() {
@@ -1200,9 +1200,16 @@ fn the_stages_after_fsim_chunk_read_the_pdf_texts_it_kept() {
     std::fs::write(first, vec![b'x'; len]).unwrap();
     assert_eq!(verify("v-damaged.tsv"), from_store);
     assert_eq!(calls(&log), 3, "the damaged entry extracted again");
+    // A FIFO in an entry's place is no entry (reading it would block).
+    let second = &entries()[1];
+    std::fs::remove_file(second).unwrap();
+    let o = Command::new("mkfifo").arg(second).output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(verify("v-fifo.tsv"), from_store);
+    assert_eq!(calls(&log), 5, "both entries extracted again");
     std::fs::remove_dir_all(&store).unwrap();
     assert_eq!(verify("v-none.tsv"), from_store);
-    assert_eq!(calls(&log), 5, "both extracted again without a store");
+    assert_eq!(calls(&log), 7, "both extracted again without a store");
 
     // A run without PDFs makes no store.
     let texts = dir.path().join("texts");

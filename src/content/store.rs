@@ -146,6 +146,13 @@ pub fn get(e: &FileEntry) -> Option<Vec<u8>> {
     let s = STORES.get()?;
     let hash = e.view.hash.filter(|_| kept(e.view.kind))?;
     let path = s.dir.join(OsStr::from_bytes(entry_name(hash).as_bytes()));
+    // Looked at before it is read: anything but a regular file of the
+    // right length (a FIFO would block, a huge file fill the memory) is
+    // no entry.
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() != e.size + 8 {
+        return None;
+    }
     let mut bytes = std::fs::read(path).ok()?;
     if bytes.len() as u64 != e.size + 8 {
         return None;
