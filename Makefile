@@ -457,8 +457,9 @@ bench:
 # verification), per kind of file (text by size, translation catalogs,
 # binary), with each setting's cost, and of datasketch MinHash-LSH, against
 # exact similarity (line LCS for text, byte LCS for binary pairs, the latter
-# by scripts/quality/bytelcs.c, built with cc) on releases of Django (pip)
-# and moment (npm); rewrites docs/quality.md. Cache (corpus, runs, truth):
+# by scripts/quality/bytelcs.c, built with cc) on releases of Django (pip),
+# moment (npm) and bash (Debian's source packages), each project's default
+# make report timed beside its F1; rewrites docs/quality.md. Cache (corpus, runs, truth):
 # $(QDIR), not committed. Its section "Documents" (issue 27: content views
 # against the raw run on generated and PyPI documents, truth by independent
 # extractors) comes from scripts/quality/documents.py, which
