@@ -733,6 +733,19 @@ fn pdf_raw(objects: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
+/// Two versions of one PDF text (60 lines, one in eight rewritten in the
+/// second) written to `repo` as minutes-v1.pdf and minutes-v2.pdf; their
+/// bytes.
+fn minutes_pdfs(repo: &Path) -> (Vec<u8>, Vec<u8>) {
+    std::fs::create_dir_all(repo).unwrap();
+    let version =
+        |edit: usize| -> Vec<String> { notes(60, edit).lines().map(String::from).collect() };
+    let (v1, v2) = (pdf_of(&version(0)), pdf_of(&version(8)));
+    std::fs::write(repo.join("minutes-v1.pdf"), &v1).unwrap();
+    std::fs::write(repo.join("minutes-v2.pdf"), &v2).unwrap();
+    (v1, v2)
+}
+
 /// Two versions of one PDF text (one line in eight rewritten): one pair,
 /// compared by their pdftotext texts, at the bytes in common those texts
 /// give as loose files. Skipped, saying so, where pdftotext is missing
@@ -745,12 +758,7 @@ fn two_versions_of_a_pdf_are_one_pair_at_their_text() {
     }
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let version =
-        |edit: usize| -> Vec<String> { notes(60, edit).lines().map(String::from).collect() };
-    let (v1, v2) = (pdf_of(&version(0)), pdf_of(&version(8)));
-    std::fs::write(repo.join("minutes-v1.pdf"), &v1).unwrap();
-    std::fs::write(repo.join("minutes-v2.pdf"), &v2).unwrap();
+    let (v1, v2) = minutes_pdfs(&repo);
     let (r, text) = report(&repo, &dir.path().join("work"), &[]);
     let all = links(&r);
     assert_eq!(all.len(), 1, "{all:?}");
@@ -815,12 +823,7 @@ fn report_with_fallback(repo: &Path, work: &Path, vars: &[&str]) -> std::process
 fn two_versions_of_a_pdf_are_one_pair_with_the_rust_fallback() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let version =
-        |edit: usize| -> Vec<String> { notes(60, edit).lines().map(String::from).collect() };
-    let (v1, v2) = (pdf_of(&version(0)), pdf_of(&version(8)));
-    std::fs::write(repo.join("minutes-v1.pdf"), &v1).unwrap();
-    std::fs::write(repo.join("minutes-v2.pdf"), &v2).unwrap();
+    let (v1, v2) = minutes_pdfs(&repo);
     let work = dir.path().join("work");
     let o = report_with_fallback(&repo, &work, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -1129,17 +1132,14 @@ fn calls(log: &Path) -> usize {
 /// running the extractor again: a default `make report` extracts each PDF
 /// once. fsim-verify gives the same pairs from the store, from a store
 /// with a damaged entry (that one extracted again), with a FIFO in an
-/// entry's place (no hang) and with no store (both extracted again); a re-run (`PREVIOUS=`) links the views of the files
-/// it reuses into its own store.
+/// entry's place (no hang) and with no store (both extracted again); a
+/// re-run (`PREVIOUS=`) links the views of the files it reuses into its
+/// own store.
 #[test]
 fn the_stages_after_fsim_chunk_read_the_pdf_texts_it_kept() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let version =
-        |edit: usize| -> Vec<String> { notes(60, edit).lines().map(String::from).collect() };
-    std::fs::write(repo.join("minutes-v1.pdf"), pdf_of(&version(0))).unwrap();
-    std::fs::write(repo.join("minutes-v2.pdf"), pdf_of(&version(8))).unwrap();
+    minutes_pdfs(&repo);
     let log = dir.path().join("calls");
     let path = counting_pdftotext(dir.path(), &log);
     let work = dir.path().join("work");
