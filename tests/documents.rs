@@ -1106,21 +1106,105 @@ fn hostile_pdfs_through_the_rust_fallback_are_notes_in_time() {
 /// argument, as fsim passes them): the PATH of a run that counts its
 /// extractions.
 fn counting_pdftotext(dir: &Path, log: &Path) -> String {
+    scripted_pdftotext(dir, &format!("echo call >> '{}'", log.display()))
+}
+
+/// A `pdftotext` that runs the shell lines `first`, then prints
+/// fsim-pdftext's text of the PDF: the PATH of a run that uses it.
+fn scripted_pdftotext(dir: &Path, first: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
-    let folder = dir.join("counting-bin");
+    let folder = dir.join("scripted-bin");
     std::fs::create_dir_all(&folder).unwrap();
     let exe = folder.join("pdftotext");
     std::fs::write(
         &exe,
         format!(
-            "#!/bin/sh\necho call >> '{}'\nexec '{}' \"$5\"\n",
-            log.display(),
+            "#!/bin/sh\n{first}\nexec '{}' \"$5\"\n",
             env!("CARGO_BIN_EXE_fsim-pdftext")
         ),
     )
     .unwrap();
     std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
     format!("{}:{}", folder.display(), std::env::var("PATH").unwrap())
+}
+
+/// fsim-chunk with `-j jobs` on `repo`, its outputs in `dir` (chunks.tsv,
+/// files.tsv), pdftotext found on `path`.
+fn chunk_pdfs(dir: &Path, repo: &Path, jobs: &str, path: &str) {
+    let mut c = fsim("fsim-chunk");
+    c.args(["-q", "-j", jobs, "-o"])
+        .arg(dir.join("chunks.tsv"))
+        .arg("--files-out")
+        .arg(dir.join("files.tsv"))
+        .arg(repo)
+        .env("PATH", path)
+        .env("FSIM_PDF", "pdftotext");
+    run_ok(c, None);
+}
+
+/// fsim-chunk hands the PDFs of one folder to different workers: with
+/// `-j 2`, two PDFs are extracted at the same time. The extractor here
+/// logs its start, sleeps a second, logs its end: one after the other
+/// (as when they shared a batch of 16 files) the log reads start, end,
+/// start, end.
+#[test]
+fn two_pdfs_of_one_folder_are_extracted_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    minutes_pdfs(&repo);
+    for i in 0..6 {
+        std::fs::write(repo.join(format!("note-{i}.txt")), notes(20, i)).unwrap();
+    }
+    let log = dir.path().join("log");
+    let path = scripted_pdftotext(
+        dir.path(),
+        &format!(
+            "echo start >> '{log}'\nsleep 1\necho end >> '{log}'",
+            log = log.display()
+        ),
+    );
+    chunk_pdfs(dir.path(), &repo, "2", &path);
+    let files = std::fs::read_to_string(dir.path().join("files.tsv")).unwrap();
+    assert_eq!(files.matches("\tpdf\t").count(), 2, "{files}");
+    let events = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        events.lines().collect::<Vec<_>>(),
+        ["start", "start", "end", "end"],
+        "the two extractions did not overlap"
+    );
+}
+
+/// A copy of a PDF (the same bytes in another folder) takes its text from
+/// the view store: fsim-chunk runs the extractor once per distinct PDF,
+/// and the copy's entry in the file table is the original's (the same
+/// view hash, size and raw hash).
+#[test]
+fn a_copy_of_a_pdf_is_extracted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    minutes_pdfs(&repo);
+    std::fs::create_dir_all(repo.join("filed")).unwrap();
+    std::fs::copy(repo.join("minutes-v1.pdf"), repo.join("filed/minutes.pdf")).unwrap();
+    let log = dir.path().join("calls");
+    let path = counting_pdftotext(dir.path(), &log);
+    chunk_pdfs(dir.path(), &repo, "1", &path);
+    assert_eq!(calls(&log), 2, "three PDFs, two distinct");
+    let files = std::fs::read_to_string(dir.path().join("files.tsv")).unwrap();
+    let entry = |name: &str| -> Vec<String> {
+        let l = files
+            .lines()
+            .find(|l| l.ends_with(name))
+            .unwrap_or_else(|| panic!("{name} in {files}"));
+        // Size, raw hash, type, view kind, raw size, view hash.
+        let f: Vec<&str> = l.split('\t').collect();
+        [1, 3, 4, 5, 6, 7]
+            .iter()
+            .map(|&i| f[i].to_string())
+            .collect()
+    };
+    let (original, copy) = (entry("/minutes-v1.pdf"), entry("/filed/minutes.pdf"));
+    assert_eq!(original[3], "pdf", "{files}");
+    assert_eq!(copy, original);
 }
 
 fn calls(log: &Path) -> usize {

@@ -402,7 +402,8 @@ fn chunk_open(
             )
             .map_err(Skip::Io)?;
             head = bytes[..how.keep.min(bytes.len())].to_vec();
-            content::store::put(opened.kind, info.content, &bytes, meta.len());
+            let stored = content::store::put(opened.kind, info.content, &bytes, meta.len());
+            let view_len = bytes.len() as u64;
             drop(bytes);
             let mut source = opened.source.ok_or_else(|| {
                 Skip::Io(io::Error::other("internal error: a view without its file"))
@@ -412,6 +413,10 @@ fn chunk_open(
             let view_hash = info.content;
             let raw_size;
             (info.content, raw_size) = raw_identity(&mut source, buf).map_err(Skip::Io)?;
+            if stored {
+                // Its copies later in the walk read this view back.
+                content::store::remember(info.content, view_hash, view_len);
+            }
             let view = FileView {
                 kind: opened.kind,
                 raw_size,

@@ -223,17 +223,11 @@ pub fn open(path: &Path, limits: &Limits) -> io::Result<Opened> {
     }
     let kind = detect(&mut file);
     if kind != Kind::Raw {
+        if let Some(bytes) = store::extracted_before(kind, &mut file) {
+            return Ok(viewed(kind, bytes, file, meta));
+        }
         match extract_guarded(kind, &mut file, Some(path), limits) {
-            Ok(bytes) => {
-                return Ok(Opened {
-                    kind,
-                    body: Body::View(bytes),
-                    note: None,
-                    meta,
-                    unreadable: None,
-                    source: Some(file),
-                })
-            }
+            Ok(bytes) => return Ok(viewed(kind, bytes, file, meta)),
             Err(why) => {
                 file.seek(SeekFrom::Start(0))?;
                 let mut o = raw(file, meta);
@@ -245,6 +239,18 @@ pub fn open(path: &Path, limits: &Limits) -> io::Result<Opened> {
     }
     file.seek(SeekFrom::Start(0))?;
     Ok(raw(file, meta))
+}
+
+/// A file opened for its view `bytes` of kind `kind`.
+fn viewed(kind: Kind, bytes: Vec<u8>, file: File, meta: Metadata) -> Opened {
+    Opened {
+        kind,
+        body: Body::View(bytes),
+        note: None,
+        meta,
+        unreadable: None,
+        source: Some(file),
+    }
 }
 
 /// A file opened for its raw bytes.

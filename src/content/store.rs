@@ -25,14 +25,21 @@
 //! store is never larger than the documents it holds the text of. A re-run
 //! (`--previous`) links the views of the files it reuses from the earlier
 //! table's store, since it does not read those files.
+//!
+//! Copies: fsim-chunk remembers the raw MD5 of each file whose view it
+//! kept, and a later file of the same bytes (the same manual in two
+//! releases, a report filed in two folders) takes its view from the store
+//! instead of from the extractor ([`extracted_before`]): the same bytes,
+//! read back with the checksum check of [`get`].
 
 use super::Kind;
 use crate::formats::FileEntry;
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// This process's store, and the stores of the earlier runs whose records
@@ -40,7 +47,14 @@ use xxhash_rust::xxh3::xxh3_64;
 struct Stores {
     dir: PathBuf,
     previous: Vec<PathBuf>,
+    /// fsim-chunk: raw MD5 of a file whose view this run kept → (the
+    /// view's hash, its length); at most [`COPIES_MAX`] entries.
+    by_raw: Mutex<HashMap<u128, (u128, u64)>>,
 }
+
+/// Files whose views [`remember`] keeps track of (48 bytes each): a run
+/// with more PDFs extracts the copies of the later ones again.
+const COPIES_MAX: usize = 100_000;
 
 static STORES: OnceLock<Stores> = OnceLock::new();
 
@@ -75,6 +89,7 @@ pub fn create_beside(table: &Path, previous: &[PathBuf]) {
         let _ = STORES.set(Stores {
             dir: dir_beside(table),
             previous,
+            by_raw: Mutex::default(),
         });
     }
 }
@@ -86,6 +101,7 @@ pub fn use_beside(table: &Path) {
         let _ = STORES.set(Stores {
             dir,
             previous: Vec::new(),
+            by_raw: Mutex::default(),
         });
     }
 }
@@ -95,16 +111,20 @@ fn entry_name(hash: u128) -> String {
 }
 
 /// Keep the view `bytes` of kind `kind`, content hash `hash`, of a file of
-/// `raw_size` bytes (fsim-chunk, as it chunks it). Errors are ignored: a
-/// view not kept is extracted again by the stage that needs it.
-pub fn put(kind: Kind, hash: u128, bytes: &[u8], raw_size: u64) {
-    let Some(s) = STORES.get() else { return };
+/// `raw_size` bytes (fsim-chunk, as it chunks it); whether the store has
+/// it now. Errors are ignored: a view not kept is extracted again by the
+/// stage that needs it.
+pub fn put(kind: Kind, hash: u128, bytes: &[u8], raw_size: u64) -> bool {
+    let Some(s) = STORES.get() else { return false };
     if !kept(kind) || bytes.len() as u64 > raw_size {
-        return;
+        return false;
     }
     let path = s.dir.join(entry_name(hash));
-    if path.exists() || std::fs::create_dir_all(&s.dir).is_err() {
-        return;
+    if path.exists() {
+        return true;
+    }
+    if std::fs::create_dir_all(&s.dir).is_err() {
+        return false;
     }
     let tmp = s.dir.join(format!(
         ".{}.{}.{:?}",
@@ -118,7 +138,52 @@ pub fn put(kind: Kind, hash: u128, bytes: &[u8], raw_size: u64) {
     });
     if written.is_err() || std::fs::rename(&tmp, &path).is_err() {
         let _ = std::fs::remove_file(&tmp);
+        return false;
     }
+    true
+}
+
+/// fsim-chunk: the file of raw MD5 `raw` has its view `view` (`len`
+/// bytes) in the store ([`put`] said so), for the copies of that file.
+pub fn remember(raw: u128, view: u128, len: u64) {
+    let Some(s) = STORES.get() else { return };
+    if let Ok(mut m) = s.by_raw.lock() {
+        if m.len() < COPIES_MAX {
+            m.insert(raw, (view, len));
+        }
+    }
+}
+
+/// fsim-chunk: the view of kind `kind` of `file`, when a file of the same
+/// bytes had its view kept earlier in this run ([`remember`]) and the
+/// store still has it whole; `None` otherwise (then extract). Reads the
+/// file once for its MD5 when this run has kept views; the file is left
+/// at its start.
+pub fn extracted_before(kind: Kind, file: &mut std::fs::File) -> Option<Vec<u8>> {
+    use md5::{Digest as _, Md5};
+    use std::io::{Read, Seek, SeekFrom};
+    let s = STORES.get()?;
+    if !kept(kind) || s.by_raw.lock().ok()?.is_empty() {
+        return None;
+    }
+    let mut h = Md5::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let read = (|| -> io::Result<()> {
+        file.seek(SeekFrom::Start(0))?;
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(n) => h.update(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    })();
+    file.seek(SeekFrom::Start(0)).ok()?;
+    read.ok()?;
+    let raw = crate::formats::digest_to_u128(&h.finalize());
+    let (view, len) = *s.by_raw.lock().ok()?.get(&raw)?;
+    read_entry(&s.dir, view, len)
 }
 
 /// A re-run reusing the records of a file of the table `source` of
@@ -145,18 +210,24 @@ pub fn carry(source: usize, kind: Kind, hash: u128) {
 pub fn get(e: &FileEntry) -> Option<Vec<u8>> {
     let s = STORES.get()?;
     let hash = e.view.hash.filter(|_| kept(e.view.kind))?;
-    let path = s.dir.join(OsStr::from_bytes(entry_name(hash).as_bytes()));
+    read_entry(&s.dir, hash, e.size)
+}
+
+/// The entry `hash` of the store `dir`, if it holds `len` bytes and their
+/// checksum.
+fn read_entry(dir: &Path, hash: u128, len: u64) -> Option<Vec<u8>> {
+    let path = dir.join(OsStr::from_bytes(entry_name(hash).as_bytes()));
     // Looked at before it is read: anything but a regular file of the
     // right length (a FIFO would block, a huge file fill the memory) is
     // no entry.
     let meta = std::fs::symlink_metadata(&path).ok()?;
-    if !meta.is_file() || meta.len() != e.size + 8 {
+    if !meta.is_file() || meta.len() != len + 8 {
         return None;
     }
     let mut bytes = std::fs::read(path).ok()?;
-    if bytes.len() as u64 != e.size + 8 {
+    if bytes.len() as u64 != len + 8 {
         return None;
     }
-    let sum = bytes.split_off(e.size as usize);
+    let sum = bytes.split_off(len as usize);
     (sum[..] == xxh3_64(&bytes).to_le_bytes()).then_some(bytes)
 }

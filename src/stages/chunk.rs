@@ -282,8 +282,9 @@ impl Feeder<'_> {
             Event::Warning(p, m) => Job::Ready(Box::new(Body::Warning(p, m))),
         };
         self.sent += 1;
+        let slow = matches!(&job, Job::Read(_, p) if slow_to_read(p));
         self.batch.push(job);
-        self.batch.len() < BATCH
+        (self.batch.len() < BATCH && !slow)
             || self
                 .tx
                 .send(std::mem::replace(
@@ -292,6 +293,16 @@ impl Feeder<'_> {
                 ))
                 .is_ok()
     }
+}
+
+/// Whether a walked file is likely to take far longer than its reading:
+/// a PDF, whose text comes from a separate pdftotext process at 1-2 MB/s
+/// (docs/documents.md). It ends its batch, so that the PDFs of one folder
+/// go to different workers: in one batch of [`BATCH`] they ran one after
+/// the other (bash's releases: 2.3 s of the stage's 2.6 s on 2 cores).
+/// The name alone is looked at: a hint for the schedule, never a result.
+fn slow_to_read(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf"))
 }
 
 /// A file (or a member of an archive, with the archive's `pos`) reused
