@@ -224,8 +224,23 @@ impl Differ {
         let (ma, mb) = (&self.pa[pre..n - suf], &self.pb[pre..m - suf]);
         let ids = self.stamp.len();
         let _ = hook.equal(0, 0, pre);
-        match choose(ma, mb, ids, &mut self.lis) {
-            Align::BitParallel => {
+        // One side's middle a subsequence of the other's (a licence header
+        // and its few shared lines inside a larger file; two locales of a
+        // catalog whose shared lines come in the same order): all of its
+        // tokens are the LCS, the one figure any alignment gives, found in
+        // one pass. For the figure only: a view's runs come from the
+        // alignment below, so that its choice among equally long
+        // subsequences stays the one docs/formats.md describes.
+        let contained = !want_regions
+            && (embed(ma, mb, &mut self.matched, false) || embed(mb, ma, &mut self.matched, true));
+        if contained {
+            for &(i, j) in &self.matched {
+                let _ = hook.equal(pre + i as usize, pre + j as usize, 1);
+            }
+        }
+        match (!contained).then(|| choose(ma, mb, ids, &mut self.lis)) {
+            None => {}
+            Some(Align::BitParallel) => {
                 let floor = self.floor;
                 let (tops, pa_idx, pb_idx) = (&mut self.top_a, &self.pa_idx, &self.pb_idx);
                 let [wa, wb] = self.weights;
@@ -252,7 +267,7 @@ impl Differ {
                     let _ = hook.equal(pre + i as usize, pre + j as usize, 1);
                 }
             }
-            Align::Myers => {
+            Some(Align::Myers) => {
                 let _ = similar::algorithms::myers::diff(
                     &mut hook,
                     &self.pa,
@@ -261,7 +276,7 @@ impl Differ {
                     pre..m - suf,
                 );
             }
-            Align::Anchors => {
+            Some(Align::Anchors) => {
                 for &(i, j) in self.lis.run(ma, mb, ids) {
                     let _ = hook.equal(pre + i, pre + j, 1);
                 }
@@ -272,6 +287,31 @@ impl Differ {
         hook.flush();
         hook.out
     }
+}
+
+/// Whether `short` is a subsequence of `long`; if so, its tokens' positions
+/// matched greedily (each at the first place left in `long`) in `out`, as
+/// (position in short, position in long), or the other way round when
+/// `swap`. O(|long|); false at once when `short` is the longer.
+pub(super) fn embed(short: &[u32], long: &[u32], out: &mut Vec<(u32, u32)>, swap: bool) -> bool {
+    out.clear();
+    if short.len() > long.len() {
+        return false;
+    }
+    let mut j = 0;
+    for (i, &t) in short.iter().enumerate() {
+        let Some(k) = long[j..].iter().position(|&x| x == t) else {
+            return false;
+        };
+        j += k;
+        out.push(if swap {
+            (j as u32, i as u32)
+        } else {
+            (i as u32, j as u32)
+        });
+        j += 1;
+    }
+    true
 }
 
 /// How the middle of a pair (after its common prefix and suffix) is aligned.

@@ -1,3 +1,4 @@
+use super::diff::embed;
 use super::plan::{Global, NONE};
 use super::schedule::units;
 use super::*;
@@ -184,6 +185,53 @@ fn differ_reuses_a_across_many_b() {
             "{:?}",
             String::from_utf8_lossy(b)
         );
+    }
+}
+
+#[test]
+fn embed_finds_a_subsequence_or_says_there_is_none() {
+    let mut out = Vec::new();
+    assert!(embed(&[1, 3], &[1, 2, 3, 1, 3], &mut out, false));
+    assert_eq!(out, [(0, 0), (1, 2)]);
+    assert!(embed(&[1, 3], &[1, 2, 3], &mut out, true));
+    assert_eq!(out, [(0, 0), (2, 1)]);
+    assert!(!embed(&[3, 1], &[1, 2, 3], &mut out, false));
+    assert!(!embed(&[1, 2, 3, 4], &[1, 2, 3], &mut out, false));
+    assert!(embed(&[], &[1], &mut out, false) && out.is_empty());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    /// A file inside another (lines inserted around and between its own),
+    /// either way round, and any pair: the figure without regions (where
+    /// a contained side is taken whole) is the figure of the alignment.
+    #[test]
+    fn a_contained_side_gives_the_alignments_figure(
+        seed in 0u64..1_000,
+        n in 0usize..80,
+        alphabet in 1u64..40,
+        inserts in proptest::collection::vec((0usize..80, 0u64..1_000), 0..30),
+        swap in proptest::bool::ANY,
+        unrelated in proptest::bool::ANY,
+    ) {
+        let a = line_text(seed, n, alphabet);
+        let mut b: Vec<&[u8]> = a.split_inclusive(|&c| c == b'\n').collect();
+        let extra: Vec<Vec<u8>> = inserts.iter().map(|&(_, s)| line_text(s, 1, alphabet * 3)).collect();
+        for ((at, _), line) in inserts.iter().zip(&extra) {
+            b.insert((*at).min(b.len()), line);
+        }
+        let mut b = b.concat();
+        if unrelated {
+            b = line_text(seed + 1, n, alphabet);
+        }
+        let (ta, tb) = if swap { (lines(&b), lines(&a)) } else { (lines(&a), lines(&b)) };
+        let figure = compare(&ta, &tb, true);
+        let fast = compare(&ta, &tb, false);
+        proptest::prop_assert_eq!(fast.common, figure.common);
+        proptest::prop_assert!(fast.exact);
+        if !unrelated {
+            proptest::prop_assert_eq!(fast.common, a.len() as u64);
+        }
     }
 }
 
