@@ -412,7 +412,7 @@ fn chunk_open(
             // get as its content hash ("same content, different file").
             let view_hash = info.content;
             let raw_size;
-            (info.content, raw_size) = raw_identity(&mut source, buf).map_err(Skip::Io)?;
+            (info.content, raw_size) = content::raw_identity(&mut source, buf).map_err(Skip::Io)?;
             if stored {
                 // Its copies later in the walk read this view back.
                 content::store::remember(info.content, view_hash, view_len);
@@ -459,23 +459,6 @@ fn chunk_raw(
         chunk_stream_defer(f, how.chunker, buf, pieces, offload, how.defer)
     }
     .map_err(Skip::Io)
-}
-
-/// The identity of a file chunked through a content view: the MD5 of its
-/// raw bytes, and their number (identical sets stay by raw bytes: two
-/// files are never identical because their text is).
-fn raw_identity(f: &mut File, buf: &mut [u8]) -> io::Result<(u128, u64)> {
-    f.seek(io::SeekFrom::Start(0))?;
-    let mut h = Md5::new();
-    let mut n = 0u64;
-    loop {
-        let (got, eof) = fill(f, buf)?;
-        h.update(&buf[..got]);
-        n += got as u64;
-        if eof {
-            return Ok((formats::digest_to_u128(&h.finalize()), n));
-        }
-    }
 }
 
 /// Chunk one file outside the pipeline the way fsim-chunk does in `mode`

@@ -241,6 +241,28 @@ pub fn open(path: &Path, limits: &Limits) -> io::Result<Opened> {
     Ok(raw(file, meta))
 }
 
+/// The identity of a file chunked through a content view: the MD5 of its
+/// raw bytes from the start, and their number (identical sets stay by raw
+/// bytes: two files are never identical because their text is). fsim-chunk
+/// records it; the view store looks copies up by it.
+pub fn raw_identity(f: &mut File, buf: &mut [u8]) -> io::Result<(u128, u64)> {
+    use md5::{Digest as _, Md5};
+    f.seek(SeekFrom::Start(0))?;
+    let mut h = Md5::new();
+    let mut n = 0u64;
+    loop {
+        match f.read(buf) {
+            Ok(0) => return Ok((crate::formats::digest_to_u128(&h.finalize()), n)),
+            Ok(got) => {
+                h.update(&buf[..got]);
+                n += got as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// A file opened for its view `bytes` of kind `kind`.
 fn viewed(kind: Kind, bytes: Vec<u8>, file: File, meta: Metadata) -> Opened {
     Opened {

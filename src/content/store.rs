@@ -36,7 +36,7 @@ use super::Kind;
 use crate::formats::FileEntry;
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -160,29 +160,14 @@ pub fn remember(raw: u128, view: u128, len: u64) {
 /// file once for its MD5 when this run has kept views; the file is left
 /// at its start.
 pub fn extracted_before(kind: Kind, file: &mut std::fs::File) -> Option<Vec<u8>> {
-    use md5::{Digest as _, Md5};
-    use std::io::{Read, Seek, SeekFrom};
     let s = STORES.get()?;
     if !kept(kind) || s.by_raw.lock().ok()?.is_empty() {
         return None;
     }
-    let mut h = Md5::new();
     let mut buf = vec![0u8; 1 << 16];
-    let read = (|| -> io::Result<()> {
-        file.seek(SeekFrom::Start(0))?;
-        loop {
-            match file.read(&mut buf) {
-                Ok(0) => return Ok(()),
-                Ok(n) => h.update(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-    })();
-    file.seek(SeekFrom::Start(0)).ok()?;
-    read.ok()?;
-    let raw = crate::formats::digest_to_u128(&h.finalize());
-    let (view, len) = *s.by_raw.lock().ok()?.get(&raw)?;
+    let identity = super::raw_identity(file, &mut buf);
+    file.rewind().ok()?;
+    let (view, len) = *s.by_raw.lock().ok()?.get(&identity.ok()?.0)?;
     read_entry(&s.dir, view, len)
 }
 
