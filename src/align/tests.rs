@@ -119,3 +119,35 @@ fn the_chosen_subsequence_does_not_depend_on_reuse() {
     used.matches(&a, &b, 13, &mut again);
     assert_eq!(fresh, again);
 }
+
+/// The row step against the textbook one word at a time: random rows and
+/// rows whose carry runs through every word (all ones), for lengths that
+/// fill the four-word turns and leave each remainder.
+#[test]
+fn the_step_carries_across_every_word() {
+    fn textbook(v: &mut [u64], m: &[u64]) {
+        let mut carry = 0u128;
+        for (x, &mw) in v.iter_mut().zip(m) {
+            let s = *x as u128 + (*x & mw) as u128 + carry;
+            carry = s >> 64;
+            *x = s as u64 | (*x & !mw);
+        }
+    }
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for words in 1..=13 {
+        for round in 0..200 {
+            let (v, m): (Vec<u64>, Vec<u64>) = match round % 3 {
+                0 => (0..words).map(|_| (rng.next(), rng.next())).unzip(),
+                1 => (
+                    vec![!0; words],
+                    (0..words).map(|k| (k == 0) as u64).collect(),
+                ),
+                _ => (0..words).map(|_| (!0, rng.next() & rng.next())).unzip(),
+            };
+            let (mut got, mut want) = (v.clone(), v.clone());
+            step(&mut got, &m);
+            textbook(&mut want, &m);
+            assert_eq!(got, want, "{words} words, v {v:x?}, m {m:x?}");
+        }
+    }
+}
