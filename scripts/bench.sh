@@ -181,10 +181,16 @@ hard_input() { # KEY LABEL FSIM_GEN_OPTIONS: a row of hard.md, rows of hard-stag
     "$label" "$files" "$bytes" "$md5" "$total" "$(ratio "$total" "$md5")" "$pairs" "$links" "$vwall" "$vrate" "$peak" \
     "$bigname" "$big" "$(ratio "$big" "$bytes")" "$within" "$rname" "$rbig" >> "$W/hard.md"
   printf '| %s | `%s/fsim-gen %s %s` | `%s` |\n' "$label" "$BP" "$gen" "$tree" "$md5cmd" >> "$W/hard-commands.md"
-  # One row per stage (fsim-report once per format, in the order they finish).
-  awk -v l="$label" '{
+  # One row per stage (fsim-report once per format, in the order they
+  # finish). fsim-reuse is make's wrapper around a stage (the stage's own
+  # row follows it): not a stage of its own.
+  awk -v l="$label" '$1 != "fsim-reuse" {
       n = $1
-      if (n == "fsim-report") for (i = 4; i < NF; i++) if ($i == "--format") n = n " " $(i + 1)
+      if (n == "fsim-report") for (i = 4; i < NF; i++) {
+        if ($i == "--format") n = n " " $(i + 1)
+        if ($i == "--also") { a = $(i + 1); sub(/=.*/, "", a); n = n " + " a }
+      }
+      if (n == "fsim-report" && / --print-settings/) n = n " --print-settings"
       printf "| %s | %s | %.2f s | %.0f MB | %s |\n", l, n, $2, $3 / 1024, ($3 <= 1048576 ? "yes" : "NO")
     }' "$W/hard-$key.log" >> "$W/hard-stages.md"
   rm -rf "$run"
@@ -832,7 +838,7 @@ OVL_BIG=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['clusters'
 : > "$BENCH/overlap.md"
 # One row per stage (fsim-report once per format, in the order they finish:
 # make report runs the formats JOBS at a time, xlsx first).
-awk '{ printf "| %s | %.2f s | %.0f MB | %s |\n", $1, $2, $3 / 1024, ($3 <= 1048576 ? "yes" : "NO") }' "$W/overlap.log" >> "$BENCH/overlap.md"
+awk '$1 != "fsim-reuse" { printf "| %s | %.2f s | %.0f MB | %s |\n", $1, $2, $3 / 1024, ($3 <= 1048576 ? "yes" : "NO") }' "$W/overlap.log" >> "$BENCH/overlap.md"
 OVL_RATIO=$(ratio "$OVL_TOTAL" "$OVL_MD5")
 OVL_VERIFY=$(awk '$1 == "fsim-verify" { print $2 }' "$W/overlap.log")
 OVL_VRATE=$(awk -v n="$OVL_PAIRS" -v w="$OVL_VERIFY" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "-" }')
@@ -901,6 +907,7 @@ The json report's files written key by key and its paths escaped a run at a time
 Where the default run's time goes on Django + moment: its locale folders (35 % of the bytes, 89 % of the candidate pairs, 60 % of the time; the rest of the tree runs at 8.0-8.6× \`md5sum -P2\`, the locale folders at 16.5-17.8×, the whole tree at 11.6-12.4×), and the report's folder pairs without false sharing between their workers (issue 25 item 4): [2026-11-27-catalog-share.md](measurements/2026-11-27-catalog-share.md).
 Eight Django releases with their HTML docs, the kind of tree issue 25's 10× names (whole ~33-38×, sources alone 13×, HTML docs alone 63-80× \`md5sum -P2\`): 95 % of its candidates are pages of one Sphinx theme linked by the theme alone; fsim-verify's token bound kept while pruning (16.4 s to 13.8 s on its pairs); a lower degree limit and the paper's templates tried by hand: [2026-11-27-releases.md](measurements/2026-11-27-releases.md).
 bash's PDFs extracted side by side and each content once (fsim-chunk on bash 2.16-2.42 s → 1.61-1.62 s, the same records), and a signature bound in fsim-verify tried and dropped (issue 25 item 4): [2026-11-28-pdf-schedule.md](measurements/2026-11-28-pdf-schedule.md).
+fsim-verify's bit-parallel row step four words a turn (catalogs of two locales 1.49-1.51 s → 1.24-1.25 s, Django + moment 1.19-1.31 s → 1.13-1.15 s, the same figures), a Bloom filter, a fused row store and another hash table tried and dropped, and what a catalog pair costs against issue 25's 20× (issue 25 items 1 and 4): [2026-11-28-row-step.md](measurements/2026-11-28-row-step.md).
 Measured by hand, with their profiles: [fsim-binpack and fsim-analyze](measurements/2026-11-22-binpack-analyze.md),
 [fsim-verify](measurements/2026-11-22-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](measurements/2026-11-22-chunk-sort-partition-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [measurements/2026-11-25-after-analysis.md](measurements/2026-11-25-after-analysis.md); fsim-spark against \`make report\` and the sort path per record (by files and through Spark), by \`scripts/spark/measure\`, in [distributed.md](distributed.md).
 
