@@ -315,7 +315,7 @@ fn rerun_copies_the_stages_whose_program_arguments_and_inputs_are_the_same() {
     let left: Vec<_> = std::fs::read_dir(&touched)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".reuse."))
+        .filter(|n| n.starts_with(".reuse.") || n.starts_with(".link."))
         .collect();
     assert!(left.is_empty(), "{left:?}");
     same_files(&fresh, &touched, &outputs);
@@ -361,6 +361,79 @@ fn rerun_copies_the_stages_whose_program_arguments_and_inputs_are_the_same() {
     let err = ok(&make(&repo, &edited, &[formats, &prev], &[]));
     assert!(copied(&err).is_empty(), "{err}");
     same_files(&fresh2, &edited, &outputs);
+}
+
+/// A re-run whose files were only touched writes the same chunk records:
+/// the earlier chunk file is linked in place (one inode, dated now), not
+/// written again. One file edited near the end: the records are written,
+/// the earlier file's equal part first, the bytes of a run from scratch.
+#[test]
+fn the_same_chunk_records_are_linked_not_written() {
+    use std::os::unix::fs::MetadataExt;
+    let t = tempfile::tempdir().unwrap();
+    // Records of several writer blocks (~2.7 MB), so that the edit comes
+    // after an equal part of more than one.
+    let repo = t.path().join("repo");
+    let mut gen = fsim("fsim-gen");
+    gen.args(["--bulk", "600"]).arg(&repo);
+    run_ok(gen, None);
+    let chunk = |dir: &str, prev: Option<&str>| {
+        std::fs::create_dir_all(t.path().join(dir)).unwrap();
+        let mut c = fsim("fsim-chunk");
+        c.current_dir(t.path())
+            .args(["-q", "-o", &format!("{dir}/chunks.tsv")]);
+        c.args(["--files-out", &format!("{dir}/files.tsv")]);
+        if let Some(p) = prev {
+            c.args(["--previous", &format!("{p}/files.tsv")]);
+            c.args(["--previous-chunks", &format!("{p}/chunks.tsv")]);
+        }
+        c.arg(&repo);
+        run_ok(c, None);
+    };
+    let meta = |p: &str| std::fs::metadata(t.path().join(p)).unwrap();
+    chunk("first", None);
+    let mut all = walk_files(&repo);
+    all.sort();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    for f in &all {
+        let f = std::fs::File::options().write(true).open(f).unwrap();
+        f.set_modified(later).unwrap();
+    }
+    let before = std::time::SystemTime::now();
+    chunk("touched", Some("first"));
+    assert_eq!(
+        meta("touched/chunks.tsv").ino(),
+        meta("first/chunks.tsv").ino()
+    );
+    assert!(
+        meta("touched/chunks.tsv").modified().unwrap() >= before,
+        "dated now"
+    );
+    assert_ne!(
+        read(t.path(), "touched/files.tsv"),
+        read(t.path(), "first/files.tsv")
+    );
+    let left: Vec<_> = std::fs::read_dir(t.path().join("touched"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let last = all.last().unwrap();
+    let mut data = std::fs::read(last).unwrap();
+    data.extend_from_slice(b"one more line\n");
+    std::fs::write(last, &data).unwrap();
+    chunk("edited", Some("touched"));
+    chunk("scratch", None);
+    assert_ne!(
+        meta("edited/chunks.tsv").ino(),
+        meta("touched/chunks.tsv").ino()
+    );
+    assert_eq!(
+        std::fs::read(t.path().join("edited/chunks.tsv")).unwrap(),
+        std::fs::read(t.path().join("scratch/chunks.tsv")).unwrap()
+    );
+    assert!(meta("scratch/chunks.tsv").len() > 2 << 20);
 }
 
 #[test]

@@ -14,7 +14,7 @@ pub mod walk;
 use crate::error::{Context, Error, Result};
 use crate::formats::BUF_SIZE;
 use std::fs::File;
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Where a stage writes: standard output, or a file that appears only when
@@ -130,6 +130,8 @@ fn writeback_step() -> u64 {
 /// records): the `fsync`s took 0.89-0.93 s in all, now 0.34-0.36 s.
 struct TempSink {
     file: tempfile::NamedTempFile,
+    /// An earlier file this output may turn out to repeat ([`Output::same_as`]).
+    same: Option<Same>,
     /// Bytes written to the file.
     written: u64,
     /// Write-back started for bytes before this offset.
@@ -143,6 +145,7 @@ impl TempSink {
     fn new(file: tempfile::NamedTempFile) -> Self {
         TempSink {
             file,
+            same: None,
             written: 0,
             started: 0,
             step: writeback_step(),
@@ -178,10 +181,98 @@ impl TempSink {
     }
 
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.same.is_some() && self.still_same(buf)? {
+            return Ok(buf.len());
+        }
         let n = self.file.write(buf)?;
         self.wrote(n);
         Ok(n)
     }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        if self.same.is_some() && self.still_same(buf)? {
+            return Ok(());
+        }
+        self.file.write_all(buf)?;
+        self.wrote(buf.len());
+        Ok(())
+    }
+
+    /// True when `buf` is the earlier file's next bytes; false from the
+    /// first difference on, once the equal part has been copied here.
+    fn still_same(&mut self, buf: &[u8]) -> io::Result<bool> {
+        let s = self.same.as_mut().expect("checked by the caller");
+        let (from, to) = (s.pos as usize, s.pos as usize + buf.len());
+        if s.map.get(from..to) == Some(buf) {
+            s.pos += buf.len() as u64;
+            return Ok(true);
+        }
+        self.diverge()?;
+        Ok(false)
+    }
+
+    /// Write the earlier file's equal part (copied by the kernel where it
+    /// can) and stop comparing.
+    fn diverge(&mut self) -> io::Result<()> {
+        let Some(mut s) = self.same.take() else {
+            return Ok(());
+        };
+        let copied = io::copy(&mut Read::take(&mut s.prev, s.pos), self.file.as_file_mut())?;
+        if copied != s.pos {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{} got shorter while it was read", s.path.display()),
+            ));
+        }
+        self.wrote(copied as usize);
+        Ok(())
+    }
+}
+
+/// The earlier file an output is compared with as it is written: a re-run
+/// whose inputs did not change writes the same bytes (fsim-chunk's records
+/// after files were only touched: 94 MB on Django + moment, written again
+/// and kept twice; on a page-cached disk the writer thread was not the
+/// stage's critical path, so what this saves is the disk's writes and
+/// space, not time there). Nothing is written while
+/// the bytes agree; at the end the earlier file is linked in place
+/// ([`link_dated_now`]), and from a first difference on the output is
+/// written as any other, the equal part copied first.
+struct Same {
+    prev: File,
+    path: PathBuf,
+    len: u64,
+    /// The earlier file's bytes, mapped (compared without a copy).
+    map: memmap2::Mmap,
+    /// The earlier file's first `pos` bytes were this output's.
+    pos: u64,
+}
+
+/// Put `from` at `to` as a hard link, atomically (a temporary name in
+/// `to`'s folder, renamed into place), its modification time set to now:
+/// make compares it with the outputs of the stages after it. One inode, so
+/// the earlier name gets the new time too; safe because no fsim program
+/// writes into an existing file (each renames a new one over its output).
+/// An error when the file system refuses the link or the time (the caller
+/// copies instead).
+pub fn link_dated_now(from: &Path, to: &Path) -> io::Result<()> {
+    let dir = match to.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = to.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".link.{}.{name}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::fs::hard_link(from, &tmp)?;
+    // Opened for reading: the owner may set an explicit time without
+    // write permission (a read-only earlier output).
+    let placed = File::open(&tmp)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+        .and_then(|()| std::fs::rename(&tmp, to));
+    // Gone after a rename, but not when `to` was already this file: rename
+    // does nothing between two links of one file.
+    let _ = std::fs::remove_file(&tmp);
+    placed
 }
 
 impl Write for Sink {
@@ -195,11 +286,7 @@ impl Write for Sink {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Sink::Stdout(s) => s.write_all(buf),
-            Sink::Temp(t) => {
-                t.file.write_all(buf)?;
-                t.wrote(buf.len());
-                Ok(())
-            }
+            Sink::Temp(t) => t.write_all(buf),
             Sink::Direct(f) => f.write_all(buf),
         }
     }
@@ -281,6 +368,39 @@ impl Output {
         &self.name
     }
 
+    /// Compare this output with the earlier file `prev` as it is written,
+    /// and link `prev` in place of writing it when every byte is the same
+    /// ([`Same`]). Before anything is written; a no-op for standard output,
+    /// a device, or a `prev` that cannot be opened.
+    pub fn same_as(&mut self, prev: &Path) {
+        let Some(Sink::Temp(t)) = self.inner.as_mut().map(|w| w.get_mut()) else {
+            return;
+        };
+        let Ok(f) = File::open(prev) else {
+            return;
+        };
+        let Ok(m) = f.metadata() else {
+            return;
+        };
+        if t.written > 0 || !m.is_file() {
+            return;
+        }
+        // SAFETY: the map is only read, and a change to the earlier file
+        // while it is mapped (no fsim program writes into an existing
+        // file) could only make this output differ from it: the bytes
+        // compared are then written as any output's.
+        let Ok(map) = (unsafe { memmap2::Mmap::map(&f) }) else {
+            return;
+        };
+        t.same = Some(Same {
+            prev: f,
+            path: prev.to_path_buf(),
+            len: m.len(),
+            map,
+            pos: 0,
+        });
+    }
+
     /// Count bytes written, for the fault injection of the resume and
     /// full-disk tests.
     #[inline]
@@ -335,9 +455,18 @@ impl Output {
         match sink {
             Sink::Stdout(mut s) => s.flush().ctx(|| format!("writing {name}")),
             Sink::Direct(mut f) => f.flush().ctx(|| format!("writing {name}")),
-            Sink::Temp(TempSink { file: t, .. }) => {
-                t.as_file().sync_all().ctx(|| format!("writing {name}"))?;
+            Sink::Temp(mut t) => {
                 let target = self.target.take().expect("temp output has a target");
+                if let Some(s) = &t.same {
+                    // Every byte the earlier file's, and no more: link it
+                    // (the temp file, empty, is removed when dropped).
+                    if s.pos == s.len && link_dated_now(&s.path, &target).is_ok() {
+                        return Ok(());
+                    }
+                    t.diverge().ctx(|| format!("writing {name}"))?;
+                }
+                let t = t.file;
+                t.as_file().sync_all().ctx(|| format!("writing {name}"))?;
                 t.persist(&target).map_err(|e| Error::Io {
                     context: format!("renaming the finished output to {name}"),
                     source: e.error,

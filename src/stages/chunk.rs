@@ -363,6 +363,10 @@ fn check_outputs(cfg: &Config) -> Result<bool> {
 /// The two outputs, their headers written.
 fn open_outputs(cfg: &Config, params: &Params) -> Result<(Output, Output)> {
     let mut chunks_out = Output::create(cfg.output.as_deref())?;
+    if let [(_, chunks)] = cfg.previous.as_slice() {
+        // Files only touched since: the same records, linked, not written.
+        chunks_out.same_as(chunks);
+    }
     let mut files_out = Output::create(Some(&cfg.files_out))?;
     let mut head = Vec::new();
     formats::write_header(Kind::Chunks, params, &mut head);

@@ -417,30 +417,10 @@ fn without_mtime(line: &[u8], out: &mut Vec<u8>) {
 /// bytes). Elsewhere (another file system, links not allowed, a file
 /// whose time this user may not set), a copy. True when linked.
 fn link_into(from: &Path, to: &Path) -> Result<bool> {
-    let dir = work_folder(to);
-    let tmp = dir.join(format!(
-        ".reuse.{}.{}.tmp",
-        std::process::id(),
-        file_name(to)?.to_string_lossy()
-    ));
-    let _ = fs::remove_file(&tmp);
-    if fs::hard_link(from, &tmp).is_err() {
-        return copy_into(from, to).map(|()| false);
+    if crate::io::link_dated_now(from, to).is_ok() {
+        return Ok(true);
     }
-    // Opened for reading: the owner may set an explicit time without
-    // write permission (a read-only earlier output).
-    let dated = fs::File::open(&tmp).and_then(|f| f.set_modified(std::time::SystemTime::now()));
-    if dated.is_err() {
-        let _ = fs::remove_file(&tmp);
-        return copy_into(from, to).map(|()| false);
-    }
-    let placed =
-        fs::rename(&tmp, to).ctx(|| format!("cannot rename {} to {}", tmp.display(), to.display()));
-    // Gone after a rename, but not when `to` was already this file (a
-    // stage reused again): rename does nothing between two links of one
-    // file.
-    let _ = fs::remove_file(&tmp);
-    placed.map(|()| true)
+    copy_into(from, to).map(|()| false)
 }
 
 /// Copy `from` to `to` atomically (a temporary file in `to`'s folder,
