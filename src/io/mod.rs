@@ -241,7 +241,6 @@ impl TempSink {
 struct Same {
     prev: File,
     path: PathBuf,
-    len: u64,
     /// The earlier file's bytes, mapped (compared without a copy).
     map: memmap2::Mmap,
     /// The earlier file's first `pos` bytes were this output's.
@@ -395,7 +394,6 @@ impl Output {
         t.same = Some(Same {
             prev: f,
             path: prev.to_path_buf(),
-            len: m.len(),
             map,
             pos: 0,
         });
@@ -460,7 +458,7 @@ impl Output {
                 if let Some(s) = &t.same {
                     // Every byte the earlier file's, and no more: link it
                     // (the temp file, empty, is removed when dropped).
-                    if s.pos == s.len && link_dated_now(&s.path, &target).is_ok() {
+                    if s.pos == s.map.len() as u64 && link_dated_now(&s.path, &target).is_ok() {
                         return Ok(());
                     }
                     t.diverge().ctx(|| format!("writing {name}"))?;
