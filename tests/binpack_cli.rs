@@ -598,3 +598,57 @@ fn merged_forests_give_the_partition_file() {
     );
     assert!(!w.join("ends.tsv").exists());
 }
+
+/// A partition file whose graph fits one bin has its records copied from
+/// the file as they are, where a pipe's are spooled, parsed and written
+/// again: the bins must be the same bytes either way. Also when a record
+/// is not written as fsim-binpack writes it (a length with a leading
+/// zero), when a comment falls among the records, and when the header
+/// announces fewer files than the file holds, so that the records are
+/// left in the file and then more than one bin needs them.
+#[test]
+fn a_partition_file_gives_the_bins_of_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(example()).unwrap();
+    let padded = text.replacen("\t100\n", "\t0100\n", 1);
+    assert_ne!(padded, text);
+    let third = text.match_indices('\n').nth(3).unwrap().0 + 1;
+    let commented = format!("{}# a comment\n{}", &text[..third], &text[third..]);
+    let few_files = text.replacen("\tfiles=20\t", "\tfiles=0\t", 1);
+    assert_ne!(few_files, text);
+    let cases: [(&str, &str, &[&str]); 5] = [
+        ("plain", &text, &[]),
+        ("padded", &padded, &[]),
+        ("commented", &commented, &[]),
+        ("few files, two bins", &few_files, &["--capacity", "1100"]),
+        ("small capacity", &text, &["--capacity", "1100"]),
+    ];
+    for (what, input, extra) in cases {
+        let p = dir.path().join("p.tsv");
+        std::fs::write(&p, input).unwrap();
+        let mut args = vec!["-q", "-o", "from-file.tsv"];
+        args.extend_from_slice(extra);
+        args.push("p.tsv");
+        run(BINPACK, &args, dir.path(), true);
+        let mut cmd = std::process::Command::new(BINPACK);
+        cmd.current_dir(dir.path())
+            .args(["-q", "-o", "from-pipe.tsv"])
+            .args(extra)
+            .arg("-");
+        let out = run_raw(cmd, Some(input.as_bytes()));
+        assert!(out.status.success(), "{what}: {out:?}");
+        let (file, pipe) = (
+            read(dir.path(), "from-file.tsv"),
+            read(dir.path(), "from-pipe.tsv"),
+        );
+        assert_eq!(file, pipe, "{what}");
+        let bins = parse_bins(&file);
+        assert_eq!(bins.len(), if extra.is_empty() { 1 } else { 2 }, "{what}");
+        let records: usize = bins.values().map(|b| b.2.len()).sum();
+        assert_eq!(records, 23, "{what}");
+        assert!(
+            !file.contains("\t0100\n"),
+            "{what}: a record as the input wrote it"
+        );
+    }
+}

@@ -12,16 +12,23 @@
 //! component larger than the capacity gets a bin of its own marked
 //! `oversized=1`, which fsim-analyze processes out of core: never a failure.
 //!
+//! A partition given as a regular file that is likely to fit one bin (the
+//! usual case) is not spooled: pass 1 notes where its records are, and the
+//! one bin's records are copied from it as they are ([`Span`]); a file that
+//! needs more bins after all is spooled from it then.
+//!
 //! Memory: ~50 bytes per file (counts and the file table), independent of
 //! the number of records. Disk: twice the records in binary (spool plus the
-//! per-bin files of one routing pass), in `--tmpdir`.
+//! per-bin files of one routing pass), in `--tmpdir`; nothing for one bin
+//! copied from the file.
 
 use crate::error::{Context, Error, Result};
 use crate::formats::bins::{estimate_memory, parse_record, ComponentLine, FileLine};
 use crate::formats::headers::{BinsHeader, BinsTrailer, PartitionHeader, PartitionTrailer, Pruned};
 use crate::formats::open_input;
 use crate::formats::{
-    self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader,
+    self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, HASH_WIDTH,
+    ID_WIDTH,
 };
 use crate::io::Output;
 use std::collections::HashMap;
@@ -463,6 +470,40 @@ struct Pass1 {
     trailer_files: Option<u64>,
     /// What fsim-partition dropped, passed on to the report.
     pruned: Option<Pruned>,
+    /// Where the records are in the input, and whether they can be copied
+    /// from it as they are.
+    span: Span,
+}
+
+/// The bytes of the partition file that hold its records: one run of
+/// lines (no comment among them), each written as fsim-binpack writes a
+/// record. Then a bins file of one bin is the partition's records as they
+/// are, copied from the input instead of spooled, parsed and written again
+/// ([`copy_records`]).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    /// Offset of the first record's line, and just past the last one's.
+    start: u64,
+    end: u64,
+    /// Every record line one run, as [`ChunkRecord::write`] writes it.
+    verbatim: bool,
+}
+
+impl Span {
+    /// A record line at `at` (bytes into the input), its newline dropped.
+    #[inline]
+    fn record(&mut self, at: u64, raw: &[u8]) {
+        if self.end == 0 {
+            self.start = at;
+        } else if at != self.end {
+            self.verbatim = false;
+        }
+        self.end = at + raw.len() as u64 + 1;
+        // The hash (lowercase) and the id (10 digits) parse only as
+        // written; a length parses with leading zeros too.
+        let len = &raw[HASH_WIDTH + ID_WIDTH + 2..];
+        self.verbatim &= len[0] != b'0' || len.len() == 1;
+    }
 }
 
 impl Pass1 {
@@ -479,6 +520,11 @@ impl Pass1 {
             comp_index: HashMap::new(),
             trailer_files: None,
             pruned: None,
+            span: Span {
+                start: 0,
+                end: 0,
+                verbatim: true,
+            },
         }
     }
 
@@ -582,39 +628,169 @@ impl Pass1 {
     }
 }
 
-/// Pass 1: spool the records to `spool`, count records and chunks per
-/// file, read the component table and the trailer.
+/// Pass 1: count records and chunks per file, read the component table
+/// and the trailer, and spool the records to `spool` (none: they stay in
+/// the input, a regular file, where [`Span`] finds them).
 fn spool_partition<R: std::io::BufRead>(
     r: &mut LineReader<R>,
-    spool: &mut BufWriter<File>,
+    mut spool: Option<&mut BufWriter<File>>,
     spool_path: &Path,
 ) -> Result<Pass1> {
     let mut p = Pass1::new();
     let name = r.name().to_string();
+    // Bytes read before this line: every line ends with a newline.
+    let mut at = 0u64;
     loop {
         let ln = r.line_number() + 1;
         let Some(raw) = r.next_raw()? else { break };
-        let at = |m: String| crate::Error::input(&name, ln, m);
+        let line_at = at;
+        at += raw.len() as u64 + 1;
+        let err = |m: String| crate::Error::input(&name, ln, m);
         match raw.first() {
-            Some(b'#') => p.meta_line(raw).map_err(at)?,
+            Some(b'#') => p.meta_line(raw).map_err(err)?,
             _ if p.check.params.is_none() => {
-                return Err(at("no '#fsim partition v1' header: expected a partition file written by fsim-partition".into()));
+                return Err(err("no '#fsim partition v1' header: expected a partition file written by fsim-partition".into()));
             }
-            _ if p.trailer_files.is_some() => return Err(at("data after the trailer".into())),
-            Some(b'F') => p.file_line(raw).map_err(at)?,
+            _ if p.trailer_files.is_some() => return Err(err("data after the trailer".into())),
+            Some(b'F') => p.file_line(raw).map_err(err)?,
             _ => {
-                let rec = p.record(raw).map_err(at)?;
-                spool
-                    .write_all(&encode(&rec))
-                    .ctx(|| format!("writing {}", spool_path.display()))?;
+                let rec = p.record(raw).map_err(err)?;
+                p.span.record(line_at, raw);
+                if let Some(spool) = spool.as_mut() {
+                    spool
+                        .write_all(&encode(&rec))
+                        .ctx(|| format!("writing {}", spool_path.display()))?;
+                }
             }
         }
     }
     p.check.finish(&p.seen, r.name(), r.line_number())?;
+    if let Some(spool) = spool {
+        spool
+            .flush()
+            .ctx(|| format!("writing {}", spool_path.display()))?;
+    }
+    Ok(p)
+}
+
+/// The input when it is a regular file whose graph is likely to fit one
+/// bin: its records are then left in it by pass 1, not spooled. Likely:
+/// the memory estimate of as many records as its size could hold (the
+/// shortest record line is 46 bytes) and of the files its header announces
+/// is within `capacity`. Only a hint: a file that takes more bins is
+/// spooled after pass 1 ([`spool_span`]), the output the same.
+fn one_bin_input(path: &Path, capacity: u64) -> Option<Kept> {
+    const SHORTEST_RECORD: u64 = (HASH_WIDTH + ID_WIDTH + 4) as u64;
+    if path.as_os_str() == "-" {
+        return None;
+    }
+    use std::os::unix::fs::FileExt;
+    let file = File::open(path).ok()?;
+    let meta = file.metadata().ok().filter(|m| m.is_file())?;
+    // The header line, read where it is (pass 1 reads from the start).
+    let mut first = vec![0u8; 1 << 16];
+    let n = file.read_at(&mut first, 0).ok()?;
+    let line = &first[..memchr::memchr(b'\n', &first[..n])?];
+    let Ok(Line::Header(Kind::Partition, header)) = classify_line(line) else {
+        return None;
+    };
+    let files = PartitionHeader::parse(&header).ok()?.files?;
+    let records = meta.len() / SHORTEST_RECORD;
+    (estimate_memory(files, records, records) <= capacity).then(|| Kept {
+        file,
+        len: meta.len(),
+        modified: meta.modified().ok(),
+    })
+}
+
+/// The input file whose records pass 1 left in place, and its size and
+/// time then: read again by [`spool_span`] or [`copy_records`] through the
+/// same descriptor, and checked unchanged.
+struct Kept {
+    file: File,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Kept {
+    /// An error unless the file has the size and time pass 1 saw.
+    fn unchanged(&self, name: &str) -> Result<()> {
+        let now = self
+            .file
+            .metadata()
+            .ctx(|| format!("reading {name} again"))?;
+        if (now.len(), now.modified().ok()) != (self.len, self.modified) {
+            return Err(Error::msg(format!("{name} changed while it was read")));
+        }
+        Ok(())
+    }
+}
+
+/// Pass 1's records, read again from the input `f` where [`Span`] found
+/// them, spooled to `spool_path` as pass 1 would have.
+fn spool_span(kept: &Kept, span: &Span, spool_path: &Path, name: &str) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let f = &kept.file;
+    let mut spool = BufWriter::with_capacity(
+        1 << 20,
+        File::create(spool_path).ctx(|| format!("cannot create {}", spool_path.display()))?,
+    );
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut at, mut carry) = (span.start, 0usize);
+    while at < span.end {
+        let want = (buf.len() - carry).min((span.end - at) as usize);
+        let n = f
+            .read_at(&mut buf[carry..carry + want], at)
+            .ctx(|| format!("reading {name} again"))?;
+        if n == 0 {
+            return Err(Error::msg(format!("{name} got shorter while it was read")));
+        }
+        at += n as u64;
+        let filled = carry + n;
+        let mut from = 0;
+        while let Some(nl) = memchr::memchr(b'\n', &buf[from..filled]) {
+            let line = &buf[from..from + nl];
+            from += nl + 1;
+            // Pass 1 read the span: records, and comments among them.
+            if line.first() == Some(&b'#') {
+                continue;
+            }
+            let rec = ChunkRecord::parse(line)
+                .ok_or_else(|| Error::msg(format!("{name} changed while it was read")))?;
+            spool
+                .write_all(&encode(&rec))
+                .ctx(|| format!("writing {}", spool_path.display()))?;
+        }
+        buf.copy_within(from..filled, 0);
+        carry = filled - from;
+    }
     spool
         .flush()
         .ctx(|| format!("writing {}", spool_path.display()))?;
-    Ok(p)
+    kept.unchanged(name)
+}
+
+/// Write the records of [`Span`] from the input `f` to `out` as they are:
+/// the only bin's records, in the partition's order. The input must not
+/// have changed since pass 1 read it (its size and time are checked: no
+/// fsim program writes into an existing file, each renames a new one).
+fn copy_records(kept: &Kept, span: &Span, out: &mut Output, name: &str) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let f = &kept.file;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = span.start;
+    while at < span.end {
+        let want = buf.len().min((span.end - at) as usize);
+        let n = f
+            .read_at(&mut buf[..want], at)
+            .ctx(|| format!("reading {name} again"))?;
+        if n == 0 {
+            return Err(Error::msg(format!("{name} got shorter while it was read")));
+        }
+        out.write_all(&buf[..n])?;
+        at += n as u64;
+    }
+    kept.unchanged(name)
 }
 
 /// The bins and where everything goes.
@@ -754,11 +930,7 @@ fn write_group(
     let mut rec = [0u8; SPOOL_RECORD];
     for (b, p) in (lo..).zip(paths) {
         let bin = &pl.bins[b];
-        buf.extend_from_slice(bin_line(b + 1, bin).as_bytes());
-        for _ in 0..bin.files {
-            files[pl.file_order[*next_file]].write(buf);
-            *next_file += 1;
-        }
+        bin_head(buf, b, pl, files, next_file);
         let mut br = BufReader::with_capacity(
             1 << 20,
             File::open(p).ctx(|| format!("cannot open {}", p.display()))?,
@@ -778,6 +950,22 @@ fn write_group(
     Ok(())
 }
 
+/// Bin `b`'s `#bin` line and its `F` lines, to `buf`.
+fn bin_head(
+    buf: &mut Vec<u8>,
+    b: usize,
+    pl: &Placement,
+    files: &[FileLine],
+    next_file: &mut usize,
+) {
+    let bin = &pl.bins[b];
+    buf.extend_from_slice(bin_line(b + 1, bin).as_bytes());
+    for _ in 0..bin.files {
+        files[pl.file_order[*next_file]].write(buf);
+        *next_file += 1;
+    }
+}
+
 /// The whole stage.
 pub fn run(cfg: &Config) -> Result<()> {
     if cfg.components {
@@ -787,7 +975,19 @@ pub fn run(cfg: &Config) -> Result<()> {
         return run_seal(plan, cfg);
     }
     let t0 = std::time::Instant::now();
-    let (input, name) = open_input(&cfg.input)?;
+    let kept = one_bin_input(&cfg.input, cfg.capacity);
+    let (input, name) = match &kept {
+        Some(k) => {
+            let f = k
+                .file
+                .try_clone()
+                .ctx(|| format!("cannot open {}", cfg.input.display()))?;
+            let input: Box<dyn std::io::BufRead + Send> =
+                Box::new(BufReader::with_capacity(formats::BUF_SIZE, f));
+            (input, cfg.input.display().to_string())
+        }
+        None => open_input(&cfg.input)?,
+    };
     let progress = crate::io::progress::Progress::for_inputs(
         "fsim-binpack",
         &[cfg.input.as_path()],
@@ -799,11 +999,14 @@ pub fn run(cfg: &Config) -> Result<()> {
         .tempdir_in(cfg.tmpdir.clone().unwrap_or_else(std::env::temp_dir))
         .ctx(|| "cannot create a temporary directory (see --tmpdir)")?;
     let spool_path = tmp.path().join("spool");
-    let mut spool = BufWriter::with_capacity(
-        1 << 20,
-        File::create(&spool_path).ctx(|| format!("cannot create {}", spool_path.display()))?,
-    );
-    let mut p = spool_partition(&mut r, &mut spool, &spool_path)?;
+    let mut spool = match kept {
+        Some(_) => None,
+        None => Some(BufWriter::with_capacity(
+            1 << 20,
+            File::create(&spool_path).ctx(|| format!("cannot create {}", spool_path.display()))?,
+        )),
+    };
+    let mut p = spool_partition(&mut r, spool.as_mut(), &spool_path)?;
     drop(spool);
     let pl = place(&mut p, cfg.capacity).map_err(|m| r.error(m))?;
 
@@ -811,49 +1014,14 @@ pub fn run(cfg: &Config) -> Result<()> {
     // would otherwise be redrawn over its last line.
     progress.suspend(|| report_plan(cfg, &p.comps, &pl.bins))?;
 
-    // Pass 2: route the spool to per-bin files, a group of bins at a time,
-    // and write each group's bins to the output.
     let mut out = Output::create(cfg.output.as_deref())?;
-    let mut buf = Vec::with_capacity(1 << 16);
-    let params = bins_params(
-        p.check.params.as_ref(),
-        p.pruned.as_ref(),
-        pl.bins.len(),
-        cfg.capacity,
-    );
-    formats::write_header(Kind::Bins, &params, &mut buf);
-    let mut next_file = 0;
-    for lo in (0..pl.bins.len()).step_by(MAX_OPEN_BINS) {
-        let hi = (lo + MAX_OPEN_BINS).min(pl.bins.len());
-        let at = (r.name(), r.line_number());
-        // One bin (a repository whose graph fits in memory, the usual
-        // case): the spool is its records, in order; routing it would copy
-        // every record once more for nothing to check.
-        let paths = if pl.bins.len() == 1 && pl.bins[0].records == p.seen.count {
-            vec![spool_path.clone()]
-        } else {
-            route_group(
-                &spool_path,
-                tmp.path(),
-                lo..hi,
-                p.seen.count,
-                &pl.bin_of,
-                at,
-            )?
-        };
-        write_group(
-            &mut out,
-            &mut buf,
-            lo,
-            &paths,
-            &pl,
-            &p.files,
-            &mut next_file,
-        )?;
-    }
-    let t = bins_trailer(&p.seen, pl.bins.len(), p.files.len() as u64);
-    formats::write_trailer(Kind::Bins, &t, &mut buf);
-    out.write_all(&buf)?;
+    let input = Pass2Input {
+        kept: kept.as_ref(),
+        spool: &spool_path,
+        tmp: tmp.path(),
+        at: (r.name(), r.line_number()),
+    };
+    write_bins(&mut out, cfg.capacity, &p, &pl, &input)?;
     out.finish()?;
     progress.finish();
     if !cfg.quiet {
@@ -866,6 +1034,79 @@ pub fn run(cfg: &Config) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Where pass 2 finds the records: the input itself when pass 1 left them
+/// there, else the spool; per-bin files go to `tmp`; `at` is the input's
+/// name and last line (for the errors of routing).
+struct Pass2Input<'a> {
+    kept: Option<&'a Kept>,
+    spool: &'a Path,
+    tmp: &'a Path,
+    at: (&'a str, u64),
+}
+
+/// Pass 2: the bins file. One bin whose records pass 1 left in a regular
+/// input is its records copied as they are; otherwise the spool (written
+/// now from the input if pass 1 left them there) is routed to per-bin
+/// files, a group of bins at a time, and each group's bins written.
+fn write_bins(
+    out: &mut Output,
+    capacity: u64,
+    p: &Pass1,
+    pl: &Placement,
+    input: &Pass2Input,
+) -> Result<()> {
+    let mut buf = Vec::with_capacity(1 << 16);
+    let params = bins_params(
+        p.check.params.as_ref(),
+        p.pruned.as_ref(),
+        pl.bins.len(),
+        capacity,
+    );
+    formats::write_header(Kind::Bins, &params, &mut buf);
+    let mut next_file = 0;
+    // One bin (a repository whose graph fits in memory, the usual case):
+    // its records are the partition's, in order.
+    let one_bin = pl.bins.len() == 1 && pl.bins[0].records == p.seen.count;
+    let copied = match input.kept {
+        Some(k) if one_bin && p.span.verbatim => {
+            bin_head(&mut buf, 0, pl, &p.files, &mut next_file);
+            out.write_all(&buf)?;
+            buf.clear();
+            copy_records(k, &p.span, out, input.at.0)?;
+            true
+        }
+        Some(k) => {
+            spool_span(k, &p.span, input.spool, input.at.0)?;
+            false
+        }
+        None => false,
+    };
+    for lo in (0..pl.bins.len())
+        .step_by(MAX_OPEN_BINS)
+        .filter(|_| !copied)
+    {
+        let hi = (lo + MAX_OPEN_BINS).min(pl.bins.len());
+        // One bin: the spool is its records, in order; routing it would
+        // copy every record once more for nothing to check.
+        let paths = if one_bin {
+            vec![input.spool.to_path_buf()]
+        } else {
+            route_group(
+                input.spool,
+                input.tmp,
+                lo..hi,
+                p.seen.count,
+                &pl.bin_of,
+                input.at,
+            )?
+        };
+        write_group(out, &mut buf, lo, &paths, pl, &p.files, &mut next_file)?;
+    }
+    let t = bins_trailer(&p.seen, pl.bins.len(), p.files.len() as u64);
+    formats::write_trailer(Kind::Bins, &t, &mut buf);
+    out.write_all(&buf)
 }
 
 /// `--seal PLAN`: a slice of a bins file (consecutive bins: each `#bin`
@@ -931,6 +1172,54 @@ pub fn run_seal(plan: &Path, cfg: &Config) -> Result<()> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Records of a run of lines, as fsim-binpack writes them, are copied
+    /// as they are; a length with a leading zero, or a line between two
+    /// records, are not.
+    #[test]
+    fn a_span_is_verbatim_only_as_written() {
+        let rec = |len: &str| format!("{}\t0000000007\t{len}", "ab".repeat(16)).into_bytes();
+        let mut s = Pass1::new().span;
+        let (one, zero) = (rec("100"), rec("0"));
+        s.record(50, &one);
+        s.record(50 + one.len() as u64 + 1, &zero);
+        assert!(s.verbatim);
+        assert_eq!(
+            (s.start, s.end),
+            (50, 50 + (one.len() + zero.len()) as u64 + 2)
+        );
+        let mut padded = Pass1::new().span;
+        padded.record(50, &rec("0100"));
+        assert!(!padded.verbatim);
+        let mut gap = Pass1::new().span;
+        gap.record(50, &one);
+        gap.record(50 + one.len() as u64 + 12, &one);
+        assert!(!gap.verbatim);
+    }
+
+    /// Records are left in the input only when it is a regular file with
+    /// a partition header whose files and size fit the capacity.
+    #[test]
+    fn records_are_left_in_a_file_that_fits_one_bin() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p.tsv");
+        let mut text = Vec::new();
+        let header = formats::Params::new()
+            .with("method", "tttd")
+            .with("files", 10);
+        formats::write_header(Kind::Partition, &header, &mut text);
+        text.extend_from_slice(&[b'x'; 4600]);
+        std::fs::write(&p, &text).unwrap();
+        // 10 files, and as many records as 46-byte lines the size holds.
+        let records = text.len() as u64 / 46;
+        let need = estimate_memory(10, records, records);
+        assert_eq!(need, 10 * 160 + records * 24);
+        assert!(one_bin_input(&p, need).is_some());
+        assert!(one_bin_input(&p, need - 1).is_none());
+        assert!(one_bin_input(Path::new("-"), u64::MAX).is_none());
+        std::fs::write(&p, b"F\t0000000001\n").unwrap();
+        assert!(one_bin_input(&p, u64::MAX).is_none());
+    }
 
     fn comp(id: u32, memory: u64) -> Component {
         Component {
