@@ -77,12 +77,17 @@ mkdir -p "$BENCH"
 W=$BENCH
 
 # measure NAME BYTES CMD...: median wall time and max peak RSS over RUNS runs
-# (one warm-up run first). Sets WALL (s), RSS (MB).
+# (one warm-up run first). Sets WALL (s), RSS (MB). BEFORE, when set, is run
+# (untimed) before each run: the source section removes the earlier runs'
+# work folders and syncs, so that no run waits on the write-back of the
+# runs before it (a user's one run does not).
 measure() {
   local name=$1 bytes=$2; shift 2
+  [ -z "${BEFORE:-}" ] || bash -c "$BEFORE"
   bash -c "$*" >/dev/null 2>&1 || true
   local walls=() rss=0
   for _ in $(seq "$RUNS"); do
+    [ -z "${BEFORE:-}" ] || bash -c "$BEFORE"
     /usr/bin/time -f '%e %M' -o "$BENCH/time.out" bash -c "$*" >/dev/null 2>"$BENCH/stderr.out" || {
       echo "bench: '$*' failed:" >&2; cat "$BENCH/stderr.out" >&2; exit 1; }
     read -r w m < <(tail -1 "$BENCH/time.out")
@@ -367,7 +372,7 @@ source_section() {
     local mk="make -s report BIN=$BP REPO=$tree WORK=\$(mktemp -d $W/source-run.XXXXXX) QUIET=-q"
     tree_md5 "$tree" "md5sum, $name"
     local bytes=$BYTES files=$FILES mw=$MD5
-    measure "make report, $name" "$bytes" "$mk"; local kw=$WALL kr=$RSS
+    BEFORE="rm -rf $W/source-run.*; sync" measure "make report, $name" "$bytes" "$mk"; local kw=$WALL kr=$RSS
     local last pairs
     last=$(ls -td "$W"/source-run.* | head -1)
     pairs=$(grep -vc '^#' "$last/pairs.tsv" || true)
@@ -400,7 +405,10 @@ find . -type f \\( -path '*/locale/*' -o -name '*.po' -o -name '*.mo' \\) -print
 
 For each tree, md5sum (\`find <tree> -type f -print0 | xargs -0 -P$JOBS -n <files/$JOBS, at most 5000> md5sum\`)
 and \`make -s report BIN=$BP REPO=<tree> WORK=<a new folder each run> QUIET=-q\` (every setting the
-default), each the median of $RUNS runs after a warm-up, warm cache. Candidates: pairs.tsv's pairs.
+default), each the median of $RUNS runs after a warm-up, warm cache, the earlier runs' work folders removed and
+the disk synced before each run (untimed: back to back, the write-back of the earlier runs' intermediates,
+1.3 GB a run on *releases*, slowed its runs from 7.1-7.5 s to 9.0-9.5 s on 2026-11-28; a user's one run
+waits on none). Candidates: pairs.tsv's pairs.
 Peak RSS: the largest of any stage over the runs.
 
 | tree | files | bytes | candidates | md5sum | make report | ratio | target | peak RSS |
@@ -908,6 +916,7 @@ Where the default run's time goes on Django + moment: its locale folders (35 % o
 Eight Django releases with their HTML docs, the kind of tree issue 25's 10× names (whole ~33-38×, sources alone 13×, HTML docs alone 63-80× \`md5sum -P2\`): 95 % of its candidates are pages of one Sphinx theme linked by the theme alone; fsim-verify's token bound kept while pruning (16.4 s to 13.8 s on its pairs); a lower degree limit and the paper's templates tried by hand: [2026-11-27-releases.md](measurements/2026-11-27-releases.md).
 bash's PDFs extracted side by side and each content once (fsim-chunk on bash 2.16-2.42 s → 1.61-1.62 s, the same records), and a signature bound in fsim-verify tried and dropped (issue 25 item 4): [2026-11-28-pdf-schedule.md](measurements/2026-11-28-pdf-schedule.md).
 fsim-verify's bit-parallel row step four words a turn (catalogs of two locales 1.49-1.51 s → 1.24-1.25 s, Django + moment 1.19-1.31 s → 1.13-1.15 s, the same figures), a Bloom filter, a fused row store, another hash table and a table of tokens for the whole run tried and dropped, and what a catalog pair costs against issue 25's 20× (issue 25 items 1 and 4): [2026-11-28-row-step.md](measurements/2026-11-28-row-step.md).
+fsim-binpack copies the one bin's records from the partition file instead of spooling, parsing and writing them again (releases tree 0.45-0.63 s → 0.29-0.34 s, Django + moment 0.14-0.26 s → 0.09-0.13 s, the same bins) (issue 25 item 4): [2026-11-28-binpack-copy.md](measurements/2026-11-28-binpack-copy.md).
 Measured by hand, with their profiles: [fsim-binpack and fsim-analyze](measurements/2026-11-22-binpack-analyze.md),
 [fsim-verify](measurements/2026-11-22-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](measurements/2026-11-22-chunk-sort-partition-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [measurements/2026-11-25-after-analysis.md](measurements/2026-11-25-after-analysis.md); fsim-spark against \`make report\` and the sort path per record (by files and through Spark), by \`scripts/spark/measure\`, in [distributed.md](distributed.md).
 
