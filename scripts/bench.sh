@@ -165,6 +165,8 @@ hard_input() { # KEY LABEL FSIM_GEN_OPTIONS: a row of hard.md, rows of hard-stag
   export STAGE_LOG=$W/hard-$key.log
   : > "$STAGE_LOG"
   rm -rf "$run"
+  # No write-back of the generator's or an earlier run's files pending.
+  sync
   local t0 t1
   t0=$(date +%s.%N)
   make -s report BIN="$WRAP" REPO="$tree" WORK="$run" QUIET=-q FORMATS="txt json html xlsx" >/dev/null
@@ -220,7 +222,7 @@ a near-copy of another: nearly every other overlapping pair shares only
 part of its lines, at different offsets, about 40 % of them overlapping at
 both ends and the rest a slice inside a longer one; a large D for an
 O(N·D) diff). Each tree:
-md5sum over it (median of $RUNS runs, warm cache), then one run of
+md5sum over it (median of $RUNS runs, warm cache), then, after a \`sync\`, one run of
 \`make -s report BIN=<wrapper> REPO=<tree> WORK=<dir> QUIET=-q FORMATS="txt json html xlsx"\`
 (every other setting the default), each stage under \`/usr/bin/time\`
 through a wrapper folder given to make as BIN. fsim-verify's rate:
