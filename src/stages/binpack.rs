@@ -33,7 +33,7 @@ use crate::formats::{
 use crate::io::Output;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// At most this many per-bin temp files are open at once; with more bins
@@ -726,43 +726,79 @@ impl Kept {
     }
 }
 
-/// Pass 1's records, read again from the input `f` where [`Span`] found
-/// them, spooled to `spool_path` as pass 1 would have.
+impl Kept {
+    /// The bytes of `span`, read where they are in the file (positioned
+    /// reads: the descriptor's offset is left as pass 1 left it), through
+    /// a buffer as large as the spool's.
+    fn span_reader<'k>(&'k self, span: &Span) -> BufReader<SpanReader<'k>> {
+        BufReader::with_capacity(
+            1 << 20,
+            SpanReader {
+                file: &self.file,
+                at: span.start,
+                end: span.end,
+            },
+        )
+    }
+}
+
+/// A byte range of a file as a [`Read`]: the file ending before the range
+/// does is an error, not the end of the records.
+struct SpanReader<'k> {
+    file: &'k File,
+    at: u64,
+    end: u64,
+}
+
+impl Read for SpanReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let want = buf.len().min((self.end - self.at) as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.at)?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the file got shorter while it was read",
+            ));
+        }
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+/// Pass 1's records, read again from the input where [`Span`] found them,
+/// spooled to `spool_path` as pass 1 would have.
 fn spool_span(kept: &Kept, span: &Span, spool_path: &Path, name: &str) -> Result<()> {
-    use std::os::unix::fs::FileExt;
-    let f = &kept.file;
     let mut spool = BufWriter::with_capacity(
         1 << 20,
         File::create(spool_path).ctx(|| format!("cannot create {}", spool_path.display()))?,
     );
-    let mut buf = vec![0u8; 1 << 20];
-    let (mut at, mut carry) = (span.start, 0usize);
-    while at < span.end {
-        let want = (buf.len() - carry).min((span.end - at) as usize);
-        let n = f
-            .read_at(&mut buf[carry..carry + want], at)
-            .ctx(|| format!("reading {name} again"))?;
-        if n == 0 {
-            return Err(Error::msg(format!("{name} got shorter while it was read")));
+    let mut records = kept.span_reader(span);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if records
+            .read_until(b'\n', &mut line)
+            .ctx(|| format!("reading {name} again"))?
+            == 0
+        {
+            break;
         }
-        at += n as u64;
-        let filled = carry + n;
-        let mut from = 0;
-        while let Some(nl) = memchr::memchr(b'\n', &buf[from..filled]) {
-            let line = &buf[from..from + nl];
-            from += nl + 1;
-            // Pass 1 read the span: records, and comments among them.
-            if line.first() == Some(&b'#') {
-                continue;
-            }
-            let rec = ChunkRecord::parse(line)
-                .ok_or_else(|| Error::msg(format!("{name} changed while it was read")))?;
-            spool
-                .write_all(&encode(&rec))
-                .ctx(|| format!("writing {}", spool_path.display()))?;
+        // Pass 1 read the span: whole lines, records and comments among them.
+        let Some(line) = line.strip_suffix(b"\n") else {
+            return Err(Error::msg(format!("{name} changed while it was read")));
+        };
+        if line.first() == Some(&b'#') {
+            continue;
         }
-        buf.copy_within(from..filled, 0);
-        carry = filled - from;
+        let rec = ChunkRecord::parse(line)
+            .ok_or_else(|| Error::msg(format!("{name} changed while it was read")))?;
+        spool
+            .write_all(&encode(&rec))
+            .ctx(|| format!("writing {}", spool_path.display()))?;
     }
     spool
         .flush()
@@ -770,26 +806,13 @@ fn spool_span(kept: &Kept, span: &Span, spool_path: &Path, name: &str) -> Result
     kept.unchanged(name)
 }
 
-/// Write the records of [`Span`] from the input `f` to `out` as they are:
-/// the only bin's records, in the partition's order. The input must not
-/// have changed since pass 1 read it (its size and time are checked: no
-/// fsim program writes into an existing file, each renames a new one).
+/// Write the records of [`Span`] from the input to `out` as they are: the
+/// only bin's records, in the partition's order. The input must not have
+/// changed since pass 1 read it (its size and time are checked: no fsim
+/// program writes into an existing file, each renames a new one).
 fn copy_records(kept: &Kept, span: &Span, out: &mut Output, name: &str) -> Result<()> {
-    use std::os::unix::fs::FileExt;
-    let f = &kept.file;
-    let mut buf = vec![0u8; 1 << 20];
-    let mut at = span.start;
-    while at < span.end {
-        let want = buf.len().min((span.end - at) as usize);
-        let n = f
-            .read_at(&mut buf[..want], at)
-            .ctx(|| format!("reading {name} again"))?;
-        if n == 0 {
-            return Err(Error::msg(format!("{name} got shorter while it was read")));
-        }
-        out.write_all(&buf[..n])?;
-        at += n as u64;
-    }
+    std::io::copy(&mut kept.span_reader(span), out)
+        .ctx(|| format!("copying the records of {name}"))?;
     kept.unchanged(name)
 }
 
