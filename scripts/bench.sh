@@ -426,6 +426,9 @@ packages ship them (5.1, 5.2.15, 5.2.37, 5.3): C sources, tests, the manual as T
 (\`po/*.po\`, 120-390 KB) and their \`.gmo\` a release. Most of its candidates are two source files that
 share only the GNU license header, which is most of a small file:
 [measurements/2026-11-27-bash.md](measurements/2026-11-27-bash.md).
+Its 20× cannot be met with exact figures: the run needs 6.74-7.27 CPU-s, 24-33× \`md5sum -P2\` on two cores
+with both busy throughout, 1.63-1.68 CPU-s of it pdftotext on its nine distinct PDFs:
+[measurements/2026-11-28-floors.md](measurements/2026-11-28-floors.md).
 
 $releases_text
 EOF2
@@ -919,6 +922,7 @@ Eight Django releases with their HTML docs, the kind of tree issue 25's 10× nam
 bash's PDFs extracted side by side and each content once (fsim-chunk on bash 2.16-2.42 s → 1.61-1.62 s, the same records), and a signature bound in fsim-verify tried and dropped (issue 25 item 4): [2026-11-28-pdf-schedule.md](measurements/2026-11-28-pdf-schedule.md).
 fsim-verify's bit-parallel row step four words a turn (catalogs of two locales 1.49-1.51 s → 1.24-1.25 s, Django + moment 1.19-1.31 s → 1.13-1.15 s, the same figures), a Bloom filter, a fused row store, another hash table and a table of tokens for the whole run tried and dropped, and what a catalog pair costs against issue 25's 20× (issue 25 items 1 and 4): [2026-11-28-row-step.md](measurements/2026-11-28-row-step.md).
 fsim-binpack copies the one bin's records from the partition file instead of spooling, parsing and writing them again (releases tree 0.45-0.63 s → 0.29-0.34 s, Django + moment 0.14-0.26 s → 0.09-0.13 s, the same bins) (issue 25 item 4): [2026-11-28-binpack-copy.md](measurements/2026-11-28-binpack-copy.md).
+What issue 25's unmet targets would cost with exact figures and whole files between the stages: bash needs 6.74-7.27 CPU-s a run (24-33× \`md5sum -P2\` on two cores with both busy throughout; pdftotext 1.63-1.68 CPU-s of it), the catalog generator's fsim-verify alone ~40×, and a re-run after 1 % of the releases tree was edited at least 14-15 % (its outputs copied and synced 0.74-0.76 s, the union-find 0.20-0.24 s, against 6.61-7.10 s from scratch): [2026-11-28-floors.md](measurements/2026-11-28-floors.md).
 Measured by hand, with their profiles: [fsim-binpack and fsim-analyze](measurements/2026-11-22-binpack-analyze.md),
 [fsim-verify](measurements/2026-11-22-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](measurements/2026-11-22-chunk-sort-partition-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis before and after issue 16, and fsim-partition after issue 14, in [measurements/2026-11-25-after-analysis.md](measurements/2026-11-25-after-analysis.md); fsim-spark against \`make report\` and the sort path per record (by files and through Spark), by \`scripts/spark/measure\`, in [distributed.md](distributed.md).
 
