@@ -442,7 +442,7 @@ fn chunk_open(
 
 /// Chunk a raw file as it is: large files hashed on several threads.
 fn chunk_raw(
-    f: &mut File,
+    f: &mut content::RawBody,
     meta: &Metadata,
     how: &How,
     buf: &mut [u8],

@@ -13,28 +13,44 @@ use std::io::{Read, SeekFrom};
 use super::{Kind, Source};
 
 /// Bytes of the start of a file examined.
-const HEAD: usize = 8 << 10;
+pub(super) const HEAD: usize = 8 << 10;
 
 /// The kind of the file or bytes `src`; `Raw` when nothing is recognised or
 /// reading fails (the caller then reads the raw bytes and meets the error
 /// itself).
 pub fn detect(src: &mut dyn Source) -> Kind {
     let mut head = Vec::with_capacity(HEAD);
-    if src.seek(SeekFrom::Start(0)).is_err()
-        || src.take(HEAD as u64).read_to_end(&mut head).is_err()
-    {
+    if src.seek(SeekFrom::Start(0)).is_err() || read_head(src, &mut head).is_err() {
         return Kind::Raw;
     }
-    if let Some(k) = by_magic(&head) {
+    detect_head(&head, src)
+}
+
+/// Read the start of `src` from where it is into `head` (at most
+/// [`HEAD`] bytes): shorter than [`HEAD`] only when `src` ended there.
+pub(super) fn read_head(src: &mut dyn Source, head: &mut Vec<u8>) -> std::io::Result<()> {
+    src.take(HEAD as u64).read_to_end(head).map(drop)
+}
+
+/// The kind of a file whose first bytes ([`read_head`]) are `head`. Only a
+/// zip is read further, through `src`: see [`reads_past_head`].
+pub(super) fn detect_head(head: &[u8], src: &mut dyn Source) -> Kind {
+    if let Some(k) = by_magic(head) {
         return k;
     }
-    if head.starts_with(b"PK\x03\x04") {
-        return zip_kind(&head, src);
+    if reads_past_head(head) {
+        return zip_kind(head, src);
     }
-    if looks_like_mail(&head) {
+    if looks_like_mail(head) {
         return Kind::Mail;
     }
     Kind::Raw
+}
+
+/// Whether [`detect_head`] reads `src` beyond `head` (to a zip's
+/// directory), which leaves it at no particular position.
+pub(super) fn reads_past_head(head: &[u8]) -> bool {
+    head.starts_with(b"PK\x03\x04")
 }
 
 /// Compressed streams and PDF by their magic numbers.

@@ -725,3 +725,50 @@ fn an_archives_members_are_read_from_one_reading_of_it() {
     }
     assert_eq!(member_cache::reads() - before, 5);
 }
+
+/// A raw body gives the file's bytes from the start whatever its size
+/// around the head's: the head detection read is not read again, and the
+/// rest follows it (a zip's magic over text: detection read past the head,
+/// and the file is put back after it).
+#[test]
+fn a_raw_body_is_the_file_after_its_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = b"line of a plain text file, no magic at its start\n";
+    let sizes = [
+        0,
+        1,
+        100,
+        detect::HEAD - 1,
+        detect::HEAD,
+        detect::HEAD + 1,
+        100_000,
+    ];
+    let mut cases: Vec<Vec<u8>> = sizes
+        .iter()
+        .map(|&n| line.iter().copied().cycle().take(n).collect())
+        .collect();
+    let mut zipish = b"PK\x03\x04 is how this text starts\n".to_vec();
+    zipish.extend(line.iter().copied().cycle().take(3 * detect::HEAD));
+    cases.push(zipish);
+    for (i, bytes) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("f{i}.txt"));
+        std::fs::write(&path, bytes).unwrap();
+        let mut o = open(&path, &Limits::default()).unwrap();
+        assert_eq!(o.kind, Kind::Raw, "case {i}");
+        let Body::Raw(r) = &mut o.body else {
+            panic!("a text file has its raw body")
+        };
+        let mut got = Vec::new();
+        // Small reads too: the head is given across several.
+        let mut small = [0u8; 1000];
+        loop {
+            let n = r.read(&mut small).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&small[..n]);
+        }
+        assert_eq!(got.len(), bytes.len(), "case {i}");
+        assert!(got == *bytes, "case {i}: other bytes");
+    }
+}
