@@ -30,8 +30,8 @@ fn parse_bins(text: &str) -> BTreeMap<u64, (String, Vec<u32>, Vec<String>)> {
 fn plan_and_bins_at_two_capacities() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("p.tsv"), example()).unwrap();
-    // 1100 bytes: component 6 (832) opens bin 1, component 1 (648) does not
-    // fit beside it and opens bin 2, component 3 (400) joins bin 2.
+    // 1100 bytes: component 6 (864) opens bin 1, component 1 (672) does not
+    // fit beside it and opens bin 2, component 3 (416) joins bin 2.
     let out = run(
         BINPACK,
         &[
@@ -46,7 +46,7 @@ fn plan_and_bins_at_two_capacities() {
         dir.path(),
         true,
     );
-    assert_eq!(read(dir.path(), "plan.tsv"), "bin\tcomponents\tfiles\trecords\tmemory\toversized\n1\t1\t4\t10\t832\t0\n2\t2\t5\t13\t1048\t0\n");
+    assert_eq!(read(dir.path(), "plan.tsv"), "bin\tcomponents\tfiles\trecords\tmemory\toversized\n1\t1\t4\t10\t864\t0\n2\t2\t5\t13\t1088\t0\n");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("total"), "{err}");
     assert!(!err.contains("warning"), "{err}");
@@ -58,12 +58,12 @@ fn plan_and_bins_at_two_capacities() {
     let bins = parse_bins(&text);
     assert_eq!(
         bins[&1].0,
-        "#bin\t1\tfiles=4\trecords=10\tmemory=832\toversized=0"
+        "#bin\t1\tfiles=4\trecords=10\tmemory=864\toversized=0"
     );
     assert_eq!(bins[&1].1, vec![6, 7, 8, 9]);
     assert_eq!(
         bins[&2].0,
-        "#bin\t2\tfiles=5\trecords=13\tmemory=1048\toversized=0"
+        "#bin\t2\tfiles=5\trecords=13\tmemory=1088\toversized=0"
     );
     assert_eq!(bins[&2].1, vec![1, 2, 3, 4, 5]);
     // Every file in exactly one bin, records still in hash order, all kept.
@@ -99,12 +99,12 @@ fn plan_and_bins_at_two_capacities() {
     );
     assert_eq!(
         read(dir.path(), "plan2.tsv"),
-        "bin\tcomponents\tfiles\trecords\tmemory\toversized\n1\t1\t4\t10\t832\t1\n2\t1\t3\t9\t648\t0\n3\t1\t2\t4\t400\t0\n"
+        "bin\tcomponents\tfiles\trecords\tmemory\toversized\n1\t1\t4\t10\t864\t1\n2\t1\t3\t9\t672\t0\n3\t1\t2\t4\t416\t0\n"
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         err,
-        "fsim-binpack: warning: component of file 0000000006: 832 B estimated > capacity 700 B: fsim-analyze will process it out of core\n"
+        "fsim-binpack: warning: component of file 0000000006: 864 B estimated > capacity 700 B: fsim-analyze will process it out of core\n"
     );
     let bins = parse_bins(&read(dir.path(), "b2.tsv"));
     assert_eq!(bins.len(), 3);

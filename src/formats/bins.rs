@@ -18,10 +18,12 @@ pub const BYTES_PER_CHUNK: u64 = 8;
 
 /// Bytes per file: id (4), size (8), representative (4), offset and fill
 /// cursor in the file → chunks array (8), the content-hash table used to
-/// collapse copies (~40 with the hash map's load factor), and per thread
-/// the bytes (8) and chunks (4) each file shares with the file being
-/// compared (budgeted for 8 threads: 96).
-pub const BYTES_PER_FILE: u64 = 160;
+/// collapse copies (~40 with the hash map's load factor), the index from
+/// file id to the bin's file (at most 8: fsim-analyze's
+/// `BinFiles::index_ids`), and per thread the bytes (8) and chunks (4)
+/// each file shares with the file being compared (budgeted for 8 threads:
+/// 96).
+pub const BYTES_PER_FILE: u64 = 168;
 
 /// Estimated peak memory of fsim-analyze's in-memory path for a bin (or a
 /// component) of `files` files, `records` chunk records and `chunks`

@@ -1236,7 +1236,7 @@ mod tests {
         // 10 files, and as many records as 46-byte lines the size holds.
         let records = text.len() as u64 / 46;
         let need = estimate_memory(10, records, records);
-        assert_eq!(need, 10 * 160 + records * 24);
+        assert_eq!(need, 10 * 168 + records * 24);
         assert!(one_bin_input(&p, need).is_some());
         assert!(one_bin_input(&p, need - 1).is_none());
         assert!(one_bin_input(Path::new("-"), u64::MAX).is_none());

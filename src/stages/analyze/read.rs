@@ -139,6 +139,7 @@ impl Bin {
 
     /// Choose the path once the F lines are read (at the first record).
     fn start(&mut self, opts: &Options) {
+        self.files.index_ids();
         let spill = opts.force_spill
             || self.head.oversized
             || self.head.memory > opts.capacity
@@ -358,7 +359,7 @@ impl Bin {
         if self.path.is_none() {
             self.start(opts);
         }
-        let Ok(local) = self.files.ids.binary_search(&rec.file) else {
+        let Some(local) = self.files.local(rec.file) else {
             return Ok(Err(format!(
                 "record of file {} which has no F line in this bin",
                 formats::id_string(rec.file)

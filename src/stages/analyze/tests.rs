@@ -509,3 +509,35 @@ fn threads_and_spill_runs_give_identical_output() {
         spill.spilled_records
     );
 }
+
+/// A bin's file ids are found by their index when dense and by a search
+/// when sparse, with the same answers: the local index of an id in the
+/// bin, none for an id between, below or above them.
+#[test]
+fn a_bins_file_ids_are_found_dense_or_sparse() {
+    use super::files::BinFiles;
+    for ids in [
+        vec![5u32, 6, 7, 9, 10],
+        vec![0, 1, 2, 3],
+        vec![3, 1000, 70_000],
+        vec![42],
+        vec![],
+    ] {
+        let mut f = BinFiles {
+            ids: ids.clone(),
+            ..BinFiles::default()
+        };
+        f.index_ids();
+        let dense = ids
+            .last()
+            .is_some_and(|&hi| ((hi - ids[0]) as usize) < 2 * ids.len());
+        assert_eq!(!f.local_of.is_empty(), dense, "{ids:?}");
+        for probe in 0..71_000u32 {
+            assert_eq!(
+                f.local(probe),
+                ids.binary_search(&probe).ok(),
+                "{ids:?} {probe}"
+            );
+        }
+    }
+}
