@@ -200,14 +200,7 @@ pub enum Body {
 /// closed (half the system calls of a rewind and a second read: on trees
 /// of many small files, fsim-chunk's system time is mostly these).
 #[derive(Debug)]
-pub struct RawBody {
-    file: File,
-    head: Vec<u8>,
-    /// Bytes of `head` already given.
-    given: usize,
-    /// The file ended within `head`: nothing is left to read from it.
-    ended: bool,
-}
+pub struct RawBody(io::Chain<io::Cursor<Vec<u8>>, io::Take<File>>);
 
 impl RawBody {
     /// The file at its start, nothing of it read yet.
@@ -215,29 +208,17 @@ impl RawBody {
         RawBody::after_head(file, Vec::new(), false)
     }
 
-    /// The file positioned just after `head`, its first bytes.
+    /// The file positioned just after `head`, its first bytes; `ended`:
+    /// the file ended within them, nothing is left to read from it.
     fn after_head(file: File, head: Vec<u8>, ended: bool) -> RawBody {
-        RawBody {
-            file,
-            head,
-            given: 0,
-            ended,
-        }
+        let rest = file.take(if ended { 0 } else { u64::MAX });
+        RawBody(io::Cursor::new(head).chain(rest))
     }
 }
 
 impl Read for RawBody {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.given < self.head.len() {
-            let n = buf.len().min(self.head.len() - self.given);
-            buf[..n].copy_from_slice(&self.head[self.given..self.given + n]);
-            self.given += n;
-            return Ok(n);
-        }
-        if self.ended {
-            return Ok(0);
-        }
-        self.file.read(buf)
+        self.0.read(buf)
     }
 }
 

@@ -724,9 +724,7 @@ impl Kept {
         }
         Ok(())
     }
-}
 
-impl Kept {
     /// The bytes of `span`, read where they are in the file (positioned
     /// reads: the descriptor's offset is left as pass 1 left it), through
     /// a buffer as large as the spool's.
@@ -1106,10 +1104,9 @@ fn write_bins(
         }
         None => false,
     };
-    for lo in (0..pl.bins.len())
-        .step_by(MAX_OPEN_BINS)
-        .filter(|_| !copied)
-    {
+    // Copied: no bin is left to route.
+    let routed = if copied { 0 } else { pl.bins.len() };
+    for lo in (0..routed).step_by(MAX_OPEN_BINS) {
         let hi = (lo + MAX_OPEN_BINS).min(pl.bins.len());
         // One bin: the spool is its records, in order; routing it would
         // copy every record once more for nothing to check.
