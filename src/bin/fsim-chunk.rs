@@ -5,6 +5,7 @@
 use clap::Parser;
 use fsim::chunking::chunker::{Chunker, Method};
 use fsim::chunking::features::{FeatureMethod, MethodSpec, Normalize};
+use fsim::formats::glob::PathPattern;
 use fsim::io::walk::WalkConfig;
 use fsim::stages::chunk::{self, Config};
 use std::path::PathBuf;
@@ -94,6 +95,18 @@ struct Args {
     /// Paths in --files-from are separated by NUL bytes, not newlines.
     #[arg(short = '0', long = "null")]
     null: bool,
+    /// Leave out the files and folders (with all below them) whose path
+    /// matches PATTERN: a glob (`*`, `?`, `[a-z]`; `*` crosses `/`) that
+    /// matches the whole path as walked, else a part of the path. Repeat
+    /// for more. Counted in the file table's trailer (`excluded=`).
+    #[arg(long, value_name = "PATTERN")]
+    exclude: Vec<String>,
+    /// Leave out files smaller than SIZE bytes (K, M, G suffixes).
+    #[arg(long, value_name = "SIZE", value_parser = fsim::cli::parse_size)]
+    min_size: Option<u64>,
+    /// Leave out files larger than SIZE bytes (K, M, G suffixes).
+    #[arg(long, value_name = "SIZE", value_parser = fsim::cli::parse_size)]
+    max_size: Option<u64>,
     /// No progress and no summary line on standard error (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
@@ -217,6 +230,9 @@ fn main() -> ExitCode {
                 follow: args.follow,
                 files_from: args.files_from,
                 null: args.null,
+                exclude: args.exclude.iter().map(|p| PathPattern::parse(p)).collect(),
+                min_size: args.min_size.unwrap_or(0),
+                max_size: args.max_size,
             },
             output: args.output,
             files_out: args.files_out,

@@ -384,11 +384,37 @@ fn chunk_open(
     let mut spilled = None;
     let mut offload = |p: &mut Vec<Piece>| Spill::offload(&mut spilled, p, SPILL_AT);
     let mut head = Vec::new();
+    let mut note = opened.note;
     let (info, pending, view) = match opened.body {
         Body::Raw(mut f) => {
             let (info, pending) = chunk_raw(&mut f, &meta, how, buf, &mut pieces, &mut offload)?;
             let mut view = FileView::raw(info.size);
             view.unreadable = opened.unreadable;
+            (info, pending, view)
+        }
+        // A document with no text (a scanned PDF, an empty docx) is
+        // compared by its raw bytes, with a note: an empty view would make
+        // it an empty file, in no identical set and no cluster.
+        Body::View(bytes) if bytes.is_empty() && meta.len() > 0 => {
+            let mut source = opened.source.ok_or_else(|| {
+                Skip::Io(io::Error::other("internal error: a view without its file"))
+            })?;
+            source.seek(io::SeekFrom::Start(0)).map_err(Skip::Io)?;
+            let (info, pending) = chunk_stream_defer(
+                &mut source,
+                how.chunker,
+                buf,
+                &mut pieces,
+                &mut offload,
+                how.defer,
+            )
+            .map_err(Skip::Io)?;
+            let mut view = FileView::raw(info.size);
+            view.unreadable = Some(opened.kind);
+            note = Some(format!(
+                "no text read from it as {} (a scan, or a document without text): raw bytes compared",
+                opened.kind.name()
+            ));
             (info, pending, view)
         }
         Body::View(bytes) => {
@@ -424,10 +450,13 @@ fn chunk_open(
                 hash: Some(view_hash),
                 archive: None,
                 left_out: None,
+                link: None,
             };
             (info, false, view)
         }
     };
+    let mut view = view;
+    view.link = (meta.nlink() > 1).then(|| (meta.dev(), meta.ino()));
     Ok(Chunked {
         info,
         meta,
@@ -435,7 +464,7 @@ fn chunk_open(
         spilled,
         pending,
         view,
-        note: opened.note,
+        note,
         head,
     })
 }

@@ -286,6 +286,12 @@ pub struct FileView {
     /// after the view's name and before `!N`: `raw~broken`, `gzip~deep`,
     /// `raw~limit!5` (a nested archive).
     pub left_out: Option<LeftOut>,
+    /// For a file with more than one name (hard links), its identity on
+    /// disk, (device, inode): the files of a table that share it are one
+    /// file, whose extra names hold no extra bytes and are never acted on
+    /// (src/report/actions.rs). Written last in the view column:
+    /// `raw@2049:1234`. `None` for a file with one name and for members.
+    pub link: Option<(u64, u64)>,
 }
 
 impl FileView {
@@ -298,6 +304,7 @@ impl FileView {
             hash: None,
             archive: None,
             left_out: None,
+            link: None,
         }
     }
 
@@ -326,6 +333,12 @@ impl FileView {
             out.push(b'!');
             write_u64(n as u64, out);
         }
+        if let Some((dev, ino)) = self.link {
+            out.push(b'@');
+            write_u64(dev, out);
+            out.push(b':');
+            write_u64(ino, out);
+        }
     }
 
     /// The inverse of [`FileView::write_kind`]: the view with every field
@@ -333,6 +346,14 @@ impl FileView {
     pub fn parse_kind(s: &[u8]) -> Option<FileView> {
         let s = std::str::from_utf8(s).ok()?;
         let mut v = FileView::raw(0);
+        let s = match s.split_once('@') {
+            None => s,
+            Some((k, l)) => {
+                let (dev, ino) = l.split_once(':')?;
+                v.link = Some((parse_u64(dev.as_bytes())?, parse_u64(ino.as_bytes())?));
+                k
+            }
+        };
         let s = match s.split_once('!') {
             None => s,
             Some((k, n)) => {
@@ -469,7 +490,7 @@ impl FileEntry {
             None => FileView::raw(size),
             Some((kind, raw_size, hash)) => {
                 let mut view = FileView::parse_kind(kind).ok_or(
-                    "expected a view (raw, docx, gzip, raw/docx, docx!5, raw~broken, ...) in field 6",
+                    "expected a view (raw, docx, gzip, raw/docx, docx!5, raw~broken, raw@2049:12, ...) in field 6",
                 )?;
                 view.hash = match hash {
                     None | Some(b"-") => None,
@@ -655,6 +676,12 @@ pub struct CompactTable {
     /// (id, why) of the archives whose members were not all listed, in id
     /// order: sparse.
     left_out: Vec<(u32, LeftOut)>,
+    /// (id, length on disk) of the files whose view is not their raw
+    /// bytes, in id order: sparse.
+    raw_sizes: Vec<(u32, u64)>,
+    /// (id, (device, inode)) of the files with more than one name, in id
+    /// order: sparse.
+    links: Vec<(u32, (u64, u64))>,
 }
 
 /// One file of a [`CompactTable`], with the fields of a [`FileEntry`] that
@@ -675,6 +702,10 @@ pub struct FileRef<'a> {
     /// For an archive whose members were not all listed, why
     /// ([`FileView::left_out`]).
     pub left_out: Option<LeftOut>,
+    /// The file's own length on disk (`size` is its view's).
+    pub raw_size: u64,
+    /// (device, inode) of a file with more than one name ([`FileView::link`]).
+    pub link: Option<(u64, u64)>,
     pub path: &'a [u8],
 }
 
@@ -696,6 +727,12 @@ impl CompactTable {
         if let Some(l) = e.view.left_out {
             self.left_out.push((e.id, l));
         }
+        if e.view.raw_size != e.size {
+            self.raw_sizes.push((e.id, e.view.raw_size));
+        }
+        if let Some(l) = e.view.link {
+            self.links.push((e.id, l));
+        }
     }
 
     fn shrink_to_fit(&mut self) {
@@ -709,6 +746,8 @@ impl CompactTable {
         self.view_hashes.shrink_to_fit();
         self.members.shrink_to_fit();
         self.left_out.shrink_to_fit();
+        self.raw_sizes.shrink_to_fit();
+        self.links.shrink_to_fit();
     }
 
     pub fn len(&self) -> usize {
@@ -746,6 +785,8 @@ impl CompactTable {
                 .binary_search_by_key(&id, |&(i, _)| i)
                 .ok()
                 .map(|k| self.left_out[k].1),
+            raw_size: self.raw_size(id),
+            link: self.link(id),
             path: &self.paths[start..end],
         })
     }
@@ -800,6 +841,23 @@ impl CompactTable {
         &self.view_hashes
     }
 
+    /// Length on disk of file `id`: what removing one of its copies frees
+    /// (its `size` is its view's).
+    pub fn raw_size(&self, id: u32) -> u64 {
+        match self.raw_sizes.binary_search_by_key(&id, |&(i, _)| i) {
+            Ok(k) => self.raw_sizes[k].1,
+            Err(_) => self.sizes[id as usize],
+        }
+    }
+
+    /// (device, inode) of file `id` when it has more than one name.
+    pub fn link(&self, id: u32) -> Option<(u64, u64)> {
+        self.links
+            .binary_search_by_key(&id, |&(i, _)| i)
+            .ok()
+            .map(|k| self.links[k].1)
+    }
+
     /// Modification time of file `id`, in whole seconds since the epoch.
     pub fn mtime(&self, id: u32) -> i64 {
         self.mtimes[id as usize]
@@ -823,7 +881,9 @@ impl CompactTable {
             + self.views.capacity() * 2
             + self.view_hashes.capacity() * std::mem::size_of::<(u32, u128)>()
             + self.members.capacity() * 8
-            + self.left_out.capacity() * 8) as u64
+            + self.left_out.capacity() * 8
+            + self.raw_sizes.capacity() * 16
+            + self.links.capacity() * 24) as u64
     }
 }
 

@@ -351,6 +351,13 @@ pub struct FilesTrailer {
     pub digest: Option<u128>,
     pub skipped: Option<u64>,
     pub table_digest: Option<u128>,
+    /// Folders and files reached a second time, walked once
+    /// ([`crate::io::walk`]).
+    pub repeated: Option<u64>,
+    /// fsim work folders left out of the walk.
+    pub work_folders: Option<u64>,
+    /// Files and folders left out by `--exclude` or the size limits.
+    pub excluded: Option<u64>,
 }
 
 impl FilesTrailer {
@@ -362,10 +369,14 @@ impl FilesTrailer {
             digest: f.hex("digest")?,
             skipped: f.num("skipped")?,
             table_digest: f.hex(TABLE_DIGEST_KEY)?,
+            repeated: f.num("repeated")?,
+            work_folders: f.num("work-folders")?,
+            excluded: f.num("excluded")?,
         })
     }
 
-    /// `files=`, `records=`, `digest=`, `skipped=`, `table-digest=`.
+    /// `files=`, `records=`, `digest=`, `skipped=`, `table-digest=`, and
+    /// the walk's counts when not zero.
     pub fn to_params(&self) -> Params {
         Out::default()
             .put("files", self.files)
@@ -373,6 +384,9 @@ impl FilesTrailer {
             .put("digest", self.digest.map(hex128))
             .put("skipped", self.skipped)
             .put(TABLE_DIGEST_KEY, self.table_digest.map(hex128))
+            .put("repeated", self.repeated.filter(|&n| n > 0))
+            .put("work-folders", self.work_folders.filter(|&n| n > 0))
+            .put("excluded", self.excluded.filter(|&n| n > 0))
             .0
     }
 }

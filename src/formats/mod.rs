@@ -19,6 +19,7 @@ pub mod chunks;
 pub mod collections;
 pub mod escape;
 pub mod files;
+pub mod glob;
 pub mod headers;
 pub mod join;
 pub mod lines;
@@ -194,6 +195,7 @@ mod tests {
                 hash: Some(0x0123456789abcdef0123456789abcdef),
                 archive: None,
                 left_out: None,
+                link: None,
             },
             ..e
         };

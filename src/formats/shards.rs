@@ -332,6 +332,7 @@ impl ShardTables {
             digest: Some(records.sum),
             skipped: Some(self.skipped),
             table_digest: Some(table.0),
+            ..Default::default()
         };
         write_trailer(Kind::Files, &trailer.to_params(), &mut buf);
         out.write_all(&buf).ctx(|| "writing the file table")?;

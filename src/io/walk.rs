@@ -27,9 +27,30 @@
 //! * `--files-from` lists paths as raw bytes (newline- or NUL-separated);
 //!   each listed path is treated like a root, except that a missing one is
 //!   only a warning (lists go stale).
+//! * One file is walked once, however many ways lead to it. A folder is
+//!   known by its (device, inode): one reached again (a root given twice,
+//!   `a` and `a/sub`, `/x/./r` and `/x/r/`, a followed link to a folder
+//!   of the tree, a bind mount) is not walked again, and counted as
+//!   `repeated`. A file root inside a folder root, and with `follow` a link
+//!   to a file or folder inside the roots (walked by its own name) or a
+//!   second link to one file outside them, are passed over the same way
+//!   (the folders' identities are kept: ~40 bytes a folder). Hard links
+//!   are several names of one file on purpose: each is walked, and the
+//!   reader marks them with their identity (the file table's `@DEV:INO`),
+//!   so that the reports count them once and never act on them.
+//! * A folder holding a `CACHEDIR.TAG` written by fsim (a work folder, see
+//!   [`is_fsim_work`]) is never walked: fsim's own files are never input.
+//!   Counted as `work_folders`.
+//! * `exclude` patterns ([`PathPattern`], matched against the escaped path
+//!   as walked) leave out the files and the folders (with everything below)
+//!   they match, below the roots, and the files outside `min_size` and
+//!   `max_size` (a stat each, only when a limit is set); counted as
+//!   `excluded`.
 
 use crate::error::{Context, Error, Result};
 use crate::formats::escape_path;
+use crate::formats::glob::PathPattern;
+use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::io::BufRead;
 use std::os::unix::ffi::OsStrExt;
@@ -48,6 +69,12 @@ pub struct WalkConfig {
     pub files_from: Option<PathBuf>,
     /// The list is NUL-separated instead of newline-separated.
     pub null: bool,
+    /// Files and folders left out (module doc).
+    pub exclude: Vec<PathPattern>,
+    /// Files smaller than this many bytes are left out (0: none).
+    pub min_size: u64,
+    /// Files larger than this many bytes are left out.
+    pub max_size: Option<u64>,
 }
 
 /// What the walk reports, in walk order.
@@ -68,6 +95,89 @@ pub struct WalkStats {
     pub symlinks: u64,
     /// Warnings reported.
     pub warnings: u64,
+    /// Folders and files reached a second time, walked once.
+    pub repeated: u64,
+    /// fsim work folders left out.
+    pub work_folders: u64,
+    /// Files and folders left out by an `exclude` pattern or the size
+    /// limits.
+    pub excluded: u64,
+}
+
+/// The first line of a cache directory tag (<https://bford.info/cachedir/>).
+pub const CACHEDIR_SIGNATURE: &str = "Signature: 8a477f597d28d172789f06886806bc55";
+
+/// Whether `dir` is an fsim work folder: it holds a `CACHEDIR.TAG` with the
+/// tag's signature and the word fsim. Other tagged folders (caches of
+/// other programs) are walked: they may hold the only copy of a file.
+pub fn is_fsim_work(dir: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(dir.join("CACHEDIR.TAG")) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(512);
+    if f.take(512).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    head.starts_with(CACHEDIR_SIGNATURE.as_bytes())
+        && memchr::memmem::find(&head, b"fsim").is_some()
+}
+
+/// What the walk remembers to walk each file once (module doc).
+struct Seen {
+    dirs: HashSet<(u64, u64)>,
+    /// Identities of the file roots and of the files reached through a
+    /// link to outside the roots.
+    files: HashSet<(u64, u64)>,
+    /// Canonical paths of the folder roots: a file root inside one is
+    /// walked with it.
+    dir_roots: Vec<PathBuf>,
+}
+
+impl Seen {
+    fn new(roots: &[PathBuf]) -> Seen {
+        let dir_roots = roots
+            .iter()
+            .filter(|r| r.is_dir())
+            .filter_map(|r| std::fs::canonicalize(r).ok())
+            .collect();
+        Seen {
+            dirs: HashSet::new(),
+            files: HashSet::new(),
+            dir_roots,
+        }
+    }
+
+    /// False when the folder at `path` (`meta` its own, links followed)
+    /// was walked already.
+    fn first_dir(&mut self, meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.dirs.insert((meta.dev(), meta.ino()))
+    }
+
+    /// Whether `path`, reached through a link or given as a root, leads
+    /// into a folder root: it is walked there, by its own name.
+    fn inside_roots(&self, path: &Path) -> bool {
+        std::fs::canonicalize(path).is_ok_and(|c| self.dir_roots.iter().any(|d| c.starts_with(d)))
+    }
+
+    /// False when the file `path` is walked by another way: a file root
+    /// inside a folder root, a followed link to a file of the roots, or a
+    /// second link to one file outside them. Hard links (no link on the
+    /// way) are names of their own.
+    fn first_file(&mut self, path: &Path, root: bool, via_link: bool) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if !(root || via_link) {
+            return true;
+        }
+        if self.inside_roots(path) {
+            return false;
+        }
+        match std::fs::metadata(path) {
+            Ok(m) => self.files.insert((m.dev(), m.ino())),
+            Err(_) => true,
+        }
+    }
 }
 
 /// Format a warning line as every stage prints it:
@@ -97,8 +207,9 @@ pub fn check_roots(roots: &[PathBuf]) -> Result<()> {
 /// of reading the `--files-from` list; everything else is an event.
 pub fn walk(cfg: &WalkConfig, mut sink: impl FnMut(Event) -> bool) -> Result<WalkStats> {
     let mut stats = WalkStats::default();
+    let mut seen = Seen::new(&cfg.roots);
     for root in &cfg.roots {
-        if !walk_root(root, cfg.follow, &mut stats, &mut sink) {
+        if !walk_root(root, cfg, &mut seen, &mut stats, &mut sink) {
             return Ok(stats);
         }
     }
@@ -126,7 +237,7 @@ pub fn walk(cfg: &WalkConfig, mut sink: impl FnMut(Event) -> bool) -> Result<Wal
                 )));
             }
             let path = PathBuf::from(OsStr::from_bytes(&buf));
-            if !walk_root(&path, cfg.follow, &mut stats, &mut sink) {
+            if !walk_root(&path, cfg, &mut seen, &mut stats, &mut sink) {
                 break;
             }
         }
@@ -137,22 +248,36 @@ pub fn walk(cfg: &WalkConfig, mut sink: impl FnMut(Event) -> bool) -> Result<Wal
 /// Walk one root; false when the sink asked to stop.
 fn walk_root(
     root: &Path,
-    follow: bool,
+    cfg: &WalkConfig,
+    seen: &mut Seen,
     stats: &mut WalkStats,
     sink: &mut impl FnMut(Event) -> bool,
 ) -> bool {
-    let walker = WalkDir::new(root)
+    let follow = cfg.follow;
+    let mut it = WalkDir::new(root)
         .follow_links(follow)
         .follow_root_links(true)
-        .sort_by_file_name();
-    for entry in walker {
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = it.next() {
         let ev = match entry {
             Ok(e) => {
                 let ft = e.file_type();
-                if ft.is_file() {
-                    Event::File(e.into_path())
-                } else if ft.is_dir() {
+                if ft.is_dir() {
+                    if !enter_dir(&e, cfg, seen, stats) {
+                        it.skip_current_dir();
+                    }
                     continue;
+                } else if ft.is_file() {
+                    if e.depth() > 0 && excluded(e.path(), &cfg.exclude) || !size_ok(&e, cfg) {
+                        stats.excluded += 1;
+                        continue;
+                    }
+                    if !seen.first_file(e.path(), e.depth() == 0, e.path_is_symlink()) {
+                        stats.repeated += 1;
+                        continue;
+                    }
+                    Event::File(e.into_path())
                 } else if ft.is_symlink() {
                     stats.symlinks += 1;
                     continue;
@@ -191,6 +316,59 @@ fn walk_root(
         }
     }
     true
+}
+
+/// Whether to walk into the folder `e`: not when it was walked already, is
+/// excluded, or is an fsim work folder (each counted).
+fn enter_dir(
+    e: &walkdir::DirEntry,
+    cfg: &WalkConfig,
+    seen: &mut Seen,
+    stats: &mut WalkStats,
+) -> bool {
+    if e.depth() > 0 && excluded(e.path(), &cfg.exclude) {
+        stats.excluded += 1;
+        return false;
+    }
+    // A followed link into the roots: walked there, by its own name.
+    if e.depth() > 0 && e.path_is_symlink() && seen.inside_roots(e.path()) {
+        stats.repeated += 1;
+        return false;
+    }
+    // A folder that cannot be examined is walked: walkdir reports why.
+    if let Ok(meta) = e.metadata() {
+        if !seen.first_dir(&meta) {
+            stats.repeated += 1;
+            return false;
+        }
+    }
+    if is_fsim_work(e.path()) {
+        stats.work_folders += 1;
+        return false;
+    }
+    true
+}
+
+/// Whether the file `e` is within the size limits: a stat, only when there
+/// are limits (a file that cannot be examined is walked: its read warns).
+fn size_ok(e: &walkdir::DirEntry, cfg: &WalkConfig) -> bool {
+    if cfg.min_size == 0 && cfg.max_size.is_none() {
+        return true;
+    }
+    match e.metadata() {
+        Ok(m) => m.len() >= cfg.min_size && cfg.max_size.is_none_or(|x| m.len() <= x),
+        Err(_) => true,
+    }
+}
+
+/// Whether an `exclude` pattern matches `path` (escaped, as the file table
+/// and the reports write it).
+fn excluded(path: &Path, exclude: &[PathPattern]) -> bool {
+    if exclude.is_empty() {
+        return false;
+    }
+    let s = crate::formats::escape_path_string(path.as_os_str().as_bytes());
+    exclude.iter().any(|p| p.matches(&s))
 }
 
 /// Walk what walkdir could not reach because its path is `PATH_MAX` or

@@ -136,6 +136,17 @@ impl Summary {
         } else {
             notes
         };
+        let walk = &self.walk;
+        let mut notes = notes;
+        for (n, what) in [
+            (walk.repeated, "reached twice and walked once"),
+            (walk.work_folders, "fsim work folders left out"),
+            (walk.excluded, "left out by --exclude or the size limits"),
+        ] {
+            if n > 0 {
+                notes.push_str(&format!(", {n} {what}"));
+            }
+        }
         format!(
             "{PROG}: {} files, {} bytes, {} chunks, {} skipped, {} read, {} reused, {:.2} s ({:.1} MB/s){notes}",
             self.files,
@@ -205,12 +216,17 @@ fn reuse_lookup(prev: &mut Previous, pos: u64, path: &Path) -> Result<Option<Fou
     let Ok(meta) = crate::io::longpath::metadata(path) else {
         return Ok(None);
     };
-    prev.lookup(
+    let found = prev.lookup(
         pos,
         path.as_os_str().as_bytes(),
         meta.len(),
         (meta.mtime(), meta.mtime_nsec() as u32),
-    )
+    )?;
+    // A link made or removed since changes no mtime: its names now.
+    Ok(found.map(|mut f| {
+        f.entry.view.link = (meta.nlink() > 1).then(|| (meta.dev(), meta.ino()));
+        f
+    }))
 }
 
 /// A walk event's result on its way to the writer. Files are nearly every
@@ -537,6 +553,9 @@ fn finish_outputs(
         digest: Some(w.digest.sum),
         skipped: Some(w.summary.skipped),
         table_digest: Some(w.table.0),
+        repeated: Some(w.summary.walk.repeated),
+        work_folders: Some(w.summary.walk.work_folders),
+        excluded: Some(w.summary.walk.excluded),
     };
     formats::write_trailer(Kind::Files, &fp.to_params(), &mut tail);
     files_out.write_all(&tail)?;

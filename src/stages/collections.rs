@@ -346,6 +346,7 @@ fn write_file_table(
             digest: Some(written.sum),
             skipped: Some(skipped),
             table_digest: Some(table.0),
+            ..Default::default()
         }
         .to_params(),
         &mut ft,

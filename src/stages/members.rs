@@ -110,6 +110,7 @@ pub fn run(cfg: &Config) -> Result<()> {
         digest: Some(w.digest.sum),
         skipped: Some(0),
         table_digest: Some(w.table.0),
+        ..Default::default()
     };
     formats::write_trailer(Kind::Files, &trailer.to_params(), &mut tbuf);
     records.write_all(&rbuf)?;
