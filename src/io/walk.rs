@@ -528,15 +528,76 @@ mod tests {
             .iter()
             .map(|f| f.replace(&root.display().to_string(), ""))
             .collect();
-        assert_eq!(rel, ["/c/d/e", "/a", "/b/a", "/b/z", "/c/d/e", "/a"]);
+        // `c` again inside the root, and the file root `a` inside it: once.
+        assert_eq!(rel, ["/c/d/e", "/a", "/b/a", "/b/z"]);
         assert!(warns.is_empty());
-        assert_eq!(stats.symlinks, 1);
+        assert_eq!((stats.symlinks, stats.repeated), (1, 2));
         let cfg = WalkConfig {
             roots: vec![root.join("b")],
             follow: true,
             ..Default::default()
         };
         assert_eq!(collect(&cfg).0.len(), 3);
+    }
+
+    /// Every way of reaching one file twice gives it once; hard links are
+    /// names of their own; work folders, excluded paths and files outside
+    /// the size limits are left out.
+    #[test]
+    fn one_file_is_walked_once() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().join("r");
+        fs::create_dir_all(r.join("sub")).unwrap();
+        fs::create_dir_all(r.join("work")).unwrap();
+        fs::write(r.join("a.txt"), b"aaaa").unwrap();
+        fs::write(r.join("sub/b.txt"), b"bb").unwrap();
+        fs::hard_link(r.join("a.txt"), r.join("sub/a-link.txt")).unwrap();
+        fs::write(r.join("work/CACHEDIR.TAG"), format!("{CACHEDIR_SIGNATURE}\n# fsim\n")).unwrap();
+        fs::write(r.join("work/chunks.tsv"), b"x").unwrap();
+        std::os::unix::fs::symlink(r.join("sub"), r.join("zlink")).unwrap();
+        std::os::unix::fs::symlink(r.join("a.txt"), r.join("sub/zfile")).unwrap();
+        let s = |p: &str| r.join(p).display().to_string();
+        let want = vec![s("a.txt"), s("sub/a-link.txt"), s("sub/b.txt")];
+        let r_str = r.display().to_string();
+        let forms = [
+            vec![r.clone(), r.clone()],
+            vec![PathBuf::from(format!("{r_str}/")), r.join("sub")],
+            vec![r.join("sub"), r.join("./sub/.."), r.join("sub/b.txt")],
+        ];
+        for (i, roots) in forms.into_iter().enumerate() {
+            for follow in [false, true] {
+                let cfg = WalkConfig {
+                    roots: roots.clone(),
+                    follow,
+                    ..Default::default()
+                };
+                let (files, warns, stats) = collect(&cfg);
+                assert!(warns.is_empty(), "{warns:?}");
+                assert_eq!(stats.work_folders, 1);
+                if i == 2 {
+                    // The sub-folder first: its files keep its paths.
+                    let up = r.join("./sub/../a.txt").display().to_string();
+                    assert_eq!(files, [s("sub/a-link.txt"), s("sub/b.txt"), up]);
+                } else {
+                    assert_eq!(files, want, "roots {:?} follow {follow}", cfg.roots);
+                }
+            }
+        }
+        let cfg = WalkConfig {
+            roots: vec![r.clone()],
+            exclude: vec![PathPattern::parse("*/sub"), PathPattern::parse("zz")],
+            min_size: 3,
+            ..Default::default()
+        };
+        let (files, _, stats) = collect(&cfg);
+        assert_eq!(files, vec![s("a.txt")]);
+        assert_eq!(stats.excluded, 1);
+        let cfg = WalkConfig {
+            roots: vec![r.clone()],
+            max_size: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(collect(&cfg).0, vec![s("sub/b.txt")]);
     }
 
     #[test]
