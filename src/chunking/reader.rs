@@ -451,6 +451,7 @@ fn chunk_open(
                 archive: None,
                 left_out: None,
                 link: None,
+                unread: None,
             };
             (info, false, view)
         }

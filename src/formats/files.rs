@@ -258,6 +258,64 @@ impl LeftOut {
     }
 }
 
+/// Why a file the walk found could not be read (its entry in the file
+/// table has no bytes, so that every report lists it): written after the
+/// view's name, `raw^denied`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Unread {
+    /// Permission denied (the file, or a folder, with its whole subtree).
+    Denied,
+    /// Gone between the walk and the read, or listed but missing.
+    Gone,
+    /// A followed link back to a folder above it.
+    Loop,
+    /// Any other error of the file system.
+    Error,
+}
+
+impl Unread {
+    pub const ALL: [Unread; 4] = [Unread::Denied, Unread::Gone, Unread::Loop, Unread::Error];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Unread::Denied => "denied",
+            Unread::Gone => "gone",
+            Unread::Loop => "loop",
+            Unread::Error => "error",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Unread> {
+        Unread::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    /// The kind of a walk or read warning, from its message (the text of
+    /// an `io::Error`, or the walk's own for a loop).
+    pub fn of_message(msg: &str) -> Unread {
+        if msg.contains("ermission denied") {
+            Unread::Denied
+        } else if msg.contains("No such file") || msg.contains("vanished") {
+            Unread::Gone
+        } else if msg.contains("file system loop") {
+            Unread::Loop
+        } else {
+            Unread::Error
+        }
+    }
+
+    /// What the reports say of it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Unread::Denied => "not read: permission denied",
+            Unread::Gone => "not read: gone since the walk, or missing",
+            Unread::Loop => "not read: a link back to a folder above it",
+            Unread::Error => {
+                "not read: an error of the file system (fsim-chunk's warning says which)"
+            }
+        }
+    }
+}
+
 /// Which view of a file was chunked, and the size of its raw bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileView {
@@ -292,6 +350,9 @@ pub struct FileView {
     /// (src/report/actions.rs). Written last in the view column:
     /// `raw@2049:1234`. `None` for a file with one name and for members.
     pub link: Option<(u64, u64)>,
+    /// For a file or folder the walk found but could not read, why (its
+    /// entry has no bytes): written after the view's name, `raw^denied`.
+    pub unread: Option<Unread>,
 }
 
 impl FileView {
@@ -305,6 +366,7 @@ impl FileView {
             archive: None,
             left_out: None,
             link: None,
+            unread: None,
         }
     }
 
@@ -328,6 +390,10 @@ impl FileView {
         if let Some(l) = self.left_out {
             out.push(b'~');
             out.extend_from_slice(l.name().as_bytes());
+        }
+        if let Some(u) = self.unread {
+            out.push(b'^');
+            out.extend_from_slice(u.name().as_bytes());
         }
         if let Some(n) = self.archive {
             out.push(b'!');
@@ -358,6 +424,13 @@ impl FileView {
             None => s,
             Some((k, n)) => {
                 v.archive = Some(u32::try_from(parse_u64(n.as_bytes())?).ok()?);
+                k
+            }
+        };
+        let s = match s.split_once('^') {
+            None => s,
+            Some((k, u)) => {
+                v.unread = Some(Unread::from_name(u)?);
                 k
             }
         };
@@ -490,7 +563,7 @@ impl FileEntry {
             None => FileView::raw(size),
             Some((kind, raw_size, hash)) => {
                 let mut view = FileView::parse_kind(kind).ok_or(
-                    "expected a view (raw, docx, gzip, raw/docx, docx!5, raw~broken, raw@2049:12, ...) in field 6",
+                    "expected a view (raw, docx, gzip, raw/docx, docx!5, raw~broken, raw^denied, raw@2049:12, ...) in field 6",
                 )?;
                 view.hash = match hash {
                     None | Some(b"-") => None,
@@ -682,6 +755,8 @@ pub struct CompactTable {
     /// (id, (device, inode)) of the files with more than one name, in id
     /// order: sparse.
     links: Vec<(u32, (u64, u64))>,
+    /// (id, why) of the files and folders not read, in id order: sparse.
+    unread: Vec<(u32, Unread)>,
 }
 
 /// One file of a [`CompactTable`], with the fields of a [`FileEntry`] that
@@ -706,6 +781,8 @@ pub struct FileRef<'a> {
     pub raw_size: u64,
     /// (device, inode) of a file with more than one name ([`FileView::link`]).
     pub link: Option<(u64, u64)>,
+    /// Why the walk's file or folder was not read ([`FileView::unread`]).
+    pub unread: Option<Unread>,
     pub path: &'a [u8],
 }
 
@@ -733,6 +810,9 @@ impl CompactTable {
         if let Some(l) = e.view.link {
             self.links.push((e.id, l));
         }
+        if let Some(u) = e.view.unread {
+            self.unread.push((e.id, u));
+        }
     }
 
     fn shrink_to_fit(&mut self) {
@@ -748,6 +828,7 @@ impl CompactTable {
         self.left_out.shrink_to_fit();
         self.raw_sizes.shrink_to_fit();
         self.links.shrink_to_fit();
+        self.unread.shrink_to_fit();
     }
 
     pub fn len(&self) -> usize {
@@ -787,6 +868,11 @@ impl CompactTable {
                 .map(|k| self.left_out[k].1),
             raw_size: self.raw_size(id),
             link: self.link(id),
+            unread: self
+                .unread
+                .binary_search_by_key(&id, |&(i, _)| i)
+                .ok()
+                .map(|k| self.unread[k].1),
             path: &self.paths[start..end],
         })
     }
@@ -883,7 +969,8 @@ impl CompactTable {
             + self.members.capacity() * 8
             + self.left_out.capacity() * 8
             + self.raw_sizes.capacity() * 16
-            + self.links.capacity() * 24) as u64
+            + self.links.capacity() * 24
+            + self.unread.capacity() * 8) as u64
     }
 }
 

@@ -196,6 +196,7 @@ mod tests {
                 archive: None,
                 left_out: None,
                 link: None,
+                unread: None,
             },
             ..e
         };
@@ -213,14 +214,16 @@ mod tests {
         let bad = String::from_utf8(v).unwrap().replace("docx", "doc");
         assert_eq!(
             FileEntry::parse(&bad.as_bytes()[..bad.len() - 1]).unwrap_err(),
-            "expected a view (raw, docx, gzip, raw/docx, docx!5, raw~broken, raw@2049:12, ...) in field 6"
+            "expected a view (raw, docx, gzip, raw/docx, docx!5, raw~broken, raw^denied, raw@2049:12, ...) in field 6"
         );
         // A file with several names: its identity after an `@`.
         let mut linked = docx.clone();
         linked.view.link = Some((2049, 1234567));
         let mut v = Vec::new();
         linked.write(&mut v);
-        assert!(v.ends_with(b"\tdocx@2049:1234567\t40000\t0123456789abcdef0123456789abcdef\tdir/a\\tb\\nc\\xff\n"));
+        assert!(v.ends_with(
+            b"\tdocx@2049:1234567\t40000\t0123456789abcdef0123456789abcdef\tdir/a\\tb\\nc\\xff\n"
+        ));
         assert_eq!(FileEntry::parse(&v[..v.len() - 1]).unwrap(), linked);
         // A member of an archive: the archive path's length after a `!`.
         let mut member = docx.clone();

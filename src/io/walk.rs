@@ -552,7 +552,11 @@ mod tests {
         fs::write(r.join("a.txt"), b"aaaa").unwrap();
         fs::write(r.join("sub/b.txt"), b"bb").unwrap();
         fs::hard_link(r.join("a.txt"), r.join("sub/a-link.txt")).unwrap();
-        fs::write(r.join("work/CACHEDIR.TAG"), format!("{CACHEDIR_SIGNATURE}\n# fsim\n")).unwrap();
+        fs::write(
+            r.join("work/CACHEDIR.TAG"),
+            format!("{CACHEDIR_SIGNATURE}\n# fsim\n"),
+        )
+        .unwrap();
         fs::write(r.join("work/chunks.tsv"), b"x").unwrap();
         std::os::unix::fs::symlink(r.join("sub"), r.join("zlink")).unwrap();
         std::os::unix::fs::symlink(r.join("a.txt"), r.join("sub/zfile")).unwrap();

@@ -227,7 +227,7 @@ impl Report {
                 })
             })
             .collect();
-        let (documents, archives) = self.notes_json();
+        let (documents, archives, unread) = self.notes_json();
         json!({
             "fsim_report": 1,
             "params": params,
@@ -237,6 +237,7 @@ impl Report {
             "folders_wide_identical_sets": self.folders.wide_sets,
             "unreadable_documents": documents,
             "members_left_out": archives,
+            "unreadable_files": unread,
             "identical_sets": identical,
             "same_content": self.same_content.iter().map(|g| self.same_content_json(g)).collect::<Vec<_>>(),
             "clusters": marker,

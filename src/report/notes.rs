@@ -1,4 +1,5 @@
-//! The per-file notes of a run (issue 27, docs/documents.md): documents
+//! The per-file notes of a run (docs/documents.md): files and folders the
+//! walk found but could not read (permission denied, gone), documents
 //! whose bytes could not be read as their kind (their raw bytes were
 //! compared) and archives whose members were not all listed (damaged,
 //! nested too deep, over a limit). fsim-chunk warns with the details on
@@ -27,11 +28,15 @@ pub(crate) struct Notes {
     pub document_count: usize,
     pub archives: Vec<Note>,
     pub archive_count: usize,
+    /// Files and folders the walk found but could not read.
+    pub unread: Vec<Note>,
+    pub unread_count: usize,
 }
 
 /// The tsv `type` of a document note and of an archive note.
 const DOCUMENT: &str = "unreadable-document";
 const ARCHIVE: &str = "members-left-out";
+const UNREAD: &str = "unreadable";
 
 /// What the reports say of an archive whose members were not all listed.
 pub fn left_out_text(l: LeftOut) -> String {
@@ -58,6 +63,13 @@ pub fn left_out_text(l: LeftOut) -> String {
 
 /// A file's note, if it has one.
 fn note_of(f: &FileRef) -> Option<Note> {
+    if let Some(u) = f.unread {
+        return Some(Note {
+            id: f.id,
+            kind: UNREAD,
+            text: u.text().to_string(),
+        });
+    }
     if let Some(k) = f.unreadable {
         return Some(Note {
             id: f.id,
@@ -78,10 +90,10 @@ impl Report {
         let mut n = Notes::default();
         for f in self.files.iter() {
             let Some(note) = note_of(&f) else { continue };
-            let (list, count) = if note.kind == DOCUMENT {
-                (&mut n.documents, &mut n.document_count)
-            } else {
-                (&mut n.archives, &mut n.archive_count)
+            let (list, count) = match note.kind {
+                DOCUMENT => (&mut n.documents, &mut n.document_count),
+                UNREAD => (&mut n.unread, &mut n.unread_count),
+                _ => (&mut n.archives, &mut n.archive_count),
             };
             *count += 1;
             if list.len() < MAX_UNREADABLE {
@@ -91,9 +103,9 @@ impl Report {
         n
     }
 
-    /// The json report's `unreadable_documents` and
-    /// `members_left_out`: `{count, listed, capped}` each.
-    pub(crate) fn notes_json(&self) -> (Value, Value) {
+    /// The json report's `unreadable_documents`, `members_left_out` and
+    /// `unreadable_files`: `{count, listed, capped}` each.
+    pub(crate) fn notes_json(&self) -> (Value, Value, Value) {
         let n = self.notes();
         let one = |listed: &[Note], count: usize| {
             json!({
@@ -108,6 +120,7 @@ impl Report {
         (
             one(&n.documents, n.document_count),
             one(&n.archives, n.archive_count),
+            one(&n.unread, n.unread_count),
         )
     }
 
@@ -118,6 +131,11 @@ impl Report {
         let n = self.notes();
         let (dim, reset) = (st.dim, st.reset);
         let blocks = [
+            (
+                &n.unread,
+                n.unread_count,
+                "files and folders not read (fsim-chunk's warnings say why)",
+            ),
             (
                 &n.documents,
                 n.document_count,
@@ -162,7 +180,7 @@ impl Report {
     pub(crate) fn notes_tsv(&self) -> String {
         let n = self.notes();
         let mut o = String::new();
-        for x in n.documents.iter().chain(&n.archives) {
+        for x in n.unread.iter().chain(&n.documents).chain(&n.archives) {
             let size = self.files.at(x.id).size;
             o.push_str(&format!(
                 "note\t{}\t1\t{size}\t0.0\t0\t0.0\t0.0\t{size}\t0\t{}\t{}\t0\t\t\n",
@@ -174,23 +192,24 @@ impl Report {
         o
     }
 
-    /// The html page's `notes`: `{count, listed: [[path, note]]}` of both
-    /// kinds, documents first.
+    /// The html page's `notes`: `{count, listed: [[path, note]]}` of every
+    /// kind, the files not read first.
     pub(crate) fn notes_html(&self) -> Value {
         let n = self.notes();
         json!({
-            "count": n.document_count + n.archive_count,
-            "listed": n.documents.iter().chain(&n.archives)
+            "count": n.unread_count + n.document_count + n.archive_count,
+            "listed": n.unread.iter().chain(&n.documents).chain(&n.archives)
                 .map(|x| json!([self.path(x.id), x.text]))
                 .collect::<Vec<_>>(),
         })
     }
 
-    /// The lines of [`Report::listed_lines`] of both kinds: the xlsx
+    /// The lines of [`Report::listed_lines`] of every kind: the xlsx
     /// Summary's `note` rows.
     pub(crate) fn notes_lines(&self) -> Vec<String> {
         let n = self.notes();
-        let mut out = self.listed_lines(&n.documents, n.document_count);
+        let mut out = self.listed_lines(&n.unread, n.unread_count);
+        out.extend(self.listed_lines(&n.documents, n.document_count));
         out.extend(self.listed_lines(&n.archives, n.archive_count));
         out
     }

@@ -762,6 +762,34 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
     Ok(())
 }
 
+/// The entry of a file or folder the walk found but could not read: no
+/// bytes, and why ([`crate::formats::Unread`]), so that every report lists
+/// it. A shard run, whose ids are walk positions, writes none: the merging
+/// run walks again and meets the same error.
+fn write_unread(w: &mut Written, path: PathBuf, msg: &str, fbuf: &mut Vec<u8>) -> Result<()> {
+    let id = u32::try_from(w.summary.files)
+        .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
+    let mut view = crate::formats::FileView::raw(0);
+    view.unread = Some(crate::formats::Unread::of_message(msg));
+    let entry = FileEntry {
+        id,
+        size: 0,
+        mtime_s: 0,
+        mtime_ns: 0,
+        content: EMPTY_CONTENT,
+        ftype: crate::formats::FileType::Empty,
+        view,
+        path: path.into_os_string().into_vec(),
+    };
+    w.table.write(&entry, fbuf);
+    w.summary.files += 1;
+    Ok(())
+}
+
+/// The content hash of a file with no bytes: MD5 of nothing, as an empty
+/// raw file gets.
+const EMPTY_CONTENT: u128 = 0xd41d8cd98f00b204e9800998ecf8427e;
+
 /// The writer: gives ids to the files in walk order, writes them.
 struct Writer<'a> {
     w: Written,
@@ -813,6 +841,9 @@ impl<'a> Writer<'a> {
                     self.w.summary.skipped += 1;
                     self.progress
                         .suspend(|| crate::cli::stderr_line(walk::warning_line(PROG, &path, &msg)));
+                    if self.shard.is_none() {
+                        write_unread(&mut self.w, path, &msg, &mut self.fbuf)?;
+                    }
                 }
                 Body::Special => self.w.special += 1,
             }
