@@ -599,7 +599,8 @@ fn check_values(inv: &Invocation, stages: &StageKnowledge) -> Result<()> {
         let v = value.to_string_lossy();
         let bad = |what: String| Error::msg(format!("{name}={v}: {what}"));
         if let Some(&(_, expect, empty_ok)) = EXPECTED.iter().find(|e| e.0 == name) {
-            if !(v.is_empty() && empty_ok) && !expect.accepts(&v) {
+            let unset = v.is_empty() && empty_ok;
+            if !unset && !expect.accepts(&v) {
                 return Err(bad(format!("expected {}", expect.what())));
             }
         } else if !v.is_empty() {
