@@ -11,10 +11,15 @@
 //! same bytes (tests/install.rs). What the driver adds is what a user
 //! without the checkout needs before make starts: a one-line error for a
 //! folder that is missing, not a folder or unreadable, for a setting that
-//! `make report` does not have, for a work folder that holds the run of
-//! another folder, and for a missing GNU make; the folder's path quoted for
-//! make and the shell (spaces, quotes); progress on a terminal (`QUIET=`);
-//! and make's `-j`, so `SHARDS` run side by side as `make -j` runs them.
+//! `make report` does not have or a value no stage takes, for a work folder
+//! that holds the run of another folder, and for a missing GNU make; the
+//! folder's path quoted for make and the shell (spaces, quotes); progress
+//! on a terminal (`QUIET=`); make's `-j`, so `SHARDS` run side by side as
+//! `make -j` runs them; a cache directory tag in the work folder; a re-run
+//! of a folder that changed since its run, from that run's files
+//! (`PREVIOUS`, [`plan_rerun`]); and signals passed on to make's process
+//! group, so that stopping fsim stops the whole run. Other settings on a
+//! re-run are the Makefile's business (`WORK/settings/`).
 
 use crate::error::{Context, Error, Result};
 use crate::io::Output;

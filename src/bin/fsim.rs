@@ -14,9 +14,12 @@ use std::process::ExitCode;
 ///
 /// The run is `make report REPO=FOLDER` with the pipeline's makefile (kept
 /// in WORK/fsim.mk) and the fsim-* programs installed beside this one:
-/// each stage writes a named file in WORK, so a stopped run resumes where
-/// it stopped when the same command is run again, and a finished one does
-/// nothing. Settings are make report's, written VAR=value: WORK=DIR,
+/// each stage writes a named file in WORK, so a stopped run (Ctrl-C stops
+/// every stage) resumes where it stopped when the same command is run
+/// again; run again after it finished, it reads only the files that
+/// changed in FOLDER and runs only the stages other settings change
+/// (nothing when nothing changed). A bad setting is refused before any
+/// work. Settings are make report's, written VAR=value: WORK=DIR,
 /// MEMORY=1G (sort and each report), CAPACITY=4G (analysis), JOBS=N,
 /// FORMATS="txt json tsv html xlsx", PREVIOUS=OLD_WORK (a later run:
 /// only changed files are read again), SHARDS=N, MIN_PERCENT=50, AVG=100,
