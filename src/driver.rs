@@ -817,6 +817,40 @@ fn catch_stop_signals() -> Result<()> {
 /// fsim received, if any.
 fn run_make(mut make: Command) -> Result<(ExitStatus, Option<i32>)> {
     catch_stop_signals()?;
+    let terminal = allow_background_output();
+    let result = wait_for_make(&mut make);
+    if let Some((fd, saved)) = terminal {
+        // SAFETY: fd is a terminal and saved its settings from tcgetattr.
+        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
+    }
+    result
+}
+
+/// make's process group is not the terminal's foreground one, and with
+/// `stty tostop` the terminal stops a background process that writes to
+/// it: make's commands and the stages' progress would stop the run. So
+/// while make runs, fsim (in the foreground) clears TOSTOP; it returns the
+/// terminal and its settings to restore.
+fn allow_background_output() -> Option<(libc::c_int, libc::termios)> {
+    let fd = [2, 1].into_iter().find(|&fd| {
+        // SAFETY: isatty, tcgetpgrp and getpgrp only read, for any fd.
+        unsafe { libc::isatty(fd) == 1 && libc::tcgetpgrp(fd) == libc::getpgrp() }
+    })?;
+    // SAFETY: a zeroed termios is valid plain data, filled by tcgetattr on
+    // a terminal fd; tcsetattr from the foreground group changes only the
+    // TOSTOP flag.
+    unsafe {
+        let mut saved: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(fd, &mut saved) != 0 || saved.c_lflag & libc::TOSTOP == 0 {
+            return None;
+        }
+        let mut cleared = saved;
+        cleared.c_lflag &= !libc::TOSTOP;
+        (libc::tcsetattr(fd, libc::TCSANOW, &cleared) == 0).then_some((fd, saved))
+    }
+}
+
+fn wait_for_make(make: &mut Command) -> Result<(ExitStatus, Option<i32>)> {
     let mut child = make.process_group(0).spawn().ctx(|| "cannot run make")?;
     let group = i32::try_from(child.id()).unwrap_or(0);
     MAKE_GROUP.store(group, Ordering::SeqCst);
