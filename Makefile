@@ -328,9 +328,9 @@ FORCE:
 # Each stage's settings, one file per stage in $(WORK)/settings, rewritten
 # only when they differ from the last run's (as $(WORK)/verify-threshold
 # is): a stage depends on its file, so a re-run with other settings runs
-# that stage again and, through the files, every stage after it (those
-# whose inputs come out the same bytes are cheap: fsim-reuse, fsim-analyze
-# and fsim-verify take the earlier figures). A file names only the settings
+# that stage again and, through the files, every stage after it (with
+# PREVIOUS=, fsim-reuse copies those whose inputs came out the same
+# bytes; without, they run). A file names only the settings
 # that change its stage's output: MEMORY, JOBS, SORT, SHARDS and PREVIOUS
 # give the same bytes, and MIN_PERCENT reaches fsim-verify through
 # $(WORK)/verify-threshold (only a lower one verifies again).
