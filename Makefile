@@ -128,7 +128,7 @@ NATIVE_DIR ?= target/native
 RELEASE_DIR := $(or $(CARGO_TARGET_DIR),target)/release
 BIN   ?= $(RELEASE_DIR)
 
-.PHONY: FORCE all build native install uninstall layers demo report report-files test test-fast check bench quality quality-documents quality-venv eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
+.PHONY: FORCE all build native install uninstall layers demo report report-files settings test test-fast check bench quality quality-documents quality-venv eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
 .DELETE_ON_ERROR:
 
 all: build
@@ -187,8 +187,12 @@ else
 SORT_CMD = $(REUSE) -- $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) --resume-dir $@.runs -o $@ $<
 endif
 
+# The work folder carries a cache directory tag (bford.info/cachedir): a
+# scan of a folder that holds it leaves it out, and backup tools may too.
+# The same text as the installed fsim's (CACHEDIR_TAG in src/driver.rs).
 $(WORK):
 	mkdir -p $@
+	printf '%s\n' 'Signature: 8a477f597d28d172789f06886806bc55' '# This file is a cache directory tag created by fsim: the work folder of an fsim run, never scanned by fsim.' '# For information about cache directory tags, see https://bford.info/cachedir/' > $@/CACHEDIR.TAG
 
 # Step 1: chunk every file (writes files.tsv first, then chunks.tsv).
 # PREVIOUS=<old work dir>: reuse the records of unchanged files (same path,
@@ -204,6 +208,28 @@ SHARD_DIR  = $(WORK)/shards-$(SHARDS)
 SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
 SHARD_CHUNKS = $(foreach i,$(SHARD_IDS),$(SHARD_DIR)/chunks.$(i).tsv)
 
+# Settings are checked before any work: a value no stage would take stops
+# make at once with one line (`make report FORMATS=pdf`), not after the
+# scan. The installed fsim checks these and the sizes and percentages
+# (src/driver.rs) before it creates the work folder.
+FORMATS_KNOWN = txt json tsv html xlsx sh
+strip_digits = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1)))))))))))
+# A whole number of 1 or more: one word, digits only, not all zeros.
+is_count = $(and $(filter 1,$(words $(1))),$(if $(call strip_digits,$(1)),,y),$(subst 0,,$(1)))
+# $(call expect,NAME,what): stop with NAME=value and what is expected.
+expect = $(error $(1)=$($(1)): expected $(2))
+ifneq ($(filter report report-files chunk-shards settings spark-report $(WORK)/%,$(MAKECMDGOALS)),)
+ifneq ($(filter-out $(FORMATS_KNOWN),$(FORMATS)),)
+$(call expect,FORMATS,any of $(FORMATS_KNOWN))
+endif
+$(if $(filter 0 1,$(VERIFY)),,$(call expect,VERIFY,0 or 1))
+$(if $(filter 0 1,$(REGIONS)),,$(call expect,REGIONS,0 or 1))
+$(if $(filter-out 0 1,$(CATALOGS)),$(call expect,CATALOGS,0 or 1))
+$(if $(filter fsim gnu,$(SORT)),,$(call expect,SORT,fsim or gnu))
+$(if $(call is_count,$(SHARDS)),,$(call expect,SHARDS,a whole number of shards (1 or more)))
+$(if $(call is_count,$(JOBS)),,$(call expect,JOBS,a whole number of processes (1 or more)))
+endif
+
 check-repo:
 	@$(if $(strip $(REPO)$(COLLECTIONS)),:,echo "make: set REPO=<folder to analyse>" >&2; exit 2)
 
@@ -215,26 +241,26 @@ $(error REPO mixes named roots and plain ones ($(PLAIN_ROOTS)): name every root,
 endif
 COLL_CHUNKS = $(foreach n,$(COLL_NAMES),$(WORK)/collections/$(n)/chunks.tsv)
 
-$(WORK)/collections/%/chunks.tsv: | build check-repo
+$(WORK)/collections/%/chunks.tsv: $(WORK)/settings/chunk | build check-repo $(WORK)
 	mkdir -p $(@D)
 	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) --files-out $(@D)/files.tsv -o $@ $(patsubst $*=%,%,$(filter $*=%,$(REPO)))
 
-$(WORK)/chunks.tsv: $(COLL_CHUNKS) | build $(WORK)
+$(WORK)/chunks.tsv: $(COLL_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
 	$(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS)
 else ifeq ($(SHARDS),1)
-$(WORK)/chunks.tsv: | build $(WORK) check-repo
+$(WORK)/chunks.tsv: $(WORK)/settings/chunk | build $(WORK) check-repo
 	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
 else
-$(SHARD_DIR):
+$(SHARD_DIR): | $(WORK)
 	mkdir -p $@
 
 # One shard: its file table is renamed into place before its chunk file.
-$(SHARD_DIR)/chunks.%.tsv: | build $(SHARD_DIR) check-repo
+$(SHARD_DIR)/chunks.%.tsv: $(WORK)/settings/chunk | build $(SHARD_DIR) check-repo
 	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j 1 --shard $*/$(SHARDS) $(PREV_OPTS) --files-out $(SHARD_DIR)/files.$*.tsv -o $@ $(REPO)
 
 chunk-shards: $(SHARD_CHUNKS)
 
-$(WORK)/chunks.tsv: $(SHARD_CHUNKS) | build $(WORK)
+$(WORK)/chunks.tsv: $(SHARD_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
 	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(foreach i,$(SHARD_IDS),--previous $(SHARD_DIR)/files.$(i).tsv --previous-chunks $(SHARD_DIR)/chunks.$(i).tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO)
 endif
 
@@ -248,11 +274,11 @@ $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 # 2.5 steps 3-4: union-find, drop singletons and ubiquitous chunks.
 # TEMPLATES: template chunks dropped, F sizes become payloads (a newer
 # templates file re-runs from here; nothing is re-chunked).
-$(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) | build
+$(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) $(WORK)/settings/partition | build
 	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) -o $@ $<
 
 # 2.5 steps 5-6: pack components into bins that fit in memory.
-$(WORK)/bins.tsv: $(WORK)/partition.tsv | build
+$(WORK)/bins.tsv: $(WORK)/partition.tsv $(WORK)/settings/binpack | build
 	$(REUSE) --also $(WORK)/plan.tsv -- $(BIN)/fsim-binpack $(QUIET) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $<
 
 # Steps 3-4 and 2.4: similar pairs per bin (and the line source's).
@@ -269,7 +295,7 @@ endif
 # from scratch. fsim-analyze says why when it must analyse every pair
 # (other parameters, other chunks dropped, a lower MIN_PERCENT).
 ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/verified.tsv)),--previous-files $(PREVIOUS)/files.tsv --previous-verified $(PREVIOUS)/verified.tsv)
-$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(if $(filter-out 0,$(VERIFY)),$(WORK)/verify-threshold) | build
+$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(if $(filter-out 0,$(VERIFY)),$(WORK)/verify-threshold) $(WORK)/settings/analyze | build
 	$(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
 # Exact similarity of the candidate pairs (line LCS for text), and with
@@ -285,7 +311,7 @@ VERIFY_PREV_OPTS = $(if $(wildcard $(PREVIOUS)/verified.tsv),--previous $(PREVIO
 # kept in $(WORK)/verify-threshold; lowering MIN_PERCENT rewrites it, so
 # the next make verifies again, while raising it only re-filters the
 # reports (verified.tsv already holds every pair above the new one).
-$(WORK)/verify-threshold: FORCE | build
+$(WORK)/verify-threshold: FORCE | build $(WORK)
 	@mkdir -p $(WORK)
 	@new='$(MIN_PERCENT)'; \
 	if [ -z "$$new" ]; then new=$$($(BIN)/fsim-report --print-settings | awk -F '\t' '{ for (i = 1; i <= NF; i++) if (sub(/^min-percent=/, "", $$i)) print $$i }'); fi; \
@@ -294,10 +320,41 @@ $(WORK)/verify-threshold: FORCE | build
 	if [ -z "$$old" ] || awk -v n="$$new" -v o="$$old" 'BEGIN { exit !(n + 0 < o + 0) }'; then \
 	    echo "$$new" > $@; fi
 
-$(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv $(WORK)/verify-threshold | build
+$(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv $(WORK)/verify-threshold $(WORK)/settings/verify | build
 	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv --min-percent $$(cat $(WORK)/verify-threshold) $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) $(REGION_OPTS) -j $(JOBS) -o $@ $<
 
 FORCE:
+
+# Each stage's settings, one file per stage in $(WORK)/settings, rewritten
+# only when they differ from the last run's (as $(WORK)/verify-threshold
+# is): a stage depends on its file, so a re-run with other settings runs
+# that stage again and, through the files, every stage after it (with
+# PREVIOUS=, fsim-reuse copies those whose inputs came out the same
+# bytes; without, they run). A file names only the settings
+# that change its stage's output: MEMORY, JOBS, SORT, SHARDS and PREVIOUS
+# give the same bytes, and MIN_PERCENT reaches fsim-verify through
+# $(WORK)/verify-threshold (only a lower one verifies again).
+SETTINGS_chunk     = REPO COLLECTIONS METHOD AVG CONTENT METHOD_OPTS
+SETTINGS_partition = SITE_NAMES TEMPLATES
+SETTINGS_binpack   = CAPACITY
+SETTINGS_analyze   = VERIFY FLOOR LINES CATALOGS LINE_FLOOR
+SETTINGS_verify    = REGIONS TEMPLATES
+SETTINGS_report    = MIN_PERCENT MIN_BYTES TEMPLATES REPORT_FILTERS
+SETTINGS_html      = HTML_MAX_VIEWS
+STAGE_SETTINGS = $(addprefix $(WORK)/settings/,chunk partition binpack analyze verify report html)
+# A value as one word in single quotes for the shell.
+shell_quote = '$(subst ','\'',$(1))'
+
+$(WORK)/settings/%: FORCE | $(WORK)
+	@mkdir -p $(@D)
+	@new=$$(printf '%s\n' $(foreach v,$(SETTINGS_$*),$(call shell_quote,$(v)=$($(v))))); \
+	old=$$(cat $@ 2>/dev/null); \
+	if [ "$$new" != "$$old" ]; then printf '%s\n' "$$new" > $@; fi
+
+# The settings files alone (the installed fsim compares them with those of
+# an earlier run before it reuses that run's files).
+settings: $(STAGE_SETTINGS)
+	@:
 
 ifeq ($(VERIFY),0)
 PAIRS := $(WORK)/pairs.tsv
@@ -321,8 +378,8 @@ report-files: $(REPORT_FILES)
 	@:
 
 # More fsim-report options, e.g. REPORT_FILTERS="--same-type --max-size-ratio 3
-# --cross-collections-only" (sif's post-processing; remove the reports, or
-# make -B them, to apply new ones: nothing else is re-run).
+# --cross-collections-only" (sif's post-processing; other ones re-run the
+# reports only, through $(WORK)/settings/report).
 REPORT_FILTERS ?=
 # TEMPLATE_OPTS: checked against the pairs; the html views mark template chunks.
 REPORT_OPTS = $(QUIET) $(MEMORY_OPT) --files $(WORK)/files.tsv $(if $(MIN_PERCENT),--min-percent $(MIN_PERCENT)) $(if $(MIN_BYTES),--min-bytes $(MIN_BYTES)) $(TEMPLATE_OPTS) $(REPORT_FILTERS)
@@ -334,26 +391,26 @@ REPORT_FORMAT_txt = text
 REPORT_FORMAT_json = json
 REPORT_FORMAT_tsv = tsv
 ifneq ($(STREAMED),)
-$(STREAMED_FILES) &: $(PAIRS) $(WORK)/files.tsv | build
+$(STREAMED_FILES) &: $(PAIRS) $(WORK)/files.tsv $(WORK)/settings/report | build
 	$(REUSE_TO) $(firstword $(STREAMED_FILES)) $(foreach f,$(wordlist 2,3,$(STREAMED_FILES)),--also $(f)) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format $(REPORT_FORMAT_$(firstword $(STREAMED))) -o $(firstword $(STREAMED_FILES)) $(foreach f,$(wordlist 2,3,$(STREAMED)),--also $(REPORT_FORMAT_$(f))=$(WORK)/report.$(f)) $<
 endif
 define report_alone
-$$(WORK)/report.$(1): $$(PAIRS) $$(WORK)/files.tsv | build
+$$(WORK)/report.$(1): $$(PAIRS) $$(WORK)/files.tsv $$(WORK)/settings/report | build
 	$$(REUSE) --mtimes-unused -- $$(BIN)/fsim-report $$(REPORT_OPTS) --format $$(REPORT_FORMAT_$(1)) -o $$@ $$<
 endef
 $(foreach f,$(filter-out $(STREAMED),txt json tsv),$(eval $(call report_alone,$(f))))
 
 # One self-contained page; re-reads the files of the viewed links.
-$(WORK)/report.html: $(PAIRS) $(WORK)/files.tsv | build
+$(WORK)/report.html: $(PAIRS) $(WORK)/files.tsv $(WORK)/settings/report $(WORK)/settings/html | build
 	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format html $(if $(HTML_MAX_VIEWS),--html-max-views $(HTML_MAX_VIEWS)) -o $@ $<
 
 # Workbook with outlined clusters (paper figures 5 and 6).
-$(WORK)/report.xlsx: $(PAIRS) $(WORK)/files.tsv | build
+$(WORK)/report.xlsx: $(PAIRS) $(WORK)/files.tsv $(WORK)/settings/report | build
 	$(REUSE) --mtimes-unused -- $(BIN)/fsim-report $(REPORT_OPTS) --format xlsx -o $@ $<
 
 # Actions for the identical files: a script to review, never run by fsim
 # (FORMATS="txt json sh"; `sh report.sh` says what it would do).
-$(WORK)/report.sh: $(PAIRS) $(WORK)/files.tsv | build
+$(WORK)/report.sh: $(PAIRS) $(WORK)/files.tsv $(WORK)/settings/report | build
 	$(REUSE) -- $(BIN)/fsim-report $(REPORT_OPTS) --format sh -o $@ $<
 
 # Paper section 4: mark cluster CLUSTER of the last report as template

@@ -11,17 +11,24 @@
 //! same bytes (tests/install.rs). What the driver adds is what a user
 //! without the checkout needs before make starts: a one-line error for a
 //! folder that is missing, not a folder or unreadable, for a setting that
-//! `make report` does not have, for a work folder that holds the run of
-//! another folder, and for a missing GNU make; the folder's path quoted for
-//! make and the shell (spaces, quotes); progress on a terminal (`QUIET=`);
-//! and make's `-j`, so `SHARDS` run side by side as `make -j` runs them.
+//! `make report` does not have or a value no stage takes, for a work folder
+//! that holds the run of another folder, and for a missing GNU make; the
+//! folder's path quoted for make and the shell (spaces, quotes); progress
+//! on a terminal (`QUIET=`); make's `-j`, so `SHARDS` run side by side as
+//! `make -j` runs them; a cache directory tag in the work folder; a re-run
+//! of a folder that changed since its run, from that run's files
+//! (`PREVIOUS`, [`plan_rerun`]); and signals passed on to make's process
+//! group, so that stopping fsim stops the whole run. Other settings on a
+//! re-run are the Makefile's business (`WORK/settings/`).
 
 use crate::error::{Context, Error, Result};
 use crate::io::Output;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The pipeline: the checkout's Makefile itself, so the installed command
 /// and `make report` cannot drift apart.
@@ -37,6 +44,40 @@ const MAKEFILE_NAME: &str = "fsim.mk";
 /// The folder a work folder was made for (its canonical path), so that a
 /// run on another folder is refused instead of resumed from its files.
 const FOLDER_NAME: &str = "fsim-folder";
+
+/// The cache directory tag (<https://bford.info/cachedir/>) fsim writes
+/// in every work folder, as the Makefile's `$(WORK)` rule does (the same
+/// text, checked by a test): a scan leaves a folder holding it out, so
+/// `fsim .` never reads its own work folder, and backup tools may skip it.
+pub const CACHEDIR_TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55
+# This file is a cache directory tag created by fsim: the work folder of an fsim run, never scanned by fsim.
+# For information about cache directory tags, see https://bford.info/cachedir/
+";
+
+/// The tag's file name in the work folder.
+const CACHEDIR_TAG_NAME: &str = "CACHEDIR.TAG";
+
+/// Where a finished run's files go while the run is redone for a folder
+/// that changed since: make's `PREVIOUS`, removed once the redo finished.
+const PREVIOUS_NAME: &str = "previous";
+
+/// The stage settings files the Makefile keeps in `WORK/settings`.
+const SETTINGS_DIR: &str = "settings";
+
+/// The work folder's own files, which stay when a run's outputs move to
+/// `previous`.
+const KEPT: [&str; 5] = [
+    MAKEFILE_NAME,
+    FOLDER_NAME,
+    CACHEDIR_TAG_NAME,
+    SETTINGS_DIR,
+    PREVIOUS_NAME,
+];
+
+/// The stages whose settings an earlier run must share to be a
+/// `PREVIOUS`: fsim-chunk refuses records of another chunking, fsim-verify
+/// figures of other templates or without the regions asked for.
+const PREVIOUS_MUST_MATCH: [&str; 3] = ["chunk", "partition", "verify"];
 
 /// The programs `make report` runs, checked before make starts.
 const STAGES: [&str; 7] = [
@@ -249,7 +290,7 @@ fn claim_work(work: &Path, folder: &Path) -> Result<()> {
     line.push(b'\n');
     let record = work.join(FOLDER_NAME);
     match std::fs::read(&record) {
-        Ok(old) if old == line => return Ok(()),
+        Ok(old) if old == line => return write_tag(work),
         Ok(old) => {
             return Err(Error::msg(format!(
                 "{wname} holds the run of {}, not of {}: give another WORK=DIR, or remove {wname}",
@@ -261,7 +302,17 @@ fn claim_work(work: &Path, folder: &Path) -> Result<()> {
         Err(e) => return Err(e).ctx(|| format!("reading {}", record.display())),
     }
     std::fs::create_dir_all(work).ctx(|| format!("cannot create the work folder {wname}"))?;
+    write_tag(work)?;
     write_atomically(&record, &line)
+}
+
+/// The cache directory tag, written when missing or different.
+fn write_tag(work: &Path) -> Result<()> {
+    let path = work.join(CACHEDIR_TAG_NAME);
+    if std::fs::read(&path).ok().as_deref() != Some(CACHEDIR_TAG.as_bytes()) {
+        write_atomically(&path, CACHEDIR_TAG.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// Write the makefile into the work folder unless it is there already with
@@ -309,18 +360,19 @@ fn job_slots(inv: &Invocation) -> Result<usize> {
     }
 }
 
-/// The `make` command of an invocation: the user's settings after fsim's
-/// own (BIN, WORK, QUIET=: progress and summaries, NO_BUILD), so theirs win.
-fn make_command(inv: &Invocation, makefile: &Path, bin: &Path, work: &str) -> Result<Command> {
+/// The `make` command of an invocation for `goal`: the user's settings
+/// after fsim's own (BIN, WORK, QUIET=: progress and summaries, NO_BUILD),
+/// so theirs win.
+fn make_command(inv: &Invocation, paths: &RunPaths, goal: &str) -> Result<Command> {
     let mut c = Command::new("make");
     c.arg("-f")
-        .arg(makefile)
+        .arg(paths.work_path().join(MAKEFILE_NAME))
         .arg(format!("-j{}", job_slots(inv)?))
         .arg("--no-print-directory")
         .arg(setting("REPO", &make_word("folder", &inv.folder)?))
-        .arg(format!("WORK={work}"));
+        .arg(format!("WORK={}", paths.work));
     if var(inv, "BIN").is_none() {
-        c.arg(setting("BIN", &make_word("program folder", bin)?));
+        c.arg(setting("BIN", &make_word("program folder", &paths.bin)?));
     }
     if var(inv, "QUIET").is_none() {
         c.arg("QUIET=");
@@ -331,7 +383,7 @@ fn make_command(inv: &Invocation, makefile: &Path, bin: &Path, work: &str) -> Re
     for (n, v) in &inv.vars {
         c.arg(setting(n, v));
     }
-    c.arg("report");
+    c.arg(goal);
     Ok(c)
 }
 
@@ -341,28 +393,95 @@ fn setting(name: &str, value: &OsStr) -> OsString {
     s
 }
 
+/// Where a run reads and writes: the work folder (a plain name, checked)
+/// and the folder of the stage programs.
+pub struct RunPaths {
+    pub work: String,
+    pub bin: PathBuf,
+}
+
+impl RunPaths {
+    fn work_path(&self) -> &Path {
+        Path::new(&self.work)
+    }
+}
+
+/// How a run ended.
+pub enum Outcome {
+    /// make report finished: the reports are in the work folder.
+    Finished(Summary),
+    /// A signal (SIGINT, SIGTERM, SIGHUP) stopped fsim, make and the
+    /// running stage; the finished stages are kept.
+    Stopped { signal: i32, work: String },
+}
+
+impl Outcome {
+    /// The closing line of a stopped run, and its exit status (128 + the
+    /// signal, as a shell reports a command a signal ended).
+    pub fn stopped_line(signal: i32, work: &str) -> (String, u8) {
+        let name = match signal {
+            libc::SIGINT => "SIGINT",
+            libc::SIGTERM => "SIGTERM",
+            libc::SIGHUP => "SIGHUP",
+            _ => "a signal",
+        };
+        let line = format!(
+            "stopped by {name}; the finished stages are kept in {work}: run the same command again to resume"
+        );
+        (line, 128u8.wrapping_add(signal as u8))
+    }
+}
+
 /// Run the pipeline of `inv` to its reports: check everything a run needs,
 /// write the makefile, run make in the current folder (so relative paths
-/// mean what they mean to the user) and wait for it.
-pub fn run(inv: &Invocation) -> Result<Summary> {
+/// mean what they mean to the user) and wait for it. A finished run whose
+/// folder changed since is redone from its files (see [`plan_rerun`]).
+pub fn run(inv: &Invocation, stages: &StageKnowledge) -> Result<Outcome> {
     check_folder(&inv.folder)?;
     let work = check_work(var(inv, "WORK").unwrap_or(OsStr::new(DEFAULT_WORK)))?.to_string();
     let bin = match var(inv, "BIN") {
         Some(b) => PathBuf::from(b),
         None => stage_dir()?,
     };
-    // Every check that can refuse the run (the paths quoted for make, JOBS,
-    // make itself) before the work folder is touched.
-    let mut make = make_command(inv, &Path::new(&work).join(MAKEFILE_NAME), &bin, &work)?;
+    let paths = RunPaths { work, bin };
+    // Every check that can refuse the run (the settings' values, the paths
+    // quoted for make, make itself) before the work folder is touched.
+    check_values(inv, stages)?;
+    let mut make = make_command(inv, &paths, "report")?;
     check_make()?;
-    claim_work(Path::new(&work), &inv.folder)?;
-    write_makefile(Path::new(&work))?;
-    let status = make.status().ctx(|| "cannot run make")?;
+    claim_work(paths.work_path(), &inv.folder)?;
+    write_makefile(paths.work_path())?;
+    let previous = match plan_rerun(inv, &paths, stages)? {
+        Rerun::Stopped(signal) => return Ok(stopped(signal, paths)),
+        Rerun::Previous(p) => p,
+    };
+    if let Some(p) = &previous {
+        make.arg(setting("PREVIOUS", p.as_os_str()));
+    }
+    let (status, signal) = run_make(make)?;
+    if let Some(signal) = signal {
+        return Ok(stopped(signal, paths));
+    }
     if !status.success() {
         return Err(Error::msg(format!(
-            "make report stopped ({status}); the finished stages are kept in {work}: run the same command again to resume"
+            "make report stopped ({status}); the finished stages are kept in {}: run the same command again to resume",
+            paths.work
         )));
     }
+    if let Some(p) = previous {
+        std::fs::remove_dir_all(&p).ctx(|| format!("removing {}", p.display()))?;
+    }
+    Ok(Outcome::Finished(summary(inv, paths.work)))
+}
+
+fn stopped(signal: i32, paths: RunPaths) -> Outcome {
+    Outcome::Stopped {
+        signal,
+        work: paths.work,
+    }
+}
+
+fn summary(inv: &Invocation, work: String) -> Summary {
     let formats = var(inv, "FORMATS")
         .map(|f| f.to_string_lossy().into_owned())
         .or_else(|| makefile_default("FORMATS").map(str::to_string))
@@ -371,7 +490,380 @@ pub fn run(inv: &Invocation) -> Result<Summary> {
         .split_whitespace()
         .map(|f| format!("report.{f}"))
         .collect();
-    Ok(Summary { work, reports })
+    Summary { work, reports }
+}
+
+/// What the driver needs to know from the layers above it, which the
+/// `fsim` program gives: the stage programs' own parsers and the file
+/// table's reader.
+pub struct StageKnowledge {
+    /// The check of a setting whose values only a stage knows (`METHOD`,
+    /// `CONTENT`, `AVG`): `None` for another setting, else the stage's
+    /// verdict on a value (its message for a bad one).
+    pub check_value: fn(&str, &str) -> Option<std::result::Result<(), String>>,
+    /// The files a file table lists, in its order (the walk's), without the
+    /// members of archives (no file on disk).
+    pub table_files: fn(&Path) -> Result<Vec<ListedFile>>,
+}
+
+/// A file a file table lists, as a stat walk compares it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedFile {
+    pub path: PathBuf,
+    /// The file's length on disk (not its content view's).
+    pub size: u64,
+    /// Modification time: seconds and nanoseconds since the epoch.
+    pub mtime: (i64, u32),
+}
+
+/// What a setting's value must be, checked before the work folder is made,
+/// as the stage that takes it parses it.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// A byte size (`256M`), as `cli::parse_size` reads it.
+    Size,
+    /// A percentage, as `cli::parse_percent` reads it.
+    Percent,
+    /// A whole number within these bounds.
+    Number(u64, u64),
+    /// One of these words.
+    OneOf(&'static [&'static str]),
+    /// One or more of the report formats.
+    Formats,
+    /// An earlier work folder.
+    Previous,
+    /// Files that exist.
+    Files,
+}
+
+/// The report formats `make report` writes.
+const FORMATS: [&str; 6] = ["txt", "json", "tsv", "html", "xlsx", "sh"];
+
+/// The settings with a checkable value, what it must be, and whether it may
+/// be empty (the Makefile then passes nothing: the stage's default).
+const EXPECTED: [(&str, Expect, bool); 18] = [
+    ("MEMORY", Expect::Size, true),
+    ("CAPACITY", Expect::Size, true),
+    ("LINES", Expect::Size, true),
+    ("MIN_PERCENT", Expect::Percent, true),
+    ("FLOOR", Expect::Percent, true),
+    ("LINE_FLOOR", Expect::Percent, true),
+    ("MIN_BYTES", Expect::Number(0, u64::MAX), true),
+    ("SITE_NAMES", Expect::Number(0, u64::MAX), true),
+    ("HTML_MAX_VIEWS", Expect::Number(0, u64::MAX), true),
+    // fsim-chunk's -j takes 1 to 1024 threads.
+    ("JOBS", Expect::Number(1, 1024), false),
+    ("SHARDS", Expect::Number(1, u64::MAX), false),
+    ("VERIFY", Expect::OneOf(&["0", "1"]), false),
+    ("REGIONS", Expect::OneOf(&["0", "1"]), false),
+    ("CATALOGS", Expect::OneOf(&["0", "1"]), true),
+    ("SORT", Expect::OneOf(&["fsim", "gnu"]), false),
+    ("FORMATS", Expect::Formats, false),
+    ("PREVIOUS", Expect::Previous, true),
+    ("TEMPLATES", Expect::Files, true),
+];
+
+impl Expect {
+    /// What a value must be, for the message that refuses one.
+    fn what(self) -> String {
+        match self {
+            Expect::Size => {
+                "a size such as 256M (a number with an optional K, M, G or T suffix)".into()
+            }
+            Expect::Percent => "a percentage from 0 to 100".into(),
+            Expect::Number(0, u64::MAX) => "a whole number, 0 or more".into(),
+            Expect::Number(lo, u64::MAX) => format!("a whole number, {lo} or more"),
+            Expect::Number(lo, hi) => format!("a whole number from {lo} to {hi}"),
+            Expect::OneOf(words) => words.join(" or "),
+            Expect::Formats => format!("one or more of {}", FORMATS.join(" ")),
+            Expect::Previous => "an earlier work folder (with files.tsv and chunks.tsv)".into(),
+            Expect::Files => "templates files that exist (make template writes one)".into(),
+        }
+    }
+
+    fn accepts(self, v: &str) -> bool {
+        let words = || v.split_whitespace();
+        match self {
+            Expect::Size => crate::cli::parse_size(v).is_ok(),
+            Expect::Percent => crate::cli::parse_percent(v).is_ok(),
+            Expect::Number(lo, hi) => v.parse::<u64>().is_ok_and(|n| (lo..=hi).contains(&n)),
+            Expect::OneOf(words) => words.contains(&v),
+            Expect::Formats => words().next().is_some() && words().all(|f| FORMATS.contains(&f)),
+            Expect::Previous => ["files.tsv", "chunks.tsv"]
+                .iter()
+                .all(|f| Path::new(v).join(f).is_file()),
+            Expect::Files => words().all(|f| Path::new(f).is_file()),
+        }
+    }
+}
+
+/// Refuse a setting whose value no stage would take, in one line naming
+/// the setting, the value and what it must be, before any work.
+fn check_values(inv: &Invocation, stages: &StageKnowledge) -> Result<()> {
+    for (name, value) in &inv.vars {
+        let v = value.to_string_lossy();
+        let bad = |what: String| Error::msg(format!("{name}={v}: {what}"));
+        if let Some(&(_, expect, empty_ok)) = EXPECTED.iter().find(|e| e.0 == name) {
+            let unset = v.is_empty() && empty_ok;
+            if !unset && !expect.accepts(&v) {
+                return Err(bad(format!("expected {}", expect.what())));
+            }
+        } else if !v.is_empty() {
+            if let Some(Err(m)) = (stages.check_value)(name, &v) {
+                return Err(bad(m));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a re-run starts from.
+enum Rerun {
+    /// `PREVIOUS` for make: an earlier run's files (or none).
+    Previous(Option<PathBuf>),
+    /// A signal stopped the run before make report started.
+    Stopped(i32),
+}
+
+/// A re-run on a folder whose files changed since the work folder's file
+/// table (a file added, removed or edited) must not give the old reports:
+/// the run's outputs move to `WORK/previous`, and make runs with
+/// `PREVIOUS=WORK/previous`, which reads only the changed files again (and
+/// verifies only their pairs) when the earlier run's chunking, partition
+/// and verification settings are this run's; with others, the outputs are
+/// dropped and everything runs again. A redo that was stopped resumes with
+/// the same `previous`.
+fn plan_rerun(inv: &Invocation, paths: &RunPaths, stages: &StageKnowledge) -> Result<Rerun> {
+    let work = paths.work_path();
+    let prev = work.join(PREVIOUS_NAME);
+    if folder_changed(inv, work, stages)? {
+        if prev.is_dir() {
+            // A redo stopped after its chunking: its outputs are stale too.
+            move_outputs(work, None)?;
+        } else {
+            move_outputs(work, Some(&prev))?;
+        }
+    }
+    if !prev.is_dir() {
+        return Ok(Rerun::Previous(None));
+    }
+    let (status, signal) = run_make(make_command(inv, paths, "settings")?)?;
+    if let Some(signal) = signal {
+        return Ok(Rerun::Stopped(signal));
+    }
+    if !status.success() {
+        return Err(Error::msg(format!("make settings failed ({status})")));
+    }
+    if same_settings(&prev, work) {
+        return Ok(Rerun::Previous(Some(prev)));
+    }
+    std::fs::remove_dir_all(&prev).ctx(|| format!("removing {}", prev.display()))?;
+    Ok(Rerun::Previous(None))
+}
+
+/// Whether the earlier run in `prev` had this run's settings for the stages
+/// whose earlier files must fit ([`PREVIOUS_MUST_MATCH`]).
+fn same_settings(prev: &Path, work: &Path) -> bool {
+    PREVIOUS_MUST_MATCH.iter().all(|s| {
+        let read = |w: &Path| std::fs::read(w.join(SETTINGS_DIR).join(s)).ok();
+        read(prev).is_some_and(|p| Some(p) == read(work))
+    })
+}
+
+/// Move a run's outputs (everything but the work folder's own files) into
+/// `to`, with a copy of the settings they were made with; with no `to`,
+/// remove them.
+fn move_outputs(work: &Path, to: Option<&Path>) -> Result<()> {
+    if let Some(to) = to {
+        let settings = to.join(SETTINGS_DIR);
+        std::fs::create_dir_all(&settings).ctx(|| format!("creating {}", settings.display()))?;
+        for e in read_dir(&work.join(SETTINGS_DIR)).unwrap_or_default() {
+            let from = e.path();
+            std::fs::copy(&from, settings.join(e.file_name()))
+                .ctx(|| format!("copying {}", from.display()))?;
+        }
+    }
+    for e in read_dir(work)? {
+        let (from, name) = (e.path(), e.file_name());
+        if KEPT.iter().any(|k| OsStr::new(k) == name) {
+            continue;
+        }
+        let done = match to {
+            Some(to) => std::fs::rename(&from, to.join(&name)),
+            None if from.is_dir() => std::fs::remove_dir_all(&from),
+            None => std::fs::remove_file(&from),
+        };
+        done.ctx(|| format!("moving {} aside", from.display()))?;
+    }
+    Ok(())
+}
+
+fn read_dir(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
+    let entries = std::fs::read_dir(dir).ctx(|| format!("reading {}", dir.display()))?;
+    entries
+        .collect::<std::io::Result<Vec<_>>>()
+        .ctx(|| format!("reading {}", dir.display()))
+}
+
+/// Whether the folder's files differ from those of the work folder's file
+/// table: a stat walk in fsim-chunk's order (the same walk), comparing
+/// path, size and mtime, stopped at the first difference. No table (or no
+/// chunk records yet): nothing to compare. The work folder, when it lies
+/// in the folder, is left out on both sides; a file the walk lists that
+/// cannot be opened was not chunked either, so it is no difference.
+fn folder_changed(inv: &Invocation, work: &Path, stages: &StageKnowledge) -> Result<bool> {
+    let table = work.join("files.tsv");
+    if !table.is_file() || !work.join("chunks.tsv").is_file() {
+        return Ok(false);
+    }
+    let skip = work_inside(&inv.folder, work);
+    let outside = |p: &Path| !skip.as_deref().is_some_and(|s| p.starts_with(s));
+    let mut listed = (stages.table_files)(&table)?
+        .into_iter()
+        .filter(|f| outside(&f.path))
+        .peekable();
+    let cfg = crate::io::walk::WalkConfig {
+        roots: vec![inv.folder.clone()],
+        follow: follows_links(inv),
+        ..Default::default()
+    };
+    let mut changed = false;
+    crate::io::walk::walk(&cfg, |e| {
+        let crate::io::walk::Event::File(p) = e else {
+            return true;
+        };
+        if !outside(&p) {
+            return true;
+        }
+        changed = match listed.next_if(|f| f.path == p) {
+            Some(f) => !stat_matches(&f),
+            None => crate::io::longpath::open_file(&p).is_ok(),
+        };
+        !changed
+    })?;
+    Ok(changed || listed.next().is_some())
+}
+
+fn stat_matches(f: &ListedFile) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    crate::io::longpath::metadata(&f.path)
+        .is_ok_and(|m| m.len() == f.size && (m.mtime(), m.mtime_nsec() as u32) == f.mtime)
+}
+
+/// The work folder as the walk of the folder names it, when it lies inside
+/// (`./fsim-work` for `fsim .`).
+fn work_inside(folder: &Path, work: &Path) -> Option<PathBuf> {
+    let f = std::fs::canonicalize(folder).ok()?;
+    let w = std::fs::canonicalize(work).ok()?;
+    let rel = w.strip_prefix(&f).ok()?;
+    (!rel.as_os_str().is_empty()).then(|| folder.join(rel))
+}
+
+/// fsim-chunk follows symbolic links when METHOD_OPTS asks it to.
+fn follows_links(inv: &Invocation) -> bool {
+    var(inv, "METHOD_OPTS").is_some_and(|o| {
+        o.to_string_lossy()
+            .split_whitespace()
+            .any(|w| w == "-L" || w == "--follow")
+    })
+}
+
+/// The signals that stop a run: fsim passes them on to make's process
+/// group (make and the stage it runs), then exits once make has.
+const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// make's process group while it runs, else 0.
+static MAKE_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// The first stop signal fsim received, else 0.
+static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn pass_signal_on(signal: libc::c_int) {
+    let _ = STOPPED_BY.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+    let group = MAKE_GROUP.load(Ordering::SeqCst);
+    if group > 0 {
+        // SAFETY: kill is async-signal-safe and takes any pid; a negative
+        // one names make's process group.
+        unsafe { libc::kill(-group, signal) };
+    }
+}
+
+/// Catch the stop signals (once make is about to start: before, the
+/// default action ends fsim, which has nothing running).
+fn catch_stop_signals() -> Result<()> {
+    for signal in STOP_SIGNALS {
+        // SAFETY: a zeroed sigaction is valid plain data; its mask is
+        // emptied by sigemptyset, and the handler only touches atomics and
+        // calls kill, which are async-signal-safe. Handlers are reset to
+        // the default in the programs make starts (execve).
+        let rc = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = pass_signal_on as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(Error::msg(format!("cannot catch signal {signal}: {e}")));
+        }
+    }
+    Ok(())
+}
+
+/// Run make in a process group of its own, so that a signal fsim receives
+/// reaches make and every stage it runs (and none is left running once
+/// fsim has exited); wait for it. Returns its status and the stop signal
+/// fsim received, if any.
+fn run_make(mut make: Command) -> Result<(ExitStatus, Option<i32>)> {
+    catch_stop_signals()?;
+    let terminal = allow_background_output();
+    let result = wait_for_make(&mut make);
+    if let Some((fd, saved)) = terminal {
+        // SAFETY: fd is a terminal and saved its settings from tcgetattr.
+        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
+    }
+    result
+}
+
+/// make's process group is not the terminal's foreground one, and with
+/// `stty tostop` the terminal stops a background process that writes to
+/// it: make's commands and the stages' progress would stop the run. So
+/// while make runs, fsim (in the foreground) clears TOSTOP; it returns the
+/// terminal and its settings to restore.
+fn allow_background_output() -> Option<(libc::c_int, libc::termios)> {
+    let fd = [2, 1].into_iter().find(|&fd| {
+        // SAFETY: isatty, tcgetpgrp and getpgrp only read, for any fd.
+        unsafe { libc::isatty(fd) == 1 && libc::tcgetpgrp(fd) == libc::getpgrp() }
+    })?;
+    // SAFETY: a zeroed termios is valid plain data, filled by tcgetattr on
+    // a terminal fd; tcsetattr from the foreground group changes only the
+    // TOSTOP flag.
+    unsafe {
+        let mut saved: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(fd, &mut saved) != 0 || saved.c_lflag & libc::TOSTOP == 0 {
+            return None;
+        }
+        let mut cleared = saved;
+        cleared.c_lflag &= !libc::TOSTOP;
+        (libc::tcsetattr(fd, libc::TCSANOW, &cleared) == 0).then_some((fd, saved))
+    }
+}
+
+fn wait_for_make(make: &mut Command) -> Result<(ExitStatus, Option<i32>)> {
+    let mut child = make.process_group(0).spawn().ctx(|| "cannot run make")?;
+    let group = i32::try_from(child.id()).unwrap_or(0);
+    MAKE_GROUP.store(group, Ordering::SeqCst);
+    let early = STOPPED_BY.load(Ordering::SeqCst);
+    if early != 0 && group > 0 {
+        // SAFETY: as in pass_signal_on: a signal received before make's
+        // group was known is passed on now.
+        unsafe { libc::kill(-group, early) };
+    }
+    let status = child.wait().ctx(|| "waiting for make");
+    MAKE_GROUP.store(0, Ordering::SeqCst);
+    let signal = STOPPED_BY.load(Ordering::SeqCst);
+    Ok((status?, (signal != 0).then_some(signal)))
 }
 
 #[cfg(test)]
@@ -420,6 +912,92 @@ mod tests {
         assert!(slots(&["d"]).unwrap() >= 1);
         let e = slots(&["JOBS=x", "d"]).unwrap_err().to_string();
         assert!(e.contains("JOBS=x: expected a number"), "{e}");
+    }
+
+    /// The Makefile's `$(WORK)` rule writes the tag fsim writes.
+    #[test]
+    fn the_makefiles_cachedir_tag_is_fsims() {
+        let line = MAKEFILE
+            .lines()
+            .find(|l| l.contains("printf") && l.contains("> $@/CACHEDIR.TAG"))
+            .expect("the $(WORK) rule's printf of CACHEDIR.TAG");
+        let args = line.split_once("'%s\\n' ").unwrap().1;
+        let args = args.rsplit_once(" > ").unwrap().0;
+        let mut text = String::new();
+        for quoted in args.split("' '") {
+            text.push_str(quoted.trim_matches('\''));
+            text.push('\n');
+        }
+        assert_eq!(text, CACHEDIR_TAG);
+        assert!(CACHEDIR_TAG.contains("fsim"));
+    }
+
+    fn no_stage_values(_: &str, _: &str) -> Option<std::result::Result<(), String>> {
+        None
+    }
+
+    fn no_table(_: &Path) -> Result<Vec<ListedFile>> {
+        Ok(Vec::new())
+    }
+
+    #[test]
+    fn settings_values_are_checked_before_work() {
+        let stages = StageKnowledge {
+            check_value: no_stage_values,
+            table_files: no_table,
+        };
+        let check = |w: &[&str]| check_values(&parse_args(&words(w)).unwrap(), &stages);
+        for ok in [
+            "FORMATS=txt html sh",
+            "MEMORY=1G",
+            "CAPACITY=512k",
+            "MIN_PERCENT=72.5",
+            "FLOOR=",
+            "JOBS=1024",
+            "SHARDS=8",
+            "VERIFY=0",
+            "CATALOGS=",
+            "SORT=gnu",
+        ] {
+            assert!(check(&[ok, "d"]).is_ok(), "{ok}");
+        }
+        for (bad, said) in [
+            (
+                "FORMATS=pdf",
+                "FORMATS=pdf: expected one or more of txt json tsv html xlsx sh",
+            ),
+            ("FORMATS=", "FORMATS=: expected one or more of"),
+            ("MEMORY=lots", "MEMORY=lots: expected a size such as 256M"),
+            ("CAPACITY=1Q", "CAPACITY=1Q: expected a size"),
+            (
+                "MIN_PERCENT=120",
+                "MIN_PERCENT=120: expected a percentage from 0 to 100",
+            ),
+            ("JOBS=0", "JOBS=0: expected a whole number from 1 to 1024"),
+            (
+                "SHARDS=two",
+                "SHARDS=two: expected a whole number, 1 or more",
+            ),
+            ("VERIFY=yes", "VERIFY=yes: expected 0 or 1"),
+            ("REGIONS=", "REGIONS=: expected 0 or 1"),
+            ("SORT=busybox", "SORT=busybox: expected fsim or gnu"),
+            (
+                "MIN_BYTES=-1",
+                "MIN_BYTES=-1: expected a whole number, 0 or more",
+            ),
+            (
+                "PREVIOUS=/no/such/run",
+                "PREVIOUS=/no/such/run: expected an earlier work folder",
+            ),
+            (
+                "TEMPLATES=/no/such.tsv",
+                "TEMPLATES=/no/such.tsv: expected templates files",
+            ),
+        ] {
+            let e = check(&[bad, "d"]).unwrap_err().to_string();
+            assert!(e.starts_with(said) && !e.contains('\n'), "{bad}: {e}");
+            assert!(!e.contains("resume"), "{e}");
+        }
     }
 
     #[test]
