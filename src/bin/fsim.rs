@@ -56,12 +56,13 @@ fn check_value(name: &str, value: &str) -> Option<Result<(), String>> {
 }
 
 /// The files of a file table as the driver's stat walk compares them: each
-/// file on disk (members of archives have none), its size and mtime.
+/// file on disk (members of archives have none; files and folders not read
+/// have no figures: the walk cannot open them either), its size and mtime.
 fn table_files(table: &Path) -> fsim::Result<Vec<fsim::driver::ListedFile>> {
     let (files, _) = fsim::formats::read_file_table(table)?;
     Ok(files
         .into_iter()
-        .filter(|f| !f.view.is_member())
+        .filter(|f| !f.view.is_member() && f.view.unread.is_none())
         .map(|f| fsim::driver::ListedFile {
             path: PathBuf::from(OsString::from_vec(f.path)),
             size: f.view.raw_size,
