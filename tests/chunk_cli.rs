@@ -231,8 +231,9 @@ fn fifo_not_opened_and_symlink_not_followed() {
     let paths: Vec<Vec<u8>> = rows.iter().map(|r| r.path.clone()).collect();
     assert_eq!(paths, vec![b"t/real".to_vec()]);
     // With -L a link to a file of the root is not a second file (it is
-    // read by its own name), and the link up to the root's parent leads
-    // back to the root's own folder, walked once.
+    // read by its own name); the link up to the root's parent walks the
+    // first run's outputs there, but not this run's own (nor their
+    // temporary files), and leads back to the root's folder, walked once.
     let o = ok(
         d.path(),
         &["-q", "-L", "-o", "c2.tsv", "--files-out", "f2.tsv", "t"],
@@ -241,7 +242,11 @@ fn fifo_not_opened_and_symlink_not_followed() {
     let paths: Vec<Vec<u8>> = rows.iter().map(|r| r.path.clone()).collect();
     assert_eq!(
         paths,
-        vec![b"t/real".to_vec()],
+        vec![
+            b"t/dirlink/c.tsv".to_vec(),
+            b"t/dirlink/files.tsv".to_vec(),
+            b"t/real".to_vec()
+        ],
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );

@@ -224,6 +224,12 @@ fn main() -> ExitCode {
             Some(j) => j as usize,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
+        // fsim-chunk never reads what it writes (`-o chunks.tsv .`).
+        let own_outputs = [args.output.clone(), Some(args.files_out.clone())]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.as_os_str() != "-")
+            .collect();
         let cfg = Config {
             walk: WalkConfig {
                 roots: args.roots,
@@ -233,6 +239,7 @@ fn main() -> ExitCode {
                 exclude: args.exclude.iter().map(|p| PathPattern::parse(p)).collect(),
                 min_size: args.min_size.unwrap_or(0),
                 max_size: args.max_size,
+                own_outputs,
             },
             output: args.output,
             files_out: args.files_out,

@@ -41,6 +41,8 @@
 //! * A folder holding a `CACHEDIR.TAG` written by fsim (a work folder, see
 //!   [`is_fsim_work`]) is never walked: fsim's own files are never input.
 //!   Counted as `work_folders`.
+//! * The walking program's own outputs (`own_outputs`) and their temporary
+//!   files are never input, wherever the roots lead.
 //! * `exclude` patterns ([`PathPattern`], matched against the escaped path
 //!   as walked) leave out the files and the folders (with everything below)
 //!   they match, below the roots, and the files outside `min_size` and
@@ -75,6 +77,9 @@ pub struct WalkConfig {
     pub min_size: u64,
     /// Files larger than this many bytes are left out.
     pub max_size: Option<u64>,
+    /// The files the walking program writes: never input, nor their
+    /// temporary files beside them (`.NAME.XXXXXX.tmp`, [`crate::io::Output`]).
+    pub own_outputs: Vec<PathBuf>,
 }
 
 /// What the walk reports, in walk order.
@@ -132,27 +137,71 @@ struct Seen {
     /// Canonical paths of the folder roots: a file root inside one is
     /// walked with it.
     dir_roots: Vec<PathBuf>,
+    /// (folder identity, file name) of each of the program's own outputs.
+    outputs: Vec<((u64, u64), std::ffi::OsString)>,
+    /// The folders of its outputs as the walk names them, with the names.
+    output_dirs: Vec<(PathBuf, std::ffi::OsString)>,
 }
 
 impl Seen {
-    fn new(roots: &[PathBuf]) -> Seen {
-        let dir_roots = roots
+    fn new(cfg: &WalkConfig) -> Seen {
+        use std::os::unix::fs::MetadataExt;
+        let dir_roots = cfg
+            .roots
             .iter()
             .filter(|r| r.is_dir())
             .filter_map(|r| std::fs::canonicalize(r).ok())
+            .collect();
+        let outputs = cfg
+            .own_outputs
+            .iter()
+            .filter_map(|o| {
+                let dir = match o.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                let m = std::fs::metadata(dir).ok()?;
+                Some(((m.dev(), m.ino()), o.file_name()?.to_owned()))
+            })
             .collect();
         Seen {
             dirs: HashSet::new(),
             files: HashSet::new(),
             dir_roots,
+            outputs,
+            output_dirs: Vec::new(),
         }
     }
 
     /// False when the folder at `path` (`meta` its own, links followed)
     /// was walked already.
-    fn first_dir(&mut self, meta: &std::fs::Metadata) -> bool {
+    fn first_dir(&mut self, path: &Path, meta: &std::fs::Metadata) -> bool {
         use std::os::unix::fs::MetadataExt;
-        self.dirs.insert((meta.dev(), meta.ino()))
+        let id = (meta.dev(), meta.ino());
+        for (d, name) in &self.outputs {
+            if *d == id {
+                self.output_dirs.push((path.to_path_buf(), name.clone()));
+            }
+        }
+        self.dirs.insert(id)
+    }
+
+    /// Whether `path` is one of the program's own outputs, or the
+    /// temporary file of one.
+    fn own_output(&self, path: &Path) -> bool {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return false;
+        };
+        let name = name.as_bytes();
+        self.output_dirs.iter().any(|(d, out)| {
+            let out = out.as_bytes();
+            d == dir
+                && (name == out
+                    || name.len() > out.len() + 2
+                        && name[0] == b'.'
+                        && name[1..].starts_with(out)
+                        && name.ends_with(b".tmp"))
+        })
     }
 
     /// Whether `path`, reached through a link or given as a root, leads
@@ -207,7 +256,7 @@ pub fn check_roots(roots: &[PathBuf]) -> Result<()> {
 /// of reading the `--files-from` list; everything else is an event.
 pub fn walk(cfg: &WalkConfig, mut sink: impl FnMut(Event) -> bool) -> Result<WalkStats> {
     let mut stats = WalkStats::default();
-    let mut seen = Seen::new(&cfg.roots);
+    let mut seen = Seen::new(cfg);
     for root in &cfg.roots {
         if !walk_root(root, cfg, &mut seen, &mut stats, &mut sink) {
             return Ok(stats);
@@ -271,6 +320,9 @@ fn walk_root(
                 } else if ft.is_file() {
                     if e.depth() > 0 && excluded(e.path(), &cfg.exclude) || !size_ok(&e, cfg) {
                         stats.excluded += 1;
+                        continue;
+                    }
+                    if !seen.output_dirs.is_empty() && seen.own_output(e.path()) {
                         continue;
                     }
                     if !seen.first_file(e.path(), e.depth() == 0, e.path_is_symlink()) {
@@ -337,7 +389,7 @@ fn enter_dir(
     }
     // A folder that cannot be examined is walked: walkdir reports why.
     if let Ok(meta) = e.metadata() {
-        if !seen.first_dir(&meta) {
+        if !seen.first_dir(e.path(), &meta) {
             stats.repeated += 1;
             return false;
         }
