@@ -612,7 +612,11 @@ fn head_json(report: &Report) -> Value {
                 "size": s.size,
                 "overhead": s.overhead(),
                 "count": s.files.len(),
-                "files": s.files.iter().take(MAX_SET_FILES).map(|&f| path(f)).collect::<Vec<_>>(),
+                "note": report.disk_note(s),
+                "files": s.files.iter().take(MAX_SET_FILES).map(|&f| match s.disk.name_of(f) {
+                    Some(k) => format!("{}  (another name of {}: hard link)", path(f), path(k)),
+                    None => path(f),
+                }).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -642,6 +646,19 @@ fn head_json(report: &Report) -> Value {
             report.same_content.len()
         )
     });
+    let hard_links: Vec<Value> = report
+        .hard_links
+        .iter()
+        .take(MAX_SETS)
+        .map(|h| {
+            json!({
+                "id": h.id,
+                "size": h.size,
+                "count": h.files.len(),
+                "files": h.files.iter().take(MAX_SET_FILES).map(|&f| path(f)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
     let pairs = &report.folders.pairs;
     let folders_note = (pairs.len() > MAX_FOLDERS).then(|| {
         format!(
@@ -667,6 +684,9 @@ fn head_json(report: &Report) -> Value {
         "identical_note": identical_note,
         "same_content": same_content,
         "same_note": same_note,
+        "hard_links": hard_links,
+        "hard_links_count": report.hard_links.len(),
+        "walk_note": report.walk_note(),
         "notes": report.notes_html(),
     })
 }
