@@ -840,3 +840,75 @@ impl Default for HtmlOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::files::{FileEntry, FileType, FileView, ViewKind};
+
+    /// A file of `content` and `size` on disk, with a view of `view`
+    /// bytes, a hard-link mark and an archive prefix when given.
+    fn entry(
+        id: u32,
+        content: u128,
+        size: u64,
+        view: u64,
+        link: Option<u64>,
+        member: bool,
+    ) -> FileEntry {
+        let mut v = FileView::raw(size);
+        if view != size {
+            v.kind = ViewKind::Gzip;
+        }
+        v.link = link.map(|ino| (1, ino));
+        v.archive = member.then_some(6);
+        FileEntry {
+            id,
+            size: view,
+            mtime_s: 0,
+            mtime_ns: 0,
+            content,
+            ftype: FileType::Text,
+            view: v,
+            path: format!("a.zip!/f{id}").into_bytes(),
+        }
+    }
+
+    /// The overhead is the bytes on disk a plan could free: names of one
+    /// file count once, archive members and empty views nothing apart.
+    #[test]
+    fn overhead_counts_each_file_on_disk_once() {
+        let mut t = CompactTable::default();
+        let files = [
+            // One file, three names: no set.
+            entry(0, 1, 100, 100, Some(7), false),
+            entry(1, 1, 100, 100, Some(7), false),
+            entry(2, 1, 100, 100, Some(7), false),
+            // A gzip (view 900 bytes), its hard link, a copy, a member.
+            entry(3, 2, 300, 900, Some(8), false),
+            entry(4, 2, 300, 900, Some(8), false),
+            entry(5, 2, 300, 900, None, false),
+            entry(6, 2, 300, 900, None, true),
+            // A loose file and its copy in an archive: nothing to free.
+            entry(7, 3, 50, 50, None, false),
+            entry(8, 3, 50, 50, None, true),
+            // Documents without text (view empty), byte for byte alike.
+            entry(9, 4, 40, 0, None, false),
+            entry(10, 4, 40, 0, None, false),
+        ];
+        for f in &files {
+            t.push(f);
+        }
+        let (sets, links) = identical_sets(&t, &[true; 11]);
+        assert_eq!(links.len(), 1);
+        assert_eq!((links[0].size, &links[0].files[..]), (100, &[0, 1, 2][..]));
+        let figures: Vec<(u64, u64, u32, u32)> = sets
+            .iter()
+            .map(|s| (s.size, s.overhead(), s.disk.files, s.disk.in_archives))
+            .collect();
+        assert_eq!(figures, [(300, 300, 2, 1), (40, 40, 2, 0), (50, 0, 1, 1)]);
+        assert_eq!(sets[0].disk.other_names, [(4, 3)]);
+        assert_eq!(sets[0].disk.name_of(4), Some(3));
+        assert_eq!(sets[0].disk.name_of(5), None);
+    }
+}
