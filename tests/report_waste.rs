@@ -94,6 +94,9 @@ fn a_hard_link_and_a_copy_waste_one_file() {
     write(&repo.join("x.txt"), text(2, 400).as_bytes());
     std::fs::hard_link(repo.join("x.txt"), repo.join("y.txt")).unwrap();
     std::fs::copy(repo.join("x.txt"), repo.join("z.txt")).unwrap();
+    // A version of x: x is in a cluster, its copies and names beside it.
+    let version = text(2, 400).replace("line 7 of", "line seven of");
+    write(&repo.join("x-v2.txt"), version.as_bytes());
     let size = std::fs::metadata(repo.join("x.txt")).unwrap().len();
     let (j, [txt, _, html]) = report(&repo, &t.path().join("work"), &[]);
     assert_eq!(j["summary"]["overhead_bytes"], size, "{txt}");
@@ -111,6 +114,18 @@ fn a_hard_link_and_a_copy_waste_one_file() {
         "{txt}"
     );
     assert!(html.contains("y.txt  (another name of "));
+    // In the cluster: z is a copy, y a name.
+    let file = &j["clusters"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str().unwrap().ends_with("/x.txt"))
+        .expect("x in the cluster")
+        .clone();
+    let ends = |v: &Value, name: &str| v[0].as_str().unwrap().ends_with(name);
+    assert!(ends(&file["identical_copies"], "/z.txt"), "{file}");
+    assert!(ends(&file["other_names"], "/y.txt"), "{file}");
+    assert!(txt.contains("(+1 identical copies, +1 other names of them: hard links)"));
 }
 
 fn scan(name: &str) -> PathBuf {

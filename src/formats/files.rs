@@ -575,14 +575,19 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
 
 /// Read a file table (a path, or `-`) as a [`CompactTable`], for the
 /// stages that hold a million files' paths (fsim-report).
-/// Also returns its trailer, which holds the walk's counts.
+/// Also returns the walk's counts of its trailer (only those: the other
+/// keys were checked by the scan, as each reader needs them).
 pub fn read_compact_table(path: &Path) -> Result<(CompactTable, Params, FilesTrailer)> {
     let mut t = CompactTable::default();
     let (params, trailer) = scan_file_table_ends(path, &mut |e| t.push(&e))?;
     t.shrink_to_fit();
-    let trailer = FilesTrailer::parse(&trailer)
-        .map_err(|m| Error::msg(format!("{}: {m}", path.display())))?;
-    Ok((t, params, trailer))
+    let walk = FilesTrailer {
+        repeated: trailer.get_u64("repeated"),
+        work_folders: trailer.get_u64("work-folders"),
+        excluded: trailer.get_u64("excluded"),
+        ..FilesTrailer::default()
+    };
+    Ok((t, params, walk))
 }
 
 /// Check a file table (header, consecutive ids, trailer count and digest)

@@ -471,7 +471,12 @@ impl Visit for Page<'_> {
         self.push(&escape_json_for_script(&t[..t.len() - 1]))?;
         self.push(",\"files\":[")?;
         for (k, &f) in c.files[..n].iter().enumerate() {
-            let copies: Vec<String> = r.copies(f).iter().map(|&x| path(x)).collect();
+            let (copies, names) = r.copies_apart(f);
+            let copies: Vec<String> = copies
+                .iter()
+                .map(|&x| path(x))
+                .chain(names.iter().map(|&x| format!("{}  (hard link)", path(x))))
+                .collect();
             let mut v = json!([
                 path(f),
                 r.size(f),

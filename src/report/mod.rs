@@ -147,12 +147,18 @@ impl Report {
         Some((t.chunks.to_string(), crate::formats::hex128(t.sum)))
     }
 
-    /// Copies of a representative (other members of its identical set).
-    pub(crate) fn copies(&self, id: u32) -> &[u32] {
-        match self.set_of.get(&id) {
-            Some(&s) => &self.identical[s].files[1..],
-            None => &[],
-        }
+    /// The other members of a representative's identical set, the copies
+    /// apart from the other names of a file among them (hard links: a
+    /// name of the representative or of one of its copies, no copy
+    /// itself): (copies, other names).
+    pub(crate) fn copies_apart(&self, id: u32) -> (Vec<u32>, Vec<u32>) {
+        let Some(&s) = self.set_of.get(&id) else {
+            return (Vec::new(), Vec::new());
+        };
+        let set = &self.identical[s];
+        set.files[1..]
+            .iter()
+            .partition(|&&x| set.disk.name_of(x).is_none())
     }
 
     pub fn summary(&self) -> Value {
@@ -465,9 +471,15 @@ impl Report {
         }
         json.number("file_size", e.size);
         json.number("id", f);
-        json.array("identical_copies", self.copies(f), |&x, out, _| {
+        let (copies, names) = self.copies_apart(f);
+        json.array("identical_copies", &copies, |&x, out, _| {
             json_path(self.files.path(x), out)
         });
+        if !names.is_empty() {
+            json.array("other_names", &names, |&x, out, _| {
+                json_path(self.files.path(x), out)
+            });
+        }
         json.path("path", e.path);
         json.number("size", self.size(f));
         if let Some(r) = review {
@@ -799,10 +811,14 @@ impl Report {
                 );
             }
             for (i, &f) in c.files.iter().enumerate() {
-                let copies = self.copies(f);
+                let (copies, names) = self.copies_apart(f);
                 let mut extra = self.view_suffix(f);
-                if !copies.is_empty() {
-                    extra.push_str(&format!("  (+{} identical copies)", copies.len()));
+                match (copies.len(), names.len()) {
+                    (0, 0) => {}
+                    (c, 0) => extra.push_str(&format!("  (+{c} identical copies)")),
+                    (c, n) => extra.push_str(&format!(
+                        "  (+{c} identical copies, +{n} other names of them: hard links)"
+                    )),
                 }
                 let coll = match self.collection(f) {
                     Some(c) if self.collections.len() > 1 => format!("[{c}] "),

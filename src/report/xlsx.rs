@@ -618,7 +618,7 @@ fn cluster_file_row(
     let f = c.files[i];
     // % similar: the largest share of this file found in one link.
     let best = report.best[f as usize];
-    let copies = report.copies(f).len();
+    let copies = report.copies_apart(f).0.len();
     ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
     ws.write_string(r, 1, c.id.as_str()).map_err(xerr)?;
     ws.write_number_with_format(r, 7, report.size(f) as f64, &s.bytes)
