@@ -163,7 +163,10 @@ fn byte_identical_scans_are_one_set_compared_by_their_bytes() {
     let notes = &j["unreadable_documents"];
     assert_eq!(notes["count"], 4, "each scan has its note: {notes}");
     for n in notes["listed"].as_array().unwrap() {
-        assert_eq!(n["note"], "unreadable as pdf: raw bytes compared");
+        assert_eq!(
+            n["note"],
+            "no text read as pdf (unreadable, or a scan or a document without text): raw bytes compared"
+        );
     }
     assert!(txt.contains("documents compared by their raw bytes"));
 }
