@@ -142,10 +142,10 @@ fn documents_are_compared_by_their_text() {
     assert_eq!(name(&u["listed"][0]["path"]), "cut.docx");
     assert_eq!(
         u["listed"][0]["note"],
-        "unreadable as docx: raw bytes compared"
+        "no text read as docx (unreadable, or a scan or a document without text): raw bytes compared"
     );
     assert!(
-        text.contains("/broken/cut.docx  (unreadable as docx: raw bytes compared)"),
+        text.contains("/broken/cut.docx  (no text read as docx (unreadable, or a scan or a document without text): raw bytes compared)"),
         "{text}"
     );
     assert!(text.contains("letter-v1.docx  [docx text]"), "{text}");

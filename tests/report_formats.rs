@@ -427,7 +427,14 @@ fn xlsx_reads_back_with_outlines() {
     let rows: Vec<Vec<String>> = a.rows().map(cells).collect();
     assert_eq!(
         rows[0],
-        ["Set", "Files", "Overhead (bytes)", "Size (bytes)", "Path"]
+        [
+            "Set",
+            "Files",
+            "Overhead (bytes)",
+            "Size (bytes)",
+            "Path",
+            "Note"
+        ]
     );
     let sets = json["identical_sets"].as_array().unwrap();
     assert!(!sets.is_empty());

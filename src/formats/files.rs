@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::formats::escape::{escape_path, unescape_path};
+use crate::formats::headers::FilesTrailer;
 use crate::formats::lines::{open_input, InputCheck, Kind, Line, LineReader, Params};
 use crate::formats::numbers::{
     parse_hex128, parse_id, parse_u64, split_fields, write_hex128, write_id, write_u64,
@@ -647,11 +648,19 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
 
 /// Read a file table (a path, or `-`) as a [`CompactTable`], for the
 /// stages that hold a million files' paths (fsim-report).
-pub fn read_compact_table(path: &Path) -> Result<(CompactTable, Params)> {
+/// Also returns the walk's counts of its trailer (only those: the other
+/// keys were checked by the scan, as each reader needs them).
+pub fn read_compact_table(path: &Path) -> Result<(CompactTable, Params, FilesTrailer)> {
     let mut t = CompactTable::default();
-    let params = scan_file_table(path, &mut |e| t.push(&e))?;
+    let (params, trailer) = scan_file_table_ends(path, &mut |e| t.push(&e))?;
     t.shrink_to_fit();
-    Ok((t, params))
+    let walk = FilesTrailer {
+        repeated: trailer.get_u64("repeated"),
+        work_folders: trailer.get_u64("work-folders"),
+        excluded: trailer.get_u64("excluded"),
+        ..FilesTrailer::default()
+    };
+    Ok((t, params, walk))
 }
 
 /// Check a file table (header, consecutive ids, trailer count and digest)
@@ -659,6 +668,15 @@ pub fn read_compact_table(path: &Path) -> Result<(CompactTable, Params)> {
 /// parameters. Nothing is handed on after an error, but entries before it
 /// are: callers drop what they built when this fails.
 pub fn scan_file_table(path: &Path, each: &mut dyn FnMut(FileEntry)) -> Result<Params> {
+    Ok(scan_file_table_ends(path, each)?.0)
+}
+
+/// [`scan_file_table`], returning the header's parameters and the
+/// trailer's (the walk's counts are there: [`FilesTrailer`]).
+pub fn scan_file_table_ends(
+    path: &Path,
+    each: &mut dyn FnMut(FileEntry),
+) -> Result<(Params, Params)> {
     let (input, name) = open_input(path)?;
     let mut r = LineReader::new(input, name.clone());
     let mut check = InputCheck::new(Kind::Files, "files");
@@ -710,14 +728,17 @@ pub fn scan_file_table(path: &Path, each: &mut dyn FnMut(FileEntry)) -> Result<P
         }
     }
     let line = r.line_number();
-    match &announced {
+    let trailer = match announced {
         None => return Err(Error::input(&name, line, "no '#end files' trailer: the file table is truncated")),
-        Some((n, _, _)) if *n != count => {
+        Some((n, _, _)) if n != count => {
             return Err(Error::input(&name, line, format!("{count} files read but the trailer announced {n}: the file table is truncated or was edited")))
         }
-        Some((_, t, at)) => digest.check(t).map_err(|m| Error::input(&name, *at, m))?,
-    }
-    Ok(check.params.clone().unwrap_or_default())
+        Some((_, t, at)) => {
+            digest.check(&t).map_err(|m| Error::input(&name, at, m))?;
+            t
+        }
+    };
+    Ok((check.params.clone().unwrap_or_default(), trailer))
 }
 
 /// A file table held in columns, with every path in one buffer: about 33

@@ -665,17 +665,20 @@ impl<'a> Folders<'a> {
     }
 
     /// Propose the pairs of the identical sets; the number of sets too
-    /// wide to.
+    /// wide to. Two names of one file (hard links) are no copy: they pair
+    /// no folders.
     fn propose_sets(&mut self) -> Result<u64> {
         let mut wide = 0;
         let sets = self.shape.sets;
+        let table = self.shape.table;
+        let one_file = |x: u32, y: u32| table.link(x).is_some() && table.link(x) == table.link(y);
         for s in sets {
             if s.files.len() > SET_FANOUT {
                 wide += 1;
                 continue;
             }
             for (i, &x) in s.files.iter().enumerate() {
-                for &y in &s.files[i + 1..] {
+                for &y in s.files[i + 1..].iter().filter(|&&y| !one_file(x, y)) {
                     self.add(Match {
                         x,
                         y,

@@ -471,7 +471,12 @@ impl Visit for Page<'_> {
         self.push(&escape_json_for_script(&t[..t.len() - 1]))?;
         self.push(",\"files\":[")?;
         for (k, &f) in c.files[..n].iter().enumerate() {
-            let copies: Vec<String> = r.copies(f).iter().map(|&x| path(x)).collect();
+            let (copies, names) = r.copies_apart(f);
+            let copies: Vec<String> = copies
+                .iter()
+                .map(|&x| path(x))
+                .chain(names.iter().map(|&x| format!("{}  (hard link)", path(x))))
+                .collect();
             let mut v = json!([
                 path(f),
                 r.size(f),
@@ -612,7 +617,11 @@ fn head_json(report: &Report) -> Value {
                 "size": s.size,
                 "overhead": s.overhead(),
                 "count": s.files.len(),
-                "files": s.files.iter().take(MAX_SET_FILES).map(|&f| path(f)).collect::<Vec<_>>(),
+                "note": report.disk_note(s),
+                "files": s.files.iter().take(MAX_SET_FILES).map(|&f| match s.disk.name_of(f) {
+                    Some(k) => format!("{}  (another name of {}: hard link)", path(f), path(k)),
+                    None => path(f),
+                }).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -642,6 +651,19 @@ fn head_json(report: &Report) -> Value {
             report.same_content.len()
         )
     });
+    let hard_links: Vec<Value> = report
+        .hard_links
+        .iter()
+        .take(MAX_SETS)
+        .map(|h| {
+            json!({
+                "id": h.id,
+                "size": h.size,
+                "count": h.files.len(),
+                "files": h.files.iter().take(MAX_SET_FILES).map(|&f| path(f)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
     let pairs = &report.folders.pairs;
     let folders_note = (pairs.len() > MAX_FOLDERS).then(|| {
         format!(
@@ -667,6 +689,9 @@ fn head_json(report: &Report) -> Value {
         "identical_note": identical_note,
         "same_content": same_content,
         "same_note": same_note,
+        "hard_links": hard_links,
+        "hard_links_count": report.hard_links.len(),
+        "walk_note": report.walk_note(),
         "notes": report.notes_html(),
     })
 }

@@ -147,12 +147,18 @@ impl Report {
         Some((t.chunks.to_string(), crate::formats::hex128(t.sum)))
     }
 
-    /// Copies of a representative (other members of its identical set).
-    pub(crate) fn copies(&self, id: u32) -> &[u32] {
-        match self.set_of.get(&id) {
-            Some(&s) => &self.identical[s].files[1..],
-            None => &[],
-        }
+    /// The other members of a representative's identical set, the copies
+    /// apart from the other names of a file among them (hard links: a
+    /// name of the representative or of one of its copies, no copy
+    /// itself): (copies, other names).
+    pub(crate) fn copies_apart(&self, id: u32) -> (Vec<u32>, Vec<u32>) {
+        let Some(&s) = self.set_of.get(&id) else {
+            return (Vec::new(), Vec::new());
+        };
+        let set = &self.identical[s];
+        set.files[1..]
+            .iter()
+            .partition(|&&x| set.disk.name_of(x).is_none())
     }
 
     pub fn summary(&self) -> Value {
@@ -172,6 +178,9 @@ impl Report {
             "identical_sets": self.identical.len(),
             "identical_files": ident_files,
             "overhead_bytes": overhead,
+            "identical_in_archives": self.identical.iter().map(|s| u64::from(s.disk.in_archives)).sum::<u64>(),
+            "hard_link_files": self.hard_links.len(),
+            "hard_link_names": self.hard_links.iter().map(|h| h.files.len()).sum::<usize>(),
             "same_content_groups": self.same_content.len(),
             "same_content_files": self.same_content.iter().map(|g| g.files.len()).sum::<usize>(),
             "filtered_links": self.filtered_links,
@@ -222,6 +231,12 @@ impl Report {
                     "id": s.id,
                     "size": s.size,
                     "overhead_bytes": s.overhead(),
+                    "files_on_disk": s.disk.files,
+                    "inside_archives": s.disk.in_archives,
+                    "other_names": s.disk.other_names.iter().map(|&(f, k)| json!({
+                        "path": self.path(f),
+                        "name_of": self.path(k),
+                    })).collect::<Vec<_>>(),
                     "folder_pair": s.folder_pair,
                     "files": s.files.iter().map(|&f| self.path(f)).collect::<Vec<_>>(),
                 })
@@ -239,6 +254,12 @@ impl Report {
             "members_left_out": archives,
             "unreadable_files": unread,
             "identical_sets": identical,
+            "hard_links": self.hard_links.iter().map(|h| json!({
+                "id": h.id,
+                "size": h.size,
+                "names": h.files.iter().map(|&f| self.path(f)).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "walk": self.walk_json(),
             "same_content": self.same_content.iter().map(|g| self.same_content_json(g)).collect::<Vec<_>>(),
             "clusters": marker,
             "collections": self.collections.iter().map(|c| json!({
@@ -248,6 +269,43 @@ impl Report {
             })).collect::<Vec<_>>(),
             "collection_overlap": crate::report::collections::overlap(self).iter().map(|o| o.to_json(self)).collect::<Vec<_>>(),
         })
+    }
+
+    /// The json report's `walk`: the trailer's counts (0 when absent) and
+    /// [`Report::walk_note`].
+    pub(crate) fn walk_json(&self) -> Value {
+        let w = &self.walk;
+        json!({
+            "repeated": w.repeated.unwrap_or(0),
+            "work_folders": w.work_folders.unwrap_or(0),
+            "excluded": w.excluded.unwrap_or(0),
+            "note": self.walk_note(),
+        })
+    }
+
+    /// The tsv rows of the names of one file: the first name with each
+    /// other (`cluster` = `hard-links`, `type` = the file's id, sizes the
+    /// file's, reclaimable 0), and a `note` row (`type` = `walk`) with
+    /// [`Report::walk_note`].
+    pub(crate) fn tsv_hard_links(&self) -> String {
+        let mut o = String::new();
+        for h in &self.hard_links {
+            let (n, size) = (h.files.len(), h.size);
+            for &f in &h.files[1..] {
+                o.push_str(&format!(
+                    "hard-links\t{}\t{n}\t{size}\t100.0\t{size}\t100.0\t100.0\t{size}\t{size}\t{}\t{}\t0\t\t\n",
+                    h.id,
+                    self.path(h.files[0]),
+                    self.path(f),
+                ));
+            }
+        }
+        if let Some(note) = self.walk_note() {
+            o.push_str(&format!(
+                "note\twalk\t0\t0\t0.0\t0\t0.0\t0.0\t0\t0\t\t{note}\t0\t\t\n"
+            ));
+        }
+        o
     }
 
     /// The view a file was compared by, as the reports name it: `docx
@@ -414,9 +472,15 @@ impl Report {
         }
         json.number("file_size", e.size);
         json.number("id", f);
-        json.array("identical_copies", self.copies(f), |&x, out, _| {
+        let (copies, names) = self.copies_apart(f);
+        json.array("identical_copies", &copies, |&x, out, _| {
             json_path(self.files.path(x), out)
         });
+        if !names.is_empty() {
+            json.array("other_names", &names, |&x, out, _| {
+                json_path(self.files.path(x), out)
+            });
+        }
         json.path("path", e.path);
         json.number("size", self.size(f));
         if let Some(r) = review {
@@ -462,6 +526,13 @@ impl Report {
             s["identical_files"],
             human_bytes(s["overhead_bytes"].as_u64().unwrap_or(0)),
         );
+        if !self.hard_links.is_empty() {
+            let _ = writeln!(
+                o,
+                "{dim}hard links: {} files with {} names in all (one file each: no overhead){reset}",
+                s["hard_link_files"], s["hard_link_names"]
+            );
+        }
         let (basis, bound) = self.figures_basis();
         let _ = writeln!(
             o,
@@ -477,6 +548,9 @@ impl Report {
                 "{dim}templates: {n} chunks ignored (templates={}); sizes and percentages are of the payload (file less its template chunks){reset}",
                 &digest[..digest.len().min(10)]
             );
+        }
+        if let Some(note) = self.walk_note() {
+            let _ = writeln!(o, "{dim}walk: {note}{reset}");
         }
         if let Some(note) = self.pruned_note() {
             let _ = writeln!(o, "{dim}pruned: {note}{reset}");
@@ -535,10 +609,11 @@ impl Report {
         }
     }
 
-    /// Section A of the text report: the identical sets and their files.
+    /// Section A of the text report: the identical sets and their files,
+    /// another name of a file shown as such.
     fn text_identical(&self, o: &mut String, st: &Style) {
         use std::fmt::Write;
-        let (bold, head, reset) = (st.bold, st.head, st.reset);
+        let (bold, dim, head, reset) = (st.bold, st.dim, st.head, st.reset);
         let _ = writeln!(
             o,
             "{head}A. Identical files: {} sets{reset}",
@@ -547,19 +622,117 @@ impl Report {
         for s in &self.identical {
             let _ = writeln!(
                 o,
-                "  {bold}set {}{reset}  {} files x {} = {} overhead",
+                "  {bold}set {}{reset}  {} files x {} = {} overhead{}",
                 s.id,
                 s.files.len(),
                 human_bytes(s.size),
-                human_bytes(s.overhead())
+                human_bytes(s.overhead()),
+                self.disk_note(s)
+                    .map_or(String::new(), |n| format!("  {dim}({n}){reset}"))
             );
             if let Some(k) = s.folder_pair {
                 let _ = writeln!(o, "    {}", self.inside_folders(k));
             }
             for &f in &s.files {
+                let _ = match s.disk.name_of(f) {
+                    Some(k) => writeln!(
+                        o,
+                        "    {}  {dim}(another name of {}: hard link){reset}",
+                        self.path(f),
+                        self.path(k)
+                    ),
+                    None => writeln!(o, "    {}", self.path(f)),
+                };
+            }
+        }
+        self.text_hard_links(o, st);
+    }
+
+    /// What a set's overhead leaves out, when it leaves anything out:
+    /// other names of its files, members of archives.
+    pub(crate) fn disk_note(&self, s: &model::IdenticalSet) -> Option<String> {
+        let (names, members) = (s.disk.other_names.len(), s.disk.in_archives);
+        if names == 0 && members == 0 {
+            return None;
+        }
+        let mut parts = vec![format!("{} files on disk", s.disk.files)];
+        match names {
+            0 => {}
+            1 => parts.push("1 more name of one of them (hard link)".to_string()),
+            n => parts.push(format!("{n} more names of them (hard links)")),
+        }
+        match members {
+            0 => {}
+            1 => parts.push("1 inside an archive".to_string()),
+            n => parts.push(format!("{n} inside archives")),
+        }
+        Some(format!(
+            "{}: the overhead counts each file on disk once",
+            parts.join(", ")
+        ))
+    }
+
+    /// Section A1 of the text report: names of one file with no other
+    /// file of their content (nothing when there are none).
+    fn text_hard_links(&self, o: &mut String, st: &Style) {
+        use std::fmt::Write;
+        if self.hard_links.is_empty() {
+            return;
+        }
+        let (bold, dim, head, reset) = (st.bold, st.dim, st.head, st.reset);
+        let _ = writeln!(
+            o,
+            "{head}A1. Hard links: {} files with several names{reset}",
+            self.hard_links.len()
+        );
+        let _ = writeln!(
+            o,
+            "{dim}each is one file on disk under several names: not copies, nothing to reclaim{reset}"
+        );
+        for h in &self.hard_links {
+            let _ = writeln!(
+                o,
+                "  {bold}hard links {}{reset}  one file, {} names, {}",
+                h.id,
+                h.files.len(),
+                human_bytes(h.size)
+            );
+            for &f in &h.files {
                 let _ = writeln!(o, "    {}", self.path(f));
             }
         }
+    }
+
+    /// The walk's counts of the file table's trailer as one line, when
+    /// any is not zero: what was reached twice and read once, and what
+    /// was left out.
+    pub fn walk_note(&self) -> Option<String> {
+        let w = &self.walk;
+        let plural =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = Vec::new();
+        if let Some(n) = w.repeated.filter(|&n| n > 0) {
+            parts.push(plural(
+                n,
+                "folder or file reached twice was read once",
+                "folders or files reached twice were read once",
+            ));
+        }
+        if let Some(n) = w.work_folders.filter(|&n| n > 0) {
+            parts.push(plural(
+                n,
+                "fsim work folder left out",
+                "fsim work folders left out",
+            ));
+        }
+        if let Some(n) = w.excluded.filter(|&n| n > 0) {
+            parts.push(plural(
+                n,
+                "file or folder left out by --exclude or the size limits",
+                "files or folders left out by --exclude or the size limits",
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     /// The line that says a group lies inside folder pair `k`.
@@ -639,10 +812,14 @@ impl Report {
                 );
             }
             for (i, &f) in c.files.iter().enumerate() {
-                let copies = self.copies(f);
+                let (copies, names) = self.copies_apart(f);
                 let mut extra = self.view_suffix(f);
-                if !copies.is_empty() {
-                    extra.push_str(&format!("  (+{} identical copies)", copies.len()));
+                match (copies.len(), names.len()) {
+                    (0, 0) => {}
+                    (c, 0) => extra.push_str(&format!("  (+{c} identical copies)")),
+                    (c, n) => extra.push_str(&format!(
+                        "  (+{c} identical copies, +{n} other names of them: hard links)"
+                    )),
                 }
                 let coll = match self.collection(f) {
                     Some(c) if self.collections.len() > 1 => format!("[{c}] "),

@@ -3,7 +3,7 @@
 //! renders it, and the options it is built with.
 
 use crate::error::{Error, Result};
-use crate::formats::headers::{PairsHeader, ReportParams};
+use crate::formats::headers::{FilesTrailer, PairsHeader, ReportParams};
 use crate::formats::open_input;
 use crate::formats::{
     escape_path_string, hex128, pairs, Digest, InputCheck, Kind, Line, LineReader, Params,
@@ -188,20 +188,84 @@ pub const REVIEW_LEVELS: [f64; 3] = [50.0, 70.0, 90.0];
 /// Closest relatives shown per file of a large cluster.
 pub const CLOSEST: usize = 3;
 
-/// A set of files with identical content.
+/// A set of files with identical content: equal raw bytes, not empty on
+/// disk, at least two files among them (names of one file are one file:
+/// a group of those alone is a [`HardLinks`]).
 #[derive(Debug, Clone)]
 pub struct IdenticalSet {
     pub id: String,
+    /// Length on disk of each file (its raw size).
     pub size: u64,
+    /// Every name with this content, in file id order.
     pub files: Vec<u32>,
+    /// The figures of the set on disk ([`OnDisk`]).
+    pub disk: OnDisk,
     /// The reported folder pair that holds all its files, if any.
     pub folder_pair: Option<u32>,
 }
 
-impl IdenticalSet {
-    pub fn overhead(&self) -> u64 {
-        self.size * (self.files.len() as u64 - 1)
+/// What a group of names with one content is on disk: which names are
+/// another name of a file listed before them (hard links), and how many
+/// are members of archives. Sparse: most sets have neither.
+#[derive(Debug, Clone, Default)]
+pub struct OnDisk {
+    /// Distinct files outside archives (names of one file count once).
+    pub files: u32,
+    /// Members of archives: copies nobody can remove alone.
+    pub in_archives: u32,
+    /// (name, the first name of its file) of each name after the first of
+    /// a file with several names, in file id order.
+    pub other_names: Vec<(u32, u32)>,
+}
+
+impl OnDisk {
+    /// The figures of `names` (file id order) in `table`.
+    pub fn of(table: &CompactTable, names: &[u32]) -> OnDisk {
+        let mut d = OnDisk::default();
+        let mut first: HashMap<(u64, u64), u32> = HashMap::new();
+        for &f in names {
+            let e = table.at(f);
+            if e.archive.is_some() {
+                d.in_archives += 1;
+                continue;
+            }
+            match e.link.map(|l| *first.entry(l).or_insert(f)) {
+                Some(k) if k != f => d.other_names.push((f, k)),
+                _ => d.files += 1,
+            }
+        }
+        d
     }
+
+    /// The first name of `f`'s file when `f` is another name of it.
+    pub fn name_of(&self, f: u32) -> Option<u32> {
+        self.other_names
+            .binary_search_by_key(&f, |&(x, _)| x)
+            .ok()
+            .map(|k| self.other_names[k].1)
+    }
+}
+
+impl IdenticalSet {
+    /// Bytes a plan could reclaim (docs/formats.md, *Reports*): one
+    /// file's length on disk for each file on disk past the one kept.
+    /// Another name of a file frees nothing, nor does a member of an
+    /// archive (nobody can remove it alone).
+    pub fn overhead(&self) -> u64 {
+        self.size * u64::from(self.disk.files.saturating_sub(1))
+    }
+}
+
+/// Names of one file (hard links) with no other file of their content:
+/// one file, nothing to reclaim.
+#[derive(Debug, Clone)]
+pub struct HardLinks {
+    /// The first 10 hex digits of the content hash.
+    pub id: String,
+    /// The file's length on disk.
+    pub size: u64,
+    /// Its names, in file id order.
+    pub files: Vec<u32>,
 }
 
 /// Files whose content views are equal but whose bytes differ ("same
@@ -264,6 +328,11 @@ pub struct Report {
     pub params: Params,
     pub config: Config,
     pub identical: Vec<IdenticalSet>,
+    /// Names of one file with no other file of their content ([`HardLinks`]).
+    pub hard_links: Vec<HardLinks>,
+    /// The file table's trailer: folders and files the walk reached twice,
+    /// the work folders and the files it left out.
+    pub walk: FilesTrailer,
     /// Same content, different file ([`SameContent`]).
     pub same_content: Vec<SameContent>,
     pub clusters: Vec<Cluster>,
@@ -343,7 +412,12 @@ pub(crate) fn model_bytes(m: &ModelCounts) -> u64 {
         + (CLOSEST * size_of::<(f64, Pair)>()) as u64
         + 16;
     let sets = m.identical.len() as u64;
-    let set_files: u64 = m.identical.iter().map(|s| s.files.len() as u64).sum();
+    // A set's files, and 8 bytes for each other name of a file in it.
+    let set_files: u64 = m
+        .identical
+        .iter()
+        .map(|s| s.files.len() as u64 + 2 * s.disk.other_names.len() as u64)
+        .sum();
     let per_set = size_of::<IdenticalSet>() as u64 + 16 + 2 * (4 + size_of::<usize>() as u64);
     // Same content groups: the group, its id and files (their build
     // sorted (hash, id) pairs of 32 bytes, freed before the links).
@@ -380,6 +454,16 @@ impl Report {
             same_content: &self.same_content,
             best: !self.best.is_empty(),
         }) + self.folders.heap_bytes()
+            + self.hard_links_bytes()
+    }
+
+    /// What the names of one file hold: each group and its names.
+    fn hard_links_bytes(&self) -> u64 {
+        let group = std::mem::size_of::<HardLinks>() as u64 + 10 + 32;
+        self.hard_links
+            .iter()
+            .map(|h| group + 4 * h.files.len() as u64)
+            .sum()
     }
 
     /// The memory left for links within `--memory`. When nothing is left,
@@ -528,12 +612,15 @@ pub(crate) struct Prelude {
     pub sizes: Vec<u64>,
     pub path_ok: Vec<bool>,
     pub identical: Vec<IdenticalSet>,
+    pub hard_links: Vec<HardLinks>,
     pub set_of: HashMap<u32, usize>,
     pub same_content: Vec<SameContent>,
+    /// The file table's trailer: the walk's counts.
+    pub walk: FilesTrailer,
 }
 
 pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
-    let (files, table_params) = read_compact_table(&config.files)?;
+    let (files, table_params, walk) = read_compact_table(&config.files)?;
     let files_name = config.files.display().to_string();
     let collections = crate::formats::collections::read(&config.files)?;
     let coll = crate::formats::collections::of_files(&collections, files.len())
@@ -546,31 +633,7 @@ pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
         .map(|f| !path_filtered || filters.file_ok(&escape_path_string(f.path)))
         .collect();
 
-    // Identical sets (2.4): equal content hash, non-empty files. The ids
-    // are sorted by content: 4 bytes a file, where a map from content to
-    // ids cost ~80 (80 MB at a million files, over the report's budget).
-    let mut ids: Vec<u32> = files
-        .iter()
-        .filter(|f| f.size > 0 && path_ok[f.id as usize])
-        .map(|f| f.id)
-        .collect();
-    ids.sort_unstable_by_key(|&i| (files.content(i), i));
-    let mut identical: Vec<IdenticalSet> = ids
-        .chunk_by(|&x, &y| files.content(x) == files.content(y))
-        .filter(|v| v.len() > 1)
-        .map(|v| IdenticalSet {
-            id: hex128(files.content(v[0]))[..10].to_string(),
-            size: files.at(v[0]).size,
-            files: v.to_vec(),
-            folder_pair: None,
-        })
-        .collect();
-    drop(ids);
-    identical.sort_by(|x, y| {
-        y.overhead()
-            .cmp(&x.overhead())
-            .then(x.files[0].cmp(&y.files[0]))
-    });
+    let (identical, hard_links) = identical_sets(&files, &path_ok);
     let mut set_of = HashMap::new();
     for (i, s) in identical.iter().enumerate() {
         set_of.insert(s.files[0], i);
@@ -585,9 +648,57 @@ pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
         sizes,
         path_ok,
         identical,
+        hard_links,
         set_of,
         same_content,
+        walk,
     })
+}
+
+/// The identical sets (2.4) of the files `path_ok` keeps, and the names
+/// of one file with no other file of their content: equal content hash
+/// (raw bytes), not empty on disk (a document with no text is a file like
+/// any other). Sets by overhead (largest first), hard links by size, then
+/// by first file. The ids are sorted by content: 4 bytes a file, where a
+/// map from content to ids cost ~80 (80 MB at a million files, over the
+/// report's budget).
+pub(crate) fn identical_sets(
+    files: &CompactTable,
+    path_ok: &[bool],
+) -> (Vec<IdenticalSet>, Vec<HardLinks>) {
+    let mut ids: Vec<u32> = files
+        .iter()
+        .filter(|f| f.raw_size > 0 && path_ok[f.id as usize])
+        .map(|f| f.id)
+        .collect();
+    ids.sort_unstable_by_key(|&i| (files.content(i), i));
+    let (mut identical, mut hard_links) = (Vec::new(), Vec::new());
+    for v in ids.chunk_by(|&x, &y| files.content(x) == files.content(y)) {
+        if v.len() < 2 {
+            continue;
+        }
+        let id = hex128(files.content(v[0]))[..10].to_string();
+        let (size, disk) = (files.raw_size(v[0]), OnDisk::of(files, v));
+        if disk.files == 1 && disk.in_archives == 0 {
+            let files = v.to_vec();
+            hard_links.push(HardLinks { id, size, files });
+            continue;
+        }
+        identical.push(IdenticalSet {
+            id,
+            size,
+            files: v.to_vec(),
+            disk,
+            folder_pair: None,
+        });
+    }
+    identical.sort_by(|x, y| {
+        y.overhead()
+            .cmp(&x.overhead())
+            .then(x.files[0].cmp(&y.files[0]))
+    });
+    hard_links.sort_by(|x, y| y.size.cmp(&x.size).then(x.files[0].cmp(&y.files[0])));
+    (identical, hard_links)
 }
 
 /// Median size of a cluster's members (its files sorted by size
@@ -727,5 +838,77 @@ impl Default for HtmlOptions {
             max_views: 200,
             text_cap: 256 << 10,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::files::{FileEntry, FileType, FileView, ViewKind};
+
+    /// A file of `content` and `size` on disk, with a view of `view`
+    /// bytes, a hard-link mark and an archive prefix when given.
+    fn entry(
+        id: u32,
+        content: u128,
+        size: u64,
+        view: u64,
+        link: Option<u64>,
+        member: bool,
+    ) -> FileEntry {
+        let mut v = FileView::raw(size);
+        if view != size {
+            v.kind = ViewKind::Gzip;
+        }
+        v.link = link.map(|ino| (1, ino));
+        v.archive = member.then_some(6);
+        FileEntry {
+            id,
+            size: view,
+            mtime_s: 0,
+            mtime_ns: 0,
+            content,
+            ftype: FileType::Text,
+            view: v,
+            path: format!("a.zip!/f{id}").into_bytes(),
+        }
+    }
+
+    /// The overhead is the bytes on disk a plan could free: names of one
+    /// file count once, archive members and empty views nothing apart.
+    #[test]
+    fn overhead_counts_each_file_on_disk_once() {
+        let mut t = CompactTable::default();
+        let files = [
+            // One file, three names: no set.
+            entry(0, 1, 100, 100, Some(7), false),
+            entry(1, 1, 100, 100, Some(7), false),
+            entry(2, 1, 100, 100, Some(7), false),
+            // A gzip (view 900 bytes), its hard link, a copy, a member.
+            entry(3, 2, 300, 900, Some(8), false),
+            entry(4, 2, 300, 900, Some(8), false),
+            entry(5, 2, 300, 900, None, false),
+            entry(6, 2, 300, 900, None, true),
+            // A loose file and its copy in an archive: nothing to free.
+            entry(7, 3, 50, 50, None, false),
+            entry(8, 3, 50, 50, None, true),
+            // Documents without text (view empty), byte for byte alike.
+            entry(9, 4, 40, 0, None, false),
+            entry(10, 4, 40, 0, None, false),
+        ];
+        for f in &files {
+            t.push(f);
+        }
+        let (sets, links) = identical_sets(&t, &[true; 11]);
+        assert_eq!(links.len(), 1);
+        assert_eq!((links[0].size, &links[0].files[..]), (100, &[0, 1, 2][..]));
+        let figures: Vec<(u64, u64, u32, u32)> = sets
+            .iter()
+            .map(|s| (s.size, s.overhead(), s.disk.files, s.disk.in_archives))
+            .collect();
+        assert_eq!(figures, [(300, 300, 2, 1), (40, 40, 2, 0), (50, 0, 1, 1)]);
+        assert_eq!(sets[0].disk.other_names, [(4, 3)]);
+        assert_eq!(sets[0].disk.name_of(4), Some(3));
+        assert_eq!(sets[0].disk.name_of(5), None);
     }
 }

@@ -74,7 +74,12 @@ fn note_of(f: &FileRef) -> Option<Note> {
         return Some(Note {
             id: f.id,
             kind: DOCUMENT,
-            text: format!("unreadable as {}: raw bytes compared", k.name()),
+            // The table cannot tell a broken document from one with no
+            // text (a scanned PDF): both are compared by their bytes.
+            text: format!(
+                "no text read as {} (unreadable, or a scan or a document without text): raw bytes compared",
+                k.name()
+            ),
         });
     }
     f.left_out.map(|l| Note {
@@ -139,7 +144,7 @@ impl Report {
             (
                 &n.documents,
                 n.document_count,
-                "documents compared by their raw bytes (unreadable as their kind; fsim-chunk's warnings say why)",
+                "documents compared by their raw bytes (unreadable as their kind, or without text; fsim-chunk's warnings say why)",
             ),
             (
                 &n.archives,

@@ -791,6 +791,8 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         params: report_params(pair_params, &config),
         config,
         identical: pre.identical,
+        hard_links: pre.hard_links,
+        walk: pre.walk,
         same_content: pre.same_content,
         clusters: Vec::new(),
         set_of: pre.set_of,
@@ -835,7 +837,9 @@ fn folder_pairs(report: &Report, source: &mut Source) -> Result<FolderReport> {
         .identical
         .iter()
         .map(|s| SetRef {
-            size: s.size,
+            // The folder figures are in the sizes the links use (a
+            // view's), as the folders' bytes are.
+            size: report.files.size(s.files[0]),
             files: &s.files,
         })
         .collect();
@@ -949,6 +953,7 @@ impl Sink {
                     self.push(&f.tsv())?;
                 }
                 self.push(&r.tsv_same_content())?;
+                self.push(&r.tsv_hard_links())?;
                 self.push(&r.notes_tsv())
             }
             _ => self.push("{\n  \"clusters\": "),

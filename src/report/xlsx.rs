@@ -276,6 +276,7 @@ pub(crate) fn write(
     summary_sheet(&mut wb, &s, report, &layout)?;
     folders_sheet(&mut wb, &s, report)?;
     identical_sheet(&mut wb, &s, report, &layout)?;
+    hard_links_sheet(&mut wb, &s, report)?;
     same_content_sheet(&mut wb, &s, report)?;
     clusters_sheet(&mut wb, &s, report, &layout)?;
     links_sheet(&mut wb, &s, report, &layout, source, rank)?;
@@ -329,6 +330,9 @@ fn summary_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layout
     if layout.links_left > 0 {
         notes.push(("left out", links_note(layout.links_left)));
     }
+    if let Some(note) = report.walk_note() {
+        notes.push(("walk", note));
+    }
     if let Some(note) = report.pruned_note() {
         notes.push(("pruned", note));
     }
@@ -371,6 +375,7 @@ fn identical_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layo
             ("Overhead (bytes)", 17.0),
             ("Size (bytes)", 14.0),
             ("Path", 90.0),
+            ("Note", 60.0),
         ],
         &layout.set_sizes,
         layout.outline_a,
@@ -386,15 +391,22 @@ fn identical_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layo
                 .map_err(xerr)?;
             ws.write_string_with_format(r, 4, path(set.files[0]), &s.group)
                 .map_err(xerr)?;
+            let note = report.disk_note(set).unwrap_or_default();
+            ws.write_string_with_format(r, 5, note, &s.group)
+                .map_err(xerr)?;
             Ok(())
         },
         |ws, k, i, r| {
             let set = &report.identical[k];
             let f = set.files[i];
             ws.write_string(r, 0, &set.id).map_err(xerr)?;
-            ws.write_number_with_format(r, 3, report.size(f) as f64, &s.bytes)
+            ws.write_number_with_format(r, 3, set.size as f64, &s.bytes)
                 .map_err(xerr)?;
             ws.write_string(r, 4, path(f)).map_err(xerr)?;
+            if let Some(k) = set.disk.name_of(f) {
+                let note = format!("another name of {}: hard link", path(k));
+                ws.write_string(r, 5, note).map_err(xerr)?;
+            }
             Ok(())
         },
     )
@@ -445,6 +457,42 @@ fn folders_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()> {
     }
     if fit < pairs.len() {
         truncated(ws, fit as u32 + 1, pairs.len() - fit)?;
+    }
+    Ok(())
+}
+
+/// Sheet A1 (only when there are any): names of one file with no other
+/// file of their content, one row per name.
+fn hard_links_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()> {
+    if report.hard_links.is_empty() {
+        return Ok(());
+    }
+    let ws = wb.add_worksheet_with_constant_memory();
+    ws.set_name("A1 Hard links").map_err(xerr)?;
+    let rows: usize = report.hard_links.iter().map(|h| h.files.len()).sum();
+    let fit = rows.min(ROW_MAX as usize - 2);
+    let cols = [
+        ("File", 13.0),
+        ("Names", 8.0),
+        ("Size (bytes)", 14.0),
+        ("Name", 90.0),
+    ];
+    header(ws, s, &cols, fit as u32)?;
+    let all = report
+        .hard_links
+        .iter()
+        .flat_map(|h| h.files.iter().map(move |&f| (h, f)));
+    for (k, (h, f)) in all.take(fit).enumerate() {
+        let r = k as u32 + 1;
+        ws.write_string(r, 0, &h.id).map_err(xerr)?;
+        ws.write_number(r, 1, h.files.len() as f64).map_err(xerr)?;
+        ws.write_number_with_format(r, 2, h.size as f64, &s.bytes)
+            .map_err(xerr)?;
+        ws.write_string(r, 3, escape_path_string(report.files.at(f).path))
+            .map_err(xerr)?;
+    }
+    if fit < rows {
+        truncated(ws, fit as u32 + 1, rows - fit)?;
     }
     Ok(())
 }
@@ -570,7 +618,7 @@ fn cluster_file_row(
     let f = c.files[i];
     // % similar: the largest share of this file found in one link.
     let best = report.best[f as usize];
-    let copies = report.copies(f).len();
+    let copies = report.copies_apart(f).0.len();
     ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
     ws.write_string(r, 1, c.id.as_str()).map_err(xerr)?;
     ws.write_number_with_format(r, 7, report.size(f) as f64, &s.bytes)

@@ -162,6 +162,34 @@ def pdf(name, encrypt=None):
     c.save()
 
 
+def scan(name, seed):
+    """An image-only PDF, as a scanner writes one: a page holding one
+    grey image (64 x 64, Flate) and no text. Written by hand, byte for
+    byte the same on every run; `seed` draws the image's pixels."""
+    import zlib
+
+    pixels = bytes((x * 7 + y * 13 + seed * 31 + (x * y * seed) % 17) % 256 for y in range(64) for x in range(64))
+    image = zlib.compress(pixels, 9)
+    page = b"q 400 0 0 400 100 300 cm /Im1 Do Q\n"
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /XObject /Subtype /Image /Width 64 /Height 64 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length %d >>\nstream\n" % len(image) + image + b"\nendstream",
+        b"<< /Length %d >>\nstream\n" % len(page) + page + b"endstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for i, o in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + o + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    open(name, "wb").write(out)
+
+
 def mail():
     m = EmailMessage()
     m["From"] = "Ana Souza <ana@example.org>"
@@ -194,6 +222,8 @@ pptx("review.pptx")
 epub("minutes.epub")
 pdf("minutes.pdf")
 pdf("minutes-encrypted.pdf", encrypt="secret")
+scan("scan-a.pdf", 1)
+scan("scan-b.pdf", 2)
 mail()
 open("notes.txt", "w").write("".join(f"{i}: {l}\n" for i, l in enumerate(LETTER * 4)))
 for tool, ext in [("gzip", "gz"), ("bzip2", "bz2"), ("xz", "xz"), ("zstd", "zst")]:
