@@ -1,0 +1,624 @@
+//! The actions script (`fsim-report --format sh`, report.sh) on generated
+//! cases: it must never lose the last copy of anything, whatever happened
+//! between the report and the action, and never touch what lies outside
+//! the scanned roots.
+//!
+//! Each case builds a random tree (files drawn from a few contents, hard
+//! links, symlinks to files and folders inside and outside the tree,
+//! identical sub-trees so that `tree` blocks appear) beside folders that
+//! are not scanned; scans it with repeated, nested or linked roots
+//! (`d d/`, `d d/sub`, `./d`, `l d` with `l` a link to `d`, sometimes
+//! `-L`); writes the plan (fsim-chunk, then fsim-report over an empty pairs
+//! file: the identical sets need no pairs); mutates the tree (files
+//! edited with their size and time kept, truncated, replaced by a link,
+//! by a hard link or by a folder, removed; folders swapped for links);
+//! then runs `sh report.sh --link` or `--remove`, sometimes twice or one
+//! after the other. After each run, every content held by a regular file
+//! before it still is, and nothing outside the scanned tree changed; a
+//! run of an unchanged tree refuses nothing, and a run after a run that
+//! refused nothing does nothing and refuses nothing.
+//!
+//! `FSIM_PLAN_CASES` (default 200) cases from `FSIM_PLAN_SEED` (default
+//! 1), on `FSIM_PLAN_JOBS` threads (default 2); `FSIM_PLAN_REPORT` runs
+//! another fsim-report binary (one without `--keep`: the rules are then
+//! not given). A failure names its case, which runs alone with
+//! `FSIM_PLAN_ONLY=N`.
+
+mod common;
+
+use common::*;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// xorshift64*: a small seeded generator.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64, case: u64) -> Rng {
+        let mut r = Rng((seed ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1);
+        for _ in 0..4 {
+            r.next();
+        }
+        r
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+}
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One case: its folder (`base` is scanned from and holds the tree `d`,
+/// the unscanned `out` and `aside`), and what it did, for the failure
+/// message.
+struct Case {
+    base: PathBuf,
+    work: PathBuf,
+    rng: Rng,
+    log: Vec<String>,
+    /// Contents the files are drawn from.
+    pool: Vec<Vec<u8>>,
+    /// `-L` was given: links to folders outside `d` are scanned too.
+    follow: bool,
+}
+
+/// Names, some hostile to a shell.
+const NAMES: &[&str] = &[
+    "a",
+    "b",
+    "sub",
+    "bak",
+    "x y",
+    "-n",
+    "it's",
+    "new\nline",
+    "c",
+];
+
+/// Every entry under `dir`, links not followed: (path relative to `dir`,
+/// metadata).
+fn entries(dir: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
+    let mut out = Vec::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        let Ok(rd) = std::fs::read_dir(dir.join(&rel)) else {
+            continue;
+        };
+        let mut names: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        names.sort();
+        for n in names {
+            let r = rel.join(n);
+            let Ok(m) = std::fs::symlink_metadata(dir.join(&r)) else {
+                continue;
+            };
+            if m.is_dir() {
+                todo.push(r.clone());
+            }
+            out.push((r, m));
+        }
+    }
+    out
+}
+
+fn set_mtime(p: &Path, secs: u64) {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    if let Ok(f) = std::fs::File::options().write(true).open(p) {
+        let _ = f.set_modified(t);
+    }
+}
+
+impl Case {
+    fn new(root: &Path, seed: u64, n: u64) -> Case {
+        let base = root.join(format!("case{n}"));
+        let work = root.join(format!("work{n}"));
+        std::fs::create_dir_all(base.join("d")).unwrap();
+        std::fs::create_dir_all(base.join("out/sub")).unwrap();
+        std::fs::create_dir_all(base.join("aside")).unwrap();
+        std::fs::create_dir_all(&work).unwrap();
+        let mut rng = Rng::new(seed, n);
+        let pool = (0..3 + rng.below(5))
+            .map(|i| {
+                let len = 1 + rng.below(3) * 40 + i % 2;
+                (0..len).map(|k| b'a' + ((i * 7 + k) % 26) as u8).collect()
+            })
+            .collect();
+        Case {
+            base,
+            work,
+            rng,
+            log: Vec::new(),
+            pool,
+            follow: false,
+        }
+    }
+
+    fn note(&mut self, s: String) {
+        self.log.push(s);
+    }
+
+    /// The folders under `d` now (`d` itself first), links not followed.
+    fn dirs(&self) -> Vec<PathBuf> {
+        let mut v = vec![PathBuf::from("d")];
+        v.extend(
+            entries(&self.base.join("d"))
+                .into_iter()
+                .filter(|(_, m)| m.is_dir())
+                .map(|(r, _)| Path::new("d").join(r)),
+        );
+        v
+    }
+
+    /// The regular files under `d` now.
+    fn files(&self) -> Vec<PathBuf> {
+        entries(&self.base.join("d"))
+            .into_iter()
+            .filter(|(_, m)| m.is_file())
+            .map(|(r, _)| Path::new("d").join(r))
+            .collect()
+    }
+
+    fn write_file(&mut self, rel: &Path) {
+        let body = self.rng.pick(&self.pool).clone();
+        let p = self.base.join(rel);
+        if std::fs::write(&p, body).is_ok() {
+            set_mtime(&p, 1_600_000_000 + self.rng.below(4) as u64 * 1000);
+        }
+    }
+}
+
+/// Building the tree.
+impl Case {
+    fn build(&mut self) {
+        for _ in 0..2 + self.rng.below(4) {
+            let d = self.rng.pick(&self.dirs()).clone();
+            let name = *self.rng.pick(NAMES);
+            let _ = std::fs::create_dir(self.base.join(&d).join(name));
+        }
+        for i in 0..3 + self.rng.below(10) {
+            let d = self.rng.pick(&self.dirs()).clone();
+            self.write_file(&d.join(format!("f{i}")));
+        }
+        for i in 0..self.rng.below(3) {
+            self.write_file(&PathBuf::from(format!("out/o{i}")));
+        }
+        self.write_file(Path::new("out/sub/o"));
+        self.hard_links();
+        if self.rng.chance(60) {
+            self.copy_subtree();
+        }
+        self.symlinks();
+    }
+
+    fn hard_links(&mut self) {
+        for i in 0..self.rng.below(4) {
+            let files = self.files();
+            if files.is_empty() {
+                return;
+            }
+            let from = self.rng.pick(&files).clone();
+            let d = self.rng.pick(&self.dirs()).clone();
+            let to = d.join(format!("h{i}"));
+            let _ = std::fs::hard_link(self.base.join(&from), self.base.join(&to));
+        }
+    }
+
+    /// A folder copied beside itself, file times kept or not.
+    fn copy_subtree(&mut self) {
+        let dirs = self.dirs();
+        let from = self.rng.pick(&dirs[1.min(dirs.len() - 1)..]).clone();
+        let to = from.with_file_name(format!("copy{}", self.rng.below(100)));
+        let keep_times = self.rng.chance(50);
+        if copy_tree(&self.base.join(&from), &self.base.join(&to), keep_times) {
+            self.note(format!("copied {from:?} to {to:?}"));
+        }
+    }
+
+    fn symlinks(&mut self) {
+        for i in 0..self.rng.below(4) {
+            let mut targets: Vec<PathBuf> = vec!["../out/o0".into(), "../out/sub".into()];
+            targets.extend(
+                self.files()
+                    .into_iter()
+                    .chain(self.dirs())
+                    .map(|p| self.base.join(p)),
+            );
+            targets.push("..".into());
+            let t = self.rng.pick(&targets).clone();
+            let d = self.rng.pick(&self.dirs()).clone();
+            let _ = std::os::unix::fs::symlink(&t, self.base.join(&d).join(format!("l{i}")));
+        }
+    }
+}
+
+/// Copy folder `from` to `to` (files, folders and links), unless `to`
+/// exists or lies inside `from`.
+fn copy_tree(from: &Path, to: &Path, keep_times: bool) -> bool {
+    if to.exists() || to.starts_with(from) || std::fs::create_dir(to).is_err() {
+        return false;
+    }
+    for (rel, m) in entries(from) {
+        let (src, dst) = (from.join(&rel), to.join(&rel));
+        if m.is_dir() {
+            let _ = std::fs::create_dir_all(&dst);
+        } else if m.is_symlink() {
+            let _ = std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst);
+        } else if std::fs::copy(&src, &dst).is_ok() && keep_times {
+            let _ = std::fs::File::options()
+                .write(true)
+                .open(&dst)
+                .and_then(|f| f.set_modified(m.modified().unwrap()));
+        }
+    }
+    true
+}
+
+/// Scanning and planning.
+impl Case {
+    /// The roots to scan, as typed in `base`.
+    fn roots(&mut self) -> Vec<String> {
+        let dirs = self.dirs();
+        let sub = self.rng.pick(&dirs).to_string_lossy().into_owned();
+        let v: Vec<String> = match self.rng.below(9) {
+            0 => vec!["d".into()],
+            1 => vec!["d".into(), "d/".into()],
+            2 => vec!["d".into(), sub],
+            3 => vec!["./d".into()],
+            4 => vec![sub, "d".into()],
+            5 => vec!["./d/".into(), "d".into(), "d//".into()],
+            6 => vec!["d/.".into(), "d".into()],
+            _ => {
+                let _ = std::os::unix::fs::symlink("d", self.base.join("l"));
+                vec!["l".into(), "d".into()]
+            }
+        };
+        v
+    }
+
+    fn keep_rules(&mut self) -> String {
+        let dirs = self.dirs();
+        let sub = self.rng.pick(&dirs).to_string_lossy().into_owned();
+        let rules = [
+            "shallow,oldest,path".to_string(),
+            "oldest".into(),
+            "newest,deep".into(),
+            format!("under:{sub},shallow"),
+            "root".into(),
+            "short".into(),
+            "path".into(),
+        ];
+        self.rng.pick(&rules).clone()
+    }
+
+    /// fsim-chunk and fsim-report: the plan, `work/report.sh`.
+    fn plan(&mut self) -> Result<(), String> {
+        let roots = self.roots();
+        self.follow = self.rng.chance(15);
+        let files = self.work.join("files.tsv");
+        let mut c = Command::new(bin("fsim-chunk"));
+        c.current_dir(&self.base)
+            .args(["-q", "-o"])
+            .arg(self.work.join("chunks.tsv"));
+        c.arg("--files-out")
+            .arg(&files)
+            .args(if self.follow { &["-L"][..] } else { &[] });
+        c.args(&roots);
+        self.note(format!("roots {roots:?}, -L {}", self.follow));
+        check(c, "fsim-chunk")?;
+        let table = std::fs::read_to_string(&files).unwrap_or_default();
+        let head =
+            table
+                .lines()
+                .next()
+                .unwrap_or("")
+                .replacen("#fsim files v4", "#fsim pairs v1", 1);
+        let pairs = self.work.join("pairs.tsv");
+        let end = format!("#end pairs\tpairs=0\tdigest={}\n", "0".repeat(32));
+        std::fs::write(&pairs, format!("{head}\n{end}")).unwrap();
+        let report =
+            std::env::var_os("FSIM_PLAN_REPORT").map_or_else(|| bin("fsim-report"), PathBuf::from);
+        let mut c = Command::new(report);
+        c.current_dir(&self.base)
+            .args(["-q", "--format", "sh", "--files"])
+            .arg(&files);
+        if std::env::var_os("FSIM_PLAN_REPORT").is_none() {
+            let k = self.keep_rules();
+            self.note(format!("--keep {k}"));
+            c.args(["--keep", &k]);
+        }
+        c.arg("-o").arg(self.work.join("report.sh")).arg(&pairs);
+        check(c, "fsim-report")
+    }
+}
+
+fn check(mut c: Command, what: &str) -> Result<(), String> {
+    let out = c.output().map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
+
+/// The mutations between the report and the action.
+impl Case {
+    fn mutate(&mut self) -> usize {
+        let n = if self.rng.chance(30) {
+            0
+        } else {
+            1 + self.rng.below(4)
+        };
+        for i in 0..n {
+            self.mutation(i);
+        }
+        n
+    }
+
+    fn mutation(&mut self, i: usize) {
+        let files = self.files();
+        let dirs = self.dirs();
+        if files.is_empty() {
+            return;
+        }
+        let f = self.rng.pick(&files).clone();
+        let p = self.base.join(&f);
+        let kind = self.rng.below(9);
+        self.note(format!("mutation {kind} on {f:?}"));
+        match kind {
+            0 => edit_in_place(&p),
+            1 => {
+                let len = std::fs::metadata(&p).map(|m| m.len() / 2).unwrap_or(0);
+                let _ = std::fs::File::options()
+                    .write(true)
+                    .open(&p)
+                    .and_then(|x| x.set_len(len));
+            }
+            2 => {
+                let other = self.base.join(self.rng.pick(&files));
+                let _ = std::fs::remove_file(&p);
+                let _ = std::os::unix::fs::symlink(other, &p);
+            }
+            3 => {
+                let _ = std::fs::remove_file(&p);
+                let _ = std::fs::create_dir(&p);
+            }
+            4 => {
+                let _ = std::fs::remove_file(&p);
+            }
+            5 => {
+                let other = self.base.join(self.rng.pick(&files));
+                let _ = std::fs::remove_file(&p);
+                let _ = std::fs::hard_link(other, &p);
+            }
+            6 => set_mtime(&p, 1_700_000_000),
+            _ => {
+                let d = self.rng.pick(&dirs).clone();
+                self.swap_dir(&d, i, &dirs);
+            }
+        }
+    }
+
+    /// Folder `d` moved aside and a link put in its place: to where it
+    /// went, to another folder of the tree, or outside.
+    fn swap_dir(&mut self, d: &Path, i: usize, dirs: &[PathBuf]) {
+        let aside = self.base.join(format!("aside/{i}"));
+        if std::fs::rename(self.base.join(d), &aside).is_err() {
+            return;
+        }
+        let target = match self.rng.below(3) {
+            0 => aside,
+            1 => self.base.join(self.rng.pick(dirs)),
+            _ => self.base.join("out/sub"),
+        };
+        self.note(format!("  folder {d:?} now a link to {target:?}"));
+        let _ = std::os::unix::fs::symlink(target, self.base.join(d));
+    }
+}
+
+/// Another content of the same length, the file's time kept: only `cmp`
+/// tells it changed.
+fn edit_in_place(p: &Path) {
+    let Ok(m) = std::fs::metadata(p) else { return };
+    let Ok(mut body) = std::fs::read(p) else {
+        return;
+    };
+    if let Some(b) = body.first_mut() {
+        *b = if *b == b'#' { b'%' } else { b'#' };
+    }
+    if std::fs::write(p, body).is_ok() {
+        let t = m.modified().unwrap();
+        let _ = std::fs::File::options()
+            .write(true)
+            .open(p)
+            .and_then(|f| f.set_modified(t));
+    }
+}
+
+/// What the checks compare: the contents of the regular files under
+/// `base`, and every entry outside `d` (kind, bytes or link target).
+struct Snapshot {
+    contents: HashSet<Vec<u8>>,
+    outside: BTreeMap<PathBuf, (u8, Vec<u8>)>,
+}
+
+fn snapshot(base: &Path) -> Snapshot {
+    let mut s = Snapshot {
+        contents: HashSet::new(),
+        outside: BTreeMap::new(),
+    };
+    for (rel, m) in entries(base) {
+        let p = base.join(&rel);
+        let what = if m.is_symlink() {
+            (
+                b'l',
+                std::fs::read_link(&p)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            )
+        } else if m.is_file() {
+            let body = std::fs::read(&p).unwrap_or_default();
+            s.contents.insert(body.clone());
+            (b'f', body)
+        } else {
+            (b'd', Vec::new())
+        };
+        if !rel.starts_with("d") {
+            s.outside.insert(rel, what);
+        }
+    }
+    s
+}
+
+/// Running the plan and checking.
+impl Case {
+    /// `sh report.sh MODE` in `base`: (exit code, stderr).
+    fn act(&self, mode: &str) -> (i32, String) {
+        let out = Command::new("sh")
+            .current_dir(&self.base)
+            .arg(self.work.join("report.sh"))
+            .arg(mode)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code().unwrap_or(-1), err)
+    }
+
+    fn run(&mut self) -> Result<(), String> {
+        self.build();
+        self.plan()?;
+        let changed = self.mutate();
+        const MODES: &[&[&str]] = &[
+            &["--link"],
+            &["--remove"],
+            &["--link", "--link"],
+            &["--remove", "--remove"],
+            &["--dry-run", "--remove"],
+            &["--link", "--remove"],
+            &["--remove", "--link"],
+        ];
+        let modes = *self.rng.pick(MODES);
+        let mut last: Option<(&str, i32)> = None;
+        for &mode in modes {
+            let before = snapshot(&self.base);
+            let (code, err) = self.act(mode);
+            self.note(format!("sh report.sh {mode}: exit {code}\n{err}"));
+            let after = snapshot(&self.base);
+            self.compare(&before, &after)?;
+            self.expect_exit(mode, code, &err, changed, last)?;
+            last = Some((mode, code));
+        }
+        Ok(())
+    }
+
+    fn compare(&self, before: &Snapshot, after: &Snapshot) -> Result<(), String> {
+        if let Some(lost) = before.contents.difference(&after.contents).next() {
+            return Err(format!("content lost: {:?}", String::from_utf8_lossy(lost)));
+        }
+        if !self.follow && before.outside != after.outside {
+            let diff: Vec<_> = before
+                .outside
+                .iter()
+                .filter(|(k, v)| after.outside.get(*k) != Some(v))
+                .map(|(k, _)| k)
+                .chain(
+                    after
+                        .outside
+                        .keys()
+                        .filter(|k| !before.outside.contains_key(*k)),
+                )
+                .collect();
+            return Err(format!("changed outside the scanned tree: {diff:?}"));
+        }
+        Ok(())
+    }
+
+    /// An unchanged tree refuses nothing; a second run of the same mode
+    /// after one that refused nothing does nothing and refuses nothing.
+    fn expect_exit(
+        &self,
+        mode: &str,
+        code: i32,
+        err: &str,
+        changed: usize,
+        last: Option<(&str, i32)>,
+    ) -> Result<(), String> {
+        if code != 0 && code != 1 {
+            return Err(format!("exit {code}"));
+        }
+        if changed == 0 && last.is_none() && code != 0 {
+            return Err("refused on a tree unchanged since the report".into());
+        }
+        if last == Some((mode, 0)) && (code != 0 || !err.contains("fsim: 0 copies handled")) {
+            return Err("a second run did something or refused".into());
+        }
+        Ok(())
+    }
+}
+
+/// The cases `FSIM_PLAN_CASES` asks for, on `FSIM_PLAN_JOBS` threads.
+#[test]
+fn the_plan_never_loses_the_last_copy() {
+    let (cases, seed) = (
+        env_num("FSIM_PLAN_CASES", 200),
+        env_num("FSIM_PLAN_SEED", 1),
+    );
+    let jobs = env_num("FSIM_PLAN_JOBS", 2).max(1);
+    let only = std::env::var("FSIM_PLAN_ONLY")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    let next = std::sync::atomic::AtomicU64::new(only.unwrap_or(0));
+    let end = only.map_or(cases, |o| o + 1);
+    let failures = std::sync::Mutex::new(Vec::new());
+    let tmp = tempfile::tempdir().unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if n >= end || failures.lock().unwrap().len() >= 5 {
+                    break;
+                }
+                let mut case = Case::new(tmp.path(), seed, n);
+                if let Err(e) = case.run() {
+                    let log = case.log.join("\n");
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("case {n} (seed {seed}): {e}\n{log}"));
+                }
+                let _ = std::fs::remove_dir_all(&case.base);
+                let _ = std::fs::remove_dir_all(&case.work);
+            });
+        }
+    });
+    let f = failures.into_inner().unwrap();
+    assert!(
+        f.is_empty(),
+        "{} failing cases, the first:\n{}",
+        f.len(),
+        f[0]
+    );
+}
