@@ -13,12 +13,12 @@
 //! edited with their size and time kept, truncated, replaced by a link,
 //! by a hard link or by a folder, removed; folders swapped for links);
 //! then runs `sh report.sh --link` or `--remove`, sometimes twice or one
-//! after the other. After each run, every content held by a regular file
+//! after the other, sometimes with more mutations between the runs. After each run, every content held by a regular file
 //! before it still is, and nothing outside the scanned tree changed; a
 //! run of an unchanged tree refuses nothing, and a run after a run that
 //! refused nothing does nothing and refuses nothing.
 //!
-//! `FSIM_PLAN_CASES` (default 200) cases from `FSIM_PLAN_SEED` (default
+//! `FSIM_PLAN_CASES` (default 500, about a minute on two cores) cases from `FSIM_PLAN_SEED` (default
 //! 1), on `FSIM_PLAN_JOBS` threads (default 2); `FSIM_PLAN_REPORT` runs
 //! another fsim-report binary (one without `--keep`: the rules are then
 //! not given). A failure names its case, which runs alone with
@@ -348,7 +348,16 @@ impl Case {
             c.args(["--keep", &k]);
         }
         c.arg("-o").arg(self.work.join("report.sh")).arg(&pairs);
-        check(c, "fsim-report")
+        check(c, "fsim-report")?;
+        let sh = std::fs::read(self.work.join("report.sh")).unwrap_or_default();
+        let lines = |start: &[u8]| {
+            sh.split(|&b| b == b'\n')
+                .filter(|l| l.starts_with(start))
+                .count()
+        };
+        let (trees, dups) = (lines(b"tree '"), lines(b"dup '"));
+        self.note(format!("plan: {trees} trees {dups} copies"));
+        Ok(())
     }
 }
 
@@ -424,7 +433,7 @@ impl Case {
     /// Folder `d` moved aside and a link put in its place: to where it
     /// went, to another folder of the tree, or outside.
     fn swap_dir(&mut self, d: &Path, i: usize, dirs: &[PathBuf]) {
-        let aside = self.base.join(format!("aside/{i}"));
+        let aside = self.base.join(format!("aside/{i}-{}", self.log.len()));
         if std::fs::rename(self.base.join(d), &aside).is_err() {
             return;
         }
@@ -510,7 +519,7 @@ impl Case {
     fn run(&mut self) -> Result<(), String> {
         self.build();
         self.plan()?;
-        let changed = self.mutate();
+        let mut changed = self.mutate();
         const MODES: &[&[&str]] = &[
             &["--link"],
             &["--remove"],
@@ -522,7 +531,14 @@ impl Case {
         ];
         let modes = *self.rng.pick(MODES);
         let mut last: Option<(&str, i32)> = None;
-        for &mode in modes {
+        for (i, &mode) in modes.iter().enumerate() {
+            if i > 0 && self.rng.chance(20) {
+                let more = self.mutate();
+                if more > 0 {
+                    changed += more;
+                    last = None;
+                }
+            }
             let before = snapshot(&self.base);
             let (code, err) = self.act(mode);
             self.note(format!("sh report.sh {mode}: exit {code}\n{err}"));
@@ -583,7 +599,7 @@ impl Case {
 #[test]
 fn the_plan_never_loses_the_last_copy() {
     let (cases, seed) = (
-        env_num("FSIM_PLAN_CASES", 200),
+        env_num("FSIM_PLAN_CASES", 500),
         env_num("FSIM_PLAN_SEED", 1),
     );
     let jobs = env_num("FSIM_PLAN_JOBS", 2).max(1);
@@ -592,33 +608,84 @@ fn the_plan_never_loses_the_last_copy() {
         .and_then(|v| v.parse::<u64>().ok());
     let next = std::sync::atomic::AtomicU64::new(only.unwrap_or(0));
     let end = only.map_or(cases, |o| o + 1);
+    let max_failures = env_num("FSIM_PLAN_MAX_FAILURES", 5);
     let failures = std::sync::Mutex::new(Vec::new());
+    let totals = std::sync::Mutex::new(Totals::default());
     let tmp = tempfile::tempdir().unwrap();
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
                 let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if n >= end || failures.lock().unwrap().len() >= 5 {
+                if n >= end || failures.lock().unwrap().len() as u64 >= max_failures {
                     break;
                 }
                 let mut case = Case::new(tmp.path(), seed, n);
-                if let Err(e) = case.run() {
+                let result = case.run();
+                totals.lock().unwrap().add(&case.log);
+                if let Err(e) = result {
                     let log = case.log.join("\n");
-                    failures
-                        .lock()
-                        .unwrap()
-                        .push(format!("case {n} (seed {seed}): {e}\n{log}"));
+                    let case = format!("case {n} (seed {seed}):\n{log}");
+                    failures.lock().unwrap().push((e, case));
                 }
                 let _ = std::fs::remove_dir_all(&case.base);
                 let _ = std::fs::remove_dir_all(&case.work);
             });
         }
     });
+    let t = totals.into_inner().unwrap();
+    eprintln!("{} cases from seed {seed}: {t:?}", end - only.unwrap_or(0));
     let f = failures.into_inner().unwrap();
+    let mut kinds: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (e, case) in &f {
+        let cases = kinds.entry(e.split(':').next().unwrap()).or_default();
+        if cases.len() < 10 {
+            cases.push(case.split(' ').nth(1).unwrap());
+        }
+    }
     assert!(
         f.is_empty(),
-        "{} failing cases, the first:\n{}",
+        "{} failing cases (kinds, the first cases of each: {kinds:?}); the first: {}\n{}",
         f.len(),
-        f[0]
+        f[0].0,
+        f[0].1
     );
+}
+
+/// What the cases planned and their runs did (the plans' lines, the
+/// scripts' last lines).
+#[derive(Debug, Default)]
+struct Totals {
+    trees: u64,
+    dups: u64,
+    runs: u64,
+    handled: u64,
+    already: u64,
+    refused: u64,
+}
+
+impl Totals {
+    fn add(&mut self, log: &[String]) {
+        let num = |s: &str| s.split(' ').next().and_then(|n| n.parse::<u64>().ok());
+        for l in log.iter().flat_map(|l| l.lines()) {
+            if let Some(plan) = l.strip_prefix("plan: ") {
+                let n: Vec<u64> = plan.split(' ').filter_map(|w| w.parse().ok()).collect();
+                self.trees += n[0];
+                self.dups += n[1];
+            }
+            let Some(rest) = l.strip_prefix("fsim: ") else {
+                continue;
+            };
+            self.runs += 1;
+            for part in rest.split(", ") {
+                let n = num(part).unwrap_or(0);
+                if part.contains("refused") {
+                    self.refused += n;
+                } else if part.contains("already") {
+                    self.already += n;
+                } else if !part.contains("would") {
+                    self.handled += n;
+                }
+            }
+        }
+    }
 }
