@@ -353,8 +353,11 @@ $(WORK)/report.xlsx: $(PAIRS) $(WORK)/files.tsv | build
 
 # Actions for the identical files: a script to review, never run by fsim
 # (FORMATS="txt json sh"; `sh report.sh` says what it would do).
+# KEEP_RULES: which copy of each set it keeps (fsim-report --keep, e.g.
+# KEEP_RULES=under:photos,oldest; passed only when set).
+KEEP_RULES ?=
 $(WORK)/report.sh: $(PAIRS) $(WORK)/files.tsv | build
-	$(REUSE) -- $(BIN)/fsim-report $(REPORT_OPTS) --format sh -o $@ $<
+	$(REUSE) -- $(BIN)/fsim-report $(REPORT_OPTS) $(if $(KEEP_RULES),--keep '$(subst ','\'',$(KEEP_RULES))') --format sh -o $@ $<
 
 # Paper section 4: mark cluster CLUSTER of the last report as template
 # similarity; its shared chunks are appended to the templates file (the

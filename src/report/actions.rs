@@ -614,6 +614,7 @@ pub(crate) fn write(report: &Report, out: &mut Buffered) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn quoting_keeps_every_byte() {
@@ -645,5 +646,208 @@ mod tests {
         assert!(related(b"/a", b"/a") && related(b"/a", b"/a/b") && related(b"/a/b", b"/a"));
         assert!(!related(b"/a", b"/ab") && !related(b"/a/b", b"/a/c"));
         assert!(related(b"/", b"/x"));
+    }
+
+    /// A folder with `files` (path, bytes) and the physical path of `d`.
+    fn folder(files: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+        let t = tempfile::tempdir().unwrap();
+        for (p, body) in files {
+            let p = t.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        }
+        let phys = std::fs::canonicalize(t.path()).unwrap();
+        (t, phys.to_str().unwrap().to_string())
+    }
+
+    /// `line` of the plan for the files `kept` and `copy` of `dir`, as
+    /// `write` makes it.
+    fn dup(dir: &Path, kept: &str, copy: &str) -> String {
+        use std::os::unix::fs::MetadataExt;
+        let m = |p: &str| std::fs::metadata(dir.join(p)).unwrap();
+        let phys = |p: &str| {
+            let c = std::fs::canonicalize(dir.join(p).parent().unwrap()).unwrap();
+            String::from_utf8(quote(c.as_os_str().as_bytes())).unwrap()
+        };
+        let (k, c) = (m(kept), m(copy));
+        format!(
+            "dup '{kept}' {} {} {} '{copy}' {} {}\n",
+            phys(kept),
+            k.len(),
+            k.mtime(),
+            phys(copy),
+            c.mtime()
+        )
+    }
+
+    /// `sh` on the script of `lines` in `dir` with `mode`: (exit code,
+    /// stdout and stderr together).
+    fn run(dir: &Path, lines: &str, mode: &str) -> (i32, String) {
+        let script = dir.join("plan.sh");
+        std::fs::write(&script, format!("{HEAD}{lines}{TAIL}")).unwrap();
+        let out = std::process::Command::new("sh")
+            .current_dir(dir)
+            .arg(&script)
+            .arg(mode)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        (out.status.code().unwrap_or(-1), text.into_owned())
+    }
+
+    #[test]
+    fn a_second_run_does_nothing_and_says_so() {
+        let (t, _) = folder(&[("k", "same"), ("c", "same"), ("e", "same")]);
+        let lines = dup(t.path(), "k", "c") + &dup(t.path(), "k", "e");
+        let (code, out) = run(t.path(), &lines, "--link");
+        assert!(
+            code == 0 && out.contains("2 copies handled (link), 0 already done, 0 refused"),
+            "{out}"
+        );
+        let (code, out) = run(t.path(), &lines, "--link");
+        assert!(
+            code == 0 && out.contains("0 copies handled (link), 2 already done, 0 refused"),
+            "{out}"
+        );
+        assert!(out.contains("already linked: c"), "{out}");
+        // After --link, --remove refuses: each copy is the kept file.
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert!(
+            code == 1 && out.contains("refused (the kept file and the copy are one file): c"),
+            "{out}"
+        );
+        std::fs::remove_file(t.path().join("c")).unwrap();
+        std::fs::remove_file(t.path().join("e")).unwrap();
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert!(
+            code == 0 && out.contains("0 copies handled (remove), 2 already done, 0 refused"),
+            "{out}"
+        );
+        assert!(out.contains("already removed: e"), "{out}");
+    }
+
+    #[test]
+    fn one_file_reached_by_two_paths_is_never_removed() {
+        let (t, _) = folder(&[("d/only", "unique")]);
+        std::os::unix::fs::symlink("d", t.path().join("l")).unwrap();
+        let lines = dup(t.path(), "d/only", "l/only");
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            out.contains("refused (the kept file and the copy are one file): l/only"),
+            "{out}"
+        );
+        assert!(t.path().join("d/only").exists());
+        // For --link, the work is done already.
+        let (code, out) = run(t.path(), &lines, "--link");
+        assert!(code == 0 && out.contains("already linked: l/only"), "{out}");
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_is_refused() {
+        let (t, _) = folder(&[("k", "x"), ("s/c", "x"), ("s2/c", "x")]);
+        let lines = dup(t.path(), "k", "s/c");
+        // s/ moved aside and replaced by a link to s2/, which holds an
+        // equal file of the same time: only the folder check tells.
+        std::fs::rename(t.path().join("s"), t.path().join("aside")).unwrap();
+        std::os::unix::fs::symlink("s2", t.path().join("s")).unwrap();
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert!(
+            code == 1 && out.contains("refused (its folder moved or is a link now): s/c"),
+            "{out}"
+        );
+        assert!(t.path().join("s2/c").exists() && t.path().join("aside/c").exists());
+    }
+
+    #[test]
+    fn changed_files_and_names_in_the_way_are_refused_and_kept() {
+        let (t, _) = folder(&[("k", "abc"), ("c", "abc"), ("c.fsim-link", "mine")]);
+        let lines = dup(t.path(), "k", "c");
+        let (code, out) = run(t.path(), &lines, "--link");
+        assert!(
+            code == 1 && out.contains("refused (link failed): c"),
+            "{out}"
+        );
+        assert_eq!(
+            std::fs::read(t.path().join("c.fsim-link")).unwrap(),
+            b"mine"
+        );
+        // The same size and time, other bytes: cmp tells.
+        std::fs::remove_file(t.path().join("c.fsim-link")).unwrap();
+        let m = std::fs::metadata(t.path().join("c"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        std::fs::write(t.path().join("c"), "abd").unwrap();
+        let f = std::fs::File::options()
+            .write(true)
+            .open(t.path().join("c"))
+            .unwrap();
+        f.set_modified(m).unwrap();
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert!(
+            code == 1 && out.contains("refused (changed since the run): c"),
+            "{out}"
+        );
+        assert!(t.path().join("c").exists());
+    }
+
+    /// The tree block of folders `kept` and `copy` of `dir` holding `files`.
+    fn tree(dir: &Path, kept: &str, copy: &str, files: &[&str]) -> String {
+        let mut s = "tree_1() {\n".to_string();
+        for f in files {
+            let line = dup(dir, &format!("{kept}/{f}"), &format!("{copy}/{f}"));
+            s.push_str(&format!(
+                "  tfile \"$1\" {}",
+                line.strip_prefix("dup ").unwrap()
+            ));
+        }
+        let phys = |p: &str| {
+            std::fs::canonicalize(dir.join(p))
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string()
+        };
+        let n = files.len();
+        s + &format!(
+            "}}\ntree '{kept}' '{}' '{copy}' '{}' {n} tree_1\n",
+            phys(kept),
+            phys(copy)
+        )
+    }
+
+    #[test]
+    fn trees_refuse_nesting_links_and_are_done_once() {
+        let (t, _) = folder(&[("a/x", "1"), ("a/s/y", "2"), ("b/x", "1"), ("b/s/y", "2")]);
+        let lines = tree(t.path(), "a", "b", &["x", "s/y"]);
+        // The copy folder is a link now (to the kept one): refused.
+        std::fs::rename(t.path().join("b"), t.path().join("aside")).unwrap();
+        std::os::unix::fs::symlink("a", t.path().join("b")).unwrap();
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert!(
+            code == 1 && out.contains("refused (a folder is a link now): b"),
+            "{out}"
+        );
+        std::fs::remove_file(t.path().join("b")).unwrap();
+        std::fs::rename(t.path().join("aside"), t.path().join("b")).unwrap();
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert!(
+            code == 0 && out.contains("2 copies handled (remove), 0 already done"),
+            "{out}"
+        );
+        assert!(!t.path().join("b").exists() && t.path().join("a/s/y").exists());
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert!(code == 0 && out.contains("already removed: b"), "{out}");
+        // A plan of a folder against its own sub-folder is refused.
+        let (u, _) = folder(&[("a/x", "1"), ("a/a/x", "1")]);
+        let nested = tree(u.path(), "a", "a/a", &["x"]);
+        let (code, out) = run(u.path(), &nested, "--remove");
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            out.contains("refused (one folder holds the other): a/a"),
+            "{out}"
+        );
+        assert!(u.path().join("a/a/x").exists() && u.path().join("a/x").exists());
     }
 }
