@@ -689,3 +689,196 @@ impl Totals {
         }
     }
 }
+
+/// `fsim-chunk ROOTS` and `fsim-report --format sh ARGS` in `base`, the
+/// work files in `work`: the plan's text.
+fn plan_of(base: &Path, work: &Path, roots: &[&str], args: &[&str]) -> String {
+    let files = work.join("files.tsv");
+    let mut c = fsim("fsim-chunk");
+    c.current_dir(base)
+        .args(["-q", "-o"])
+        .arg(work.join("chunks.tsv"));
+    c.arg("--files-out").arg(&files).args(roots);
+    run_ok(c, None);
+    let table = std::fs::read_to_string(&files).unwrap();
+    let head = table
+        .lines()
+        .next()
+        .unwrap()
+        .replacen("#fsim files v4", "#fsim pairs v1", 1);
+    let end = format!("#end pairs\tpairs=0\tdigest={}\n", "0".repeat(32));
+    std::fs::write(work.join("pairs.tsv"), format!("{head}\n{end}")).unwrap();
+    let mut c = fsim("fsim-report");
+    c.current_dir(base)
+        .args(["-q", "--format", "sh", "--files"])
+        .arg(&files);
+    c.args(args)
+        .arg("-o")
+        .arg(work.join("report.sh"))
+        .arg(work.join("pairs.tsv"));
+    run_ok(c, None);
+    std::fs::read_to_string(work.join("report.sh")).unwrap()
+}
+
+/// `sh report.sh MODE` in `base`: (exit code, stdout and stderr).
+fn act_in(base: &Path, work: &Path, mode: &str) -> (i32, String) {
+    let out = Command::new("sh")
+        .current_dir(base)
+        .arg(work.join("report.sh"))
+        .arg(mode)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text.into_owned())
+}
+
+fn put(p: &Path, body: &[u8], mtime: u64) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+    set_mtime(p, mtime);
+}
+
+/// One folder given twice, or through a link, or as `./`: every file is
+/// one file, the plan has nothing to do and removes nothing.
+#[test]
+fn a_folder_scanned_twice_plans_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let (base, work) = (t.path().join("base"), t.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    put(&base.join("d/only1.txt"), b"one", 1_600_000_000);
+    put(&base.join("d/sub/only2.txt"), b"two", 1_600_000_000);
+    std::os::unix::fs::symlink("d", base.join("l")).unwrap();
+    for roots in [
+        &["d", "d/"][..],
+        &["./d", "d/sub"],
+        &["l", "d"],
+        &["d/.", "./d/"],
+    ] {
+        let sh = plan_of(&base, &work, roots, &[]);
+        assert!(
+            !sh.contains("\ndup ") && !sh.contains("\ntree "),
+            "{roots:?}\n{sh}"
+        );
+        let (code, out) = act_in(&base, &work, "--remove");
+        assert!(
+            code == 0 && out.contains("fsim: 0 copies handled (remove)"),
+            "{out}"
+        );
+        assert!(base.join("d/only1.txt").exists() && base.join("d/sub/only2.txt").exists());
+    }
+}
+
+/// Hard links are one file: never planned; a set of names of one file
+/// says there is nothing to do.
+#[test]
+fn hard_links_are_never_planned() {
+    let t = tempfile::tempdir().unwrap();
+    let (base, work) = (t.path().join("base"), t.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    put(&base.join("d/a.txt"), b"the same bytes", 1_600_000_000);
+    std::fs::hard_link(base.join("d/a.txt"), base.join("d/b.txt")).unwrap();
+    std::fs::hard_link(base.join("d/a.txt"), base.join("d/c.txt")).unwrap();
+    let sh = plan_of(&base, &work, &["d"], &[]);
+    assert!(!sh.contains("\ndup "), "{sh}");
+    assert!(
+        sh.contains("# nothing to do: its files on disk are names of one file\n"),
+        "{sh}"
+    );
+    // A real copy beside them is planned once against the kept name.
+    put(&base.join("d/e.txt"), b"the same bytes", 1_600_000_000);
+    let sh = plan_of(&base, &work, &["d"], &[]);
+    assert_eq!(sh.matches("\ndup 'd/a.txt' ").count(), 1, "{sh}");
+    assert!(sh.contains(" 'd/e.txt' "), "{sh}");
+    let (code, out) = act_in(&base, &work, "--link");
+    assert!(
+        code == 0 && out.contains("1 copies handled (link), 0 already done, 0 refused"),
+        "{out}"
+    );
+    let (code, out) = act_in(&base, &work, "--link");
+    assert!(
+        code == 0 && out.contains("0 copies handled (link), 1 already done, 0 refused"),
+        "{out}"
+    );
+}
+
+/// Compressed copies: the plan records their size on disk, not the size of
+/// their decompressed view, so they are not refused as changed.
+#[test]
+fn compressed_copies_are_checked_by_their_bytes_on_disk() {
+    use std::io::Write;
+    let t = tempfile::tempdir().unwrap();
+    let (base, work) = (t.path().join("base"), t.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let text: String = (0..200).map(|i| format!("changelog line {i}\n")).collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    put(&base.join("d/changelog.gz"), &gz, 1_600_000_000);
+    put(&base.join("d/old/changelog.gz"), &gz, 1_600_000_000);
+    let sh = plan_of(&base, &work, &["d"], &[]);
+    let line = sh
+        .lines()
+        .find(|l| l.starts_with("dup "))
+        .expect("a dup line");
+    assert!(
+        line.contains(&format!(" {} 1600000000 ", gz.len())),
+        "{line}"
+    );
+    let (code, out) = act_in(&base, &work, "--dry-run");
+    assert!(
+        code == 0 && out.contains("1 copies would be handled, 0 already done, 0 refused"),
+        "{out}"
+    );
+    assert!(
+        out.contains("would replace by a link or remove: d/old/changelog.gz"),
+        "{out}"
+    );
+}
+
+/// The kept copy is the one `--keep` names; the plan says which rule and
+/// which file.
+#[test]
+fn the_kept_copy_follows_the_rules() {
+    let t = tempfile::tempdir().unwrap();
+    let (base, work) = (t.path().join("base"), t.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    put(&base.join("d/report.txt"), b"quarterly", 1_600_002_000);
+    put(
+        &base.join("d/backup/old/report.txt"),
+        b"quarterly",
+        1_600_001_000,
+    );
+    put(
+        &base.join("d/z/copy of report.txt"),
+        b"quarterly",
+        1_600_003_000,
+    );
+    let kept = |args: &[&str]| {
+        let sh = plan_of(&base, &work, &["d"], args);
+        let set = sh
+            .lines()
+            .find(|l| l.starts_with("# set "))
+            .unwrap()
+            .to_string();
+        let rule = sh
+            .lines()
+            .find(|l| l.starts_with("# --keep "))
+            .unwrap()
+            .to_string();
+        (set.split(", kept: ").nth(1).unwrap().to_string(), rule)
+    };
+    assert_eq!(
+        kept(&[]),
+        ("d/report.txt".into(), "# --keep shallow,oldest,path".into())
+    );
+    assert_eq!(kept(&["--keep", "oldest"]).0, "d/backup/old/report.txt");
+    assert_eq!(kept(&["--keep", "newest"]).0, "d/z/copy of report.txt");
+    assert_eq!(
+        kept(&["--keep", "under:d/z,oldest"]).0,
+        "d/z/copy of report.txt"
+    );
+    assert_eq!(kept(&["--keep", "deep,path"]).0, "d/backup/old/report.txt");
+    let mut c = fsim("fsim-report");
+    c.args(["--keep", "biggest", "--format", "sh"]);
+    assert!(run_fail(c, None).contains("unknown rule"));
+}
