@@ -289,7 +289,9 @@ impl Case {
             5 => vec!["./d/".into(), "d".into(), "d//".into()],
             6 => vec!["d/.".into(), "d".into()],
             _ => {
-                let _ = std::os::unix::fs::symlink("d", self.base.join("l"));
+                // A root that is a link to the tree or to a folder in it.
+                let target = if self.rng.chance(50) { "d".into() } else { sub };
+                let _ = std::os::unix::fs::symlink(target, self.base.join("l"));
                 vec!["l".into(), "d".into()]
             }
         };

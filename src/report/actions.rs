@@ -289,6 +289,10 @@ impl<'r> Planner<'r> {
     fn resolve_tree(&mut self, t: Pair<'r>) -> std::result::Result<Tree<'r>, &'static str> {
         let bad = "a folder path not fit for rm -r";
         let (a, b) = (tree_path(t.0).ok_or(bad)?, tree_path(t.1).ok_or(bad)?);
+        let link = |p: &[u8]| std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(p));
+        if [a, b].iter().any(|p| link(p).is_ok_and(|m| m.is_symlink())) {
+            return Err("a folder is a link");
+        }
         let unresolved = "a folder cannot be resolved now";
         let ka = self.disk.folder(a).ok_or(unresolved)?;
         let kb = self.disk.folder(b).ok_or(unresolved)?;
