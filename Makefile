@@ -341,7 +341,8 @@ SETTINGS_analyze   = VERIFY FLOOR LINES CATALOGS LINE_FLOOR
 SETTINGS_verify    = REGIONS TEMPLATES
 SETTINGS_report    = MIN_PERCENT MIN_BYTES TEMPLATES REPORT_FILTERS
 SETTINGS_html      = HTML_MAX_VIEWS
-STAGE_SETTINGS = $(addprefix $(WORK)/settings/,chunk partition binpack analyze verify report html)
+SETTINGS_sh        = KEEP_RULES
+STAGE_SETTINGS = $(addprefix $(WORK)/settings/,chunk partition binpack analyze verify report html sh)
 # A value as one word in single quotes for the shell.
 shell_quote = '$(subst ','\'',$(1))'
 
@@ -410,8 +411,11 @@ $(WORK)/report.xlsx: $(PAIRS) $(WORK)/files.tsv $(WORK)/settings/report | build
 
 # Actions for the identical files: a script to review, never run by fsim
 # (FORMATS="txt json sh"; `sh report.sh` says what it would do).
-$(WORK)/report.sh: $(PAIRS) $(WORK)/files.tsv $(WORK)/settings/report | build
-	$(REUSE) -- $(BIN)/fsim-report $(REPORT_OPTS) --format sh -o $@ $<
+# KEEP_RULES: which copy of each set it keeps (fsim-report --keep, e.g.
+# KEEP_RULES=under:photos,oldest; passed only when set).
+KEEP_RULES ?=
+$(WORK)/report.sh: $(PAIRS) $(WORK)/files.tsv $(WORK)/settings/report $(WORK)/settings/sh | build
+	$(REUSE) -- $(BIN)/fsim-report $(REPORT_OPTS) $(if $(KEEP_RULES),--keep $(call shell_quote,$(KEEP_RULES))) --format sh -o $@ $<
 
 # Paper section 4: mark cluster CLUSTER of the last report as template
 # similarity; its shared chunks are appended to the templates file (the

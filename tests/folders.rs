@@ -205,18 +205,31 @@ fn the_actions_script_links_or_removes_copies_and_refuses_changed_files() {
         err.contains("refused (changed since the run):") && err.contains("b/copy.txt"),
         "{err}"
     );
-    assert!(err.contains("2 copies handled (link), 1 refused"), "{err}");
+    assert!(
+        err.contains("2 copies handled (link), 0 already done, 1 refused"),
+        "{err}"
+    );
     let ino = |p: &str| std::fs::metadata(repo.join(p)).unwrap().ino();
     assert_eq!(ino(&format!("c/{odd}")), ino("a/orig.txt"));
     assert_eq!(ino("d/two.txt"), ino("d/one.txt"));
     assert_ne!(ino("b/copy.txt"), ino("a/orig.txt"));
-    // --remove: the linked copies still pass the checks and go.
-    let (_, _, err) = script(&work, "--remove");
+    // Linked again: nothing more to do, and it says so.
+    let (_, out, err) = script(&work, "--link");
     assert!(
-        err.contains("2 copies handled (remove), 1 refused"),
+        err.contains("0 copies handled (link), 2 already done, 1 refused"),
         "{err}"
     );
-    assert!(!repo.join("d/two.txt").exists() && repo.join("d/one.txt").exists());
+    assert_eq!(out.matches("already linked: ").count(), 2, "{out}");
+    // --remove: a copy that is now the kept file under another name is
+    // refused (removing a name frees nothing); nothing is removed.
+    let (code, _, err) = script(&work, "--remove");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("0 copies handled (remove), 0 already done, 3 refused")
+            && err.contains("refused (the kept file and the copy are one file): "),
+        "{err}"
+    );
+    assert!(repo.join("d/two.txt").exists() && repo.join("d/one.txt").exists());
     assert!(repo.join("b/copy.txt").exists());
     let (code, _, err) = script(&work, "--now");
     assert_eq!(code, 2);
@@ -295,9 +308,17 @@ fn identical_trees_are_one_action_checked_as_a_whole() {
     // other/x.txt, a copy of a file of the kept tree, is handled as before.
     assert!(!repo.join("other/x.txt").exists(), "{err}");
     assert!(
-        err.contains("5 copies handled (remove), 0 refused"),
+        err.contains("5 copies handled (remove), 0 already done, 0 refused"),
         "{err}"
     );
+    // Run again: the copies are gone, the kept files as recorded.
+    let (code, out, err) = script(&work, "--remove");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("0 copies handled (remove), 5 already done, 0 refused"),
+        "{err}"
+    );
+    assert_eq!(out.matches("already removed: ").count(), 2, "{out}");
 }
 
 /// Three releases of a project with six translation catalogs each: the

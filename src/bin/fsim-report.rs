@@ -104,6 +104,15 @@ struct Args {
     /// keep every link).
     #[arg(long, value_name = "N", default_value = "50")]
     review_files: usize,
+    /// The sh format: which copy of each identical set is kept, the first
+    /// by these rules, tried in order (comma-separated): under:DIR (files
+    /// under DIR first; may repeat), root (the order of the roots), oldest,
+    /// newest, shallow (fewest folders deep), deep, short (shortest path),
+    /// path (byte order, always the last tie-break). The default keeps the
+    /// original in place over a copy made later in a sub-folder.
+    #[arg(long, value_name = "RULES", default_value = fsim::report::actions::keep::DEFAULT,
+          value_parser = fsim::report::actions::keep::Keep::parse)]
+    keep: fsim::report::actions::keep::Keep,
     /// No summary line on stderr.
     #[arg(short, long)]
     quiet: bool,
@@ -174,6 +183,7 @@ fn main() -> ExitCode {
                 memory: a.memory,
                 tmpdir: a.tmpdir,
                 review_files: a.review_files,
+                keep: a.keep,
             },
             a.quiet,
         )

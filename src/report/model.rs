@@ -87,6 +87,8 @@ pub struct Config {
     /// file's closest relatives: instead of its links in the text and html
     /// reports, beside them in the json (`--review-files`).
     pub review_files: usize,
+    /// Which copy of an identical set the actions script keeps (`--keep`).
+    pub keep: crate::report::actions::keep::Keep,
 }
 
 /// A cluster flagged as a likely template (`crate::report::templates::likely_template`).
