@@ -348,7 +348,7 @@ fn permission_denied_on_files_and_directories_is_warned_and_skipped() {
     );
     assert!(
         lines[2]
-            .starts_with("fsim-chunk: 2 files, 6 bytes, 2 chunks, 2 skipped, 2 read, 0 reused, "),
+            .starts_with("fsim-chunk: 4 files, 6 bytes, 2 chunks, 2 skipped, 2 read, 0 reused, "),
         "{err}"
     );
     let table = fs::read_to_string(dir.join("files.tsv")).unwrap();
@@ -357,7 +357,17 @@ fn permission_denied_on_files_and_directories_is_warned_and_skipped() {
         .filter(|l| !l.starts_with('#'))
         .map(|l| (&l[..10], l.rsplit('\t').next().unwrap()))
         .collect();
-    assert_eq!(rows, [("0000000000", "t/a"), ("0000000001", "t/z")]);
+    // What could not be read has an entry with no bytes, for the reports.
+    assert_eq!(
+        rows,
+        [
+            ("0000000000", "t/a"),
+            ("0000000001", "t/locked"),
+            ("0000000002", "t/secret"),
+            ("0000000003", "t/z")
+        ]
+    );
+    assert_eq!(table.matches("\traw^denied\t").count(), 2, "{table}");
     assert!(
         table.lines().last().unwrap().contains("\tskipped=2\t"),
         "{table}"
@@ -368,7 +378,7 @@ fn permission_denied_on_files_and_directories_is_warned_and_skipped() {
         .filter(|l| !l.starts_with('#'))
         .map(|l| l.split('\t').nth(1).unwrap())
         .collect();
-    assert_eq!(files, ["0000000000", "0000000001"]);
+    assert_eq!(files, ["0000000000", "0000000003"]);
     if is_root {
         // Written by the unprivileged run, not by root.
         assert_eq!(fs::metadata(dir.join("c.tsv")).unwrap().uid(), NOBODY);

@@ -392,29 +392,13 @@ fn chunk_open(
             view.unreadable = opened.unreadable;
             (info, pending, view)
         }
-        // A document with no text (a scanned PDF, an empty docx) is
-        // compared by its raw bytes, with a note: an empty view would make
-        // it an empty file, in no identical set and no cluster.
         Body::View(bytes) if bytes.is_empty() && meta.len() > 0 => {
-            let mut source = opened.source.ok_or_else(|| {
+            let source = opened.source.ok_or_else(|| {
                 Skip::Io(io::Error::other("internal error: a view without its file"))
             })?;
-            source.seek(io::SeekFrom::Start(0)).map_err(Skip::Io)?;
-            let (info, pending) = chunk_stream_defer(
-                &mut source,
-                how.chunker,
-                buf,
-                &mut pieces,
-                &mut offload,
-                how.defer,
-            )
-            .map_err(Skip::Io)?;
-            let mut view = FileView::raw(info.size);
-            view.unreadable = Some(opened.kind);
-            note = Some(format!(
-                "no text read from it as {} (a scan, or a document without text): raw bytes compared",
-                opened.kind.name()
-            ));
+            let (info, pending, view, why) =
+                chunk_textless(source, opened.kind, how, buf, &mut pieces, &mut offload)?;
+            note = Some(why);
             (info, pending, view)
         }
         Body::View(bytes) => {
@@ -468,6 +452,30 @@ fn chunk_open(
         note,
         head,
     })
+}
+
+/// A document with no text (a scanned PDF, an empty docx), chunked by its
+/// raw bytes with a note: an empty view would make it an empty file, in no
+/// identical set and no cluster.
+fn chunk_textless(
+    mut source: File,
+    kind: content::Kind,
+    how: &How,
+    buf: &mut [u8],
+    pieces: &mut Vec<Piece>,
+    offload: &mut dyn FnMut(&mut Vec<Piece>) -> io::Result<()>,
+) -> std::result::Result<(StreamInfo, bool, FileView, String), Skip> {
+    source.seek(io::SeekFrom::Start(0)).map_err(Skip::Io)?;
+    let (info, pending) =
+        chunk_stream_defer(&mut source, how.chunker, buf, pieces, offload, how.defer)
+            .map_err(Skip::Io)?;
+    let mut view = FileView::raw(info.size);
+    view.unreadable = Some(kind);
+    let why = format!(
+        "no text read from it as {} (a scan, or a document without text): raw bytes compared",
+        kind.name()
+    );
+    Ok((info, pending, view, why))
 }
 
 /// Chunk a raw file as it is: large files hashed on several threads.
