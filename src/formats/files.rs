@@ -4,7 +4,6 @@
 
 use crate::error::{Error, Result};
 use crate::formats::escape::{escape_path, unescape_path};
-use crate::formats::headers::FilesTrailer;
 use crate::formats::lines::{open_input, InputCheck, Kind, Line, LineReader, Params};
 use crate::formats::numbers::{
     parse_hex128, parse_id, parse_u64, split_fields, write_hex128, write_id, write_u64,
@@ -648,19 +647,13 @@ pub fn read_file_table(path: &Path) -> Result<(Vec<FileEntry>, Params)> {
 
 /// Read a file table (a path, or `-`) as a [`CompactTable`], for the
 /// stages that hold a million files' paths (fsim-report).
-/// Also returns the walk's counts of its trailer (only those: the other
-/// keys were checked by the scan, as each reader needs them).
-pub fn read_compact_table(path: &Path) -> Result<(CompactTable, Params, FilesTrailer)> {
+/// Also returns its trailer's parameters (the walk's counts are there:
+/// [`crate::formats::headers::FilesTrailer`]).
+pub fn read_compact_table(path: &Path) -> Result<(CompactTable, Params, Params)> {
     let mut t = CompactTable::default();
     let (params, trailer) = scan_file_table_ends(path, &mut |e| t.push(&e))?;
     t.shrink_to_fit();
-    let walk = FilesTrailer {
-        repeated: trailer.get_u64("repeated"),
-        work_folders: trailer.get_u64("work-folders"),
-        excluded: trailer.get_u64("excluded"),
-        ..FilesTrailer::default()
-    };
-    Ok((t, params, walk))
+    Ok((t, params, trailer))
 }
 
 /// Check a file table (header, consecutive ids, trailer count and digest)
@@ -672,7 +665,7 @@ pub fn scan_file_table(path: &Path, each: &mut dyn FnMut(FileEntry)) -> Result<P
 }
 
 /// [`scan_file_table`], returning the header's parameters and the
-/// trailer's (the walk's counts are there: [`FilesTrailer`]).
+/// trailer's.
 pub fn scan_file_table_ends(
     path: &Path,
     each: &mut dyn FnMut(FileEntry),

@@ -622,7 +622,15 @@ pub(crate) struct Prelude {
 }
 
 pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
-    let (files, table_params, walk) = read_compact_table(&config.files)?;
+    let (files, table_params, trailer) = read_compact_table(&config.files)?;
+    // Only the walk's counts: the scan checked the keys it needs, and a
+    // table written by a test may give the others loosely.
+    let walk = FilesTrailer {
+        repeated: trailer.get_u64("repeated"),
+        work_folders: trailer.get_u64("work-folders"),
+        excluded: trailer.get_u64("excluded"),
+        ..FilesTrailer::default()
+    };
     let files_name = config.files.display().to_string();
     let collections = crate::formats::collections::read(&config.files)?;
     let coll = crate::formats::collections::of_files(&collections, files.len())
