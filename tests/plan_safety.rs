@@ -613,7 +613,13 @@ fn the_plan_never_loses_the_last_copy() {
     let max_failures = env_num("FSIM_PLAN_MAX_FAILURES", 5);
     let failures = std::sync::Mutex::new(Vec::new());
     let totals = std::sync::Mutex::new(Totals::default());
+    // A case run alone (FSIM_PLAN_ONLY) is left on disk to look at.
     let tmp = tempfile::tempdir().unwrap();
+    let tmp = if only.is_some() {
+        tmp.keep()
+    } else {
+        tmp.path().to_path_buf()
+    };
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
@@ -621,7 +627,7 @@ fn the_plan_never_loses_the_last_copy() {
                 if n >= end || failures.lock().unwrap().len() as u64 >= max_failures {
                     break;
                 }
-                let mut case = Case::new(tmp.path(), seed, n);
+                let mut case = Case::new(&tmp, seed, n);
                 let result = case.run();
                 totals.lock().unwrap().add(&case.log);
                 if let Err(e) = result {
@@ -629,24 +635,28 @@ fn the_plan_never_loses_the_last_copy() {
                     let case = format!("case {n} (seed {seed}):\n{log}");
                     failures.lock().unwrap().push((e, case));
                 }
-                let _ = std::fs::remove_dir_all(&case.base);
-                let _ = std::fs::remove_dir_all(&case.work);
+                if only.is_none() {
+                    let _ = std::fs::remove_dir_all(&case.base);
+                    let _ = std::fs::remove_dir_all(&case.work);
+                }
             });
         }
     });
     let t = totals.into_inner().unwrap();
     eprintln!("{} cases from seed {seed}: {t:?}", end - only.unwrap_or(0));
     let f = failures.into_inner().unwrap();
-    let mut kinds: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    // Each kind of failure: how many cases, and the first few.
+    let mut kinds: BTreeMap<&str, (usize, Vec<&str>)> = BTreeMap::new();
     for (e, case) in &f {
-        let cases = kinds.entry(e.split(':').next().unwrap()).or_default();
+        let (n, cases) = kinds.entry(e.split(':').next().unwrap()).or_default();
+        *n += 1;
         if cases.len() < 10 {
             cases.push(case.split(' ').nth(1).unwrap());
         }
     }
     assert!(
         f.is_empty(),
-        "{} failing cases (kinds, the first cases of each: {kinds:?}); the first: {}\n{}",
+        "{} failing cases (kind: (cases, the first ones) {kinds:?}); the first: {}\n{}",
         f.len(),
         f[0].0,
         f[0].1

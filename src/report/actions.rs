@@ -428,20 +428,32 @@ impl<'r> Planner<'r> {
     }
 }
 
-/// Runs of file ids (the files of the trees' kept folders, or of their
-/// copies), sorted.
-struct Runs(Vec<(u32, u32)>);
+/// The files of the trees' kept folders, or of their copies: runs of file
+/// ids, sorted, and their (device, inode), which another path to one of
+/// them (a root that is a link into a tree) shares.
+struct Runs(Vec<(u32, u32)>, std::collections::HashSet<(u64, u64)>);
 
 impl Runs {
-    fn of(trees: &[Tree], side: impl Fn(&Tree) -> u32) -> Runs {
+    fn of(trees: &[Tree], kept: bool) -> Runs {
+        let side = |t: &Tree| if kept { t.fk } else { t.fg };
         let mut r: Vec<(u32, u32)> = trees.iter().map(|t| (side(t), side(t) + t.files)).collect();
         r.sort_unstable();
-        Runs(r)
+        let disk = trees.iter().flat_map(|t| t.disk.iter());
+        Runs(
+            r,
+            disk.map(|d| if kept { d.0.ino } else { d.1.ino }).collect(),
+        )
     }
 
+    /// Whether file `f` is one of them.
     fn holds(&self, f: u32) -> bool {
         let i = self.0.partition_point(|r| r.0 <= f);
         i > 0 && f < self.0[i - 1].1
+    }
+
+    /// Whether file `f`, found as `d`, is one of them or a name of one.
+    fn names(&self, f: u32, d: &Disk) -> bool {
+        self.holds(f) || self.1.contains(&d.ino)
     }
 }
 
@@ -471,6 +483,10 @@ impl<'r> Planner<'r> {
                 continue;
             }
             match self.disk.file(path) {
+                Ok(d) if copies.names(f, &d) => plan.notes.push(format!(
+                    "# a name of a file of a tree's copy above, not acted on: {}\n",
+                    esc(path)
+                )),
                 Ok(d) => plan.on_disk.push((f, d)),
                 Err(why) => plan
                     .notes
@@ -485,7 +501,7 @@ impl<'r> Planner<'r> {
     /// as the trees' checks recorded them), else among all.
     fn set_kept(&self, on_disk: &[(u32, Disk)], kept_trees: &Runs) -> Option<usize> {
         let pinned: Vec<usize> = (0..on_disk.len())
-            .filter(|&i| kept_trees.holds(on_disk[i].0))
+            .filter(|&i| kept_trees.names(on_disk[i].0, &on_disk[i].1))
             .collect();
         let among: Vec<usize> = if pinned.is_empty() {
             (0..on_disk.len()).collect()
@@ -549,7 +565,7 @@ impl<'r> Planner<'r> {
             let path = esc(self.report.files.path(*f));
             let why = if self.one_file((kf, kd), (*f, d)) {
                 "a name of the kept file (a hard link), nothing to do"
-            } else if kept_trees.holds(*f) {
+            } else if kept_trees.names(*f, d) {
                 "a file of a kept tree above, not acted on"
             } else if self.report.files.raw_size(*f) != self.report.files.raw_size(kf) {
                 "not planned (its size on disk differs)"
@@ -608,7 +624,7 @@ pub(crate) fn write(report: &Report, out: &mut Buffered) -> Result<()> {
     for l in &left {
         out.push(l)?;
     }
-    let runs = (Runs::of(&trees, |t| t.fk), Runs::of(&trees, |t| t.fg));
+    let runs = (Runs::of(&trees, true), Runs::of(&trees, false));
     for set in &report.identical {
         p.write_set(set, &runs, out)?;
     }
