@@ -791,11 +791,8 @@ fn hard_links_are_never_planned() {
     std::fs::hard_link(base.join("d/a.txt"), base.join("d/b.txt")).unwrap();
     std::fs::hard_link(base.join("d/a.txt"), base.join("d/c.txt")).unwrap();
     let sh = plan_of(&base, &work, &["d"], &[]);
+    // Names of one file are no identical set: nothing is planned.
     assert!(!sh.contains("\ndup "), "{sh}");
-    assert!(
-        sh.contains("# nothing to do: its files on disk are names of one file\n"),
-        "{sh}"
-    );
     // A real copy beside them is planned once against the kept name.
     put(&base.join("d/e.txt"), b"the same bytes", 1_600_000_000);
     let sh = plan_of(&base, &work, &["d"], &[]);

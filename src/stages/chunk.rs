@@ -235,7 +235,8 @@ fn reuse_lookup(prev: &mut Previous, pos: u64, path: &Path) -> Result<Option<Fou
 #[allow(clippy::large_enum_variant)]
 enum Body {
     File(FileResult),
-    Warning(PathBuf, String),
+    /// Its walk position (a shard run's id), path and message.
+    Warning(u64, PathBuf, String),
     /// Not a regular file after all (race with the walk).
     Special,
 }
@@ -295,7 +296,7 @@ impl Feeder<'_> {
                 Some(Ok(Some(f))) => Job::Ready(Box::new(Body::File(reused(p, f, pos)))),
                 _ => Job::Read(pos, p),
             },
-            Event::Warning(p, m) => Job::Ready(Box::new(Body::Warning(p, m))),
+            Event::Warning(p, m) => Job::Ready(Box::new(Body::Warning(pos, p, m))),
         };
         self.sent += 1;
         let slow = matches!(&job, Job::Read(_, p) if slow_to_read(p));
@@ -632,7 +633,7 @@ impl<'a> Worker<'a> {
                     Body::File(r)
                 }
                 Err((_, Skip::Special)) => Body::Special,
-                Err((path, Skip::Io(e))) => Body::Warning(path, e.to_string()),
+                Err((path, Skip::Io(e))) => Body::Warning(pos, path, e.to_string()),
             });
         }
         finish_contents(&mut out, &mut self.scratch);
@@ -764,11 +765,16 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
 
 /// The entry of a file or folder the walk found but could not read: no
 /// bytes, and why ([`crate::formats::Unread`]), so that every report lists
-/// it. A shard run, whose ids are walk positions, writes none: the merging
-/// run walks again and meets the same error.
-fn write_unread(w: &mut Written, path: PathBuf, msg: &str, fbuf: &mut Vec<u8>) -> Result<()> {
-    let id = u32::try_from(w.summary.files)
-        .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
+/// it, with the next id (a shard run's: its walk position).
+fn write_unread(
+    w: &mut Written,
+    id: u64,
+    path: PathBuf,
+    msg: &str,
+    fbuf: &mut Vec<u8>,
+) -> Result<()> {
+    let id =
+        u32::try_from(id).map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
     let mut view = crate::formats::FileView::raw(0);
     view.unread = Some(crate::formats::Unread::of_message(msg));
     let entry = FileEntry {
@@ -837,13 +843,16 @@ impl<'a> Writer<'a> {
                     };
                     write_file(&mut self.w, f, &mut out)?;
                 }
-                Body::Warning(path, msg) => {
+                Body::Warning(pos, path, msg) => {
                     self.w.summary.skipped += 1;
                     self.progress
                         .suspend(|| crate::cli::stderr_line(walk::warning_line(PROG, &path, &msg)));
-                    if self.shard.is_none() {
-                        write_unread(&mut self.w, path, &msg, &mut self.fbuf)?;
-                    }
+                    let id = if self.shard.is_some() {
+                        pos
+                    } else {
+                        self.w.summary.files
+                    };
+                    write_unread(&mut self.w, id, path, &msg, &mut self.fbuf)?;
                 }
                 Body::Special => self.w.special += 1,
             }
