@@ -51,8 +51,11 @@
 //! the other, and every file resolves inside its folder and is not a name
 //! of its counterpart; else it is left to its files' sets, with a comment.
 //! Trees are chosen in report order so that no kept folder is inside, or
-//! holds, a removed one; the identical sets then skip the files of removed
-//! trees and keep a file outside them.
+//! holds, a removed one. The identical sets then skip the files of the
+//! trees' copies, and keep one of the kept trees' files when they hold
+//! one, acting on none of those; a file that is another name of a tree's
+//! file (the same device and inode: a root that is a link into the tree)
+//! counts as that file. So no run undoes or redoes another's work.
 //!
 //! Members of archives (`a.zip!/m.txt`) are never acted on: their paths
 //! name no file. A set lists them in a comment and acts only on its files
