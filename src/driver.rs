@@ -722,11 +722,9 @@ fn folder_changed(inv: &Invocation, work: &Path, stages: &StageKnowledge) -> Res
         .into_iter()
         .filter(|f| outside(&f.path))
         .peekable();
-    let cfg = crate::io::walk::WalkConfig {
-        roots: vec![inv.folder.clone()],
-        follow: follows_links(inv),
-        ..Default::default()
-    };
+    let opts = var(inv, "METHOD_OPTS").map(|o| shell_words(&o.to_string_lossy()));
+    let words: Vec<&str> = opts.iter().flatten().map(String::as_str).collect();
+    let cfg = crate::io::walk::WalkConfig::of_chunk_options(vec![inv.folder.clone()], &words)?;
     let mut changed = false;
     crate::io::walk::walk(&cfg, |e| {
         let crate::io::walk::Event::File(p) = e else {
@@ -744,6 +742,46 @@ fn folder_changed(inv: &Invocation, work: &Path, stages: &StageKnowledge) -> Res
     Ok(changed || listed.next().is_some())
 }
 
+/// The words a POSIX shell makes of `s` (make runs the recipes with
+/// one): blanks separate, single quotes keep everything, double quotes and
+/// backslashes as the shell has them; no expansion.
+fn shell_words(s: &str) -> Vec<String> {
+    let (mut words, mut cur, mut in_word) = (Vec::new(), String::new(), false);
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+                continue;
+            }
+            '\'' => cur.extend(chars.by_ref().take_while(|&c| c != '\'')),
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.next() {
+                            Some(n @ ('"' | '\\' | '$' | '`')) => cur.push(n),
+                            Some(n) => cur.extend(['\\', n]),
+                            None => cur.push('\\'),
+                        },
+                        c => cur.push(c),
+                    }
+                }
+            }
+            '\\' => cur.extend(chars.next()),
+            c => cur.push(c),
+        }
+        in_word = true;
+    }
+    if in_word {
+        words.push(cur);
+    }
+    words
+}
+
 fn stat_matches(f: &ListedFile) -> bool {
     use std::os::unix::fs::MetadataExt;
     crate::io::longpath::metadata(&f.path)
@@ -759,25 +797,15 @@ fn work_inside(folder: &Path, work: &Path) -> Option<PathBuf> {
     (!rel.as_os_str().is_empty()).then(|| folder.join(rel))
 }
 
-/// fsim-chunk follows symbolic links when METHOD_OPTS asks it to.
-fn follows_links(inv: &Invocation) -> bool {
-    var(inv, "METHOD_OPTS").is_some_and(|o| {
-        o.to_string_lossy()
-            .split_whitespace()
-            .any(|w| w == "-L" || w == "--follow")
-    })
-}
-
-/// The signals that stop a run: fsim passes them on to make's process
-/// group (make and the stage it runs), then exits once make has.
-const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
-
 /// make's process group while it runs, else 0.
 static MAKE_GROUP: AtomicI32 = AtomicI32::new(0);
 
 /// The first stop signal fsim received, else 0.
 static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
 
+/// The signals that stop a run (SIGINT, SIGTERM, SIGHUP): fsim passes
+/// them on to make's process group (make and the stage it runs), then
+/// exits once make has.
 extern "C" fn pass_signal_on(signal: libc::c_int) {
     let _ = STOPPED_BY.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
     let group = MAKE_GROUP.load(Ordering::SeqCst);
@@ -788,17 +816,48 @@ extern "C" fn pass_signal_on(signal: libc::c_int) {
     }
 }
 
-/// Catch the stop signals (once make is about to start: before, the
-/// default action ends fsim, which has nothing running).
+/// Ctrl-Z (SIGTSTP): make's group is stopped, then fsim itself, as a
+/// shell's job would be.
+extern "C" fn suspend_run(_: libc::c_int) {
+    let group = MAKE_GROUP.load(Ordering::SeqCst);
+    // SAFETY: kill and getpid are async-signal-safe; SIGSTOP cannot be
+    // caught, so fsim stops here until SIGCONT.
+    unsafe {
+        if group > 0 {
+            libc::kill(-group, libc::SIGSTOP);
+        }
+        libc::kill(libc::getpid(), libc::SIGSTOP);
+    }
+}
+
+/// SIGCONT (`fg`, `bg`, `kill -CONT`): make's group goes on too.
+extern "C" fn resume_run(_: libc::c_int) {
+    let group = MAKE_GROUP.load(Ordering::SeqCst);
+    if group > 0 {
+        // SAFETY: as in pass_signal_on.
+        unsafe { libc::kill(-group, libc::SIGCONT) };
+    }
+}
+
+/// Catch the stop signals and the job-control ones (once make is about
+/// to start: before, the default action ends or stops fsim, which has
+/// nothing running).
 fn catch_stop_signals() -> Result<()> {
-    for signal in STOP_SIGNALS {
+    let handlers: [(libc::c_int, extern "C" fn(libc::c_int)); 5] = [
+        (libc::SIGINT, pass_signal_on),
+        (libc::SIGTERM, pass_signal_on),
+        (libc::SIGHUP, pass_signal_on),
+        (libc::SIGTSTP, suspend_run),
+        (libc::SIGCONT, resume_run),
+    ];
+    for (signal, handler) in handlers {
         // SAFETY: a zeroed sigaction is valid plain data; its mask is
-        // emptied by sigemptyset, and the handler only touches atomics and
-        // calls kill, which are async-signal-safe. Handlers are reset to
+        // emptied by sigemptyset, and the handlers only touch atomics and
+        // call kill and getpid, which are async-signal-safe. Handlers are reset to
         // the default in the programs make starts (execve).
         let rc = unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = pass_signal_on as extern "C" fn(libc::c_int) as usize;
+            action.sa_sigaction = handler as usize;
             action.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(signal, &action, std::ptr::null_mut())
@@ -872,6 +931,15 @@ mod tests {
 
     fn words(w: &[&str]) -> Vec<OsString> {
         w.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn shell_words_are_the_shells() {
+        let got = shell_words(r#" -L  --exclude '*.iso' --exclude="a b\"c" x\ y '' "#);
+        assert_eq!(
+            got,
+            ["-L", "--exclude", "*.iso", "--exclude=a b\"c", "x y", ""]
+        );
     }
 
     #[test]

@@ -192,7 +192,8 @@ fn the_walk_counts_are_named_in_every_format() {
         (&1.into(), &1.into(), &1.into()),
         "{w}"
     );
-    let line = "1 folder or file reached twice was read once; 1 fsim work folder left out; 1 file or folder left out by --exclude or the size limits";
+    assert_eq!(w["excluded_by"], "--exclude=debug.log");
+    let line = "1 folder or file reached twice was read once; 1 fsim work folder left out; 1 file or folder left out by --exclude=debug.log";
     assert_eq!(w["note"], line);
     assert!(txt.contains(&format!("walk: {line}\n")), "{txt}");
     assert!(

@@ -292,6 +292,50 @@ fn the_work_folder_inside_the_folder_is_no_change() {
     assert!(stages_run(&o).is_empty(), "{:?}", stages_run(&o));
 }
 
+/// The walk options of METHOD_OPTS (exclusions, sizes) are the stat
+/// walk's too: a file they leave out is no change, so a finished run is
+/// not read again; a new file they admit is.
+#[test]
+fn walk_options_are_the_stat_walks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    std::fs::write(repo.join("left-out.log"), "a log line\n").unwrap();
+    std::fs::write(repo.join("tiny.txt"), "x").unwrap();
+    let user = folder(tmp.path().join("user"));
+    let run = || {
+        let o = run_ok(
+            fsim_in(
+                &user,
+                &[
+                    "METHOD_OPTS=--exclude '*.log' --min-size=2",
+                    repo.to_str().unwrap(),
+                ],
+            ),
+            None,
+        );
+        stages_run(&o)
+    };
+    assert_eq!(run()[0], "fsim-chunk");
+    let table = std::fs::read_to_string(user.join("fsim-work/files.tsv")).unwrap();
+    assert!(!table.contains("left-out.log") && !table.contains("tiny.txt"));
+    let trailer = table.lines().last().unwrap();
+    assert!(
+        trailer.ends_with("\tleft-out-by=--exclude=*.log --min-size=2"),
+        "{trailer}"
+    );
+    let txt = std::fs::read_to_string(user.join("fsim-work/report.txt")).unwrap();
+    assert!(
+        txt.contains(" files or folders left out by --exclude=*.log --min-size=2"),
+        "{txt}"
+    );
+    assert!(
+        run().is_empty(),
+        "the left-out files were taken for a change"
+    );
+    std::fs::write(repo.join("new.txt"), "a new file\n").unwrap();
+    assert_eq!(run()[0], "fsim-chunk");
+}
+
 /// The processes whose command line or current folder names `dir`.
 fn processes_under(dir: &Path) -> Vec<String> {
     let needle = dir.to_str().unwrap();
@@ -314,6 +358,76 @@ fn processes_under(dir: &Path) -> Vec<String> {
         }
     }
     found
+}
+
+/// The state letter of each process under `dir` (`/proc/PID/stat`).
+fn states_under(dir: &Path) -> Vec<(String, char)> {
+    processes_under(dir)
+        .into_iter()
+        .filter_map(|p| {
+            let pid = p.split(':').next()?.to_string();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            Some((p, state))
+        })
+        .collect()
+}
+
+/// Ctrl-Z (SIGTSTP to fsim) stops every process of the run; SIGCONT to
+/// fsim lets them all go on, and the run ends as an uninterrupted one.
+#[test]
+fn sigtstp_suspends_every_process_and_sigcont_resumes_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let mut gen = fsim("fsim-gen");
+    gen.args(["--bulk", "6000"]).arg(&repo);
+    run_ok(gen, None);
+    let user = folder(tmp.path().join("user"));
+    let mut c = fsim_in(&user, &["JOBS=2", repo.to_str().unwrap()]);
+    c.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    while !processes_under(&user)
+        .iter()
+        .chain(processes_under(&repo).iter())
+        .any(|p| p.contains("fsim-chunk") || p.contains("fsim-sort"))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no stage started"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "fsim ended before a stage ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill with a child's pid and a valid signal.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTSTP) }, 0);
+    let start = Instant::now();
+    loop {
+        let states = states_under(tmp.path());
+        if !states.is_empty() && states.iter().all(|(_, s)| *s == 'T') {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "not all stopped: {states:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Stopped: nothing runs for a while.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none());
+    assert!(states_under(tmp.path()).iter().all(|(_, s)| *s == 'T'));
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let whole = tmp.path().join("whole");
+    fresh(&repo, &whole, &["JOBS=2"]);
+    assert_same(&user.join("fsim-work"), &whole, &REPORTS);
 }
 
 #[test]

@@ -314,14 +314,14 @@ fn spark_feature_method_is_byte_identical() {
     assert_same(&t.path().join("local"), &t.path().join("spark"));
 }
 
-/// A file skipped while chunking (a link to /proc/self/mem, followed with
-/// -L: an I/O error even for root) comes first in the walk, so every later
-/// file's id is one below its walk position: the records are renumbered by
-/// `fsim-join --renumber` tasks, on the shared and the non-shared path,
-/// and every output is make's.
+/// A file that cannot be read (a link to /proc/self/mem, followed with
+/// -L: an I/O error even for root) comes first in the walk and keeps its
+/// entry (`^error`) at its walk position in every shard's table, so no
+/// later file moves and no record is renumbered, on the shared and the
+/// non-shared path, and every output is make's.
 #[test]
-fn spark_skipped_file_renumbers_the_records_byte_identical() {
-    if skip("spark_skipped_file_renumbers_the_records_byte_identical") {
+fn spark_unreadable_file_keeps_its_id_byte_identical() {
+    if skip("spark_unreadable_file_keeps_its_id_byte_identical") {
         return;
     }
     let t = tempfile::tempdir().unwrap();
@@ -333,16 +333,17 @@ fn spark_skipped_file_renumbers_the_records_byte_identical() {
         table.lines().last().unwrap().contains("\tskipped=1\t"),
         "the link was not skipped: {table}"
     );
+    assert!(
+        table.lines().nth(1).unwrap().contains("^error"),
+        "the unread file has no entry first: {table}"
+    );
     for (name, env) in [
         ("spark", vec![]),
         ("unshared", vec![("FSIM_SPARK_UNSHARED", "1")]),
     ] {
         let work = t.path().join(name);
         let err = fsim_spark_with(&repo, &work, &env, &["--chunk-opts=-L"]);
-        assert!(
-            err.contains("1 files skipped while chunking: renumbering"),
-            "{err}"
-        );
+        assert!(!err.contains("renumbering"), "{err}");
         assert_same(&t.path().join("local"), &work);
     }
 }

@@ -57,7 +57,7 @@ from types import SimpleNamespace as NS
 
 FEATURE_METHODS = {"sif", "mod", "min", "sketch", "bsw-min", "supershingle", "oneperm", "bbit"}
 # The tasks' binaries (shipped with --ship; fsim-join renumbers records
-# when a file was skipped; fsim-pdftext is the PDF extractor where an
+# when archives' members were listed; fsim-pdftext is the PDF extractor where an
 # executor has no pdftotext: without it, PDFs there keep their raw view);
 # the driver also runs fsim-analyze --print-settings, fsim-partition
 # --merge-forests, fsim-binpack and fsim-join itself.
@@ -416,7 +416,7 @@ def join_file_tables(c, ch, records=None):
     chunk records were renumbered), as the merging fsim-chunk run writes it; then read
     back: its header, trailer and entries (O(files): the F lines need each
     file's size and content hash), and the files whose id is not their walk
-    position (a file was skipped)."""
+    position (after an archive whose members were listed)."""
     more = [x for part in records or [] for x in ("--records", part)]
     if ch.members_table:
         more += ["--members", ch.members_table]
@@ -433,7 +433,7 @@ def join_file_tables(c, ch, records=None):
     ch.files_head, trailer = lines[0], parse_params(lines[-2])[1]
     ch.entries = [l.split("\t", 1)[1] for l in lines[1:-2]]
     del lines
-    ch.nfiles, ch.skipped = len(ch.entries), int(get(trailer, "skipped"))
+    ch.nfiles = len(ch.entries)
     ch.chunk_counts = int(get(trailer, "records"))
     # The chunking method, as fsim-chunk wrote it (its default included).
     ch.method = get(parse_params(ch.files_head)[1], "method")
@@ -445,11 +445,11 @@ def sort(c, ch):
     """The records of every shard sorted into hash ranges, and files.tsv.
     On a shared POSIX folder the sort is by files (each chunk task split its
     records by hash range; each range's task sorts its files with fsim-sort,
-    in step 3): no record goes through the JVM. Otherwise, and when a file
-    was skipped, Spark's shuffle and sort on text rows."""
+    in step 3): no record goes through the JVM. Otherwise, and when archives'
+    members were listed, Spark's shuffle and sort on text rows."""
     t0 = time.time()
-    # File ids are walk positions; they are the file table's ids unless a
-    # file was skipped (unreadable) before another.
+    # File ids are walk positions (a file not read keeps its entry); they
+    # are the file table's ids unless an archive's members come before.
     ch.file_sort = c.shared and ch.dense
     if c.shared:
         # Every range file of every shard: each a chunk file (header, records, trailer).
@@ -498,13 +498,11 @@ def sort(c, ch):
 
 
 def renumbered(c, ch, records):
-    """When a file was skipped while chunking, or archives' members were
+    """When archives' members were
     listed (list_members), walk positions are not the table's ids: each
     partition's records (the members' too) renumbered by `fsim-join
     --renumber` (tasks/renumber.sh), which ends with the part's
     `#records<TAB>COUNT:DIGEST` line. Returns (records, [COUNT:DIGEST])."""
-    if ch.skipped:
-        log("%d files skipped while chunking: renumbering the records" % ch.skipped)
     if ch.member_records is not None:
         log("archives' members listed: renumbering the records")
         records = records.unionByName(ch.member_records)

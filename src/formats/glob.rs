@@ -32,6 +32,18 @@ impl PathPattern {
     }
 }
 
+/// The pattern as it was given.
+impl std::fmt::Display for PathPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PathPattern::Substring(s) => f.write_str(s),
+            PathPattern::Glob(p) => p
+                .iter()
+                .try_for_each(|c| std::fmt::Write::write_char(f, *c)),
+        }
+    }
+}
+
 /// Glob matching with backtracking over the last `*` (linear in practice).
 fn glob_match(p: &[char], t: &[char]) -> bool {
     let (mut pi, mut ti) = (0, 0);

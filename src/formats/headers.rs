@@ -344,7 +344,7 @@ impl FilesHeader {
 /// A file table's trailer: its files, the count and digest of the chunk
 /// records written in the same run, the files skipped, and the table's
 /// own digest. Each key is optional here: readers say which one they miss.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FilesTrailer {
     pub files: Option<u64>,
     pub records: Option<u64>,
@@ -358,6 +358,8 @@ pub struct FilesTrailer {
     pub work_folders: Option<u64>,
     /// Files and folders left out by `--exclude` or the size limits.
     pub excluded: Option<u64>,
+    /// Those rules, as fsim-chunk's options ([`crate::io::walk::WalkConfig::rules`]).
+    pub left_out_by: Option<String>,
 }
 
 impl FilesTrailer {
@@ -372,6 +374,7 @@ impl FilesTrailer {
             repeated: f.num("repeated")?,
             work_folders: f.num("work-folders")?,
             excluded: f.num("excluded")?,
+            left_out_by: f.text("left-out-by"),
         })
     }
 
@@ -387,6 +390,7 @@ impl FilesTrailer {
             .put("repeated", self.repeated.filter(|&n| n > 0))
             .put("work-folders", self.work_folders.filter(|&n| n > 0))
             .put("excluded", self.excluded.filter(|&n| n > 0))
+            .put("left-out-by", self.left_out_by.as_ref())
             .0
     }
 }

@@ -32,6 +32,9 @@ pub struct ShardTables {
     entries: Vec<FileEntry>,
     records: Digest,
     skipped: u64,
+    /// The first table's walk counts and rules: every shard walks the whole
+    /// tree (and reads its positions), so each table has the same.
+    walk: Option<FilesTrailer>,
     shards: Vec<String>,
     /// The members tables read (`--members`): each archive's entry and
     /// its members' by the archive's walk position; `None` when none was
@@ -245,6 +248,7 @@ impl ShardTables {
             sum,
         });
         self.skipped += count("skipped", t.skipped)?;
+        self.walk.get_or_insert(t);
         Ok(())
     }
 
@@ -332,7 +336,7 @@ impl ShardTables {
             digest: Some(records.sum),
             skipped: Some(self.skipped),
             table_digest: Some(table.0),
-            ..Default::default()
+            ..walk_counts(self.walk.take())
         };
         write_trailer(Kind::Files, &trailer.to_params(), &mut buf);
         out.write_all(&buf).ctx(|| "writing the file table")?;
@@ -461,6 +465,18 @@ fn add_to_group(
     }
     g.members.push(e);
     Ok(())
+}
+
+/// Only the walk's counts and rules of a shard table's trailer.
+fn walk_counts(t: Option<FilesTrailer>) -> FilesTrailer {
+    let t = t.unwrap_or_default();
+    FilesTrailer {
+        repeated: t.repeated,
+        work_folders: t.work_folders,
+        excluded: t.excluded,
+        left_out_by: t.left_out_by,
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]

@@ -82,6 +82,64 @@ pub struct WalkConfig {
     pub own_outputs: Vec<PathBuf>,
 }
 
+impl WalkConfig {
+    /// The walk of `roots` that `fsim-chunk` does with these options (`-L`,
+    /// `--follow`, `--exclude`, `--min-size`, `--max-size`, as `--NAME
+    /// VALUE` or `--NAME=VALUE`; other words are the chunker's): how the
+    /// driver's stat walk sees the folder as the run's file table did.
+    pub fn of_chunk_options(roots: Vec<PathBuf>, words: &[&str]) -> Result<WalkConfig> {
+        let mut cfg = WalkConfig {
+            roots,
+            ..Default::default()
+        };
+        let mut it = words.iter();
+        while let Some(&w) = it.next() {
+            let (name, inline) = match w.split_once('=') {
+                Some((n, v)) if n.starts_with("--") => (n, Some(v)),
+                _ => (w, None),
+            };
+            if matches!(name, "-L" | "--follow") {
+                cfg.follow = true;
+                continue;
+            }
+            if !matches!(name, "--exclude" | "--min-size" | "--max-size") {
+                continue;
+            }
+            let Some(value) = inline.or_else(|| it.next().copied()) else {
+                return Err(Error::msg(format!("{name}: expected a value")));
+            };
+            let size =
+                || crate::cli::parse_size(value).map_err(|e| Error::msg(format!("{name}: {e}")));
+            match name {
+                "--exclude" => cfg.exclude.push(PathPattern::parse(value)),
+                "--min-size" => cfg.min_size = size()?,
+                _ => cfg.max_size = Some(size()?),
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// The rules that leave files out, as fsim-chunk's options
+    /// (`--exclude=PATTERN --min-size=N --max-size=N`, each pattern escaped
+    /// as paths are: no tab or newline), or `None` without any: the file
+    /// table's trailer records them for the report.
+    pub fn rules(&self) -> Option<String> {
+        let esc = |p: &PathPattern| crate::formats::escape_path_string(p.to_string().as_bytes());
+        let mut words: Vec<String> = self
+            .exclude
+            .iter()
+            .map(|p| format!("--exclude={}", esc(p)))
+            .collect();
+        if self.min_size > 0 {
+            words.push(format!("--min-size={}", self.min_size));
+        }
+        if let Some(n) = self.max_size {
+            words.push(format!("--max-size={n}"));
+        }
+        (!words.is_empty()).then(|| words.join(" "))
+    }
+}
+
 /// What the walk reports, in walk order.
 #[derive(Debug)]
 pub enum Event {
@@ -312,12 +370,19 @@ fn walk_root(
         let ev = match entry {
             Ok(e) => {
                 let ft = e.file_type();
-                if ft.is_dir() {
+                // A root given as a link is its target (walkdir walks it but
+                // types the entry as the link).
+                let (is_dir, is_file) = match e.depth() == 0 && ft.is_symlink() {
+                    true => std::fs::metadata(e.path())
+                        .map_or((false, false), |m| (m.is_dir(), m.is_file())),
+                    false => (ft.is_dir(), ft.is_file()),
+                };
+                if is_dir {
                     if !enter_dir(&e, cfg, seen, stats) {
                         it.skip_current_dir();
                     }
                     continue;
-                } else if ft.is_file() {
+                } else if is_file {
                     if e.depth() > 0 && excluded(e.path(), &cfg.exclude) || !size_ok(&e, cfg) {
                         stats.excluded += 1;
                         continue;
@@ -387,8 +452,13 @@ fn enter_dir(
         stats.repeated += 1;
         return false;
     }
-    // A folder that cannot be examined is walked: walkdir reports why.
-    if let Ok(meta) = e.metadata() {
+    // A folder that cannot be examined is walked: walkdir reports why. A
+    // root given as a link is its target (walkdir's entry is the link's).
+    let meta = match e.depth() {
+        0 => std::fs::metadata(e.path()),
+        _ => e.metadata().map_err(std::io::Error::from),
+    };
+    if let Ok(meta) = meta {
         if !seen.first_dir(e.path(), &meta) {
             stats.repeated += 1;
             return false;
@@ -407,7 +477,11 @@ fn size_ok(e: &walkdir::DirEntry, cfg: &WalkConfig) -> bool {
     if cfg.min_size == 0 && cfg.max_size.is_none() {
         return true;
     }
-    match e.metadata() {
+    let meta = match e.depth() {
+        0 => std::fs::metadata(e.path()),
+        _ => e.metadata().map_err(std::io::Error::from),
+    };
+    match meta {
         Ok(m) => m.len() >= cfg.min_size && cfg.max_size.is_none_or(|x| m.len() <= x),
         Err(_) => true,
     }
@@ -596,6 +670,36 @@ mod tests {
     /// names of their own; work folders, excluded paths and files outside
     /// the size limits are left out.
     #[test]
+    fn chunk_options_give_the_chunk_walk() {
+        let words = [
+            "-q",
+            "-L",
+            "--exclude",
+            "*.log",
+            "--exclude=tmp",
+            "--min-size=1K",
+            "--max-size",
+            "2M",
+            "--avg",
+            "300",
+        ];
+        let cfg = WalkConfig::of_chunk_options(vec![PathBuf::from("r")], &words).unwrap();
+        assert!(cfg.follow);
+        assert_eq!(
+            cfg.exclude,
+            [PathPattern::parse("*.log"), PathPattern::parse("tmp")]
+        );
+        assert_eq!((cfg.min_size, cfg.max_size), (1024, Some(2 << 20)));
+        assert_eq!(
+            cfg.rules().unwrap(),
+            "--exclude=*.log --exclude=tmp --min-size=1024 --max-size=2097152"
+        );
+        assert_eq!(WalkConfig::default().rules(), None);
+        let err = WalkConfig::of_chunk_options(vec![], &["--min-size", "lots"]).unwrap_err();
+        assert!(err.to_string().starts_with("--min-size: "), "{err}");
+    }
+
+    #[test]
     fn one_file_is_walked_once() {
         let d = tempfile::tempdir().unwrap();
         let r = d.path().join("r");
@@ -638,6 +742,21 @@ mod tests {
                     assert_eq!(files, want, "roots {:?} follow {follow}", cfg.roots);
                 }
             }
+        }
+        // A root that is a link to another root: the first named walks it.
+        let l = d.path().join("l");
+        std::os::unix::fs::symlink(&r, &l).unwrap();
+        for roots in [vec![l.clone(), r.clone()], vec![r.clone(), l.clone()]] {
+            let (files, _, stats) = collect(&WalkConfig {
+                roots: roots.clone(),
+                ..Default::default()
+            });
+            let first = roots[0].display().to_string();
+            let want: Vec<String> = ["a.txt", "sub/a-link.txt", "sub/b.txt"]
+                .iter()
+                .map(|p| format!("{first}/{p}"))
+                .collect();
+            assert_eq!((files, stats.repeated), (want, 1), "roots {roots:?}");
         }
         let cfg = WalkConfig {
             roots: vec![r.clone()],

@@ -279,6 +279,7 @@ impl Report {
             "repeated": w.repeated.unwrap_or(0),
             "work_folders": w.work_folders.unwrap_or(0),
             "excluded": w.excluded.unwrap_or(0),
+            "excluded_by": w.left_out_by,
             "note": self.walk_note(),
         })
     }
@@ -726,10 +727,13 @@ impl Report {
             ));
         }
         if let Some(n) = w.excluded.filter(|&n| n > 0) {
-            parts.push(plural(
-                n,
-                "file or folder left out by --exclude or the size limits",
-                "files or folders left out by --exclude or the size limits",
+            let rules = w
+                .left_out_by
+                .as_deref()
+                .unwrap_or("--exclude or the size limits");
+            parts.push(format!(
+                "{} left out by {rules}",
+                plural(n, "file or folder", "files or folders")
             ));
         }
         (!parts.is_empty()).then(|| parts.join("; "))

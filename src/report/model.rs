@@ -629,6 +629,7 @@ pub(crate) fn prelude(config: &Config) -> Result<Prelude> {
         repeated: trailer.get_u64("repeated"),
         work_folders: trailer.get_u64("work-folders"),
         excluded: trailer.get_u64("excluded"),
+        left_out_by: trailer.get("left-out-by").map(str::to_string),
         ..FilesTrailer::default()
     };
     let files_name = config.files.display().to_string();

@@ -521,7 +521,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     w.summary.walk = wstats;
     w.summary.walk.special += w.special;
-    finish_outputs(&w, chunks_out, files_out, to_stdout)?;
+    finish_outputs(&w, cfg.walk.rules(), chunks_out, files_out, to_stdout)?;
     w.summary.seconds = start.elapsed().as_secs_f64();
     progress.finish();
     if !cfg.quiet {
@@ -536,6 +536,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 /// file table behind.
 fn finish_outputs(
     w: &Written,
+    left_out_by: Option<String>,
     mut chunks_out: Output,
     mut files_out: Output,
     to_stdout: bool,
@@ -557,6 +558,7 @@ fn finish_outputs(
         repeated: Some(w.summary.walk.repeated),
         work_folders: Some(w.summary.walk.work_folders),
         excluded: Some(w.summary.walk.excluded),
+        left_out_by,
     };
     formats::write_trailer(Kind::Files, &fp.to_params(), &mut tail);
     files_out.write_all(&tail)?;
