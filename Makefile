@@ -60,7 +60,7 @@ CAPACITY  ?=
 # (fsim-analyze --min-percent; default 10, measured in docs/quality.md: 5
 # finds slightly more pairs at T=30).
 FLOOR     ?=
-# Line source (fsim-analyze --line-pairs-below/--line-catalogs, issue 17):
+# Line source (fsim-analyze --line-pairs-below/--line-catalogs):
 # text files of at most LINES bytes, and translation catalogs (.po, .pot)
 # when CATALOGS=1, are also compared line by line; pairs whose multiset line
 # overlap reaches LINE_FLOOR % of the smaller file become candidates (edits
@@ -144,24 +144,28 @@ endif
 native:
 	RUSTFLAGS="$(NATIVE_FLAGS)" CARGO_TARGET_DIR=$(NATIVE_DIR) $(CARGO) build --release --quiet --bins
 
-# make install PREFIX=<dir>: every program (the same set as `cargo install
-# --path .`) into PREFIX/bin, from BIN (built first when it is cargo's
-# release folder, the default; the tests install their own build), and
-# the docs into PREFIX/share/doc/fsim. `fsim FOLDER` needs nothing else:
-# it carries this makefile, finds the stages beside itself and runs
-# `make report`.
+# make install PREFIX=<dir>: the user's programs (fsim and its stages,
+# not the generators of test and benchmark trees, TOOLS) into PREFIX/bin,
+# from BIN (built first, with cargo's progress, when it is cargo's release
+# folder, the default; the tests install their own build), and the user
+# docs into PREFIX/share/doc/fsim (not the measurement logs, which stay in
+# the source tree). `fsim FOLDER` needs nothing else: it carries this
+# makefile, finds the stages beside itself and runs `make report`.
 PREFIX   ?= /usr/local
 DESTDIR  ?=
-PROGRAMS  = $(sort $(basename $(notdir $(wildcard src/bin/*.rs))))
+TOOLS     = fsim-gen fsim-eval
+PROGRAMS  = $(filter-out $(TOOLS),$(sort $(basename $(notdir $(wildcard src/bin/*.rs)))))
 DOC_DIR   = $(DESTDIR)$(PREFIX)/share/doc/fsim
-install: build
+install:
 	@test -n "$(PROGRAMS)" || { echo "make: install runs in the fsim checkout (src/bin)" >&2; exit 2; }
-	install -d $(DESTDIR)$(PREFIX)/bin $(DOC_DIR)/docs/images $(DOC_DIR)/docs/measurements
+ifeq ($(BIN),$(RELEASE_DIR))
+	$(CARGO) build --release $(addprefix --bin ,$(PROGRAMS))
+endif
+	install -d $(DESTDIR)$(PREFIX)/bin $(DOC_DIR)/docs/images
 	install -m 755 $(addprefix $(BIN)/,$(PROGRAMS)) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 README.md CONTRIBUTING.md $(DOC_DIR)/
+	install -m 644 README.md CHANGELOG.md $(DOC_DIR)/
 	install -m 644 $(wildcard docs/*.md) $(DOC_DIR)/docs/
 	install -m 644 $(wildcard docs/images/*) $(DOC_DIR)/docs/images/
-	install -m 644 $(wildcard docs/measurements/*.md) $(DOC_DIR)/docs/measurements/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(PROGRAMS))
@@ -491,7 +495,7 @@ spark-cluster-demo: build spark-venv
 test:
 	$(CARGO) test --all-targets
 
-# The fast loop for a change (issue 26): the unit tests and every stage's
+# The fast loop for a change: the unit tests and every stage's
 # integration tests, without the heavy ones that make test and CI run too
 # (4 GiB and hostile files, the memory bounds, 10^5-file families, the
 # browser, Spark and the pseudo-terminal).
@@ -521,7 +525,7 @@ bench:
 # by scripts/quality/bytelcs.c, built with cc) on releases of Django (pip),
 # moment (npm) and bash (Debian's source packages), each project's default
 # make report timed beside its F1; rewrites docs/quality.md. Cache (corpus, runs, truth):
-# $(QDIR), not committed. Its section "Documents" (issue 27: content views
+# $(QDIR), not committed. Its section "Documents" (content views
 # against the raw run on generated and PyPI documents, truth by independent
 # extractors) comes from scripts/quality/documents.py, which
 # `make quality-documents` runs alone (minutes), rewriting only that section.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Incremental re-run benchmark (issue 16): a run from scratch on TREE, then
+# Incremental re-run benchmark: a run from scratch on TREE, then
 # 1 % of its files changed, then `make report PREVIOUS=<first work>` and,
 # for comparison, a run from scratch on the changed tree; the reports of
 # the last two must be the same bytes. CHANGE is `edit` (a line inserted in

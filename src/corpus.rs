@@ -643,7 +643,7 @@ pub fn generate_overlap(root: &Path, spec: &Overlap) -> Result<u64> {
 /// The shape of a partial-overlap repository (`fsim-gen --slices`): `files`
 /// source-like files, each a slice of one body of code-like text.
 ///
-/// Why it exists: the adversarial input of fsim-verify's diff (issue 25).
+/// Why it exists: the adversarial input of fsim-verify's diff.
 /// Each file is a slice `[start, start + len)` of one body (cut on line
 /// boundaries), `len` drawn from a lognormal distribution (median
 /// `median` bytes, σ = [`SLICE_SIGMA`], capped at `max`), `start`
@@ -859,7 +859,7 @@ pub fn generate_slices(root: &Path, spec: &Slices) -> Result<u64> {
 /// `releases` release folders, each with the GNU gettext catalogs of
 /// `locales` locales, `release-V/locale/L/LC_MESSAGES/django.po`.
 ///
-/// Why it exists: the hard case of fsim-verify (issue 25) is a pair of
+/// Why it exists: the hard case of fsim-verify is a pair of
 /// catalogs of two locales of one release. All the catalogs of a release
 /// are filled in from one template, so they share the `#:` references,
 /// the flags, the `msgid`s and the blank lines (50-70 % of their bytes,

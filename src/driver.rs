@@ -1,6 +1,6 @@
 //! The installed command, `fsim [VAR=value...] FOLDER`: the whole pipeline
 //! on one folder, outside any checkout, as `make report REPO=FOLDER` runs it
-//! in the checkout (issue 26).
+//! in the checkout.
 //!
 //! It adds no pipeline of its own. The Makefile of the checkout is compiled
 //! into the binary ([`MAKEFILE`]), written to `WORK/fsim.mk`, and run with

@@ -49,12 +49,17 @@ fn install(dir: &Path) -> String {
         "fsim",
         "fsim-chunk",
         "fsim-report",
-        "fsim-gen",
         "fsim-merge",
         "fsim-pdftext",
     ] {
         assert!(bin.join(p).is_file(), "make install: no {p} in {bin:?}");
     }
+    // The generators of test and benchmark trees are not the user's.
+    for p in ["fsim-gen", "fsim-eval"] {
+        assert!(!bin.join(p).exists(), "make install: {p} installed");
+    }
+    let doc = prefix.join("share/doc/fsim");
+    assert!(!doc.join("docs/measurements").exists());
     for d in [
         "README.md",
         "docs/usage.md",

@@ -484,7 +484,7 @@ def main():
     peer_rows.append(("datasketch, best Jaccard cut per T (oracle)", None, None, res, None))
 
     # `make report` with the Makefile's defaults as committed, in a clean
-    # folder, timed as a whole; and with the defaults of before issue 17
+    # folder, timed as a whole; and with chunks only (no line source)
     def make_report(name, extra, repo=CORPUS):
         log(f"make report: {name}")
         dwork = os.path.join(QDIR, "report-" + slug(name))
@@ -532,7 +532,7 @@ def main():
             if any(res[T][3] for T in KIND_T):
                 bin_split[(prj, sub)] = res
     for spec in [s for s in os.environ.get(
-            "REPORT_BEFORE", "defaults before issue 17 (chunks only)|LINES=0 CATALOGS=0").split(";") if s.strip()]:
+            "REPORT_BEFORE", "chunks only (no line source)|LINES=0 CATALOGS=0").split(";") if s.strip()]:
         name, extra = spec.split("|", 1)
         reports.append(make_report(name, extra))
     # Each project alone (its releases as hard links under
@@ -675,7 +675,7 @@ def write_doc(v):
       "* **bash** (C, Debian): the upstream tarballs of four Debian releases' source packages "
       "(`bash_V.orig.tar.*` from deb.debian.org's pool, SHA-256 checked against Debian's Sources index): "
       "code, Texinfo, man pages, HTML, PostScript and PDF manuals, tests, and ~40 translation catalogs "
-      "(`po/*.po`, 120-390 KB each, as large as a documentation project's: issue 25 item 6) with their "
+      "(`po/*.po`, 120-390 KB each, as large as a documentation project's) with their "
       "compiled `.gmo`.\n")
     w("Everything the archives hold is kept: binary files, catalogs, small files (only symbolic links are "
       "removed).\n")
@@ -813,7 +813,7 @@ def write_doc(v):
           f"{len(rp['pairs']):,} | {rp['outside_pool']} | "
           + " | ".join(f"{rp['res'][T][2]:.3f}" if T >= rp["vmp"] else "–" for T in THRESHOLDS) + " |")
     w("")
-    w(f"Targets (issue 17), per project, text pairs (all kinds but binary), with the default settings (`AVG`, "
+    w(f"Targets, per project, text pairs (all kinds but binary), with the default settings (`AVG`, "
       f"`FLOOR`: the setting *fsim {DEFAULTS[0]}, floor {DEFAULTS[1]}* above, every pair verified): F1 ≥ 0.97 "
       "and precision ≥ 0.99 at T = 30, 50 and 70; recall ≥ 0.95 on text 256 B–1 KiB and on catalogs. "
       "P / R / F1:\n")
@@ -897,7 +897,7 @@ def write_doc(v):
                             above.values()) + ".**\n" if above else
                 "No pair's figure is above its byte LCS (the figure is a lower bound, as documented).\n"))
     w(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "defaults.md")).read())
-    # The documents corpus (issue 27), measured by documents.py just before
+    # The documents corpus, measured by documents.py just before
     # (make quality) into its own section.
     docs_section = os.path.join(QDIR, "documents", "section.md")
     if os.path.exists(docs_section):

@@ -12,7 +12,7 @@
 #   ships as bash_V.orig.tar.*, from deb.debian.org's pool): code, Texinfo,
 #   man pages, HTML, PostScript and PDF manuals, tests, and ~40 translation
 #   catalogs (po/*.po, 120-390 KB each: as large as a documentation
-#   project's) with their compiled .gmo (issue 25 item 6).
+#   project's) with their compiled .gmo.
 #
 # Everything the archives hold is kept (binary files, catalogs, small files):
 # the measurement is of what users keep in their repositories. Only symbolic

@@ -3,7 +3,7 @@
 # eight Django releases as PyPI ships them (sdists unpacked, top folder
 # django-<version>) beside each release's HTML documentation, built by
 # Sphinx from that release's own docs/ (django-<version>-html), the kind of
-# repository issue 25's 10x target names ("source releases of a web
+# repository the 10x target names ("source releases of a web
 # framework + its HTML docs"). make bench measures it when given
 # RELEASES_TREE=$DIR/tree (scripts/bench.sh, section "Whole default run on
 # a real repository").

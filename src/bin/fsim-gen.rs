@@ -61,7 +61,7 @@ struct Args {
     /// releases, `release-V/locale/L/LC_MESSAGES/django.po`, all of a
     /// release filled in from one template: two locales share ~60% of
     /// their bytes (references, msgids), every translation differs; the
-    /// hard case of fsim-verify (issue 25).
+    /// hard case of fsim-verify.
     #[arg(long, value_name = "N", conflicts_with_all = ["bulk", "versions", "overlap"])]
     catalogs: Option<usize>,
     /// Releases of the --catalogs repository (references renumbered, a few
@@ -82,7 +82,7 @@ struct Args {
     /// 8 KB, at most 200 KB; starts uniform), one in five a near-copy of
     /// another with 1-4 lines inserted or deleted: most pairs overlap only
     /// in part, at different offsets (the adversarial input of an O(N·D)
-    /// diff, issue 25). Folders: --bulk-dirs.
+    /// diff). Folders: --bulk-dirs.
     #[arg(long, value_name = "N", conflicts_with_all = ["bulk", "versions", "overlap", "catalogs"])]
     slices: Option<usize>,
     /// Size of the body the --slices files are cut from. Default: N × 1,250

@@ -1,5 +1,5 @@
-//! The members of an archive as entries of their own (issue 27,
-//! docs/documents.md, "Archives"): after fsim-chunk has chunked a zip, tar
+//! The members of an archive as entries of their own (docs/documents.md,
+//! "Archives"): after fsim-chunk has chunked a zip, tar
 //! or tar.gz file as it is (its raw bytes: two copies of an archive stay an
 //! identical set; a mail message by its view, its attachments the
 //! members), [`expand`] reads its members through

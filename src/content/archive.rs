@@ -1,4 +1,4 @@
-//! Archives as entries (issue 27, docs/documents.md, "Archives"): the
+//! Archives as entries (docs/documents.md, "Archives"): the
 //! members of a zip, tar or tar.gz file, and the attachments of a mail
 //! message, each handed out with its **entry name** and its bytes, so
 //! that a member can be compared with loose files like any other file.

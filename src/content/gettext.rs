@@ -5,7 +5,7 @@
 //! same share few long byte runs (every offset after an added message
 //! moves); as text they share their unchanged messages line for line, and
 //! a compiled catalog is measured like its `.po` source: by lines, at the
-//! speed of the files (issue 25), instead of by the byte measure of binary
+//! speed of the files, instead of by the byte measure of binary
 //! files.
 //!
 //! The format (GNU gettext manual, "The Format of GNU MO Files"): a magic

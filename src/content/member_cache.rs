@@ -1,5 +1,5 @@
 //! The members of the archive a thread read last, kept for the next
-//! member asked for (issue 27).
+//! member asked for.
 //!
 //! Every reader of a member ([`super::member_bytes`]: fsim-verify, the line
 //! source, the html report) reads it through its archive, and a zip's or

@@ -1,4 +1,4 @@
-//! The content view of a file (issue 27, docs/documents.md): what the
+//! The content view of a file (docs/documents.md): what the
 //! chunker, the line source, fsim-verify and the html report should compare
 //! instead of the raw bytes when the bytes are a container of the content.
 //! Two .docx from one Word template share their styles and settings XML
@@ -48,8 +48,7 @@ pub use detect::detect;
 pub use crate::formats::files::ViewKind as Kind;
 
 /// Which view the stages read (`--content auto|raw`): `Auto` the content
-/// view chosen by the bytes, `Raw` the bytes as they are (fsim before
-/// issue 27).
+/// view chosen by the bytes, `Raw` the bytes as they are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mode {
     #[default]

@@ -3,12 +3,9 @@
 //!
 //! A PDF's text comes from a separate process (pdftotext or fsim-pdftext,
 //! [`super::pdf`]) at about half a second per megabyte; fsim-chunk pays
-//! that once per PDF, and fsim-verify, the line source and the html report
-//! used to pay it again for every PDF of a pair they read. On four bash
-//! releases (eleven manuals as PDF beside the rest) that was 2.7 CPU
-//! seconds in fsim-chunk and about 2 more in fsim-verify, whose wall
-//! time it took from 3.4-4.0 s to 5.5-6.2 s
-//! (docs/measurements/2026-11-27-bash.md).
+//! that once per PDF; without the store, fsim-verify, the line source and
+//! the html report would pay it again for every PDF of a pair they read
+//! (on a tree of manuals as PDF, more than the chunking itself).
 //!
 //! The store is the folder `<file table>.views` (`files.tsv.views` in a
 //! make run's WORK). fsim-chunk, when it writes its file table to a file,

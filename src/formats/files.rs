@@ -131,7 +131,7 @@ pub(crate) fn count_suspicious(head: &[u8]) -> usize {
             .sum::<usize>()
 }
 
-/// Which content view of a file was chunked (issue 27, `crate::content`):
+/// Which content view of a file was chunked (`crate::content`):
 /// the file table's `view` column. Defined here rather than in `content`
 /// because the file table names it and formats is the lower layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -202,7 +202,7 @@ impl ViewKind {
     }
 }
 
-/// Why an archive's members were not all listed (issue 27): kept in the
+/// Why an archive's members were not all listed: kept in the
 /// file table after the view (`raw~broken`), so that the report lists the
 /// archive in every format, also when a re-run or a shard merge reused its
 /// records without reading it. A reason, not the whole note: the details
@@ -333,7 +333,7 @@ pub struct FileView {
     /// view (its `content` is it) and for a content view read from a v3
     /// table, which did not record it.
     pub hash: Option<u128>,
-    /// For a member of an archive (`a.zip!/dir/m.txt`, issue 27), the
+    /// For a member of an archive (`a.zip!/dir/m.txt`), the
     /// length in bytes of the archive's own path at the start of the
     /// entry's path (`a.zip`): the file on disk its bytes are read from.
     /// Recorded rather than guessed from the `!/`, so that a real folder
@@ -738,7 +738,7 @@ pub fn scan_file_table_ends(
 /// bytes per file plus its path's bytes, where a `Vec<FileEntry>` costs
 /// ~110 (an 80-byte entry and a path allocation of its own). fsim-report
 /// holds one for the whole run, so at a million files this is the
-/// difference between ~60 and ~110 MB of its `--memory` (issue 16).
+/// difference between ~60 and ~110 MB of its `--memory`.
 /// The mtimes are kept to the second, for the checks of the actions
 /// script (src/report/actions.rs).
 #[derive(Debug, Default)]

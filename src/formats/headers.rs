@@ -126,7 +126,7 @@ pub struct ChunkParams {
     pub window: Option<u64>,
     /// `md5` (chunk methods) or `kr61` (feature methods).
     pub hash: Option<String>,
-    /// Which view was chunked, `auto` or `raw` (issue 27).
+    /// Which view was chunked, `auto` or `raw`.
     pub content: Option<String>,
     /// The PDF text extractor of a run with content views when it is not
     /// pdftotext (`fsim-pdftext`, or `none`: PDFs kept their raw view), so

@@ -31,7 +31,7 @@ pub const VERSION: &str = "v1";
 
 /// Format version of the file table: v2 added `table-digest=` to its
 /// trailer (a digest of its own records), v3 the view and raw size of each
-/// file (issue 27), v4 the hash of each content view ("same content,
+/// file, v4 the hash of each content view ("same content,
 /// different file"). v3 and v2 tables are still read ([`FILES_V3`],
 /// [`FILES_V2`]).
 pub const FILES_VERSION: &str = "v4";
@@ -208,7 +208,7 @@ pub const CHUNK_PARAM_KEYS: &[&str] = &[
     "div2",
     "window",
     "hash",
-    // Which view was chunked (`--content auto|raw`, issue 27).
+    // Which view was chunked (`--content auto|raw`).
     "content",
     // Which PDF text extractor made the PDF views, when not pdftotext.
     "pdf",

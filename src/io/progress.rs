@@ -1,4 +1,4 @@
-//! Progress on standard error for long stages (issue 4), with the
+//! Progress on standard error for long stages, with the
 //! `indicatif` crate: bytes of input done, rate and ETA when the input's
 //! size is known (a regular file), a spinner with bytes and rate otherwise;
 //! optionally a second count beside the bytes (files, bins), or a bar over

@@ -1,4 +1,4 @@
-//! Stage outputs reused across runs (`fsim-reuse`, issue 25 item 5): a
+//! Stage outputs reused across runs (`fsim-reuse`): a
 //! stage whose command and inputs are those of the same stage of an
 //! earlier run is not run again; its output is that run's (a hard link,
 //! or a copy where the file system allows no link).
@@ -115,8 +115,7 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
         .ctx(|| format!("cannot run {}", program.to_string_lossy()))?;
     // With nothing to compare it with, the key is hashed while the stage
     // runs (its inputs are read-only to it, and which arguments are inputs
-    // was decided before): a single-threaded stage leaves a core to it
-    // (Django + moment's sort, 94 MB in: 0.21-0.22 s to 0.19 s).
+    // was decided before): a single-threaded stage leaves a core to it.
     let key = key.map_or_else(|| plan.hash(), Ok);
     let status = child
         .wait()

@@ -1,4 +1,4 @@
-//! A second candidate source (issue 17): pairs of small text files, and of
+//! A second candidate source: pairs of small text files, and of
 //! translation catalogs, whose lines are in common but too scattered for a
 //! chunk to survive. A catalog alternates `msgid` lines, the same in every
 //! locale, with `msgstr` lines, different in each; a 500-byte file edited

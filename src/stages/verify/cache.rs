@@ -36,8 +36,8 @@ pub(super) const SPARE_COUNT: usize = 8;
 /// the files still to be used instead of growing to its budget. Entries
 /// removed are handed back to the caller, whose worker recycles their
 /// buffers once nobody holds them (fresh memory costs a page fault per
-/// 4 KiB on first touch: allocation and page faults were ~20% of the
-/// benchmark's CPU time before recycling; docs/measurements/2026-11-22-verify.md).
+/// 4 KiB on first touch: without recycling, allocation and page faults
+/// are a fifth of fsim-verify's CPU time).
 pub(super) struct Cache {
     pub(super) budget: u64,
     pub(super) used: u64,

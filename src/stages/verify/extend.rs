@@ -1,4 +1,4 @@
-//! The byte-level measure of binary pairs (issue 17): the runs of matched
+//! The byte-level measure of binary pairs: the runs of matched
 //! pieces, extended byte by byte into the unmatched bytes around them, and
 //! the gaps left between them filled.
 //!

@@ -23,7 +23,7 @@ pub struct Summary {
     /// Pairs dropped below the threshold by an upper bound, without a diff.
     pub stopped_early: u64,
     /// Pairs dropped below the threshold by the bound from the LCS length, the
-    /// diff stopped as soon as they could not reach it (issue 16).
+    /// diff stopped as soon as they could not reach it.
     pub stopped_in_diff: u64,
     /// Pairs whose figure came from the earlier run (`None`: no --previous).
     pub reused: Option<u64>,

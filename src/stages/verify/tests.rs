@@ -424,7 +424,7 @@ fn units_cut_at_group_boundaries() {
     assert_eq!(cut(&chained), vec![0..100, 100..200, 200..250]);
 }
 
-// The byte measure of binary pairs (issue 17).
+// The byte measure of binary pairs.
 
 fn pieces(s: &[u8]) -> Tokens {
     tokenize(s, Mode::Pieces, &piece_chunker())
@@ -665,7 +665,7 @@ proptest::proptest! {
     }
 }
 
-// The bound from the LCS length, before the traceback (issue 16, 25).
+// The bound from the LCS length, before the traceback.
 
 /// Lines from a small alphabet of varied lengths, so that pairs range from
 /// near copies to unrelated.
@@ -750,7 +750,7 @@ proptest::proptest! {
     }
 }
 
-// Which algorithm aligns a pair, and which subsequence ties give (issue 25).
+// Which algorithm aligns a pair, and which subsequence ties give.
 
 #[test]
 fn near_copies_take_myers_and_distant_pairs_the_bit_parallel_lcs() {
@@ -807,8 +807,8 @@ fn ties_between_equally_long_subsequences_are_broken_from_the_end() {
     // longest common subsequence (one line). The bit-parallel traceback
     // walks back from the last lines and leaves a line of a out only while
     // that keeps the length: it keeps "yyyy" (a's first line with b's
-    // last), 5 bytes; Myers (similar), which aligned every pair before
-    // issue 25, keeps the first "x" of b, 2 bytes. docs/formats.md
+    // last), 5 bytes; Myers (similar) would keep the first "x" of b,
+    // 2 bytes. docs/formats.md
     // ("Ties") says so.
     let (a, b) = (b"yyyy\nx\n".to_vec(), b"x\nx\nyyyy\n".to_vec());
     let c = compare(&lines(&a), &lines(&b), true);
