@@ -53,42 +53,32 @@ impl Fields<'_> {
         }
     }
 
+    fn get<T: Value>(&self, key: &str) -> Msg<Option<T>> {
+        self.parsed(key, T::EXPECTED, T::read)
+    }
+
     fn text(&self, key: &str) -> Option<String> {
         self.0.get(key).map(str::to_string)
     }
 
     fn num(&self, key: &str) -> Msg<Option<u64>> {
-        self.parsed(key, "a whole number", |v| v.parse().ok())
+        self.get(key)
     }
 
     fn float(&self, key: &str) -> Msg<Option<f64>> {
-        self.parsed(key, "a number", |v| {
-            v.parse().ok().filter(|x: &f64| x.is_finite())
-        })
+        self.get(key)
     }
 
     fn flag(&self, key: &str) -> Msg<Option<bool>> {
-        self.parsed(key, "0 or 1", |v| match v {
-            "0" => Some(false),
-            "1" => Some(true),
-            _ => None,
-        })
+        self.get(key)
     }
 
     fn hex(&self, key: &str) -> Msg<Option<u128>> {
-        self.parsed(key, "32 hex digits", |v| {
-            (v.len() == 32)
-                .then(|| parse_hex128(v.as_bytes()))
-                .flatten()
-        })
+        self.get(key)
     }
 
     fn percent_of(&self, key: &str) -> Msg<Option<PercentOf>> {
-        self.parsed(key, "smaller or larger", |v| match v {
-            "smaller" => Some(PercentOf::Smaller),
-            "larger" => Some(PercentOf::Larger),
-            _ => None,
-        })
+        self.get(key)
     }
 }
 
@@ -107,6 +97,116 @@ impl Out {
     fn flag(self, key: &str, v: Option<bool>) -> Self {
         self.put(key, v.map(u8::from))
     }
+
+    fn value<T: Value>(self, key: &str, v: Option<&T>) -> Self {
+        self.put(key, v.map(Value::write))
+    }
+}
+
+/// How a parameter of one type is read and written: its text on disk both
+/// ways, and what a reader expected when the text is not one.
+trait Value: Sized {
+    const EXPECTED: &'static str;
+    fn read(v: &str) -> Option<Self>;
+    fn write(&self) -> String;
+}
+
+impl Value for u64 {
+    const EXPECTED: &'static str = "a whole number";
+    fn read(v: &str) -> Option<u64> {
+        v.parse().ok()
+    }
+    fn write(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Value for f64 {
+    const EXPECTED: &'static str = "a number";
+    fn read(v: &str) -> Option<f64> {
+        v.parse().ok().filter(|x: &f64| x.is_finite())
+    }
+    fn write(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// Flags are `0` and `1`.
+impl Value for bool {
+    const EXPECTED: &'static str = "0 or 1";
+    fn read(v: &str) -> Option<bool> {
+        match v {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        }
+    }
+    fn write(&self) -> String {
+        u8::from(*self).to_string()
+    }
+}
+
+impl Value for String {
+    const EXPECTED: &'static str = "text";
+    fn read(v: &str) -> Option<String> {
+        Some(v.to_string())
+    }
+    fn write(&self) -> String {
+        self.clone()
+    }
+}
+
+/// Digests: 32 hex digits.
+impl Value for u128 {
+    const EXPECTED: &'static str = "32 hex digits";
+    fn read(v: &str) -> Option<u128> {
+        (v.len() == 32)
+            .then(|| parse_hex128(v.as_bytes()))
+            .flatten()
+    }
+    fn write(&self) -> String {
+        hex128(*self)
+    }
+}
+
+impl Value for PercentOf {
+    const EXPECTED: &'static str = "smaller or larger";
+    fn read(v: &str) -> Option<PercentOf> {
+        match v {
+            "smaller" => Some(PercentOf::Smaller),
+            "larger" => Some(PercentOf::Larger),
+            _ => None,
+        }
+    }
+    fn write(&self) -> String {
+        self.as_str().to_string()
+    }
+}
+
+/// A group whose fields are each one optional key: the field, its key on
+/// disk, in the order written, given once; reading and writing come from
+/// the list (`read_keys` fills the listed fields, the others default).
+macro_rules! keys {
+    ($ty:ident { $($field:ident = $key:expr),* $(,)? }) => {
+        impl $ty {
+            /// The group's keys, in the order they are written.
+            pub const KEYS: &'static [&'static str] = &[$($key),*];
+
+            // The update fills the fields not listed (none in some groups).
+            #[allow(clippy::needless_update)]
+            fn read_keys(p: &Params) -> Msg<$ty> {
+                let f = Fields(p);
+                Ok($ty {
+                    $($field: f.get($key)?,)*
+                    ..Default::default()
+                })
+            }
+
+            fn write_keys(&self, out: Out) -> Out {
+                out$(.value($key, self.$field.as_ref()))*
+            }
+        }
+    };
 }
 
 /// The chunking parameters ([`CHUNK_PARAM_KEYS`](crate::formats::CHUNK_PARAM_KEYS)): how the records were
@@ -146,30 +246,35 @@ pub struct ChunkParams {
     pub strip_html: Option<bool>,
 }
 
+// The first eight are those of the chunk methods (tttd, bsw), `content`
+// the view chunked (`--content auto|raw`, written by every fsim-chunk
+// run), `pdf` the PDF text extractor when not pdftotext; the others those
+// of the feature methods (`crate::chunking::features::MethodSpec::params`).
+keys!(ChunkParams {
+    method = "method",
+    avg = "avg",
+    min = "min",
+    max = "max",
+    div = "div",
+    div2 = "div2",
+    window = "window",
+    hash = "hash",
+    content = "content",
+    pdf = "pdf",
+    n = "n",
+    bits = "bits",
+    anchors = "anchors",
+    k = "k",
+    s = "s",
+    b = "b",
+    fold_case = "fold-case",
+    collapse_whitespace = "collapse-whitespace",
+    strip_html = "strip-html",
+});
+
 impl ChunkParams {
     pub fn parse(p: &Params) -> Msg<ChunkParams> {
-        let f = Fields(p);
-        Ok(ChunkParams {
-            method: f.text("method"),
-            avg: f.num("avg")?,
-            min: f.num("min")?,
-            max: f.num("max")?,
-            div: f.num("div")?,
-            div2: f.num("div2")?,
-            window: f.num("window")?,
-            hash: f.text("hash"),
-            content: f.text("content"),
-            pdf: f.text("pdf"),
-            n: f.num("n")?,
-            bits: f.num("bits")?,
-            anchors: f.num("anchors")?,
-            k: f.num("k")?,
-            s: f.num("s")?,
-            b: f.num("b")?,
-            fold_case: f.flag("fold-case")?,
-            collapse_whitespace: f.flag("collapse-whitespace")?,
-            strip_html: f.flag("strip-html")?,
-        })
+        Self::read_keys(p)
     }
 
     pub fn from_params(p: &Params, file: &str) -> Result<ChunkParams> {
@@ -179,32 +284,12 @@ impl ChunkParams {
     /// The keys present, in [`CHUNK_PARAM_KEYS`](crate::formats::CHUNK_PARAM_KEYS) order (what
     /// `p.only(CHUNK_PARAM_KEYS)` gave before these were typed).
     pub fn to_params(&self) -> Params {
-        Out::default()
-            .put("method", self.method.as_ref())
-            .put("avg", self.avg)
-            .put("min", self.min)
-            .put("max", self.max)
-            .put("div", self.div)
-            .put("div2", self.div2)
-            .put("window", self.window)
-            .put("hash", self.hash.as_ref())
-            .put("content", self.content.as_ref())
-            .put(
-                "pdf",
-                self.pdf
-                    .as_ref()
-                    .filter(|_| !matches!(self.content.as_deref(), None | Some("raw"))),
-            )
-            .put("n", self.n)
-            .put("bits", self.bits)
-            .put("anchors", self.anchors)
-            .put("k", self.k)
-            .put("s", self.s)
-            .put("b", self.b)
-            .flag("fold-case", self.fold_case)
-            .flag("collapse-whitespace", self.collapse_whitespace)
-            .flag("strip-html", self.strip_html)
-            .0
+        let views = !matches!(self.content.as_deref(), None | Some("raw"));
+        let written = ChunkParams {
+            pdf: self.pdf.clone().filter(|_| views),
+            ..self.clone()
+        };
+        written.write_keys(Out::default()).0
     }
 
     /// The first parameter on which two runs disagree, said as
@@ -315,25 +400,24 @@ pub struct FilesHeader {
     pub merged: Option<bool>,
 }
 
+keys!(FilesHeader {
+    collections = "collections",
+    merged = "merged",
+    shard = "shard",
+});
+
 impl FilesHeader {
     pub fn parse(p: &Params) -> Msg<FilesHeader> {
-        let f = Fields(p);
         Ok(FilesHeader {
             chunk: ChunkParams::parse(p)?,
-            shard: f.text("shard"),
-            collections: f.num("collections")?,
-            merged: f.flag("merged")?,
+            ..Self::read_keys(p)?
         })
     }
 
     /// The chunking parameters, then `collections=`, `merged=` and
     /// `shard=` (fsim-merge writes the first two, fsim-chunk the last).
     pub fn to_params(&self) -> Params {
-        Out(self.chunk.to_params())
-            .put("collections", self.collections)
-            .flag("merged", self.merged)
-            .put("shard", self.shard.as_ref())
-            .0
+        self.write_keys(Out(self.chunk.to_params())).0
     }
 
     pub fn from_params(p: &Params, file: &str) -> Result<FilesHeader> {
@@ -362,36 +446,34 @@ pub struct FilesTrailer {
     pub left_out_by: Option<String>,
 }
 
+keys!(FilesTrailer {
+    files = "files",
+    records = "records",
+    digest = "digest",
+    skipped = "skipped",
+    table_digest = TABLE_DIGEST_KEY,
+    repeated = "repeated",
+    work_folders = "work-folders",
+    excluded = "excluded",
+    left_out_by = "left-out-by",
+});
+
 impl FilesTrailer {
     pub fn parse(p: &Params) -> Msg<FilesTrailer> {
-        let f = Fields(p);
-        Ok(FilesTrailer {
-            files: f.num("files")?,
-            records: f.num("records")?,
-            digest: f.hex("digest")?,
-            skipped: f.num("skipped")?,
-            table_digest: f.hex(TABLE_DIGEST_KEY)?,
-            repeated: f.num("repeated")?,
-            work_folders: f.num("work-folders")?,
-            excluded: f.num("excluded")?,
-            left_out_by: f.text("left-out-by"),
-        })
+        Self::read_keys(p)
     }
 
     /// `files=`, `records=`, `digest=`, `skipped=`, `table-digest=`, and
     /// the walk's counts when not zero.
     pub fn to_params(&self) -> Params {
-        Out::default()
-            .put("files", self.files)
-            .put("records", self.records)
-            .put("digest", self.digest.map(hex128))
-            .put("skipped", self.skipped)
-            .put(TABLE_DIGEST_KEY, self.table_digest.map(hex128))
-            .put("repeated", self.repeated.filter(|&n| n > 0))
-            .put("work-folders", self.work_folders.filter(|&n| n > 0))
-            .put("excluded", self.excluded.filter(|&n| n > 0))
-            .put("left-out-by", self.left_out_by.as_ref())
-            .0
+        let nonzero = |n: Option<u64>| n.filter(|&n| n > 0);
+        let written = FilesTrailer {
+            repeated: nonzero(self.repeated),
+            work_folders: nonzero(self.work_folders),
+            excluded: nonzero(self.excluded),
+            ..self.clone()
+        };
+        written.write_keys(Out::default()).0
     }
 }
 
@@ -499,22 +581,22 @@ pub struct BinsHeader {
     pub capacity: Option<u64>,
 }
 
+keys!(BinsHeader {
+    bins = "bins",
+    capacity = "capacity",
+});
+
 impl BinsHeader {
     pub fn parse(p: &Params) -> Msg<BinsHeader> {
-        let f = Fields(p);
         Ok(BinsHeader {
             chunk: ChunkParams::parse(p)?,
-            bins: f.num("bins")?,
-            capacity: f.num("capacity")?,
+            ..Self::read_keys(p)?
         })
     }
 
     /// `bins=` and `capacity=`, set over the parameters carried on.
     pub fn packing_params(&self) -> Params {
-        Out::default()
-            .put("bins", self.bins)
-            .put("capacity", self.capacity)
-            .0
+        self.write_keys(Out::default()).0
     }
 }
 
@@ -756,16 +838,18 @@ pub struct TemplatesHeader {
     pub fraction: Option<f64>,
 }
 
+keys!(TemplatesHeader { fraction = "fraction" });
+
 impl TemplatesHeader {
     pub fn parse(p: &Params) -> Msg<TemplatesHeader> {
         Ok(TemplatesHeader {
             chunk: ChunkParams::parse(p)?,
-            fraction: Fields(p).float("fraction")?,
+            ..Self::read_keys(p)?
         })
     }
 
     pub fn to_params(&self) -> Params {
-        Out(self.chunk.to_params()).put("fraction", self.fraction).0
+        self.write_keys(Out(self.chunk.to_params())).0
     }
 }
 
