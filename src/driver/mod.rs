@@ -25,14 +25,19 @@ use crate::error::{Context, Error, Result};
 use crate::io::Output;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
-use std::sync::atomic::{AtomicI32, Ordering};
+
+mod settings;
+mod signals;
+
+use settings::check_values;
+pub use settings::{settings, Setting, SETTINGS};
+use signals::run_make;
+use std::process::Command;
 
 /// The pipeline: the checkout's Makefile itself, so the installed command
 /// and `make report` cannot drift apart.
-pub const MAKEFILE: &str = include_str!("../Makefile");
+pub const MAKEFILE: &str = include_str!("../../Makefile");
 
 /// The work folder when `WORK` is not given, in the current folder. Not
 /// the Makefile's `work`: a folder of that name is often the user's own.
@@ -108,20 +113,6 @@ impl Summary {
     pub fn line(&self) -> String {
         format!("reports in {}: {}", self.work, self.reports.join(" "))
     }
-}
-
-/// The settings of `make report`: every variable the Makefile assigns with
-/// `?=` (a default the command line overrides), except `REPO`, which is the
-/// FOLDER argument.
-pub fn settings() -> Vec<&'static str> {
-    let mut names: Vec<&str> = MAKEFILE
-        .lines()
-        .filter_map(|l| l.split_once("?=").map(|(name, _)| name.trim_end()))
-        .filter(|n| is_var_name(n) && *n != "REPO")
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names
 }
 
 /// The Makefile's default value of a variable (`FORMATS ?= txt json`).
@@ -516,107 +507,6 @@ pub struct ListedFile {
     pub mtime: (i64, u32),
 }
 
-/// What a setting's value must be, checked before the work folder is made,
-/// as the stage that takes it parses it.
-#[derive(Clone, Copy)]
-enum Expect {
-    /// A byte size (`256M`), as `cli::parse_size` reads it.
-    Size,
-    /// A percentage, as `cli::parse_percent` reads it.
-    Percent,
-    /// A whole number within these bounds.
-    Number(u64, u64),
-    /// One of these words.
-    OneOf(&'static [&'static str]),
-    /// One or more of the report formats.
-    Formats,
-    /// An earlier work folder.
-    Previous,
-    /// Files that exist.
-    Files,
-}
-
-/// The report formats `make report` writes.
-const FORMATS: [&str; 6] = ["txt", "json", "tsv", "html", "xlsx", "sh"];
-
-/// The settings with a checkable value, what it must be, and whether it may
-/// be empty (the Makefile then passes nothing: the stage's default).
-const EXPECTED: [(&str, Expect, bool); 18] = [
-    ("MEMORY", Expect::Size, true),
-    ("CAPACITY", Expect::Size, true),
-    ("LINES", Expect::Size, true),
-    ("MIN_PERCENT", Expect::Percent, true),
-    ("FLOOR", Expect::Percent, true),
-    ("LINE_FLOOR", Expect::Percent, true),
-    ("MIN_BYTES", Expect::Number(0, u64::MAX), true),
-    ("SITE_NAMES", Expect::Number(0, u64::MAX), true),
-    ("HTML_MAX_VIEWS", Expect::Number(0, u64::MAX), true),
-    // fsim-chunk's -j takes 1 to 1024 threads.
-    ("JOBS", Expect::Number(1, 1024), false),
-    ("SHARDS", Expect::Number(1, u64::MAX), false),
-    ("VERIFY", Expect::OneOf(&["0", "1"]), false),
-    ("REGIONS", Expect::OneOf(&["0", "1"]), false),
-    ("CATALOGS", Expect::OneOf(&["0", "1"]), true),
-    ("SORT", Expect::OneOf(&["fsim", "gnu"]), false),
-    ("FORMATS", Expect::Formats, false),
-    ("PREVIOUS", Expect::Previous, true),
-    ("TEMPLATES", Expect::Files, true),
-];
-
-impl Expect {
-    /// What a value must be, for the message that refuses one.
-    fn what(self) -> String {
-        match self {
-            Expect::Size => {
-                "a size such as 256M (a number with an optional K, M, G or T suffix)".into()
-            }
-            Expect::Percent => "a percentage from 0 to 100".into(),
-            Expect::Number(0, u64::MAX) => "a whole number, 0 or more".into(),
-            Expect::Number(lo, u64::MAX) => format!("a whole number, {lo} or more"),
-            Expect::Number(lo, hi) => format!("a whole number from {lo} to {hi}"),
-            Expect::OneOf(words) => words.join(" or "),
-            Expect::Formats => format!("one or more of {}", FORMATS.join(" ")),
-            Expect::Previous => "an earlier work folder (with files.tsv and chunks.tsv)".into(),
-            Expect::Files => "templates files that exist (make template writes one)".into(),
-        }
-    }
-
-    fn accepts(self, v: &str) -> bool {
-        let words = || v.split_whitespace();
-        match self {
-            Expect::Size => crate::cli::parse_size(v).is_ok(),
-            Expect::Percent => crate::cli::parse_percent(v).is_ok(),
-            Expect::Number(lo, hi) => v.parse::<u64>().is_ok_and(|n| (lo..=hi).contains(&n)),
-            Expect::OneOf(words) => words.contains(&v),
-            Expect::Formats => words().next().is_some() && words().all(|f| FORMATS.contains(&f)),
-            Expect::Previous => ["files.tsv", "chunks.tsv"]
-                .iter()
-                .all(|f| Path::new(v).join(f).is_file()),
-            Expect::Files => words().all(|f| Path::new(f).is_file()),
-        }
-    }
-}
-
-/// Refuse a setting whose value no stage would take, in one line naming
-/// the setting, the value and what it must be, before any work.
-fn check_values(inv: &Invocation, stages: &StageKnowledge) -> Result<()> {
-    for (name, value) in &inv.vars {
-        let v = value.to_string_lossy();
-        let bad = |what: String| Error::msg(format!("{name}={v}: {what}"));
-        if let Some(&(_, expect, empty_ok)) = EXPECTED.iter().find(|e| e.0 == name) {
-            let unset = v.is_empty() && empty_ok;
-            if !unset && !expect.accepts(&v) {
-                return Err(bad(format!("expected {}", expect.what())));
-            }
-        } else if !v.is_empty() {
-            if let Some(Err(m)) = (stages.check_value)(name, &v) {
-                return Err(bad(m));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// What a re-run starts from.
 enum Rerun {
     /// `PREVIOUS` for make: an earlier run's files (or none).
@@ -795,134 +685,6 @@ fn work_inside(folder: &Path, work: &Path) -> Option<PathBuf> {
     let w = std::fs::canonicalize(work).ok()?;
     let rel = w.strip_prefix(&f).ok()?;
     (!rel.as_os_str().is_empty()).then(|| folder.join(rel))
-}
-
-/// make's process group while it runs, else 0.
-static MAKE_GROUP: AtomicI32 = AtomicI32::new(0);
-
-/// The first stop signal fsim received, else 0.
-static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
-
-/// The signals that stop a run (SIGINT, SIGTERM, SIGHUP): fsim passes
-/// them on to make's process group (make and the stage it runs), then
-/// exits once make has.
-extern "C" fn pass_signal_on(signal: libc::c_int) {
-    let _ = STOPPED_BY.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
-    let group = MAKE_GROUP.load(Ordering::SeqCst);
-    if group > 0 {
-        // SAFETY: kill is async-signal-safe and takes any pid; a negative
-        // one names make's process group.
-        unsafe { libc::kill(-group, signal) };
-    }
-}
-
-/// Ctrl-Z (SIGTSTP): make's group is stopped, then fsim itself, as a
-/// shell's job would be.
-extern "C" fn suspend_run(_: libc::c_int) {
-    let group = MAKE_GROUP.load(Ordering::SeqCst);
-    // SAFETY: kill and getpid are async-signal-safe; SIGSTOP cannot be
-    // caught, so fsim stops here until SIGCONT.
-    unsafe {
-        if group > 0 {
-            libc::kill(-group, libc::SIGSTOP);
-        }
-        libc::kill(libc::getpid(), libc::SIGSTOP);
-    }
-}
-
-/// SIGCONT (`fg`, `bg`, `kill -CONT`): make's group goes on too.
-extern "C" fn resume_run(_: libc::c_int) {
-    let group = MAKE_GROUP.load(Ordering::SeqCst);
-    if group > 0 {
-        // SAFETY: as in pass_signal_on.
-        unsafe { libc::kill(-group, libc::SIGCONT) };
-    }
-}
-
-/// Catch the stop signals and the job-control ones (once make is about
-/// to start: before, the default action ends or stops fsim, which has
-/// nothing running).
-fn catch_stop_signals() -> Result<()> {
-    let handlers: [(libc::c_int, extern "C" fn(libc::c_int)); 5] = [
-        (libc::SIGINT, pass_signal_on),
-        (libc::SIGTERM, pass_signal_on),
-        (libc::SIGHUP, pass_signal_on),
-        (libc::SIGTSTP, suspend_run),
-        (libc::SIGCONT, resume_run),
-    ];
-    for (signal, handler) in handlers {
-        // SAFETY: a zeroed sigaction is valid plain data; its mask is
-        // emptied by sigemptyset, and the handlers only touch atomics and
-        // call kill and getpid, which are async-signal-safe. Handlers are reset to
-        // the default in the programs make starts (execve).
-        let rc = unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = handler as usize;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(Error::msg(format!("cannot catch signal {signal}: {e}")));
-        }
-    }
-    Ok(())
-}
-
-/// Run make in a process group of its own, so that a signal fsim receives
-/// reaches make and every stage it runs (and none is left running once
-/// fsim has exited); wait for it. Returns its status and the stop signal
-/// fsim received, if any.
-fn run_make(mut make: Command) -> Result<(ExitStatus, Option<i32>)> {
-    catch_stop_signals()?;
-    let terminal = allow_background_output();
-    let result = wait_for_make(&mut make);
-    if let Some((fd, saved)) = terminal {
-        // SAFETY: fd is a terminal and saved its settings from tcgetattr.
-        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
-    }
-    result
-}
-
-/// make's process group is not the terminal's foreground one, and with
-/// `stty tostop` the terminal stops a background process that writes to
-/// it: make's commands and the stages' progress would stop the run. So
-/// while make runs, fsim (in the foreground) clears TOSTOP; it returns the
-/// terminal and its settings to restore.
-fn allow_background_output() -> Option<(libc::c_int, libc::termios)> {
-    let fd = [2, 1].into_iter().find(|&fd| {
-        // SAFETY: isatty, tcgetpgrp and getpgrp only read, for any fd.
-        unsafe { libc::isatty(fd) == 1 && libc::tcgetpgrp(fd) == libc::getpgrp() }
-    })?;
-    // SAFETY: a zeroed termios is valid plain data, filled by tcgetattr on
-    // a terminal fd; tcsetattr from the foreground group changes only the
-    // TOSTOP flag.
-    unsafe {
-        let mut saved: libc::termios = std::mem::zeroed();
-        if libc::tcgetattr(fd, &mut saved) != 0 || saved.c_lflag & libc::TOSTOP == 0 {
-            return None;
-        }
-        let mut cleared = saved;
-        cleared.c_lflag &= !libc::TOSTOP;
-        (libc::tcsetattr(fd, libc::TCSANOW, &cleared) == 0).then_some((fd, saved))
-    }
-}
-
-fn wait_for_make(make: &mut Command) -> Result<(ExitStatus, Option<i32>)> {
-    let mut child = make.process_group(0).spawn().ctx(|| "cannot run make")?;
-    let group = i32::try_from(child.id()).unwrap_or(0);
-    MAKE_GROUP.store(group, Ordering::SeqCst);
-    let early = STOPPED_BY.load(Ordering::SeqCst);
-    if early != 0 && group > 0 {
-        // SAFETY: as in pass_signal_on: a signal received before make's
-        // group was known is passed on now.
-        unsafe { libc::kill(-group, early) };
-    }
-    let status = child.wait().ctx(|| "waiting for make");
-    MAKE_GROUP.store(0, Ordering::SeqCst);
-    let signal = STOPPED_BY.load(Ordering::SeqCst);
-    Ok((status?, (signal != 0).then_some(signal)))
 }
 
 #[cfg(test)]

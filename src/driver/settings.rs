@@ -1,0 +1,332 @@
+//! The settings of a run, defined once: the make variable (`fsim
+//! VAR=value FOLDER` takes the same), the stages whose settings file it is
+//! written to (`WORK/settings/<stage>`: a new value re-runs those stages
+//! and what follows), what its value must be (checked before any work),
+//! and fsim-spark's argument for it. The Makefile's variables, its
+//! `SETTINGS_<stage>` lines, fsim-spark's arguments and docs/usage.md are
+//! checked against this table by the tests below, so none drifts from it;
+//! the defaults are the binaries' own (the Makefile passes a setting only
+//! when it is set).
+
+use super::{Invocation, StageKnowledge};
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// One setting of `make report` (module doc).
+pub struct Setting {
+    pub var: &'static str,
+    /// The settings files it is written to; empty for a setting that
+    /// changes how the run goes (threads, memory, where), not what it finds.
+    pub stages: &'static [&'static str],
+    /// What its value must be, and whether it may be empty (the Makefile
+    /// then passes nothing: the stage's default); `None`: free text, or
+    /// checked by the stage that reads it ([`StageKnowledge::check_value`]).
+    pub value: Option<(Expect, bool)>,
+    /// fsim-spark's argument for it, when Spark runs it.
+    pub spark: Option<&'static str>,
+}
+
+const fn s(
+    var: &'static str,
+    stages: &'static [&'static str],
+    value: Option<(Expect, bool)>,
+    spark: Option<&'static str>,
+) -> Setting {
+    Setting {
+        var,
+        stages,
+        value,
+        spark,
+    }
+}
+
+const ANY: u64 = u64::MAX;
+
+/// Every setting of a run, in the order of docs/usage.md.
+pub const SETTINGS: &[Setting] = &[
+    s("REPO", &["chunk"], None, Some("--repo")),
+    s("WORK", &[], None, Some("--work")),
+    s("COLLECTIONS", &["chunk"], None, None),
+    s("METHOD", &["chunk"], None, Some("--method")),
+    s("AVG", &["chunk"], None, Some("--avg")),
+    s("CONTENT", &["chunk"], None, None),
+    s("METHOD_OPTS", &["chunk"], None, Some("--chunk-opts")),
+    s(
+        "SITE_NAMES",
+        &["partition"],
+        Some((Expect::Number(0, ANY), true)),
+        Some("--site-names"),
+    ),
+    s(
+        "TEMPLATES",
+        &["partition", "verify", "report"],
+        Some((Expect::Files, true)),
+        None,
+    ),
+    s(
+        "CAPACITY",
+        &["binpack"],
+        Some((Expect::Size, true)),
+        Some("--capacity"),
+    ),
+    s(
+        "VERIFY",
+        &["analyze"],
+        Some((Expect::OneOf(&["0", "1"]), false)),
+        Some("--verify"),
+    ),
+    s(
+        "FLOOR",
+        &["analyze"],
+        Some((Expect::Percent, true)),
+        Some("--floor"),
+    ),
+    s(
+        "LINES",
+        &["analyze"],
+        Some((Expect::Size, true)),
+        Some("--lines"),
+    ),
+    s(
+        "CATALOGS",
+        &["analyze"],
+        Some((Expect::OneOf(&["0", "1"]), true)),
+        Some("--catalogs"),
+    ),
+    s(
+        "LINE_FLOOR",
+        &["analyze"],
+        Some((Expect::Percent, true)),
+        Some("--line-floor"),
+    ),
+    s(
+        "REGIONS",
+        &["verify"],
+        Some((Expect::OneOf(&["0", "1"]), false)),
+        Some("--regions"),
+    ),
+    s(
+        "MIN_PERCENT",
+        &["report"],
+        Some((Expect::Percent, true)),
+        Some("--min-percent"),
+    ),
+    s(
+        "MIN_BYTES",
+        &["report"],
+        Some((Expect::Number(0, ANY), true)),
+        Some("--min-bytes"),
+    ),
+    s("REPORT_FILTERS", &["report"], None, None),
+    s(
+        "HTML_MAX_VIEWS",
+        &["html"],
+        Some((Expect::Number(0, ANY), true)),
+        Some("--html-max-views"),
+    ),
+    s("KEEP_RULES", &["sh"], None, None),
+    s(
+        "FORMATS",
+        &[],
+        Some((Expect::Formats, false)),
+        Some("--formats"),
+    ),
+    // fsim-chunk's -j takes 1 to 1024 threads.
+    s(
+        "JOBS",
+        &[],
+        Some((Expect::Number(1, 1024), false)),
+        Some("--jobs"),
+    ),
+    s("MEMORY", &[], Some((Expect::Size, true)), Some("--memory")),
+    s("SHARDS", &[], Some((Expect::Number(1, ANY), false)), None),
+    s("PREVIOUS", &[], Some((Expect::Previous, true)), None),
+    s(
+        "SORT",
+        &[],
+        Some((Expect::OneOf(&["fsim", "gnu"]), false)),
+        None,
+    ),
+    s("QUIET", &[], None, None),
+    s("BIN", &[], None, Some("--bin")),
+];
+
+/// The names `fsim` takes (`REPO` is its FOLDER argument).
+pub fn settings() -> Vec<&'static str> {
+    let mut names: Vec<&str> = SETTINGS
+        .iter()
+        .map(|s| s.var)
+        .filter(|&v| v != "REPO")
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// The report formats `make report` writes.
+const FORMATS: [&str; 6] = ["txt", "json", "tsv", "html", "xlsx", "sh"];
+
+/// What a setting's value must be, checked before the work folder is made,
+/// as the stage that takes it parses it.
+#[derive(Clone, Copy)]
+pub enum Expect {
+    /// A byte size (`256M`), as `cli::parse_size` reads it.
+    Size,
+    /// A percentage, as `cli::parse_percent` reads it.
+    Percent,
+    /// A whole number within these bounds.
+    Number(u64, u64),
+    /// One of these words.
+    OneOf(&'static [&'static str]),
+    /// One or more of the report formats.
+    Formats,
+    /// An earlier work folder.
+    Previous,
+    /// Files that exist.
+    Files,
+}
+
+impl Expect {
+    /// What a value must be, for the message that refuses one.
+    fn what(self) -> String {
+        match self {
+            Expect::Size => {
+                "a size such as 256M (a number with an optional K, M, G or T suffix)".into()
+            }
+            Expect::Percent => "a percentage from 0 to 100".into(),
+            Expect::Number(0, u64::MAX) => "a whole number, 0 or more".into(),
+            Expect::Number(lo, u64::MAX) => format!("a whole number, {lo} or more"),
+            Expect::Number(lo, hi) => format!("a whole number from {lo} to {hi}"),
+            Expect::OneOf(words) => words.join(" or "),
+            Expect::Formats => format!("one or more of {}", FORMATS.join(" ")),
+            Expect::Previous => "an earlier work folder (with files.tsv and chunks.tsv)".into(),
+            Expect::Files => "templates files that exist (make template writes one)".into(),
+        }
+    }
+
+    fn accepts(self, v: &str) -> bool {
+        let words = || v.split_whitespace();
+        match self {
+            Expect::Size => crate::cli::parse_size(v).is_ok(),
+            Expect::Percent => crate::cli::parse_percent(v).is_ok(),
+            Expect::Number(lo, hi) => v.parse::<u64>().is_ok_and(|n| (lo..=hi).contains(&n)),
+            Expect::OneOf(words) => words.contains(&v),
+            Expect::Formats => words().next().is_some() && words().all(|f| FORMATS.contains(&f)),
+            Expect::Previous => ["files.tsv", "chunks.tsv"]
+                .iter()
+                .all(|f| Path::new(v).join(f).is_file()),
+            Expect::Files => words().all(|f| Path::new(f).is_file()),
+        }
+    }
+}
+
+/// Refuse a setting whose value no stage would take, in one line naming
+/// the setting, the value and what it must be, before any work.
+pub(super) fn check_values(inv: &Invocation, stages: &StageKnowledge) -> Result<()> {
+    for (name, value) in &inv.vars {
+        let v = value.to_string_lossy();
+        let bad = |what: String| Error::msg(format!("{name}={v}: {what}"));
+        if let Some((expect, empty_ok)) = SETTINGS
+            .iter()
+            .find(|s| s.var == name)
+            .and_then(|s| s.value)
+        {
+            let unset = v.is_empty() && empty_ok;
+            if !unset && !expect.accepts(&v) {
+                return Err(bad(format!("expected {}", expect.what())));
+            }
+        } else if !v.is_empty() {
+            if let Some(Err(m)) = (stages.check_value)(name, &v) {
+                return Err(bad(m));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn set<'a>(words: impl IntoIterator<Item = &'a str>) -> BTreeSet<&'a str> {
+        words.into_iter().collect()
+    }
+
+    /// The Makefile assigns every setting with `?=` (a default the command
+    /// line overrides), and its `SETTINGS_<stage>` lines are the table's.
+    #[test]
+    fn the_makefile_is_the_tables() {
+        let mk = super::super::MAKEFILE;
+        let assigned = set(mk
+            .lines()
+            .filter_map(|l| l.split_once("?=").map(|(n, _)| n.trim_end())));
+        for s in SETTINGS {
+            assert!(
+                assigned.contains(s.var),
+                "{} has no `?=` in the Makefile",
+                s.var
+            );
+        }
+        let stages = set(SETTINGS.iter().flat_map(|s| s.stages.iter().copied()));
+        for stage in &stages {
+            let line = mk
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("SETTINGS_{stage}")))
+                .unwrap_or_else(|| panic!("no SETTINGS_{stage} in the Makefile"));
+            let words = set(line.trim_start().trim_start_matches('=').split_whitespace());
+            let want = set(SETTINGS
+                .iter()
+                .filter(|s| s.stages.contains(stage))
+                .map(|s| s.var));
+            assert_eq!(words, want, "SETTINGS_{stage}");
+        }
+        let files = mk
+            .lines()
+            .find_map(|l| l.strip_prefix("STAGE_SETTINGS = $(addprefix $(WORK)/settings/,"))
+            .expect("STAGE_SETTINGS");
+        assert_eq!(set(files.trim_end_matches(')').split_whitespace()), stages);
+    }
+
+    /// fsim-spark takes each setting the table gives it, by that name, and
+    /// says which make variable each of its arguments is.
+    #[test]
+    fn spark_arguments_are_the_tables() {
+        let py = include_str!("../../scripts/spark/fsim_spark.py");
+        for s in SETTINGS {
+            if let Some(flag) = s.spark {
+                assert!(
+                    py.contains(&format!("ap.add_argument(\"{flag}\"")),
+                    "fsim-spark has no {flag}"
+                );
+            }
+        }
+        for l in py.lines().filter(|l| l.contains("ap.add_argument(")) {
+            let Some((_, var)) = l.split_once("help=\"make's ") else {
+                continue;
+            };
+            let var = var
+                .split(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+                .next()
+                .unwrap();
+            let flag = l.split('"').nth(1).unwrap();
+            let s = SETTINGS
+                .iter()
+                .find(|s| s.var == var)
+                .unwrap_or_else(|| panic!("{var} not in the table"));
+            assert_eq!(s.spark, Some(flag), "{var}");
+        }
+    }
+
+    /// Every setting is documented for users.
+    #[test]
+    fn usage_names_every_setting() {
+        let usage = include_str!("../../docs/usage.md");
+        for s in SETTINGS {
+            assert!(
+                usage.contains(&format!("`{}", s.var)),
+                "docs/usage.md does not name {}",
+                s.var
+            );
+        }
+    }
+}
