@@ -128,7 +128,7 @@ NATIVE_DIR ?= target/native
 RELEASE_DIR := $(or $(CARGO_TARGET_DIR),target)/release
 BIN   ?= $(RELEASE_DIR)
 
-.PHONY: FORCE all build native install uninstall layers demo report report-files settings test test-fast check bench quality quality-documents quality-venv eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
+.PHONY: FORCE all build native install uninstall layers demo report report-files settings test test-fast check lint bench quality quality-documents quality-venv eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
 .DELETE_ON_ERROR:
 
 all: build
@@ -508,10 +508,18 @@ test-fast:
 layers:
 	$(CARGO) test --quiet --test layers
 
-check:
+check: lint
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) test --all-targets
+
+# The scripts' linters: ruff's pyflakes and bugbear rules on the Python
+# (not its style rules), shellcheck's warnings on the shell (.ci/run
+# installs both).
+SHELL_SCRIPTS = $(wildcard scripts/*.sh scripts/quality/*.sh scripts/spark/tasks/*.sh) scripts/spark/fsim-spark scripts/spark/measure scripts/spark/standalone .ci/run
+lint:
+	python3 -m ruff check --isolated --quiet --select F,B,E9 --ignore B905 scripts
+	shellcheck -S warning $(SHELL_SCRIPTS)
 
 # Benchmarks against md5sum, ssdeep, GNU sort and jdupes; rewrites
 # docs/performance.md (FILES=20000 BIG_MB=200 for a quicker run).

@@ -66,7 +66,7 @@ import tarfile
 import textwrap
 import time
 import zipfile
-from collections import Counter, defaultdict
+from collections import Counter
 from email.message import EmailMessage
 from email.utils import format_datetime
 
@@ -832,7 +832,7 @@ def main():
     w("")
     ga = table[("all", "all")]["m"]["views"]
     ok = all(ga[T][2] >= 0.97 for T in KIND_T)
-    w(f"Target: F1 ≥ 0.97 at T = 30, 50, 70 on document pairs, content views: all pairs "
+    w("Target: F1 ≥ 0.97 at T = 30, 50, 70 on document pairs, content views: all pairs "
       + ", ".join(f"{ga[T][2]:.3f}" for T in KIND_T) + ": " + ("**met**" if ok else "**NOT met**") + ".\n")
     w(f"**Template look-alikes**: {len(tpl_pairs):,} pairs of two different generated documents of one kind "
       f"and one template (truth at most {tpl_truth_max:.1f} %). Reported ≥ 30 %: "

@@ -271,7 +271,7 @@ def main():
     binary = set()
     info = truth.content_classes(CORPUS, binary, os.path.join(QDIR, "mo-views"))  # path -> (md5, size)
     classes = defaultdict(list)
-    for p, (h, s) in info.items():
+    for p, (h, _s) in info.items():
         classes[h].append(p)
     rep = {h: min(ps, key=os.fsencode) for h, ps in classes.items()}
     size_of = {h: info[p][1] for h, p in rep.items()}
@@ -318,7 +318,7 @@ def main():
         files, members = read_files(work)
         fsim_ident = defaultdict(list)
         types = Counter()
-        for i, (p, ch, s, ty) in files.items():
+        for _i, (p, ch, s, ty) in files.items():
             types[ty] += 1
             if s > 0:
                 fsim_ident[ch].append(p)
@@ -465,7 +465,7 @@ def main():
         fl = runs[label]["floors"][0]
         kp = runs[label]["pairs"][fl]
         chunk_rows.append((f"fsim {label}, chunks only (floor {fmt_floor(fl)})", label, fl,
-                           measure(lambda T: {k for k, (lb, ex, _, _) in kp.items() if 100.0 * lb >= T * larger(k)}),
+                           measure(lambda T: {k for k, (lb, ex, _, _) in kp.items() if 100.0 * lb >= T * larger(k)}),  # noqa: B023 (called at once)
                            None))
     peer_rows = []
     peer_rows.append(("datasketch LSH 0.5, est. Jaccard ≥ T", None, None,
@@ -597,7 +597,7 @@ def main():
     for label, _ in RUNS:
         kp = runs[label]["pairs"][runs[label]["floors"][0]]
         n = same = 0
-        for k, (lb, ex, _, _) in kp.items():
+        for k, (_lb, ex, _, _) in kp.items():
             if k in cache and ex is not None and kind_of[k] != "binary":
                 n += 1
                 same += ex == cache[k]
@@ -615,7 +615,7 @@ def main():
         files = runs[label]["files"]
         n = eq = 0
         ratios = []
-        for k, (lb, ex, a, b) in kp.items():
+        for k, (_lb, ex, a, b) in kp.items():
             if kind_of[k] != "binary" or ex is None or k not in cache or BINARY_TRUTH != "bytes":
                 continue
             n += 1
@@ -625,7 +625,7 @@ def main():
                 above[k] = (files[a][0], files[b][0], ex, cache[k], larger(k))
         bin_check[label] = (n, eq, statistics.median(ratios) if ratios else 0.0,
                             sum(1 for x in ratios if x >= 0.99))
-    for k, (pa, pb, ex, lc, big) in sorted(above.items()):
+    for _k, (pa, pb, ex, lc, big) in sorted(above.items()):
         log(f"fsim-verify ABOVE the byte LCS: {pa} {pb}: fsim {ex}, byte LCS {lc}, larger file {big}")
 
     write_doc(locals())
@@ -756,7 +756,7 @@ def write_doc(v):
         w(f"| {name} | `{mv or '-'} FLOOR={fmt_floor(fl)}` | "
           + " | ".join(f"{res[T][2]:.3f}" for T in THRESHOLDS)
           + f" | {len(runs[label]['pairs'][fl]):,} | {s:.1f} | {m} MB |")
-    for name, label, fl, res, _ in v["chunk_rows"]:
+    for name, _label, _fl, res, _ in v["chunk_rows"]:
         w(f"| {name} | | " + " | ".join(f"{res[T][2]:.3f}" for T in THRESHOLDS) + " | | | |")
     ps = v["peer_stats"]
     for name, _, _, res, _ in v["peer_rows"]:
@@ -768,7 +768,7 @@ def write_doc(v):
           + ", ".join(f"{kd} {kind_pos[T][kd]:,}" for kd in KINDS) + "):\n")
         w("| setting | " + " | ".join(KINDS) + " | text (all) | all: P / R |")
         w("|---|" + "---|" * (len(KINDS) + 2))
-        for name, label, fl, res, pk in results + v["peer_rows"][:1]:
+        for name, _label, _fl, res, pk in results + v["peer_rows"][:1]:
             w(f"| {name} | " + " | ".join(f"{pk[kd][T][2]:.3f}" for kd in KINDS)
               + (f" | {pk['text (all kinds)'][T][2]:.3f}" if "text (all kinds)" in pk else " | –")
               + f" | {res[T][0]:.3f} / {res[T][1]:.3f} |")
@@ -776,7 +776,7 @@ def write_doc(v):
     w("Precision / recall, all kinds (pairs reported):\n")
     w("| setting | " + " | ".join(f"P / R @{T}" for T in THRESHOLDS) + " |")
     w("|---|" + "---|" * len(THRESHOLDS))
-    for name, label, fl, res, _ in results + v["chunk_rows"] + v["peer_rows"]:
+    for name, _label, _fl, res, _ in results + v["chunk_rows"] + v["peer_rows"]:
         w(f"| {name} | " + " | ".join(f"{res[T][0]:.3f} / {res[T][1]:.3f} ({res[T][3]:,})" for T in THRESHOLDS) + " |")
     w("")
 
@@ -817,7 +817,7 @@ def write_doc(v):
       f"`FLOOR`: the setting *fsim {DEFAULTS[0]}, floor {DEFAULTS[1]}* above, every pair verified): F1 ≥ 0.97 "
       "and precision ≥ 0.99 at T = 30, 50 and 70; recall ≥ 0.95 on text 256 B–1 KiB and on catalogs. "
       "P / R / F1:\n")
-    for rp in v["reports"][:1]:
+    for _rp in v["reports"][:1]:
         w("| project | kind | " + " | ".join(f"@{T}" for T in KIND_T) + " | target |")
         w("|---|---|" + "---|" * (len(KIND_T) + 1))
         for prj in v["projects"]:

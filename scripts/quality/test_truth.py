@@ -132,7 +132,7 @@ class ByteTruth(unittest.TestCase):
 
             def get(a, b):
                 k = tuple(sorted((info[a][0], info[b][0])))
-                return out.get(k)
+                return out.get(k)  # noqa: B023 (called at once)
             self.assertEqual(get(pa, pb), len(base) - 200)
             self.assertIsNone(get(pc, pd))   # no byte value in common: bound 1 (the NULs)
             self.assertIsNone(get(pa, pe))   # size ratio under RATIO_FLOOR

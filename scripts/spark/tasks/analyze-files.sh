@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Stage 6 on a shared POSIX work folder, one task per group of consecutive
 # bins: its input the line `T<TAB>task`, its bins' '#bin' and F lines and
 # the line source's L lines; its records read from the route files
@@ -17,7 +18,7 @@ grep '^[#F]' "$t/all.tsv" > "$t/head.tsv"
 rm -f "$t/all.tsv"
 fb=$(head -n 1 "$t/head.tsv" | cut -f 2)
 nb=$(grep -c '^#bin' "$t/head.tsv" || true)
-cat "$ROUTED"/k-*.r$(printf '%05d' "$task") > "$t/rec.tsv"
+cat "$ROUTED"/k-*.r"$(printf '%05d' "$task")" > "$t/rec.tsv"
 if [ "$nb" -gt 1 ]; then
   awk '/^#bin/ { b++ } /^F/ { print $2 "\t" b - 1 }' "$t/head.tsv" > "$t/fmap.tsv"
   "$B/fsim-sort" -q --split-by-file "$t/fmap.tsv" -o "$t/bin" "$t/rec.tsv"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Shell functions of the analysis tasks (analyze.sh, analyze-files.sh,
 # zero.sh), sourced after pre.sh.
 

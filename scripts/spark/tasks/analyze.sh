@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Stage 6 (a non-shared work folder), one task per group of consecutive
 # bins: the bins' '#bin' and F lines (as fsim-binpack writes them) and
 # their records sorted by hash, bin by bin, then the line source's L lines.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Stage 1 on a shared POSIX work folder, one task per shard: the shard
 # index on stdin. The records are split by hash range as they are cut,
 # into $PARTS/shard-<i>.r<range> (`fsim-sort --split-ranges`: each a chunk

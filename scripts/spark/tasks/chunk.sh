@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Stage 1, one task per shard (a non-shared work folder): the shard index
 # on stdin; prints the chunk records, then the shard's file table with
 # every line prefixed by T<TAB>.

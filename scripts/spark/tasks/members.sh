@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Stage 1, only when a shard marked archives ~unlisted (a shard lists no
 # members: its ids are walk positions), a task per group of them: their
 # entries on stdin (fsim-join --shard-tables --unlisted); `fsim-chunk

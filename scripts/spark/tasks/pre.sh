@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Sourced first by every task of fsim-spark (docs/distributed.md). Spark
 # runs a task as `/bin/bash -c BOOTSTRAP` (fsim_spark.py's `transform`):
 # the bootstrap exports the task's variables, sets its arguments (the

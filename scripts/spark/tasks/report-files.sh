@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Stage 7 on a shared POSIX work folder, a task per report format: the
 # formats on stdin; the pairs read from their parts ($SRC/part-*, in name
 # order: the whole file), the report written to $OUT/report.<format>

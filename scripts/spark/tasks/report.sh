@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Stage 7 (a non-shared work folder), one task: the pairs on stdin, every
 # format in $FORMATS written in turn, each printed as
 # `<format><TAB><line number><TAB><base64 line>`.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Stage 5 on a shared POSIX work folder, one task per hash range: the
 # range's number on stdin; its kept records ($KEPT/part-<range>-r) split by
 # analysis task with the file -> task map $ROUTE into

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # variables shared with the task runner and the sourced analyze-lib.sh
 # Stages 2 and 3 on a shared POSIX work folder, one task per hash range:
 # the range's number on stdin. Its files of all chunk tasks are sorted by
 # `fsim-sort --records-only` (within $SORT_MEMORY when set) into
