@@ -145,7 +145,7 @@ native:
 	RUSTFLAGS="$(NATIVE_FLAGS)" CARGO_TARGET_DIR=$(NATIVE_DIR) $(CARGO) build --release --quiet --bins
 
 # make install PREFIX=<dir>: the user's programs (fsim and its stages,
-# not the generators of test and benchmark trees, TOOLS) into PREFIX/bin,
+# src/bin; not the developer tools of tools/: fsim-gen, fsim-eval) into PREFIX/bin,
 # from BIN (built first, with cargo's progress, when it is cargo's release
 # folder, the default; the tests install their own build), and the user
 # docs into PREFIX/share/doc/fsim (not the measurement logs, which stay in
@@ -153,8 +153,7 @@ native:
 # makefile, finds the stages beside itself and runs `make report`.
 PREFIX   ?= /usr/local
 DESTDIR  ?=
-TOOLS     = fsim-gen fsim-eval
-PROGRAMS  = $(filter-out $(TOOLS),$(sort $(basename $(notdir $(wildcard src/bin/*.rs)))))
+PROGRAMS  = $(sort $(basename $(notdir $(wildcard src/bin/*.rs))))
 DOC_DIR   = $(DESTDIR)$(PREFIX)/share/doc/fsim
 install:
 	@test -n "$(PROGRAMS)" || { echo "make: install runs in the fsim checkout (src/bin)" >&2; exit 2; }

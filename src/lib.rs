@@ -17,7 +17,6 @@
 //! | [`chunking`] | TTTD and BSW, the feature methods, batched MD5, parallel hashing, the stream types |
 //! | [`stages`] | one module per pipeline stage (below) |
 //! | [`report`] | the report model and its text, json, tsv, html and xlsx renderings |
-//! | [`eval`], [`corpus`] | the HP paper's experiment and the corpus generator |
 //! | [`driver`] | the installed `fsim FOLDER` command: the Makefile's pipeline outside the checkout |
 //!
 //! | program | module | paper |
@@ -32,17 +31,19 @@
 //! | fsim-index, fsim-query | [`stages::index`] | sif's one-against-all queries |
 //! | fsim-template | [`stages::templates`] | section 4: templates |
 //! | fsim-merge | [`stages::collections`] | section 4: collections chunked apart |
-//! | fsim-eval, fsim-gen | [`eval`], [`corpus`] | the HP paper's controlled experiment (docs/evaluation.md) |
 //! | fsim | [`driver`] | all of the above on one folder: `make report`, installed |
+//!
+//! The generators of test and benchmark trees (fsim-gen) and the HP paper's
+//! controlled experiment (fsim-eval, docs/evaluation.md) are tools for
+//! developers, in the workspace member `tools/` (crate fsim-tools): not
+//! part of this library, not installed.
 
 pub mod align;
 pub mod chunking;
 pub mod cli;
 pub mod content;
-pub mod corpus;
 pub mod driver;
 pub mod error;
-pub mod eval;
 pub mod formats;
 pub mod io;
 pub mod report;

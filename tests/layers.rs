@@ -37,11 +37,6 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
         &["report"],
         &["base", "formats", "io", "align", "content", "chunking"],
     ),
-    (
-        "eval",
-        &["eval", "corpus"],
-        &["base", "formats", "io", "content", "chunking"],
-    ),
     // The installed command runs the stages as programs (through make):
     // it writes its makefile atomically and calls no stage.
     ("driver", &["driver"], &["base", "io"]),

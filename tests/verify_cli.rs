@@ -358,13 +358,13 @@ fn output_is_identical_for_any_jobs() {
 fn versions_corpus_every_pair_exact_for_any_jobs_and_budget() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("repo");
-    let spec = fsim::corpus::Bulk {
+    let spec = fsim_tools::corpus::Bulk {
         docs: 70,
         avg_size: 2000,
         dirs: 7,
         seed: 11,
     };
-    fsim::corpus::generate_versions(&root, &spec).unwrap();
+    fsim_tools::corpus::generate_versions(&root, &spec).unwrap();
     let repo = chunk_repo(dir, &root);
     assert_eq!(repo.paths.len(), 210);
     let names: Vec<[String; 3]> = (0..70)
@@ -584,7 +584,7 @@ fn files_read(err: &str) -> u64 {
 fn each_file_read_about_once_across_batches() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("repo");
-    let spec = fsim::corpus::Overlap {
+    let spec = fsim_tools::corpus::Overlap {
         files: 400,
         body: 20_000,
         extract: 600,
@@ -592,7 +592,7 @@ fn each_file_read_about_once_across_batches() {
         dirs: 5,
         seed: 3,
     };
-    fsim::corpus::generate_overlap(&root, &spec).unwrap();
+    fsim_tools::corpus::generate_overlap(&root, &spec).unwrap();
     let repo = chunk_repo(dir, &root);
     let n = repo.paths.len();
     assert_eq!(n, 400);

@@ -51,7 +51,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 fn rerun_after_one_percent_changed_is_byte_identical() {
     let t = tempfile::tempdir().unwrap();
     let repo = t.path().join("repo");
-    let spec = fsim::corpus::Overlap {
+    let spec = fsim_tools::corpus::Overlap {
         files: 300,
         body: 60_000,
         extract: 2_000,
@@ -59,7 +59,7 @@ fn rerun_after_one_percent_changed_is_byte_identical() {
         dirs: 4,
         seed: 5,
     };
-    fsim::corpus::generate_overlap(&repo, &spec).unwrap();
+    fsim_tools::corpus::generate_overlap(&repo, &spec).unwrap();
     let old = t.path().join("old");
     let err = make(&repo, &old, &[]);
     let before = verify_summary(&err).to_string();

@@ -889,6 +889,12 @@ mod tests {
         )
     }
 
+    /// The chunking keys every stage carries on are ChunkParams' keys.
+    #[test]
+    fn chunk_param_keys_are_chunk_params_keys() {
+        assert_eq!(ChunkParams::KEYS, CHUNK_PARAM_KEYS);
+    }
+
     #[test]
     fn chunk_params_round_trip_in_key_order() {
         let tttd = params("method=tttd\tavg=1000\tmin=460\tmax=2800\tdiv=540\tdiv2=270\twindow=64\thash=md5\tcontent=raw");

@@ -194,10 +194,34 @@ pub fn symmetric(common: u64, sa: u64, sb: u64) -> f64 {
 pub const TEMPLATE_PARAM_KEYS: &[&str] = &["templates", "template-chunks"];
 
 /// The parameters of the chunking that define whether two chunk files can
-/// be compared: every later stage carries them in its header. Listed once,
-/// with their fields, in [`crate::formats::headers::ChunkParams`]. A key
-/// absent from both headers compares equal.
-pub const CHUNK_PARAM_KEYS: &[&str] = crate::formats::headers::ChunkParams::KEYS;
+/// be compared: every later stage carries them in its header. The first
+/// eight are those of the chunk methods (tttd, bsw), `content` the view
+/// chunked (written by every fsim-chunk run); the others those of the
+/// feature methods (`crate::chunking::features::MethodSpec::params`). A key absent
+/// from both headers compares equal.
+pub const CHUNK_PARAM_KEYS: &[&str] = &[
+    "method",
+    "avg",
+    "min",
+    "max",
+    "div",
+    "div2",
+    "window",
+    "hash",
+    // Which view was chunked (`--content auto|raw`).
+    "content",
+    // Which PDF text extractor made the PDF views, when not pdftotext.
+    "pdf",
+    "n",
+    "bits",
+    "anchors",
+    "k",
+    "s",
+    "b",
+    "fold-case",
+    "collapse-whitespace",
+    "strip-html",
+];
 
 impl Params {
     /// The chunking parameters ([`CHUNK_PARAM_KEYS`]) on which `self` and

@@ -11,8 +11,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// Path of one of the crate's binaries (built by cargo for the tests).
+/// Path of one of the crate's binaries (built by cargo for the tests), or
+/// of a developer tool of the workspace member tools/ (fsim-gen,
+/// fsim-eval), which cargo builds beside them (`cargo test` at the
+/// workspace root; its own tests make cargo build its programs).
 pub fn bin(name: &str) -> PathBuf {
+    if matches!(name, "fsim-gen" | "fsim-eval") {
+        let p = bin("fsim-chunk").with_file_name(name);
+        assert!(
+            p.is_file(),
+            "{} is not built: run the tests from the workspace root (cargo test, make test)",
+            p.display()
+        );
+        return p;
+    }
     let p = match name {
         "fsim-chunk" => env!("CARGO_BIN_EXE_fsim-chunk"),
         "fsim-sort" => env!("CARGO_BIN_EXE_fsim-sort"),
@@ -23,11 +35,9 @@ pub fn bin(name: &str) -> PathBuf {
         "fsim-verify" => env!("CARGO_BIN_EXE_fsim-verify"),
         "fsim-index" => env!("CARGO_BIN_EXE_fsim-index"),
         "fsim-query" => env!("CARGO_BIN_EXE_fsim-query"),
-        "fsim-gen" => env!("CARGO_BIN_EXE_fsim-gen"),
         "fsim-template" => env!("CARGO_BIN_EXE_fsim-template"),
         "fsim-merge" => env!("CARGO_BIN_EXE_fsim-merge"),
         "fsim-join" => env!("CARGO_BIN_EXE_fsim-join"),
-        "fsim-eval" => env!("CARGO_BIN_EXE_fsim-eval"),
         "fsim" => env!("CARGO_BIN_EXE_fsim"),
         other => panic!("unknown binary {other}"),
     };

@@ -387,10 +387,11 @@ impl Cut for Chunker {
     }
 }
 
-/// Deterministic text-like test data shared by the chunker tests: words of
-/// lowercase letters from a fixed LCG, separated by spaces and newlines.
-#[cfg(test)]
-pub(crate) fn pseudo_text(len: usize, seed: u64) -> Vec<u8> {
+/// Deterministic text-like test data shared by the chunker tests and the
+/// developer tools' (tools/): words of lowercase letters from a fixed LCG,
+/// separated by spaces and newlines.
+#[doc(hidden)]
+pub fn pseudo_text(len: usize, seed: u64) -> Vec<u8> {
     const LETTERS: &[u8; 32] = b"etaoinshrdlucmfwypvbgkjqxzetaoin";
     let mut x = seed;
     let mut out = Vec::with_capacity(len);

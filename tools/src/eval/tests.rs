@@ -1,7 +1,7 @@
 use super::*;
 
 fn text(len: usize, seed: u64) -> Vec<u8> {
-    crate::chunking::chunker::pseudo_text(len, seed)
+    fsim::chunking::chunker::pseudo_text(len, seed)
 }
 
 #[test]

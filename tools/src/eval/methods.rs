@@ -6,7 +6,7 @@ use super::*;
 /// How a method turns a document into a signature.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Algo {
-    /// A feature method of [`crate::chunking::features`].
+    /// A feature method of [`fsim::chunking::features`].
     Feature(MethodSpec),
     /// Exact resemblance of the sets of all w-byte windows (what the
     /// sampling methods estimate).
@@ -82,7 +82,7 @@ impl MethodConf {
         match self.algo {
             Algo::Feature(s) => s.window,
             Algo::Exact(w) => w,
-            Algo::Tttd(_) => crate::chunking::chunker::WINDOW,
+            Algo::Tttd(_) => fsim::chunking::chunker::WINDOW,
         }
     }
 
@@ -177,7 +177,7 @@ pub fn tttd_chunks(c: &Chunker, data: &[u8]) -> Vec<(u128, u32)> {
         .chunks(data)
         .map(|ch| {
             let d = Md5::digest(&data[ch.offset..ch.offset + ch.len]);
-            (crate::formats::digest_to_u128(&d), ch.len as u32)
+            (fsim::formats::digest_to_u128(&d), ch.len as u32)
         })
         .collect();
     v.sort_unstable();

@@ -4,7 +4,7 @@ use super::*;
 
 /// Write a file atomically.
 pub(crate) fn write_file(path: &Path, data: &[u8]) -> Result<()> {
-    let mut o = crate::io::Output::create(Some(path))?;
+    let mut o = fsim::io::Output::create(Some(path))?;
     o.write_all(data)?;
     o.finish()
 }

@@ -40,10 +40,10 @@ pub use methods::{methods, shared_chunk_bytes, tttd_chunks, Algo, Grid, MethodCo
 pub(crate) use output::write_file;
 pub use output::{cdf_points, pair_stats, write_csvs, PairStats, AVERAGE_COLUMNS};
 
-use crate::chunking::chunker::{Chunker, Cut, Method};
-use crate::chunking::features::rolling::{for_each_window, mix64};
-use crate::chunking::features::{self, Feature, FeatureMethod, MethodSpec};
-use crate::error::{Context, Error, Result};
+use fsim::chunking::chunker::{Chunker, Cut, Method};
+use fsim::chunking::features::rolling::{for_each_window, mix64};
+use fsim::chunking::features::{self, Feature, FeatureMethod, MethodSpec};
+use fsim::error::{Context, Error, Result};
 use md5::{Digest as _, Md5};
 use std::collections::HashSet;
 use std::fmt::Write as _;

@@ -3,7 +3,7 @@
 //! left to the browser's sans-serif font).
 
 use super::{write_file, Config, Doc, Results, Variant, MAIN_WINDOW};
-use crate::error::{Error, Result};
+use fsim::error::{Error, Result};
 use plotters::prelude::*;
 
 /// How a series is drawn.

@@ -1,7 +1,7 @@
 //! fsim-eval: reproduce the HP paper's controlled experiment (near-duplicates
 //! with i words inserted or deleted) on a folder of text documents.
 use clap::Parser;
-use fsim::eval::{self, Config};
+use fsim_tools::eval::{self, Config};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

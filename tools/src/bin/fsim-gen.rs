@@ -1,7 +1,7 @@
 //! fsim-gen: write a deterministic sample repository with planted relationships.
 use clap::Parser;
-use fsim::corpus::{self, CorpusSpec};
 use fsim::error::{Context, Error};
+use fsim_tools::corpus::{self, CorpusSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

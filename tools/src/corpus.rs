@@ -11,7 +11,7 @@
 //! Text is built from a fixed English vocabulary with a fixed PRNG
 //! (SplitMix64), so the same seed gives the same bytes on every machine.
 
-use crate::error::{Context, Result};
+use fsim::error::{Context, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! near-duplicates and of the distinct pairs, and the methods' timing.
 
 use super::*;
-use crate::io::ordered::ordered_map;
+use fsim::io::ordered::ordered_map;
 
 /// Everything measured.
 #[derive(Debug, Clone)]
@@ -54,7 +54,7 @@ pub(super) fn parallel<T: Send>(n: usize, jobs: usize, f: impl Fn(usize) -> T + 
     let mut threads = vec![(); jobs.max(1).min(n.max(1))];
     let mut out = Vec::with_capacity(n);
     let mut k = 0;
-    ordered_map::<_, _, _, crate::error::Error>(
+    ordered_map::<_, _, _, fsim::error::Error>(
         &mut threads,
         n,
         |_, k| f(k),
