@@ -176,12 +176,29 @@ fn first_member_mimetype(head: &[u8]) -> Option<Kind> {
     mimetype_kind(head.get(start..start + size.min(200))?)
 }
 
-fn mimetype_kind(mime: &[u8]) -> Option<Kind> {
-    match mime.trim_ascii() {
-        b"application/vnd.oasis.opendocument.text" => Some(Kind::Odt),
-        b"application/vnd.oasis.opendocument.spreadsheet" => Some(Kind::Ods),
-        b"application/vnd.oasis.opendocument.presentation" => Some(Kind::Odp),
-        b"application/epub+zip" => Some(Kind::Epub),
+/// The kind a `mimetype` names. An OpenDocument template (`.ott`, `.ots`,
+/// `.otp`, `.otg`: `...-template`) is read as its document kind: its
+/// content.xml is the same format, so a template and the documents made
+/// from it are compared by the same text. A master document (`.odm`) and
+/// an HTML template (`.oth`) are text documents too.
+pub(super) fn mimetype_kind(mime: &[u8]) -> Option<Kind> {
+    let mime = mime.trim_ascii();
+    if mime == b"application/epub+zip" {
+        return Some(Kind::Epub);
+    }
+    odf_kind(mime)
+}
+
+/// The kind of an OpenDocument mimetype (`application/vnd.oasis.
+/// opendocument.KIND`, with `-template` or not).
+pub(super) fn odf_kind(mime: &[u8]) -> Option<Kind> {
+    let kind = mime.strip_prefix(b"application/vnd.oasis.opendocument.")?;
+    let kind = kind.strip_suffix(b"-template").unwrap_or(kind);
+    match kind {
+        b"text" | b"text-master" | b"text-web" => Some(Kind::Odt),
+        b"spreadsheet" => Some(Kind::Ods),
+        b"presentation" => Some(Kind::Odp),
+        b"graphics" => Some(Kind::Odg),
         _ => None,
     }
 }

@@ -33,6 +33,8 @@ pub mod pdftext;
 pub mod store;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod variant_tests;
 mod xml;
 
 use std::fs::{File, Metadata};
@@ -629,7 +631,14 @@ fn extract(
     match kind {
         Kind::Raw => Err("not a document".into()),
         Kind::Gzip | Kind::Bzip2 | Kind::Xz | Kind::Zstd => compressed::extract(kind, src, budget),
-        Kind::Docx | Kind::Xlsx | Kind::Pptx | Kind::Odt | Kind::Ods | Kind::Odp | Kind::Epub => {
+        Kind::Docx
+        | Kind::Xlsx
+        | Kind::Pptx
+        | Kind::Odt
+        | Kind::Ods
+        | Kind::Odp
+        | Kind::Odg
+        | Kind::Epub => {
             package::extract(kind, src, budget)
         }
         Kind::Pdf => pdf::extract(src, path, budget),

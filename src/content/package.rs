@@ -34,7 +34,7 @@ pub(super) fn extract(kind: Kind, src: &mut dyn Source, budget: &Budget) -> Resu
             }
         }
         Kind::Xlsx => xlsx(&mut pkg, &mut out, budget)?,
-        Kind::Odt | Kind::Odp => xml::lines(
+        Kind::Odt | Kind::Odp | Kind::Odg => xml::lines(
             &pkg.member("content.xml")?,
             &xml::ODF_TEXT,
             &mut out,

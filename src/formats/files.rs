@@ -148,6 +148,8 @@ pub enum ViewKind {
     Odt,
     Ods,
     Odp,
+    /// OpenDocument drawings (.odg, .otg): the text of their pages.
+    Odg,
     Epub,
     Pdf,
     Mail,
@@ -157,7 +159,7 @@ pub enum ViewKind {
 
 impl ViewKind {
     /// Every kind, in a fixed order (tests, docs).
-    pub const ALL: [ViewKind; 15] = [
+    pub const ALL: [ViewKind; 16] = [
         ViewKind::Raw,
         ViewKind::Gzip,
         ViewKind::Bzip2,
@@ -169,6 +171,7 @@ impl ViewKind {
         ViewKind::Odt,
         ViewKind::Ods,
         ViewKind::Odp,
+        ViewKind::Odg,
         ViewKind::Epub,
         ViewKind::Pdf,
         ViewKind::Mail,
@@ -189,6 +192,7 @@ impl ViewKind {
             ViewKind::Odt => "odt",
             ViewKind::Ods => "ods",
             ViewKind::Odp => "odp",
+            ViewKind::Odg => "odg",
             ViewKind::Epub => "epub",
             ViewKind::Pdf => "pdf",
             ViewKind::Mail => "mail",

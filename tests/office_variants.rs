@@ -1,0 +1,202 @@
+//! Office variants through the real binaries: `make report` on
+//! OpenDocument and OOXML templates, macro-enabled packages, flat XML
+//! OpenDocument, EPUB and legacy binary documents (the fixtures of
+//! tests/data/documents, written by LibreOffice: make_variants.py). Each
+//! is compared by its text: a template and the document made from it are
+//! one link, a template saved in another format is the same content.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    source_root().join("tests/data/documents").join(name)
+}
+
+/// A repository of the fixtures `names` (one folder), and `make report`'s
+/// json document and file table.
+fn report_of(dir: &Path, names: &[&str]) -> (Value, String) {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    for n in names {
+        std::fs::copy(fixture(n), repo.join(n)).unwrap();
+    }
+    let work = dir.join("work");
+    let vars = ["QUIET=-q", "FORMATS=txt json"];
+    run_ok(make_report_cmd(&repo, &work, &vars), None);
+    (
+        serde_json::from_str(&read(&work, "report.json")).unwrap(),
+        read(&work, "files.tsv"),
+    )
+}
+
+fn name(v: &Value) -> &str {
+    v.as_str().unwrap().rsplit('/').next().unwrap()
+}
+
+/// The view column of the file table, by file name.
+fn views(table: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = table
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let n = f.last()?.rsplit('/').next()?;
+            Some((n.to_string(), f.get(5)?.to_string()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every link as (name a, name b, link), names sorted.
+fn links(r: &Value) -> Vec<(String, String, Value)> {
+    let mut out = Vec::new();
+    for c in r["clusters"].as_array().unwrap() {
+        for l in c["links"].as_array().unwrap() {
+            let (a, b) = (name(&l["a"]).to_string(), name(&l["b"]).to_string());
+            let (a, b) = if a < b { (a, b) } else { (b, a) };
+            out.push((a, b, l.clone()));
+        }
+    }
+    out.sort_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
+    out
+}
+
+/// The "same content, different file" groups: each group's (name, view)
+/// pairs, sorted.
+fn same_content(r: &Value) -> Vec<Vec<(String, String)>> {
+    let mut out: Vec<Vec<(String, String)>> = r["same_content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let mut v: Vec<(String, String)> = g["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    (
+                        name(&f["path"]).to_string(),
+                        f["view"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+    v.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+fn link<'a>(all: &'a [(String, String, Value)], a: &str, b: &str) -> &'a Value {
+    let (a, b) = if a < b { (a, b) } else { (b, a) };
+    all.iter()
+        .find(|(x, y, _)| x == a && y == b)
+        .map(|t| &t.2)
+        .unwrap_or_else(|| panic!("no link {a} - {b} in {all:?}"))
+}
+
+#[test]
+fn templates_and_their_documents_are_compared_by_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, table) = report_of(
+        dir.path(),
+        &[
+            "memo.ott",
+            "memo.odt",
+            "memo.dotx",
+            "memo.docm",
+            "costs.ods",
+            "costs.ots",
+            "costs.xltx",
+            "costs.xlsm",
+            "review.odp",
+            "review.otp",
+            "review.potx",
+            "review.pptm",
+            "review.ppsx",
+            "plan.odg",
+            "plan.otg",
+        ],
+    );
+    // Every variant is read as the document kind whose format it shares.
+    assert_eq!(
+        views(&table),
+        pairs(&[
+            ("costs.ods", "ods"),
+            ("costs.ots", "ods"),
+            ("costs.xlsm", "xlsx"),
+            ("costs.xltx", "xlsx"),
+            ("memo.docm", "docx"),
+            ("memo.dotx", "docx"),
+            ("memo.odt", "odt"),
+            ("memo.ott", "odt"),
+            ("plan.odg", "odg"),
+            ("plan.otg", "odg"),
+            ("review.odp", "odp"),
+            ("review.otp", "odp"),
+            ("review.potx", "pptx"),
+            ("review.ppsx", "pptx"),
+            ("review.pptm", "pptx"),
+        ])
+    );
+    // The template and the memo made from it (two paragraphs more): one
+    // link holding the whole template, exact, by their text (187 and 302
+    // bytes); the same template as .dotx, and the memo as .docm, link
+    // alike.
+    let all = links(&r);
+    for (t, d) in [
+        ("memo.ott", "memo.odt"),
+        ("memo.dotx", "memo.odt"),
+        ("memo.docm", "memo.ott"),
+        ("memo.docm", "memo.dotx"),
+    ] {
+        let l = link(&all, t, d);
+        assert_eq!(l["exact"], true, "{l}");
+        assert_eq!(l["bytes_in_common"], 187, "{l}");
+        let (ta, tb) = (name(&l["a"]), name(&l["b"]));
+        let of_template = if ta.ends_with(".ott") || ta.ends_with(".dotx") {
+            &l["percent_of_a"]
+        } else {
+            assert!(tb.ends_with(".ott") || tb.ends_with(".dotx"), "{l}");
+            &l["percent_of_b"]
+        };
+        assert_eq!(of_template, 100.0, "{l}");
+    }
+    // The same text in another format is the same content: a template
+    // and its .dotx, a document and its .docm, a spreadsheet, a slide
+    // show and a drawing with their templates and OOXML forms.
+    let group = |v: &[(&str, &str)]| pairs(v);
+    assert_eq!(
+        same_content(&r),
+        vec![
+            group(&[
+                ("costs.ods", "ods text"),
+                ("costs.ots", "ods text"),
+                ("costs.xlsm", "xlsx text"),
+                ("costs.xltx", "xlsx text"),
+            ]),
+            group(&[("memo.docm", "docx text"), ("memo.odt", "odt text")]),
+            group(&[("memo.dotx", "docx text"), ("memo.ott", "odt text")]),
+            group(&[("plan.odg", "odg text"), ("plan.otg", "odg text")]),
+            group(&[
+                ("review.odp", "odp text"),
+                ("review.otp", "odp text"),
+                ("review.potx", "pptx text"),
+                ("review.ppsx", "pptx text"),
+                ("review.pptm", "pptx text"),
+            ]),
+        ]
+    );
+    assert_eq!(r["unreadable_documents"]["count"], 0);
+}
