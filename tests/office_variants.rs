@@ -200,3 +200,59 @@ fn templates_and_their_documents_are_compared_by_text() {
     );
     assert_eq!(r["unreadable_documents"]["count"], 0);
 }
+
+#[test]
+fn flat_opendocument_and_epub_are_the_text_of_the_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, table) = report_of(
+        dir.path(),
+        &[
+            "memo.ott",
+            "memo.odt",
+            "memo.fodt",
+            "memo.epub",
+            "costs.ods",
+            "costs.fods",
+            "review.odp",
+            "review.fodp",
+        ],
+    );
+    assert_eq!(
+        views(&table),
+        pairs(&[
+            ("costs.fods", "ods"),
+            ("costs.ods", "ods"),
+            ("memo.epub", "epub"),
+            ("memo.fodt", "odt"),
+            ("memo.odt", "odt"),
+            ("memo.ott", "odt"),
+            ("review.fodp", "odp"),
+            ("review.odp", "odp"),
+        ])
+    );
+    // A flat XML document, its zipped form and its EPUB are one text.
+    let group = |v: &[(&str, &str)]| pairs(v);
+    assert_eq!(
+        same_content(&r),
+        vec![
+            group(&[("costs.fods", "ods text"), ("costs.ods", "ods text")]),
+            group(&[
+                ("memo.epub", "epub text"),
+                ("memo.fodt", "odt text"),
+                ("memo.odt", "odt text"),
+            ]),
+            group(&[("review.fodp", "odp text"), ("review.odp", "odp text")]),
+        ]
+    );
+    // The template is within each of them, whole.
+    let all = links(&r);
+    for d in ["memo.odt", "memo.fodt", "memo.epub"] {
+        let l = link(&all, "memo.ott", d);
+        assert_eq!(
+            (&l["exact"], &l["bytes_in_common"]),
+            (&true.into(), &187.into()),
+            "{l}"
+        );
+    }
+    assert_eq!(r["unreadable_documents"]["count"], 0);
+}

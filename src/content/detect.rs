@@ -41,6 +41,9 @@ pub(super) fn detect_head(head: &[u8], src: &mut dyn Source) -> Kind {
     if reads_past_head(head) {
         return zip_kind(head, src);
     }
+    if let Some(k) = super::flat::kind(head) {
+        return k;
+    }
     if looks_like_mail(head) {
         return Kind::Mail;
     }

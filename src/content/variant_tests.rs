@@ -94,9 +94,9 @@ fn ooxml_templates_and_macro_enabled_packages_are_read_by_their_main_part() {
     }
 }
 
-/// `data` (a zip) with its `[Content_Types].xml` content type `from`
-/// replaced by `to`, the other members as they were.
-fn with_content_type(data: &[u8], from: &str, to: &str) -> Vec<u8> {
+/// `data` (a zip) with each member's bytes as `edit` gives them back
+/// (`None`: the member left out), `mimetype` stored as written.
+fn rezipped(data: &[u8], mut edit: impl FnMut(&str, Vec<u8>) -> Option<Vec<u8>>) -> Vec<u8> {
     use std::io::Write;
     let mut z = zip::ZipArchive::new(io::Cursor::new(data)).unwrap();
     let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
@@ -105,16 +105,31 @@ fn with_content_type(data: &[u8], from: &str, to: &str) -> Vec<u8> {
         let name = f.name().to_string();
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes).unwrap();
-        if name == "[Content_Types].xml" {
-            let types = String::from_utf8(bytes).unwrap();
-            assert!(types.contains(from), "{types}");
-            bytes = types.replace(from, to).into_bytes();
-        }
-        w.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
-            .unwrap();
+        let Some(bytes) = edit(&name, bytes) else {
+            continue;
+        };
+        let method = match name.as_str() {
+            "mimetype" => zip::CompressionMethod::Stored,
+            _ => zip::CompressionMethod::Deflated,
+        };
+        let opts = zip::write::SimpleFileOptions::default().compression_method(method);
+        w.start_file(name.as_str(), opts).unwrap();
         w.write_all(&bytes).unwrap();
     }
     w.finish().unwrap().into_inner()
+}
+
+/// `data` (a zip) with its `[Content_Types].xml` content type `from`
+/// replaced by `to`.
+fn with_content_type(data: &[u8], from: &str, to: &str) -> Vec<u8> {
+    rezipped(data, |name, bytes| {
+        if name != "[Content_Types].xml" {
+            return Some(bytes);
+        }
+        let types = String::from_utf8(bytes).unwrap();
+        assert!(types.contains(from), "{types}");
+        Some(types.replace(from, to).into_bytes())
+    })
 }
 
 #[test]
@@ -149,4 +164,147 @@ fn macro_enabled_templates_are_their_document_kind() {
         assert_eq!((v.kind, v.note), (kind, None), "{name}");
         assert_eq!(String::from_utf8(v.bytes).unwrap(), want, "{name}");
     }
+}
+
+#[test]
+fn flat_opendocument_is_the_text_of_its_zipped_form() {
+    for (flat, zipped, kind) in [
+        ("memo.fodt", "memo.odt", Kind::Odt),
+        ("costs.fods", "costs.ods", Kind::Ods),
+        ("review.fodp", "review.odp", Kind::Odp),
+    ] {
+        assert_eq!(text(flat), text(zipped), "{flat}");
+        assert_eq!(text(flat).0, kind, "{flat}");
+    }
+    assert_eq!(text("memo.fodt").1, memo(6));
+}
+
+#[test]
+fn flat_opendocument_is_told_by_its_root_element() {
+    let root = |attrs: &str| {
+        format!("<?xml version=\"1.0\"?>\n<!-- saved -->\n<office:document xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" {attrs}><office:styles><text:p>not content</text:p></office:styles><office:body><office:text><text:p>One line</text:p></office:text></office:body></office:document>")
+    };
+    let v = view(
+        root("office:mimetype=\"application/vnd.oasis.opendocument.text\"").as_bytes(),
+        &Limits::default(),
+    );
+    assert_eq!(
+        (v.kind, v.note, v.bytes),
+        (Kind::Odt, None, b"One line\n".to_vec())
+    );
+    let v = view(
+        root("office:mimetype='application/vnd.oasis.opendocument.graphics-template'").as_bytes(),
+        &Limits::default(),
+    );
+    assert_eq!((v.kind, v.bytes), (Kind::Odg, b"One line\n".to_vec()));
+    // Other XML is text: no mimetype, another one, another root element.
+    for doc in [
+        root(""),
+        root("office:mimetype=\"application/epub+zip\""),
+        root("office:version=\"1.3\"").replace("mimetype", "x"),
+        "<?xml version=\"1.0\"?><html><body>office:document</body></html>".into(),
+        "<office:documents office:mimetype=\"application/vnd.oasis.opendocument.text\"/>".into(),
+    ] {
+        let v = view(doc.as_bytes(), &Limits::default());
+        assert_eq!((v.kind, v.note), (Kind::Raw, None), "{doc}");
+    }
+}
+
+#[test]
+fn broken_flat_opendocument_keeps_its_raw_view_with_a_note() {
+    let fodt = fixture("memo.fodt");
+    let cut = &fodt[..fodt.len() / 2];
+    let v = view(cut, &Limits::default());
+    assert_eq!((v.kind, &v.bytes[..]), (Kind::Raw, cut));
+    let note = v.note.unwrap();
+    assert!(
+        note.starts_with("unreadable as odt: ") && note.contains("truncated"),
+        "{note}"
+    );
+    // A flat document's root followed by what is not XML.
+    let head = &fodt[..memchr::memmem::find(&fodt, b"<office:meta>").unwrap()];
+    let mut junk = head.to_vec();
+    junk.extend_from_slice(b"<office:body><text:p>a</b></office:body>\x00\xff not XML");
+    let v = view(&junk, &Limits::default());
+    assert_eq!(v.kind, Kind::Raw);
+    let note = v.note.unwrap();
+    assert!(
+        note.starts_with("unreadable as odt: malformed XML"),
+        "{note}"
+    );
+}
+
+#[test]
+fn epub_is_its_spine_in_order() {
+    // LibreOffice's EPUB of the memo: one section in the spine, a
+    // navigation document beside it that is not.
+    assert_eq!(text("memo.epub"), (Kind::Epub, memo(6)));
+    // The spine's order, not the manifest's: EbookLib's book with its two
+    // chapters' itemrefs swapped.
+    let book = fixture("minutes.epub");
+    let swapped = rezipped(&book, |name, bytes| {
+        if !name.ends_with(".opf") {
+            return Some(bytes);
+        }
+        let opf = String::from_utf8(bytes).unwrap();
+        let (one, two) = ("idref=\"chapter_0\"", "idref=\"chapter_1\"");
+        assert!(opf.contains(one) && opf.contains(two), "{opf}");
+        Some(
+            opf.replace(one, "@")
+                .replace(two, one)
+                .replace('@', two)
+                .into_bytes(),
+        )
+    });
+    let v = view(&swapped, &Limits::default());
+    assert_eq!((v.kind, v.note), (Kind::Epub, None));
+    let t = String::from_utf8(v.bytes).unwrap();
+    assert!(t.starts_with("Chapter two\n"), "{t}");
+    assert!(
+        t.find("Chapter one").unwrap() > t.find(MEMO[4]).unwrap(),
+        "{t}"
+    );
+}
+
+#[test]
+fn an_epub_missing_a_spine_item_keeps_its_raw_view_with_a_note() {
+    let book = fixture("minutes.epub");
+    let missing = rezipped(&book, |name, bytes| {
+        (!name.ends_with("chap_2.xhtml")).then_some(bytes)
+    });
+    let v = view(&missing, &Limits::default());
+    assert_eq!((v.kind, &v.bytes), (Kind::Raw, &missing));
+    assert_eq!(
+        v.note.as_deref(),
+        Some("unreadable as epub: member EPUB/chap_2.xhtml: specified file not found in archive")
+    );
+    // No container, or a container naming no package document.
+    let v = view(
+        &rezipped(&book, |name, bytes| {
+            (name != "META-INF/container.xml").then_some(bytes)
+        }),
+        &Limits::default(),
+    );
+    assert!(v
+        .note
+        .unwrap()
+        .starts_with("unreadable as epub: member META-INF/container.xml"));
+    let v = view(
+        &rezipped(&book, |name, bytes| {
+            Some(if name == "META-INF/container.xml" {
+                b"<container/>".to_vec()
+            } else {
+                bytes
+            })
+        }),
+        &Limits::default(),
+    );
+    assert_eq!(
+        v.note.as_deref(),
+        Some("unreadable as epub: META-INF/container.xml names no rootfile")
+    );
+    // A truncated EPUB: the zip's directory is gone.
+    let v = view(&book[..book.len() / 2], &Limits::default());
+    assert_eq!(v.kind, Kind::Raw);
+    assert!(v.note.unwrap().starts_with("unreadable as epub: bad zip"));
 }

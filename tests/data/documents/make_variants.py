@@ -95,6 +95,7 @@ for src, ext, filt, name in [
     (document, "fodt", "OpenDocument Text Flat XML", "memo.fodt"),
     (document, "docm", "MS Word 2007 XML VBA", "memo.docm"),
     (document, "doc", "MS Word 97", "memo.doc"),
+    (document, "epub", "EPUB", "memo.epub"),
     (costs, "ots", "calc8_template", "costs.ots"),
     (costs, "fods", "OpenDocument Spreadsheet Flat XML", "costs.fods"),
     (costs, "xltx", "Calc MS Excel 2007 XML Template", "costs.xltx"),
