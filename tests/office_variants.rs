@@ -256,3 +256,140 @@ fn flat_opendocument_and_epub_are_the_text_of_the_document() {
     }
     assert_eq!(r["unreadable_documents"]["count"], 0);
 }
+
+#[test]
+fn legacy_binary_documents_are_compared_by_their_text() {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if !std::env::split_paths(&path).any(|d| d.join("catdoc").is_file()) {
+        eprintln!("catdoc is not installed: skipped (.ci/run installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (r, table) = report_of(
+        dir.path(),
+        &["memo.ott", "memo.odt", "memo.doc", "costs.ods", "costs.xls"],
+    );
+    assert_eq!(
+        views(&table),
+        pairs(&[
+            ("costs.ods", "ods"),
+            ("costs.xls", "xls"),
+            ("memo.doc", "doc"),
+            ("memo.odt", "odt"),
+            ("memo.ott", "odt"),
+        ])
+    );
+    let group = |v: &[(&str, &str)]| pairs(v);
+    assert_eq!(
+        same_content(&r),
+        vec![
+            group(&[("costs.ods", "ods text"), ("costs.xls", "xls text")]),
+            group(&[("memo.doc", "doc text"), ("memo.odt", "odt text")]),
+        ]
+    );
+    let all = links(&r);
+    let l = link(&all, "memo.ott", "memo.doc");
+    assert_eq!(
+        (&l["exact"], &l["bytes_in_common"]),
+        (&true.into(), &187.into()),
+        "{l}"
+    );
+    let mut sides = [l["view_a"].as_str().unwrap(), l["view_b"].as_str().unwrap()];
+    sides.sort();
+    assert_eq!(sides, ["doc text", "odt text"]);
+}
+
+#[test]
+fn broken_variants_are_notes_in_the_report() {
+    // A truncated .ott and .dotx, an EPUB without a chapter, a flat
+    // document that is not XML after its root: each compared by its raw
+    // bytes and listed with its kind.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let cut = |name: &str| {
+        let b = std::fs::read(fixture(name)).unwrap();
+        b[..b.len() / 2].to_vec()
+    };
+    std::fs::write(repo.join("cut.ott"), cut("memo.ott")).unwrap();
+    std::fs::write(repo.join("cut.dotx"), cut("memo.dotx")).unwrap();
+    let fodt = std::fs::read(fixture("memo.fodt")).unwrap();
+    let at = fodt
+        .windows(13)
+        .position(|w| w == b"<office:meta>")
+        .unwrap();
+    let mut junk = fodt[..at].to_vec();
+    junk.extend_from_slice(b"<office:body>\x00\xff not XML");
+    std::fs::write(repo.join("junk.fodt"), junk).unwrap();
+    let book = std::fs::read(fixture("minutes.epub")).unwrap();
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(&book[..])).unwrap();
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        let name = f.name().to_string();
+        if name.ends_with("chap_2.xhtml") {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut bytes).unwrap();
+        let method = match name.as_str() {
+            "mimetype" => zip::CompressionMethod::Stored,
+            _ => zip::CompressionMethod::Deflated,
+        };
+        let opts = zip::write::SimpleFileOptions::default().compression_method(method);
+        w.start_file(name.as_str(), opts).unwrap();
+        std::io::Write::write_all(&mut w, &bytes).unwrap();
+    }
+    std::fs::write(repo.join("missing.epub"), w.finish().unwrap().into_inner()).unwrap();
+    let work = dir.path().join("work");
+    let out = run_ok(make_report_cmd(&repo, &work, &["FORMATS=txt json"]), None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let r: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let mut listed: Vec<(String, String)> = r["unreadable_documents"]["listed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                name(&u["path"]).to_string(),
+                u["note"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    listed.sort();
+    let note = |k: &str| {
+        format!("no text read as {k} (unreadable, or a scan or a document without text): raw bytes compared")
+    };
+    assert_eq!(
+        listed,
+        vec![
+            ("cut.dotx".to_string(), note("docx")),
+            ("cut.ott".to_string(), note("odt")),
+            ("junk.fodt".to_string(), note("odt")),
+            ("missing.epub".to_string(), note("epub")),
+        ]
+    );
+    let table = read(&work, "files.tsv");
+    assert_eq!(
+        views(&table),
+        pairs(&[
+            ("cut.dotx", "raw/docx"),
+            ("cut.ott", "raw/odt"),
+            ("junk.fodt", "raw/odt"),
+            ("missing.epub", "raw/epub"),
+        ])
+    );
+    // fsim-chunk says why, file by file.
+    assert!(
+        stderr.contains("missing.epub: unreadable as epub: member EPUB/chap_2.xhtml: specified file not found in archive"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("junk.fodt: unreadable as odt: the XML ends inside 2 open elements"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cut.dotx: unreadable as docx: bad zip"),
+        "{stderr}"
+    );
+}

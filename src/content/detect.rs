@@ -38,8 +38,11 @@ pub(super) fn detect_head(head: &[u8], src: &mut dyn Source) -> Kind {
     if let Some(k) = by_magic(head) {
         return k;
     }
-    if reads_past_head(head) {
+    if head.starts_with(b"PK\x03\x04") {
         return zip_kind(head, src);
+    }
+    if head.starts_with(&super::legacy::MAGIC) {
+        return super::legacy::kind(head, src).unwrap_or(Kind::Raw);
     }
     if let Some(k) = super::flat::kind(head) {
         return k;
@@ -51,9 +54,10 @@ pub(super) fn detect_head(head: &[u8], src: &mut dyn Source) -> Kind {
 }
 
 /// Whether [`detect_head`] reads `src` beyond `head` (to a zip's
-/// directory), which leaves it at no particular position.
+/// directory, a compound file's directory), which leaves it at no
+/// particular position.
 pub(super) fn reads_past_head(head: &[u8]) -> bool {
-    head.starts_with(b"PK\x03\x04")
+    head.starts_with(b"PK\x03\x04") || head.starts_with(&super::legacy::MAGIC)
 }
 
 /// Compressed streams and PDF by their magic numbers.
@@ -147,10 +151,23 @@ const OOXML_DIRS: [(&str, Kind); 3] = [
 ];
 
 /// An OOXML package by the names of the local headers in `head`: its
-/// `[Content_Types].xml` and a part in `word/`, `xl/` or `ppt/`.
+/// `[Content_Types].xml` (which Office writes first) or a first member
+/// `_rels/.rels` (LibreOffice writes the content types last), and its main
+/// part or a part in `word/`, `xl/` or `ppt/`.
 fn local_names_kind(head: &[u8]) -> Kind {
-    if memchr::memmem::find(head, b"[Content_Types].xml").is_none() {
+    let first_rels = head.get(26..28).map(|b| u16::from_le_bytes([b[0], b[1]])) == Some(11)
+        && head.get(30..41) == Some(b"_rels/.rels");
+    if !first_rels && memchr::memmem::find(head, b"[Content_Types].xml").is_none() {
         return Kind::Raw;
+    }
+    for (part, kind) in [
+        ("word/document.xml", Kind::Docx),
+        ("xl/workbook.xml", Kind::Xlsx),
+        ("ppt/presentation.xml", Kind::Pptx),
+    ] {
+        if memchr::memmem::find(head, part.as_bytes()).is_some() {
+            return kind;
+        }
     }
     for (dir, kind) in OOXML_DIRS {
         if memchr::memmem::find(head, dir.as_bytes()).is_some() {

@@ -26,6 +26,7 @@ mod detect;
 mod flat;
 mod gettext;
 mod html;
+mod legacy;
 mod mail;
 mod member_cache;
 mod package;
@@ -646,6 +647,7 @@ fn extract(
         Kind::Pdf => pdf::extract(src, path, budget),
         Kind::Mail => mail::extract(&read_input(src, budget)?, budget),
         Kind::Mo => gettext::extract(src, budget),
+        Kind::Doc | Kind::Xls | Kind::Ppt => legacy::extract(kind, src, path, budget),
     }
 }
 

@@ -308,3 +308,114 @@ fn an_epub_missing_a_spine_item_keeps_its_raw_view_with_a_note() {
     assert_eq!(v.kind, Kind::Raw);
     assert!(v.note.unwrap().starts_with("unreadable as epub: bad zip"));
 }
+
+/// Whether catdoc's programs are installed (Debian's catdoc; .ci/run
+/// installs it): without them the legacy tests say they are skipped.
+fn catdoc_installed() -> bool {
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join("catdoc").is_file() && d.join("xls2csv").is_file());
+    if !found {
+        eprintln!("catdoc is not installed: the legacy Office views are not checked");
+    }
+    found
+}
+
+#[test]
+fn legacy_word_and_excel_files_are_their_text() {
+    if !catdoc_installed() {
+        return;
+    }
+    assert_eq!(text("memo.doc"), (Kind::Doc, memo(6)));
+    assert_eq!(text("costs.xls"), (Kind::Xls, COSTS.into()));
+    // A copy cut in half: its directory is past the cut, so it is not
+    // recognised (raw), or its program fails or reads what is left: never
+    // a panic or a hang.
+    for name in ["memo.doc", "costs.xls"] {
+        let data = fixture(name);
+        let cut = &data[..data.len() / 2];
+        let t = std::time::Instant::now();
+        let v = view(cut, &Limits::default());
+        assert!(t.elapsed() < Duration::from_secs(5), "{name}");
+        assert!(v.note.is_none() || v.bytes == cut, "{name}");
+    }
+}
+
+#[test]
+fn a_legacy_document_without_its_program_is_a_note() {
+    let data = fixture("memo.doc");
+    assert_eq!(detect(&mut io::Cursor::new(&data[..])), Kind::Doc);
+    let limits = Limits::default();
+    let budget = Budget::new(&limits);
+    let r = legacy::extract_with(
+        Kind::Doc,
+        None,
+        &mut io::Cursor::new(&data[..]),
+        None,
+        &budget,
+    );
+    assert_eq!(
+        r,
+        Err("no text extractor: catdoc (Debian's catdoc package) is not installed".into())
+    );
+    assert_eq!(
+        unreadable(Kind::Doc, &r.unwrap_err()),
+        "unreadable as doc: no text extractor: catdoc (Debian's catdoc package) is not installed"
+    );
+}
+
+/// A compound file directory: the root (entry 0) and the streams `names`
+/// as a chain of right siblings under it.
+fn directory(names: &[&str]) -> Vec<u8> {
+    let mut dir = Vec::new();
+    let none = 0xffff_ffffu32;
+    for (i, name) in std::iter::once("Root Entry")
+        .chain(names.iter().copied())
+        .enumerate()
+    {
+        let mut e = vec![0u8; 128];
+        let utf16: Vec<u8> = name
+            .encode_utf16()
+            .chain([0])
+            .flat_map(|c| c.to_le_bytes())
+            .collect();
+        e[..utf16.len()].copy_from_slice(&utf16);
+        e[0x40..0x42].copy_from_slice(&(utf16.len() as u16).to_le_bytes());
+        e[0x42] = if i == 0 { 5 } else { 2 };
+        let right = if i > 0 && i < names.len() {
+            i as u32 + 1
+        } else {
+            none
+        };
+        let child = if i == 0 && !names.is_empty() { 1 } else { none };
+        e[0x44..0x48].copy_from_slice(&none.to_le_bytes());
+        e[0x48..0x4c].copy_from_slice(&right.to_le_bytes());
+        e[0x4c..0x50].copy_from_slice(&child.to_le_bytes());
+        dir.extend(e);
+    }
+    dir
+}
+
+#[test]
+fn a_compound_file_is_told_by_its_root_streams() {
+    use legacy::root_streams_kind as k;
+    assert_eq!(
+        k(&directory(&["Current User", "PowerPoint Document"])),
+        Some(Kind::Ppt)
+    );
+    assert_eq!(
+        k(&directory(&["SummaryInformation", "Workbook"])),
+        Some(Kind::Xls)
+    );
+    assert_eq!(k(&directory(&["Book"])), Some(Kind::Xls));
+    assert_eq!(k(&directory(&["1Table", "WordDocument"])), Some(Kind::Doc));
+    // An installer, a mail message: other compound files stay raw.
+    assert_eq!(k(&directory(&["__substg1.0_0037001F"])), None);
+    assert_eq!(k(&directory(&[])), None);
+    // A sibling that points back at itself is read once, not forever.
+    let mut looped = directory(&["Contents"]);
+    looped[128 + 0x48..128 + 0x4c].copy_from_slice(&1u32.to_le_bytes());
+    assert_eq!(k(&looped), None);
+    // A header alone, its directory past the end: raw.
+    let data = fixture("memo.doc");
+    assert_eq!(detect(&mut io::Cursor::new(&data[..512])), Kind::Raw);
+}

@@ -155,11 +155,16 @@ pub enum ViewKind {
     Mail,
     /// A compiled gettext catalog: its messages as text.
     Mo,
+    /// Legacy binary Word, Excel and PowerPoint documents (OLE2): their
+    /// text as catdoc's programs print it.
+    Doc,
+    Xls,
+    Ppt,
 }
 
 impl ViewKind {
     /// Every kind, in a fixed order (tests, docs).
-    pub const ALL: [ViewKind; 16] = [
+    pub const ALL: [ViewKind; 19] = [
         ViewKind::Raw,
         ViewKind::Gzip,
         ViewKind::Bzip2,
@@ -176,6 +181,9 @@ impl ViewKind {
         ViewKind::Pdf,
         ViewKind::Mail,
         ViewKind::Mo,
+        ViewKind::Doc,
+        ViewKind::Xls,
+        ViewKind::Ppt,
     ];
 
     /// The name written in notes and in the file table.
@@ -197,6 +205,9 @@ impl ViewKind {
             ViewKind::Pdf => "pdf",
             ViewKind::Mail => "mail",
             ViewKind::Mo => "mo",
+            ViewKind::Doc => "doc",
+            ViewKind::Xls => "xls",
+            ViewKind::Ppt => "ppt",
         }
     }
 
