@@ -122,6 +122,11 @@ fn zip_kind(head: &[u8], src: &mut dyn Source) -> Kind {
             return kind;
         }
     }
+    // A main part named otherwise (`word/document2.xml`): the one its
+    // content types declare.
+    if let Some(k) = declared_main_kind(&mut zip) {
+        return k;
+    }
     // An OOXML package without its main part: still that kind, so that it
     // gets a note saying the part is missing.
     if zip.index_for_name("[Content_Types].xml").is_some() {
@@ -141,6 +146,19 @@ fn zip_kind(head: &[u8], src: &mut dyn Source) -> Kind {
         _ => return Kind::Raw,
     }
     mimetype_kind(&mime).unwrap_or(Kind::Raw)
+}
+
+/// The kind of the main part `[Content_Types].xml` declares (at most
+/// 256 KiB of it read), when the package holds that part.
+fn declared_main_kind(zip: &mut zip::ZipArchive<&mut dyn Source>) -> Option<Kind> {
+    let mut types = Vec::new();
+    let f = zip.by_name("[Content_Types].xml").ok()?;
+    if f.size() > 256 << 10 {
+        return None;
+    }
+    f.take(256 << 10).read_to_end(&mut types).ok()?;
+    let (kind, part) = super::package::main_part(&types)?;
+    zip.index_for_name(&part).map(|_| kind)
 }
 
 /// The folders of the OOXML kinds' parts.

@@ -419,3 +419,63 @@ fn a_compound_file_is_told_by_its_root_streams() {
     let data = fixture("memo.doc");
     assert_eq!(detect(&mut io::Cursor::new(&data[..512])), Kind::Raw);
 }
+
+#[test]
+fn a_main_part_named_otherwise_is_found_by_its_content_type() {
+    // Some writers name the main part word/document2.xml: the package
+    // says which part it is in [Content_Types].xml and _rels/.rels.
+    use std::io::Write;
+    let data = fixture("memo.docm");
+    let mut z = zip::ZipArchive::new(io::Cursor::new(&data[..])).unwrap();
+    let mut w = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).unwrap();
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        let name = f.name().replace("word/document.xml", "word/document2.xml");
+        if name.ends_with(".xml") || name.ends_with(".rels") {
+            let text = String::from_utf8(bytes).unwrap();
+            bytes = text
+                .replace("/document.xml\"", "/document2.xml\"")
+                .into_bytes();
+        }
+        w.start_file(name.as_str(), zip::write::SimpleFileOptions::default())
+            .unwrap();
+        w.write_all(&bytes).unwrap();
+    }
+    let renamed = w.finish().unwrap().into_inner();
+    let v = view(&renamed, &Limits::default());
+    assert_eq!((v.kind, v.note), (Kind::Docx, None));
+    assert_eq!(String::from_utf8(v.bytes).unwrap(), memo(6));
+    // Each kind's main content types.
+    let types = |ct: &str| {
+        format!("<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"><Default Extension=\"xml\" ContentType=\"application/xml\"/><Override PartName=\"/x/main.xml\" ContentType=\"application/{ct}\"/></Types>")
+    };
+    for (ct, kind) in [
+        (
+            "vnd.ms-word.template.macroEnabledTemplate.main+xml",
+            Kind::Docx,
+        ),
+        ("vnd.ms-excel.template.macroEnabled.main+xml", Kind::Xlsx),
+        (
+            "vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml",
+            Kind::Pptx,
+        ),
+        (
+            "vnd.ms-powerpoint.slideshow.macroEnabled.main+xml",
+            Kind::Pptx,
+        ),
+    ] {
+        assert_eq!(
+            package::main_part(types(ct).as_bytes()),
+            Some((kind, "x/main.xml".to_string())),
+            "{ct}"
+        );
+    }
+    // A binary workbook (.xlsb) is not read; nor is malformed XML.
+    assert_eq!(
+        package::main_part(types("vnd.ms-excel.sheet.binary.macroEnabled.main").as_bytes()),
+        None
+    );
+    assert_eq!(package::main_part(b"<Types><Override PartName="), None);
+}
