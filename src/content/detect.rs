@@ -38,8 +38,14 @@ pub(super) fn detect_head(head: &[u8], src: &mut dyn Source) -> Kind {
     if let Some(k) = by_magic(head) {
         return k;
     }
-    if reads_past_head(head) {
+    if head.starts_with(b"PK\x03\x04") {
         return zip_kind(head, src);
+    }
+    if head.starts_with(&super::legacy::MAGIC) {
+        return super::legacy::kind(head, src).unwrap_or(Kind::Raw);
+    }
+    if let Some(k) = super::flat::kind(head) {
+        return k;
     }
     if looks_like_mail(head) {
         return Kind::Mail;
@@ -48,9 +54,10 @@ pub(super) fn detect_head(head: &[u8], src: &mut dyn Source) -> Kind {
 }
 
 /// Whether [`detect_head`] reads `src` beyond `head` (to a zip's
-/// directory), which leaves it at no particular position.
+/// directory, a compound file's directory), which leaves it at no
+/// particular position.
 pub(super) fn reads_past_head(head: &[u8]) -> bool {
-    head.starts_with(b"PK\x03\x04")
+    head.starts_with(b"PK\x03\x04") || head.starts_with(&super::legacy::MAGIC)
 }
 
 /// Compressed streams and PDF by their magic numbers.
@@ -115,6 +122,11 @@ fn zip_kind(head: &[u8], src: &mut dyn Source) -> Kind {
             return kind;
         }
     }
+    // A main part named otherwise (`word/document2.xml`): the one its
+    // content types declare.
+    if let Some(k) = declared_main_kind(&mut zip) {
+        return k;
+    }
     // An OOXML package without its main part: still that kind, so that it
     // gets a note saying the part is missing.
     if zip.index_for_name("[Content_Types].xml").is_some() {
@@ -136,6 +148,19 @@ fn zip_kind(head: &[u8], src: &mut dyn Source) -> Kind {
     mimetype_kind(&mime).unwrap_or(Kind::Raw)
 }
 
+/// The kind of the main part `[Content_Types].xml` declares (at most
+/// 256 KiB of it read), when the package holds that part.
+fn declared_main_kind(zip: &mut zip::ZipArchive<&mut dyn Source>) -> Option<Kind> {
+    let mut types = Vec::new();
+    let f = zip.by_name("[Content_Types].xml").ok()?;
+    if f.size() > 256 << 10 {
+        return None;
+    }
+    f.take(256 << 10).read_to_end(&mut types).ok()?;
+    let (kind, part) = super::package::main_part(&types)?;
+    zip.index_for_name(&part).map(|_| kind)
+}
+
 /// The folders of the OOXML kinds' parts.
 const OOXML_DIRS: [(&str, Kind); 3] = [
     ("word/", Kind::Docx),
@@ -144,10 +169,23 @@ const OOXML_DIRS: [(&str, Kind); 3] = [
 ];
 
 /// An OOXML package by the names of the local headers in `head`: its
-/// `[Content_Types].xml` and a part in `word/`, `xl/` or `ppt/`.
+/// `[Content_Types].xml` (which Office writes first) or a first member
+/// `_rels/.rels` (LibreOffice writes the content types last), and its main
+/// part or a part in `word/`, `xl/` or `ppt/`.
 fn local_names_kind(head: &[u8]) -> Kind {
-    if memchr::memmem::find(head, b"[Content_Types].xml").is_none() {
+    let first_rels = head.get(26..28).map(|b| u16::from_le_bytes([b[0], b[1]])) == Some(11)
+        && head.get(30..41) == Some(b"_rels/.rels");
+    if !first_rels && memchr::memmem::find(head, b"[Content_Types].xml").is_none() {
         return Kind::Raw;
+    }
+    for (part, kind) in [
+        ("word/document.xml", Kind::Docx),
+        ("xl/workbook.xml", Kind::Xlsx),
+        ("ppt/presentation.xml", Kind::Pptx),
+    ] {
+        if memchr::memmem::find(head, part.as_bytes()).is_some() {
+            return kind;
+        }
     }
     for (dir, kind) in OOXML_DIRS {
         if memchr::memmem::find(head, dir.as_bytes()).is_some() {
@@ -176,12 +214,29 @@ fn first_member_mimetype(head: &[u8]) -> Option<Kind> {
     mimetype_kind(head.get(start..start + size.min(200))?)
 }
 
-fn mimetype_kind(mime: &[u8]) -> Option<Kind> {
-    match mime.trim_ascii() {
-        b"application/vnd.oasis.opendocument.text" => Some(Kind::Odt),
-        b"application/vnd.oasis.opendocument.spreadsheet" => Some(Kind::Ods),
-        b"application/vnd.oasis.opendocument.presentation" => Some(Kind::Odp),
-        b"application/epub+zip" => Some(Kind::Epub),
+/// The kind a `mimetype` names. An OpenDocument template (`.ott`, `.ots`,
+/// `.otp`, `.otg`: `...-template`) is read as its document kind: its
+/// content.xml is the same format, so a template and the documents made
+/// from it are compared by the same text. A master document (`.odm`) and
+/// an HTML template (`.oth`) are text documents too.
+pub(super) fn mimetype_kind(mime: &[u8]) -> Option<Kind> {
+    let mime = mime.trim_ascii();
+    if mime == b"application/epub+zip" {
+        return Some(Kind::Epub);
+    }
+    odf_kind(mime)
+}
+
+/// The kind of an OpenDocument mimetype (`application/vnd.oasis.
+/// opendocument.KIND`, with `-template` or not).
+pub(super) fn odf_kind(mime: &[u8]) -> Option<Kind> {
+    let kind = mime.strip_prefix(b"application/vnd.oasis.opendocument.")?;
+    let kind = kind.strip_suffix(b"-template").unwrap_or(kind);
+    match kind {
+        b"text" | b"text-master" | b"text-web" => Some(Kind::Odt),
+        b"spreadsheet" => Some(Kind::Ods),
+        b"presentation" => Some(Kind::Odp),
+        b"graphics" => Some(Kind::Odg),
         _ => None,
     }
 }

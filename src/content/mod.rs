@@ -23,8 +23,10 @@
 pub mod archive;
 mod compressed;
 mod detect;
+mod flat;
 mod gettext;
 mod html;
+mod legacy;
 mod mail;
 mod member_cache;
 mod package;
@@ -33,6 +35,8 @@ pub mod pdftext;
 pub mod store;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod variant_tests;
 mod xml;
 
 use std::fs::{File, Metadata};
@@ -628,13 +632,33 @@ fn extract(
     match kind {
         Kind::Raw => Err("not a document".into()),
         Kind::Gzip | Kind::Bzip2 | Kind::Xz | Kind::Zstd => compressed::extract(kind, src, budget),
-        Kind::Docx | Kind::Xlsx | Kind::Pptx | Kind::Odt | Kind::Ods | Kind::Odp | Kind::Epub => {
-            package::extract(kind, src, budget)
+        Kind::Odt | Kind::Ods | Kind::Odp | Kind::Odg if !is_zip(src)? => {
+            flat::extract(kind, src, budget)
         }
+        Kind::Docx
+        | Kind::Xlsx
+        | Kind::Pptx
+        | Kind::Odt
+        | Kind::Ods
+        | Kind::Odp
+        | Kind::Odg
+        | Kind::Epub => package::extract(kind, src, budget),
         Kind::Pdf => pdf::extract(src, path, budget),
         Kind::Mail => mail::extract(&read_input(src, budget)?, budget),
         Kind::Mo => gettext::extract(src, budget),
+        Kind::Doc | Kind::Xls | Kind::Ppt => legacy::extract(kind, src, path, budget),
     }
+}
+
+/// Whether `src` starts as a zip (a package rather than a flat XML
+/// OpenDocument); `src` is left at its start.
+fn is_zip(src: &mut dyn Source) -> Result<bool, Fail> {
+    let mut magic = Vec::with_capacity(4);
+    let read = Read::take(&mut *src, 4).read_to_end(&mut magic);
+    src.seek(SeekFrom::Start(0))
+        .map_err(|e| format!("cannot rewind: {e}"))?;
+    read.map_err(|e| format!("read error: {e}"))?;
+    Ok(magic == b"PK\x03\x04")
 }
 
 /// The whole input in memory, refused beyond `max_input`.

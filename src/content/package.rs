@@ -22,19 +22,17 @@ pub(super) fn extract(kind: Kind, src: &mut dyn Source, budget: &Budget) -> Resu
     let mut pkg = Package::open(src, budget)?;
     let mut out = Vec::new();
     match kind {
-        Kind::Docx => xml::lines(
-            &pkg.member("word/document.xml")?,
-            &xml::DOCX,
-            &mut out,
-            budget,
-        )?,
+        Kind::Docx => {
+            let main = docx_main(&mut pkg)?;
+            xml::lines(&pkg.member(&main)?, &xml::DOCX, &mut out, budget)?
+        }
         Kind::Pptx => {
             for name in pkg.numbered("ppt/slides/slide", ".xml") {
                 xml::lines(&pkg.member(&name)?, &xml::PPTX, &mut out, budget)?;
             }
         }
         Kind::Xlsx => xlsx(&mut pkg, &mut out, budget)?,
-        Kind::Odt | Kind::Odp => xml::lines(
+        Kind::Odt | Kind::Odp | Kind::Odg => xml::lines(
             &pkg.member("content.xml")?,
             &xml::ODF_TEXT,
             &mut out,
@@ -123,6 +121,102 @@ impl<'s, 'b> Package<'s, 'b> {
             .collect();
         found.sort();
         found.into_iter().map(|(_, n)| n).collect()
+    }
+}
+
+/// The main part of a WordprocessingML package: `word/document.xml`, or
+/// where a writer named it otherwise (`word/document2.xml`), the part
+/// `[Content_Types].xml` gives a document's, template's or macro-enabled
+/// main content type.
+fn docx_main(pkg: &mut Package) -> Result<String, Fail> {
+    const USUAL: &str = "word/document.xml";
+    if pkg.zip.index_for_name(USUAL).is_some() {
+        return Ok(USUAL.into());
+    }
+    let named = match pkg.optional("[Content_Types].xml")? {
+        Some(types) => main_part(&types).filter(|(k, _)| *k == Kind::Docx),
+        None => None,
+    };
+    Ok(named.map_or(USUAL.into(), |(_, part)| part))
+}
+
+/// The main content types of the OOXML kinds (after `application/`):
+/// documents, templates, macro-enabled documents and templates, slide
+/// shows.
+const MAIN_TYPES: [(&str, Kind); 14] = [
+    (
+        "vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+        Kind::Docx,
+    ),
+    (
+        "vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",
+        Kind::Docx,
+    ),
+    ("vnd.ms-word.document.macroEnabled.main+xml", Kind::Docx),
+    (
+        "vnd.ms-word.template.macroEnabledTemplate.main+xml",
+        Kind::Docx,
+    ),
+    (
+        "vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+        Kind::Xlsx,
+    ),
+    (
+        "vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml",
+        Kind::Xlsx,
+    ),
+    ("vnd.ms-excel.sheet.macroEnabled.main+xml", Kind::Xlsx),
+    ("vnd.ms-excel.template.macroEnabled.main+xml", Kind::Xlsx),
+    (
+        "vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
+        Kind::Pptx,
+    ),
+    (
+        "vnd.openxmlformats-officedocument.presentationml.template.main+xml",
+        Kind::Pptx,
+    ),
+    (
+        "vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml",
+        Kind::Pptx,
+    ),
+    (
+        "vnd.ms-powerpoint.presentation.macroEnabled.main+xml",
+        Kind::Pptx,
+    ),
+    (
+        "vnd.ms-powerpoint.template.macroEnabled.main+xml",
+        Kind::Pptx,
+    ),
+    (
+        "vnd.ms-powerpoint.slideshow.macroEnabled.main+xml",
+        Kind::Pptx,
+    ),
+];
+
+/// The kind and the member name of the main part an OOXML package's
+/// `[Content_Types].xml` (`types`) declares: its first `Override` with a
+/// main content type ([`MAIN_TYPES`]). Malformed XML declares none.
+pub(super) fn main_part(types: &[u8]) -> Option<(Kind, String)> {
+    let mut reader = quick_xml::Reader::from_reader(types);
+    loop {
+        match reader.read_event().ok()? {
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e)
+                if e.local_name().as_ref() == b"Override" =>
+            {
+                let ct = attribute(&e, b"ContentType")?;
+                let Some(kind) = ct
+                    .strip_prefix("application/")
+                    .and_then(|t| MAIN_TYPES.iter().find(|(m, _)| *m == t))
+                    .map(|(_, k)| *k)
+                else {
+                    continue;
+                };
+                let part = attribute(&e, b"PartName")?;
+                return Some((kind, part.trim_start_matches('/').to_string()));
+            }
+            quick_xml::events::Event::Eof => return None,
+            _ => {}
+        }
     }
 }
 

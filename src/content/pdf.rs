@@ -184,7 +184,20 @@ pub(super) fn choose(
 
 /// The extractor's output for `input`, within the limits.
 fn run(exe: &Extractor, input: &Path, budget: &Budget) -> Result<Vec<u8>, Fail> {
-    let name = exe.name();
+    run_program(exe.name(), exe.path(), &exe.args(input), budget)
+}
+
+/// The standard output of `program` run with `args`, `name` in the
+/// errors, under the limits every text extractor runs with: its own
+/// process, an address space of `pdf_memory`, a CPU limit and the
+/// deadline of `time` (then it is killed), its output read up to
+/// `max_bytes`. A failure is the first line of its stderr that says so.
+pub(super) fn run_program(
+    name: &str,
+    program: &Path,
+    args: &[&OsStr],
+    budget: &Budget,
+) -> Result<Vec<u8>, Fail> {
     let limits = budget.limits;
     let cpu = limits.time.as_secs().max(1) + 1;
     // `sh` sets the limits, then becomes the extractor (exec): no unsafe
@@ -195,8 +208,8 @@ fn run(exe: &Extractor, input: &Path, budget: &Budget) -> Result<Vec<u8>, Fail> 
         .arg("sh")
         .arg((limits.pdf_memory / 1024).to_string())
         .arg(cpu.to_string())
-        .arg(exe.path())
-        .args(exe.args(input))
+        .arg(program)
+        .args(args)
         // A failure's note is its first line of stderr: the panic or
         // allocation message, never a backtrace.
         .env("RUST_BACKTRACE", "0")
@@ -262,7 +275,7 @@ fn first_error(err: &[u8]) -> String {
 
 /// The extractor's text as lines: form feeds between pages and trailing white
 /// space dropped, empty lines left out (as the other extractors do).
-fn page_lines(text: &[u8]) -> Vec<u8> {
+pub(super) fn page_lines(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     for line in text.split(|&b| b == b'\n' || b == b'\x0c') {
         let line = line.trim_ascii();

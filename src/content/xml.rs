@@ -36,6 +36,10 @@ pub(super) struct Dialect {
     /// White space runs are one space (XHTML, OpenDocument); otherwise
     /// kept as written (docx, pptx: `xml:space="preserve"`).
     pub collapse: bool,
+    /// Only the inside of this element is read (a flat OpenDocument's
+    /// `office:body`: its styles, settings and master pages, which a
+    /// package keeps in other members, are not content); `None`: all.
+    pub within: Option<&'static [u8]>,
 }
 
 /// WordprocessingML (word/document.xml): paragraphs `w:p`, text in `w:t`;
@@ -49,6 +53,7 @@ pub(super) const DOCX: Dialect = Dialect {
     spaces: &[],
     skip: &[b"pPr", b"rPr", b"sectPr", b"del"],
     collapse: false,
+    within: None,
 };
 
 /// PresentationML slides: paragraphs `a:p`, text in `a:t`.
@@ -61,6 +66,7 @@ pub(super) const PPTX: Dialect = Dialect {
     spaces: &[],
     skip: &[b"pPr", b"rPr", b"endParaRPr", b"tabLst"],
     collapse: false,
+    within: None,
 };
 
 /// OpenDocument text and presentations (content.xml): paragraphs and
@@ -81,6 +87,7 @@ pub(super) const ODF_TEXT: Dialect = Dialect {
         b"notes",
     ],
     collapse: true,
+    within: None,
 };
 
 /// OpenDocument spreadsheets: one line per row, cells separated by tabs.
@@ -98,6 +105,26 @@ pub(super) const ODF_SHEET: Dialect = Dialect {
         b"annotation",
     ],
     collapse: true,
+    within: None,
+};
+
+/// A flat OpenDocument text, presentation or drawing (.fodt, .fodp,
+/// .fodg): [`ODF_TEXT`] inside `office:body`, the part a package's
+/// content.xml holds text in, and text only in paragraphs and headings,
+/// where OpenDocument keeps it: writers indent a flat file, and the
+/// indentation between elements is not text.
+pub(super) const FLAT_ODF_TEXT: Dialect = Dialect {
+    text: &[b"p", b"h"],
+    within: Some(b"body"),
+    ..ODF_TEXT
+};
+
+/// A flat OpenDocument spreadsheet (.fods): [`ODF_SHEET`] as
+/// [`FLAT_ODF_TEXT`] reads [`ODF_TEXT`].
+pub(super) const FLAT_ODF_SHEET: Dialect = Dialect {
+    text: &[b"p", b"h"],
+    within: Some(b"body"),
+    ..ODF_SHEET
 };
 
 /// XHTML (EPUB chapters): block elements end lines.
@@ -130,6 +157,7 @@ pub(super) const XHTML: Dialect = Dialect {
     spaces: &[],
     skip: &[b"head", b"script", b"style"],
     collapse: true,
+    within: None,
 };
 
 /// The lines of `xml` in `dialect`, appended to `out`.
@@ -143,8 +171,20 @@ pub(super) fn lines(
     let mut text = Lines::new(out, dialect.collapse);
     let mut skip_at: Option<usize> = None;
     let mut in_text = 0usize;
+    // The depth of the `within` element while inside it.
+    let mut within_at: Option<usize> = None;
     while let Some(ev) = w.next()? {
+        let outside = dialect.within.is_some() && within_at.is_none();
         match ev {
+            Step::Open(e, empty) if outside => {
+                if Some(e.local_name().as_ref()) == dialect.within && !empty {
+                    within_at = Some(w.depth);
+                }
+            }
+            Step::Close(_) | Step::Text(_) if outside => {}
+            Step::Close(_) if skip_at.is_none() && within_at == Some(w.depth + 1) => {
+                within_at = None;
+            }
             Step::Open(e, empty) => {
                 let name = e.local_name();
                 let name = name.as_ref();
@@ -191,6 +231,12 @@ pub(super) fn lines(
                 }
             }
         }
+    }
+    if w.depth > 0 {
+        return Err(format!(
+            "the XML ends inside {} open elements (truncated?)",
+            w.depth
+        ));
     }
     text.end_line(budget)
 }

@@ -148,16 +148,23 @@ pub enum ViewKind {
     Odt,
     Ods,
     Odp,
+    /// OpenDocument drawings (.odg, .otg): the text of their pages.
+    Odg,
     Epub,
     Pdf,
     Mail,
     /// A compiled gettext catalog: its messages as text.
     Mo,
+    /// Legacy binary Word, Excel and PowerPoint documents (OLE2): their
+    /// text as catdoc's programs print it.
+    Doc,
+    Xls,
+    Ppt,
 }
 
 impl ViewKind {
     /// Every kind, in a fixed order (tests, docs).
-    pub const ALL: [ViewKind; 15] = [
+    pub const ALL: [ViewKind; 19] = [
         ViewKind::Raw,
         ViewKind::Gzip,
         ViewKind::Bzip2,
@@ -169,10 +176,14 @@ impl ViewKind {
         ViewKind::Odt,
         ViewKind::Ods,
         ViewKind::Odp,
+        ViewKind::Odg,
         ViewKind::Epub,
         ViewKind::Pdf,
         ViewKind::Mail,
         ViewKind::Mo,
+        ViewKind::Doc,
+        ViewKind::Xls,
+        ViewKind::Ppt,
     ];
 
     /// The name written in notes and in the file table.
@@ -189,10 +200,14 @@ impl ViewKind {
             ViewKind::Odt => "odt",
             ViewKind::Ods => "ods",
             ViewKind::Odp => "odp",
+            ViewKind::Odg => "odg",
             ViewKind::Epub => "epub",
             ViewKind::Pdf => "pdf",
             ViewKind::Mail => "mail",
             ViewKind::Mo => "mo",
+            ViewKind::Doc => "doc",
+            ViewKind::Xls => "xls",
+            ViewKind::Ppt => "ppt",
         }
     }
 

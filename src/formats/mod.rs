@@ -211,7 +211,7 @@ mod tests {
         let mut no_hash = docx.clone();
         no_hash.view.hash = None;
         assert_eq!(FileEntry::parse(v3).unwrap(), no_hash);
-        let bad = String::from_utf8(v).unwrap().replace("docx", "doc");
+        let bad = String::from_utf8(v).unwrap().replace("docx", "dok");
         assert_eq!(
             FileEntry::parse(&bad.as_bytes()[..bad.len() - 1]).unwrap_err(),
             "expected a view (raw, docx, gzip, raw/docx, docx!5, raw~broken, raw^denied, raw@2049:12, ...) in field 6"
