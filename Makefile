@@ -4,7 +4,7 @@
 #
 # This file is also the installed command's: the `fsim` driver embeds it,
 # writes it to WORK/fsim.mk and runs `make -f WORK/fsim.mk report` outside
-# any checkout (src/driver.rs), so the `report` targets use nothing but
+# any checkout (src/driver/), so the `report` targets use nothing but
 # the binaries in BIN and POSIX tools (sh, mkdir, cat, awk, seq).
 #
 #   make demo                         sample repository, whole pipeline, report
@@ -192,7 +192,7 @@ endif
 
 # The work folder carries a cache directory tag (bford.info/cachedir): a
 # scan of a folder that holds it leaves it out, and backup tools may too.
-# The same text as the installed fsim's (CACHEDIR_TAG in src/driver.rs).
+# The same text as the installed fsim's (CACHEDIR_TAG in src/driver/).
 $(WORK):
 	mkdir -p $@
 	printf '%s\n' 'Signature: 8a477f597d28d172789f06886806bc55' '# This file is a cache directory tag created by fsim: the work folder of an fsim run, never scanned by fsim.' '# For information about cache directory tags, see https://bford.info/cachedir/' > $@/CACHEDIR.TAG
@@ -214,7 +214,7 @@ SHARD_CHUNKS = $(foreach i,$(SHARD_IDS),$(SHARD_DIR)/chunks.$(i).tsv)
 # Settings are checked before any work: a value no stage would take stops
 # make at once with one line (`make report FORMATS=pdf`), not after the
 # scan. The installed fsim checks these and the sizes and percentages
-# (src/driver.rs) before it creates the work folder.
+# (src/driver/) before it creates the work folder.
 FORMATS_KNOWN = txt json tsv html xlsx sh
 strip_digits = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1)))))))))))
 # A whole number of 1 or more: one word, digits only, not all zeros.
