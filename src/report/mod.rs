@@ -18,6 +18,10 @@
 //! `--memory` of links besides (src/report/stream.rs), plus a constant of
 //! its own: the html page's caps (src/report/html.rs), xlsx's rows in
 //! flight (src/report/xlsx.rs).
+//!
+//! This module holds the [`Report`] type's shared helpers and the step's
+//! flow ([`run`]); each format has its own writer: text.rs, json.rs,
+//! tsv.rs, html.rs, xlsx.rs and actions.rs (`sh`).
 
 pub mod actions;
 pub mod collections;
