@@ -14,7 +14,7 @@ use crate::io::sorter::{ExternalSorter, SortOptions};
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
-/// Which folder pairs of a match's chain ([`Folders::climb`]) a pass
+/// Which folder pairs of a match's chain ([`Shape::climb`]) a pass
 /// credits.
 pub(super) enum Pass {
     /// The top pair only.

@@ -193,7 +193,7 @@ pub struct Folders<'a> {
     shape: Shape<'a>,
     /// One a thread, each crediting its share of a batch.
     workers: Vec<Crediting>,
-    /// Matches not credited yet: [`BATCH`] a worker at most.
+    /// Matches not credited yet: [`credits::BATCH`] a worker at most.
     batch: Vec<Match>,
     /// A worker's sorter options (its share of the budget).
     sort: SortOptions,
@@ -209,7 +209,7 @@ impl<'a> Folders<'a> {
     /// most 64 MiB, shared by the workers: more only saves a merge pass;
     /// the sorted runs' merge and the allocator's slack take the rest)
     /// with their `Combiner`s (an eighth of a buffer, at most 1.5 MiB
-    /// each), a batch of matches ([`BATCH`] a worker) and the pairs kept.
+    /// each), a batch of matches ([`credits::BATCH`] a worker) and the pairs kept.
     pub fn new(
         table: &'a CompactTable,
         sets: &'a [SetRef<'a>],

@@ -126,7 +126,7 @@ impl Grouped for Detail {
 /// group: a file credited again in the same pair (by each of its partners
 /// in the other folder, at the upper heights: a locale file linked to
 /// every locale of the other release) is combined here, keeping the
-/// greatest as [`Folders::figure`] keeps the last of the sorted records,
+/// greatest as [`super::Folders::figure`] keeps the last of the sorted records,
 /// instead of being sorted and spilled once per partner.
 pub(super) struct Combiner<T: Grouped> {
     slots: Vec<T>,
@@ -170,7 +170,7 @@ impl<T: Grouped> Combiner<T> {
     }
 }
 
-/// A file's partner in the other folder of a listed pair ([`DETAILED`]):
+/// A file's partner in the other folder of a listed pair ([`super::DETAILED`]):
 /// sorted by pair, then file, the last of a file is its best (as
 /// [`Credit`]'s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

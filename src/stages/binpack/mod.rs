@@ -71,7 +71,7 @@ pub struct Component {
 /// One bin of the plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Bin {
-    /// Indices into the component slice given to [`pack`].
+    /// Indices into the component slice given to [`pack()`].
     pub components: Vec<usize>,
     pub files: u64,
     pub records: u64,
