@@ -1,0 +1,203 @@
+//! A pass's figures: the sorted credits summed pair by pair, the pairs
+//! at the threshold kept when no ancestor pair is; then which kept pairs
+//! are identical trees and which explains each group.
+
+use super::records::{Credit, Merged};
+use super::table::{contains, Dir, ROOT};
+use super::{FolderPair, Folders, TreeCopy};
+use crate::error::Result;
+use crate::formats::files::CompactTable;
+use std::collections::HashMap;
+
+impl Folders<'_> {
+    /// Sort the credits of a pass and figure their pairs into `kept`.
+    ///
+    /// Held: the kept pairs only. A folder's id is above its parent's
+    /// (interned parent first), so the credits, sorted by (lower id, higher
+    /// id), bring every ancestor pair of a pair before it: a pair is kept
+    /// when it is at the threshold and no kept pair is among its ancestors
+    /// (an ancestor at the threshold has a kept pair above it or is one).
+    /// The sub-folder pairs of copied trees, which may be links × depth,
+    /// are figured one at a time and dropped.
+    pub(super) fn sweep(
+        &mut self,
+        min_percent: f64,
+        kept: &mut HashMap<(u32, u32), FolderPair>,
+    ) -> Result<()> {
+        self.flush()?;
+        let mut streams = Vec::with_capacity(self.workers.len());
+        for w in &mut self.workers {
+            let mut credits = w.credits.take().expect("one sweep a pass");
+            for c in w.combiner.drain() {
+                credits.push(c)?;
+            }
+            streams.push(credits.finish()?);
+        }
+        let mut sorted = Merged::new(streams)?;
+        let mut acc: Option<FolderPair> = None;
+        let mut last: Option<Credit> = None;
+        while let Some(c) = sorted.next_item()? {
+            if let Some(l) = last.filter(|l| l.group() != c.group()) {
+                self.credit(&mut acc, l);
+            }
+            if last.is_some_and(|l| l.pair != c.pair) {
+                self.close(acc.take(), min_percent, kept);
+            }
+            last = Some(c);
+        }
+        if let Some(l) = last {
+            self.credit(&mut acc, l);
+        }
+        self.close(acc, min_percent, kept);
+        Ok(())
+    }
+
+    /// Add credit `c`, the best of its file, to the figures of its pair.
+    fn credit(&self, acc: &mut Option<FolderPair>, c: Credit) {
+        let p = acc.get_or_insert_with(|| empty_pair(&self.shape.dirs, c.da(), c.db()));
+        let bytes = c.bytes().min(self.shape.table.size(c.file()));
+        if contains(
+            &self.shape.dirs,
+            c.da(),
+            self.shape.dir_of[c.file() as usize],
+        ) {
+            p.a_in_b += bytes;
+            p.only_a -= 1;
+        } else {
+            p.b_in_a += bytes;
+            p.only_b -= 1;
+        }
+        if c.identical() {
+            p.same += 1;
+        } else {
+            p.changed += 1;
+        }
+    }
+
+    /// Keep pair `p` (its figures complete) when it is at `min_percent` and
+    /// no pair of its ancestors at the same heights is kept.
+    fn close(
+        &self,
+        p: Option<FolderPair>,
+        min_percent: f64,
+        kept: &mut HashMap<(u32, u32), FolderPair>,
+    ) {
+        let Some(mut p) = p.filter(|p| p.percent() >= min_percent) else {
+            return;
+        };
+        let dirs = &self.shape.dirs;
+        let (mut pa, mut pb) = (dirs[p.da as usize].parent, dirs[p.db as usize].parent);
+        while pa != ROOT && pb != ROOT && pa != pb {
+            if kept.contains_key(&(pa.min(pb), pa.max(pb))) {
+                return;
+            }
+            pa = dirs[pa as usize].parent;
+            pb = dirs[pb as usize].parent;
+        }
+        p.a.clone_from(&dirs[p.da as usize].path);
+        p.b.clone_from(&dirs[p.db as usize].path);
+        kept.insert((p.da, p.db), p);
+    }
+}
+
+/// Whether the folders of `p` are identical trees: each one run of ids
+/// (the walk's order) of as many files, file by file the same relative
+/// path, size and content.
+pub(super) fn identical_trees(
+    table: &CompactTable,
+    dirs: &[Dir],
+    p: &FolderPair,
+) -> Option<TreeCopy> {
+    if p.changed > 0 || p.files_a != p.files_b || p.bytes_a != p.bytes_b {
+        return None;
+    }
+    let (a, b) = (&dirs[p.da as usize], &dirs[p.db as usize]);
+    let (ra, rb) = (a.run()?, b.run()?);
+    let same = ra.clone().zip(rb).all(|(x, y)| {
+        let (fx, fy) = (table.at(x), table.at(y));
+        fx.size == fy.size
+            && fx.content == fy.content
+            && fx.path.get(a.path.len()..) == fy.path.get(b.path.len()..)
+    });
+    same.then(|| TreeCopy {
+        first_a: *ra.start(),
+        first_b: b.first,
+        files: a.files as u32,
+    })
+}
+
+/// For each group, the first of `pairs` (in the report's order) whose two
+/// folders hold all its files; a group of files all in one folder of no
+/// pair is left unmarked. One folder of such a pair holds the group's
+/// first file, the other the first file outside it: O(files × depth²) a
+/// group, whatever the number of pairs.
+pub(super) fn explains(
+    dirs: &[Dir],
+    dir_of: &[u32],
+    pairs: &[FolderPair],
+    groups: &[&[u32]],
+) -> Vec<Option<u32>> {
+    let index: HashMap<(u32, u32), u32> = pairs
+        .iter()
+        .enumerate()
+        .map(|(k, p)| ((p.da, p.db), k as u32))
+        .collect();
+    let under = |f: u32, d: u32| contains(dirs, d, dir_of[f as usize]);
+    let ancestors = |mut d: u32| {
+        std::iter::from_fn(move || {
+            let here = d;
+            (here != ROOT).then(|| {
+                d = dirs[here as usize].parent;
+                here
+            })
+        })
+    };
+    groups
+        .iter()
+        .map(|files| {
+            let first = *files.first()?;
+            let mut best: Option<u32> = None;
+            for x in ancestors(dir_of[first as usize]) {
+                let Some(&out) = files.iter().find(|&&f| !under(f, x)) else {
+                    continue;
+                };
+                for y in ancestors(dir_of[out as usize]) {
+                    let Some(&k) = index.get(&(x.min(y), x.max(y))) else {
+                        continue;
+                    };
+                    if best.is_none_or(|b| k < b)
+                        && files.iter().all(|&f| under(f, x) || under(f, y))
+                    {
+                        best = Some(k);
+                    }
+                }
+            }
+            best
+        })
+        .collect()
+}
+
+/// Pair (`da`, `db`) before its credits: every file only in its folder.
+pub(super) fn empty_pair(dirs: &[Dir], da: u32, db: u32) -> FolderPair {
+    let (a, b) = (&dirs[da as usize], &dirs[db as usize]);
+    FolderPair {
+        // The paths only for a pair that is kept (see `Folders::close`).
+        a: Vec::new(),
+        b: Vec::new(),
+        files_a: a.files,
+        bytes_a: a.bytes,
+        files_b: b.files,
+        bytes_b: b.bytes,
+        a_in_b: 0,
+        b_in_a: 0,
+        same: 0,
+        changed: 0,
+        only_a: a.files,
+        only_b: b.files,
+        tree: None,
+        files: None,
+        family: 0,
+        da,
+        db,
+    }
+}

@@ -1,0 +1,358 @@
+//! Folder pairs: which directories are copies or versions of
+//! which, from the file table, the identical sets and the kept links.
+//!
+//! A person cleaning up a merged share wants to read first that
+//! `release-1.4/` is a version of `release-1.5/` (and how much changed),
+//! not the thousands of file links that say it file by file.
+//!
+//! **Which folders are paired.** A match between two files `a` and `b`
+//! (identical, or a kept link) pairs their folders at the same height:
+//! the folders holding them, their parents, and so on up to the first
+//! folder they share (a folder is never paired with itself, nor with a
+//! folder inside it). Copies and versions of a tree keep its shape, so
+//! aligned heights find them in links × depth steps; a tree whose files
+//! were moved to other depths pairs at the heights where they agree.
+//!
+//! **Figures.** For a pair (A, B): each file of A (at any depth) counts
+//! the bytes of its best partner in B (an identical file: its size; a
+//! link: the bytes in common), so a byte of A is counted once however many
+//! partners it has; "A in B" is their sum over A's files, "B in A" the
+//! same the other way. A file is `same` when its best partner is identical
+//! to it, `changed` when its best partner is a link, else only in its
+//! folder. The pair's similarity is (A in B + B in A) / (bytes of A +
+//! bytes of B).
+//!
+//! **Which pairs are reported.** Those at or above the threshold none of
+//! whose ancestor pairs (at the same heights) is: the topmost folders that
+//! are copies or versions of each other, not every sub-folder of two
+//! copied trees, even one more alike than the trees (its files are in the
+//! trees' figures).
+//!
+//! **Memory.** Each credit (a folder pair, a file, its partner's bytes)
+//! goes through the external sorter ([`crate::io::sorter`]) within the
+//! budget the report gives it, so links × depth may be far larger than
+//! memory; the sorted credits are read back one at a time, each pair's
+//! figures summed as they come. Only a file's best credit in a pair
+//! counts, so its credits are combined on the way: in a small table
+//! (`Combiner`) before the sort and as the sorter writes and merges its
+//! runs (`ExternalSorter::keep_last_of`). What is held is the directory table
+//! (O(folders)) and the reported pairs: the sub-folder pairs of copied
+//! trees, at or above the threshold but under a reported pair, are
+//! dropped as they are figured ([`Folders::figure`]).
+//!
+//! **Families.** The reported pairs are listed family by family
+//! ([`Family`]): sibling folders alike in their boilerplate (the locale
+//! folders of every app of every release) are one family, read once, so
+//! that the few pairs a person reads first (releases, copied projects)
+//! are not lost among them.
+//!
+//! **Bounds.** Identical sets of more than [`SET_FANOUT`] files (licence
+//! texts, empty `__init__.py`, generated boilerplate) propose no folder
+//! pairs by themselves (their pairs grow with the square of the set) but
+//! still count in the figures of pairs other files proposed; the report
+//! says how many such sets there were. Empty files count in no figure.
+
+mod credits;
+mod families;
+mod figures;
+mod listing;
+mod output;
+mod records;
+mod table;
+#[cfg(test)]
+mod tests;
+
+pub use families::{Family, CROWD};
+
+use crate::error::Result;
+use crate::formats::files::CompactTable;
+use crate::io::hashing::MixedMap;
+use crate::io::sorter::{SortOptions, MIN_MEMORY};
+use credits::{credit_sorter, Crediting, Match, Pass, Shape, Up, NO_SET};
+use families::by_family;
+use figures::{explains, identical_trees};
+use records::{Combiner, Credit, COMBINED};
+use std::collections::HashMap;
+use table::{directories, table_bytes};
+
+/// Identical sets larger than this propose no folder pairs (module doc).
+pub const SET_FANOUT: usize = 64;
+
+/// The first this many reported pairs get their file lists
+/// ([`PairFiles`]): the pairs the html page shows.
+pub const DETAILED: usize = 1_000;
+
+/// Files a list of [`PairFiles`] names at most (the others are counted).
+pub const LISTED: usize = 20;
+
+/// The file-level differences of a folder pair, from A's side: each of
+/// A's files is `same` (its best partner in B is identical), `changed`
+/// (its best partner is a link) or only in A; B's files with no partner
+/// in A are only in B. At most [`LISTED`] files a list, in id order (the
+/// walk's); the counts are of all.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PairFiles {
+    /// (file of A, its partner in B).
+    pub same: Vec<(u32, u32)>,
+    pub same_count: u64,
+    /// (file of A, its partner in B, bytes in common).
+    pub changed: Vec<(u32, u32, u64)>,
+    pub changed_count: u64,
+    pub only_a: Vec<u32>,
+    pub only_b: Vec<u32>,
+    /// Whether the only-in lists could be made: each folder's files are
+    /// one run of ids (the walk's order), else they are left empty.
+    pub only_listed: bool,
+}
+
+/// Two folders that are identical trees: the same relative paths, each
+/// file with the same size and content. File `first_a + i` of A is the
+/// copy of `first_b + i` of B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeCopy {
+    pub first_a: u32,
+    pub first_b: u32,
+    pub files: u32,
+}
+
+/// A reported folder pair with its figures (module doc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderPair {
+    pub a: Vec<u8>,
+    pub b: Vec<u8>,
+    pub files_a: u64,
+    pub bytes_a: u64,
+    pub files_b: u64,
+    pub bytes_b: u64,
+    /// Bytes of A found in B, and of B in A.
+    pub a_in_b: u64,
+    pub b_in_a: u64,
+    /// Files (of A and B together) whose best partner is identical to them.
+    pub same: u64,
+    /// Files whose best partner is a link (similar, not identical).
+    pub changed: u64,
+    pub only_a: u64,
+    pub only_b: u64,
+    /// When A and B are identical trees.
+    pub tree: Option<TreeCopy>,
+    /// Its family's index in [`FolderReport::families`].
+    pub family: u32,
+    /// Its file lists, for the first [`DETAILED`] pairs.
+    pub files: Option<Box<PairFiles>>,
+    /// The folders' ids.
+    da: u32,
+    db: u32,
+}
+
+impl FolderPair {
+    /// (A in B + B in A) / (bytes of A + bytes of B), in percent.
+    pub fn percent(&self) -> f64 {
+        let total = self.bytes_a + self.bytes_b;
+        if total == 0 {
+            return 0.0;
+        }
+        100.0 * (self.a_in_b + self.b_in_a) as f64 / total as f64
+    }
+}
+
+/// What [`Folders::figure`] found.
+#[derive(Debug, Default)]
+pub struct FolderReport {
+    /// Reported pairs, family by family ([`Family`]), most bytes explained
+    /// first within each.
+    pub pairs: Vec<FolderPair>,
+    /// The families of `pairs`, in their order.
+    pub families: Vec<Family>,
+    /// Identical sets over [`SET_FANOUT`] files, which proposed no pairs.
+    pub wide_sets: u64,
+    /// Per group given to [`Folders::figure`] (the clusters, then the
+    /// identical sets): the index in `pairs` of the folder pair that holds
+    /// every file of it (all under one folder or the other), if any: a
+    /// reviewer who handles that pair has handled the group.
+    pub explains: Vec<Option<u32>>,
+}
+
+/// An identical set: its files' size and the files (the representative
+/// first).
+#[derive(Debug, Clone, Copy)]
+pub struct SetRef<'a> {
+    pub size: u64,
+    pub files: &'a [u32],
+}
+
+/// Folder pairs built link by link.
+///
+/// **Threads.** The matches (kept links, pairs of identical files) are
+/// gathered in batches and credited by one worker per thread
+/// (`sort.threads`), each its own share of a batch with its own
+/// [`Combiner`] and sorter (the budget split between them); a sweep reads
+/// the workers' sorted credits merged into one order. A file's best credit
+/// in a pair is the greatest wherever it was combined, so the figures do
+/// not depend on the number of threads.
+pub struct Folders<'a> {
+    shape: Shape<'a>,
+    /// One a thread, each crediting its share of a batch.
+    workers: Vec<Crediting>,
+    /// Matches not credited yet: [`credits::BATCH`] a worker at most.
+    batch: Vec<Match>,
+    /// A worker's sorter options (its share of the budget).
+    sort: SortOptions,
+    wide_sets: u64,
+    /// The pairs kept so far ([`Folders::figure`]).
+    kept: HashMap<(u32, u32), FolderPair>,
+}
+
+impl<'a> Folders<'a> {
+    /// The directories of `table`; the identical sets propose their pairs.
+    /// `sort.memory` is what the folder pairs may hold: their directory
+    /// table, the sorters' buffers (an eighth of what the table leaves, at
+    /// most 64 MiB, shared by the workers: more only saves a merge pass;
+    /// the sorted runs' merge and the allocator's slack take the rest)
+    /// with their `Combiner`s (an eighth of a buffer, at most 1.5 MiB
+    /// each), a batch of matches ([`credits::BATCH`] a worker) and the pairs kept.
+    pub fn new(
+        table: &'a CompactTable,
+        sets: &'a [SetRef<'a>],
+        set_of: &'a HashMap<u32, usize>,
+        mut sort: SortOptions,
+    ) -> Result<Folders<'a>> {
+        let (dirs, dir_of) = directories(table);
+        let up: Vec<Up> = dirs
+            .iter()
+            .map(|d| Up {
+                parent: d.parent,
+                depth: d.depth,
+            })
+            .collect();
+        let mut set_index = vec![NO_SET; table.len()];
+        for (&f, &s) in set_of {
+            if sets[s].files.len() <= SET_FANOUT {
+                set_index[f as usize] = s as u32;
+            }
+        }
+        let held = table_bytes(&dirs, &dir_of) + (up.len() * 8 + set_index.len() * 4) as u64;
+        let threads = sort.threads.max(1);
+        let share = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
+        let share = share / threads as u64;
+        let combined = (share / 8).min(COMBINED * std::mem::size_of::<Credit>() as u64);
+        sort.memory = share.saturating_sub(combined).max(MIN_MEMORY);
+        let workers = (0..threads)
+            .map(|_| Crediting {
+                credits: Some(credit_sorter(&sort)),
+                combiner: Combiner::new(combined),
+                details: None,
+                detail_combiner: Combiner::new(0),
+                chain: Vec::new(),
+            })
+            .collect();
+        let mut f = Folders {
+            shape: Shape {
+                table,
+                dirs,
+                up,
+                dir_of,
+                set_index,
+                sets,
+                pass: Pass::Tops,
+                wanted: MixedMap::default(),
+                wanted_da: Vec::new(),
+            },
+            workers,
+            batch: Vec::new(),
+            sort,
+            wide_sets: 0,
+            kept: HashMap::new(),
+        };
+        f.wide_sets = f.propose_sets()?;
+        Ok(f)
+    }
+
+    /// A kept link between `a` and `b` (representatives of their
+    /// identical sets, as the pairs give them) with `common` bytes.
+    pub fn link(&mut self, a: u32, b: u32, common: u64) -> Result<()> {
+        self.add(Match {
+            x: a,
+            y: b,
+            bytes: common,
+            link: true,
+        })
+    }
+    /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
+    /// which of them explains each of `groups` (sets of file ids), from the
+    /// kept links that `links` gives ([`Folders::link`]), twice.
+    ///
+    /// Two passes, the top pair of each match's chain first: a pair under a
+    /// kept top is never reported, and in a tree of releases nearly every
+    /// match is between two releases whose top pair is kept, so the second
+    /// pass credits the pairs below the tops that are not kept only (far
+    /// fewer credits than one pass over every height). Same pairs, same figures: every match through a pair has
+    /// that pair's top, so a top's figures are whole after the first pass,
+    /// and a pair below a top that is not kept after the second.
+    pub fn figure(
+        &mut self,
+        min_percent: f64,
+        groups: &[&[u32]],
+        mut links: impl FnMut(&mut Folders<'a>) -> Result<()>,
+    ) -> Result<FolderReport> {
+        links(self)?;
+        let mut kept = std::mem::take(&mut self.kept);
+        self.sweep(min_percent, &mut kept)?;
+        self.shape.pass = Pass::Below(kept.keys().copied().collect());
+        for w in &mut self.workers {
+            w.credits = Some(credit_sorter(&self.sort));
+        }
+        self.propose_sets()?;
+        links(self)?;
+        self.sweep(min_percent, &mut kept)?;
+        self.shape.pass = Pass::All;
+        // The file lists' pass combines its records in the credits' slots.
+        for w in &mut self.workers {
+            let slots = w.combiner.bytes();
+            w.combiner = Combiner::new(0);
+            w.detail_combiner = Combiner::new(slots);
+        }
+        let mut pairs: Vec<FolderPair> = kept.into_values().collect();
+        pairs.sort_by(|x, y| {
+            (y.a_in_b + y.b_in_a)
+                .cmp(&(x.a_in_b + x.b_in_a))
+                .then_with(|| x.a.cmp(&y.a))
+                .then_with(|| x.b.cmp(&y.b))
+        });
+        let (mut pairs, families) = by_family(pairs);
+        for p in &mut pairs {
+            p.tree = identical_trees(self.shape.table, &self.shape.dirs, p);
+        }
+        let explains = explains(&self.shape.dirs, &self.shape.dir_of, &pairs, groups);
+        Ok(FolderReport {
+            pairs,
+            families,
+            wide_sets: self.wide_sets,
+            explains,
+        })
+    }
+}
+
+impl FolderReport {
+    /// The bytes it holds, counted in the report's model: the links of
+    /// the formats get what is left of `--memory`.
+    pub fn heap_bytes(&self) -> u64 {
+        let lists = std::mem::size_of::<PairFiles>() + 16 + 4 * LISTED * 16;
+        let pairs: usize = self
+            .pairs
+            .iter()
+            .map(|p| {
+                std::mem::size_of::<FolderPair>()
+                    + p.a.capacity()
+                    + p.b.capacity()
+                    + 32
+                    + p.files.as_ref().map_or(0, |_| lists)
+            })
+            .sum();
+        let families: usize = self
+            .families
+            .iter()
+            .map(|f| std::mem::size_of::<Family>() + f.label.capacity() + 16)
+            .sum();
+        (pairs + families + self.explains.capacity() * 8) as u64
+    }
+}

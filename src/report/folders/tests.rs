@@ -1,0 +1,383 @@
+use super::*;
+use crate::formats::files::{FileEntry, FileType};
+use std::collections::BTreeMap;
+
+/// A table of (path, size, content) and its identical sets.
+fn table(files: &[(&str, u64, u128)]) -> (CompactTable, Vec<Set>, HashMap<u32, usize>) {
+    let mut t = CompactTable::default();
+    for (i, &(p, size, content)) in files.iter().enumerate() {
+        t.push(&FileEntry {
+            id: i as u32,
+            size,
+            content,
+            ftype: FileType::Text,
+            view: crate::formats::FileView::raw(size),
+            path: p.as_bytes().to_vec(),
+            mtime_s: 0,
+            mtime_ns: 0,
+        });
+    }
+    let mut by: BTreeMap<u128, Vec<u32>> = BTreeMap::new();
+    for (i, f) in files.iter().enumerate() {
+        by.entry(f.2).or_default().push(i as u32);
+    }
+    let mut sets = Vec::new();
+    let mut set_of = HashMap::new();
+    for v in by.into_values() {
+        if v.len() > 1 {
+            set_of.insert(v[0], sets.len());
+            sets.push(Set {
+                size: files[v[0] as usize].1,
+                files: v,
+            });
+        }
+    }
+    (t, sets, set_of)
+}
+
+struct Set {
+    size: u64,
+    files: Vec<u32>,
+}
+
+fn set_refs(sets: &[Set]) -> Vec<SetRef<'_>> {
+    sets.iter()
+        .map(|s| SetRef {
+            size: s.size,
+            files: &s.files,
+        })
+        .collect()
+}
+
+/// A budget small enough that a few credits spill to disk.
+fn sort() -> SortOptions {
+    SortOptions::with_memory(crate::io::sorter::MIN_MEMORY)
+}
+
+fn paths(r: &FolderReport) -> Vec<(String, String)> {
+    r.pairs
+        .iter()
+        .map(|p| {
+            (
+                String::from_utf8_lossy(&p.a).into_owned(),
+                String::from_utf8_lossy(&p.b).into_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn two_folders_of_two_files() {
+    // r/A/x = r/B/x; r/A/y and r/B/y share 600 of 1,000 bytes.
+    let (t, sets, set_of) = table(&[
+        ("r/A/x", 400, 1),
+        ("r/A/y", 1000, 2),
+        ("r/B/x", 400, 1),
+        ("r/B/y", 1000, 3),
+    ]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let r = f.figure(50.0, &[], |f| f.link(1, 3, 600)).unwrap();
+    assert_eq!(paths(&r), [("r/A".into(), "r/B".into())]);
+    let p = &r.pairs[0];
+    assert_eq!((p.a_in_b, p.b_in_a), (1000, 1000));
+    assert_eq!((p.same, p.changed, p.only_a, p.only_b), (2, 2, 0, 0));
+    assert_eq!((p.files_a, p.bytes_a), (2, 1400));
+    assert!((p.percent() - 1000.0 / 14.0).abs() < 1e-9);
+}
+
+#[test]
+fn a_sub_folder_pair_under_a_reported_pair_is_not_listed() {
+    // (p1, p2) at 75 %; (p1/x, p2/x) at 9 %; (p1/x/sub, p2/x/sub) at
+    // 100 %, yet inside the reported (p1, p2).
+    let (t, sets, set_of) = table(&[
+        ("w/p1/x/sub/a", 100, 1),
+        ("w/p1/x/big", 1000, 2),
+        ("w/p1/y/c", 3000, 3),
+        ("w/p2/x/sub/a", 100, 1),
+        ("w/p2/x/big", 1000, 4),
+        ("w/p2/y/c", 3000, 3),
+    ]);
+    let sr = set_refs(&sets);
+    let r = Folders::new(&t, &sr, &set_of, sort())
+        .unwrap()
+        .figure(50.0, &[], |_| Ok(()))
+        .unwrap();
+    assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
+}
+
+#[test]
+fn a_pair_under_a_top_that_is_not_kept_is_found_in_the_second_pass() {
+    // (p1, p2) at 18 %: their x/ folders are copies (100 %), and x/sub
+    // too, inside the reported x/ pair.
+    let (t, sets, set_of) = table(&[
+        ("w/p1/x/a", 1000, 1),
+        ("w/p1/x/sub/s", 100, 4),
+        ("w/p1/y/big", 5000, 2),
+        ("w/p2/x/a", 1000, 1),
+        ("w/p2/x/sub/s", 100, 4),
+        ("w/p2/y/big", 5000, 3),
+    ]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let r = f.figure(50.0, &[], |f| f.link(2, 5, 100)).unwrap();
+    assert_eq!(paths(&r), [("w/p1/x".into(), "w/p2/x".into())]);
+    let p = &r.pairs[0];
+    assert_eq!((p.a_in_b, p.b_in_a, p.same), (1100, 1100, 4));
+    let r = Folders::new(&t, &sr, &set_of, sort())
+        .unwrap()
+        .figure(10.0, &[], |f| f.link(2, 5, 100))
+        .unwrap();
+    assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
+    assert_eq!((r.pairs[0].a_in_b, r.pairs[0].changed), (1200, 2));
+}
+
+#[test]
+fn groups_inside_a_pair_are_explained_by_it() {
+    let (t, sets, set_of) = table(&[
+        ("w/p1/src/a", 500, 1),
+        ("w/p1/src/b", 500, 2),
+        ("w/p2/src/a", 500, 1),
+        ("w/p2/src/b", 500, 4),
+        ("w/x/c", 500, 5),
+        ("w/y/c", 500, 6),
+    ]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    // The set {0, 2} and the link {1, 3} are inside p1/p2's pair; the
+    // link {4, 5} is between folders of no pair; {0, 4} spans both.
+    let groups: [&[u32]; 4] = [&[0, 2], &[1, 3], &[4, 5], &[0, 4]];
+    let r = f
+        .figure(50.0, &groups, |f| {
+            f.link(1, 3, 450)?;
+            f.link(4, 5, 100)
+        })
+        .unwrap();
+    assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
+    assert_eq!(r.explains, [Some(0), Some(0), None, None]);
+}
+
+#[test]
+fn copied_trees_report_their_top_folders_only() {
+    // Two copies of a project with two sub-folders, one file edited,
+    // one file only in the copy.
+    let (t, sets, set_of) = table(&[
+        ("w/p1/src/a", 500, 1),
+        ("w/p1/src/b", 500, 2),
+        ("w/p1/doc/c", 500, 3),
+        ("w/p2/src/a", 500, 1),
+        ("w/p2/src/b", 500, 4),
+        ("w/p2/doc/c", 500, 3),
+        ("w/p2/doc/new", 300, 5),
+    ]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let r = f.figure(50.0, &[], |f| f.link(1, 4, 450)).unwrap();
+    assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
+    let p = &r.pairs[0];
+    assert_eq!((p.a_in_b, p.b_in_a), (1450, 1450));
+    assert_eq!((p.same, p.changed, p.only_a, p.only_b), (4, 2, 0, 1));
+}
+
+#[test]
+fn the_second_pass_lists_a_pairs_files_and_finds_identical_trees() {
+    let (t, sets, set_of) = table(&[
+        ("w/p1/src/a", 500, 1),
+        ("w/p1/src/b", 500, 2),
+        ("w/p1/doc/c", 500, 3),
+        ("w/p2/src/a", 500, 1),
+        ("w/p2/src/b", 500, 4),
+        ("w/p2/doc/c", 500, 3),
+        ("w/p2/doc/new", 300, 5),
+        ("v/q1/x", 200, 6),
+        ("v/q1/s/y", 0, 0),
+        ("v/q2/x", 200, 6),
+        ("v/q2/s/y", 0, 0),
+    ]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let mut r = f.figure(50.0, &[], |f| f.link(1, 4, 450)).unwrap();
+    f.start_details(&r).unwrap();
+    f.link(1, 4, 450).unwrap();
+    f.finish_details(&mut r).unwrap();
+    assert_eq!(
+        paths(&r),
+        [
+            ("w/p1".into(), "w/p2".into()),
+            ("v/q1".into(), "v/q2".into())
+        ]
+    );
+    let l = r.pairs[0].files.as_deref().unwrap();
+    assert_eq!((&l.same[..], l.same_count), (&[(0, 3), (2, 5)][..], 2));
+    assert_eq!((&l.changed[..], l.changed_count), (&[(1, 4, 450)][..], 1));
+    assert_eq!((&l.only_a[..], &l.only_b[..]), (&[][..], &[6][..]));
+    assert!(l.only_listed && r.pairs[0].tree.is_none());
+    // q1 and q2: the same paths and contents, an empty file included.
+    let want = TreeCopy {
+        first_a: 7,
+        first_b: 9,
+        files: 2,
+    };
+    assert_eq!(r.pairs[1].tree, Some(want));
+    let l = r.pairs[1].files.as_deref().unwrap();
+    assert_eq!((&l.only_a[..], &l.only_b[..]), (&[8][..], &[10][..]));
+}
+
+#[test]
+fn unrelated_folders_and_nested_copies_are_not_paired() {
+    // A folder and a copy of it inside itself: not a pair; unrelated
+    // folders sharing one small file of many: under the threshold.
+    let (t, sets, set_of) = table(&[
+        ("r/A/x", 400, 1),
+        ("r/A/old/x", 400, 1),
+        ("r/C/lic", 100, 7),
+        ("r/C/big", 9000, 8),
+        ("r/D/lic", 100, 7),
+        ("r/D/other", 9000, 9),
+    ]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let r = f.figure(50.0, &[], |_| Ok(())).unwrap();
+    assert!(r.pairs.is_empty(), "{:?}", paths(&r));
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let r = f.figure(0.0, &[], |_| Ok(())).unwrap();
+    assert_eq!(paths(&r), [("r/C".into(), "r/D".into())]);
+}
+
+#[test]
+fn a_file_with_many_partners_counts_once() {
+    // A/x matches three files of B: A's figure is x's size at most.
+    let (t, sets, set_of) = table(&[
+        ("r/A/x", 1000, 1),
+        ("r/B/y1", 1000, 2),
+        ("r/B/y2", 1000, 3),
+        ("r/B/y3", 1000, 4),
+    ]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let r = f
+        .figure(0.0, &[], |f| {
+            (1..4).try_for_each(|y| f.link(0, y, 900 + y as u64))
+        })
+        .unwrap();
+    let p = &r.pairs[0];
+    assert_eq!(p.a_in_b, 903);
+    assert_eq!(p.b_in_a, 901 + 902 + 903);
+}
+
+#[test]
+fn wide_identical_sets_propose_nothing_and_are_counted() {
+    let mut files: Vec<(String, u64, u128)> = Vec::new();
+    for k in 0..=SET_FANOUT {
+        files.push((format!("r/d{k}/LICENSE"), 1000, 1));
+        files.push((format!("r/d{k}/main"), 1000, 100 + k as u128));
+    }
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let r = Folders::new(&t, &sr, &set_of, sort())
+        .unwrap()
+        .figure(0.0, &[], |_| Ok(()))
+        .unwrap();
+    assert!(r.pairs.is_empty());
+    assert_eq!(r.wide_sets, 1);
+}
+
+/// `copies` copies of a project of 3 folders × 10 files (path, size,
+/// content); in copy k, file k of each folder `edited` names has a new
+/// content of its own (1000 + k, the same in its folders).
+fn copied_projects(copies: u128, edited: impl Fn(&str) -> bool) -> Vec<(String, u64, u128)> {
+    let mut files = Vec::new();
+    for k in 0..copies {
+        for (s, sub) in ["src", "doc", "test"].into_iter().enumerate() {
+            for i in 0..10u128 {
+                let content = if edited(sub) && i == k % 10 {
+                    1000 + k
+                } else {
+                    i * 10 + s as u128
+                };
+                files.push((format!("w/p{k:02}/{sub}/f{i}"), 100 + i as u64, content));
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn twenty_copied_projects_spill_and_pair_at_their_tops() {
+    // 20 copies of a project of 3 folders × 10 files; in copy k, file
+    // k of src/ is edited (a new content, linked to the others).
+    let files = copied_projects(20, |sub| sub == "src");
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let run = |sort: SortOptions| {
+        let mut f = Folders::new(&t, &sr, &set_of, sort).unwrap();
+        f.figure(50.0, &[], |f| {
+            for (x, fx) in files.iter().enumerate() {
+                for (y, fy) in files.iter().enumerate().skip(x + 1) {
+                    if fx.2 >= 1000 && fy.2 >= 1000 && fx.0.ends_with(&fy.0[7..]) {
+                        f.link(x as u32, y as u32, 90)?;
+                    }
+                }
+            }
+            Ok(())
+        })
+        .unwrap()
+    };
+    let small = run(sort());
+    assert_eq!(small.pairs, run(SortOptions::with_memory(64 << 20)).pairs);
+    assert_eq!(small.pairs.len(), 20 * 19 / 2);
+    assert!(small.pairs.iter().all(|p| p.a.len() == 5 && p.b.len() == 5));
+    let p = &small.pairs[0];
+    assert_eq!((p.files_a, p.files_b, p.only_a, p.only_b), (30, 30, 0, 0));
+}
+
+/// Credited by one, two or three workers, in memory or spilled, the
+/// pairs, their figures and their file lists are the same: enough
+/// matches (the identical sets of 40 copies of a project) that the
+/// batches are shared between threads.
+#[test]
+fn the_figures_do_not_depend_on_the_number_of_workers() {
+    let files = copied_projects(40, |sub| sub != "doc");
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let links = |f: &mut Folders| -> Result<()> {
+        for (x, fx) in files.iter().enumerate() {
+            for (y, fy) in files.iter().enumerate().skip(x + 1) {
+                if fx.2 >= 1000 && fy.2 >= 1000 && fx.0.ends_with(&fy.0[7..]) {
+                    f.link(x as u32, y as u32, 60 + (x * y % 40) as u64)?;
+                }
+            }
+        }
+        Ok(())
+    };
+    let run = |threads: usize, memory: u64| {
+        let mut opts = SortOptions::with_memory(memory);
+        opts.threads = threads;
+        let mut f = Folders::new(&t, &sr, &set_of, opts).unwrap();
+        assert_eq!(f.workers.len(), threads);
+        let mut r = f.figure(50.0, &[], links).unwrap();
+        f.start_details(&r).unwrap();
+        links(&mut f).unwrap();
+        f.finish_details(&mut r).unwrap();
+        r
+    };
+    let one = run(1, 64 << 20);
+    assert_eq!(one.pairs.len(), 40 * 39 / 2);
+    assert!(one.pairs[0]
+        .files
+        .as_ref()
+        .is_some_and(|l| l.same_count > 0));
+    for (threads, memory) in [
+        (2, 64 << 20),
+        (3, 64 << 20),
+        (2, MIN_MEMORY),
+        (3, MIN_MEMORY),
+    ] {
+        let r = run(threads, memory);
+        assert_eq!(r.pairs, one.pairs, "{threads} workers, {memory} bytes");
+        assert_eq!(r.families, one.families);
+    }
+}
