@@ -271,7 +271,7 @@ pub struct HardLinks {
 }
 
 /// Files whose content views are equal but whose bytes differ ("same
-/// content, different file", issue 27): a docx saved twice, a text and its
+/// content, different file"): a docx saved twice, a text and its
 /// gzip. Identity stays by raw bytes, so they are not an identical set,
 /// and nothing is reclaimable by deleting one (the files differ).
 #[derive(Debug, Clone)]

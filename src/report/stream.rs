@@ -1,5 +1,5 @@
-//! The reports within a memory budget, whatever the number of links
-//! (issue 16): txt, json and tsv are written here; html and xlsx take
+//! The reports within a memory budget, whatever the number of links:
+//! txt, json and tsv are written here; html and xlsx take
 //! their links through the same [`walk`].
 //!
 //! The pairs' text is read once (a piped input is first spooled to a
