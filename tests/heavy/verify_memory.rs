@@ -6,9 +6,10 @@
 //! `--regions` (whose runs were held for a whole batch of 65,536 pairs:
 //! 500 MB at `--memory 16M` before).
 //!
-//! These tests have a test binary of their own: a child's peak RSS counts
-//! the peak of the process that spawned it (tests/common's `run_rss`), so
-//! they must not share a process with tests that hold much memory.
+//! A child's peak RSS counts the peak of the process that spawned it
+//! (tests/common's `run_rss`), so each of these tests runs alone in a
+//! process of its own (`own_process`), never beside tests that hold much
+//! memory.
 
 use crate::common;
 

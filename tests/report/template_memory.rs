@@ -1,6 +1,6 @@
-//! fsim-template's memory on a large report.json (a test binary of its
-//! own: `common::run_rss` counts the spawning process's memory, so no other
-//! test may hold much beside it).
+//! fsim-template's memory on a large report.json (run alone in a process
+//! of its own, `common::own_process`: `common::run_rss` counts the spawning
+//! process's memory, so no other test may hold much beside it).
 
 use crate::common;
 use crate::common::template_repo;
