@@ -41,6 +41,8 @@ mod report {
 /// Documents and archives through the real binaries (docs/documents.md).
 mod documents {
     mod archives;
+    // documents::documents: the views of documents, in the area of documents.
+    #[allow(clippy::module_inception)]
     mod documents;
 }
 

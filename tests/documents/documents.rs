@@ -355,7 +355,7 @@ type LinkViews = (String, String, String, String);
 fn tsv_names_the_views(work: &Path, want: &[LinkViews]) {
     // tsv: `view_a`, `view_b` after the 13 columns scripts read by
     // position; every row has all 15 (folder pairs and notes: empty).
-    let tsv = read(&work, "report.tsv");
+    let tsv = read(work, "report.tsv");
     let head = tsv.lines().next().unwrap();
     assert!(
         head.starts_with("cluster\ttype\t")
@@ -379,7 +379,7 @@ fn tsv_names_the_views(work: &Path, want: &[LinkViews]) {
 
 fn html_names_the_views(work: &Path, want: &[LinkViews]) {
     // html: each link row's views (l[8], l[9]) and the viewed files'.
-    let d = html_data(&work);
+    let d = html_data(work);
     let mut got = Vec::new();
     for c in d["clusters"].as_array().unwrap() {
         let files = c["files"].as_array().unwrap();
