@@ -21,7 +21,7 @@
 #     ... SITE_NAMES=0                keep the chunks that web pages of 10 names or more share (a site's theme)
 #   make template WORK=<dir> CLUSTER=<id>  mark a cluster of the last report as
 #                                     template similarity (WORK/templates.tsv)
-#   make check                        fmt + clippy + tests (tests/layers.rs: the import layering)
+#   make check                        fmt + clippy + tests (tests/rules/layers.rs: the import layering)
 #   make native                       binaries tuned for this CPU (target-cpu=native), in $(NATIVE_DIR)
 #   make eval [DOCS=<folder>]         the HP paper's experiment: docs/evaluation.md
 #   make spark-demo                   the same pipeline on Apache Spark, local mode
@@ -36,7 +36,7 @@ WORK      ?= work
 # The settings below that are empty by default are passed to the binaries
 # only when set: unset, each binary's own default applies, and those are the
 # recommended settings measured in docs/quality.md, so `make report` and
-# the pipe of docs/usage.md give the same report (tests/one_pipeline.rs).
+# the pipe of docs/usage.md give the same report (tests/driver/one_pipeline.rs).
 # Average chunk size (fsim-chunk --avg-size; default 100, chosen by
 # measurement, docs/quality.md, make quality); AVG=1000 is the paper's fast
 # coarse pass (~10x fewer records, lower recall).
@@ -494,18 +494,18 @@ spark-cluster-demo: build spark-venv
 test:
 	$(CARGO) test --all-targets
 
-# The fast loop for a change: the unit tests and every stage's
-# integration tests, without the heavy ones that make test and CI run too
-# (4 GiB and hostile files, the memory bounds, 10^5-file families, the
-# browser, Spark and the pseudo-terminal).
-HEAVY_TESTS = hostile report_memory verify_memory families html_browser spark progress
-FAST_TESTS = $(filter-out $(HEAVY_TESTS),$(basename $(notdir $(wildcard tests/*.rs))))
+# The fast loop for a change: the unit tests and every integration
+# test (one test binary, tests/tests.rs) but the
+# module heavy::, tests/heavy/, that make test and CI run too (4 GiB and
+# hostile files, the memory bounds, 10^5-file families, the browser, Spark
+# and the pseudo-terminal).
 test-fast:
-	$(CARGO) test --lib --bins $(addprefix --test ,$(FAST_TESTS))
+	$(CARGO) build --bins
+	$(CARGO) test -p fsim --lib --bins --test tests -- --skip heavy::
 
 # The import layering alone (also part of test and check).
 layers:
-	$(CARGO) test --quiet --test layers
+	$(CARGO) test --quiet -p fsim --test tests rules::layers::
 
 check: lint
 	$(CARGO) fmt --all -- --check

@@ -1,6 +1,6 @@
 //! A synthetic input for fsim-report's folder pairs at any scale (issue
 //! 28): projects of VERSIONS releases, each file linked to the same file
-//! of every other release (tests/support/folder_projects.rs says the
+//! of every other release (tests/common/folder_projects.rs says the
 //! shape): the stress case of the folder pairs, links × depth credits and
 //! every sub-folder pair of two releases at the threshold.
 //!
@@ -8,7 +8,7 @@
 //!
 //! Writes OUT_DIR/files.tsv and OUT_DIR/verified.tsv.
 
-#[path = "../tests/support/folder_projects.rs"]
+#[path = "../tests/common/folder_projects.rs"]
 mod folder_projects;
 
 fn main() -> std::io::Result<()> {

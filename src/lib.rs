@@ -5,7 +5,7 @@
 //! The pipeline is a chain of small programs (src/bin) that exchange
 //! line-oriented text records (see [`formats`] and docs/formats.md). The
 //! tree has one folder per layer; imports only go down this list (checked by
-//! tests/layers.rs, docs/pipeline.md "Map of the tree"):
+//! tests/rules/layers.rs, docs/pipeline.md "Map of the tree"):
 //!
 //! | layer | holds |
 //! |---|---|

@@ -2,7 +2,7 @@
 """Known answers for the ground truth of `make quality` (truth.py): the byte
 LCS of binary pairs (bytelcs.c) and the line LCS of text pairs.
 
-    python3 scripts/quality/test_truth.py      (tests/quality_truth.rs runs it)
+    python3 scripts/quality/test_truth.py      (tests/rules/quality_truth.rs runs it)
 """
 import hashlib
 import os

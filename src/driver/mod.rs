@@ -8,7 +8,7 @@
 //! of this executable (where `make install` and `cargo install` put them
 //! all). So resuming by file, `PREVIOUS`, `SHARDS`, `FORMATS`, `MEMORY` and
 //! `JOBS` behave exactly as with `make report`, and the reports are the
-//! same bytes (tests/install.rs). What the driver adds is what a user
+//! same bytes (tests/driver/install.rs). What the driver adds is what a user
 //! without the checkout needs before make starts: a one-line error for a
 //! folder that is missing, not a folder or unreadable, for a setting that
 //! `make report` does not have or a value no stage takes, for a work folder

@@ -875,7 +875,7 @@ fn warn_if_over_memory(report: &Report) {
     if model > report.config.memory {
         let mib = |b: u64| b.div_ceil(1 << 20);
         // One write: under `make -j` another process's line may not land
-        // in the middle of it (tests/resume.rs reads them).
+        // in the middle of it (tests/driver/resume.rs reads them).
         crate::cli::stderr_line(format_args!(
             "fsim-report: warning: --memory {} MiB is less than what {} files and {} clusters need ({} MiB, docs/formats.md \"Memory\"); going on above it, with its links sorted on disk (--memory {}M would hold it)",
             mib(report.config.memory),

@@ -119,7 +119,7 @@ mod likely_tests {
     #[test]
     fn a_chain_of_versions_is_not_a_template() {
         // 10 versions of a 20,000-byte document, each 25 lines of 400
-        // edited from the one before (what tests/templates.rs writes): a
+        // edited from the one before (what tests/report/templates.rs writes): a
         // pair k versions apart shares about 20,000 × 0.94^k bytes, and
         // the links under half of the file are not kept.
         let near = |k: i32| (20_000.0 * 0.94f64.powi(k)) as u64;

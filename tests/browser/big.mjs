@@ -3,7 +3,7 @@
 // and expanding the cluster, showing more of its files and filtering by
 // path respond. Prints each check and, last, one line
 // `figures {"load_ms": ..., ...}` with the measured times. Run by
-// tests/html_browser.rs:
+// tests/heavy/html_browser.rs:
 //
 //   node tests/browser/big.mjs REPORT.html OUTDIR FILES LIMIT_MS
 //

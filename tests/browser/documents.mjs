@@ -2,7 +2,7 @@
 // versions of a .docx: expand the cluster, open the pair's side-by-side
 // view, and check that both panes show the documents' text (the view that
 // was compared, `docx text`), not the XML of the package nor the zip's
-// bytes. Run by tests/html_browser.rs:
+// bytes. Run by tests/heavy/html_browser.rs:
 //
 //   node tests/browser/documents.mjs REPORT.html OUTDIR SENTENCE
 //

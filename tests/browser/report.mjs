@@ -1,7 +1,7 @@
 // Drives a real headless Chromium (Debian's /usr/bin/chromium, through
 // playwright-core, which downloads no browser) over an fsim HTML report:
 // sort, filter, expand a cluster, open a side-by-side view, and check what is
-// on screen. Run by tests/html_browser.rs:
+// on screen. Run by tests/heavy/html_browser.rs:
 //
 //   node tests/browser/report.mjs REPORT.html OUTDIR HOSTILE_NAME [TEMPLATED.html]
 //

@@ -1,5 +1,5 @@
-//! The repository of archives the archive tests share (tests/archives.rs,
-//! tests/spark.rs): zips with text members, a tar.gz, a zip nested five
+//! The repository of archives the archive tests share (tests/documents/archives.rs,
+//! tests/heavy/spark.rs): zips with text members, a tar.gz, a zip nested five
 //! deep, a zip cut in half, a mail message with attachments and a docx,
 //! which is a document, not an archive.
 

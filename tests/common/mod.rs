@@ -4,7 +4,11 @@
 #![allow(dead_code)]
 
 pub mod archive_repo;
+pub mod folder_projects;
+pub mod hostile_repo;
+pub mod numbered_files;
 pub mod site_repo;
+pub mod template_repo;
 
 use fsim::formats::{self, ChunkRecord, Digest, Kind, Params};
 use std::io::Write;
@@ -119,7 +123,7 @@ pub fn run_fail(cmd: Command, stdin: Option<&[u8]>) -> String {
 /// mark of the memory the child started with, which under std's vfork-style
 /// spawn is this process's (233 MB for a 16 MB fsim-verify while another
 /// test of the same binary held 200 MB of files). So a test that bounds a
-/// child's peak lives in a test binary whose other tests hold little.
+/// child's peak runs alone in a process of its own (`own_process`).
 pub fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
     use std::os::unix::process::ExitStatusExt;
     let f = std::fs::File::create(out).unwrap();
@@ -139,6 +143,37 @@ pub fn run_rss(mut cmd: Command, out: &Path) -> (bool, u64) {
         std::process::ExitStatus::from_raw(status).success(),
         ru.ru_maxrss as u64,
     )
+}
+
+/// Whether the calling test goes on in this process. A test that bounds a
+/// child's peak RSS (`run_rss`) starts with
+/// `if !own_process(module_path!(), "its_name") { return; }`: in the test
+/// binary, where other tests run beside it and may hold hundreds of MB,
+/// this runs the test again, alone, in a new process of the same binary
+/// (`--exact`, checked to have passed) and returns false; in that process
+/// (`FSIM_TEST_ALONE` set) it returns true and the test runs.
+pub fn own_process(module: &str, test: &str) -> bool {
+    if std::env::var_os("FSIM_TEST_ALONE").is_some() {
+        return true;
+    }
+    // module_path!() starts with the crate's name, which test names omit.
+    let module = module.split_once("::").map_or("", |(_, m)| m);
+    let name = format!("{module}::{test}");
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        name.as_str(),
+        "--exact",
+        "--include-ignored",
+        "--test-threads=1",
+    ])
+    .env("FSIM_TEST_ALONE", "1");
+    let out = run_ok(cmd, None);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("test result: ok. 1 passed"),
+        "{name} did not run alone:\n{stdout}"
+    );
+    false
 }
 
 /// Run `line` (a shell command line, `set -e`) in `cwd`, created if
@@ -270,7 +305,7 @@ pub fn rest_of_pipeline(work: &Path, extra: &[String]) -> serde_json::Value {
 /// apart. The analysis and verification of before the binaries took the
 /// recommended settings (issue 26): chunk pairs only (`--no-line-source`)
 /// and every candidate verified (`--min-percent 0`); the recommended ones
-/// are checked against `make report` in tests/one_pipeline.rs.
+/// are checked against `make report` in tests/driver/one_pipeline.rs.
 pub fn rest_of_pipeline_with(
     work: &Path,
     partition_extra: &[String],
@@ -520,8 +555,8 @@ pub fn read(dir: &Path, name: &str) -> String {
         .expect("output is UTF-8")
 }
 
-/// Every `.rs` file under `dir` (tests/layers.rs and
-/// tests/function_length.rs scan src/ with it).
+/// Every `.rs` file under `dir` (tests/rules/layers.rs and
+/// tests/rules/function_length.rs scan src/ with it).
 pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();

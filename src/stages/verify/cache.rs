@@ -18,7 +18,7 @@ pub(super) const BUF_KEEP: usize = 8 << 20;
 /// the interning table, the pruned sequences, the alignment's per-token
 /// arrays (match vectors, prefix counts, matches: ~80 bytes per token of
 /// a); about 150 bytes per token in all, so ~6 bytes per byte of catalogs
-/// of 25-byte lines and more on shorter lines (tests/verify_cli.rs,
+/// of 25-byte lines and more on shorter lines (tests/stages/verify_cli.rs,
 /// `catalogs_stay_within_memory`: 10-byte lines, within --memory + 20 MB
 /// at 8, not at 4). The bit-parallel rows are reserved on top
 /// ([`crate::align::Lcs::rows_bytes`]). Reserved in the cache's budget

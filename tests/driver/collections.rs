@@ -1,0 +1,270 @@
+//! Collections (paper section 4): two collections chunked apart ("at other
+//! sites") are analysed together from their file tables and chunk files
+//! alone; ids never collide; the report summarises collection by
+//! collection and can keep only the links across collections. Then the
+//! same through `make report REPO="x=... y=..."`.
+
+use crate::common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn text(seed: u64, lines: usize) -> String {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut s = String::new();
+    for _ in 0..lines {
+        for w in 0..8 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for k in 0..(2 + (x % 7) as usize) {
+                s.push((b'a' + ((x >> (8 + 5 * k)) % 26) as u8) as char);
+            }
+            s.push(if w == 7 { '\n' } else { ' ' });
+        }
+    }
+    s
+}
+
+fn edited(s: &str) -> String {
+    let mid = s.len() / 2;
+    let nl = mid + s[mid..].find('\n').unwrap() + 1;
+    let mut t = s.to_string();
+    t.insert_str(nl, "one new line\n");
+    t
+}
+
+/// Site x: 6 unique files, shared.txt (= y's copy.txt), doc.txt (~ y's
+/// doc2.txt), inner1/inner2 (near-duplicates inside x). Site y: 4 unique
+/// files, copy.txt, doc2.txt.
+fn make_sites(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (x, y) = (dir.join("site-x"), dir.join("site-y"));
+    std::fs::create_dir_all(&x).unwrap();
+    std::fs::create_dir_all(&y).unwrap();
+    for i in 0..6 {
+        std::fs::write(x.join(format!("u{i}.txt")), text(10 + i, 60)).unwrap();
+    }
+    for i in 0..4 {
+        std::fs::write(y.join(format!("v{i}.txt")), text(20 + i, 60)).unwrap();
+    }
+    let shared = text(1, 80);
+    std::fs::write(x.join("shared.txt"), &shared).unwrap();
+    std::fs::write(y.join("copy.txt"), &shared).unwrap();
+    let doc = text(2, 120);
+    std::fs::write(x.join("doc.txt"), &doc).unwrap();
+    std::fs::write(y.join("doc2.txt"), edited(&doc)).unwrap();
+    let inner = text(3, 120);
+    std::fs::write(x.join("inner1.txt"), &inner).unwrap();
+    std::fs::write(x.join("inner2.txt"), edited(&inner)).unwrap();
+    (x, y)
+}
+
+fn chunk_site(site: &Path, out: &Path) {
+    std::fs::create_dir_all(out).unwrap();
+    let mut c = fsim("fsim-chunk");
+    c.args(["-q", "--files-out"])
+        .arg(out.join("files.tsv"))
+        .arg("-o")
+        .arg(out.join("chunks.tsv"))
+        .arg(site);
+    run_ok(c, None);
+}
+
+/// sort .. analyze .. report from the merged metadata (no verify: the
+/// files need not be reachable).
+fn analyse(work: &Path, report_args: &[&str]) -> Value {
+    let w = |n: &str| work.join(n);
+    let mut c = fsim("fsim-sort");
+    c.args(["-q", "-o"])
+        .arg(w("sorted.tsv"))
+        .arg(w("chunks.tsv"));
+    run_ok(c, None);
+    let mut c = fsim("fsim-partition");
+    c.args(["-q", "--files"])
+        .arg(w("files.tsv"))
+        .arg("-o")
+        .arg(w("partition.tsv"))
+        .arg(w("sorted.tsv"));
+    run_ok(c, None);
+    let mut c = fsim("fsim-binpack");
+    c.args(["-q", "-o"])
+        .arg(w("bins.tsv"))
+        .arg(w("partition.tsv"));
+    run_ok(c, None);
+    // Chunk pairs, unverified (the line source is for fsim-verify).
+    let mut c = fsim("fsim-analyze");
+    c.args(["-q", "--no-line-source", "-o"])
+        .arg(w("pairs.tsv"))
+        .arg(w("bins.tsv"));
+    run_ok(c, None);
+    let mut c = fsim("fsim-report");
+    c.args(["-q", "--format", "json", "--files"])
+        .arg(w("files.tsv"))
+        .args(report_args)
+        .arg(w("pairs.tsv"));
+    serde_json::from_slice(&run_ok(c, None).stdout).unwrap()
+}
+
+fn overlap_row<'a>(v: &'a Value, from: &str, to: &str) -> &'a Value {
+    v["collection_overlap"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["from"] == from && r["to"] == to)
+        .unwrap_or_else(|| panic!("no row {from}->{to}: {v:#}"))
+}
+
+fn check_overlap(v: &Value, x: &Path, y: &Path) {
+    let names: Vec<&str> = v["collections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["x", "y"]);
+    assert_eq!(v["collections"][0]["files"], 10);
+    assert_eq!(v["collections"][1]["files"], 6);
+    let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+    let xy = overlap_row(v, "x", "y");
+    assert_eq!(xy["identical_files"], 1, "{xy}");
+    assert_eq!(xy["identical_bytes"], size(&x.join("shared.txt")));
+    assert_eq!(xy["similar_files"], 1, "{xy}");
+    assert_eq!(xy["similar_bytes"], size(&x.join("doc.txt")));
+    assert_eq!(xy["files"], 2);
+    let yx = overlap_row(v, "y", "x");
+    assert_eq!(yx["identical_files"], 1);
+    assert_eq!(yx["similar_files"], 1);
+    assert_eq!(
+        yx["bytes"],
+        size(&y.join("copy.txt")) + size(&y.join("doc2.txt"))
+    );
+}
+
+#[test]
+fn collections_chunked_apart_are_analysed_together() {
+    let t = tempfile::tempdir().unwrap();
+    let (x, y) = make_sites(t.path());
+    // Each site chunks its own collection; only metadata travels.
+    let (mx, my) = (t.path().join("meta-x"), t.path().join("meta-y"));
+    chunk_site(&x, &mx);
+    chunk_site(&y, &my);
+    let work = t.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut c = fsim("fsim-merge");
+    c.arg("--files-out")
+        .arg(work.join("files.tsv"))
+        .arg("-o")
+        .arg(work.join("chunks.tsv"))
+        .arg(format!("x={}", mx.display()))
+        .arg(format!(
+            "y={},{}",
+            my.join("files.tsv").display(),
+            my.join("chunks.tsv").display()
+        ));
+    let out = run_ok(c, None);
+    let msg = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        msg.starts_with("fsim-merge: 2 collections, 16 files,"),
+        "{msg}"
+    );
+    // Ids are dense and unique; each collection names its range.
+    let table = std::fs::read_to_string(work.join("files.tsv")).unwrap();
+    assert!(table.contains("#collection\tx\t0\t10\t"), "{table}");
+    assert!(table.contains("#collection\ty\t10\t6\t"), "{table}");
+    let ids: Vec<&str> = table
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| &l[..10])
+        .collect();
+    let want: Vec<String> = (0..16).map(|i| format!("{i:010}")).collect();
+    assert_eq!(ids, want);
+
+    let v = analyse(&work, &[]);
+    check_overlap(&v, &x, &y);
+    // Both links: doc.txt~doc2.txt across, inner1~inner2 inside x.
+    let n_links: usize = v["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["links"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(n_links, 2, "{v:#}");
+    let f = &v["clusters"][0]["files"][0];
+    assert!(f["collection"].is_string(), "{f}");
+
+    let cross = analyse(&work, &["--cross-collections-only"]);
+    let clusters = cross["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 1, "{cross:#}");
+    let l = &clusters[0]["links"][0];
+    assert!(l["a"].as_str().unwrap().ends_with("doc.txt"), "{l}");
+    assert!(l["b"].as_str().unwrap().ends_with("doc2.txt"), "{l}");
+
+    // The text report has section C.
+    let mut c = fsim("fsim-report");
+    c.args(["-q", "--files"])
+        .arg(work.join("files.tsv"))
+        .arg(work.join("pairs.tsv"));
+    let text = String::from_utf8(run_ok(c, None).stdout).unwrap();
+    assert!(text.contains("C. Collections: 2"), "{text}");
+    assert!(text.contains("[x] "), "{text}");
+
+    // Mixing parameters is refused.
+    let mz = t.path().join("meta-z");
+    std::fs::create_dir_all(&mz).unwrap();
+    let mut c = fsim("fsim-chunk");
+    c.args(["-q", "--avg-size", "500", "--files-out"])
+        .arg(mz.join("files.tsv"))
+        .arg("-o")
+        .arg(mz.join("chunks.tsv"))
+        .arg(&y);
+    run_ok(c, None);
+    let mut c = fsim("fsim-merge");
+    c.arg("--files-out")
+        .arg(t.path().join("f2.tsv"))
+        .arg("-o")
+        .arg(t.path().join("c2.tsv"))
+        .arg(format!("x={}", mx.display()))
+        .arg(format!("z={}", mz.display()));
+    let err = run_fail(c, None);
+    assert!(err.contains("other parameters"), "{err}");
+}
+
+#[test]
+fn make_report_takes_named_roots() {
+    let t = tempfile::tempdir().unwrap();
+    let (x, y) = make_sites(t.path());
+    let work = t.path().join("work");
+    let mut c = Command::new("make");
+    c.current_dir(source_root())
+        .arg("--no-print-directory")
+        .arg("report")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!("REPO=x={} y={}", x.display(), y.display()))
+        .arg(format!("WORK={}", work.display()))
+        .arg("VERIFY=0");
+    run_ok(c, None);
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap();
+    check_overlap(&v, &x, &y);
+    assert!(work.join("collections/x/chunks.tsv").exists());
+    // Collections chunked elsewhere join through COLLECTIONS=NAME=DIR.
+    let w2 = t.path().join("work2");
+    let mut c = Command::new("make");
+    c.current_dir(source_root())
+        .arg("--no-print-directory")
+        .arg("report")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!(
+            "COLLECTIONS=x={} y={}",
+            work.join("collections/x").display(),
+            work.join("collections/y").display()
+        ))
+        .arg(format!("WORK={}", w2.display()))
+        .arg("VERIFY=0");
+    run_ok(c, None);
+    let v2: Value =
+        serde_json::from_slice(&std::fs::read(w2.join("report.json")).unwrap()).unwrap();
+    assert_eq!(v2["collection_overlap"], v["collection_overlap"]);
+}

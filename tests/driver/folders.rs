@@ -1,0 +1,443 @@
+//! Folder pairs (issue 28) through the real binaries: `make report` on
+//! the small end (two folders of two files) and on 20 copied-and-edited
+//! project folders, read back from the json, text and tsv reports.
+
+use crate::common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// `n` lines of pseudo-random words, seeded.
+fn text(seed: u64, n: usize) -> String {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let mut out = String::new();
+    for i in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        out.push_str(&format!("line {i} of {seed}: {:016x} {:08x}\n", x, x >> 40));
+    }
+    out
+}
+
+fn write(path: &Path, body: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, body).unwrap();
+}
+
+/// `make report` with txt, json and tsv; the json document.
+fn report(repo: &Path, work: &Path) -> Value {
+    run_ok(make_report_cmd(repo, work, &["FORMATS=txt json tsv"]), None);
+    serde_json::from_str(&read(work, "report.json")).unwrap()
+}
+
+fn tail(v: &Value, key: &str) -> String {
+    let s = v[key].as_str().unwrap();
+    s.rsplit('/').next().unwrap().to_string()
+}
+
+#[test]
+fn two_folders_of_two_files_are_one_folder_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let x = text(1, 60);
+    let y = text(2, 80);
+    // B/y: every fifth line edited.
+    let y2: String = y
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i % 5 == 0 {
+                format!("edited {i}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    write(&repo.join("A/x.txt"), &x);
+    write(&repo.join("A/y.txt"), &y);
+    write(&repo.join("B/x.txt"), &x);
+    write(&repo.join("B/y.txt"), &y2);
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    let folders = j["folders"].as_array().unwrap();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let f = &folders[0];
+    assert_eq!((tail(f, "a"), tail(f, "b")), ("A".into(), "B".into()));
+    assert_eq!(j["summary"]["folder_pairs"], 1);
+    // x is identical (its size); y's bytes in common are the verified
+    // link's figure.
+    let links = j["clusters"][0]["links"].as_array().unwrap();
+    assert_eq!(links.len(), 1);
+    let common = links[0]["bytes_in_common"].as_u64().unwrap();
+    assert!(links[0]["exact"].as_bool().unwrap());
+    let want = x.len() as u64 + common;
+    assert_eq!(f["a_in_b"].as_u64().unwrap(), want);
+    assert_eq!(f["b_in_a"].as_u64().unwrap(), want);
+    assert_eq!(f["bytes_a"].as_u64().unwrap(), (x.len() + y.len()) as u64);
+    assert_eq!(f["same"], 2);
+    assert_eq!(f["changed"], 2);
+    // The cluster of the two y and the set of the two x lie inside it.
+    assert_eq!(j["clusters"][0]["folder_pair"], 0);
+    assert_eq!(j["identical_sets"][0]["folder_pair"], 0);
+    assert_eq!(
+        (f["only_a"].as_u64(), f["only_b"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let txt = read(&work, "report.txt");
+    let at = txt
+        .find("Folders that are copies or versions of each other: 1 pairs")
+        .unwrap();
+    assert!(at < txt.find("A. Identical files").unwrap(), "{txt}");
+    assert!(txt.contains("/A  <->  ") && txt.contains("/B  "), "{txt}");
+    assert_eq!(txt.matches("(folder pair 1, above)").count(), 2, "{txt}");
+    let tsv = read(&work, "report.tsv");
+    let row = tsv.lines().nth(1).unwrap();
+    assert!(row.starts_with("folders\tfolder-pair\t4\t"), "{row}");
+}
+
+#[test]
+fn twenty_copied_and_edited_projects_pair_at_their_tops() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let subs = ["src", "docs", "tests"];
+    for k in 0..20u64 {
+        for (s, sub) in subs.iter().enumerate() {
+            for i in 0..4u64 {
+                let seed = 100 + s as u64 * 10 + i;
+                let mut body = text(seed, 50);
+                // Copy k edits one file of its own: a version.
+                if s == 0 && i == k % 4 {
+                    body = body.replacen("line 7 ", &format!("line seven, copy {k} "), 1);
+                    body.push_str(&format!("added by copy {k}\n"));
+                }
+                write(&repo.join(format!("p{k:02}/{sub}/f{i}.txt")), &body);
+            }
+        }
+        // And a file only it has.
+        write(
+            &repo.join(format!("p{k:02}/docs/notes-{k}.txt")),
+            &text(1000 + k, 30),
+        );
+    }
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    let folders = j["folders"].as_array().unwrap();
+    assert_eq!(folders.len(), 20 * 19 / 2);
+    for f in folders {
+        let (a, b) = (tail(f, "a"), tail(f, "b"));
+        assert!(a.starts_with('p') && b.starts_with('p') && a != b, "{f}");
+        assert_eq!(
+            (f["files_a"].as_u64(), f["files_b"].as_u64()),
+            (Some(13), Some(13))
+        );
+        assert_eq!(
+            (f["only_a"].as_u64(), f["only_b"].as_u64()),
+            (Some(1), Some(1)),
+            "{f}"
+        );
+        assert!(f["percent"].as_f64().unwrap() > 85.0, "{f}");
+    }
+    // No sub-folder pair is listed under its projects' pair.
+    let txt = read(&work, "report.txt");
+    assert!(!txt.contains("/src  <->"), "sub-folders listed");
+    // One family (sibling folders: their paths differ in one component,
+    // shown as *) of more than ten pairs: three listed, the rest counted.
+    assert!(
+        txt.contains("190 pairs") && txt.contains("in 1 families"),
+        "{txt}"
+    );
+    assert!(
+        txt.contains("... and 187 more pairs of the family ")
+            && txt.contains("/*: in report.json and report.tsv"),
+        "{txt}"
+    );
+    assert!(
+        txt.contains("... 3 folder pairs listed here of 190"),
+        "{txt}"
+    );
+}
+
+/// `sh report.sh ARG` in `dir`: (exit code, stdout, stderr).
+fn script(work: &Path, arg: &str) -> (i32, String, String) {
+    let out = std::process::Command::new("sh")
+        .arg(work.join("report.sh"))
+        .arg(arg)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_actions_script_links_or_removes_copies_and_refuses_changed_files() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let body = text(7, 40);
+    // Three copies, one under a hostile name; a fourth set of two.
+    let odd = "it's a\nname $HOME.txt";
+    write(&repo.join("a/orig.txt"), &body);
+    write(&repo.join("b/copy.txt"), &body);
+    write(&repo.join(format!("c/{odd}")), &body);
+    write(&repo.join("d/one.txt"), &text(8, 30));
+    write(&repo.join("d/two.txt"), &text(8, 30));
+    let work = dir.path().join("work");
+    run_ok(make_report_cmd(&repo, &work, &["FORMATS=sh"]), None);
+    // Dry run (the default): says what it would do, touches nothing.
+    let (code, out, _) = script(&work, "--dry-run");
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.matches("would replace by a link or remove").count(),
+        3,
+        "{out}"
+    );
+    assert!(repo.join(format!("c/{odd}")).exists());
+    // A copy changed since the run is refused; the others are linked.
+    std::fs::write(repo.join("b/copy.txt"), body.replace("line 3 ", "LINE 3 ")).unwrap();
+    let (code, _, err) = script(&work, "--link");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("refused (changed since the run):") && err.contains("b/copy.txt"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 copies handled (link), 0 already done, 1 refused"),
+        "{err}"
+    );
+    let ino = |p: &str| std::fs::metadata(repo.join(p)).unwrap().ino();
+    assert_eq!(ino(&format!("c/{odd}")), ino("a/orig.txt"));
+    assert_eq!(ino("d/two.txt"), ino("d/one.txt"));
+    assert_ne!(ino("b/copy.txt"), ino("a/orig.txt"));
+    // Linked again: nothing more to do, and it says so.
+    let (_, out, err) = script(&work, "--link");
+    assert!(
+        err.contains("0 copies handled (link), 2 already done, 1 refused"),
+        "{err}"
+    );
+    assert_eq!(out.matches("already linked: ").count(), 2, "{out}");
+    // --remove: a copy that is now the kept file under another name is
+    // refused (removing a name frees nothing); nothing is removed.
+    let (code, _, err) = script(&work, "--remove");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("0 copies handled (remove), 0 already done, 3 refused")
+            && err.contains("refused (the kept file and the copy are one file): "),
+        "{err}"
+    );
+    assert!(repo.join("d/two.txt").exists() && repo.join("d/one.txt").exists());
+    assert!(repo.join("b/copy.txt").exists());
+    let (code, _, err) = script(&work, "--now");
+    assert_eq!(code, 2);
+    assert!(err.contains("usage:"), "{err}");
+}
+
+#[test]
+fn identical_trees_are_one_action_checked_as_a_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    // keep/ and its copy copy/ (two levels, an empty file); other/ holds
+    // one of the same files and an edited version of another.
+    let (x, y, z) = (text(21, 40), text(22, 50), text(23, 30));
+    for top in ["keep", "copy"] {
+        write(&repo.join(format!("{top}/x.txt")), &x);
+        write(&repo.join(format!("{top}/sub/y.txt")), &y);
+        write(&repo.join(format!("{top}/sub/deeper/z.txt")), &z);
+        write(&repo.join(format!("{top}/empty")), "");
+    }
+    write(&repo.join("other/x.txt"), &x);
+    write(&repo.join("other/y.txt"), &y.replace("line 4 ", "LINE 4 "));
+    let work = dir.path().join("work");
+    run_ok(
+        make_report_cmd(&repo, &work, &["FORMATS=sh json txt"]),
+        None,
+    );
+    let j: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let f = &j["folders"][0];
+    assert_eq!(
+        (tail(f, "a"), tail(f, "b")),
+        ("copy".into(), "keep".into()),
+        "{f}"
+    );
+    assert_eq!(f["identical_trees"], true, "{f}");
+    // Its file lists, relative to the folders.
+    assert_eq!(f["files"]["same"].as_array().unwrap().len(), 3, "{f}");
+    assert_eq!(f["files"]["same"][0][0], "sub/deeper/z.txt", "{f}");
+    assert_eq!(f["files"]["only_a"], serde_json::json!(["empty"]), "{f}");
+    let sh = read(&work, "report.sh");
+    assert_eq!(sh.matches("\ntree '").count(), 1, "{sh}");
+    // Dry run: one line for the tree, one for other/x.txt; nothing touched.
+    let (code, out, _) = script(&work, "--dry-run");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("would replace by links or remove the whole tree: ")
+            && out.contains("(a copy of ")
+            && out.contains(", 4 files)"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 2, "{out}");
+    // A file added to the copy since the run: the whole tree is refused.
+    let gone = if out.contains("/keep (a copy of") {
+        "keep"
+    } else {
+        "copy"
+    };
+    let kept = if gone == "keep" { "copy" } else { "keep" };
+    write(&repo.join(format!("{gone}/sub/new.txt")), "new");
+    // (the dry run checks as the others do.)
+    let (code, out, err) = script(&work, "--dry-run");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("refused (files added or removed since the run)"),
+        "{err}"
+    );
+    assert!(!out.contains("whole tree"), "{out}");
+    assert!(repo.join(format!("{gone}/x.txt")).exists());
+    // Back as it was: the copy goes as one, the kept tree stays whole.
+    std::fs::remove_file(repo.join(format!("{gone}/sub/new.txt"))).unwrap();
+    let (code, _, err) = script(&work, "--remove");
+    assert_eq!(code, 0, "{err}");
+    assert!(!repo.join(gone).exists(), "{err}");
+    for f in ["x.txt", "sub/y.txt", "sub/deeper/z.txt", "empty"] {
+        assert!(repo.join(kept).join(f).exists(), "{f}");
+    }
+    // other/x.txt, a copy of a file of the kept tree, is handled as before.
+    assert!(!repo.join("other/x.txt").exists(), "{err}");
+    assert!(
+        err.contains("5 copies handled (remove), 0 already done, 0 refused"),
+        "{err}"
+    );
+    // Run again: the copies are gone, the kept files as recorded.
+    let (code, out, err) = script(&work, "--remove");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("0 copies handled (remove), 5 already done, 0 refused"),
+        "{err}"
+    );
+    assert_eq!(out.matches("already removed: ").count(), 2, "{out}");
+}
+
+/// Three releases of a project with six translation catalogs each: the
+/// catalogs of one release share their msgids (sibling folders at ~55 %),
+/// each release is a version of the others. The releases are read first;
+/// the 45 sibling locale pairs are one family, 3 of them listed under its
+/// line; json, html and text list the families in one order.
+#[test]
+fn sibling_locale_folders_are_one_family_read_after_the_releases() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write_releases_with_catalogs(&repo);
+    let work = dir.path().join("work");
+    run_ok(
+        make_report_cmd(&repo, &work, &["FORMATS=txt json html"]),
+        None,
+    );
+    let j: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let pairs = j["folders"].as_array().unwrap();
+    let fams = j["folder_families"].as_array().unwrap();
+    // The releases first: one family of 3 pairs.
+    let pattern = |f: &Value| f["pattern"].as_str().unwrap().to_string();
+    assert!(pattern(&fams[0]).ends_with("/repo/*"), "{fams:?}");
+    assert_eq!(fams[0]["pairs"], 3);
+    for p in &pairs[..3] {
+        assert!(
+            tail(p, "a").starts_with("rel-") && tail(p, "b").starts_with("rel-"),
+            "{p}"
+        );
+    }
+    // The sibling locale folders: one family.
+    let loc = fams
+        .iter()
+        .find(|f| pattern(f).contains("locale/*"))
+        .unwrap();
+    assert_eq!(loc["pairs"], 45, "{fams:?}");
+    assert_eq!(loc["folders"], 18, "{fams:?}");
+    assert_eq!(pattern(loc), ".../locale/*", "{fams:?}");
+    // Each pair names its family; a family's pairs are one run from its
+    // `first`, in the families' order.
+    let mut at = 0;
+    for (k, f) in fams.iter().enumerate() {
+        assert_eq!(f["first"].as_u64().unwrap(), at, "{f}");
+        let n = f["pairs"].as_u64().unwrap();
+        for p in &pairs[at as usize..(at + n) as usize] {
+            assert_eq!(p["family"].as_u64().unwrap(), k as u64, "{p}");
+        }
+        at += n;
+    }
+    assert_eq!(at as usize, pairs.len());
+    text_lists_the_families(&work, fams);
+    // The html: the same families, in the same order, and each pair's.
+    let html = read(&work, "report.html");
+    let mut from = 0;
+    for p in fams.iter().map(pattern) {
+        let at = html[from..].find(&format!("\"pattern\":\"{p}\"")).unwrap();
+        from += at + 1;
+    }
+    assert!(html.contains("\"family\":0,"), "each pair's family");
+}
+
+/// Three releases of a project of six code files and six translation
+/// catalogs sharing the release's msgids.
+fn write_releases_with_catalogs(repo: &Path) {
+    let locales = ["de", "fr", "it", "es", "nl", "pt"];
+    for r in 1..=3u64 {
+        for i in 0..6u64 {
+            // The code: a few lines edited in each release.
+            let body =
+                text(300 + i, 120).replacen("line 9 ", &format!("line nine, release {r} "), 1);
+            write(&repo.join(format!("rel-{r}/app/code/m{i}.txt")), &body);
+        }
+        for (k, l) in locales.iter().enumerate() {
+            // The msgids of the release's template, a translation each.
+            let mut po = String::new();
+            for (i, id) in text(400, 60).lines().enumerate() {
+                po.push_str(&format!("msgid \"{id}\"\n"));
+                let t = format!("{l} {k} {i} {r}");
+                po.push_str(&format!(
+                    "msgstr \"{t} {:x}\"\n\n",
+                    (k as u64 + 7) * (i as u64 + 3) * 0x9e37_79b9
+                ));
+            }
+            write(
+                &repo.join(format!("rel-{r}/app/locale/{l}/LC_MESSAGES/django.po")),
+                &po,
+            );
+        }
+    }
+}
+
+/// The text: the family lines in the json's order; 3 sibling pairs listed.
+fn text_lists_the_families(work: &Path, fams: &[Value]) {
+    let pattern = |f: &Value| f["pattern"].as_str().unwrap().to_string();
+    let txt = read(work, "report.txt");
+    let lines: Vec<&str> = txt
+        .lines()
+        .filter_map(|l| l.strip_prefix("  family "))
+        .collect();
+    let several: Vec<String> = fams
+        .iter()
+        .filter(|f| f["pairs"].as_u64().unwrap() > 1)
+        .map(pattern)
+        .collect();
+    assert_eq!(lines.len(), several.len(), "{txt}");
+    for (l, p) in lines.iter().zip(&several) {
+        assert!(l.starts_with(&format!("{p}: ")), "{l} / {p}");
+    }
+    assert!(
+        txt.contains("family .../locale/*: 45 pairs of 18 folders, "),
+        "{txt}"
+    );
+    let listed = txt
+        .lines()
+        .filter(|l| l.contains("/locale/") && l.contains("  <->  "))
+        .count();
+    assert_eq!(listed, 3, "{txt}");
+    assert!(
+        txt.contains("... and 42 more pairs of the family .../locale/*"),
+        "{txt}"
+    );
+}

@@ -1,0 +1,495 @@
+//! Re-runs are never silently stale: `fsim` (and `make report`) run again
+//! with other settings recompute the stages those settings change, and
+//! only those; run again on a folder whose files changed, fsim reads what
+//! changed; a bad setting is refused before any work; a signal to fsim
+//! stops every process of the run, and the same command resumes. Every
+//! re-run's reports are the bytes of a fresh run with the same settings.
+
+use crate::common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// `fsim ARGS` (the test build's, the stages beside it) run in `cwd`.
+fn fsim_in(cwd: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(bin("fsim"));
+    c.current_dir(cwd).env_remove("MAKEFLAGS").args(args);
+    c
+}
+
+/// The stage programs make ran (its commands on stdout), in order.
+fn stages_run(o: &Output) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        for w in l.split_whitespace() {
+            let Some(name) = Path::new(w).file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            if name.starts_with("fsim-") && name != "fsim-reuse" && !name.ends_with(".tsv") {
+                out.push(name.to_string());
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Assert the named files of two work folders are the same bytes.
+fn assert_same(a: &Path, b: &Path, files: &[&str]) {
+    for f in files {
+        let (x, y) = (std::fs::read(a.join(f)), std::fs::read(b.join(f)));
+        assert!(
+            x.as_ref().ok() == y.as_ref().ok() && x.is_ok(),
+            "{f}: {a:?} and {b:?} differ"
+        );
+    }
+}
+
+/// The reports of a run whose threshold was raised after it finished
+/// against a fresh run's: the same bytes, but for the threshold fsim-verify
+/// worked at, which report.json records (the earlier, lower one: every
+/// pair above the new threshold was verified).
+fn assert_same_raised(raised: &Path, fresh: &Path) {
+    assert_same(raised, fresh, &["report.txt"]);
+    let json = |w: &Path| {
+        let text = std::fs::read_to_string(w.join("report.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap();
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|l| !l.contains("verify-min-percent"))
+            .map(str::to_string)
+            .collect();
+        lines
+    };
+    assert_eq!(json(raised), json(fresh));
+}
+
+/// A fresh `make report` in the checkout into `work`, with these settings.
+fn fresh(repo: &Path, work: &Path, vars: &[&str]) {
+    run_ok(make_report_cmd(repo, work, vars), None);
+}
+
+const REPORTS: [&str; 2] = ["report.txt", "report.json"];
+
+fn folder(p: PathBuf) -> PathBuf {
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+#[test]
+fn other_settings_rerun_exactly_the_stages_they_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    let user = folder(tmp.path().join("user"));
+    let r = repo.to_str().unwrap();
+    let work = user.join("fsim-work");
+    run_ok(fsim_in(&user, &[r]), None);
+    let again = run_ok(fsim_in(&user, &[r]), None);
+    assert_eq!(stages_run(&again), Vec::<String>::new());
+
+    // A higher threshold: the reports only, with the new threshold.
+    let o = run_ok(fsim_in(&user, &["MIN_PERCENT=90", r]), None);
+    assert_eq!(stages_run(&o), ["fsim-report"]);
+    let txt = std::fs::read_to_string(work.join("report.txt")).unwrap();
+    assert!(txt.contains(">= 90%"), "{txt}");
+    fresh(&repo, &tmp.path().join("p90"), &["MIN_PERCENT=90"]);
+    assert_same_raised(&work, &tmp.path().join("p90"));
+
+    // Other report filters: the reports only.
+    let filters = ["MIN_PERCENT=90", "REPORT_FILTERS=--same-type", r];
+    let o = run_ok(fsim_in(&user, &filters), None);
+    assert_eq!(stages_run(&o), ["fsim-report"]);
+    let vars = &filters[..2];
+    fresh(&repo, &tmp.path().join("filters"), vars);
+    assert_same_raised(&work, &tmp.path().join("filters"));
+
+    // A lower threshold: verified again (analysis bounds the line pairs by it).
+    let o = run_ok(fsim_in(&user, &["MIN_PERCENT=30", r]), None);
+    assert_eq!(
+        stages_run(&o),
+        ["fsim-analyze", "fsim-verify", "fsim-report"]
+    );
+    fresh(&repo, &tmp.path().join("p30"), &["MIN_PERCENT=30"]);
+    assert_same(
+        &work,
+        &tmp.path().join("p30"),
+        &["verified.tsv", REPORTS[0], REPORTS[1]],
+    );
+
+    // Another chunk size: from the chunking on.
+    let o = run_ok(fsim_in(&user, &["MIN_PERCENT=30", "AVG=1000", r]), None);
+    assert_eq!(stages_run(&o)[0], "fsim-chunk");
+    let txt = std::fs::read_to_string(work.join("report.txt")).unwrap();
+    assert!(txt.contains("tttd avg 1000 bytes"), "{txt}");
+    let avg = tmp.path().join("avg");
+    fresh(&repo, &avg, &["MIN_PERCENT=30", "AVG=1000"]);
+    assert_same(
+        &work,
+        &avg,
+        &["files.tsv", "verified.tsv", REPORTS[0], REPORTS[1]],
+    );
+
+    // make report in the checkout behaves alike: a setting of its own.
+    let o = run_ok(
+        make_report_cmd(
+            &repo,
+            &avg,
+            &["MIN_PERCENT=30", "AVG=1000", "FORMATS=txt json tsv"],
+        ),
+        None,
+    );
+    assert!(
+        stages_run(&o).is_empty() || stages_run(&o) == ["fsim-report"],
+        "{:?}",
+        stages_run(&o)
+    );
+    assert!(avg.join("report.tsv").is_file());
+    let o = run_ok(
+        make_report_cmd(
+            &repo,
+            &avg,
+            &[
+                "MIN_PERCENT=30",
+                "AVG=1000",
+                "FORMATS=txt json tsv",
+                "CAPACITY=64M",
+            ],
+        ),
+        None,
+    );
+    assert_eq!(
+        stages_run(&o),
+        ["fsim-binpack", "fsim-analyze", "fsim-verify", "fsim-report"]
+    );
+}
+
+#[test]
+fn a_bad_setting_is_refused_before_work_without_resume_advice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    let user = folder(tmp.path().join("user"));
+    let r = repo.to_str().unwrap();
+    for (bad, said) in [
+        (
+            "FORMATS=pdf",
+            "FORMATS=pdf: expected one or more of txt json tsv html xlsx sh",
+        ),
+        ("MEMORY=lots", "MEMORY=lots: expected a size such as 256M"),
+        ("AVG=1", "AVG=1: expected an average chunk size from 32"),
+        (
+            "METHOD=md5",
+            "METHOD=md5: unknown method \"md5\": expected tttd, bsw",
+        ),
+        ("CONTENT=text", "CONTENT=text: expected auto or raw"),
+        ("VERIFY=2", "VERIFY=2: expected 0 or 1"),
+        ("SHARDS=0", "SHARDS=0: expected a whole number, 1 or more"),
+    ] {
+        let o = run_raw(fsim_in(&user, &[bad, r]), None);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {e}");
+        assert_eq!(e.lines().count(), 1, "{bad}: {e}");
+        assert!(e.starts_with(&format!("fsim: {said}")), "{bad}: {e}");
+        assert!(!e.contains("resume") && !e.contains("again"), "{e}");
+        assert!(
+            !user.join("fsim-work").exists(),
+            "{bad}: the work folder was made"
+        );
+    }
+
+    // make report refuses it at once, in one line, before the work folder.
+    let work = tmp.path().join("work");
+    let o = run_raw(make_report_cmd(&repo, &work, &["FORMATS=txt pdf"]), None);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("FORMATS=txt pdf: expected any of txt json tsv html xlsx sh"),
+        "{e}"
+    );
+    assert!(!work.exists() && o.stdout.is_empty());
+}
+
+#[test]
+fn a_folder_changed_after_a_finished_run_is_read_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    let user = folder(tmp.path().join("user"));
+    let r = repo.to_str().unwrap();
+    let work = user.join("fsim-work");
+    run_ok(fsim_in(&user, &[r]), None);
+    let tag = std::fs::read_to_string(work.join("CACHEDIR.TAG")).unwrap();
+    assert_eq!(tag, fsim::driver::CACHEDIR_TAG);
+
+    // A file added: in the re-run's report, only it read.
+    let some = first_file(&repo);
+    let added = repo.join("added-copy.txt");
+    std::fs::copy(&some, &added).unwrap();
+    let o = run_ok(fsim_in(&user, &[r]), None);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("1 read"), "{e}");
+    let txt = std::fs::read_to_string(work.join("report.txt")).unwrap();
+    assert!(txt.contains("added-copy.txt"), "{txt}");
+    assert!(!work.join("previous").exists());
+    let one = tmp.path().join("fresh-1");
+    fresh(&repo, &one, &[]);
+    assert_same(
+        &work,
+        &one,
+        &["files.tsv", "verified.tsv", REPORTS[0], REPORTS[1]],
+    );
+    // Run again: nothing changed, nothing run.
+    assert!(stages_run(&run_ok(fsim_in(&user, &[r]), None)).is_empty());
+
+    // A file removed and one edited, with another setting too.
+    std::fs::remove_file(&added).unwrap();
+    let mut text = std::fs::read(&some).unwrap();
+    text.extend_from_slice(b"\none more line\n");
+    std::fs::write(&some, text).unwrap();
+    let o = run_ok(fsim_in(&user, &["MIN_PERCENT=60", r]), None);
+    assert_eq!(stages_run(&o)[0], "fsim-chunk");
+    let txt = std::fs::read_to_string(work.join("report.txt")).unwrap();
+    assert!(!txt.contains("added-copy.txt"), "{txt}");
+    let two = tmp.path().join("fresh-2");
+    fresh(&repo, &two, &["MIN_PERCENT=60"]);
+    assert_same(
+        &work,
+        &two,
+        &["files.tsv", "verified.tsv", REPORTS[0], REPORTS[1]],
+    );
+
+    // Another chunking with a changed folder: everything again, the same bytes.
+    std::fs::copy(&some, repo.join("added-again.txt")).unwrap();
+    run_ok(fsim_in(&user, &["MIN_PERCENT=60", "AVG=200", r]), None);
+    let three = tmp.path().join("fresh-3");
+    fresh(&repo, &three, &["MIN_PERCENT=60", "AVG=200"]);
+    assert_same(
+        &work,
+        &three,
+        &["files.tsv", "verified.tsv", REPORTS[0], REPORTS[1]],
+    );
+}
+
+/// The first file under `dir`, in name order.
+fn first_file(dir: &Path) -> PathBuf {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    let file = entries.iter().find(|p| p.is_file()).cloned();
+    file.unwrap_or_else(|| first_file(entries.iter().find(|p| p.is_dir()).unwrap()))
+}
+
+/// `fsim .` in the folder: its own work folder inside is no change.
+#[test]
+fn the_work_folder_inside_the_folder_is_no_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    run_ok(fsim_in(&repo, &["."]), None);
+    let o = run_ok(fsim_in(&repo, &["."]), None);
+    assert!(stages_run(&o).is_empty(), "{:?}", stages_run(&o));
+}
+
+/// The walk options of METHOD_OPTS (exclusions, sizes) are the stat
+/// walk's too: a file they leave out is no change, so a finished run is
+/// not read again; a new file they admit is.
+#[test]
+fn walk_options_are_the_stat_walks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    std::fs::write(repo.join("left-out.log"), "a log line\n").unwrap();
+    std::fs::write(repo.join("tiny.txt"), "x").unwrap();
+    let user = folder(tmp.path().join("user"));
+    let run = || {
+        let o = run_ok(
+            fsim_in(
+                &user,
+                &[
+                    "METHOD_OPTS=--exclude '*.log' --min-size=2",
+                    repo.to_str().unwrap(),
+                ],
+            ),
+            None,
+        );
+        stages_run(&o)
+    };
+    assert_eq!(run()[0], "fsim-chunk");
+    let table = std::fs::read_to_string(user.join("fsim-work/files.tsv")).unwrap();
+    assert!(!table.contains("left-out.log") && !table.contains("tiny.txt"));
+    let trailer = table.lines().last().unwrap();
+    assert!(
+        trailer.ends_with("\tleft-out-by=--exclude=*.log --min-size=2"),
+        "{trailer}"
+    );
+    let txt = std::fs::read_to_string(user.join("fsim-work/report.txt")).unwrap();
+    assert!(
+        txt.contains(" files or folders left out by --exclude=*.log --min-size=2"),
+        "{txt}"
+    );
+    assert!(
+        run().is_empty(),
+        "the left-out files were taken for a change"
+    );
+    std::fs::write(repo.join("new.txt"), "a new file\n").unwrap();
+    assert_eq!(run()[0], "fsim-chunk");
+}
+
+/// The processes whose command line or current folder names `dir`.
+fn processes_under(dir: &Path) -> Vec<String> {
+    let needle = dir.to_str().unwrap();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let p = e.path();
+        if !e
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|c| c.is_ascii_digit())
+        {
+            continue;
+        }
+        let cmd = std::fs::read(p.join("cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        let cwd = std::fs::read_link(p.join("cwd")).unwrap_or_default();
+        if cmd.contains(needle) || cwd.starts_with(dir) {
+            found.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// The state letter of each process under `dir` (`/proc/PID/stat`).
+fn states_under(dir: &Path) -> Vec<(String, char)> {
+    processes_under(dir)
+        .into_iter()
+        .filter_map(|p| {
+            let pid = p.split(':').next()?.to_string();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            Some((p, state))
+        })
+        .collect()
+}
+
+/// Ctrl-Z (SIGTSTP to fsim) stops every process of the run; SIGCONT to
+/// fsim lets them all go on, and the run ends as an uninterrupted one.
+#[test]
+fn sigtstp_suspends_every_process_and_sigcont_resumes_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let mut gen = fsim("fsim-gen");
+    gen.args(["--bulk", "6000"]).arg(&repo);
+    run_ok(gen, None);
+    let user = folder(tmp.path().join("user"));
+    let mut c = fsim_in(&user, &["JOBS=2", repo.to_str().unwrap()]);
+    c.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    while !processes_under(&user)
+        .iter()
+        .chain(processes_under(&repo).iter())
+        .any(|p| p.contains("fsim-chunk") || p.contains("fsim-sort"))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no stage started"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "fsim ended before a stage ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill with a child's pid and a valid signal.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTSTP) }, 0);
+    let start = Instant::now();
+    loop {
+        let states = states_under(tmp.path());
+        if !states.is_empty() && states.iter().all(|(_, s)| *s == 'T') {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "not all stopped: {states:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Stopped: nothing runs for a while.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none());
+    assert!(states_under(tmp.path()).iter().all(|(_, s)| *s == 'T'));
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let whole = tmp.path().join("whole");
+    fresh(&repo, &whole, &["JOBS=2"]);
+    assert_same(&user.join("fsim-work"), &whole, &REPORTS);
+}
+
+#[test]
+fn sigterm_stops_every_process_of_the_run_and_the_rerun_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let mut gen = fsim("fsim-gen");
+    gen.args(["--bulk", "6000"]).arg(&repo);
+    run_ok(gen, None);
+    let user = folder(tmp.path().join("user"));
+    let r = repo.to_str().unwrap();
+    let mut c = fsim_in(&user, &["JOBS=2", r]);
+    c.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    // Wait until make runs a stage, then stop fsim alone.
+    let start = Instant::now();
+    while !processes_under(&user)
+        .iter()
+        .chain(processes_under(&repo).iter())
+        .any(|p| p.contains("fsim-chunk") || p.contains("fsim-sort"))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no stage started"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "fsim ended before a stage ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill with a child's pid and a valid signal.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{status}");
+    let start = Instant::now();
+    loop {
+        let left = processes_under(tmp.path());
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still running: {left:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let work = user.join("fsim-work");
+    assert!(
+        !work.join("report.txt").exists(),
+        "the run finished before the signal"
+    );
+
+    // The same command resumes; the reports are an uninterrupted run's.
+    run_ok(fsim_in(&user, &["JOBS=2", r]), None);
+    let whole = tmp.path().join("whole");
+    fresh(&repo, &whole, &["JOBS=2"]);
+    assert_same(
+        &work,
+        &whole,
+        &["files.tsv", "verified.tsv", REPORTS[0], REPORTS[1]],
+    );
+}

@@ -1,0 +1,519 @@
+//! Resume inside the chunk stage (shards) and incremental re-runs
+//! (`--previous`): the output must be byte-identical to a plain run from
+//! scratch, and the summary line must show that finished or unchanged
+//! files were not read again.
+
+use crate::common;
+
+use common::*;
+use std::path::Path;
+
+/// `make report` with the test's binaries; extra `VAR=value` arguments.
+fn make(repo: &Path, work: &Path, vars: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = make_report_cmd(
+        repo,
+        work,
+        &[&["CAPACITY=64K", "MEMORY=64K"], vars].concat(),
+    );
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_raw(c, None)
+}
+
+fn ok(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "make failed:\n{err}");
+    err
+}
+
+/// The summary lines of fsim-chunk in some stderr output.
+fn chunk_summaries(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("fsim-chunk: ") && l.contains(" reused"))
+        .collect()
+}
+
+/// The sample repository in `t/repo` and an uninterrupted `make report` of
+/// it in `t/clean`: (repo, clean work dir).
+fn repo_and_clean_run(t: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (repo, _) = gen_repo(t, &[]);
+    let clean = t.join("clean");
+    ok(&make(&repo, &clean, &[], &[]));
+    (repo, clean)
+}
+
+fn same_files(a: &Path, b: &Path, names: &[&str]) {
+    for n in names {
+        assert!(
+            std::fs::read(a.join(n)).unwrap() == std::fs::read(b.join(n)).unwrap(),
+            "{n} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
+
+#[test]
+fn shards_merge_to_the_bytes_of_an_unsharded_run() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let d = t.path();
+    let chunk = |args: &[&str]| {
+        let mut c = fsim("fsim-chunk");
+        c.current_dir(d).args(args).arg(&repo);
+        run_ok(c, None)
+    };
+    chunk(&["-q", "-o", "c.tsv", "--files-out", "f.tsv"]);
+    let mut merge = vec!["-j", "2", "-o", "cm.tsv", "--files-out", "fm.tsv"];
+    let names: Vec<(String, String)> = (0..3)
+        .map(|i| (format!("f.{i}.tsv"), format!("c.{i}.tsv")))
+        .collect();
+    for (i, (f, c)) in names.iter().enumerate() {
+        let shard = format!("{i}/3");
+        chunk(&["-q", "--shard", &shard, "-o", c, "--files-out", f]);
+        merge.extend(["--previous", f.as_str(), "--previous-chunks", c.as_str()]);
+    }
+    let out = chunk(&merge);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(" 0 read, 68 reused"), "{err}");
+    same_files(d, d, &[]);
+    assert_eq!(read(d, "c.tsv"), read(d, "cm.tsv"));
+    assert_eq!(read(d, "f.tsv"), read(d, "fm.tsv"));
+    // Shards in the wrong order are refused, naming the file.
+    let mut c = fsim("fsim-chunk");
+    c.current_dir(d)
+        .args(["-o", "x.tsv", "--files-out", "fx.tsv"])
+        .args(["--previous", "f.1.tsv", "--previous-chunks", "c.1.tsv"])
+        .args(["--previous", "f.0.tsv", "--previous-chunks", "c.0.tsv"])
+        .args(["--previous", "f.2.tsv", "--previous-chunks", "c.2.tsv"])
+        .arg(&repo);
+    let err = run_fail(c, None);
+    assert_eq!(
+        err,
+        "fsim-chunk: f.1.tsv: expected the file table of shard 0/3 (shards must be given all, in order), found shard 1/3\n"
+    );
+    assert!(!d.join("x.tsv").exists() && !d.join("fx.tsv").exists());
+}
+
+#[test]
+fn a_killed_shard_is_the_only_work_redone() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, clean) = repo_and_clean_run(t.path());
+    let work = t.path().join("work");
+    // Shard 1 of 4 dies like kill -9 after 300 bytes; -k lets the others finish.
+    let out = make(
+        &repo,
+        &work,
+        &["-k", "SHARDS=4"],
+        &[("FSIM_TEST_ABORT", "fsim-chunk:300:1/4")],
+    );
+    assert!(!out.status.success());
+    let shards = work.join("shards-4");
+    for i in [0, 2, 3] {
+        assert!(shards.join(format!("chunks.{i}.tsv")).exists());
+    }
+    assert!(!shards.join("chunks.1.tsv").exists());
+    assert!(!work.join("chunks.tsv").exists());
+    // Re-run: only shard 1 reads files, the merge reads none.
+    let err = ok(&make(&repo, &work, &["SHARDS=4"], &[]));
+    let files = std::fs::read_to_string(clean.join("files.tsv")).unwrap();
+    let total = files.lines().filter(|l| !l.starts_with('#')).count();
+    let in_shard_1 = (0..total).filter(|i| i % 4 == 1).count();
+    let sums = chunk_summaries(&err);
+    assert_eq!(sums.len(), 2, "{err}");
+    assert!(
+        sums[0].contains(&format!(" {in_shard_1} read, 0 reused")),
+        "{}",
+        sums[0]
+    );
+    assert!(
+        sums[1].contains(&format!(" 0 read, {total} reused")),
+        "{}",
+        sums[1]
+    );
+    same_files(
+        &clean,
+        &work,
+        &["files.tsv", "chunks.tsv", "report.txt", "report.json"],
+    );
+}
+
+/// fsim-sort killed (like kill -9) right after its second run is
+/// journaled: `make` again resumes it from `sorted.tsv.runs`, re-sorting
+/// only the records after those runs (2 × 2,730 at MEMORY=64K), and every
+/// output is byte-identical to an uninterrupted run.
+#[test]
+fn make_resumes_a_killed_sort_after_its_finished_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, clean) = repo_and_clean_run(t.path());
+    assert!(!clean.join("sorted.tsv.runs").exists());
+    let work = t.path().join("work");
+    let out = make(&repo, &work, &[], &[("FSIM_TEST_ABORT_RUN", "fsim-sort:2")]);
+    assert!(!out.status.success());
+    assert!(work.join("chunks.tsv").exists() && !work.join("sorted.tsv").exists());
+    assert!(work.join("sorted.tsv.runs/journal").exists());
+    let err = ok(&make(&repo, &work, &[], &[]));
+    let records = std::fs::read_to_string(clean.join("chunks.tsv"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .count();
+    let kept = 2 * (64 * 1024 / 24);
+    let want = format!(
+        "fsim-sort: {records} records ({} sorted, {kept} resumed), ",
+        records - kept
+    );
+    assert!(err.lines().any(|l| l.starts_with(&want)), "{want}\n{err}");
+    // The chunk stage was not run again.
+    assert!(chunk_summaries(&err).is_empty(), "{err}");
+    assert!(!work.join("sorted.tsv.runs").exists());
+    same_files(
+        &clean,
+        &work,
+        &["sorted.tsv", "pairs.tsv", "report.txt", "report.json"],
+    );
+}
+
+#[test]
+fn incremental_rerun_reads_only_changed_files() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let old = t.path().join("old");
+    ok(&make(&repo, &old, &[], &[]));
+    // Change one file, add one, delete one.
+    let mut all: Vec<_> = walk_files(&repo);
+    all.sort();
+    let changed = &all[4];
+    let mut data = std::fs::read(changed).unwrap();
+    data.extend_from_slice(b"one more line\n");
+    std::fs::write(changed, &data).unwrap();
+    std::fs::write(repo.join("zz-new.txt"), b"a new file\n").unwrap();
+    std::fs::remove_file(&all[8]).unwrap();
+    let fresh = t.path().join("fresh");
+    ok(&make(&repo, &fresh, &[], &[]));
+    let inc = t.path().join("inc");
+    let prev = format!("PREVIOUS={}", old.display());
+    let err = ok(&make(&repo, &inc, &[&prev], &[]));
+    let total = all.len(); // one deleted, one added
+    let sums = chunk_summaries(&err);
+    assert_eq!(sums.len(), 1, "{err}");
+    assert!(
+        sums[0].contains(&format!(" 2 read, {} reused", total - 2)),
+        "{}",
+        sums[0]
+    );
+    same_files(
+        &fresh,
+        &inc,
+        &["files.tsv", "chunks.tsv", "report.txt", "report.json"],
+    );
+    // Sharded and incremental at once.
+    let both = t.path().join("both");
+    let err = ok(&make(&repo, &both, &[&prev, "SHARDS=3", "-j2"], &[]));
+    let read: u64 = chunk_summaries(&err)
+        .iter()
+        .map(|l| {
+            let i = l.find(" read,").unwrap();
+            l[..i].rsplit(' ').next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(read, 2, "{err}");
+    same_files(&fresh, &both, &["files.tsv", "chunks.tsv", "report.json"]);
+}
+
+/// The outputs `fsim-reuse` said it took from the earlier run.
+fn copied(stderr: &str) -> Vec<String> {
+    let mut names: Vec<String> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("fsim-reuse: "))
+        .filter_map(|l| l.split(": reused from ").next())
+        .map(|p| {
+            Path::new(p)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Issue 25 item 5: a re-run after files only got new timestamps (a
+/// checkout, a copy, a restore) copies every stage after the chunking from
+/// the earlier run, except the actions script, which checks timestamps,
+/// and an output changed since it was written; a setting of the reports
+/// re-runs the reports only; an edited file
+/// re-runs the stages whose inputs it changed. Every output is a fresh
+/// run's.
+#[test]
+fn rerun_copies_the_stages_whose_program_arguments_and_inputs_are_the_same() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let formats = REUSE_FORMATS;
+    let old = t.path().join("old");
+    // Quiet, unlike the runs below (whose summaries are read): `-q` does
+    // not count in a stage's key.
+    ok(&make(&repo, &old, &[formats, "QUIET=-q"], &[]));
+    let mut all: Vec<_> = walk_files(&repo);
+    all.sort();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    for f in all.iter().step_by(7) {
+        let file = std::fs::File::options().write(true).open(f).unwrap();
+        file.set_modified(later).unwrap();
+    }
+    let outputs = REUSE_OUTPUTS;
+    let fresh = t.path().join("fresh");
+    ok(&make(&repo, &fresh, &[formats], &[]));
+    let touched = t.path().join("touched");
+    let prev = format!("PREVIOUS={}", old.display());
+    let err = ok(&make(&repo, &touched, &[formats, &prev], &[]));
+    // report.txt's process also wrote report.json (--also): both copied.
+    assert_eq!(
+        copied(&err),
+        ["bins.tsv", "partition.tsv", "report.txt", "sorted.tsv"],
+        "{err}"
+    );
+    assert!(err.contains("fsim-analyze: 0 files changed"), "{err}");
+    same_files(&fresh, &touched, &outputs);
+    // What is reused is the earlier run's file itself (a hard link, no
+    // copy), dated now: make run again has nothing to do.
+    use std::os::unix::fs::MetadataExt;
+    for name in ["sorted.tsv", "partition.tsv", "bins.tsv", "report.json"] {
+        let inode = |dir: &Path| std::fs::metadata(dir.join(name)).unwrap().ino();
+        assert_eq!(inode(&old), inode(&touched), "{name}");
+    }
+    let err = ok(&make(&repo, &touched, &[formats, &prev], &[]));
+    assert!(!err.contains("fsim-"), "{err}");
+    newer_chunks_are_reused_again(&repo, &fresh, &touched, &prev);
+    changed_outputs_are_not_copied(t.path(), &repo, &old, &fresh, &prev);
+    // One file edited: its chunks are new, so nothing after them is
+    // copied, and the outputs are still a fresh run's.
+    let mut data = std::fs::read(&all[3]).unwrap();
+    data.extend_from_slice(b"one more line\n");
+    std::fs::write(&all[3], &data).unwrap();
+    let fresh2 = t.path().join("fresh2");
+    ok(&make(&repo, &fresh2, &[formats], &[]));
+    let edited = t.path().join("edited");
+    let prev = format!("PREVIOUS={}", touched.display());
+    let err = ok(&make(&repo, &edited, &[formats, &prev], &[]));
+    assert!(copied(&err).is_empty(), "{err}");
+    same_files(&fresh2, &edited, &outputs);
+}
+
+/// The formats of the reuse tests' runs.
+const REUSE_FORMATS: &str = "FORMATS=txt json sh";
+
+/// The outputs the reuse tests compare with a fresh run's.
+const REUSE_OUTPUTS: [&str; 9] = [
+    "files.tsv",
+    "sorted.tsv",
+    "partition.tsv",
+    "bins.tsv",
+    "plan.tsv",
+    "verified.tsv",
+    "report.txt",
+    "report.json",
+    "report.sh",
+];
+
+/// Newer chunks: the stages after them are reused again, onto the
+/// links already in place, and leave no temporary name behind.
+fn newer_chunks_are_reused_again(repo: &Path, fresh: &Path, touched: &Path, prev: &str) {
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let newer = std::time::SystemTime::now();
+    let chunks = std::fs::File::options()
+        .write(true)
+        .open(touched.join("chunks.tsv"))
+        .unwrap();
+    chunks.set_modified(newer).unwrap();
+    let err = ok(&make(repo, touched, &[REUSE_FORMATS, prev], &[]));
+    assert_eq!(
+        copied(&err),
+        ["bins.tsv", "partition.tsv", "report.txt", "sorted.tsv"],
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(touched)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".reuse.") || n.starts_with(".link."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    same_files(fresh, touched, &REUSE_OUTPUTS);
+}
+
+/// An earlier output changed since its stage wrote it is not copied,
+/// nor what its process wrote with it (report.txt); and the reports'
+/// threshold is their argument: the stages before them are copied, the
+/// reports written again.
+fn changed_outputs_are_not_copied(t: &Path, repo: &Path, old: &Path, fresh: &Path, prev: &str) {
+    let (formats, outputs) = (REUSE_FORMATS, REUSE_OUTPUTS);
+    let mut json = std::fs::read(old.join("report.json")).unwrap();
+    json.extend_from_slice(b" ");
+    std::fs::write(old.join("report.json"), &json).unwrap();
+    let again = t.join("again");
+    let err = ok(&make(repo, &again, &[formats, prev], &[]));
+    assert_eq!(
+        copied(&err),
+        ["bins.tsv", "partition.tsv", "sorted.tsv"],
+        "{err}"
+    );
+    same_files(fresh, &again, &outputs);
+    // The reports' threshold is their argument: the stages before them
+    // are copied, the reports written again.
+    let stricter = t.join("stricter");
+    let err = ok(&make(
+        repo,
+        &stricter,
+        &[formats, prev, "MIN_PERCENT=70"],
+        &[],
+    ));
+    assert_eq!(
+        copied(&err),
+        ["bins.tsv", "partition.tsv", "sorted.tsv"],
+        "{err}"
+    );
+    let fresh70 = t.join("fresh70");
+    ok(&make(repo, &fresh70, &[formats, "MIN_PERCENT=70"], &[]));
+    same_files(&fresh70, &stricter, &outputs);
+}
+
+/// A re-run whose files were only touched writes the same chunk records:
+/// the earlier chunk file is linked in place (one inode, dated now), not
+/// written again. One file edited near the end: the records are written,
+/// the earlier file's equal part first, the bytes of a run from scratch.
+#[test]
+fn the_same_chunk_records_are_linked_not_written() {
+    use std::os::unix::fs::MetadataExt;
+    let t = tempfile::tempdir().unwrap();
+    // Records of several writer blocks (~2.7 MB), so that the edit comes
+    // after an equal part of more than one.
+    let repo = t.path().join("repo");
+    let mut gen = fsim("fsim-gen");
+    gen.args(["--bulk", "600"]).arg(&repo);
+    run_ok(gen, None);
+    let chunk = |dir: &str, prev: Option<&str>| {
+        std::fs::create_dir_all(t.path().join(dir)).unwrap();
+        let mut c = fsim("fsim-chunk");
+        c.current_dir(t.path())
+            .args(["-q", "-o", &format!("{dir}/chunks.tsv")]);
+        c.args(["--files-out", &format!("{dir}/files.tsv")]);
+        if let Some(p) = prev {
+            c.args(["--previous", &format!("{p}/files.tsv")]);
+            c.args(["--previous-chunks", &format!("{p}/chunks.tsv")]);
+        }
+        c.arg(&repo);
+        run_ok(c, None);
+    };
+    let meta = |p: &str| std::fs::metadata(t.path().join(p)).unwrap();
+    chunk("first", None);
+    let mut all = walk_files(&repo);
+    all.sort();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    for f in &all {
+        let f = std::fs::File::options().write(true).open(f).unwrap();
+        f.set_modified(later).unwrap();
+    }
+    let before = std::time::SystemTime::now();
+    chunk("touched", Some("first"));
+    assert_eq!(
+        meta("touched/chunks.tsv").ino(),
+        meta("first/chunks.tsv").ino()
+    );
+    assert!(
+        meta("touched/chunks.tsv").modified().unwrap() >= before,
+        "dated now"
+    );
+    assert_ne!(
+        read(t.path(), "touched/files.tsv"),
+        read(t.path(), "first/files.tsv")
+    );
+    let left: Vec<_> = std::fs::read_dir(t.path().join("touched"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let last = all.last().unwrap();
+    let mut data = std::fs::read(last).unwrap();
+    data.extend_from_slice(b"one more line\n");
+    std::fs::write(last, &data).unwrap();
+    chunk("edited", Some("touched"));
+    chunk("scratch", None);
+    assert_ne!(
+        meta("edited/chunks.tsv").ino(),
+        meta("touched/chunks.tsv").ino()
+    );
+    assert_eq!(
+        std::fs::read(t.path().join("edited/chunks.tsv")).unwrap(),
+        std::fs::read(t.path().join("scratch/chunks.tsv")).unwrap()
+    );
+    assert!(meta("scratch/chunks.tsv").len() > 2 << 20);
+}
+
+#[test]
+fn previous_runs_that_do_not_fit_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let work = t.path().join("w");
+    pipeline(&repo, &work, &[]);
+    let try_prev = |files: &str, chunks: &str, extra: &[&str]| {
+        let mut c = fsim("fsim-chunk");
+        c.current_dir(&work)
+            .args(["-q", "-o", "new.tsv", "--files-out", "newf.tsv"])
+            .args(["--previous", files, "--previous-chunks", chunks])
+            .args(extra)
+            .arg(&repo);
+        let e = run_fail(c, None);
+        assert!(!work.join("new.tsv").exists() && !work.join("newf.tsv").exists());
+        e
+    };
+    assert_eq!(
+        try_prev("files.tsv", "sorted.tsv", &[]),
+        "fsim-chunk: sorted.tsv:1: this chunk file is sorted (its trailer comes first): give the unsorted chunks.tsv of the previous run, not sorted.tsv\n"
+    );
+    assert_eq!(
+        try_prev("files.tsv", "chunks.tsv", &["--avg-size", "1000"]),
+        "fsim-chunk: files.tsv:1: the previous run was chunked with avg=100 but this run uses avg=1000: its records cannot be reused\n"
+    );
+    assert_eq!(
+        try_prev("chunks.tsv", "chunks.tsv", &[]),
+        "fsim-chunk: chunks.tsv:1: expected a '#fsim files v4' header: a file table written by fsim-chunk --files-out\n"
+    );
+    // The records of another run (here of the repository's last file
+    // alone, as file 0): the first file found does not add up.
+    let mut all = walk_files(&repo);
+    all.sort();
+    let last = all.last().unwrap();
+    let mut c = fsim("fsim-chunk");
+    c.current_dir(&work)
+        .args(["-q", "-o", "other.tsv", "--files-out", "otherf.tsv"])
+        .arg(last);
+    assert!(c.status().unwrap().success());
+    let first_size = std::fs::metadata(&all[0]).unwrap().len();
+    assert_ne!(first_size, std::fs::metadata(last).unwrap().len());
+    let e = try_prev("files.tsv", "other.tsv", &[]);
+    assert!(
+        e.starts_with("fsim-chunk: other.tsv: the chunk records of file 0 add up to ")
+            && e.ends_with(&format!(
+                " bytes but the file table files.tsv says {first_size}: the two files are not from the same run\n"
+            )),
+        "{e}"
+    );
+}
+
+/// Regular files under `dir`, recursively.
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
