@@ -358,7 +358,7 @@ pub struct Report {
     /// (html and xlsx; empty for the other formats).
     pub best: Vec<f64>,
     /// Folders that are copies or versions of each other
-    /// (src/report/folders.rs), before the file clusters in every format.
+    /// (src/report/folders/), before the file clusters in every format.
     pub folders: crate::report::folders::FolderReport,
 }
 

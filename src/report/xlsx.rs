@@ -412,7 +412,7 @@ fn identical_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layo
     )
 }
 
-/// The folder pairs, one row each (src/report/folders.rs), family by
+/// The folder pairs, one row each (src/report/folders/), family by
 /// family as in every format, before the file-level sheets; a note when
 /// they do not fit in a sheet.
 fn folders_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()> {
