@@ -1,5 +1,5 @@
-//! A synthetic input for fsim-report's folder pairs at any scale (issue
-//! 28): projects of VERSIONS releases, each file linked to the same file
+//! A synthetic input for fsim-report's folder pairs at any scale:
+//! projects of VERSIONS releases, each file linked to the same file
 //! of every other release (tests/common/folder_projects.rs says the
 //! shape): the stress case of the folder pairs, links × depth credits and
 //! every sub-folder pair of two releases at the threshold.

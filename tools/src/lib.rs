@@ -4,3 +4,4 @@
 
 pub mod corpus;
 pub mod eval;
+pub mod folders;

@@ -58,3 +58,79 @@ fn same_seed_same_bytes_and_the_manifest_names_real_files() {
         }
     }
 }
+
+/// Every file under `dir`, relative to it, with its bytes.
+fn folder(root: &Path, rel: &str) -> Vec<(String, Vec<u8>)> {
+    tree(&root.join(rel))
+}
+
+/// `fsim-gen --folders`: each relation of the manifest holds in the bytes
+/// written. Identical, renamed and nested copies are the same files by
+/// relative path; a version keeps most names, edits some, adds and
+/// removes one; the copies of one folder are all that folder.
+#[test]
+fn folder_relations_of_the_manifest_hold() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    let manifest = t.path().join("folders.tsv");
+    let out = Command::new(env!("CARGO_BIN_EXE_fsim-gen"))
+        .args(["--folders", "10", "--folder-copies", "12", "--manifest"])
+        .arg(&manifest)
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let mut kinds = Vec::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let (kind, a) = (fields[0], folder(&root, fields[1]));
+        kinds.push(kind);
+        match kind {
+            "folder-identical" | "folder-renamed" | "folder-nested" => {
+                assert_eq!(a, folder(&root, fields[2]), "{line}");
+            }
+            "folder-version" => {
+                let b = folder(&root, fields[2]);
+                let same = a.iter().filter(|f| b.contains(f)).count();
+                let renamed_or_gone = a.iter().filter(|(p, _)| !b.iter().any(|(q, _)| q == p));
+                assert_eq!(renamed_or_gone.count(), 1, "{line}: one file removed");
+                assert!(b.iter().any(|(p, _)| p == "docs/added.txt"), "{line}");
+                assert!(
+                    same >= 1 && same <= a.len() - 2,
+                    "{line}: {same} of {} kept",
+                    a.len()
+                );
+            }
+            "folder-copies" => {
+                assert_eq!(fields.len(), 1 + 1 + 12, "{line}");
+                for copy in &fields[2..] {
+                    assert_eq!(a, folder(&root, copy), "{copy}");
+                }
+            }
+            other => panic!("unknown relation {other}"),
+        }
+    }
+    kinds.sort_unstable();
+    kinds.dedup();
+    assert_eq!(
+        kinds,
+        [
+            "folder-copies",
+            "folder-identical",
+            "folder-nested",
+            "folder-renamed",
+            "folder-version"
+        ]
+    );
+    // Every project holds the same LICENSE: one identical set across them.
+    let license = std::fs::read(root.join("projects/p0000/LICENSE")).unwrap();
+    for n in 0..10 {
+        let p = root.join(format!("projects/p{n:04}/LICENSE"));
+        assert_eq!(std::fs::read(p).unwrap(), license);
+    }
+}

@@ -93,6 +93,16 @@ struct Args {
     /// Average size of the benchmark documents (--bulk, --versions, --overlap).
     #[arg(long, default_value = "10000")]
     bulk_size: usize,
+    /// Instead of the sample, a tree of N projects and their copies,
+    /// versions, renamed and nested backups, and --folder-copies copies of
+    /// one folder (tools/src/folders.rs); --manifest writes the relations
+    /// planted (`folder-identical`, `folder-version`, ...).
+    #[arg(long, value_name = "N", conflicts_with_all = ["bulk", "versions", "overlap", "catalogs", "slices"])]
+    folders: Option<usize>,
+    /// Copies of one folder in a --folders tree (one family of identical
+    /// folders).
+    #[arg(long, value_name = "K", default_value = "100", requires = "folders")]
+    folder_copies: usize,
     /// Number of folders of the benchmark documents (--bulk, --versions,
     /// --overlap, --slices).
     #[arg(long, default_value = "300")]
@@ -112,6 +122,25 @@ fn main() -> ExitCode {
                 "{} exists and is not empty",
                 a.dir.display()
             )));
+        }
+        if let Some(n) = a.folders {
+            let spec = fsim_tools::folders::Folders {
+                projects: n,
+                copies: a.folder_copies,
+                seed: a.seed,
+            };
+            let planted = fsim_tools::folders::generate_folders(&a.dir, &spec)?;
+            if let Some(m) = &a.manifest {
+                let mut out = fsim::io::Output::create(Some(m))?;
+                out.write_all(fsim_tools::folders::manifest(&planted).as_bytes())?;
+                out.finish()?;
+            }
+            eprintln!(
+                "fsim-gen: {n} projects, {} folder relations planted in {}",
+                planted.len(),
+                a.dir.display()
+            );
+            return Ok(());
         }
         if let Some(line) = benchmark(&a)? {
             eprintln!("fsim-gen: {line}");
