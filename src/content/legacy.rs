@@ -167,6 +167,22 @@ pub(super) fn extract_with(
     Ok(super::pdf::page_lines(&text?))
 }
 
+/// catdoc's programs, one per legacy kind.
+const PROGRAMS: [&str; 3] = ["catdoc", "xls2csv", "catppt"];
+
+/// The `office=` chunking parameter: `None` when catdoc's three programs
+/// are on PATH (every legacy document can be read by its text), else
+/// those found joined by `+`, or `none`. Records of a run that lacked one
+/// are then not reused by a run that has it.
+pub fn extractor_param() -> Option<String> {
+    let found: Vec<&str> = PROGRAMS.into_iter().filter(|p| find(p).is_some()).collect();
+    match found.len() {
+        3 => None,
+        0 => Some("none".into()),
+        _ => Some(found.join("+")),
+    }
+}
+
 /// `name` on PATH.
 fn find(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)

@@ -348,6 +348,12 @@ pub fn pdf_extractor_param() -> Option<&'static str> {
     pdf::extractor_param()
 }
 
+/// The `office=` chunking parameter: which of catdoc's programs were
+/// missing, when any (src/content/legacy.rs).
+pub fn office_extractor_param() -> Option<String> {
+    legacy::extractor_param()
+}
+
 /// [`view`] of PDF bytes with the extractor `exe` rather than this
 /// process's: how the tests run fsim-pdftext on a machine that has
 /// pdftotext. Bytes that are not a PDF are their raw view.

@@ -234,6 +234,11 @@ pub struct ChunkParams {
     /// as if made by the other. Written only with views (`content=` other
     /// than `raw`): a raw run reads no PDF text.
     pub pdf: Option<String>,
+    /// The legacy Office extractors of a run with content views when some
+    /// are missing (`office=none`, or those found: `catdoc+xls2csv`), so
+    /// that records of .doc/.xls/.ppt kept raw for want of them are not
+    /// reused as if read by their text. Written only with views.
+    pub office: Option<String>,
     /// The feature methods' parameters.
     pub n: Option<u64>,
     pub bits: Option<u64>,
@@ -261,6 +266,7 @@ keys!(ChunkParams {
     hash = "hash",
     content = "content",
     pdf = "pdf",
+    office = "office",
     n = "n",
     bits = "bits",
     anchors = "anchors",
@@ -287,6 +293,7 @@ impl ChunkParams {
         let views = !matches!(self.content.as_deref(), None | Some("raw"));
         let written = ChunkParams {
             pdf: self.pdf.clone().filter(|_| views),
+            office: self.office.clone().filter(|_| views),
             ..self.clone()
         };
         written.write_keys(Out::default()).0

@@ -212,6 +212,8 @@ pub const CHUNK_PARAM_KEYS: &[&str] = &[
     "content",
     // Which PDF text extractor made the PDF views, when not pdftotext.
     "pdf",
+    // Which legacy Office extractors were missing (catdoc's), when any.
+    "office",
     "n",
     "bits",
     "anchors",

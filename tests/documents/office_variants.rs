@@ -393,3 +393,41 @@ fn broken_variants_are_notes_in_the_report() {
         "{stderr}"
     );
 }
+
+/// The file table's header says when catdoc's programs were missing
+/// (`office=none`): records of legacy documents kept raw for want of them
+/// are then not reused as if read by their text. With all three on PATH
+/// the key is absent; a raw run never writes it.
+#[test]
+fn missing_legacy_extractors_are_recorded_in_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::copy(fixture("memo.doc"), repo.join("memo.doc")).unwrap();
+    let empty = dir.path().join("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    let header = |path: Option<&Path>, content: &str| {
+        let table = dir.path().join("files.tsv");
+        let mut c = fsim("fsim-chunk");
+        c.args(["-q", "--content", content, "-o", "/dev/null", "--files-out"])
+            .arg(&table)
+            .arg(&repo);
+        if let Some(p) = path {
+            c.env("PATH", p);
+        }
+        run_ok(c, None);
+        let text = std::fs::read_to_string(&table).unwrap();
+        text.lines().next().unwrap().to_string()
+    };
+    let without = header(Some(&empty), "auto");
+    assert!(without.contains("\toffice=none"), "{without}");
+    assert!(!header(Some(&empty), "raw").contains("office="));
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let all = ["catdoc", "xls2csv", "catppt"]
+        .iter()
+        .all(|p| std::env::split_paths(&path).any(|d| d.join(p).is_file()));
+    if all {
+        let with = header(None, "auto");
+        assert!(!with.contains("office="), "{with}");
+    }
+}

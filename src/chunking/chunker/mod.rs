@@ -356,6 +356,7 @@ impl Chunker {
             // records it beside `content=` (written only with views on,
             // `crate::formats::headers::ChunkParams`).
             pdf: crate::content::pdf_extractor_param().map(Into::into),
+            office: crate::content::office_extractor_param(),
             ..ChunkParams::default()
         }
     }

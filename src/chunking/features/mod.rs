@@ -266,6 +266,7 @@ impl MethodSpec {
             strip_html: Some(self.norm.strip_html),
             // As the chunk methods' (`Chunker::chunk_params`).
             pdf: crate::content::pdf_extractor_param().map(Into::into),
+            office: crate::content::office_extractor_param(),
             ..ChunkParams::default()
         }
     }
