@@ -82,6 +82,17 @@ fn install(dir: &Path) -> String {
             .unwrap_or_else(|| panic!("no {t} on this system"));
         std::os::unix::fs::symlink(found, tools.join(t)).unwrap();
     }
+    // catdoc's programs, where the system has them, as the checkout's run
+    // finds them: both record the same `office=` (none when all three).
+    for t in ["catdoc", "xls2csv", "catppt"] {
+        if let Some(found) = ["/usr/bin", "/bin", "/usr/local/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(t))
+            .find(|p| p.exists())
+        {
+            std::os::unix::fs::symlink(found, tools.join(t)).unwrap();
+        }
+    }
     format!("{}:{}", bin.display(), tools.display())
 }
 
