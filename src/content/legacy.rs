@@ -13,10 +13,11 @@
 //! [`MAX_DIR_SECTORS`] sectors), never the streams.
 
 use std::ffi::OsStr;
-use std::io::{Read, SeekFrom, Write};
+use std::io::{Read, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::{read_input, Budget, Fail, Kind, Source};
+use super::pdf::input_file;
+use super::{Budget, Fail, Kind, Source};
 
 /// The magic number of a compound file.
 pub(super) const MAGIC: [u8; 8] = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
@@ -146,20 +147,7 @@ pub(super) fn extract_with(
     let exe = exe.ok_or_else(|| {
         format!("no text extractor: {name} (Debian's catdoc package) is not installed")
     })?;
-    let mut tmp = None;
-    let input = match path {
-        Some(p) => p.to_path_buf(),
-        None => {
-            let data = read_input(src, budget)?;
-            let mut f =
-                tempfile::NamedTempFile::new().map_err(|e| format!("temporary file: {e}"))?;
-            f.write_all(&data)
-                .map_err(|e| format!("temporary file: {e}"))?;
-            let p = f.path().to_path_buf();
-            tmp = Some(f);
-            p
-        }
-    };
+    let (input, tmp) = input_file(src, path, budget)?;
     let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
     all.push(input.as_os_str());
     let text = super::pdf::run_program(name, exe, &all, budget);

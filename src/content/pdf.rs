@@ -36,6 +36,24 @@ pub(super) fn extract(
     extract_with(exe, src, path, budget)
 }
 
+/// The file an extractor reads: `path` when the bytes are a file on
+/// disk, else a temporary file holding them (kept while the returned
+/// handle lives; the extractors seek, so a pipe will not do).
+pub(super) fn input_file(
+    src: &mut dyn Source,
+    path: Option<&Path>,
+    budget: &Budget,
+) -> Result<(PathBuf, Option<tempfile::NamedTempFile>), Fail> {
+    if let Some(p) = path {
+        return Ok((p.to_path_buf(), None));
+    }
+    let data = read_input(src, budget)?;
+    let mut f = tempfile::NamedTempFile::new().map_err(|e| format!("temporary file: {e}"))?;
+    f.write_all(&data)
+        .map_err(|e| format!("temporary file: {e}"))?;
+    Ok((f.path().to_path_buf(), Some(f)))
+}
+
 /// [`extract`] with the extractor `exe`.
 pub(super) fn extract_with(
     exe: &Extractor,
@@ -44,20 +62,7 @@ pub(super) fn extract_with(
     budget: &Budget,
 ) -> Result<Vec<u8>, Fail> {
     // Bytes in memory go through a temporary file: pdftotext seeks.
-    let mut tmp = None;
-    let input = match path {
-        Some(p) => p.to_path_buf(),
-        None => {
-            let data = read_input(src, budget)?;
-            let mut f =
-                tempfile::NamedTempFile::new().map_err(|e| format!("temporary file: {e}"))?;
-            f.write_all(&data)
-                .map_err(|e| format!("temporary file: {e}"))?;
-            let p = f.path().to_path_buf();
-            tmp = Some(f);
-            p
-        }
-    };
+    let (input, tmp) = input_file(src, path, budget)?;
     let text = run(exe, &input, budget);
     drop(tmp);
     Ok(page_lines(&text?))
