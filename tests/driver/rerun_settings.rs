@@ -373,10 +373,10 @@ fn states_under(dir: &Path) -> Vec<(String, char)> {
         .collect()
 }
 
-/// Ctrl-Z (SIGTSTP to fsim) stops every process of the run; SIGCONT to
-/// fsim lets them all go on, and the run ends as an uninterrupted one.
-#[test]
-fn sigtstp_suspends_every_process_and_sigcont_resumes_them() {
+/// A generated repository of 6,000 files and `fsim JOBS=2` on it, run
+/// from the folder `user`, once make runs a stage: (the temporary folder,
+/// the repository, `user`, fsim's process).
+fn fsim_running_a_stage() -> (tempfile::TempDir, PathBuf, PathBuf, std::process::Child) {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
     let mut gen = fsim("fsim-gen");
@@ -403,6 +403,14 @@ fn sigtstp_suspends_every_process_and_sigcont_resumes_them() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    (tmp, repo, user, child)
+}
+
+/// Ctrl-Z (SIGTSTP to fsim) stops every process of the run; SIGCONT to
+/// fsim lets them all go on, and the run ends as an uninterrupted one.
+#[test]
+fn sigtstp_suspends_every_process_and_sigcont_resumes_them() {
+    let (tmp, repo, user, mut child) = fsim_running_a_stage();
     // SAFETY: kill with a child's pid and a valid signal.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTSTP) }, 0);
     let start = Instant::now();
@@ -432,34 +440,8 @@ fn sigtstp_suspends_every_process_and_sigcont_resumes_them() {
 
 #[test]
 fn sigterm_stops_every_process_of_the_run_and_the_rerun_resumes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    let mut gen = fsim("fsim-gen");
-    gen.args(["--bulk", "6000"]).arg(&repo);
-    run_ok(gen, None);
-    let user = folder(tmp.path().join("user"));
+    let (tmp, repo, user, mut child) = fsim_running_a_stage();
     let r = repo.to_str().unwrap();
-    let mut c = fsim_in(&user, &["JOBS=2", r]);
-    c.stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut child = c.spawn().unwrap();
-    // Wait until make runs a stage, then stop fsim alone.
-    let start = Instant::now();
-    while !processes_under(&user)
-        .iter()
-        .chain(processes_under(&repo).iter())
-        .any(|p| p.contains("fsim-chunk") || p.contains("fsim-sort"))
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no stage started"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "fsim ended before a stage ran"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: kill with a child's pid and a valid signal.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
