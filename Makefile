@@ -270,6 +270,12 @@ endif
 $(WORK)/files.tsv: $(WORK)/chunks.tsv
 	@test -f $@ || { echo "make: $@ is missing: remove $< and run make again" >&2; exit 2; }
 
+# fsim-chunk writes files.tsv atomically inside the recipe of chunks.tsv,
+# so make, stopped by a signal while the check above runs, would take it
+# for a half-made target (its time changed since make looked) and delete
+# it, and the re-run could not resume. It is never half-made: keep it.
+.PRECIOUS: $(WORK)/files.tsv
+
 # 2.5 step 2: sort the chunk records by hash on disk.
 $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 	$(SORT_CMD)
