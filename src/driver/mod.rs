@@ -31,7 +31,7 @@ mod settings;
 mod signals;
 
 use settings::check_values;
-pub use settings::{settings, Setting, SETTINGS};
+pub use settings::{settings, Expect, Setting, FORMATS, SETTINGS};
 use signals::run_make;
 use std::process::Command;
 

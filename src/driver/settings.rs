@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 /// One setting of `make report` (module doc).
+#[derive(Clone, Copy)]
 pub struct Setting {
     pub var: &'static str,
     /// The settings files it is written to; empty for a setting that
@@ -24,6 +25,13 @@ pub struct Setting {
     pub value: Option<(Expect, bool)>,
     /// fsim-spark's argument for it, when Spark runs it.
     pub spark: Option<&'static str>,
+    /// The Makefile's value (`VAR ?= default`); empty: the program's own
+    /// default of [`Setting::flag`] applies (the man page asks the program).
+    pub default: &'static str,
+    /// The program and the option the Makefile passes the value to.
+    pub flag: Option<(&'static str, &'static str)>,
+    /// What it does, in one line (the man page and the completions).
+    pub help: &'static str,
 }
 
 const fn s(
@@ -37,118 +45,175 @@ const fn s(
         stages,
         value,
         spark,
+        default: "",
+        flag: None,
+        help: "",
+    }
+}
+
+impl Setting {
+    const fn default(self, default: &'static str) -> Self {
+        Setting { default, ..self }
+    }
+    const fn flag(self, program: &'static str, option: &'static str) -> Self {
+        Setting {
+            flag: Some((program, option)),
+            ..self
+        }
+    }
+    const fn help(self, help: &'static str) -> Self {
+        Setting { help, ..self }
     }
 }
 
 const ANY: u64 = u64::MAX;
+const BIT: Option<(Expect, bool)> = Some((Expect::OneOf(&["0", "1"]), false));
+const BIT_OR_UNSET: Option<(Expect, bool)> = Some((Expect::OneOf(&["0", "1"]), true));
 
 /// Every setting of a run, in the order of docs/usage.md.
 pub const SETTINGS: &[Setting] = &[
-    s("REPO", &["chunk"], None, Some("--repo")),
-    s("WORK", &[], None, Some("--work")),
-    s("COLLECTIONS", &["chunk"], None, None),
-    s("METHOD", &["chunk"], None, Some("--method")),
-    s("AVG", &["chunk"], None, Some("--avg")),
-    s("CONTENT", &["chunk"], None, None),
-    s("METHOD_OPTS", &["chunk"], None, Some("--chunk-opts")),
+    s("REPO", &["chunk"], None, Some("--repo"))
+        .help("the folders to analyse (fsim's FOLDER; NAME=DIR names a root)"),
+    s("WORK", &[], None, Some("--work"))
+        .default("work")
+        .help("the work folder: every stage's output and the reports (fsim: ./fsim-work)"),
+    s("COLLECTIONS", &["chunk"], None, None)
+        .help("collections chunked elsewhere, NAME=DIR with files.tsv and chunks.tsv"),
+    s("METHOD", &["chunk"], None, Some("--method"))
+        .flag("fsim-chunk", "--method")
+        .help("how files are cut: tttd, bsw, or a feature method (sif, min, sketch...)"),
+    s("AVG", &["chunk"], None, Some("--avg"))
+        .flag("fsim-chunk", "--avg-size")
+        .help("average chunk size in bytes (1000: the paper's faster, coarser pass)"),
+    s("CONTENT", &["chunk"], None, None)
+        .flag("fsim-chunk", "--content")
+        .help("which bytes are compared: auto (documents by their text) or raw"),
+    s("METHOD_OPTS", &["chunk"], None, Some("--chunk-opts"))
+        .help("more fsim-chunk options, e.g. '-n 50 --fold-case' or '--exclude *.iso'"),
     s(
         "SITE_NAMES",
         &["partition"],
         Some((Expect::Number(0, ANY), true)),
         Some("--site-names"),
-    ),
+    )
+    .flag("fsim-partition", "--site-names")
+    .help("a chunk in web pages of at least this many names links no pair (0: off)"),
     s(
         "TEMPLATES",
         &["partition", "verify", "report"],
         Some((Expect::Files, true)),
         None,
-    ),
+    )
+    .help("templates files (make template) whose chunks every analysis ignores"),
     s(
         "CAPACITY",
         &["binpack"],
         Some((Expect::Size, true)),
         Some("--capacity"),
-    ),
-    s(
-        "VERIFY",
-        &["analyze"],
-        Some((Expect::OneOf(&["0", "1"]), false)),
-        Some("--verify"),
-    ),
+    )
+    .flag("fsim-analyze", "--capacity")
+    .help("memory of one bin of the analysis (and of fsim-binpack's bins)"),
+    s("VERIFY", &["analyze"], BIT, Some("--verify"))
+        .default("1")
+        .help("1: exact bytes in common read from the files; 0: chunk figures only"),
     s(
         "FLOOR",
         &["analyze"],
         Some((Expect::Percent, true)),
         Some("--floor"),
-    ),
+    )
+    .flag("fsim-analyze", "--min-percent")
+    .help("pairs below this percent of the smaller file are not kept by the analysis"),
     s(
         "LINES",
         &["analyze"],
         Some((Expect::Size, true)),
         Some("--lines"),
-    ),
-    s(
-        "CATALOGS",
-        &["analyze"],
-        Some((Expect::OneOf(&["0", "1"]), true)),
-        Some("--catalogs"),
-    ),
+    )
+    .flag("fsim-analyze", "--line-pairs-below")
+    .help("text files of at most this size are also compared line by line (0: off)"),
+    s("CATALOGS", &["analyze"], BIT_OR_UNSET, Some("--catalogs"))
+        .flag("fsim-analyze", "--line-catalogs")
+        .help("1 (the default): translation catalogs (.po, .pot) are also compared line by line; 0: not"),
     s(
         "LINE_FLOOR",
         &["analyze"],
         Some((Expect::Percent, true)),
         Some("--line-floor"),
-    ),
-    s(
-        "REGIONS",
-        &["verify"],
-        Some((Expect::OneOf(&["0", "1"]), false)),
-        Some("--regions"),
-    ),
+    )
+    .flag("fsim-analyze", "--line-min-percent")
+    .help("line overlap (percent of the smaller file) that makes a line candidate"),
+    s("REGIONS", &["verify"], BIT, Some("--regions"))
+        .default("0")
+        .help("1: also write regions.tsv, the shared regions of every verified pair"),
     s(
         "MIN_PERCENT",
         &["report"],
         Some((Expect::Percent, true)),
         Some("--min-percent"),
-    ),
+    )
+    .flag("fsim-report", "--min-percent")
+    .help("report threshold: percent of the smaller file in common"),
     s(
         "MIN_BYTES",
         &["report"],
         Some((Expect::Number(0, ANY), true)),
         Some("--min-bytes"),
-    ),
-    s("REPORT_FILTERS", &["report"], None, None),
+    )
+    .flag("fsim-report", "--min-bytes")
+    .help("links with fewer bytes in common are left out of the report"),
+    s("REPORT_FILTERS", &["report"], None, None)
+        .help("more fsim-report options, e.g. '--same-type --max-size-ratio 3'"),
     s(
         "HTML_MAX_VIEWS",
         &["html"],
         Some((Expect::Number(0, ANY), true)),
         Some("--html-max-views"),
-    ),
-    s("KEEP_RULES", &["sh"], None, None),
+    )
+    .flag("fsim-report", "--html-max-views")
+    .help("side-by-side views in the html report for at most this many links"),
+    s("KEEP_RULES", &["sh"], None, None)
+        .flag("fsim-report", "--keep")
+        .help("which copy of each identical set report.sh keeps, e.g. under:photos,oldest"),
     s(
         "FORMATS",
         &[],
         Some((Expect::Formats, false)),
         Some("--formats"),
-    ),
+    )
+    .default("txt json")
+    .help("the reports written: any of txt json tsv html xlsx sh"),
     // fsim-chunk's -j takes 1 to 1024 threads.
     s(
         "JOBS",
         &[],
         Some((Expect::Number(1, 1024), false)),
         Some("--jobs"),
-    ),
-    s("MEMORY", &[], Some((Expect::Size, true)), Some("--memory")),
-    s("SHARDS", &[], Some((Expect::Number(1, ANY), false)), None),
-    s("PREVIOUS", &[], Some((Expect::Previous, true)), None),
+    )
+    .default("$(shell nproc 2>/dev/null || echo 2)")
+    .help("threads of each stage, and reports written at a time (default: the cores)"),
+    s("MEMORY", &[], Some((Expect::Size, true)), Some("--memory"))
+        .flag("fsim-sort", "--memory")
+        .help("memory of fsim-sort and of each fsim-report process"),
+    s("SHARDS", &[], Some((Expect::Number(1, ANY), false)), None)
+        .default("1")
+        .help("chunk in this many shards, run in parallel, merged into the same bytes"),
+    s("PREVIOUS", &[], Some((Expect::Previous, true)), None)
+        .help("an earlier work folder: only the files that changed are read again"),
     s(
         "SORT",
         &[],
         Some((Expect::OneOf(&["fsim", "gnu"]), false)),
         None,
-    ),
-    s("QUIET", &[], None, None),
-    s("BIN", &[], None, Some("--bin")),
+    )
+    .default("fsim")
+    .help("gnu: LC_ALL=C sort instead of fsim-sort (the same bytes out)"),
+    s("QUIET", &[], None, None)
+        .default("-q")
+        .help("-q: no progress from the stages; empty: progress on stderr"),
+    s("BIN", &[], None, Some("--bin"))
+        .default("$(RELEASE_DIR)")
+        .help("where the fsim-* programs are (fsim: beside itself)"),
 ];
 
 /// The names `fsim` takes (`REPO` is its FOLDER argument).
@@ -163,7 +228,7 @@ pub fn settings() -> Vec<&'static str> {
 }
 
 /// The report formats `make report` writes.
-const FORMATS: [&str; 6] = ["txt", "json", "tsv", "html", "xlsx", "sh"];
+pub const FORMATS: [&str; 6] = ["txt", "json", "tsv", "html", "xlsx", "sh"];
 
 /// What a setting's value must be, checked before the work folder is made,
 /// as the stage that takes it parses it.
@@ -187,7 +252,7 @@ pub enum Expect {
 
 impl Expect {
     /// What a value must be, for the message that refuses one.
-    fn what(self) -> String {
+    pub fn what(self) -> String {
         match self {
             Expect::Size => {
                 "a size such as 256M (a number with an optional K, M, G or T suffix)".into()
@@ -285,6 +350,61 @@ mod tests {
             .find_map(|l| l.strip_prefix("STAGE_SETTINGS = $(addprefix $(WORK)/settings/,"))
             .expect("STAGE_SETTINGS");
         assert_eq!(set(files.trim_end_matches(')').split_whitespace()), stages);
+    }
+
+    /// The Makefile's variables that are not settings of a run: how fsim is
+    /// built and installed, and the other targets' own (Spark's demo, make
+    /// template, make quality, make eval).
+    const NOT_SETTINGS: &[&str] = &[
+        "CARGO",
+        "NATIVE",
+        "NATIVE_DIR",
+        "PREFIX",
+        "DESTDIR",
+        "CLUSTER",
+        "FRACTION",
+        "SPARK_VENV",
+        "PYSPARK_VERSION",
+        "SPARK_MASTER",
+        "SPARK_OPTS",
+        "SDEMO",
+        "SDEMO_FORMATS",
+        "QDIR",
+        "DOCS_LABEL",
+        "EVAL_OUT",
+        "EVAL_MD",
+    ];
+
+    /// The table is the one place a setting and its default are written:
+    /// every `VAR ?= value` of the Makefile is a setting with that default
+    /// (or one of [`NOT_SETTINGS`]), and a setting passed to a program
+    /// reaches it by the table's option.
+    #[test]
+    fn the_makefile_adds_no_setting_and_no_default() {
+        let mk = super::super::MAKEFILE;
+        for (var, value) in mk.lines().filter_map(|l| l.split_once("?=")) {
+            let (var, value) = (var.trim_end(), value.trim());
+            if NOT_SETTINGS.contains(&var) {
+                continue;
+            }
+            let s = SETTINGS
+                .iter()
+                .find(|s| s.var == var)
+                .unwrap_or_else(|| panic!("Makefile: {var} ?= is not in the settings table"));
+            assert_eq!(
+                value, s.default,
+                "Makefile: {var}'s default is not the table's"
+            );
+        }
+        for s in SETTINGS {
+            if let Some((program, option)) = s.flag {
+                let var = format!("$({})", s.var);
+                assert!(
+                    mk.lines().any(|l| l.contains(&var) && l.contains(option)),
+                    "Makefile: no line passes {var} to {program} as {option}"
+                );
+            }
+        }
     }
 
     /// fsim-spark takes each setting the table gives it, by that name, and

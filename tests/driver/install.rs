@@ -55,9 +55,10 @@ fn install(dir: &Path) -> String {
         assert!(bin.join(p).is_file(), "make install: no {p} in {bin:?}");
     }
     // The generators of test and benchmark trees are not the user's.
-    for p in ["fsim-gen", "fsim-eval"] {
+    for p in ["fsim-gen", "fsim-eval", "fsim-docs"] {
         assert!(!bin.join(p).exists(), "make install: {p} installed");
     }
+    man_pages_and_completions(&prefix);
     let doc = prefix.join("share/doc/fsim");
     assert!(!doc.join("docs/measurements").exists());
     for d in [
@@ -321,4 +322,77 @@ fn a_folder_with_spaces_and_quotes_is_one_path() {
         report.contains(&format!("{}/", repo.display())),
         "no path under {repo:?} in\n{report}"
     );
+}
+
+/// Every installed program has a man page and a bash completion; fsim's
+/// page lists every setting of the table with the default the program that
+/// takes it reports, and its completion offers the settings and their words.
+fn man_pages_and_completions(prefix: &Path) {
+    let man = prefix.join("share/man/man1");
+    let comp = prefix.join("share/bash-completion/completions");
+    for p in ["fsim", "fsim-chunk", "fsim-sort", "fsim-report"] {
+        assert!(man.join(format!("{p}.1")).is_file(), "no man page of {p}");
+        assert!(comp.join(p).is_file(), "no completion of {p}");
+    }
+    let page = std::fs::read_to_string(man.join("fsim.1")).unwrap();
+    for s in fsim::driver::SETTINGS.iter().filter(|s| s.var != "REPO") {
+        let name = format!(".B {}=", s.var.replace('-', "\\-"));
+        assert!(page.contains(&name), "fsim.1 has no {}", s.var);
+    }
+    // Defaults come from the programs: fsim-report's --min-percent.
+    assert!(
+        page.contains("Default: 50 (fsim\\-report \\-\\-min\\-percent)"),
+        "{page}"
+    );
+    let sort = std::fs::read_to_string(man.join("fsim-sort.1")).unwrap();
+    assert!(sort.starts_with(".TH FSIM\\-SORT 1"), "{sort}");
+    assert!(sort.contains(".B \\-\\-memory <SIZE>"), "{sort}");
+    let complete = |program: &str, line: &str| -> Vec<String> {
+        let script = format!(
+            "source '{}'; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; \
+             read -ra COMP_WORDS <<< \"$COMP_LINE\"; COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); \
+             _{}; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            comp.join(program).display(),
+            program.replace('-', "_")
+        );
+        let out = Command::new("bash").arg("-c").arg(script).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        complete("fsim", "fsim MIN_"),
+        ["MIN_PERCENT=", "MIN_BYTES="]
+    );
+    assert_eq!(complete("fsim", "fsim FORMATS=ht"), ["html"]);
+    assert_eq!(complete("fsim", "fsim VERIFY="), ["0", "1"]);
+    assert_eq!(complete("fsim-sort", "fsim-sort --mem"), ["--memory"]);
+    // groff reads the pages as man(1) would; .ci/run installs it, and with
+    // CI set its absence is a failure, not a skip.
+    let groff = Command::new("groff").arg("-v").output().is_ok();
+    assert!(
+        groff || std::env::var_os("CI").is_none(),
+        "CI: groff is missing"
+    );
+    if groff {
+        for p in ["fsim", "fsim-sort", "fsim-report"] {
+            let out = Command::new("groff")
+                .args(["-man", "-ww", "-z", "-Tutf8"])
+                .arg(man.join(format!("{p}.1")))
+                .output()
+                .unwrap();
+            assert!(
+                out.stderr.is_empty(),
+                "{p}.1: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
 }
