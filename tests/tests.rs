@@ -41,6 +41,7 @@ mod report {
 /// Documents and archives through the real binaries (docs/documents.md).
 mod documents {
     mod archives;
+    mod cross_format;
     // documents::documents: the views of documents, in the area of documents.
     #[allow(clippy::module_inception)]
     mod documents;

@@ -32,6 +32,7 @@ mod member_cache;
 mod package;
 mod pdf;
 pub mod pdftext;
+mod prose;
 pub mod store;
 #[cfg(test)]
 mod tests;
@@ -348,6 +349,16 @@ pub fn pdf_extractor_param() -> Option<&'static str> {
     pdf::extractor_param()
 }
 
+/// The `views=` chunking parameter: the version of the views' text, so
+/// that records of views made another way are not reused or compared as
+/// if made this way. 2: prose as sentences ([`prose`]).
+pub fn views_param() -> Option<String> {
+    Some(VIEWS_VERSION.into())
+}
+
+/// See [`views_param`].
+const VIEWS_VERSION: &str = "2";
+
 /// The `office=` chunking parameter: which of catdoc's programs were
 /// missing, when any (src/content/legacy.rs).
 pub fn office_extractor_param() -> Option<String> {
@@ -368,6 +379,7 @@ pub fn pdf_view_with(data: &[u8], exe: &PdfExtractor, limits: &Limits) -> View {
     let budget = Budget::new(limits);
     let run = catch_unwind(AssertUnwindSafe(|| {
         pdf::extract_with(exe, &mut io::Cursor::new(data), None, &budget)
+            .map(|text| prose::sentences(&text))
     }));
     match run {
         Ok(Ok(bytes)) => View {
@@ -629,7 +641,22 @@ fn extract_guarded(
     }
 }
 
+/// The view of `src` as `kind`: prose kinds as sentences ([`prose`]).
 fn extract(
+    kind: Kind,
+    src: &mut dyn Source,
+    path: Option<&Path>,
+    budget: &Budget,
+) -> Result<Vec<u8>, Fail> {
+    let text = extract_text(kind, src, path, budget)?;
+    Ok(if kind.is_prose() {
+        prose::sentences(&text)
+    } else {
+        text
+    })
+}
+
+fn extract_text(
     kind: Kind,
     src: &mut dyn Source,
     path: Option<&Path>,

@@ -163,6 +163,18 @@ pub enum ViewKind {
 }
 
 impl ViewKind {
+    /// Whether the view is running text, compared as sentences (one per
+    /// line, `content::prose`) so that the same words in another format
+    /// compare alike: documents, slides and mail; not spreadsheets (rows),
+    /// catalogs (messages) or decompressed streams (the bytes themselves).
+    pub fn is_prose(self) -> bool {
+        use ViewKind::*;
+        matches!(
+            self,
+            Docx | Pptx | Odt | Odp | Odg | Epub | Pdf | Mail | Doc | Ppt
+        )
+    }
+
     /// Every kind, in a fixed order (tests, docs).
     pub const ALL: [ViewKind; 19] = [
         ViewKind::Raw,

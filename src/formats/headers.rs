@@ -239,6 +239,10 @@ pub struct ChunkParams {
     /// that records of .doc/.xls/.ppt kept raw for want of them are not
     /// reused as if read by their text. Written only with views.
     pub office: Option<String>,
+    /// The version of the views' text (`2`: prose as sentences), so that
+    /// records of views made another way are not reused as if made this
+    /// way. Written only with views.
+    pub views: Option<String>,
     /// The feature methods' parameters.
     pub n: Option<u64>,
     pub bits: Option<u64>,
@@ -267,6 +271,7 @@ keys!(ChunkParams {
     content = "content",
     pdf = "pdf",
     office = "office",
+    views = "views",
     n = "n",
     bits = "bits",
     anchors = "anchors",
@@ -294,6 +299,7 @@ impl ChunkParams {
         let written = ChunkParams {
             pdf: self.pdf.clone().filter(|_| views),
             office: self.office.clone().filter(|_| views),
+            views: self.views.clone().filter(|_| views),
             ..self.clone()
         };
         written.write_keys(Out::default()).0

@@ -214,6 +214,8 @@ pub const CHUNK_PARAM_KEYS: &[&str] = &[
     "pdf",
     // Which legacy Office extractors were missing (catdoc's), when any.
     "office",
+    // The version of the views' text, when views are on.
+    "views",
     "n",
     "bits",
     "anchors",

@@ -357,6 +357,7 @@ impl Chunker {
             // `crate::formats::headers::ChunkParams`).
             pdf: crate::content::pdf_extractor_param().map(Into::into),
             office: crate::content::office_extractor_param(),
+            views: crate::content::views_param(),
             ..ChunkParams::default()
         }
     }

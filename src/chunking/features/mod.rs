@@ -267,6 +267,7 @@ impl MethodSpec {
             // As the chunk methods' (`Chunker::chunk_params`).
             pdf: crate::content::pdf_extractor_param().map(Into::into),
             office: crate::content::office_extractor_param(),
+            views: crate::content::views_param(),
             ..ChunkParams::default()
         }
     }

@@ -1,0 +1,262 @@
+//! Prose views as one sentence per line, so that the same words compare as
+//! the same text whatever file type carried them. A .docx gives one line
+//! per paragraph, pdftotext one line per printed line (hyphenated at its
+//! end), a mail body one line per 72 characters: line for line, the
+//! same 2,400 words shared no line between the .docx and its .pdf. Cut by
+//! the words alone, every one of them gives the same lines.
+//!
+//! The cut depends only on the sequence of words (whitespace runs, line
+//! breaks and a hyphen that splits a word at a line's end are not words):
+//! a line ends after a word that ends a sentence (`.`, `!`, `?`, `;`,
+//! before any closing quote or bracket), or, in a long run of words
+//! without one (slides, headings, lists), after a word chosen by its own
+//! bytes once the line holds [`MIN_RUN`] words, so an edit moves the cuts
+//! only near itself, as a content-defined chunker does; [`MAX_RUN`] words
+//! end a line in any case. A view with almost no sentence end (a list, a
+//! table, slides of bullets: more than [`LIST_WORDS`] words a sentence)
+//! keeps its own lines instead, white space made one space: there the
+//! line is the item, in a PDF as in a docx.
+
+use std::borrow::Cow;
+
+/// Words a line holds before a content-defined cut may end it.
+const MIN_RUN: usize = 24;
+/// Words after which a line ends whatever its words.
+const MAX_RUN: usize = 200;
+/// Words per sentence end above which a view is a list (items, slides,
+/// tables without punctuation), kept line by line: prose runs 15 to 25
+/// words a sentence. Counted on the words alone, so every format of one
+/// text makes the same choice.
+const LIST_WORDS: usize = 60;
+/// The most words a heading's line holds (see [`words`]).
+const HEADING_WORDS: usize = 6;
+/// One word in this many ends a long line (by its hash).
+const CUT_ONE_IN: u32 = 8;
+
+/// The view `text` (lines of UTF-8) as sentences, one per line, words
+/// separated by one space; text that is not UTF-8 is returned as it is.
+pub fn sentences(text: &[u8]) -> Vec<u8> {
+    let Ok(text) = std::str::from_utf8(text) else {
+        return text.to_vec();
+    };
+    let words = words(text);
+    let ends = words.iter().filter(|(w, _)| ends_sentence(w)).count();
+    if words.len() > LIST_WORDS * ends.max(1) {
+        return lines(text);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut in_line = 0usize;
+    for (word, heading) in words {
+        if in_line > 0 {
+            out.push(b' ');
+        }
+        out.extend_from_slice(word.as_bytes());
+        in_line += 1;
+        if heading
+            || ends_sentence(&word)
+            || in_line >= MAX_RUN
+            || (in_line >= MIN_RUN && fnv(&word).is_multiple_of(CUT_ONE_IN))
+        {
+            out.push(b'\n');
+            in_line = 0;
+        }
+    }
+    if in_line > 0 {
+        out.push(b'\n');
+    }
+    out
+}
+
+/// A view that is a list, not prose: its lines, each word one space from
+/// the next, empty lines left out.
+fn lines(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for line in text.lines() {
+        let mut ws = line.split_whitespace();
+        if let Some(first) = ws.next() {
+            out.extend_from_slice(first.as_bytes());
+            for w in ws {
+                out.push(b' ');
+                out.extend_from_slice(w.as_bytes());
+            }
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// Whether a word ends a sentence: its last character before closing
+/// quotes and brackets is `.`, `!`, `?` or `;`.
+fn ends_sentence(word: &str) -> bool {
+    let closing = |c: char| {
+        matches!(
+            c,
+            ')' | ']' | '"' | '\'' | '\u{2019}' | '\u{201D}' | '\u{BB}'
+        )
+    };
+    word.trim_end_matches(closing)
+        .ends_with(['.', '!', '?', ';'])
+}
+
+/// FNV-1a of a word: the content-defined cut (stable across runs and
+/// platforms, unlike std's hasher).
+fn fnv(word: &str) -> u32 {
+    word.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// A word of the view, and whether a line ends after it whatever follows
+/// (a heading's last word).
+type Word<'a> = (Cow<'a, str>, bool);
+
+/// The words of a view, in order, a word hyphenated across a line break
+/// joined: `docu-` ending a line and `ment` starting the next (lower
+/// case) are `document`; before an upper-case word or an empty line the
+/// hyphen stays. A line of at most [`HEADING_WORDS`] words that ends no
+/// sentence, followed by a line that starts with a capital or a digit, is
+/// a heading (or a table's cell): it ends its own line. A heading is one
+/// line in every format, a docx's paragraph as a PDF's printed line.
+fn words(text: &str) -> Vec<Word<'_>> {
+    let mut out: Vec<Word> = Vec::new();
+    // The index in `out` of a word broken at the end of the last line.
+    let mut broken: Option<usize> = None;
+    // The last word of the last line, when that line may be a heading.
+    let mut heading: Option<usize> = None;
+    for line in text.lines() {
+        let mut ws = line.split_whitespace().peekable();
+        let mut n = 0usize;
+        while let Some(w) = ws.next() {
+            let last = ws.peek().is_none();
+            if let Some(i) = heading.take() {
+                out[i].1 = w.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit());
+            }
+            match broken.take() {
+                Some(i) if n == 0 && w.starts_with(char::is_lowercase) => {
+                    let head = &out[i].0;
+                    let joined = format!("{}{w}", &head[..head.len() - hyphen_len(head)]);
+                    out[i].0 = Cow::Owned(joined);
+                    if last && is_broken(&out[i].0) {
+                        broken = Some(i);
+                    }
+                }
+                _ => {
+                    out.push((Cow::Borrowed(w), false));
+                    if last && is_broken(w) {
+                        broken = Some(out.len() - 1);
+                    }
+                }
+            }
+            n += 1;
+        }
+        if n == 0 {
+            broken = None;
+        } else if n <= HEADING_WORDS && broken.is_none() {
+            let i = out.len() - 1;
+            heading = (!ends_sentence(&out[i].0)).then_some(i);
+        }
+    }
+    out
+}
+
+/// Whether a word ends with a hyphen that may break it: a letter, then
+/// `-` or a soft hyphen.
+fn is_broken(w: &str) -> bool {
+    let mut cs = w.chars().rev();
+    matches!(cs.next(), Some('-' | '\u{AD}')) && cs.next().is_some_and(char::is_alphabetic)
+}
+
+fn hyphen_len(w: &str) -> usize {
+    w.chars().next_back().map_or(0, char::len_utf8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(text: &str) -> String {
+        String::from_utf8(sentences(text.as_bytes())).unwrap()
+    }
+
+    /// A paragraph per line (docx) and the same words wrapped and
+    /// hyphenated (pdf) give the same lines.
+    #[test]
+    fn wraps_and_hyphens_do_not_change_the_sentences() {
+        let docx = "Terms\nThe contract starts on Monday. Payment is due within thirty days!\nIs it signed? Yes.\n";
+        let pdf = "Terms\nThe contract starts\non Monday. Pay-\nment is due within\n  thirty   days!\nIs it\nsigned? Yes.";
+        let want = "Terms\nThe contract starts on Monday.\nPayment is due within thirty days!\nIs it signed?\nYes.\n";
+        assert_eq!(s(docx), want);
+        assert_eq!(s(pdf), want);
+    }
+
+    /// A hyphen before an upper-case word, an empty line or the end stays.
+    #[test]
+    fn a_hyphen_that_breaks_no_word_stays() {
+        assert_eq!(s("North-\nAmerica."), "North- America.\n");
+        assert_eq!(s("well-\n\nknown."), "well- known.\n");
+        assert_eq!(s("end-"), "end-\n");
+        assert_eq!(s("re-\nen-\nter."), "reenter.\n");
+        assert_eq!(s("2-\nfold."), "2- fold.\n");
+    }
+
+    /// A short line before a capital is a heading, or a table's cells;
+    /// before a lower-case word it is a wrapped line.
+    #[test]
+    fn short_lines_before_a_capital_are_headings() {
+        assert_eq!(
+            s("Minutes\nThe budget.\nItem\nCost\n1200\n"),
+            "Minutes\nThe budget.\nItem\nCost\n1200\n"
+        );
+        assert_eq!(s("Minutes of\nthe meeting."), "Minutes of the meeting.\n");
+    }
+
+    #[test]
+    fn closing_quotes_and_brackets_end_the_sentence_with_it() {
+        assert_eq!(
+            s("He said \"go.\" Then (it ended.) Done"),
+            "He said \"go.\"\nThen (it ended.)\nDone\n"
+        );
+    }
+
+    /// A run of words without a sentence end is cut by the words
+    /// themselves, so an insertion moves the cuts only near itself.
+    #[test]
+    fn long_runs_are_cut_by_content() {
+        // Prose (40 sentences) around a run of 300 words without an end.
+        let prose: String = (0..40)
+            .map(|i| format!("sentence {i} of ten words in all here now. "))
+            .collect();
+        let run: Vec<String> = (0..300).map(|i| format!("w{i}")).collect();
+        let a = s(&format!("{prose}{}", run.join(" ")));
+        let mut edited = run.clone();
+        edited.insert(5, "inserted".into());
+        let b = s(&format!("{prose}{}", edited.join(" ")));
+        let (la, lb): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
+        assert!(la.len() > 43, "{a}");
+        assert!(la.iter().all(|l| l.split(' ').count() <= MAX_RUN));
+        // Every line of the run but its first is the same.
+        assert_eq!(la[..40], lb[..40]);
+        assert_eq!(la[41..], lb[41..]);
+        assert_ne!(la[40], lb[40]);
+    }
+
+    /// A list without punctuation keeps its lines: an edited item is one
+    /// line, not a run of several items.
+    #[test]
+    fn lists_keep_their_lines() {
+        let list: String = (0..20)
+            .map(|i| format!("item {i}:  minutes of the meeting, decided\n"))
+            .collect();
+        let want: String = (0..20)
+            .map(|i| format!("item {i}: minutes of the meeting, decided\n"))
+            .collect();
+        assert_eq!(s(&list), want);
+    }
+
+    #[test]
+    fn not_utf8_is_left_as_it_is() {
+        assert_eq!(sentences(b"a\xff b."), b"a\xff b.");
+        assert_eq!(s(""), "");
+        assert_eq!(s("\n\n  \n"), "");
+    }
+}
