@@ -120,7 +120,7 @@ pub struct Cluster {
     /// Representative file ids, by size descending then id.
     pub files: Vec<u32>,
     /// Number of links (they are read again, cluster by cluster, when a
-    /// format writes them: src/report/stream.rs).
+    /// format writes them: src/report/stream/).
     pub link_count: usize,
     pub total_size: u64,
     /// Bytes a reviewer could remove (docs/pipeline.md, "Ranking"): over
