@@ -35,7 +35,7 @@
 //! # Cost and caps
 //!
 //! The page is written as the clusters and their links come (the shared
-//! walk of src/report/stream.rs, within `--memory`), in the report's
+//! walk of src/report/stream/walk.rs, within `--memory`), in the report's
 //! ranking, and holds at most [`MAX_CLUSTERS`] clusters, [`MAX_FILES`]
 //! files and [`MAX_LINKS`] links (about 10 MB of data), so that a browser
 //! opens it: clusters are taken in order while they fit; the first is

@@ -15,7 +15,7 @@
 //!
 //! Memory: the file table (ids, sizes, content hashes, paths) is held in
 //! memory (O(files), like partition). Every format holds at most
-//! `--memory` of links besides (src/report/stream.rs), plus a constant of
+//! `--memory` of links besides (src/report/stream/), plus a constant of
 //! its own: the html page's caps (src/report/html.rs), xlsx's rows in
 //! flight (src/report/xlsx.rs).
 //!

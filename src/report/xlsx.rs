@@ -21,7 +21,7 @@
 //!
 //! Memory: the Summary and Links sheets are written in rust_xlsxwriter's
 //! constant-memory mode (a row at a time to a temporary file), the links
-//! coming through the shared walk within `--memory` (src/report/stream.rs).
+//! coming through the shared walk within `--memory` (src/report/stream/walk.rs).
 //! Sheets A and B are held in memory for their outlines (figures 5 and 6;
 //! that mode drops them) when their rows fit in their share of `--memory`
 //! (about 2.5 KiB a row; A a quarter, B half of the rest, the links read

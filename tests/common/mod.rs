@@ -294,34 +294,37 @@ pub fn partition_and_binpack(work: &Path, partition_extra: &[String]) {
     run_ok(c, None);
 }
 
-/// The stages after the sort (partition .. report) in `work`, with extra
-/// arguments for fsim-partition and fsim-verify (e.g. `--templates F`);
-/// returns the JSON report.
+/// The stages after the sort (partition .. report) in `work`, each with
+/// its defaults (the recommended settings, those of `make report`) but
+/// the extra arguments for fsim-partition and fsim-verify (e.g.
+/// `--templates F`); returns the JSON report.
 pub fn rest_of_pipeline(work: &Path, extra: &[String]) -> serde_json::Value {
-    rest_of_pipeline_with(work, extra, extra)
+    rest_of_pipeline_with(work, extra, &[], extra)
 }
 
-/// [`rest_of_pipeline`] with arguments for fsim-partition and fsim-verify
-/// apart. The analysis and verification of before the binaries took the
-/// recommended settings (issue 26): chunk pairs only (`--no-line-source`)
-/// and every candidate verified (`--min-percent 0`); the recommended ones
-/// are checked against `make report` in tests/driver/one_pipeline.rs.
+/// [`rest_of_pipeline`] with arguments for fsim-partition, fsim-analyze and
+/// fsim-verify apart: a test of what the defaults leave out passes what it
+/// needs here (e.g. `--no-line-source`, fsim-verify's `--min-percent 0`).
 pub fn rest_of_pipeline_with(
     work: &Path,
     partition_extra: &[String],
-    extra: &[String],
+    analyze_extra: &[String],
+    verify_extra: &[String],
 ) -> serde_json::Value {
     let files = work.join("files.tsv");
     partition_and_binpack(work, partition_extra);
     let mut c = fsim("fsim-analyze");
-    c.args(["-q", "--no-line-source", "-o"])
+    c.args(["-q", "--files"])
+        .arg(&files)
+        .args(analyze_extra)
+        .arg("-o")
         .arg(work.join("pairs.tsv"))
         .arg(work.join("bins.tsv"));
     run_ok(c, None);
     let mut c = fsim("fsim-verify");
-    c.args(["-q", "--min-percent", "0", "--files"])
+    c.args(["-q", "--files"])
         .arg(&files)
-        .args(extra)
+        .args(verify_extra)
         .arg("-o")
         .arg(work.join("verified.tsv"))
         .arg(work.join("pairs.tsv"));

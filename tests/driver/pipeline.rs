@@ -206,7 +206,7 @@ fn gnu_sort_can_replace_fsim_sort() {
     let files = work.join("files.tsv");
     let mut c = Command::new("sh");
     c.arg("-c")
-        .arg("\"$1\" -q --files \"$F\" \"$W/sorted.tsv\" | \"$2\" -q | \"$3\" -q --no-line-source | \"$5\" -q --min-percent 0 --files \"$F\" | \"$4\" -q --format json --files \"$F\"")
+        .arg("\"$1\" -q --files \"$F\" \"$W/sorted.tsv\" | \"$2\" -q | \"$3\" -q --files \"$F\" | \"$5\" -q --files \"$F\" | \"$4\" -q --format json --files \"$F\"")
         .arg("sh")
         .arg(bin("fsim-partition"))
         .arg(bin("fsim-binpack"))
@@ -228,14 +228,14 @@ fn stages_compose_in_a_shell_pipe() {
     assert!(baseline.is_none());
     pipeline(&repo, &t.path().join("work"), &[]);
     let baseline = std::fs::read(t.path().join("work/report.json")).unwrap();
-    // The pipe with the options of `pipeline` (chunk pairs, every pair
-    // verified); the defaults' pipe is tests/driver/one_pipeline.rs.
+    // The pipe with the stages' defaults, as `pipeline` runs them (the
+    // pipe of docs/usage.md is tests/driver/one_pipeline.rs).
     let pipe_dir = t.path().join("pipe");
     std::fs::create_dir(&pipe_dir).unwrap();
     let mut c = Command::new("sh");
     c.current_dir(&pipe_dir)
         .arg("-c")
-        .arg("set -e; B=\"$1\"; $B/fsim-chunk -q \"$2\" | $B/fsim-sort -q | $B/fsim-partition -q | $B/fsim-binpack -q | $B/fsim-analyze -q --no-line-source | $B/fsim-verify -q --min-percent 0 | $B/fsim-report -q --format json")
+        .arg("set -e; B=\"$1\"; $B/fsim-chunk -q \"$2\" | $B/fsim-sort -q | $B/fsim-partition -q | $B/fsim-binpack -q | $B/fsim-analyze -q | $B/fsim-verify -q | $B/fsim-report -q --format json")
         .arg("sh")
         .arg(bin_dir())
         .arg(&repo);

@@ -358,7 +358,7 @@ fn a_chunk_in_every_file_is_dropped_and_the_run_finishes() {
     assert_eq!(json["summary"]["pruned_chunks"], 0);
     // The paper's rule alone (no floor): the header is dropped, and the
     // report says so and how many files it touched.
-    let json = rest_of_pipeline_with(&work, &["--degree-floor".into(), "0".into()], &[]);
+    let json = rest_of_pipeline_with(&work, &["--degree-floor".into(), "0".into()], &[], &[]);
     let part = std::fs::read_to_string(work.join("partition.tsv")).unwrap();
     let trailer = part.lines().last().unwrap();
     assert!(!trailer.contains("dropped_chunks=0"), "{trailer}");
