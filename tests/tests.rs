@@ -66,6 +66,7 @@ mod rules {
     mod doc_names;
     mod function_length;
     mod layers;
+    mod one_job;
     mod quality_truth;
 }
 

@@ -1,3 +1,6 @@
+//! Tests of the line and byte alignments against the textbook dynamic
+//! programme and on hard inputs.
+
 use super::*;
 
 /// The textbook dynamic programme: LCS length.

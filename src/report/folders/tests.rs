@@ -1,3 +1,6 @@
+//! Tests of the folder pairs: the table, the credits, the figures and the
+//! families on small file tables.
+
 use super::*;
 use crate::formats::files::{FileEntry, FileType};
 use std::collections::BTreeMap;

@@ -1,3 +1,6 @@
+//! Tests of the analysis: bytes in common, thresholds and the line source
+//! on small bins.
+
 use super::*;
 use crate::formats::bins::FileLine;
 use crate::formats::{self, ChunkRecord, Digest, Kind};

@@ -1,3 +1,6 @@
+//! Tests of the partition stage: what the grouper keeps and links, on
+//! small record streams.
+
 use super::*;
 
 /// Collects what a [`Grouper`] keeps: text, links, and how often the

@@ -1,3 +1,6 @@
+//! Tests of fsim-verify's plan, schedule and exact figures on small
+//! file sets.
+
 use super::diff::embed;
 use super::plan::{Global, NONE};
 use super::schedule::units;

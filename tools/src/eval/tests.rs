@@ -1,3 +1,5 @@
+//! Tests of the controlled experiment's generators and measures.
+
 use super::*;
 
 fn text(len: usize, seed: u64) -> Vec<u8> {
