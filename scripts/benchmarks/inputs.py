@@ -10,7 +10,7 @@ import subprocess
 from .measure import sh
 
 
-def _stamp(path):
+def stamp(path):
     try:
         with open(path, encoding="utf-8") as f:
             return f.read().strip()
@@ -21,7 +21,7 @@ def _stamp(path):
 def cached(tree, key, make):
     """TREE as made by MAKE(), remade unless TREE.done holds KEY."""
     done = tree + ".done"
-    if _stamp(done) != key:
+    if stamp(done) != key:
         sh(f"rm -rf {tree} {done}")
         make()
         with open(done, "w", encoding="utf-8") as f:

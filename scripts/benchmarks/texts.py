@@ -148,6 +148,7 @@ ${mem}, ${cpu}; the measurements as data in ${data}
 Median of ${runs} runs, warm page cache, side by side in one run; peak RSS from
 `/usr/bin/time`. Absolute times on a shared machine drift: read the ratios.
 
+The identical sets' reclaimable bytes on /usr/share/doc against `jdupes -r -m` and an md5 check (the same to the byte): [measurements/2026-11-28-reclaimable.md](measurements/2026-11-28-reclaimable.md).
 The whole default run on translation catalogs and partial-overlap slices, also alone: [${hard_link}](${hard_link}).
 The report stage on Django + moment before and after its folder pairs' credits were combined (about half the CPU in every format): [2026-11-26-report-cost.md](measurements/2026-11-26-report-cost.md).
 The default run on Django + moment before and after the line source's cut at fsim-verify's threshold, the json links written directly and the folder pairs' two passes: [2026-11-27-default-run.md](measurements/2026-11-27-default-run.md).
@@ -157,6 +158,7 @@ The re-runs with the earlier stages' outputs linked instead of copied, the chunk
 The json report's files written key by key and its paths escaped a run at a time (the report 0.94-0.96 s to 0.77-0.80 s, the default run 13.4-14.0× `md5sum -P2`), and the line source up to 64 KiB measured on Django + moment and on the documents corpus: [2026-11-27-json-writer.md](measurements/2026-11-27-json-writer.md).
 Where the default run's time goes on Django + moment: its locale folders (35 % of the bytes, 89 % of the candidate pairs, 60 % of the time; the rest of the tree runs at 8.0-8.6× `md5sum -P2`, the locale folders at 16.5-17.8×, the whole tree at 11.6-12.4×), and the report's folder pairs without false sharing between their workers: [2026-11-27-catalog-share.md](measurements/2026-11-27-catalog-share.md).
 Eight Django releases with their HTML docs, the kind of tree the 10× names (whole ~33-38×, sources alone 13×, HTML docs alone 63-80× `md5sum -P2`): 95 % of its candidates are pages of one Sphinx theme linked by the theme alone; fsim-verify's token bound kept while pruning (16.4 s to 13.8 s on its pairs); a lower degree limit and the paper's templates tried by hand: [2026-11-27-releases.md](measurements/2026-11-27-releases.md).
+Four bash releases (make quality's third project, Debian's sources: C, manuals, ~40 catalogs of 120-390 KB a release): its default run 35-51× `md5sum -P2`, PDF text extraction (pdftotext, 2.7 CPU-s of fsim-chunk's 3.3) and licence-header links (175,751 links, ~1,500 of them one file in two releases) are where it goes; PDF texts now extracted once per run (fsim-verify 5.5-6.2 s → 3.4-4.0 s); a boilerplate rule tried and not taken: [2026-11-27-bash.md](measurements/2026-11-27-bash.md).
 bash's PDFs extracted side by side and each content once (fsim-chunk on bash 2.16-2.42 s → 1.61-1.62 s, the same records), and a signature bound in fsim-verify tried and dropped: [2026-11-28-pdf-schedule.md](measurements/2026-11-28-pdf-schedule.md).
 fsim-verify's bit-parallel row step four words a turn (catalogs of two locales 1.49-1.51 s → 1.24-1.25 s, Django + moment 1.19-1.31 s → 1.13-1.15 s, the same figures), a Bloom filter, a fused row store, another hash table and a table of tokens for the whole run tried and dropped, and what a catalog pair costs against the 20×: [2026-11-28-row-step.md](measurements/2026-11-28-row-step.md).
 fsim-binpack copies the one bin's records from the partition file instead of spooling, parsing and writing them again (releases tree 0.45-0.63 s → 0.29-0.34 s, Django + moment 0.14-0.26 s → 0.09-0.13 s, the same bins): [2026-11-28-binpack-copy.md](measurements/2026-11-28-binpack-copy.md).
@@ -164,7 +166,7 @@ What the unmet targets would cost with exact figures and whole files between the
 fsim-chunk reads a file of no document kind once, from the bytes its kind was detected from on (no rewind; a file ended within them not read again): 200,000 small files 1.33-1.34 s → 1.20-1.25 s (`md5sum -P2` 0.81-0.88 s), half the `read` calls and no `lseek`, the same records: [2026-11-28-chunk-reads.md](measurements/2026-11-28-chunk-reads.md).
 fsim-analyze finds each record's file through an index of the bin's file ids instead of a binary search (the memory model 8 bytes a file more): releases tree 1.10-1.40 s → 0.90-0.98 s, Django + moment 0.48-0.73 s → 0.39-0.42 s, the 100,000-file overlap tree 2.89 s → 2.04 s, the same pairs: [2026-11-28-analyze-index.md](measurements/2026-11-28-analyze-index.md).
 Measured by hand, with their profiles: [fsim-binpack and fsim-analyze](measurements/2026-11-22-binpack-analyze.md),
-[fsim-verify](measurements/2026-11-22-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](measurements/2026-11-22-chunk-sort-partition-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis and fsim-partition, in [measurements/2026-11-25-after-analysis.md](measurements/2026-11-25-after-analysis.md); fsim-spark against `make report` and the sort path per record (by files and through Spark), by `scripts/spark/measure`, in [distributed.md](distributed.md).
+[fsim-verify](measurements/2026-11-22-verify.md), [fsim-chunk, fsim-sort and fsim-partition internals, profiles and what bounds them](measurements/2026-11-22-chunk-sort-partition-internals.md); incremental re-runs in [reliability.md](reliability.md); the stages after the analysis and fsim-partition, in [2026-11-25-after-analysis.md](measurements/2026-11-25-after-analysis.md); fsim-spark against `make report` and the sort path per record (by files and through Spark), by `scripts/spark/measure`, in [distributed.md](distributed.md).
 
 Inputs: a generated tree of ${files} text documents (~${size} bytes each, ${tree_bytes} bytes
 in 300 folders; `fsim-gen --bulk ${files}`), and one file of ${big_bytes} bytes of the same text.
@@ -301,7 +303,30 @@ target/release/fsim-chunk -q -j 2 --avg-size 100 -o /dev/null --files-out /tmp/f
 
 The native build is not faster here (the difference, ±5%, is within the
 runs' spread; the ~10% faster MD5 that `.cargo/config.toml` cited is not
-seen on this machine), while the run-time lanes are worth 2.2×. Output byte-identical.
+seen on this machine), while the run-time lanes are worth 2.2×. Output byte-identical. The figures above this
+section were measured with native binaries.
+
+Measured again on 2026-11-25 with `make native` run for real (10 min 59 s
+on the 2 shared cores): the same source built both ways, then, in the
+same shell, portable and native alternating, 3 runs each (wall time), on a
+warm 205 MB tree of rustdoc HTML (12,622 files, 1.85 M records), while
+other builds ran on the machine (load average 3.3):
+
+```
+make native            # target/native/release
+cargo build --release  # target/release
+target/release/fsim-chunk -q -j 2 --files-out /tmp/f.tsv -o /dev/null /work/bench16/rd12k
+target/native/release/fsim-chunk -q -j 2 --files-out /tmp/f.tsv -o /dev/null /work/bench16/rd12k
+```
+
+| build | `-j 2`, runs 1, 2, 3 | median |
+|---|---|---|
+| portable | 0.322 s, 0.280 s, 0.283 s | 0.283 s |
+| native | 0.260 s, 0.319 s, 0.300 s | 0.300 s |
+
+Same conclusion: no difference beyond the runs' spread (an earlier set at
+load average 6.7 spread 0.24-0.57 s for both builds and is not used). The
+chunk and file tables of the two builds are byte-identical.
 """)
 
 
