@@ -140,8 +140,10 @@ def measure_full(bench, cfg, run):
 
 def measure(cfg):
     config.check_tools(cfg)
-    examples = ["--examples"] if cfg.only in ("", "folders") else []
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bins"] + examples, check=True)
+    # The examples too, whichever section runs: built apart, the bins and
+    # the examples unify their dependencies' features differently, and each
+    # build would redo the other's.
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bins", "--examples"], check=True)
     os.makedirs(cfg.bench, exist_ok=True)
     bench, path = Bench(cfg), data_path(cfg)
     data = {"only": cfg.only, "path": path, "out": cfg.out, "hard_out": cfg.hard_out, "meta": machine(),

@@ -35,7 +35,7 @@ def hard_input(bench, key, label, opts):
          "links": links, "verify_wall": verify[0] if verify else None, "stages": stages,
          "biggest": [bigname, big], "biggest_report": [rname, rbig]}
     log(f"{label}: {total}s, md5sum {md5['wall']:.2f}s, {ratio(total, md5['wall'])}x, "
-        f"{d['candidates']} candidates, fsim-verify {d['verify_wall']}s")
+        f"{d['candidates']} candidates, fsim-verify {d['verify_wall']:.2f}s")
     shutil.rmtree(run, ignore_errors=True)
     return d
 
