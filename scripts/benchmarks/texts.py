@@ -279,6 +279,7 @@ run (`fsim-reuse`: a hard link dated now, docs/pipeline.md), the same bytes.
 * fsim-sort output vs `LC_ALL=C sort` output: **${sort_same}**.
 * Identical sets: fsim ${fs_sets}, jdupes ${jd_sets}.
 * The datasketch row: its F1 against fsim's on real data is in [quality.md](quality.md) (fsim's defaults with verification reach a higher F1 there).
+
 ## Portable and native builds
 
 Measured by hand on 2026-11-25 (2 cores, AMD EPYC with AVX2 and AVX-512),
