@@ -532,10 +532,13 @@ lint:
 	python3 -m ruff check --isolated --quiet --select F,B,E9 --ignore B905 scripts
 	shellcheck -S warning $(SHELL_SCRIPTS)
 
-# Benchmarks against md5sum, ssdeep, GNU sort and jdupes; rewrites
-# docs/performance.md (FILES=20000 BIG_MB=200 for a quicker run).
+# Benchmarks against md5sum, ssdeep, GNU sort, jdupes, rmlint and
+# datasketch; the measurements go to bench-work/bench.json, then
+# docs/performance.md is rendered from them (FILES=20000 BIG_MB=200 for a
+# quicker run; the knobs in scripts/bench.py). It installs nothing: a
+# missing tool stops it with the Debian package to install.
 bench:
-	bash scripts/bench.sh
+	python3 scripts/bench.py
 
 # Precision, recall and F1 of fsim (chunk sizes, floors, with and without
 # verification), per kind of file (text by size, translation catalogs,

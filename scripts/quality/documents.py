@@ -7,7 +7,7 @@ extractors are its packages, scripts/quality/requirements-documents.txt),
 from the repository root:
 
   documents.py generate DIR   write the corpus alone into DIR (deterministic:
-                              the same bytes on every run; scripts/bench.sh)
+                              the same bytes on every run; scripts/bench.py)
   documents.py                generate into $QDIR/documents/corpus (cached),
                               extract, run fsim twice (content views, the
                               default, and CONTENT=raw), compute the truth,

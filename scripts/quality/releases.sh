@@ -5,7 +5,7 @@
 # Sphinx from that release's own docs/ (django-<version>-html), the kind of
 # repository the 10x target names ("source releases of a web
 # framework + its HTML docs"). make bench measures it when given
-# RELEASES_TREE=$DIR/tree (scripts/bench.sh, section "Whole default run on
+# RELEASES_TREE=$DIR/tree (scripts/bench.py, section "Whole default run on
 # a real repository").
 #
 #   DIR=releases-work bash scripts/quality/releases.sh

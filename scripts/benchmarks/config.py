@@ -1,0 +1,112 @@
+"""The run's settings, from the environment (the knobs of `make bench`),
+and the tools each section needs, checked before anything is measured:
+the benchmarks install nothing; a missing tool stops the run with one
+line naming it and its Debian package."""
+
+import datetime
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+SECTIONS = ("hard", "documents", "folders", "source")
+
+
+def env_int(name, default):
+    v = os.environ.get(name, "")
+    if not v:
+        return default
+    try:
+        return int(v)
+    except ValueError:
+        sys.exit(f"bench: {name}={v}: not a number")
+
+
+class Config:
+    """Every knob, with the defaults of the former bash script."""
+
+    def __init__(self):
+        e = os.environ.get
+        self.files = env_int("FILES", 100000)       # files in the tree (~10 KB each, ~300 folders)
+        self.size = env_int("SIZE", 10000)          # average file size
+        self.big_mb = env_int("BIG_MB", 1024)       # size of the single large file (MiB)
+        self.runs = env_int("RUNS", 3)
+        self.bench = e("BENCH") or "bench-work"     # generated data (not committed)
+        self.out = e("OUT") or "docs/performance.md"
+        today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+        self.hard_out = e("HARD_OUT") or f"docs/measurements/{today}-hard-inputs.md"
+        self.only = e("BENCH_ONLY") or ""
+        if self.only and self.only not in SECTIONS:
+            sys.exit(f"bench: BENCH_ONLY={self.only}: the sections that run alone: {', '.join(SECTIONS)}")
+        self.qdir = e("QDIR") or "quality-work"
+        self.releases_tree = e("RELEASES_TREE") or ""
+        self.cat_locales = env_int("CAT_LOCALES", 60)
+        self.cat_releases = env_int("CAT_RELEASES", 6)
+        self.slice_files = env_int("SLICE_FILES", 20000)
+        self.folders_files = env_int("FOLDERS_FILES", 100000)
+        self.folders_releases = env_int("FOLDERS_RELEASES", 21)
+        self.pfiles = env_int("PFILES", 15000000)
+        self.pgroups = env_int("PGROUPS", 30000000)
+        self.qfiles = env_int("QFILES", 1000000)
+        self.vdocs = env_int("VDOCS", 10000)
+        self.scale_files = env_int("SCALE_FILES", self.files // 2)
+        self.scale_avg = env_int("SCALE_AVG", 100)
+        self.ovl_files = env_int("OVL_FILES", self.files)
+        self.report_links = env_int("REPORT_LINKS", 10000000)
+        self.jobs = len(os.sched_getaffinity(0))  # nproc
+        self.bin = os.path.join(e("CARGO_TARGET_DIR") or "target", "release")
+        # The binaries' folder as make's BIN: a path make does not take for
+        # its own build folder (BIN=target/release would run cargo build
+        # inside the timed runs).
+        self.bin_make = self.bin if self.bin.startswith("/") else "./" + self.bin
+
+    def knobs(self):
+        """The settings, as recorded in the data."""
+        return {k: v for k, v in vars(self).items()}
+
+
+# Tool, Debian package, sections that need it ("" = the sections of a
+# full run only, "*" = every run).
+TOOLS = [
+    ("/usr/bin/time", "time", "*"),
+    ("make", "make", "*"),
+    ("cargo", "cargo", "*"),
+    ("md5sum", "coreutils", "*"),
+    ("jdupes", "jdupes", ""),
+    ("ssdeep", "ssdeep", ""),
+    ("bc", "bc", ""),  # scripts/rerun-bench.sh
+    ("rmlint", "rmlint", "folders"),
+    ("pdftotext", "poppler-utils", "documents source"),
+]
+
+
+def needs(only, sections):
+    return sections == "*" or (not only) or only in sections.split()
+
+
+def check_tools(cfg):
+    """Stops with one line when a tool this run needs is missing."""
+    for tool, package, sections in TOOLS:
+        if not needs(cfg.only, sections):
+            continue
+        found = os.access(tool, os.X_OK) if tool.startswith("/") else shutil.which(tool)
+        if not found:
+            sys.exit(f"bench: {tool} is missing: install the Debian package {package} "
+                     f"(apt-get install {package}); bench installs nothing")
+    if needs(cfg.only, "documents source"):
+        check_quality(cfg)
+
+
+def check_quality(cfg):
+    """The corpus and venv of make quality (QDIR), which the documents and
+    source sections (and the datasketch row) read: fetched beforehand, not
+    while measuring."""
+    q = cfg.qdir
+    if not glob.glob(os.path.join(q, ".corpus-v3-done-*")) or not os.path.isdir(os.path.join(q, "corpus")):
+        sys.exit(f"bench: QDIR={q} has no corpus of make quality: run `make quality-venv QDIR={q}` first "
+                 "(it downloads the releases; bench fetches nothing)")
+    py = os.path.join(q, "venv", "bin", "python")
+    mods = "import datasketch, docx, pptx, openpyxl, odf, reportlab"
+    if not os.access(py, os.X_OK) or subprocess.run([py, "-c", mods], capture_output=True).returncode:
+        sys.exit(f"bench: {py} lacks datasketch or the document writers: run `make quality-venv QDIR={q}` first")
