@@ -1,4 +1,4 @@
-//! Archives through the real binaries (issue 27, docs/documents.md,
+//! Archives through the real binaries (docs/documents.md,
 //! "Archives"): each member of a zip, tar or tar.gz, and each attachment
 //! of a mail message, is an entry of its own (`ARCHIVE!/MEMBER`),
 //! compared with loose files like any other. A text

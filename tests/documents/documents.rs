@@ -1,4 +1,4 @@
-//! Documents through the real binaries (issue 27): `make report` on the
+//! Documents through the real binaries: `make report` on the
 //! fixtures of tests/data/documents, read back from the json and text
 //! reports. Two versions of a letter are found at the figure of their text,
 //! a letter from the same Word template is not (its raw bytes are 86 %
@@ -296,8 +296,8 @@ fn html_data(work: &Path) -> Value {
     serde_json::from_str(&html[start..end]).unwrap()
 }
 
-/// Every link names the view each side was compared by, in every format
-/// (issue 27): json `view_a`/`view_b` and text `[docx text]` (tested
+/// Every link names the view each side was compared by, in every format:
+/// json `view_a`/`view_b` and text `[docx text]` (tested
 /// above), the tsv's last two columns, the html's link rows and
 /// side-by-side files, the xlsx Links sheet's last two columns. A raw
 /// side is empty (nothing in the text), so raw links read as before: a
@@ -448,7 +448,7 @@ fn resave(bytes: &[u8]) -> Vec<u8> {
     out.finish().unwrap().into_inner()
 }
 
-/// Same content, different file (issue 27): a docx saved again (other zip
+/// Same content, different file: a docx saved again (other zip
 /// bytes, the same text) and a text beside its gzip are one group each in
 /// every format, not identical sets; a byte-for-byte copy of the text is
 /// an identical set with it, and in the text's group too.
@@ -657,7 +657,7 @@ fn msgfmt(po: &str, mo: &Path) {
     std::fs::remove_file(src).unwrap();
 }
 
-/// Compiled catalogs (issue 25): a `.mo` is compared as its messages, the
+/// Compiled catalogs: a `.mo` is compared as its messages, the
 /// text `msgunfmt --force-po --no-wrap` prints (without blank lines), so
 /// two releases of one catalog are found and measured by lines, exactly as
 /// those texts are when they sit beside them as `.po` files.

@@ -1,4 +1,4 @@
-//! Folder pairs (issue 28) through the real binaries: `make report` on
+//! Folder pairs through the real binaries: `make report` on
 //! the small end (two folders of two files) and on 20 copied-and-edited
 //! project folders, read back from the json, text and tsv reports.
 

@@ -1,4 +1,4 @@
-//! The installed command (issue 26): `make install PREFIX=…` puts every
+//! The installed command: `make install PREFIX=…` puts every
 //! program in PREFIX/bin, and `fsim FOLDER`, run from an empty folder with
 //! only those programs and the system tools the makefile uses on PATH,
 //! writes the same reports, byte for byte, as `make report` in the

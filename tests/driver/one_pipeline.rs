@@ -1,4 +1,4 @@
-//! Defaults live in the binaries (issue 26): the documented pipe, run
+//! Defaults live in the binaries: the documented pipe, run
 //! verbatim (its line is read from docs/usage.md), and `make report` with no variable
 //! write byte-identical report.txt and report.json on a folder that needs
 //! every recommended setting: translation catalogs of several locales and

@@ -241,7 +241,7 @@ fn copied(stderr: &str) -> Vec<String> {
     names
 }
 
-/// Issue 25 item 5: a re-run after files only got new timestamps (a
+/// A re-run after files only got new timestamps (a
 /// checkout, a copy, a restore) copies every stage after the chunking from
 /// the earlier run, except the actions script, which checks timestamps,
 /// and an output changed since it was written; a setting of the reports

@@ -1,4 +1,4 @@
-//! Version families and small folders (issue 14): a folder where most files
+//! Version families and small folders: a folder where most files
 //! are versions of one document must report them as one cluster, whatever
 //! the number of files, through `make report` and through docs/usage.md's
 //! pipe; the degree limit still drops a header found in every file of a
@@ -112,7 +112,7 @@ fn check_one_cluster(
         assert_eq!(l["exact"], true);
     }
     assert_eq!(report["summary"]["pruned_chunks"], 0);
-    // A family of versions is not a template (issue 14).
+    // A family of versions is not a template.
     assert_eq!(c["likely_template"], false);
 }
 

@@ -1,4 +1,4 @@
-//! Progress on a real terminal (issue 4): fsim-chunk, fsim-sort and
+//! Progress on a real terminal: fsim-chunk, fsim-sort and
 //! fsim-analyze run with stderr on a pseudo-terminal (util-linux `script`)
 //! and their input fed through a pipe that pauses half-way, so the bar is
 //! redrawn while the stage waits and must show the work done so far (files,
@@ -384,7 +384,7 @@ fn binpack_prints_its_plan_above_the_bar() {
     ends_with_summary(&raw, &f, &format!("{summary}, "));
 }
 
-/// The installed command (issue 26): `fsim FOLDER` on a terminal draws the
+/// The installed command: `fsim FOLDER` on a terminal draws the
 /// stages' bars (make report's `QUIET=`), and in a pipe only their summary
 /// lines, its own closing line last.
 #[test]

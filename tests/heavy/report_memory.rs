@@ -1,4 +1,4 @@
-//! fsim-report within its memory budget (issue 16): one cluster of 20,000
+//! fsim-report within its memory budget: one cluster of 20,000
 //! files and over a million links, written in every format with
 //! `--memory 32M`. Peak RSS must stay under the budget, the whole process
 //! (the model of 20,000 files is taken from it first, the links sorted on
@@ -188,7 +188,7 @@ fn check_report_of_a_million(format: &str, out: &Path, links: usize) {
     }
 }
 
-/// Folder pairs within the budget (issue 28): 47 projects of 21 releases,
+/// Folder pairs within the budget: 47 projects of 21 releases,
 /// about 100,000 files and a million links, every link credited at three
 /// heights and every sub-folder pair of two releases at the threshold
 /// (some 300,000 of them, under the 9,870 release pairs reported): the
@@ -531,7 +531,7 @@ fn json_review_has_the_hierarchy(json: &serde_json::Value, n: u32, chain_links: 
     assert!(small["review"].is_null());
 }
 
-/// The other end of issue 28's tests: 100,000 overlapping extracts of one
+/// The other end of the folder tests: 100,000 overlapping extracts of one
 /// body (`fsim-gen --overlap`, 1 KB each) in 300 folders that are random
 /// mixes of them. Every file has versions in every folder, yet no folder
 /// holds the versions of another's files: no folder pair explains its

@@ -363,7 +363,7 @@ fn ids_of(table: &str, repo: &Path, paths: &[&str]) -> Vec<u32> {
         .collect()
 }
 
-/// Archives (issue 27): a shard lists no members (its ids are walk
+/// Archives: a shard lists no members (its ids are walk
 /// positions) and marks the archive `~unlisted`; tasks list them
 /// (`fsim-chunk --members-of`), the join puts them after their archive
 /// and every later file's records are renumbered, as make's merging run

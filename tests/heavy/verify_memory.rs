@@ -1,4 +1,4 @@
-//! fsim-verify within `--memory` on translation catalogs (issue 25): the
+//! fsim-verify within `--memory` on translation catalogs: the
 //! pairs of two locales of one catalog are the costly case (every other
 //! line differs, thousands of shared runs per pair), and so are long
 //! catalogs of short, repeated lines. Peak RSS from wait4's rusage of the
@@ -106,7 +106,7 @@ fn verify_stays_within_its_memory_on_catalogs_of_many_locales() {
 /// alignment's per-token arrays and its kept rows) and their kept buffers
 /// stay within --memory plus 20 MB (program, file table, batch, I/O
 /// buffers). Every pair is exact: Myers' cost guard gave up on them before
-/// issue 25 (the bit-parallel LCS costs ~78 ms a pair here).
+/// (the bit-parallel LCS costs ~78 ms a pair here).
 #[test]
 fn long_catalogs_of_short_lines_stay_within_memory() {
     if !own_process(

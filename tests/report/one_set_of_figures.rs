@@ -1,4 +1,4 @@
-//! One run, one set of figures (issue 16): `make report` with every format
+//! One run, one set of figures: `make report` with every format
 //! writes txt, json, tsv, html and xlsx from the same verified pairs, so
 //! they show the same clusters, the same links and the same bytes in
 //! common. (The html and xlsx were once built from the chunk lower bounds.)

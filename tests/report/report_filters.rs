@@ -1,4 +1,4 @@
-//! sif's post-processing filters in fsim-report (issue 5): each filter on
+//! sif's post-processing filters in fsim-report: each filter on
 //! hand-written pairs, applied without re-running anything.
 
 use crate::common;

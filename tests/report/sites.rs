@@ -1,4 +1,4 @@
-//! Generated sites (issue 25): the theme every page of a Sphinx or Javadoc
+//! Generated sites: the theme every page of a Sphinx or Javadoc
 //! site repeats links no pair by default (fsim-partition --site-names), the
 //! versions of each page across releases are still found with their exact
 //! figures, numbered versions of one page are not taken for a site, and

@@ -182,8 +182,8 @@ fn nested_template_takes_a_second_round() {
     assert_eq!(std::fs::read(work.join("partition.tsv")).unwrap(), part_two);
 }
 
-/// The likely-template test within any budget, in one read of the links
-/// (issue 28): 8,000 clusters of 5 files, most of them candidates (nearly
+/// The likely-template test within any budget, in one read of the links:
+/// 8,000 clusters of 5 files, most of them candidates (nearly
 /// cliques), with a `--memory` that the model alone is over. Each
 /// candidate was read alone when none fit, by narrowing a histogram over
 /// the whole pairs file a few times a cluster: quadratic (here minutes, at

@@ -1,4 +1,4 @@
-//! The docs name only what exists (issue 26, item 7): every path under
+//! The docs name only what exists: every path under
 //! `src/`, `tests/`, `scripts/`, `docs/` or `examples/` and every
 //! `crate::module::item` (or `fsim::...`) named in README.md, docs/**/*.md
 //! and the doc comments (`//!`, `///`) of src/, tests/ and examples/ must

@@ -17,7 +17,7 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
     ("formats", &["formats"], &["base"]),
     ("io", &["io"], &["base", "formats"]),
     ("align", &["align"], &["base"]),
-    // The content view of documents (issue 27): what the chunker, the line
+    // The content view of documents: what the chunker, the line
     // source, fsim-verify and the html read instead of the raw bytes.
     ("content", &["content"], &["base", "formats", "io"]),
     (

@@ -31,3 +31,48 @@ fn every_source_file_opens_with_its_job() {
         "files whose first line is not a `//!` header saying their job: {missing:?}"
     );
 }
+
+/// History stays in the CHANGELOG and the commits: no source file, test,
+/// script or user doc says which issue or period of work something came
+/// from ("issue 27", "session 3"); they say what and why.
+#[test]
+fn history_stays_out_of_the_code_and_the_docs() {
+    let root = common::source_root();
+    let mut files = Vec::new();
+    for dir in ["src", "tools/src", "tests"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    for doc in ["README.md", "CONTRIBUTING.md", "Makefile"] {
+        files.push(root.join(doc));
+    }
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    let this = root.join("tests/rules/one_job.rs");
+    let mut found = Vec::new();
+    for f in files
+        .iter()
+        .filter(|f| !f.starts_with(root.join("tests/data")) && **f != this)
+    {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let lower = line.to_ascii_lowercase();
+            for word in ["issue ", "session "] {
+                let hit = lower.match_indices(word).any(|(at, _)| {
+                    lower[at + word.len()..].starts_with(|c: char| c.is_ascii_digit())
+                });
+                if hit {
+                    found.push(format!(
+                        "{}:{}",
+                        f.strip_prefix(&root).unwrap().display(),
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "history in the tree: {found:?}");
+}

@@ -247,7 +247,7 @@ fn unreadable_file_keeps_its_id_across_shards() {
     );
 }
 
-/// Archives in a sharded run (issue 27): each shard marks its archives
+/// Archives in a sharded run: each shard marks its archives
 /// `~unlisted` and lists no members; `--shard-tables --unlisted` writes
 /// their entries (and alone keeps the mark, which the report gives as a
 /// note), `fsim-chunk --members-of`

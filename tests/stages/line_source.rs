@@ -1,4 +1,4 @@
-//! fsim-analyze's line source (issue 17), through the real binaries: two
+//! fsim-analyze's line source, through the real binaries: two
 //! translation catalogs of two locales (same msgids, every msgstr
 //! different) and two small files edited every third line share no chunk
 //! worth keeping, but their lines are mostly the same. With

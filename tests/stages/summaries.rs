@@ -1,5 +1,5 @@
 //! Every stage ends with a one-line summary on stderr, and draws no
-//! progress when stderr is not a terminal (issue 4): run the whole
+//! progress when stderr is not a terminal: run the whole
 //! pipeline, fsim-template, fsim-merge, fsim-index and fsim-query on the
 //! sample repository without -q, stderr piped. (tests/heavy/progress.rs runs
 //! stages on a terminal.)

@@ -655,7 +655,7 @@ fn binary_bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Binary pairs get the byte measure (issue 17), with known answers: a
+/// Binary pairs get the byte measure, with known answers: a
 /// byte inserted every 200 bytes costs nothing of a (a is a subsequence of
 /// b), a replaced 1 KB block costs its 1,024 bytes (what `cmp -l | wc -l`
 /// counts); every region a reviewer checks holds equal bytes, in order,
