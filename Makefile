@@ -361,9 +361,15 @@ STAGE_SETTINGS = $(addprefix $(WORK)/settings/,chunk partition binpack analyze v
 # A value as one word in single quotes for the shell.
 shell_quote = '$(subst ','\'',$(1))'
 
-$(WORK)/settings/%: FORCE | $(WORK)
+# The chunk stage's file also holds the parameters fsim-chunk writes in its
+# headers (`fsim-chunk --print-params`: its version of the views, the PDF
+# extractor found), so an upgraded fsim or a newly installed pdftotext
+# chunks again rather than mixing its records with the earlier ones.
+$(WORK)/settings/%: FORCE | build $(WORK)
 	@mkdir -p $(@D)
 	@new=$$(printf '%s\n' $(foreach v,$(SETTINGS_$*),$(call shell_quote,$(v)=$($(v))))); \
+	$(if $(filter chunk,$*),params=$$($(BIN)/fsim-chunk --print-params $(CHUNK_OPTS)) || exit 1; \
+	new=$$(printf '%s\nparams=%s' "$$new" "$$params");) \
 	old=$$(cat $@ 2>/dev/null); \
 	if [ "$$new" != "$$old" ]; then printf '%s\n' "$$new" > $@; fi
 

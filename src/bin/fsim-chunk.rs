@@ -110,6 +110,13 @@ struct Args {
     /// No progress and no summary line on standard error (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
+    /// Print the chunking parameters this command line writes in its
+    /// headers (tab-separated `key=value`, the PDF extractor and the views'
+    /// version included) and exit, reading nothing: how make learns that
+    /// an earlier run chunked otherwise (another version, another
+    /// extractor) and must chunk again.
+    #[arg(long)]
+    print_params: bool,
     /// Read only the files at walk positions I, I+N, I+2N...; file ids are
     /// walk positions. Merge the N shards with --previous (see below).
     #[arg(long, value_name = "I/N", value_parser = fsim::stages::reuse::Shard::parse)]
@@ -199,6 +206,12 @@ fn make_chunker(a: &Args) -> Result<Chunker, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.print_params {
+        return fsim::cli::run(chunk::PROG, || {
+            let chunker = make_chunker(&args).map_err(fsim::Error::Msg)?;
+            chunk::print_params(&chunker, args.content)
+        });
+    }
     if let Some(list) = args.members_of.clone() {
         return fsim::cli::run(chunk::PROG, || {
             let cfg = fsim::stages::members::Config {

@@ -462,16 +462,37 @@ fn next_batch(rx: &Receiver<Vec<Job>>) -> Option<Vec<Job>> {
 /// How long the writer waits for the walk before writing what is done.
 const STALL: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// The chunking parameters a run with `chunker` and `content` writes.
+fn chunk_params(chunker: &Chunker, content: Mode) -> ChunkParams {
+    ChunkParams {
+        content: Some(content.name().into()),
+        ..chunker.chunk_params()
+    }
+}
+
+/// `fsim-chunk --print-params`: the chunking parameters, one line of
+/// tab-separated `key=value` on standard output.
+pub fn print_params(chunker: &Chunker, content: Mode) -> Result<()> {
+    use std::io::Write;
+    let line: Vec<String> = chunk_params(chunker, content)
+        .to_params()
+        .0
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", line.join("\t"))
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::msg(format!("standard output: {e}")))
+}
+
 /// Run the chunk stage: walk, chunk, write both outputs atomically.
 pub fn run(cfg: &Config) -> Result<Summary> {
     let start = Instant::now();
     walk::check_roots(&cfg.walk.roots)?;
     let to_stdout = check_outputs(cfg)?;
     let header = FilesHeader {
-        chunk: ChunkParams {
-            content: Some(cfg.content.name().into()),
-            ..cfg.chunker.chunk_params()
-        },
+        chunk: chunk_params(&cfg.chunker, cfg.content),
         shard: cfg.shard.map(|sh| sh.text()),
         ..FilesHeader::default()
     };

@@ -271,6 +271,64 @@ fn a_folder_changed_after_a_finished_run_is_read_again() {
     );
 }
 
+/// A work folder from a fsim that chunked otherwise (an earlier version of
+/// the views, another PDF extractor): its headers and its chunk settings
+/// without this version's parameters, as such a fsim wrote them.
+fn as_if_chunked_by_another_version(work: &Path) {
+    for f in ["files.tsv", "chunks.tsv"] {
+        let text = std::fs::read_to_string(work.join(f)).unwrap();
+        let (head, rest) = text.split_once('\n').unwrap();
+        assert!(head.contains("\tviews=2"), "{head}");
+        let old = head.replace("\tviews=2", "");
+        std::fs::write(work.join(f), format!("{old}\n{rest}")).unwrap();
+    }
+    let s = std::fs::read_to_string(work.join("settings/chunk")).unwrap();
+    assert!(s.contains("\nparams=method=tttd\t"), "{s}");
+    let old: String = s
+        .lines()
+        .filter(|l| !l.starts_with("params="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(work.join("settings/chunk"), old).unwrap();
+}
+
+/// A fsim that chunks otherwise than the one that made the work folder
+/// (upgraded, or pdftotext installed since) chunks every file again, on
+/// a changed folder as on an unchanged one, rather than refusing the
+/// earlier records or mixing them with its own: the same bytes as a
+/// fresh run.
+#[test]
+fn a_work_folder_chunked_otherwise_is_chunked_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    let user = folder(tmp.path().join("user"));
+    let r = repo.to_str().unwrap();
+    let work = user.join("fsim-work");
+    run_ok(fsim_in(&user, &[r]), None);
+    let fresh_work = tmp.path().join("fresh");
+    fresh(&repo, &fresh_work, &[]);
+
+    // Unchanged folder: chunked again.
+    as_if_chunked_by_another_version(&work);
+    let o = run_ok(fsim_in(&user, &[r]), None);
+    assert_eq!(
+        stages_run(&o).first().map(String::as_str),
+        Some("fsim-chunk")
+    );
+    assert_same(&work, &fresh_work, &["files.tsv", "chunks.tsv", REPORTS[0]]);
+
+    // A changed folder: its earlier records are not offered to fsim-chunk
+    // (which would refuse them), every file is read.
+    as_if_chunked_by_another_version(&work);
+    std::fs::copy(first_file(&repo), repo.join("added-copy.txt")).unwrap();
+    let o = run_ok(fsim_in(&user, &[r]), None);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!e.contains("cannot be reused"), "{e}");
+    let again = tmp.path().join("fresh-2");
+    fresh(&repo, &again, &[]);
+    assert_same(&work, &again, &["files.tsv", "chunks.tsv", REPORTS[0]]);
+}
+
 /// The first file under `dir`, in name order.
 fn first_file(dir: &Path) -> PathBuf {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
