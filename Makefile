@@ -282,6 +282,21 @@ $(WORK)/files.tsv: $(WORK)/chunks.tsv
 # it, and the re-run could not resume. It is never half-made: keep it.
 .PRECIOUS: $(WORK)/files.tsv
 
+# Scratch space: the sorted records and the partition are each removed as
+# soon as the stage after them has written its output (each is ~0.4-0.5x
+# the repository). make knows them as intermediates (.SECONDARY): a missing
+# one is made again only when a stage that reads it must run again
+# (another SITE_NAMES or CAPACITY, `make template`), and a resumed run
+# does not remake what is done. The bins stay: the analysis settings
+# (FLOOR, LINES, VERIFY...), the ones most often changed, re-run from them.
+# KEEP=1 keeps all (scripts, debugging, comparing runs).
+KEEP ?=
+INTERMEDIATES = $(WORK)/sorted.tsv $(WORK)/partition.tsv
+.SECONDARY: $(INTERMEDIATES)
+# After a recipe that consumed FILE, unless KEEP=1: FILE removed once the
+# recipe succeeded; a removal that fails leaves it, never fails the stage.
+consumed = $(if $(filter 1,$(KEEP)),,&& { rm -f $(1) || :; })
+
 # 2.5 step 2: sort the chunk records by hash on disk.
 $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 	$(SORT_CMD)
@@ -290,11 +305,11 @@ $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 # TEMPLATES: template chunks dropped, F sizes become payloads (a newer
 # templates file re-runs from here; nothing is re-chunked).
 $(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) $(WORK)/settings/partition | build
-	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) -o $@ $<
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) -o $@ $< $(call consumed,$<)
 
 # 2.5 steps 5-6: pack components into bins that fit in memory.
 $(WORK)/bins.tsv: $(WORK)/partition.tsv $(WORK)/settings/binpack | build
-	$(REUSE) --also $(WORK)/plan.tsv -- $(BIN)/fsim-binpack $(QUIET) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $<
+	$(REUSE) --also $(WORK)/plan.tsv -- $(BIN)/fsim-binpack $(QUIET) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $< $(call consumed,$<)
 
 # Steps 3-4 and 2.4: similar pairs per bin (and the line source's).
 ifeq ($(VERIFY),0)
@@ -443,7 +458,9 @@ $(WORK)/report.sh: $(PAIRS) $(WORK)/files.tsv $(WORK)/settings/report $(WORK)/se
 # first of TEMPLATES, else WORK/templates.tsv). Then run make report again
 # with TEMPLATES=<that file>: from fsim-partition on, nothing re-chunked.
 TEMPLATES_OUT = $(or $(firstword $(TEMPLATES)),$(WORK)/templates.tsv)
-template: | build
+# The partition, removed after the bin packing unless KEEP=1, is made again
+# first when it is gone.
+template: $(WORK)/partition.tsv | build
 	@test -n "$(CLUSTER)" || { echo "make: set CLUSTER=<cluster id from $(WORK)/report.txt>" >&2; exit 2; }
 	$(BIN)/fsim-template $(QUIET) --cluster $(CLUSTER) --fraction $(FRACTION) --report $(WORK)/report.json --files $(WORK)/files.tsv -o $(TEMPLATES_OUT) $(WORK)/partition.tsv
 	@echo "marked: run make report again with TEMPLATES=$(TEMPLATES_OUT)"

@@ -208,6 +208,8 @@ pub const SETTINGS: &[Setting] = &[
     )
     .default("fsim")
     .help("gnu: LC_ALL=C sort instead of fsim-sort (the same bytes out)"),
+    s("KEEP", &[], BIT_OR_UNSET, None)
+        .help("1: keep the intermediates a later stage consumed (sorted records, partition)"),
     s("QUIET", &[], None, None)
         .default("-q")
         .help("-q: no progress from the stages; empty: progress on stderr"),

@@ -17,7 +17,7 @@ use std::time::SystemTime;
 /// The system tools `make report` needs besides the fsim programs (make
 /// itself, and what its recipes and `$(shell ...)` calls run; /bin/sh is
 /// make's shell by its absolute path).
-const SYSTEM_TOOLS: [&str; 6] = ["make", "mkdir", "cat", "awk", "seq", "nproc"];
+const SYSTEM_TOOLS: [&str; 7] = ["make", "mkdir", "cat", "awk", "seq", "nproc", "rm"];
 
 /// The PATH of an installed fsim, the same for every test of this file:
 /// `make install` copies every program (1.3 GB of debug binaries), so it

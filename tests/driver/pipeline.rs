@@ -266,6 +266,9 @@ fn make_report_with(
         .arg(format!("WORK={}", work.display()))
         .arg("CAPACITY=64K")
         .arg("MEMORY=64K")
+        // These tests read and kill every stage's output, the
+        // intermediates a later stage consumes included.
+        .arg("KEEP=1")
         .args(vars);
     for (k, v) in env {
         c.env(k, v);

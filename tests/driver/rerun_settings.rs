@@ -159,9 +159,60 @@ fn other_settings_rerun_exactly_the_stages_they_change() {
         ),
         None,
     );
+    // The partition the bin packing reads was removed once consumed
+    // (scratch space): it is made again from the chunk records first.
     assert_eq!(
         stages_run(&o),
-        ["fsim-binpack", "fsim-analyze", "fsim-verify", "fsim-report"]
+        [
+            "fsim-sort",
+            "fsim-partition",
+            "fsim-binpack",
+            "fsim-analyze",
+            "fsim-verify",
+            "fsim-report"
+        ]
+    );
+    assert!(!avg.join("sorted.tsv").exists() && !avg.join("partition.tsv").exists());
+}
+
+/// Scratch space: the sorted records and the partition are removed once
+/// the stage after them has written its output, and a finished run run
+/// again remakes nothing; KEEP=1 keeps them, with the same reports.
+#[test]
+fn consumed_intermediates_are_removed_unless_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    let work = tmp.path().join("work");
+    run_ok(make_report_cmd(&repo, &work, &[]), None);
+    for f in ["sorted.tsv", "partition.tsv"] {
+        assert!(!work.join(f).exists(), "{f} left in the work folder");
+    }
+    for f in [
+        "files.tsv",
+        "chunks.tsv",
+        "bins.tsv",
+        "pairs.tsv",
+        "verified.tsv",
+    ] {
+        assert!(work.join(f).is_file(), "{f} removed");
+    }
+    let o = run_ok(make_report_cmd(&repo, &work, &[]), None);
+    assert!(stages_run(&o).is_empty(), "{:?}", stages_run(&o));
+    let kept = tmp.path().join("kept");
+    run_ok(make_report_cmd(&repo, &kept, &["KEEP=1"]), None);
+    for f in ["sorted.tsv", "partition.tsv"] {
+        assert!(kept.join(f).is_file(), "{f} not kept");
+    }
+    assert_same(
+        &work,
+        &kept,
+        &[
+            "chunks.tsv",
+            "bins.tsv",
+            "verified.tsv",
+            REPORTS[0],
+            REPORTS[1],
+        ],
     );
 }
 

@@ -13,7 +13,8 @@ fn make(repo: &Path, work: &Path, vars: &[&str], env: &[(&str, &str)]) -> std::p
     let mut c = make_report_cmd(
         repo,
         work,
-        &[&["CAPACITY=64K", "MEMORY=64K"], vars].concat(),
+        // KEEP=1: these tests read the intermediates a later stage consumes.
+        &[&["CAPACITY=64K", "MEMORY=64K", "KEEP=1"], vars].concat(),
     );
     for (k, v) in env {
         c.env(k, v);

@@ -124,6 +124,8 @@ fn make_report_with(repo: &Path, work: &Path, vars: &[&str]) {
         .arg(format!("WORK={}", work.display()))
         .arg("CAPACITY=64K")
         .arg("MEMORY=64K")
+        // make's intermediates are compared with fsim-spark's parts.
+        .arg("KEEP=1")
         .arg(format!("FORMATS={FORMATS}"))
         .args(vars);
     run_ok(c, None);
