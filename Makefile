@@ -507,7 +507,7 @@ spark-demo: build spark-venv
 	rm -rf $(SDEMO)
 	$(BIN)/fsim-gen --manifest $(SDEMO)/planted.tsv $(SDEMO)/repo
 	$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory spark-report REPO=$(SDEMO)/repo WORK=$(SDEMO)/spark FORMATS='$(SDEMO_FORMATS)'
-	$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local FORMATS='$(SDEMO_FORMATS)'
+	$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local FORMATS='$(SDEMO_FORMATS)' KEEP=1
 	for f in $(SDEMO_FORMATS); do cmp $(SDEMO)/spark/report.$$f $(SDEMO)/local/report.$$f || exit 1; done
 	cmp $(SDEMO)/spark/files.tsv $(SDEMO)/local/files.tsv
 	cmp $(SDEMO)/spark/plan.tsv $(SDEMO)/local/plan.tsv
