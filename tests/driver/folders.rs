@@ -456,7 +456,7 @@ fn text_lists_the_families(work: &Path, fams: &[Value]) {
 
 /// `projects/{alpha,beta,gamma,delta}` of four distinct text files each
 /// and `backup/{alpha-2023 (a copy of alpha), beta-old (beta with one
-/// file edited)}` (issue 53, the table's first row); the length in bytes
+/// file edited)}`; the length in bytes
 /// of beta's edited file before and after.
 fn backups_of_projects(repo: &Path) -> (usize, usize) {
     let names = ["alpha", "beta", "gamma", "delta"];
