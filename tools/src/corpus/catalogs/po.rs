@@ -81,15 +81,9 @@ fn po_string(out: &mut String, keyword: &str, text: &str) {
     }
 }
 
-/// Locale `loc`'s catalog of release `r` (`version`) of `project`.
-pub(super) fn catalog(
-    t: &Template,
-    loc: &Locale,
-    r: usize,
-    version: &str,
-    project: &str,
-) -> String {
-    let mut out = String::with_capacity(t.entries.len() * 300);
+/// The header of locale `loc`'s catalog of release `r` (`version`) of
+/// `project`: the comments, the translators and the metadata entry.
+fn header(out: &mut String, loc: &Locale, r: usize, version: &str, project: &str) {
     let h = |parts: &[u64]| mix(&[&[loc.key, r as u64][..], parts].concat());
     let (y, m, d) = date(r as u64 * 137 + 40);
     let pot = format!(
@@ -135,6 +129,18 @@ pub(super) fn catalog(
     ] {
         out.push_str(&format!("\"{field}\\n\"\n"));
     }
+}
+
+/// Locale `loc`'s catalog of release `r` (`version`) of `project`.
+pub(super) fn catalog(
+    t: &Template,
+    loc: &Locale,
+    r: usize,
+    version: &str,
+    project: &str,
+) -> String {
+    let mut out = String::with_capacity(t.entries.len() * 300);
+    header(&mut out, loc, r, version, project);
     // Translation progress: fewer entries missing at each release, more of
     // the new ones.
     let missing = loc.untranslated * 0.85f64.powi(r as i32);
