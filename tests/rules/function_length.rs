@@ -1,5 +1,5 @@
 //! Functions a reader can hold: no function
-//! in src/ or tests/ runs over `MAX_LINES` lines, from its `fn` line to its
+//! in src/, tools/src/ or tests/ runs over `MAX_LINES` lines, from its `fn` line to its
 //! closing brace, test code included, and no Python function in scripts/
 //! from its `def` line to the last line of its body. A function that grows
 //! past it is split along the steps its comments name; the few that may
@@ -291,6 +291,7 @@ fn no_function_in_src_tests_or_scripts_is_longer_than_a_reader_can_hold() {
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
     rust_files(&root.join("tests"), &mut files);
+    rust_files(&root.join("tools/src"), &mut files);
     python_files(&root.join("scripts"), &mut files);
     files.sort();
     let mut long = Vec::new();
