@@ -131,18 +131,14 @@ def release_trees(bench, releases):
 
 
 def scale_tree(bench, cfg, n):
+    """N bulk files of ~SIZE bytes in 300 folders (the scale rows)."""
+    opts = f"--bulk {n} --bulk-size {cfg.size} --bulk-dirs 300"
     d = os.path.join(bench.w, f"scale-{n}")
-    if not os.path.isfile(d + ".done"):
-        sh(f"rm -rf {d}")
-        gen(bench, f"--bulk {n} --bulk-size {cfg.size} --bulk-dirs 300", d, quiet=True)
-        open(d + ".done", "w").close()
-    return d
+    return cached(d, opts, lambda: gen(bench, opts, d, quiet=True))
 
 
 def overlap_tree(bench, cfg):
+    """OVL_FILES overlapping extracts of one body (the overlap rows)."""
+    opts = f"--overlap {cfg.ovl_files} --bulk-size {cfg.size} --bulk-dirs 300"
     d = os.path.join(bench.w, f"overlap-{cfg.ovl_files}")
-    if not os.path.isfile(d + ".done"):
-        sh(f"rm -rf {d}")
-        gen(bench, f"--overlap {cfg.ovl_files} --bulk-size {cfg.size} --bulk-dirs 300", d, quiet=True)
-        open(d + ".done", "w").close()
-    return d
+    return cached(d, opts, lambda: gen(bench, opts, d, quiet=True))
