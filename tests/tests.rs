@@ -36,6 +36,7 @@ mod report {
     mod sites;
     mod template_memory;
     mod templates;
+    mod tiny_links;
 }
 
 /// Documents and archives through the real binaries (docs/documents.md).

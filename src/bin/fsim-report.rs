@@ -36,8 +36,11 @@ struct Args {
     /// only be stricter than the analysis floor.
     #[arg(long, default_value = "50", value_parser = fsim::cli::parse_percent)]
     min_percent: f64,
-    /// Keep links with at least this many bytes in common.
-    #[arg(long, default_value = "0")]
+    /// Keep links with at least this many bytes in common. The default, 32,
+    /// is a line of code or a short sentence: a shared blank line, a closing
+    /// brace or the page numbers "1\n2\n" of a short PDF are no link, however
+    /// large a share of a tiny file they are (docs/usage.md). 0 keeps all.
+    #[arg(long, default_value = "32")]
     min_bytes: u64,
     /// Which file the percentage refers to.
     #[arg(long, value_enum, default_value = "smaller")]

@@ -58,7 +58,7 @@ fn text_report_is_exact() {
     let text = String::from_utf8(out.stdout).unwrap();
     let expected = "\
 fsim report: 1 clusters, 3 files, 5.9 KiB, 1.7 KiB reclaimable; 1 identical sets, 2 files, 1000 B overhead
-8 files scanned; chunks: tttd avg 1000 bytes; links kept at >= 50% of the smaller file and >= 0 bytes in common (lower bounds from shared chunks)
+8 files scanned; chunks: tttd avg 1000 bytes; links kept at >= 50% of the smaller file and >= 32 bytes in common (lower bounds from shared chunks)
 
 Folders that are copies or versions of each other: 1 pairs (>= 50% of their bytes found in each other; the topmost of each tree)
   1. a  <->  copy  93.3%
