@@ -22,8 +22,9 @@ use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use super::{read_input, Budget, Fail, Source};
 
@@ -192,11 +193,21 @@ fn run(exe: &Extractor, input: &Path, budget: &Budget) -> Result<Vec<u8>, Fail> 
     run_program(exe.name(), exe.path(), &exe.args(input), budget)
 }
 
+/// How many times `time` (the limit of one stretch without output) a
+/// whole extraction may take: a 900-page manual that pdftotext reads in
+/// 13 s at a steady pace gets its text, a loop that writes nothing is
+/// killed after `time`, and a file writing a little forever after
+/// `WHOLE_FILE_TIMES` × `time` (5 minutes with the default 10 s).
+pub const WHOLE_FILE_TIMES: u32 = 30;
+
 /// The standard output of `program` run with `args`, `name` in the
 /// errors, under the limits every text extractor runs with: its own
-/// process, an address space of `pdf_memory`, a CPU limit and the
-/// deadline of `time` (then it is killed), its output read up to
-/// `max_bytes`. A failure is the first line of its stderr that says so.
+/// process, an address space of `pdf_memory`, a CPU limit and two
+/// deadlines (then it is killed): `time` without any new output (pdftotext
+/// writes page after page, so this is the limit of a page, give or take
+/// its output buffer) and `WHOLE_FILE_TIMES` × `time` in all. Its output is
+/// read up to `max_bytes`. A failure is the first line of its stderr that
+/// says so.
 pub(super) fn run_program(
     name: &str,
     program: &Path,
@@ -204,7 +215,8 @@ pub(super) fn run_program(
     budget: &Budget,
 ) -> Result<Vec<u8>, Fail> {
     let limits = budget.limits;
-    let cpu = limits.time.as_secs().max(1) + 1;
+    let whole = limits.time * WHOLE_FILE_TIMES;
+    let cpu = whole.as_secs().max(1) + 1;
     // `sh` sets the limits, then becomes the extractor (exec): no unsafe
     // pre_exec hook, and the pid killed at the deadline is the extractor's.
     let mut child = Command::new("/bin/sh")
@@ -223,37 +235,55 @@ pub(super) fn run_program(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run {name}: {e}"))?;
-    let mut stdout = child.stdout.take().ok_or("no pipe from the extractor")?;
+    let stdout = child.stdout.take().ok_or("no pipe from the extractor")?;
     let mut stderr = child.stderr.take().ok_or("no pipe from the extractor")?;
-    let cap = limits.max_bytes;
-    let out_thread = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let r = (&mut stdout).take(cap + 1).read_to_end(&mut out);
-        // Dropping the pipe here ends an extractor writing past the cap.
-        drop(stdout);
-        r.map(|_| out)
-    });
+    let read = Arc::new(AtomicU64::new(0));
+    let out_thread = {
+        let (read, cap) = (Arc::clone(&read), limits.max_bytes + 1);
+        std::thread::spawn(move || read_counted(stdout, cap, &read))
+    };
     let err_thread = std::thread::spawn(move || {
         let mut err = Vec::new();
         let _ = (&mut stderr).take(4096).read_to_end(&mut err);
         let _ = std::io::copy(&mut stderr, &mut std::io::sink());
         err
     });
+    let start = Instant::now();
+    let (mut seen, mut last) = (0, start);
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
-            Ok(None) if budget.check_time().is_err() => {
-                let _ = child.kill();
-                let _ = child.wait();
-                // The readers are not joined: a descendant the extractor
-                // left holding the pipes must not hold this thread too;
-                // they end when the pipes close.
-                drop((out_thread, err_thread));
-                return Err(budget.check_time().unwrap_err());
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {}
             Err(e) => return Err(format!("waiting for {name}: {e}")),
         }
+        let now = Instant::now();
+        let n = read.load(Ordering::Relaxed);
+        if n > seen {
+            (seen, last) = (n, now);
+        }
+        let late = if now - last > limits.time {
+            Some(format!(
+                "wrote nothing for {} s, the time limit of a page",
+                limits.time.as_secs_f64()
+            ))
+        } else if now - start > whole {
+            Some(format!(
+                "took longer than {} s, the time limit of a whole file",
+                whole.as_secs_f64()
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = late {
+            let _ = child.kill();
+            let _ = child.wait();
+            // The readers are not joined: a descendant the extractor
+            // left holding the pipes must not hold this thread too;
+            // they end when the pipes close.
+            drop((out_thread, err_thread));
+            return Err(why);
+        }
+        std::thread::sleep(Duration::from_millis(5));
     };
     let out = out_thread
         .join()
@@ -263,6 +293,26 @@ pub(super) fn run_program(
     budget.check_size(out.len() as u64, "the text")?;
     if !status.success() {
         return Err(format!("{name} failed ({status}): {}", first_error(&err)));
+    }
+    Ok(out)
+}
+
+/// All of `r` up to `cap` bytes, counting in `read` the bytes read so far
+/// (the extractor's progress). Dropping the pipe at the cap ends an
+/// extractor writing past it.
+fn read_counted(mut r: impl Read, cap: u64, read: &AtomicU64) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 << 10];
+    while (out.len() as u64) < cap {
+        let want = buf.len().min((cap - out.len() as u64) as usize);
+        let n = match r.read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        out.extend_from_slice(&buf[..n]);
+        read.store(out.len() as u64, Ordering::Relaxed);
     }
     Ok(out)
 }
@@ -318,8 +368,46 @@ mod tests {
         };
         let t = Instant::now();
         let r = run(&exe, Path::new("/dev/null"), &Budget::new(&limits));
-        assert_eq!(r, Err("took longer than 0.5 s, the time limit".to_string()));
+        assert_eq!(
+            r,
+            Err("wrote nothing for 0.5 s, the time limit of a page".to_string())
+        );
         assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    }
+
+    /// A long document read at a steady pace (a page every 0.2 s, each
+    /// under the limit of 0.5 s) gets its whole text, though it takes
+    /// longer than that limit; one writing a little forever is stopped at
+    /// `WHOLE_FILE_TIMES` limits.
+    #[test]
+    fn the_limit_is_of_a_page_and_a_whole_file_has_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = fake(
+            dir.path(),
+            "for p in 1 2 3 4 5 6 7 8; do echo \"page $p\"; sleep 0.2; done",
+        );
+        let limits = Limits {
+            time: Duration::from_millis(500),
+            ..Limits::default()
+        };
+        let t = Instant::now();
+        let r = run(&exe, Path::new("/dev/null"), &Budget::new(&limits));
+        assert!(t.elapsed() > limits.time, "{:?}", t.elapsed());
+        let text = String::from_utf8(r.unwrap()).unwrap();
+        assert_eq!(text.lines().count(), 8, "{text}");
+
+        let exe = fake(dir.path(), "while :; do echo more; sleep 0.02; done");
+        let limits = Limits {
+            time: Duration::from_millis(100),
+            ..Limits::default()
+        };
+        let t = Instant::now();
+        let r = run(&exe, Path::new("/dev/null"), &Budget::new(&limits));
+        assert_eq!(
+            r,
+            Err("took longer than 3 s, the time limit of a whole file".to_string())
+        );
+        assert!(t.elapsed() < Duration::from_secs(6), "{:?}", t.elapsed());
     }
 
     #[test]
