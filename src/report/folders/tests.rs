@@ -430,3 +430,37 @@ fn the_figures_do_not_depend_on_the_number_of_workers() {
         assert_eq!(r.families, one.families);
     }
 }
+
+#[test]
+fn ten_thousand_copies_of_a_file_are_credited_by_folder() {
+    // 10,000 copies in 100 folders: 4,950 pairs of folders, each credited
+    // once a height (not 5 × 10^7 pairs of files).
+    let mut files: Vec<(String, u64, u128)> = Vec::new();
+    for d in 0..100 {
+        for i in 0..100 {
+            files.push((format!("w/d{d:03}/f{i:03}"), 10, 7));
+        }
+    }
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let r = Folders::new(&t, &sr, &set_of, sort())
+        .unwrap()
+        .figure(50.0, &[], |_| Ok(()))
+        .unwrap();
+    assert_eq!((r.pairs.len(), r.families.len(), r.wide_sets), (4950, 1, 0));
+    let p = &r.pairs[0];
+    assert_eq!((p.a_in_b, p.same, p.only_a), (1000, 100, 0));
+    // 10,000 copies in 10,000 folders: no pair proposed.
+    let files: Vec<(String, u64, u128)> = (0..10_000)
+        .map(|d| (format!("w/d{d:05}/f"), 10, 7))
+        .collect();
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let r = Folders::new(&t, &sr, &set_of, sort())
+        .unwrap()
+        .figure(50.0, &[], |_| Ok(()))
+        .unwrap();
+    assert_eq!((r.pairs.len(), r.wide_sets), (0, 1));
+}
