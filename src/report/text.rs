@@ -480,8 +480,8 @@ fn folders_text(
     if f.wide_sets > 0 {
         let _ = writeln!(
             o,
-            "{}{} identical sets of more than {} files proposed no folder pairs (they count in the pairs other files proposed){}",
-            st.dim, f.wide_sets, crate::report::folders::SET_FANOUT, st.reset
+            "{}{} identical sets in more than {} folders proposed no folder pairs (they count in the figures of the pairs other files proposed){}",
+            st.dim, f.wide_sets, crate::report::folders::SET_FOLDERS, st.reset
         );
     }
     let _ = writeln!(o);
@@ -511,7 +511,7 @@ fn folder_pair_text(k: usize, p: &crate::report::folders::FolderPair, o: &mut St
         );
         let _ = writeln!(
             o,
-            "    {} of {} ({} files) found in the second, {} of {} ({} files) in the first; {} files the same, {} changed, {} only in the first, {} only in the second",
+            "    {} of {} ({} files) found in the second, {} of {} ({} files) in the first; by relative path {} files the same, {} changed, {} only in the first, {} only in the second",
             human_bytes(p.a_in_b),
             human_bytes(p.bytes_a),
             p.files_a,

@@ -76,8 +76,9 @@ fn two_folders_of_two_files_are_one_folder_pair() {
     assert_eq!(f["a_in_b"].as_u64().unwrap(), want);
     assert_eq!(f["b_in_a"].as_u64().unwrap(), want);
     assert_eq!(f["bytes_a"].as_u64().unwrap(), (x.len() + y.len()) as u64);
-    assert_eq!(f["same"], 2);
-    assert_eq!(f["changed"], 2);
+    // By relative path: x the same, y changed (each pair of files once).
+    assert_eq!(f["same"], 1);
+    assert_eq!(f["changed"], 1);
     // The cluster of the two y and the set of the two x lie inside it.
     assert_eq!(j["clusters"][0]["folder_pair"], 0);
     assert_eq!(j["identical_sets"][0]["folder_pair"], 0);
@@ -265,9 +266,10 @@ fn identical_trees_are_one_action_checked_as_a_whole() {
     );
     assert_eq!(f["identical_trees"], true, "{f}");
     // Its file lists, relative to the folders.
-    assert_eq!(f["files"]["same"].as_array().unwrap().len(), 3, "{f}");
-    assert_eq!(f["files"]["same"][0][0], "sub/deeper/z.txt", "{f}");
-    assert_eq!(f["files"]["only_a"], serde_json::json!(["empty"]), "{f}");
+    // The empty file is the same in both: no file is only in one.
+    assert_eq!(f["files"]["same"].as_array().unwrap().len(), 4, "{f}");
+    assert_eq!(f["files"]["same"][0][0], "empty", "{f}");
+    assert_eq!(f["files"]["only_a"], serde_json::json!([]), "{f}");
     let sh = read(&work, "report.sh");
     assert_eq!(sh.matches("\ntree '").count(), 1, "{sh}");
     // Dry run: one line for the tree, one for other/x.txt; nothing touched.
@@ -440,4 +442,152 @@ fn text_lists_the_families(work: &Path, fams: &[Value]) {
         txt.contains("... and 42 more pairs of the family .../locale/*"),
         "{txt}"
     );
+}
+
+/// The files under `dir` by relative path, with their bytes.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// What `diff -r a b` counts, from the trees themselves: (same, changed,
+/// only in a, only in b) by relative path.
+fn diff_r(a: &Path, b: &Path) -> [u64; 4] {
+    let (ta, tb) = (tree(a), tree(b));
+    let mut n = [0; 4];
+    for (p, x) in &ta {
+        match tb.get(p) {
+            Some(y) if y == x => n[0] += 1,
+            Some(_) => n[1] += 1,
+            None => n[2] += 1,
+        }
+    }
+    n[3] = tb.keys().filter(|p| !ta.contains_key(*p)).count() as u64;
+    n
+}
+
+/// The pair of the folders named `a` and `b` (either way round).
+fn pair_of<'v>(j: &'v Value, a: &str, b: &str) -> Option<&'v Value> {
+    j["folders"].as_array().unwrap().iter().find(|f| {
+        let (x, y) = (tail(f, "a"), tail(f, "b"));
+        (x == a && y == b) || (x == b && y == a)
+    })
+}
+
+/// Every file counts: a licence in 70 folders, two identical trees of
+/// nothing but that licence and an empty file, 100 copies of one folder
+/// (every set wider than 64 files) and two releases whose files are mostly
+/// in such sets; the counts by relative path checked against the trees.
+#[test]
+fn every_file_counts_in_the_folder_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let license = text(30, 25);
+    for k in 0..70 {
+        write(&repo.join(format!("lic/f{k:02}/LICENSE")), &license);
+        write(
+            &repo.join(format!("lic/f{k:02}/own.txt")),
+            &text(100 + k, 90),
+        );
+    }
+    for top in ["X", "Y"] {
+        write(&repo.join(format!("{top}/LICENSE")), &license);
+        write(&repo.join(format!("{top}/empty")), "");
+    }
+    let parts: Vec<String> = (0..3).map(|i| text(40 + i, 30)).collect();
+    for k in 0..100 {
+        for (i, body) in parts.iter().enumerate() {
+            write(&repo.join(format!("many/copy-{k:03}/part-{i}.txt")), body);
+        }
+    }
+    // Two releases: empty __init__.py files, the licence, modules the same
+    // or edited, and 32 files added in the second.
+    for (r, edit) in [("4.2", false), ("4.2.16", true)] {
+        let root = repo.join("rel").join(r);
+        write(&root.join("LICENSE"), &license);
+        for m in 0..12u64 {
+            write(&root.join(format!("pkg{m}/__init__.py")), "");
+            let body = text(200 + m, 60);
+            let body = if edit && m % 4 == 0 {
+                body.replace("line 7 ", "LINE 7 ")
+            } else {
+                body
+            };
+            write(&root.join(format!("pkg{m}/mod.py")), &body);
+        }
+        if edit {
+            for n in 0..32u64 {
+                write(
+                    &root.join(format!("docs/releases/new-{n}.txt")),
+                    &text(300 + n, 20),
+                );
+            }
+        }
+    }
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    // X = Y: listed, an identical tree, each pair of files counted once.
+    let xy = pair_of(&j, "X", "Y").expect("X and Y are a folder pair");
+    assert_eq!(xy["identical_trees"], true, "{xy}");
+    assert_eq!(
+        [&xy["same"], &xy["changed"], &xy["only_a"], &xy["only_b"]],
+        [2, 0, 0, 0],
+        "{xy}"
+    );
+    // The 100 copies: one family of every two of them.
+    let fams = j["folder_families"].as_array().unwrap();
+    let many = fams
+        .iter()
+        .find(|f| f["pattern"].as_str().unwrap().ends_with("many/*"))
+        .expect("the copies are a family");
+    let counts = (many["pairs"].as_u64(), many["folders"].as_u64());
+    assert_eq!(counts, (Some(100 * 99 / 2), Some(100)));
+    // The 70 licence folders are no pair (their own files differ).
+    assert!(pair_of(&j, "f00", "f01").is_none());
+    // The releases: counts by relative path, as the trees give them.
+    let (r1, r2) = (repo.join("rel/4.2"), repo.join("rel/4.2.16"));
+    let want = diff_r(&r1, &r2);
+    assert_eq!(want, [22, 3, 0, 32]);
+    let p = pair_of(&j, "4.2", "4.2.16").expect("the releases are a pair");
+    let flip = tail(p, "a") != "4.2";
+    let got = [&p["same"], &p["changed"], &p["only_a"], &p["only_b"]].map(|v| v.as_u64().unwrap());
+    let got = if flip {
+        [got[0], got[1], got[3], got[2]]
+    } else {
+        got
+    };
+    assert_eq!(got, want, "{p}");
+    // The lists name no file present on both sides.
+    let (ta, tb) = (tree(&r1), tree(&r2));
+    let (only_1, only_2) = if flip {
+        ("only_b", "only_a")
+    } else {
+        ("only_a", "only_b")
+    };
+    assert_eq!(p["files"][only_1], serde_json::json!([]), "{p}");
+    let listed = p["files"][only_2].as_array().unwrap();
+    assert_eq!(listed.len(), 20, "{p}");
+    assert!(listed
+        .iter()
+        .all(|x| tb.contains_key(x.as_str().unwrap()) && !ta.contains_key(x.as_str().unwrap())));
+    assert_eq!(p["files"]["same_more"], 22 - 20, "{p}");
+    // The text says what it counts, and no wide set is left out.
+    let txt = read(&work, "report.txt");
+    assert!(
+        txt.contains("by relative path 22 files the same, 3 changed, "),
+        "{txt}"
+    );
+    assert!(!txt.contains("proposed no folder pairs"), "{txt}");
 }

@@ -62,7 +62,7 @@ fsim report: 1 clusters, 3 files, 5.9 KiB, 1.7 KiB reclaimable; 1 identical sets
 
 Folders that are copies or versions of each other: 1 pairs (>= 50% of their bytes found in each other; the topmost of each tree)
   1. a  <->  copy  93.3%
-    1.8 KiB of 2.0 KiB (2 files) found in the second, 1000 B of 1000 B (1 files) in the first; 2 files the same, 1 changed, 0 only in the first, 0 only in the second
+    1.8 KiB of 2.0 KiB (2 files) found in the second, 1000 B of 1000 B (1 files) in the first; by relative path 1 files the same, 0 changed, 1 only in the first, 0 only in the second
 
 A. Identical files: 1 sets
   set 0000000000  2 files x 1000 B = 1000 B overhead

@@ -1,12 +1,12 @@
-//! Crediting the matches: each match (a kept link, two files of an
-//! identical set) climbs its two folders' ancestors at aligned heights and
-//! credits each file to the folder pairs its [`Pass`] figures, through a
-//! worker's [`Combiner`] to its sorter (or, in the file lists' pass, to
+//! Crediting the matches: each match (a kept link, two folders' files of
+//! an identical set) climbs its two folders' ancestors at aligned heights
+//! and credits each file to the folder pairs its [`Pass`] figures, through
+//! a worker's [`Combiner`] to its sorter (or, in the file lists' pass, to
 //! the listed pairs' details).
 
 use super::records::{Combiner, Credit, Detail};
 use super::table::{Dir, ROOT};
-use super::{Folders, SetRef, SET_FANOUT};
+use super::{Folders, SetRef, SET_FOLDERS};
 use crate::error::Result;
 use crate::formats::files::CompactTable;
 use crate::io::hashing::{Mixed, MixedMap};
@@ -37,10 +37,14 @@ pub(super) struct Shape<'a> {
     /// Directory of each file.
     pub(super) dir_of: Vec<u32>,
     /// The identical set a representative file stands for, by file id
-    /// ([`NO_SET`]: none, or one wider than [`SET_FANOUT`]): read for both
-    /// files of every link, an index rather than a hash lookup.
+    /// ([`NO_SET`]: none, or one wider than [`super::SET_FANOUT`]; [`SPREAD`]: a
+    /// file of a set in more than [`SET_FOLDERS`] folders, never credited
+    /// file by file): read for both files of every link, an index rather
+    /// than a hash lookup.
     pub(super) set_index: Vec<u32>,
     pub(super) sets: &'a [SetRef<'a>],
+    /// The identical sets' files by folder.
+    pub(super) groups: SetGroups,
     /// Which folder pairs of a match's chain are credited ([`Pass`]).
     pub(super) pass: Pass,
     /// The file lists' pass ([`Folders::start_details`]): the listed
@@ -60,6 +64,83 @@ pub(super) struct Up {
 
 /// [`Shape::set_index`] of a file that stands for no set.
 pub(super) const NO_SET: u32 = u32::MAX;
+
+/// [`Shape::set_index`] of a file of a set in more than [`SET_FOLDERS`]
+/// folders.
+pub(super) const SPREAD: u32 = u32::MAX - 1;
+
+/// The identical sets' files grouped by the folder holding them (empty
+/// files and files outside every folder left out): a set proposes its
+/// pairs group by group.
+#[derive(Debug, Default)]
+pub(super) struct SetGroups {
+    /// The files, group after group (a group's files are in one folder).
+    pub(super) files: Vec<u32>,
+    /// Where each group starts in `files`, and the end last.
+    pub(super) starts: Vec<u32>,
+    /// Each set of two groups or more in at most [`SET_FOLDERS`] folders:
+    /// its groups `g0..g1` and its files' size.
+    pub(super) sets: Vec<(u32, u32, u64)>,
+    /// The sets in more than [`SET_FOLDERS`] folders (indices in the sets).
+    pub(super) spread: Vec<u32>,
+}
+
+impl SetGroups {
+    /// The files of group `g`.
+    pub(super) fn group(&self, g: u32) -> &[u32] {
+        let (at, end) = (self.starts[g as usize], self.starts[g as usize + 1]);
+        &self.files[at as usize..end as usize]
+    }
+
+    /// The bytes it holds.
+    pub(super) fn bytes(&self) -> u64 {
+        (self.files.capacity() * 4 + self.starts.capacity() * 4 + self.sets.capacity() * 16) as u64
+            + self.spread.capacity() as u64 * 4
+    }
+}
+
+/// The files of `sets` grouped by folder; the files of a set in more than
+/// [`SET_FOLDERS`] folders marked [`SPREAD`] in `set_index`.
+pub(super) fn group_sets(
+    table: &CompactTable,
+    dir_of: &[u32],
+    sets: &[SetRef<'_>],
+    set_index: &mut [u32],
+) -> SetGroups {
+    let mut g = SetGroups {
+        starts: vec![0],
+        ..SetGroups::default()
+    };
+    let mut by_dir: Vec<(u32, u32)> = Vec::new();
+    for (s, set) in sets.iter().enumerate() {
+        by_dir.clear();
+        by_dir.extend(
+            set.files
+                .iter()
+                .map(|&f| (dir_of[f as usize], f))
+                .filter(|&(d, f)| d != ROOT && table.size(f) > 0),
+        );
+        by_dir.sort_unstable();
+        let folders = by_dir.chunk_by(|x, y| x.0 == y.0).count();
+        if folders > SET_FOLDERS {
+            for &f in set.files {
+                set_index[f as usize] = SPREAD;
+            }
+            g.spread.push(s as u32);
+            continue;
+        }
+        if folders < 2 {
+            continue;
+        }
+        let g0 = g.starts.len() as u32 - 1;
+        for group in by_dir.chunk_by(|x, y| x.0 == y.0) {
+            g.files.extend(group.iter().map(|&(_, f)| f));
+            g.starts.push(g.files.len() as u32);
+        }
+        g.sets.push((g0, g.starts.len() as u32 - 1, set.size));
+    }
+    g
+}
 
 /// One worker's credits. Aligned to two cache lines: each worker writes
 /// its sorter's and combiner's fields at every credit, and two workers'
@@ -82,7 +163,7 @@ pub(super) struct Crediting {
 
 /// A match to credit: a kept link between two representatives (`link`:
 /// each file of one's identical set with each of the other's) or two
-/// files of one identical set.
+/// groups of one identical set (`x`, `y`: [`SetGroups`] groups).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Match {
     pub(super) x: u32,
@@ -99,31 +180,24 @@ pub(super) const BATCH: usize = 1 << 14;
 pub(super) const ALONE: usize = 1 << 10;
 
 impl Folders<'_> {
-    /// Propose the pairs of the identical sets; the number of sets too
-    /// wide to. Two names of one file (hard links) are no copy: they pair
-    /// no folders.
+    /// Propose the pairs of the identical sets, each two of a set's groups
+    /// once; the number of sets in too many folders to. Two names of one
+    /// file (hard links) are no copy: they pair no folders.
     pub(super) fn propose_sets(&mut self) -> Result<u64> {
-        let mut wide = 0;
-        let sets = self.shape.sets;
-        let table = self.shape.table;
-        let one_file = |x: u32, y: u32| table.link(x).is_some() && table.link(x) == table.link(y);
-        for s in sets {
-            if s.files.len() > SET_FANOUT {
-                wide += 1;
-                continue;
-            }
-            for (i, &x) in s.files.iter().enumerate() {
-                for &y in s.files[i + 1..].iter().filter(|&&y| !one_file(x, y)) {
+        for k in 0..self.shape.groups.sets.len() {
+            let (g0, g1, size) = self.shape.groups.sets[k];
+            for x in g0..g1 {
+                for y in x + 1..g1 {
                     self.add(Match {
                         x,
                         y,
-                        bytes: s.size,
+                        bytes: size,
                         link: false,
                     })?;
                 }
             }
         }
-        Ok(wide)
+        Ok(self.shape.groups.spread.len() as u64)
     }
 
     /// Add a match to the batch, which is credited when full.
@@ -173,35 +247,44 @@ impl Shape<'_> {
     /// Credit match `m` with worker `w`'s combiners and sorters.
     fn credit(&self, w: &mut Crediting, m: &Match) -> Result<()> {
         if !m.link {
-            return self.propose(w, m.x, m.y, m.bytes, true);
+            let (xs, ys) = (self.groups.group(m.x), self.groups.group(m.y));
+            return self.propose(w, xs, ys, m.bytes, true);
         }
-        for &x in self.members(&m.x) {
-            for &y in self.members(&m.y) {
-                self.propose(w, x, y, m.bytes, false)?;
+        for x in self.members(&m.x) {
+            for y in self.members(&m.y) {
+                self.propose(
+                    w,
+                    std::slice::from_ref(x),
+                    std::slice::from_ref(y),
+                    m.bytes,
+                    false,
+                )?;
             }
         }
         Ok(())
     }
 
     /// The files a representative stands for (itself when its set is
-    /// wider than [`SET_FANOUT`]).
+    /// wider than [`super::SET_FANOUT`]).
     fn members<'s>(&'s self, f: &'s u32) -> &'s [u32] {
         match self.set_index[*f as usize] {
-            NO_SET => std::slice::from_ref(f),
+            NO_SET | SPREAD => std::slice::from_ref(f),
             s => self.sets[s as usize].files,
         }
     }
 
-    /// Credit `x` and `y` to each other in their folders at the aligned
-    /// heights below the first folder they share that this [`Pass`] figures.
+    /// Credit the files `xs` (of one folder) and `ys` (of another) to each
+    /// other in their folders at the aligned heights below the first folder
+    /// they share that this [`Pass`] figures.
     fn propose(
         &self,
         w: &mut Crediting,
-        x: u32,
-        y: u32,
+        xs: &[u32],
+        ys: &[u32],
         bytes: u64,
         identical: bool,
     ) -> Result<()> {
+        let (x, y) = (xs[0], ys[0]);
         if self.table.size(x) == 0 || self.table.size(y) == 0 {
             return Ok(());
         }
@@ -220,13 +303,28 @@ impl Shape<'_> {
         };
         let mut done = Ok(());
         for &p in &chain[credited] {
-            done = self.pair_at(w, p, x, y, bytes, identical);
+            done = self.pair_at(w, p, xs, ys, bytes, identical);
             if done.is_err() {
                 break;
             }
         }
         w.chain = chain;
         done
+    }
+
+    /// File `f`'s partner among `others`: the first that is not another
+    /// name of it; none for a file of a set in too many folders (counted
+    /// by folder, [`Folders::spread_figures`]).
+    #[inline]
+    fn partner(&self, f: u32, others: &[u32]) -> Option<u32> {
+        if self.set_index[f as usize] == SPREAD {
+            return None;
+        }
+        let link = self.table.link(f);
+        others
+            .iter()
+            .copied()
+            .find(|&o| link.is_none() || self.table.link(o) != link)
     }
 
     /// The folder pairs (lower id first) of a match between folders `dx`
@@ -256,21 +354,27 @@ impl Shape<'_> {
         }
     }
 
-    /// Credit `x` and `y` to each other in folder pair `(da, db)`: in the
-    /// first passes through the [`Combiner`] to the sorter, in the file
-    /// lists' pass for their lists when it is a listed pair.
+    /// Credit the files `xs` and `ys` to each other in folder pair
+    /// `(da, db)`: in the first passes through the [`Combiner`] to the
+    /// sorter, in the file lists' pass for their lists when it is a listed
+    /// pair.
     #[inline]
     fn pair_at(
         &self,
         w: &mut Crediting,
         (da, db): (u32, u32),
-        x: u32,
-        y: u32,
+        xs: &[u32],
+        ys: &[u32],
         bytes: u64,
         identical: bool,
     ) -> Result<()> {
+        let sides = [(xs, ys), (ys, xs)];
+        let each = sides.into_iter().flat_map(|(fs, os)| {
+            fs.iter()
+                .filter_map(move |&f| Some((f, self.partner(f, os)?)))
+        });
         if let Some(credits) = &mut w.credits {
-            for file in [x, y] {
+            for (file, _) in each {
                 let c = Credit::new(da, db, file, bytes, identical);
                 if let Some(out) = w.combiner.put(c) {
                     credits.push(out)?;
@@ -282,7 +386,7 @@ impl Shape<'_> {
             return Ok(());
         }
         if let (Some(&k), Some(details)) = (self.wanted.get(&(da, db)), &mut w.details) {
-            for (file, partner) in [(x, y), (y, x)] {
+            for (file, partner) in each {
                 let d = Detail {
                     k,
                     file,

@@ -62,15 +62,8 @@ impl Folders<'_> {
             self.shape.dir_of[c.file() as usize],
         ) {
             p.a_in_b += bytes;
-            p.only_a -= 1;
         } else {
             p.b_in_a += bytes;
-            p.only_b -= 1;
-        }
-        if c.identical() {
-            p.same += 1;
-        } else {
-            p.changed += 1;
         }
     }
 
@@ -108,7 +101,7 @@ pub(super) fn identical_trees(
     dirs: &[Dir],
     p: &FolderPair,
 ) -> Option<TreeCopy> {
-    if p.changed > 0 || p.files_a != p.files_b || p.bytes_a != p.bytes_b {
+    if p.same != p.files_a || p.files_a != p.files_b || p.bytes_a != p.bytes_b {
         return None;
     }
     let (a, b) = (&dirs[p.da as usize], &dirs[p.db as usize]);
@@ -177,7 +170,8 @@ pub(super) fn explains(
         .collect()
 }
 
-/// Pair (`da`, `db`) before its credits: every file only in its folder.
+/// Pair (`da`, `db`) before its credits (its file counts are by path,
+/// [`Folders::count_paths`]).
 pub(super) fn empty_pair(dirs: &[Dir], da: u32, db: u32) -> FolderPair {
     let (a, b) = (&dirs[da as usize], &dirs[db as usize]);
     FolderPair {
@@ -192,8 +186,8 @@ pub(super) fn empty_pair(dirs: &[Dir], da: u32, db: u32) -> FolderPair {
         b_in_a: 0,
         same: 0,
         changed: 0,
-        only_a: a.files,
-        only_b: b.files,
+        only_a: 0,
+        only_b: 0,
         tree: None,
         files: None,
         family: 0,

@@ -1,9 +1,11 @@
 //! The file lists' pass: the files of the first [`DETAILED`] pairs, each
-//! with its best partner in the other folder ([`PairFiles`]).
+//! with its best partner in the other folder, which gives the changed
+//! files of their lists ([`PairFiles`], made by relative path) the bytes in
+//! common with the file at their path.
 
 use super::records::{Combiner, Detail, Merged};
 use super::table::{contains, Dir};
-use super::{FolderPair, FolderReport, Folders, PairFiles, DETAILED, LISTED};
+use super::{FolderPair, FolderReport, Folders, PairFiles, DETAILED};
 use crate::error::Result;
 use crate::io::sorter::ExternalSorter;
 
@@ -50,10 +52,7 @@ impl Folders<'_> {
             streams.push(details.finish()?);
         }
         let n = self.shape.wanted.len();
-        let mut lists: Vec<Lister> = r.pairs[..n]
-            .iter()
-            .map(|p| Lister::new(&self.shape.dirs, p))
-            .collect();
+        let mut lists: Vec<Lister> = r.pairs[..n].iter_mut().map(Lister::new).collect();
         let mut sorted = Merged::new(streams)?;
         let mut last: Option<Detail> = None;
         while let Some(d) = sorted.next_item()? {
@@ -77,71 +76,33 @@ impl Folders<'_> {
 /// id order.
 pub(super) struct Lister {
     da: u32,
-    /// The folders' runs of ids (none when their files are not one run)
-    /// and the next id of each not yet seen.
-    runs: Option<[std::ops::RangeInclusive<u32>; 2]>,
-    next: [u32; 2],
     files: PairFiles,
 }
 
 impl Lister {
-    fn new(dirs: &[Dir], p: &FolderPair) -> Lister {
-        let (a, b) = (&dirs[p.da as usize], &dirs[p.db as usize]);
-        let runs = a.run().zip(b.run()).map(|(x, y)| [x, y]);
+    fn new(p: &mut FolderPair) -> Lister {
         Lister {
             da: p.da,
-            next: [a.first, b.first],
-            files: PairFiles {
-                only_listed: runs.is_some(),
-                ..PairFiles::default()
-            },
-            runs,
+            files: p.files.take().map(|f| *f).unwrap_or_default(),
         }
     }
 
-    /// The files from `next` up to `to` (excluded) on `side` have no
-    /// partner: listed while the list has room.
-    fn skip_to(&mut self, side: usize, to: u32) {
-        let Some(runs) = &self.runs else { return };
-        let list = if side == 0 {
-            &mut self.files.only_a
-        } else {
-            &mut self.files.only_b
-        };
-        let end = to.min(runs[side].end().saturating_add(1));
-        let room = LISTED.saturating_sub(list.len()) as u32;
-        let from = self.next[side];
-        list.extend(from..end.min(from.saturating_add(room)).max(from));
-        self.next[side] = self.next[side].max(to);
-    }
-
-    /// File `d.file`'s best partner `d`.
+    /// File `d.file`'s best partner `d`: the bytes in common of a changed
+    /// file whose best partner is the file at its path.
     fn best(&mut self, dirs: &[Dir], dir_of: &[u32], d: Detail) {
-        let side = usize::from(!contains(dirs, self.da, dir_of[d.file as usize]));
-        self.skip_to(side, d.file);
-        self.next[side] = self.next[side].max(d.file + 1);
-        if side == 1 {
+        if d.identical || !contains(dirs, self.da, dir_of[d.file as usize]) {
             return;
         }
-        let f = &mut self.files;
-        if d.identical {
-            f.same_count += 1;
-            if f.same.len() < LISTED {
-                f.same.push((d.file, d.partner));
-            }
-        } else {
-            f.changed_count += 1;
-            if f.changed.len() < LISTED {
-                f.changed.push((d.file, d.partner, d.bytes));
-            }
+        let changed = self.files.changed.iter_mut();
+        if let Some(c) = changed
+            .into_iter()
+            .find(|c| (c.0, c.1) == (d.file, d.partner))
+        {
+            c.2 = Some(d.bytes);
         }
     }
 
-    fn end(mut self) -> PairFiles {
-        if let Some([a, b]) = self.runs.clone() {
-            self.skip_to(0, a.end() + 1);
-            self.skip_to(1, b.end() + 1);
-        }
+    fn end(self) -> PairFiles {
         self.files
     }
 }

@@ -17,10 +17,11 @@
 //! the bytes of its best partner in B (an identical file: its size; a
 //! link: the bytes in common), so a byte of A is counted once however many
 //! partners it has; "A in B" is their sum over A's files, "B in A" the
-//! same the other way. A file is `same` when its best partner is identical
-//! to it, `changed` when its best partner is a link, else only in its
-//! folder. The pair's similarity is (A in B + B in A) / (bytes of A +
-//! bytes of B).
+//! same the other way. The pair's similarity is (A in B + B in A) / (bytes
+//! of A + bytes of B). The file counts are by relative path, as `diff -r A
+//! B` would give them ([`counts`]): `same` the paths under both with
+//! identical files, `changed` those under both with other contents, only in
+//! A (only in B) those under one folder alone; empty files count as any.
 //!
 //! **Which pairs are reported.** Those at or above the threshold none of
 //! whose ancestor pairs (at the same heights) is: the topmost folders that
@@ -46,12 +47,21 @@
 //! that the few pairs a person reads first (releases, copied projects)
 //! are not lost among them.
 //!
-//! **Bounds.** Identical sets of more than [`SET_FANOUT`] files (licence
-//! texts, empty `__init__.py`, generated boilerplate) propose no folder
-//! pairs by themselves (their pairs grow with the square of the set) but
-//! still count in the figures of pairs other files proposed; the report
-//! says how many such sets there were. Empty files count in no figure.
+//! **Bounds.** An identical set proposes its pairs folder by folder: its
+//! files grouped by the folder holding them, each two groups climb once and
+//! credit the files of both, so its work is the square of its folders, not
+//! of its files (a thousand empty `__init__.py` in two hundred folders are
+//! two hundred groups). A set in more than [`SET_FOLDERS`] folders (a
+//! licence in every project) proposes no pairs (they would grow with the
+//! square of its folders, and so the work of every set is at most
+//! [`SET_FOLDERS`] / 2 climbs a file): it counts by folder in the figures of
+//! the pairs other files proposed ([`Folders::spread_figures`]), and the
+//! report says how many such sets there were. A kept link to the
+//! representative of a set of more than [`SET_FANOUT`] files credits the
+//! representative alone (each file of both sets with each would be the
+//! product of the two sets).
 
+mod counts;
 mod credits;
 mod families;
 mod figures;
@@ -68,15 +78,20 @@ use crate::error::Result;
 use crate::formats::files::CompactTable;
 use crate::io::hashing::MixedMap;
 use crate::io::sorter::{SortOptions, MIN_MEMORY};
-use credits::{credit_sorter, Crediting, Match, Pass, Shape, Up, NO_SET};
+use credits::{credit_sorter, group_sets, Crediting, Match, Pass, Shape, Up, NO_SET};
 use families::by_family;
 use figures::{explains, identical_trees};
 use records::{Combiner, Credit, COMBINED};
 use std::collections::HashMap;
 use table::{directories, table_bytes};
 
-/// Identical sets larger than this propose no folder pairs (module doc).
+/// A kept link to the representative of an identical set of at most this
+/// many files credits each file of the set (module doc).
 pub const SET_FANOUT: usize = 64;
+
+/// Identical sets in more folders than this propose no folder pairs
+/// (module doc).
+pub const SET_FOLDERS: usize = 256;
 
 /// The first this many reported pairs get their file lists
 /// ([`PairFiles`]): the pairs the html page shows.
@@ -85,23 +100,24 @@ pub const DETAILED: usize = 1_000;
 /// Files a list of [`PairFiles`] names at most (the others are counted).
 pub const LISTED: usize = 20;
 
-/// The file-level differences of a folder pair, from A's side: each of
-/// A's files is `same` (its best partner in B is identical), `changed`
-/// (its best partner is a link) or only in A; B's files with no partner
-/// in A are only in B. At most [`LISTED`] files a list, in id order (the
-/// walk's); the counts are of all.
+/// The file-level differences of a folder pair by relative path (as
+/// [`FolderPair::same`] counts them): the files `same` at the same relative
+/// path under both, `changed` there, only in A and only in B. At most
+/// [`LISTED`] files a list, in id order of A's file (the walk's); the
+/// counts are of all.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PairFiles {
-    /// (file of A, its partner in B).
+    /// (file of A, the file at its path in B).
     pub same: Vec<(u32, u32)>,
     pub same_count: u64,
-    /// (file of A, its partner in B, bytes in common).
-    pub changed: Vec<(u32, u32, u64)>,
+    /// (file of A, the file at its path in B, bytes in common when a kept
+    /// link joins the two: the best partner of A's file is B's).
+    pub changed: Vec<(u32, u32, Option<u64>)>,
     pub changed_count: u64,
     pub only_a: Vec<u32>,
     pub only_b: Vec<u32>,
-    /// Whether the only-in lists could be made: each folder's files are
-    /// one run of ids (the walk's order), else they are left empty.
+    /// Always true: the only-in lists are made for every pair (the json
+    /// keeps the key).
     pub only_listed: bool,
 }
 
@@ -127,10 +143,12 @@ pub struct FolderPair {
     /// Bytes of A found in B, and of B in A.
     pub a_in_b: u64,
     pub b_in_a: u64,
-    /// Files (of A and B together) whose best partner is identical to them.
+    /// Relative paths under both folders with identical files there (a
+    /// pair of files counts once): see [`counts`].
     pub same: u64,
-    /// Files whose best partner is a link (similar, not identical).
+    /// Relative paths under both folders with other contents there.
     pub changed: u64,
+    /// Relative paths under A alone, and under B alone.
     pub only_a: u64,
     pub only_b: u64,
     /// When A and B are identical trees.
@@ -163,7 +181,8 @@ pub struct FolderReport {
     pub pairs: Vec<FolderPair>,
     /// The families of `pairs`, in their order.
     pub families: Vec<Family>,
-    /// Identical sets over [`SET_FANOUT`] files, which proposed no pairs.
+    /// Identical sets in more than [`SET_FOLDERS`] folders, which proposed
+    /// no pairs (they count in the figures of the others).
     pub wide_sets: u64,
     /// Per group given to [`Folders::figure`] (the clusters, then the
     /// identical sets): the index in `pairs` of the folder pair that holds
@@ -230,7 +249,10 @@ impl<'a> Folders<'a> {
                 set_index[f as usize] = s as u32;
             }
         }
-        let held = table_bytes(&dirs, &dir_of) + (up.len() * 8 + set_index.len() * 4) as u64;
+        let groups = group_sets(table, &dir_of, sets, &mut set_index);
+        let held = table_bytes(&dirs, &dir_of)
+            + (up.len() * 8 + set_index.len() * 4) as u64
+            + groups.bytes();
         let threads = sort.threads.max(1);
         let share = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
         let share = share / threads as u64;
@@ -253,6 +275,7 @@ impl<'a> Folders<'a> {
                 dir_of,
                 set_index,
                 sets,
+                groups,
                 pass: Pass::Tops,
                 wanted: MixedMap::default(),
                 wanted_da: Vec::new(),
@@ -304,6 +327,7 @@ impl<'a> Folders<'a> {
         self.propose_sets()?;
         links(self)?;
         self.sweep(min_percent, &mut kept)?;
+        self.spread_figures(&mut kept);
         self.shape.pass = Pass::All;
         // The file lists' pass combines its records in the credits' slots.
         for w in &mut self.workers {
@@ -319,6 +343,7 @@ impl<'a> Folders<'a> {
                 .then_with(|| x.b.cmp(&y.b))
         });
         let (mut pairs, families) = by_family(pairs);
+        self.count_paths(&mut pairs)?;
         for p in &mut pairs {
             p.tree = identical_trees(self.shape.table, &self.shape.dirs, p);
         }

@@ -48,7 +48,7 @@ impl FolderPair {
             "changed": f.changed.iter().map(|&(x, y, c)| serde_json::json!([
                 rel(x, a),
                 rel(y, b),
-                (crate::formats::percent(c.min(table.at(x).size), table.at(x).size) * 10.0).round() / 10.0,
+                c.map(|c| (crate::formats::percent(c.min(table.at(x).size), table.at(x).size) * 10.0).round() / 10.0),
             ])).collect::<Vec<_>>(),
             "changed_more": more(f.changed_count, f.changed.len()),
             "only_a": only(&f.only_a, a),

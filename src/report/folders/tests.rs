@@ -84,7 +84,8 @@ fn two_folders_of_two_files() {
     assert_eq!(paths(&r), [("r/A".into(), "r/B".into())]);
     let p = &r.pairs[0];
     assert_eq!((p.a_in_b, p.b_in_a), (1000, 1000));
-    assert_eq!((p.same, p.changed, p.only_a, p.only_b), (2, 2, 0, 0));
+    // By relative path: x the same, y changed; each pair of files once.
+    assert_eq!((p.same, p.changed, p.only_a, p.only_b), (1, 1, 0, 0));
     assert_eq!((p.files_a, p.bytes_a), (2, 1400));
     assert!((p.percent() - 1000.0 / 14.0).abs() < 1e-9);
 }
@@ -126,13 +127,13 @@ fn a_pair_under_a_top_that_is_not_kept_is_found_in_the_second_pass() {
     let r = f.figure(50.0, &[], |f| f.link(2, 5, 100)).unwrap();
     assert_eq!(paths(&r), [("w/p1/x".into(), "w/p2/x".into())]);
     let p = &r.pairs[0];
-    assert_eq!((p.a_in_b, p.b_in_a, p.same), (1100, 1100, 4));
+    assert_eq!((p.a_in_b, p.b_in_a, p.same), (1100, 1100, 2));
     let r = Folders::new(&t, &sr, &set_of, sort())
         .unwrap()
         .figure(10.0, &[], |f| f.link(2, 5, 100))
         .unwrap();
     assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
-    assert_eq!((r.pairs[0].a_in_b, r.pairs[0].changed), (1200, 2));
+    assert_eq!((r.pairs[0].a_in_b, r.pairs[0].changed), (1200, 1));
 }
 
 #[test]
@@ -179,7 +180,7 @@ fn copied_trees_report_their_top_folders_only() {
     assert_eq!(paths(&r), [("w/p1".into(), "w/p2".into())]);
     let p = &r.pairs[0];
     assert_eq!((p.a_in_b, p.b_in_a), (1450, 1450));
-    assert_eq!((p.same, p.changed, p.only_a, p.only_b), (4, 2, 0, 1));
+    assert_eq!((p.same, p.changed, p.only_a, p.only_b), (2, 1, 0, 1));
 }
 
 #[test]
@@ -212,7 +213,10 @@ fn the_second_pass_lists_a_pairs_files_and_finds_identical_trees() {
     );
     let l = r.pairs[0].files.as_deref().unwrap();
     assert_eq!((&l.same[..], l.same_count), (&[(0, 3), (2, 5)][..], 2));
-    assert_eq!((&l.changed[..], l.changed_count), (&[(1, 4, 450)][..], 1));
+    assert_eq!(
+        (&l.changed[..], l.changed_count),
+        (&[(1, 4, Some(450))][..], 1)
+    );
     assert_eq!((&l.only_a[..], &l.only_b[..]), (&[][..], &[6][..]));
     assert!(l.only_listed && r.pairs[0].tree.is_none());
     // q1 and q2: the same paths and contents, an empty file included.
@@ -222,8 +226,12 @@ fn the_second_pass_lists_a_pairs_files_and_finds_identical_trees() {
         files: 2,
     };
     assert_eq!(r.pairs[1].tree, Some(want));
+    // The empty file at the same path is the same in both.
     let l = r.pairs[1].files.as_deref().unwrap();
-    assert_eq!((&l.only_a[..], &l.only_b[..]), (&[8][..], &[10][..]));
+    assert_eq!(
+        (&l.same[..], &l.only_a[..], &l.only_b[..]),
+        (&[(7, 9), (8, 10)][..], &[][..], &[][..])
+    );
 }
 
 #[test]
@@ -269,12 +277,16 @@ fn a_file_with_many_partners_counts_once() {
 }
 
 #[test]
-fn wide_identical_sets_propose_nothing_and_are_counted() {
+fn identical_sets_in_too_many_folders_propose_nothing_and_count_by_folder() {
+    // A LICENSE in more than SET_FOLDERS folders, each with a main file of
+    // its own; d0 and d1 also share a copy of a third file.
     let mut files: Vec<(String, u64, u128)> = Vec::new();
-    for k in 0..=SET_FANOUT {
+    for k in 0..=SET_FOLDERS {
         files.push((format!("r/d{k}/LICENSE"), 1000, 1));
         files.push((format!("r/d{k}/main"), 1000, 100 + k as u128));
     }
+    files.push(("r/d0/third".into(), 3000, 2));
+    files.push(("r/d1/third".into(), 3000, 2));
     let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
     let (t, sets, set_of) = table(&refs);
     let sr = set_refs(&sets);
@@ -282,8 +294,42 @@ fn wide_identical_sets_propose_nothing_and_are_counted() {
         .unwrap()
         .figure(0.0, &[], |_| Ok(()))
         .unwrap();
-    assert!(r.pairs.is_empty());
+    assert_eq!(paths(&r), [("r/d0".into(), "r/d1".into())]);
     assert_eq!(r.wide_sets, 1);
+    // Its LICENSE counts in the pair the third file proposed.
+    let p = &r.pairs[0];
+    assert_eq!((p.a_in_b, p.b_in_a, p.bytes_a), (4000, 4000, 5000));
+    assert_eq!((p.same, p.changed, p.only_a, p.only_b), (2, 1, 0, 0));
+}
+
+#[test]
+fn a_wide_identical_set_proposes_its_pairs_folder_by_folder() {
+    // 100 copies of a folder of three files (sets of 100 files), and an
+    // empty file in each (which pairs nothing by itself).
+    let mut files: Vec<(String, u64, u128)> = Vec::new();
+    for k in 0..100 {
+        for i in 0..3u128 {
+            files.push((format!("many/copy-{k:03}/part-{i}"), 500, 10 + i));
+        }
+        files.push((format!("many/copy-{k:03}/empty"), 0, 0));
+    }
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let mut r = f.figure(50.0, &[], |_| Ok(())).unwrap();
+    f.start_details(&r).unwrap();
+    f.finish_details(&mut r).unwrap();
+    assert_eq!((r.pairs.len(), r.families.len(), r.wide_sets), (4950, 1, 0));
+    assert_eq!(r.families[0].label, b"many/*");
+    assert_eq!(r.families[0].folders, 100);
+    for p in &r.pairs {
+        assert!(p.tree.is_some(), "{p:?}");
+        assert_eq!((p.a_in_b, p.b_in_a), (1500, 1500));
+        assert_eq!((p.same, p.changed, p.only_a, p.only_b), (4, 0, 0, 0));
+    }
+    let l = r.pairs[0].files.as_deref().unwrap();
+    assert_eq!((l.same.len(), l.same_count), (4, 4));
 }
 
 /// `copies` copies of a project of 3 folders × 10 files (path, size,
@@ -383,4 +429,38 @@ fn the_figures_do_not_depend_on_the_number_of_workers() {
         assert_eq!(r.pairs, one.pairs, "{threads} workers, {memory} bytes");
         assert_eq!(r.families, one.families);
     }
+}
+
+#[test]
+fn ten_thousand_copies_of_a_file_are_credited_by_folder() {
+    // 10,000 copies in 100 folders: 4,950 pairs of folders, each credited
+    // once a height (not 5 × 10^7 pairs of files).
+    let mut files: Vec<(String, u64, u128)> = Vec::new();
+    for d in 0..100 {
+        for i in 0..100 {
+            files.push((format!("w/d{d:03}/f{i:03}"), 10, 7));
+        }
+    }
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let r = Folders::new(&t, &sr, &set_of, sort())
+        .unwrap()
+        .figure(50.0, &[], |_| Ok(()))
+        .unwrap();
+    assert_eq!((r.pairs.len(), r.families.len(), r.wide_sets), (4950, 1, 0));
+    let p = &r.pairs[0];
+    assert_eq!((p.a_in_b, p.same, p.only_a), (1000, 100, 0));
+    // 10,000 copies in 10,000 folders: no pair proposed.
+    let files: Vec<(String, u64, u128)> = (0..10_000)
+        .map(|d| (format!("w/d{d:05}/f"), 10, 7))
+        .collect();
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let r = Folders::new(&t, &sr, &set_of, sort())
+        .unwrap()
+        .figure(50.0, &[], |_| Ok(()))
+        .unwrap();
+    assert_eq!((r.pairs.len(), r.wide_sets), (0, 1));
 }

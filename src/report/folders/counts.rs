@@ -1,0 +1,223 @@
+//! What the figures of the reported pairs count beyond the credits: the
+//! files by relative path, as `diff -r A B` gives them, and the bytes of
+//! the identical sets in too many folders to propose pairs, counted by
+//! folder.
+//!
+//! **Counts.** For a pair (A, B), each relative path under A or B (a file
+//! `A/p` is at path `p`) is one of: `same` (a file at `p` under both, the
+//! two identical: same size and content), `changed` (a file at `p` under
+//! both, other contents), only in A, only in B. Empty files count as any
+//! file. So `same + changed + only_a` is A's files, `same + changed +
+//! only_b` is B's, and a pair of identical files counts once. A file moved
+//! to another path counts only in A and only in B (its bytes still count
+//! in "A in B", which is by content wherever it is).
+//!
+//! **Work.** Each reported pair's files, as (pair, hash of the relative
+//! path, side, file), go through the external sorter within the report's
+//! budget: O(files of the reported pairs) records, read back path by path.
+
+use super::table::{contains, Dir, ROOT};
+use super::{FolderPair, Folders, PairFiles, DETAILED, LISTED};
+use crate::error::Result;
+use crate::formats::files::CompactTable;
+use crate::io::hashing::MixedMap;
+use crate::io::sorter::{ExternalSorter, FixedRecord};
+use std::collections::HashMap;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// A file of a reported pair at its relative path: sorted by pair, then
+/// path (its hash), the files at one path under both folders come
+/// together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct AtPath {
+    k: u32,
+    rel: u64,
+    /// 0 under A, 1 under B.
+    side: u8,
+    file: u32,
+}
+
+impl FixedRecord for AtPath {
+    const SIZE: usize = 17;
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.k.to_be_bytes());
+        out[4..12].copy_from_slice(&self.rel.to_be_bytes());
+        out[12] = self.side;
+        out[13..17].copy_from_slice(&self.file.to_be_bytes());
+    }
+    fn decode(b: &[u8]) -> Self {
+        let u32_at = |i: usize| u32::from_be_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        AtPath {
+            k: u32_at(0),
+            rel: u64::from_be_bytes(b[4..12].try_into().expect("8 bytes")),
+            side: b[12],
+            file: u32_at(13),
+        }
+    }
+}
+
+/// The path of `file` under folder `dir`.
+fn rel_path<'t>(table: &'t CompactTable, dir: &Dir, file: u32) -> &'t [u8] {
+    let p = table.path(file);
+    p.get(dir.path.len() + 1..).unwrap_or(p)
+}
+
+/// Push `x` to a list kept to its [`LISTED`] least (sorted by [`finish`]).
+fn keep<T: Ord>(list: &mut Vec<T>, x: T) {
+    list.push(x);
+    if list.len() >= 2 * LISTED {
+        finish(list);
+    }
+}
+
+fn finish<T: Ord>(list: &mut Vec<T>) {
+    list.sort_unstable();
+    list.truncate(LISTED);
+}
+
+impl Folders<'_> {
+    /// The counts of `pairs` by relative path (module doc), and the file
+    /// lists of the first [`DETAILED`].
+    pub(super) fn count_paths(&self, pairs: &mut [FolderPair]) -> Result<()> {
+        let (table, dirs, dir_of) = (self.shape.table, &self.shape.dirs, &self.shape.dir_of);
+        let mut sorter = ExternalSorter::new(self.sort.clone());
+        for (k, p) in pairs.iter_mut().enumerate() {
+            (p.same, p.changed, p.only_a, p.only_b) = (0, 0, 0, 0);
+            p.files = (k < DETAILED).then(|| {
+                Box::new(PairFiles {
+                    only_listed: true,
+                    ..PairFiles::default()
+                })
+            });
+            for (side, d) in [p.da, p.db].into_iter().enumerate() {
+                let dir = &dirs[d as usize];
+                if dir.files == 0 {
+                    continue;
+                }
+                for file in dir.first..=dir.last {
+                    if contains(dirs, d, dir_of[file as usize]) {
+                        sorter.push(AtPath {
+                            k: k as u32,
+                            rel: xxh3_64(rel_path(table, dir, file)),
+                            side: side as u8,
+                            file,
+                        })?;
+                    }
+                }
+            }
+        }
+        let mut sorted = sorter.finish()?;
+        let mut group: Vec<AtPath> = Vec::new();
+        while let Some(r) = sorted.next_item()? {
+            if group.last().is_some_and(|l| (l.k, l.rel) != (r.k, r.rel)) {
+                self.at_path(&group, pairs);
+                group.clear();
+            }
+            group.push(r);
+        }
+        self.at_path(&group, pairs);
+        for p in pairs.iter_mut() {
+            if let Some(f) = p.files.as_deref_mut() {
+                (f.same_count, f.changed_count) = (p.same, p.changed);
+                finish(&mut f.same);
+                finish(&mut f.changed);
+                finish(&mut f.only_a);
+                finish(&mut f.only_b);
+            }
+        }
+        Ok(())
+    }
+
+    /// Count the files of one pair at one relative path (its hash: files
+    /// whose paths differ are told apart here).
+    fn at_path(&self, group: &[AtPath], pairs: &mut [FolderPair]) {
+        let Some(first) = group.first() else { return };
+        let table = self.shape.table;
+        let p = &mut pairs[first.k as usize];
+        let (da, db) = (
+            &self.shape.dirs[p.da as usize],
+            &self.shape.dirs[p.db as usize],
+        );
+        let (a_side, b_side) = group.split_at(group.partition_point(|r| r.side == 0));
+        let mut matched = vec![false; b_side.len()];
+        for a in a_side {
+            let at = b_side.iter().enumerate().position(|(i, b)| {
+                !matched[i] && rel_path(table, da, a.file) == rel_path(table, db, b.file)
+            });
+            let Some(i) = at else {
+                p.only_a += 1;
+                if let Some(f) = p.files.as_deref_mut() {
+                    keep(&mut f.only_a, a.file);
+                }
+                continue;
+            };
+            matched[i] = true;
+            let (x, y) = (a.file, b_side[i].file);
+            let identical = table.size(x) == table.size(y) && table.content(x) == table.content(y);
+            if identical {
+                p.same += 1;
+            } else {
+                p.changed += 1;
+            }
+            if let Some(f) = p.files.as_deref_mut() {
+                if identical {
+                    keep(&mut f.same, (x, y));
+                } else {
+                    keep(&mut f.changed, (x, y, None));
+                }
+            }
+        }
+        for (b, _) in b_side.iter().zip(matched).filter(|(_, m)| !m) {
+            p.only_b += 1;
+            if let Some(f) = p.files.as_deref_mut() {
+                keep(&mut f.only_b, b.file);
+            }
+        }
+    }
+
+    /// Add to the figures of the `kept` pairs the bytes of the identical
+    /// sets in too many folders to propose pairs (whose files no credit
+    /// counts): per set, the files it has under each folder, so that each
+    /// pair (A, B) whose two folders both hold some counts the set's files
+    /// under A in "A in B" and those under B in "B in A". O(files × depth)
+    /// a set and the kept pairs of the folders it is in.
+    pub(super) fn spread_figures(&self, kept: &mut HashMap<(u32, u32), FolderPair>) {
+        let shape = &self.shape;
+        if shape.groups.spread.is_empty() || kept.is_empty() {
+            return;
+        }
+        let mut by_folder: MixedMap<u32, Vec<(u32, u32)>> = MixedMap::default();
+        let mut keys: Vec<(u32, u32)> = kept.keys().copied().collect();
+        keys.sort_unstable();
+        for (da, db) in keys {
+            by_folder.entry(da).or_default().push((da, db));
+            by_folder.entry(db).or_default().push((da, db));
+        }
+        let mut under: MixedMap<u32, u64> = MixedMap::default();
+        for &s in &shape.groups.spread {
+            let set = &shape.sets[s as usize];
+            under.clear();
+            for &f in set.files.iter().filter(|&&f| shape.table.size(f) > 0) {
+                let mut d = shape.dir_of[f as usize];
+                while d != ROOT {
+                    *under.entry(d).or_default() += 1;
+                    d = shape.up[d as usize].parent;
+                }
+            }
+            for (&d, &n) in &under {
+                for &(da, db) in by_folder.get(&d).into_iter().flatten() {
+                    let other = if d == da { db } else { da };
+                    if !under.contains_key(&other) {
+                        continue;
+                    }
+                    let p = kept.get_mut(&(da, db)).expect("a kept pair");
+                    if d == da {
+                        p.a_in_b += n * set.size;
+                    } else {
+                        p.b_in_a += n * set.size;
+                    }
+                }
+            }
+        }
+    }
+}
