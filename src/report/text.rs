@@ -425,7 +425,7 @@ fn folders_text(
     let crowd = crate::report::folders::CROWD;
     let _ = writeln!(
         o,
-        "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree){}{}",
+        "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree, with the pairs inside it that are identical, closer or renamed indented under it){}{}",
         st.head,
         f.pairs.len(),
         min_percent,
@@ -522,6 +522,52 @@ fn folder_pair_text(k: usize, p: &crate::report::folders::FolderPair, o: &mut St
             p.changed,
             p.only_a,
             p.only_b
+        );
+    }
+    folder_children_text(p, 1, o, st);
+}
+
+/// The child pairs of `p`, indented by their `depth` under the top pair:
+/// one line each (`=` identical, `~` similar), then a line for those left
+/// out.
+fn folder_children_text(
+    p: &crate::report::folders::FolderPair,
+    depth: usize,
+    o: &mut String,
+    st: Style,
+) {
+    use std::fmt::Write;
+    let pad = "  ".repeat(depth + 1);
+    for c in &p.children {
+        let _ = writeln!(
+            o,
+            "{pad}{} {}{}{}  {}  {}{}{}  {}{:.1}%{}  ({} files the same, {} changed, {} only in the first, {} only in the second)",
+            if c.identical() { "=" } else { "~" },
+            st.bold,
+            escape_path_string(&c.a),
+            st.reset,
+            if c.identical() { "=" } else { "<->" },
+            st.bold,
+            escape_path_string(&c.b),
+            st.reset,
+            st.pct,
+            c.percent(),
+            st.reset,
+            c.same,
+            c.changed,
+            c.only_a,
+            c.only_b
+        );
+        folder_children_text(c, depth + 1, o, st);
+    }
+    if p.children_left_out > 0 {
+        let _ = writeln!(
+            o,
+            "{pad}{}... and {} more pairs inside (at most {} a pair): left out{}",
+            st.dim,
+            p.children_left_out,
+            crate::report::folders::CHILDREN,
+            st.reset
         );
     }
 }

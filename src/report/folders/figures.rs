@@ -2,6 +2,7 @@
 //! at the threshold kept when no ancestor pair is; then which kept pairs
 //! are identical trees and which explains each group.
 
+use super::children::child_of;
 use super::records::{Credit, Merged};
 use super::table::{contains, Dir, ROOT};
 use super::{FolderPair, Folders, TreeCopy};
@@ -15,10 +16,10 @@ impl Folders<'_> {
     /// Held: the kept pairs only. A folder's id is above its parent's
     /// (interned parent first), so the credits, sorted by (lower id, higher
     /// id), bring every ancestor pair of a pair before it: a pair is kept
-    /// when it is at the threshold and no kept pair is among its ancestors
-    /// (an ancestor at the threshold has a kept pair above it or is one).
-    /// The sub-folder pairs of copied trees, which may be links × depth,
-    /// are figured one at a time and dropped.
+    /// when it is at the threshold and a top (no kept pair among its
+    /// ancestors) or a child pair of its nearest kept ancestor
+    /// ([`child_of`]). The other sub-folder pairs of copied trees, which
+    /// may be links × depth, are figured one at a time and dropped.
     pub(super) fn sweep(
         &mut self,
         min_percent: f64,
@@ -74,8 +75,8 @@ impl Folders<'_> {
         }
     }
 
-    /// Keep pair `p` (its figures complete) when it is at `min_percent` and
-    /// no pair of its ancestors at the same heights is kept.
+    /// Keep pair `p` (its figures complete) when it is at `min_percent`
+    /// and is a top or a child pair of a kept pair ([`child_of`]).
     fn close(
         &self,
         p: Option<FolderPair>,
@@ -85,17 +86,10 @@ impl Folders<'_> {
         let Some(mut p) = p.filter(|p| p.percent() >= min_percent) else {
             return;
         };
-        let dirs = &self.shape.dirs;
-        let (mut pa, mut pb) = (dirs[p.da as usize].parent, dirs[p.db as usize].parent);
-        while pa != ROOT && pb != ROOT && pa != pb {
-            if kept.contains_key(&(pa.min(pb), pa.max(pb))) {
-                return;
-            }
-            pa = dirs[pa as usize].parent;
-            pb = dirs[pb as usize].parent;
-        }
-        p.a.clone_from(&dirs[p.da as usize].path);
-        p.b.clone_from(&dirs[p.db as usize].path);
+        let Some(parent) = child_of(&self.shape.dirs, &self.shape.named, kept, &p) else {
+            return;
+        };
+        p.parent = parent;
         kept.insert((p.da, p.db), p);
     }
 }
@@ -181,7 +175,7 @@ pub(super) fn explains(
 pub(super) fn empty_pair(dirs: &[Dir], da: u32, db: u32) -> FolderPair {
     let (a, b) = (&dirs[da as usize], &dirs[db as usize]);
     FolderPair {
-        // The paths only for a pair that is kept (see `Folders::close`).
+        // The paths only for a pair that is kept (see `children::nest`).
         a: Vec::new(),
         b: Vec::new(),
         files_a: a.files,
@@ -196,8 +190,11 @@ pub(super) fn empty_pair(dirs: &[Dir], da: u32, db: u32) -> FolderPair {
         only_b: b.files,
         tree: None,
         files: None,
+        children: Vec::new(),
+        children_left_out: 0,
         family: 0,
         da,
         db,
+        parent: None,
     }
 }

@@ -25,9 +25,21 @@
 //! **Which pairs are reported.** Those at or above the threshold none of
 //! whose ancestor pairs (at the same heights) is: the topmost folders that
 //! are copies or versions of each other, not every sub-folder of two
-//! copied trees, even one more alike than the trees (its files are in the
-//! trees' figures).
+//! copied trees.
 //!
+//! **Pairs inside pairs.** Under a reported pair, a pair at the threshold
+//! is listed too, as a child of its nearest listed ancestor pair L
+//! (`children::child_of`), when L is not identical (100 %: a pair inside
+//! two identical folders repeats them) and the pair is identical, or
+//! closer than L (by the tenth of a percent the reports show), or a rename
+//! (its folders' names differ and neither name is beside the other folder:
+//! not the `de` and `es` locales of two releases that both have both):
+//! `backup/alpha-2023 = projects/alpha` under
+//! `backup <-> projects`. Below a listed child pair the same rule applies
+//! to its own children. At most [`CHILDREN`] child pairs a pair (identical
+//! first, then most bytes explained, then by paths); the others are
+//! counted, the pairs under them left out.
+
 //! **Memory.** Each credit (a folder pair, a file, its partner's bytes)
 //! goes through the external sorter ([`crate::io::sorter`]) within the
 //! budget the report gives it, so links × depth may be far larger than
@@ -36,9 +48,10 @@
 //! counts, so its credits are combined on the way: in a small table
 //! (`Combiner`) before the sort and as the sorter writes and merges its
 //! runs (`ExternalSorter::keep_last_of`). What is held is the directory table
-//! (O(folders)) and the reported pairs: the sub-folder pairs of copied
-//! trees, at or above the threshold but under a reported pair, are
-//! dropped as they are figured ([`Folders::figure`]).
+//! (O(folders)) and the reported pairs with their child pairs (before
+//! the bound: O(folders) too): the other sub-folder pairs of copied trees,
+//! at or above the threshold but under a reported pair, are dropped as
+//! they are figured ([`Folders::figure`]).
 //!
 //! **Families.** The reported pairs are listed family by family
 //! ([`Family`]): sibling folders alike in their boilerplate (the locale
@@ -52,6 +65,7 @@
 //! still count in the figures of pairs other files proposed; the report
 //! says how many such sets there were. Empty files count in no figure.
 
+mod children;
 mod credits;
 mod families;
 mod figures;
@@ -68,6 +82,7 @@ use crate::error::Result;
 use crate::formats::files::CompactTable;
 use crate::io::hashing::MixedMap;
 use crate::io::sorter::{SortOptions, MIN_MEMORY};
+use children::{names, nest};
 use credits::{credit_sorter, Crediting, Match, Pass, Shape, Up, NO_SET};
 use families::by_family;
 use figures::{explains, identical_trees};
@@ -84,6 +99,11 @@ pub const DETAILED: usize = 1_000;
 
 /// Files a list of [`PairFiles`] names at most (the others are counted).
 pub const LISTED: usize = 20;
+
+/// Child pairs listed under a pair at most ([`FolderPair::children`]):
+/// the identical first, then most bytes explained; the others are
+/// counted ([`FolderPair::children_left_out`]).
+pub const CHILDREN: usize = 20;
 
 /// The file-level differences of a folder pair, from A's side: each of
 /// A's files is `same` (its best partner in B is identical), `changed`
@@ -137,11 +157,20 @@ pub struct FolderPair {
     pub tree: Option<TreeCopy>,
     /// Its family's index in [`FolderReport::families`].
     pub family: u32,
-    /// Its file lists, for the first [`DETAILED`] pairs.
+    /// Its file lists, for the first [`DETAILED`] pairs (a child pair has
+    /// none).
     pub files: Option<Box<PairFiles>>,
+    /// The pairs inside it listed under it (module doc, *Pairs inside
+    /// pairs*): at most [`CHILDREN`], identical first, then most bytes
+    /// explained, then by paths.
+    pub children: Vec<FolderPair>,
+    /// Child pairs past [`CHILDREN`], left out (with the pairs under them).
+    pub children_left_out: u64,
     /// The folders' ids.
     da: u32,
     db: u32,
+    /// While figuring: the listed pair it is a child of.
+    parent: Option<(u32, u32)>,
 }
 
 impl FolderPair {
@@ -152,6 +181,21 @@ impl FolderPair {
             return 0.0;
         }
         100.0 * (self.a_in_b + self.b_in_a) as f64 / total as f64
+    }
+
+    /// Whether every byte of each folder is found in the other (100 %).
+    pub fn identical(&self) -> bool {
+        self.bytes_a + self.bytes_b > 0 && self.a_in_b + self.b_in_a == self.bytes_a + self.bytes_b
+    }
+
+    /// The pair and its child pairs, depth first, each with its depth
+    /// (0: this pair).
+    pub fn with_children(&self) -> Vec<(usize, &FolderPair)> {
+        let mut out = vec![(0, self)];
+        for c in &self.children {
+            out.extend(c.with_children().into_iter().map(|(d, p)| (d + 1, p)));
+        }
+        out
     }
 }
 
@@ -230,7 +274,9 @@ impl<'a> Folders<'a> {
                 set_index[f as usize] = s as u32;
             }
         }
-        let held = table_bytes(&dirs, &dir_of) + (up.len() * 8 + set_index.len() * 4) as u64;
+        let named = names(&dirs);
+        let held = table_bytes(&dirs, &dir_of)
+            + (up.len() * 8 + set_index.len() * 4 + named.capacity() * 17) as u64;
         let threads = sort.threads.max(1);
         let share = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
         let share = share / threads as u64;
@@ -249,6 +295,7 @@ impl<'a> Folders<'a> {
             shape: Shape {
                 table,
                 dirs,
+                named,
                 up,
                 dir_of,
                 set_index,
@@ -277,17 +324,17 @@ impl<'a> Folders<'a> {
             link: true,
         })
     }
-    /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
-    /// which of them explains each of `groups` (sets of file ids), from the
-    /// kept links that `links` gives ([`Folders::link`]), twice.
+    /// The pairs at or above `min_percent` none of whose ancestor pairs is,
+    /// each with its child pairs (module doc), and which of them explains
+    /// each of `groups` (sets of file ids), from the kept links that
+    /// `links` gives ([`Folders::link`]), twice.
     ///
-    /// Two passes, the top pair of each match's chain first: a pair under a
-    /// kept top is never reported, and in a tree of releases nearly every
-    /// match is between two releases whose top pair is kept, so the second
-    /// pass credits the pairs below the tops that are not kept only (far
-    /// fewer credits than one pass over every height). Same pairs, same figures: every match through a pair has
+    /// Two passes, the top pair of each match's chain first: no pair under
+    /// an identical kept top is reported (two copies of a tree: every match
+    /// between them), so the second pass credits the pairs below the other
+    /// tops only. Same pairs, same figures: every match through a pair has
     /// that pair's top, so a top's figures are whole after the first pass,
-    /// and a pair below a top that is not kept after the second.
+    /// and a pair below a top after the second.
     pub fn figure(
         &mut self,
         min_percent: f64,
@@ -297,7 +344,8 @@ impl<'a> Folders<'a> {
         links(self)?;
         let mut kept = std::mem::take(&mut self.kept);
         self.sweep(min_percent, &mut kept)?;
-        self.shape.pass = Pass::Below(kept.keys().copied().collect());
+        let identical = kept.iter().filter(|(_, p)| p.identical());
+        self.shape.pass = Pass::Below(identical.map(|(&k, _)| k).collect());
         for w in &mut self.workers {
             w.credits = Some(credit_sorter(&self.sort));
         }
@@ -311,7 +359,7 @@ impl<'a> Folders<'a> {
             w.combiner = Combiner::new(0);
             w.detail_combiner = Combiner::new(slots);
         }
-        let mut pairs: Vec<FolderPair> = kept.into_values().collect();
+        let mut pairs = nest(&self.shape.dirs, kept);
         pairs.sort_by(|x, y| {
             (y.a_in_b + y.b_in_a)
                 .cmp(&(x.a_in_b + x.b_in_a))
@@ -320,7 +368,7 @@ impl<'a> Folders<'a> {
         });
         let (mut pairs, families) = by_family(pairs);
         for p in &mut pairs {
-            p.tree = identical_trees(self.shape.table, &self.shape.dirs, p);
+            self.finish_tree(p, p.family);
         }
         let explains = explains(&self.shape.dirs, &self.shape.dir_of, &pairs, groups);
         Ok(FolderReport {
@@ -332,6 +380,17 @@ impl<'a> Folders<'a> {
     }
 }
 
+impl Folders<'_> {
+    /// Pair `p` and its child pairs: whether identical trees, of `family`.
+    fn finish_tree(&self, p: &mut FolderPair, family: u32) {
+        p.tree = identical_trees(self.shape.table, &self.shape.dirs, p);
+        p.family = family;
+        for c in &mut p.children {
+            self.finish_tree(c, family);
+        }
+    }
+}
+
 impl FolderReport {
     /// The bytes it holds, counted in the report's model: the links of
     /// the formats get what is left of `--memory`.
@@ -340,7 +399,8 @@ impl FolderReport {
         let pairs: usize = self
             .pairs
             .iter()
-            .map(|p| {
+            .flat_map(|p| p.with_children())
+            .map(|(_, p)| {
                 std::mem::size_of::<FolderPair>()
                     + p.a.capacity()
                     + p.b.capacity()
