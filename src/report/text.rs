@@ -48,7 +48,7 @@ impl Report {
     }
 
     /// The text report up to its first cluster.
-    pub(crate) fn text_head(&self, color: bool) -> String {
+    pub(crate) fn text_head(&self, color: bool) -> Result<String> {
         use std::fmt::Write;
         let st = Style::new(color);
         let Style {
@@ -110,7 +110,7 @@ impl Report {
         }
         self.notes_text(&mut o, &st);
         let _ = writeln!(o);
-        folders_text(&self.folders, self.config.min_percent, &mut o, st);
+        folders_text(&self.folders, self.config.min_percent, &mut o, st)?;
         self.text_identical(&mut o, &st);
         self.text_same_content(&mut o, &st);
         let _ = writeln!(o);
@@ -123,7 +123,7 @@ impl Report {
             o,
             "{dim}reclaimable: over a cluster's files, the most bytes each shares with one larger file of the cluster{reset}"
         );
-        o
+        Ok(o)
     }
 
     /// What the figures of the report are (chunks or a feature method) and
@@ -420,7 +420,7 @@ fn folders_text(
     min_percent: f64,
     o: &mut String,
     st: Style,
-) {
+) -> Result<()> {
     use std::fmt::Write;
     let crowd = crate::report::folders::CROWD;
     let _ = writeln!(
@@ -453,7 +453,8 @@ fn folders_text(
             );
         }
         for k in fam.first..fam.first + show as u32 {
-            folder_pair_text(k as usize, &f.pairs[k as usize], o, st);
+            let p = f.listed(k as usize, Some(crate::report::folders::CHILDREN))?;
+            folder_pair_text(k as usize, &p, o, st);
         }
         listed += show;
         if n > show {
@@ -485,6 +486,7 @@ fn folders_text(
         );
     }
     let _ = writeln!(o);
+    Ok(())
 }
 
 /// Pairs listed of a family of more than [`crate::report::folders::CROWD`]

@@ -169,6 +169,7 @@ mod tests {
             da: ids.0,
             db: ids.1,
             parent: None,
+            nested: (0, 0),
         }
     }
 

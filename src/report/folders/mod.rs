@@ -70,6 +70,7 @@ mod credits;
 mod families;
 mod figures;
 mod listing;
+mod nested;
 mod output;
 mod records;
 mod table;
@@ -81,8 +82,8 @@ pub use families::{Family, CROWD};
 use crate::error::Result;
 use crate::formats::files::CompactTable;
 use crate::io::hashing::MixedMap;
-use crate::io::sorter::{SortOptions, MIN_MEMORY};
-use children::{names, nest};
+use crate::io::sorter::{ExternalSorter, SortOptions, MIN_MEMORY};
+use children::names;
 use credits::{credit_sorter, Crediting, Match, Pass, Shape, Up, NO_SET};
 use families::by_family;
 use figures::{explains, identical_trees};
@@ -171,6 +172,8 @@ pub struct FolderPair {
     db: u32,
     /// While figuring: the listed pair it is a child of.
     parent: Option<(u32, u32)>,
+    /// A top's child pairs in the child pairs' file: (offset, bytes).
+    nested: (u64, u64),
 }
 
 impl FolderPair {
@@ -214,6 +217,9 @@ pub struct FolderReport {
     /// every file of it (all under one folder or the other), if any: a
     /// reviewer who handles that pair has handled the group.
     pub explains: Vec<Option<u32>>,
+    /// The child pairs' file ([`FolderReport::listed`]), when some pair
+    /// has child pairs.
+    nested: Option<std::fs::File>,
 }
 
 /// An identical set: its files' size and the files (the representative
@@ -343,7 +349,7 @@ impl<'a> Folders<'a> {
     ) -> Result<FolderReport> {
         links(self)?;
         let mut kept = std::mem::take(&mut self.kept);
-        self.sweep(min_percent, &mut kept)?;
+        self.sweep(min_percent, &mut kept, None)?;
         let identical = kept.iter().filter(|(_, p)| p.identical());
         self.shape.pass = Pass::Below(identical.map(|(&k, _)| k).collect());
         for w in &mut self.workers {
@@ -351,7 +357,8 @@ impl<'a> Folders<'a> {
         }
         self.propose_sets()?;
         links(self)?;
-        self.sweep(min_percent, &mut kept)?;
+        let mut candidates = ExternalSorter::new(self.sort.clone());
+        self.sweep(min_percent, &mut kept, Some(&mut candidates))?;
         self.shape.pass = Pass::All;
         // The file lists' pass combines its records in the credits' slots.
         for w in &mut self.workers {
@@ -359,7 +366,15 @@ impl<'a> Folders<'a> {
             w.combiner = Combiner::new(0);
             w.detail_combiner = Combiner::new(slots);
         }
-        let mut pairs = nest(&self.shape.dirs, kept);
+        let dirs = &self.shape.dirs;
+        let mut pairs: Vec<FolderPair> = kept
+            .into_values()
+            .map(|mut p| {
+                p.a.clone_from(&dirs[p.da as usize].path);
+                p.b.clone_from(&dirs[p.db as usize].path);
+                p
+            })
+            .collect();
         pairs.sort_by(|x, y| {
             (y.a_in_b + y.b_in_a)
                 .cmp(&(x.a_in_b + x.b_in_a))
@@ -368,26 +383,17 @@ impl<'a> Folders<'a> {
         });
         let (mut pairs, families) = by_family(pairs);
         for p in &mut pairs {
-            self.finish_tree(p, p.family);
+            p.tree = identical_trees(self.shape.table, &self.shape.dirs, p);
         }
+        let nested = self.list_children(&mut pairs, candidates)?;
         let explains = explains(&self.shape.dirs, &self.shape.dir_of, &pairs, groups);
         Ok(FolderReport {
             pairs,
             families,
             wide_sets: self.wide_sets,
             explains,
+            nested,
         })
-    }
-}
-
-impl Folders<'_> {
-    /// Pair `p` and its child pairs: whether identical trees, of `family`.
-    fn finish_tree(&self, p: &mut FolderPair, family: u32) {
-        p.tree = identical_trees(self.shape.table, &self.shape.dirs, p);
-        p.family = family;
-        for c in &mut p.children {
-            self.finish_tree(c, family);
-        }
     }
 }
 
@@ -399,8 +405,7 @@ impl FolderReport {
         let pairs: usize = self
             .pairs
             .iter()
-            .flat_map(|p| p.with_children())
-            .map(|(_, p)| {
+            .map(|p| {
                 std::mem::size_of::<FolderPair>()
                     + p.a.capacity()
                     + p.b.capacity()

@@ -382,6 +382,9 @@ fn the_figures_do_not_depend_on_the_number_of_workers() {
         let r = run(threads, memory);
         assert_eq!(r.pairs, one.pairs, "{threads} workers, {memory} bytes");
         assert_eq!(r.families, one.families);
+        for k in 0..r.pairs.len() {
+            assert_eq!(r.listed(k, None).unwrap(), one.listed(k, None).unwrap());
+        }
     }
 }
 
@@ -428,7 +431,7 @@ fn child_pairs_are_bounded_identical_first_then_by_bytes() {
     };
     let r = run(sort());
     assert_eq!(paths(&r), [("w/P".into(), "w/Q".into())]);
-    let p = &r.pairs[0];
+    let p = &r.listed(0, Some(CHILDREN)).unwrap();
     assert!(!p.identical() && (p.percent() - 100.0 * 9580.0 / 11600.0).abs() < 1e-9);
     let want: Vec<(String, String)> = (5..25)
         .rev()
@@ -438,8 +441,15 @@ fn child_pairs_are_bounded_identical_first_then_by_bytes() {
     assert_eq!(p.children.len(), CHILDREN);
     assert_eq!(p.children_left_out, 6);
     assert!(p.children.iter().all(|c| c.identical() && c.tree.is_some()));
+    // Unbounded (json, tsv): every child pair, t/ after the identical.
+    let all = r.listed(0, None).unwrap();
+    assert_eq!((all.children.len(), all.children_left_out), (26, 0));
+    assert_eq!(kids(&all)[..CHILDREN], want[..]);
+    assert_eq!(kids(&all)[25], ("t".into(), "t".into()));
     // The same in memory.
-    assert_eq!(run(SortOptions::with_memory(64 << 20)).pairs, r.pairs);
+    let m = run(SortOptions::with_memory(64 << 20));
+    assert_eq!(m.pairs, r.pairs);
+    assert_eq!(m.listed(0, None).unwrap(), all);
 }
 
 #[test]
@@ -460,7 +470,7 @@ fn child_pairs_nest_and_none_is_listed_inside_identical_folders() {
     let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
     let r = f.figure(30.0, &[], |f| f.link(2, 6, 1000)).unwrap();
     assert_eq!(paths(&r), [("w/P".into(), "w/Q".into())]);
-    let p = &r.pairs[0];
+    let p = &r.listed(0, None).unwrap();
     assert_eq!(
         kids(p),
         [("c".into(), "c".into()), ("t".into(), "t".into())]
@@ -503,7 +513,7 @@ fn a_renamed_folder_is_listed_but_not_a_sibling_of_another_name() {
         })
         .unwrap();
     assert_eq!(paths(&r), [("w/P".into(), "w/Q".into())]);
-    let p = &r.pairs[0];
+    let p = &r.listed(0, Some(CHILDREN)).unwrap();
     assert!((p.percent() - 80.0).abs() < 1e-9);
     assert_eq!(
         kids(p),
