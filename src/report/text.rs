@@ -565,7 +565,7 @@ fn folder_children_text(
     if p.children_left_out > 0 {
         let _ = writeln!(
             o,
-            "{pad}{}... and {} more pairs inside (at most {} a pair): left out{}",
+            "{pad}{}... and {} more pairs inside (at most {} a pair here): in report.json and report.tsv{}",
             st.dim,
             p.children_left_out,
             crate::report::folders::CHILDREN,

@@ -36,9 +36,10 @@
 //! not the `de` and `es` locales of two releases that both have both):
 //! `backup/alpha-2023 = projects/alpha` under
 //! `backup <-> projects`. Below a listed child pair the same rule applies
-//! to its own children. At most [`CHILDREN`] child pairs a pair (identical
-//! first, then most bytes explained, then by paths); the others are
-//! counted, the pairs under them left out.
+//! to its own children, identical first, then most bytes explained, then
+//! by paths. json and tsv list every child pair; txt and html at most
+//! [`CHILDREN`] a pair, the others counted, the pairs under them left out
+//! ([`FolderReport::listed`]).
 
 //! **Memory.** Each credit (a folder pair, a file, its partner's bytes)
 //! goes through the external sorter ([`crate::io::sorter`]) within the
@@ -48,10 +49,13 @@
 //! counts, so its credits are combined on the way: in a small table
 //! (`Combiner`) before the sort and as the sorter writes and merges its
 //! runs (`ExternalSorter::keep_last_of`). What is held is the directory table
-//! (O(folders)) and the reported pairs with their child pairs (before
-//! the bound: O(folders) too): the other sub-folder pairs of copied trees,
-//! at or above the threshold but under a reported pair, are dropped as
-//! they are figured ([`Folders::figure`]).
+//! (O(folders)) and the top pairs: the sub-folder pairs of copied trees,
+//! at or above the threshold but under a reported pair, go through the
+//! external sorter too, by top, and are read back one top at a time to
+//! choose its child pairs, which are written to a file of their own;
+//! each report reads a pair's child pairs back from it as it writes the
+//! pair. The model holds none of them, however many there are: a top's
+//! are held while they are chosen and while one report writes them.
 //!
 //! **Families.** The reported pairs are listed family by family
 //! ([`Family`]): sibling folders alike in their boilerplate (the locale
@@ -101,9 +105,10 @@ pub const DETAILED: usize = 1_000;
 /// Files a list of [`PairFiles`] names at most (the others are counted).
 pub const LISTED: usize = 20;
 
-/// Child pairs listed under a pair at most ([`FolderPair::children`]):
-/// the identical first, then most bytes explained; the others are
-/// counted ([`FolderPair::children_left_out`]).
+/// Child pairs the txt and html reports list under a pair at most
+/// ([`FolderReport::listed`]): the identical first, then most bytes
+/// explained; the others are counted
+/// ([`FolderPair::children_left_out`]). json and tsv list them all.
 pub const CHILDREN: usize = 20;
 
 /// The file-level differences of a folder pair, from A's side: each of
@@ -162,8 +167,9 @@ pub struct FolderPair {
     /// none).
     pub files: Option<Box<PairFiles>>,
     /// The pairs inside it listed under it (module doc, *Pairs inside
-    /// pairs*): at most [`CHILDREN`], identical first, then most bytes
-    /// explained, then by paths.
+    /// pairs*), identical first, then most bytes explained, then by
+    /// paths: empty in [`FolderReport::pairs`], filled by
+    /// [`FolderReport::listed`].
     pub children: Vec<FolderPair>,
     /// Child pairs past [`CHILDREN`], left out (with the pairs under them).
     pub children_left_out: u64,
