@@ -578,3 +578,41 @@ fn a_pair_inside_two_identical_folders_is_not_listed_again() {
     let txt = read(&work, "report.txt");
     assert!(!txt.contains("/lib  "), "{txt}");
 }
+
+#[test]
+fn every_child_pair_is_in_json_and_tsv_twenty_in_the_text() {
+    // 25 identical sub-folders under backup/ and projects/, and one
+    // folder of its own on each side: the pair is not identical.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    for k in 0..25u64 {
+        let body = text(2000 + k, 20 + k as usize);
+        for side in ["projects", "backup"] {
+            write(&repo.join(format!("{side}/s{k:02}/f.txt")), &body);
+        }
+    }
+    write(&repo.join("projects/own/x.txt"), &text(3000, 40));
+    write(&repo.join("backup/mine/y.txt"), &text(3001, 40));
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    let folders = j["folders"].as_array().unwrap();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let top = &folders[0];
+    assert_eq!(top["children"].as_array().unwrap().len(), 25, "{top}");
+    assert_eq!(top["children_left_out"], 0);
+    let tsv = read(&work, "report.tsv");
+    let rows = tsv
+        .lines()
+        .filter(|l| l.split('\t').nth(1) == Some("folder-child-1"))
+        .count();
+    assert_eq!(rows, 25, "{tsv}");
+    let txt = read(&work, "report.txt");
+    let listed = txt
+        .lines()
+        .filter(|l| l.starts_with("    = ") && l.contains("/s") && l.contains("  =  "))
+        .count();
+    assert_eq!(listed, 20, "{txt}");
+    let more =
+        "... and 5 more pairs inside (at most 20 a pair here): in report.json and report.tsv";
+    assert!(txt.contains(more), "{txt}");
+}
