@@ -701,7 +701,10 @@ fn head_json(report: &Report) -> Value {
 fn write_folders(page: &mut Page, report: &Report) -> Result<()> {
     let pairs = &report.folders.pairs;
     page.push(",\"folders\":[")?;
-    for (k, p) in pairs.iter().take(MAX_FOLDERS).enumerate() {
+    for k in 0..pairs.len().min(MAX_FOLDERS) {
+        let p = report
+            .folders
+            .listed(k, Some(crate::report::folders::CHILDREN))?;
         let j = serde_json::to_string(&p.to_json(&report.files))
             .map_err(|e| crate::Error::msg(format!("html: {e}")))?;
         page.push(if k == 0 { "" } else { "," })?;

@@ -48,7 +48,7 @@ impl Report {
     }
 
     /// The text report up to its first cluster.
-    pub(crate) fn text_head(&self, color: bool) -> String {
+    pub(crate) fn text_head(&self, color: bool) -> Result<String> {
         use std::fmt::Write;
         let st = Style::new(color);
         let Style {
@@ -110,7 +110,7 @@ impl Report {
         }
         self.notes_text(&mut o, &st);
         let _ = writeln!(o);
-        folders_text(&self.folders, self.config.min_percent, &mut o, st);
+        folders_text(&self.folders, self.config.min_percent, &mut o, st)?;
         self.text_identical(&mut o, &st);
         self.text_same_content(&mut o, &st);
         let _ = writeln!(o);
@@ -123,7 +123,7 @@ impl Report {
             o,
             "{dim}reclaimable: over a cluster's files, the most bytes each shares with one larger file of the cluster{reset}"
         );
-        o
+        Ok(o)
     }
 
     /// What the figures of the report are (chunks or a feature method) and
@@ -420,12 +420,12 @@ fn folders_text(
     min_percent: f64,
     o: &mut String,
     st: Style,
-) {
+) -> Result<()> {
     use std::fmt::Write;
     let crowd = crate::report::folders::CROWD;
     let _ = writeln!(
         o,
-        "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree){}{}",
+        "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree, with the pairs inside it that are identical, closer or renamed indented under it){}{}",
         st.head,
         f.pairs.len(),
         min_percent,
@@ -453,7 +453,8 @@ fn folders_text(
             );
         }
         for k in fam.first..fam.first + show as u32 {
-            folder_pair_text(k as usize, &f.pairs[k as usize], o, st);
+            let p = f.listed(k as usize, Some(crate::report::folders::CHILDREN))?;
+            folder_pair_text(k as usize, &p, o, st);
         }
         listed += show;
         if n > show {
@@ -485,6 +486,7 @@ fn folders_text(
         );
     }
     let _ = writeln!(o);
+    Ok(())
 }
 
 /// Pairs listed of a family of more than [`crate::report::folders::CROWD`]
@@ -522,6 +524,52 @@ fn folder_pair_text(k: usize, p: &crate::report::folders::FolderPair, o: &mut St
             p.changed,
             p.only_a,
             p.only_b
+        );
+    }
+    folder_children_text(p, 1, o, st);
+}
+
+/// The child pairs of `p`, indented by their `depth` under the top pair:
+/// one line each (`=` identical, `~` similar), then a line for those left
+/// out.
+fn folder_children_text(
+    p: &crate::report::folders::FolderPair,
+    depth: usize,
+    o: &mut String,
+    st: Style,
+) {
+    use std::fmt::Write;
+    let pad = "  ".repeat(depth + 1);
+    for c in &p.children {
+        let _ = writeln!(
+            o,
+            "{pad}{} {}{}{}  {}  {}{}{}  {}{:.1}%{}  ({} files the same, {} changed, {} only in the first, {} only in the second)",
+            if c.identical() { "=" } else { "~" },
+            st.bold,
+            escape_path_string(&c.a),
+            st.reset,
+            if c.identical() { "=" } else { "<->" },
+            st.bold,
+            escape_path_string(&c.b),
+            st.reset,
+            st.pct,
+            c.percent(),
+            st.reset,
+            c.same,
+            c.changed,
+            c.only_a,
+            c.only_b
+        );
+        folder_children_text(c, depth + 1, o, st);
+    }
+    if p.children_left_out > 0 {
+        let _ = writeln!(
+            o,
+            "{pad}{}... and {} more pairs inside (at most {} a pair here): in report.json and report.tsv{}",
+            st.dim,
+            p.children_left_out,
+            crate::report::folders::CHILDREN,
+            st.reset
         );
     }
 }

@@ -140,9 +140,21 @@ fn twenty_copied_and_edited_projects_pair_at_their_tops() {
         );
         assert!(f["percent"].as_f64().unwrap() > 85.0, "{f}");
     }
-    // No sub-folder pair is listed under its projects' pair.
+    // Under each projects' pair: tests/ (identical) and src/ (one or two
+    // files edited: closer than the projects, which differ in docs/ too);
+    // not docs/ (its notes differ: less alike), nothing under them.
+    for f in folders {
+        let kids: Vec<String> = f["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| tail(c, "a"))
+            .collect();
+        assert_eq!(kids, ["tests", "src"], "{f}");
+        assert_eq!(f["children"][0]["percent"].as_f64(), Some(100.0));
+    }
     let txt = read(&work, "report.txt");
-    assert!(!txt.contains("/src  <->"), "sub-folders listed");
+    assert!(txt.contains("/tests  =  "), "{txt}");
     // One family (sibling folders: their paths differ in one component,
     // shown as *) of more than ten pairs: three listed, the rest counted.
     assert!(
@@ -590,4 +602,168 @@ fn every_file_counts_in_the_folder_pairs() {
         "{txt}"
     );
     assert!(!txt.contains("proposed no folder pairs"), "{txt}");
+}
+
+/// `projects/{alpha,beta,gamma,delta}` of four distinct text files each
+/// and `backup/{alpha-2023 (a copy of alpha), beta-old (beta with one
+/// file edited)}`; the length in bytes
+/// of beta's edited file before and after.
+fn backups_of_projects(repo: &Path) -> (usize, usize) {
+    let names = ["alpha", "beta", "gamma", "delta"];
+    let mut edit = (0, 0);
+    for (p, name) in names.iter().enumerate() {
+        for i in 0..4u64 {
+            let body = text(500 + p as u64 * 10 + i, 40 + 10 * i as usize);
+            write(&repo.join(format!("projects/{name}/f{i}.txt")), &body);
+            if *name == "alpha" {
+                write(&repo.join(format!("backup/alpha-2023/f{i}.txt")), &body);
+            } else if *name == "beta" {
+                let old = if i == 1 {
+                    let edited = body.replacen("line 3 ", "line three, edited ", 1);
+                    edit = (body.len(), edited.len());
+                    edited
+                } else {
+                    body
+                };
+                write(&repo.join(format!("backup/beta-old/f{i}.txt")), &old);
+            }
+        }
+    }
+    edit
+}
+
+#[test]
+fn the_copies_inside_a_pair_of_parents_are_listed_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    backups_of_projects(&repo);
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    let folders = j["folders"].as_array().unwrap();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let top = &folders[0];
+    assert_eq!(
+        (tail(top, "a"), tail(top, "b")),
+        ("backup".into(), "projects".into())
+    );
+    let kids = top["children"].as_array().unwrap();
+    let named: Vec<(String, String)> = kids.iter().map(|c| (tail(c, "a"), tail(c, "b"))).collect();
+    assert_eq!(
+        named,
+        [
+            ("alpha-2023".to_string(), "alpha".to_string()),
+            ("beta-old".into(), "beta".into())
+        ]
+    );
+    assert_eq!(kids[0]["percent"].as_f64(), Some(100.0));
+    assert_eq!(kids[0]["identical_trees"], true);
+    // beta-old: three files the same, one changed (by relative path, as
+    // top pairs count them); its figure is the
+    // pair's bytes in common over both folders' bytes.
+    let beta = &kids[1];
+    let common = beta["a_in_b"].as_u64().unwrap() + beta["b_in_a"].as_u64().unwrap();
+    let total = beta["bytes_a"].as_u64().unwrap() + beta["bytes_b"].as_u64().unwrap();
+    let want = (1000.0 * common as f64 / total as f64).round() / 10.0;
+    assert_eq!(beta["percent"].as_f64(), Some(want));
+    assert!(want > 90.0 && want < 100.0, "{beta}");
+    assert_eq!(
+        (beta["same"].as_u64(), beta["changed"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert!(top["percent"].as_f64().unwrap() < want, "{top}");
+    assert_eq!(top["children_left_out"], 0);
+    assert!(kids
+        .iter()
+        .all(|c| c["children"].as_array().unwrap().is_empty()));
+    let txt = read(&work, "report.txt");
+    let lines: Vec<&str> = txt.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("/backup  <->  "))
+        .unwrap();
+    let alpha = format!(
+        "    = {}/backup/alpha-2023  =  {}/projects/alpha  100.0%",
+        repo.display(),
+        repo.display()
+    );
+    assert!(lines[at + 2].starts_with(&alpha), "{txt}");
+    let beta_line = format!(
+        "    ~ {}/backup/beta-old  <->  {}/projects/beta  {want:.1}%",
+        repo.display(),
+        repo.display()
+    );
+    assert!(lines[at + 3].starts_with(&beta_line), "{txt}");
+    let tsv = read(&work, "report.tsv");
+    let kinds: Vec<&str> = tsv
+        .lines()
+        .skip(1)
+        .take(3)
+        .map(|l| l.split('\t').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["folder-pair", "folder-child-1", "folder-child-1"],
+        "{tsv}"
+    );
+}
+
+#[test]
+fn a_pair_inside_two_identical_folders_is_not_listed_again() {
+    // backup/alpha-2023 is a copy of projects/alpha, with a sub-folder:
+    // the pair of sub-folders is inside it and adds nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    backups_of_projects(&repo);
+    for i in 0..3u64 {
+        let body = text(900 + i, 30);
+        write(&repo.join(format!("projects/alpha/lib/g{i}.txt")), &body);
+        write(&repo.join(format!("backup/alpha-2023/lib/g{i}.txt")), &body);
+    }
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    let top = &j["folders"][0];
+    let kids = top["children"].as_array().unwrap();
+    assert_eq!(kids.len(), 2, "{top}");
+    assert_eq!(kids[0]["percent"].as_f64(), Some(100.0));
+    assert_eq!(kids[0]["children"].as_array().unwrap().len(), 0, "{top}");
+    let txt = read(&work, "report.txt");
+    assert!(!txt.contains("/lib  "), "{txt}");
+}
+
+#[test]
+fn every_child_pair_is_in_json_and_tsv_twenty_in_the_text() {
+    // 25 identical sub-folders under backup/ and projects/, and one
+    // folder of its own on each side: the pair is not identical.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    for k in 0..25u64 {
+        let body = text(2000 + k, 20 + k as usize);
+        for side in ["projects", "backup"] {
+            write(&repo.join(format!("{side}/s{k:02}/f.txt")), &body);
+        }
+    }
+    write(&repo.join("projects/own/x.txt"), &text(3000, 40));
+    write(&repo.join("backup/mine/y.txt"), &text(3001, 40));
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    let folders = j["folders"].as_array().unwrap();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let top = &folders[0];
+    assert_eq!(top["children"].as_array().unwrap().len(), 25, "{top}");
+    assert_eq!(top["children_left_out"], 0);
+    let tsv = read(&work, "report.tsv");
+    let rows = tsv
+        .lines()
+        .filter(|l| l.split('\t').nth(1) == Some("folder-child-1"))
+        .count();
+    assert_eq!(rows, 25, "{tsv}");
+    let txt = read(&work, "report.txt");
+    let listed = txt
+        .lines()
+        .filter(|l| l.starts_with("    = ") && l.contains("/s") && l.contains("  =  "))
+        .count();
+    assert_eq!(listed, 20, "{txt}");
+    let more =
+        "... and 5 more pairs inside (at most 20 a pair here): in report.json and report.tsv";
+    assert!(txt.contains(more), "{txt}");
 }

@@ -60,7 +60,7 @@ fn text_report_is_exact() {
 fsim report: 1 clusters, 3 files, 5.9 KiB, 1.7 KiB reclaimable; 1 identical sets, 2 files, 1000 B overhead
 8 files scanned; chunks: tttd avg 1000 bytes; links kept at >= 50% of the smaller file and >= 32 bytes in common (lower bounds from shared chunks)
 
-Folders that are copies or versions of each other: 1 pairs (>= 50% of their bytes found in each other; the topmost of each tree)
+Folders that are copies or versions of each other: 1 pairs (>= 50% of their bytes found in each other; the topmost of each tree, with the pairs inside it that are identical, closer or renamed indented under it)
   1. a  <->  copy  93.3%
     1.8 KiB of 2.0 KiB (2 files) found in the second, 1000 B of 1000 B (1 files) in the first; by relative path 1 files the same, 0 changed, 1 only in the first, 0 only in the second
 

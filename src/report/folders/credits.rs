@@ -4,6 +4,7 @@
 //! a worker's [`Combiner`] to its sorter (or, in the file lists' pass, to
 //! the listed pairs' details).
 
+use super::children::Names;
 use super::records::{Combiner, Credit, Detail};
 use super::table::{Dir, ROOT};
 use super::{Folders, SetRef, SET_FOLDERS};
@@ -19,7 +20,8 @@ use std::hash::BuildHasherDefault;
 pub(super) enum Pass {
     /// The top pair only.
     Tops,
-    /// The pairs below the top, when the top is not one of these (kept).
+    /// The pairs below the top, when the top is not one of these (kept
+    /// and identical: no pair inside two identical folders is listed).
     Below(HashSet<(u32, u32), BuildHasherDefault<Mixed>>),
     /// Every pair (the file lists' pass).
     All,
@@ -30,6 +32,8 @@ pub(super) enum Pass {
 pub(super) struct Shape<'a> {
     pub(super) table: &'a CompactTable,
     pub(super) dirs: Vec<Dir>,
+    /// Which folder holds a folder of which name (renames: [`super::children::child_of`]).
+    pub(super) named: Names,
     /// Each directory's parent and depth, 8 bytes a folder: what a match's
     /// climb reads at every height, in a table that stays in the cache
     /// (a [`Dir`] is 72 bytes).

@@ -163,9 +163,13 @@ mod tests {
             only_b: 0,
             tree: None,
             files: None,
+            children: Vec::new(),
+            children_left_out: 0,
             family: 0,
             da: ids.0,
             db: ids.1,
+            parent: None,
+            nested: (0, 0),
         }
     }
 

@@ -1,28 +1,34 @@
 //! A pass's figures: the sorted credits summed pair by pair, the pairs
-//! at the threshold kept when no ancestor pair is; then which kept pairs
-//! are identical trees and which explains each group.
+//! at the threshold kept when no ancestor pair is, the others under a top
+//! sorted as candidate child pairs; then which kept pairs are identical
+//! trees and which explains each group.
 
+use super::children::{top_of, Candidate};
 use super::records::{Credit, Merged};
 use super::table::{contains, Dir, ROOT};
 use super::{FolderPair, Folders, TreeCopy};
 use crate::error::Result;
 use crate::formats::files::CompactTable;
+use crate::io::sorter::ExternalSorter;
 use std::collections::HashMap;
 
 impl Folders<'_> {
-    /// Sort the credits of a pass and figure their pairs into `kept`.
+    /// Sort the credits of a pass and figure their pairs into `kept` (the
+    /// tops) and `candidates` (the pairs under them: the second pass).
     ///
-    /// Held: the kept pairs only. A folder's id is above its parent's
-    /// (interned parent first), so the credits, sorted by (lower id, higher
-    /// id), bring every ancestor pair of a pair before it: a pair is kept
-    /// when it is at the threshold and no kept pair is among its ancestors
-    /// (an ancestor at the threshold has a kept pair above it or is one).
-    /// The sub-folder pairs of copied trees, which may be links × depth,
+    /// Held: the tops only. A folder's id is above its parent's (interned
+    /// parent first), so the credits, sorted by (lower id, higher id),
+    /// bring every ancestor pair of a pair before it: a pair at the
+    /// threshold is kept when it is a top (no kept pair among its
+    /// ancestors), else goes to `candidates` when its top is not identical
+    /// ([`top_of`]; `Folders::list_children` chooses among them). The
+    /// other sub-folder pairs of copied trees, which may be links × depth,
     /// are figured one at a time and dropped.
     pub(super) fn sweep(
         &mut self,
         min_percent: f64,
         kept: &mut HashMap<(u32, u32), FolderPair>,
+        mut candidates: Option<&mut ExternalSorter<Candidate>>,
     ) -> Result<()> {
         self.flush()?;
         let mut streams = Vec::with_capacity(self.workers.len());
@@ -41,15 +47,14 @@ impl Folders<'_> {
                 self.credit(&mut acc, l);
             }
             if last.is_some_and(|l| l.pair != c.pair) {
-                self.close(acc.take(), min_percent, kept);
+                self.close(acc.take(), min_percent, kept, &mut candidates)?;
             }
             last = Some(c);
         }
         if let Some(l) = last {
             self.credit(&mut acc, l);
         }
-        self.close(acc, min_percent, kept);
-        Ok(())
+        self.close(acc, min_percent, kept, &mut candidates)
     }
 
     /// Add credit `c`, the best of its file, to the figures of its pair.
@@ -67,29 +72,30 @@ impl Folders<'_> {
         }
     }
 
-    /// Keep pair `p` (its figures complete) when it is at `min_percent` and
-    /// no pair of its ancestors at the same heights is kept.
+    /// Keep pair `p` (its figures complete) when it is at `min_percent`
+    /// and a top; a pair under a top that is not identical is a candidate.
     fn close(
         &self,
         p: Option<FolderPair>,
         min_percent: f64,
         kept: &mut HashMap<(u32, u32), FolderPair>,
-    ) {
-        let Some(mut p) = p.filter(|p| p.percent() >= min_percent) else {
-            return;
+        candidates: &mut Option<&mut ExternalSorter<Candidate>>,
+    ) -> Result<()> {
+        let Some(p) = p.filter(|p| p.percent() >= min_percent) else {
+            return Ok(());
         };
-        let dirs = &self.shape.dirs;
-        let (mut pa, mut pb) = (dirs[p.da as usize].parent, dirs[p.db as usize].parent);
-        while pa != ROOT && pb != ROOT && pa != pb {
-            if kept.contains_key(&(pa.min(pb), pa.max(pb))) {
-                return;
+        match top_of(&self.shape.dirs, kept, &p) {
+            None => {
+                kept.insert((p.da, p.db), p);
             }
-            pa = dirs[pa as usize].parent;
-            pb = dirs[pb as usize].parent;
+            Some(top) if top.identical() => {}
+            Some(top) => {
+                if let Some(c) = candidates {
+                    c.push(Candidate::new(top, &p))?;
+                }
+            }
         }
-        p.a.clone_from(&dirs[p.da as usize].path);
-        p.b.clone_from(&dirs[p.db as usize].path);
-        kept.insert((p.da, p.db), p);
+        Ok(())
     }
 }
 
@@ -175,7 +181,7 @@ pub(super) fn explains(
 pub(super) fn empty_pair(dirs: &[Dir], da: u32, db: u32) -> FolderPair {
     let (a, b) = (&dirs[da as usize], &dirs[db as usize]);
     FolderPair {
-        // The paths only for a pair that is kept (see `Folders::close`).
+        // The paths only for a pair that is listed.
         a: Vec::new(),
         b: Vec::new(),
         files_a: a.files,
@@ -190,8 +196,12 @@ pub(super) fn empty_pair(dirs: &[Dir], da: u32, db: u32) -> FolderPair {
         only_b: 0,
         tree: None,
         files: None,
+        children: Vec::new(),
+        children_left_out: 0,
         family: 0,
         da,
         db,
+        parent: None,
+        nested: (0, 0),
     }
 }

@@ -26,9 +26,22 @@
 //! **Which pairs are reported.** Those at or above the threshold none of
 //! whose ancestor pairs (at the same heights) is: the topmost folders that
 //! are copies or versions of each other, not every sub-folder of two
-//! copied trees, even one more alike than the trees (its files are in the
-//! trees' figures).
+//! copied trees.
 //!
+//! **Pairs inside pairs.** Under a reported pair, a pair at the threshold
+//! is listed too, as a child of its nearest listed ancestor pair L
+//! (`children::child_of`), when L is not identical (100 %: a pair inside
+//! two identical folders repeats them) and the pair is identical, or
+//! closer than L (by the tenth of a percent the reports show), or a rename
+//! (its folders' names differ and neither name is beside the other folder:
+//! not the `de` and `es` locales of two releases that both have both):
+//! `backup/alpha-2023 = projects/alpha` under
+//! `backup <-> projects`. Below a listed child pair the same rule applies
+//! to its own children, identical first, then most bytes explained, then
+//! by paths. json and tsv list every child pair; txt and html at most
+//! [`CHILDREN`] a pair, the others counted, the pairs under them left out
+//! ([`FolderReport::listed`]).
+
 //! **Memory.** Each credit (a folder pair, a file, its partner's bytes)
 //! goes through the external sorter ([`crate::io::sorter`]) within the
 //! budget the report gives it, so links × depth may be far larger than
@@ -37,9 +50,13 @@
 //! counts, so its credits are combined on the way: in a small table
 //! (`Combiner`) before the sort and as the sorter writes and merges its
 //! runs (`ExternalSorter::keep_last_of`). What is held is the directory table
-//! (O(folders)) and the reported pairs: the sub-folder pairs of copied
-//! trees, at or above the threshold but under a reported pair, are
-//! dropped as they are figured ([`Folders::figure`]).
+//! (O(folders)) and the top pairs: the sub-folder pairs of copied trees,
+//! at or above the threshold but under a reported pair, go through the
+//! external sorter too, by top, and are read back one top at a time to
+//! choose its child pairs, which are written to a file of their own;
+//! each report reads a pair's child pairs back from it as it writes the
+//! pair. The model holds none of them, however many there are: a top's
+//! are held while they are chosen and while one report writes them.
 //!
 //! **Families.** The reported pairs are listed family by family
 //! ([`Family`]): sibling folders alike in their boilerplate (the locale
@@ -61,11 +78,13 @@
 //! representative alone (each file of both sets with each would be the
 //! product of the two sets).
 
+mod children;
 mod counts;
 mod credits;
 mod families;
 mod figures;
 mod listing;
+mod nested;
 mod output;
 mod records;
 mod table;
@@ -77,7 +96,8 @@ pub use families::{Family, CROWD};
 use crate::error::Result;
 use crate::formats::files::CompactTable;
 use crate::io::hashing::MixedMap;
-use crate::io::sorter::{SortOptions, MIN_MEMORY};
+use crate::io::sorter::{ExternalSorter, SortOptions, MIN_MEMORY};
+use children::names;
 use credits::{credit_sorter, group_sets, Crediting, Match, Pass, Shape, Up, NO_SET};
 use families::by_family;
 use figures::{explains, identical_trees};
@@ -99,6 +119,12 @@ pub const DETAILED: usize = 1_000;
 
 /// Files a list of [`PairFiles`] names at most (the others are counted).
 pub const LISTED: usize = 20;
+
+/// Child pairs the txt and html reports list under a pair at most
+/// ([`FolderReport::listed`]): the identical first, then most bytes
+/// explained; the others are counted
+/// ([`FolderPair::children_left_out`]). json and tsv list them all.
+pub const CHILDREN: usize = 20;
 
 /// The file-level differences of a folder pair by relative path (as
 /// [`FolderPair::same`] counts them): the files `same` at the same relative
@@ -155,11 +181,23 @@ pub struct FolderPair {
     pub tree: Option<TreeCopy>,
     /// Its family's index in [`FolderReport::families`].
     pub family: u32,
-    /// Its file lists, for the first [`DETAILED`] pairs.
+    /// Its file lists, for the first [`DETAILED`] pairs (a child pair has
+    /// none).
     pub files: Option<Box<PairFiles>>,
+    /// The pairs inside it listed under it (module doc, *Pairs inside
+    /// pairs*), identical first, then most bytes explained, then by
+    /// paths: empty in [`FolderReport::pairs`], filled by
+    /// [`FolderReport::listed`].
+    pub children: Vec<FolderPair>,
+    /// Child pairs past [`CHILDREN`], left out (with the pairs under them).
+    pub children_left_out: u64,
     /// The folders' ids.
     da: u32,
     db: u32,
+    /// While figuring: the listed pair it is a child of.
+    parent: Option<(u32, u32)>,
+    /// A top's child pairs in the child pairs' file: (offset, bytes).
+    nested: (u64, u64),
 }
 
 impl FolderPair {
@@ -170,6 +208,21 @@ impl FolderPair {
             return 0.0;
         }
         100.0 * (self.a_in_b + self.b_in_a) as f64 / total as f64
+    }
+
+    /// Whether every byte of each folder is found in the other (100 %).
+    pub fn identical(&self) -> bool {
+        self.bytes_a + self.bytes_b > 0 && self.a_in_b + self.b_in_a == self.bytes_a + self.bytes_b
+    }
+
+    /// The pair and its child pairs, depth first, each with its depth
+    /// (0: this pair).
+    pub fn with_children(&self) -> Vec<(usize, &FolderPair)> {
+        let mut out = vec![(0, self)];
+        for c in &self.children {
+            out.extend(c.with_children().into_iter().map(|(d, p)| (d + 1, p)));
+        }
+        out
     }
 }
 
@@ -189,6 +242,9 @@ pub struct FolderReport {
     /// every file of it (all under one folder or the other), if any: a
     /// reviewer who handles that pair has handled the group.
     pub explains: Vec<Option<u32>>,
+    /// The child pairs' file ([`FolderReport::listed`]), when some pair
+    /// has child pairs.
+    nested: Option<std::fs::File>,
 }
 
 /// An identical set: its files' size and the files (the representative
@@ -250,8 +306,9 @@ impl<'a> Folders<'a> {
             }
         }
         let groups = group_sets(table, &dir_of, sets, &mut set_index);
+        let named = names(&dirs);
         let held = table_bytes(&dirs, &dir_of)
-            + (up.len() * 8 + set_index.len() * 4) as u64
+            + (up.len() * 8 + set_index.len() * 4 + named.capacity() * 17) as u64
             + groups.bytes();
         let threads = sort.threads.max(1);
         let share = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
@@ -271,6 +328,7 @@ impl<'a> Folders<'a> {
             shape: Shape {
                 table,
                 dirs,
+                named,
                 up,
                 dir_of,
                 set_index,
@@ -300,17 +358,17 @@ impl<'a> Folders<'a> {
             link: true,
         })
     }
-    /// The pairs at or above `min_percent` none of whose ancestor pairs is, and
-    /// which of them explains each of `groups` (sets of file ids), from the
-    /// kept links that `links` gives ([`Folders::link`]), twice.
+    /// The pairs at or above `min_percent` none of whose ancestor pairs is,
+    /// each with its child pairs (module doc), and which of them explains
+    /// each of `groups` (sets of file ids), from the kept links that
+    /// `links` gives ([`Folders::link`]), twice.
     ///
-    /// Two passes, the top pair of each match's chain first: a pair under a
-    /// kept top is never reported, and in a tree of releases nearly every
-    /// match is between two releases whose top pair is kept, so the second
-    /// pass credits the pairs below the tops that are not kept only (far
-    /// fewer credits than one pass over every height). Same pairs, same figures: every match through a pair has
+    /// Two passes, the top pair of each match's chain first: no pair under
+    /// an identical kept top is reported (two copies of a tree: every match
+    /// between them), so the second pass credits the pairs below the other
+    /// tops only. Same pairs, same figures: every match through a pair has
     /// that pair's top, so a top's figures are whole after the first pass,
-    /// and a pair below a top that is not kept after the second.
+    /// and a pair below a top after the second.
     pub fn figure(
         &mut self,
         min_percent: f64,
@@ -319,14 +377,16 @@ impl<'a> Folders<'a> {
     ) -> Result<FolderReport> {
         links(self)?;
         let mut kept = std::mem::take(&mut self.kept);
-        self.sweep(min_percent, &mut kept)?;
-        self.shape.pass = Pass::Below(kept.keys().copied().collect());
+        self.sweep(min_percent, &mut kept, None)?;
+        let identical = kept.iter().filter(|(_, p)| p.identical());
+        self.shape.pass = Pass::Below(identical.map(|(&k, _)| k).collect());
         for w in &mut self.workers {
             w.credits = Some(credit_sorter(&self.sort));
         }
         self.propose_sets()?;
         links(self)?;
-        self.sweep(min_percent, &mut kept)?;
+        let mut candidates = ExternalSorter::new(self.sort.clone());
+        self.sweep(min_percent, &mut kept, Some(&mut candidates))?;
         self.spread_figures(&mut kept);
         self.shape.pass = Pass::All;
         // The file lists' pass combines its records in the credits' slots.
@@ -335,7 +395,15 @@ impl<'a> Folders<'a> {
             w.combiner = Combiner::new(0);
             w.detail_combiner = Combiner::new(slots);
         }
-        let mut pairs: Vec<FolderPair> = kept.into_values().collect();
+        let dirs = &self.shape.dirs;
+        let mut pairs: Vec<FolderPair> = kept
+            .into_values()
+            .map(|mut p| {
+                p.a.clone_from(&dirs[p.da as usize].path);
+                p.b.clone_from(&dirs[p.db as usize].path);
+                p
+            })
+            .collect();
         pairs.sort_by(|x, y| {
             (y.a_in_b + y.b_in_a)
                 .cmp(&(x.a_in_b + x.b_in_a))
@@ -347,12 +415,14 @@ impl<'a> Folders<'a> {
         for p in &mut pairs {
             p.tree = identical_trees(self.shape.table, &self.shape.dirs, p);
         }
+        let nested = self.list_children(&mut pairs, candidates)?;
         let explains = explains(&self.shape.dirs, &self.shape.dir_of, &pairs, groups);
         Ok(FolderReport {
             pairs,
             families,
             wide_sets: self.wide_sets,
             explains,
+            nested,
         })
     }
 }

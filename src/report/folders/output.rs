@@ -25,6 +25,8 @@ impl FolderPair {
             "only_b": self.only_b,
             "identical_trees": self.tree.is_some(),
             "family": self.family,
+            "children": self.children.iter().map(|c| c.to_json(table)).collect::<Vec<_>>(),
+            "children_left_out": self.children_left_out,
         });
         if let Some(f) = &self.files {
             j["files"] = self.files_json(f, table);
@@ -59,12 +61,25 @@ impl FolderPair {
         })
     }
 
-    /// The pair as a row of the tsv report: its columns read as a link's
-    /// (type `folders`, the bytes of A in B and of B in A as the percent
-    /// of a and of b).
+    /// The pair as rows of the tsv report: its own, then its child pairs'
+    /// depth first, each row's columns read as a link's (type `folders`,
+    /// the bytes of A in B and of B in A as the percent of a and of b); a
+    /// child pair's type is `folder-child-N` (N: its depth under the
+    /// top pair, from 1), under the nearest row above it of depth N - 1.
     pub fn tsv(&self) -> String {
+        self.with_children()
+            .into_iter()
+            .map(|(depth, p)| p.tsv_row(depth))
+            .collect()
+    }
+
+    fn tsv_row(&self, depth: usize) -> String {
+        let kind = match depth {
+            0 => "folder-pair".to_string(),
+            d => format!("folder-child-{d}"),
+        };
         format!(
-            "folders\tfolder-pair\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t\t\n",
+            "folders\t{kind}\t{}\t{}\t{:.1}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t\t\n",
             self.files_a + self.files_b,
             self.bytes_a + self.bytes_b,
             self.percent(),

@@ -428,6 +428,9 @@ fn the_figures_do_not_depend_on_the_number_of_workers() {
         let r = run(threads, memory);
         assert_eq!(r.pairs, one.pairs, "{threads} workers, {memory} bytes");
         assert_eq!(r.families, one.families);
+        for k in 0..r.pairs.len() {
+            assert_eq!(r.listed(k, None).unwrap(), one.listed(k, None).unwrap());
+        }
     }
 }
 
@@ -463,4 +466,137 @@ fn ten_thousand_copies_of_a_file_are_credited_by_folder() {
         .figure(50.0, &[], |_| Ok(()))
         .unwrap();
     assert_eq!((r.pairs.len(), r.wide_sets), (0, 1));
+}
+
+/// The last components of the folders of `p`'s child pairs, in order.
+fn kids(p: &FolderPair) -> Vec<(String, String)> {
+    let tail =
+        |x: &[u8]| String::from_utf8_lossy(x.rsplit(|&c| c == b'/').next().unwrap()).into_owned();
+    p.children
+        .iter()
+        .map(|c| (tail(&c.a), tail(&c.b)))
+        .collect()
+}
+
+#[test]
+fn child_pairs_are_bounded_identical_first_then_by_bytes() {
+    // 25 identical sub-folders s00..s24 (s24 the largest), t/ a version
+    // (99.5 %, more bytes than any s), own/ different: the pair is not
+    // identical; 26 child pairs, 20 listed.
+    let mut files: Vec<(String, u64, u128)> = Vec::new();
+    for side in ["P", "Q"] {
+        for k in 0..25u64 {
+            files.push((format!("w/{side}/s{k:02}/f"), 100 + k, u128::from(k) + 1));
+        }
+        files.push((
+            format!("w/{side}/t/a"),
+            2000,
+            if side == "P" { 200 } else { 201 },
+        ));
+        files.push((
+            format!("w/{side}/z/own"),
+            1000,
+            if side == "P" { 300 } else { 301 },
+        ));
+    }
+    files.sort();
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let ta = refs.iter().position(|f| f.0 == "w/P/t/a").unwrap() as u32;
+    let tb = refs.iter().position(|f| f.0 == "w/Q/t/a").unwrap() as u32;
+    let run = |sort: SortOptions| {
+        let mut f = Folders::new(&t, &sr, &set_of, sort).unwrap();
+        f.figure(50.0, &[], |f| f.link(ta, tb, 1990)).unwrap()
+    };
+    let r = run(sort());
+    assert_eq!(paths(&r), [("w/P".into(), "w/Q".into())]);
+    let p = &r.listed(0, Some(CHILDREN)).unwrap();
+    assert!(!p.identical() && (p.percent() - 100.0 * 9580.0 / 11600.0).abs() < 1e-9);
+    let want: Vec<(String, String)> = (5..25)
+        .rev()
+        .map(|k| (format!("s{k:02}"), format!("s{k:02}")))
+        .collect();
+    assert_eq!(kids(p), want);
+    assert_eq!(p.children.len(), CHILDREN);
+    assert_eq!(p.children_left_out, 6);
+    assert!(p.children.iter().all(|c| c.identical() && c.tree.is_some()));
+    // Unbounded (json, tsv): every child pair, t/ after the identical.
+    let all = r.listed(0, None).unwrap();
+    assert_eq!((all.children.len(), all.children_left_out), (26, 0));
+    assert_eq!(kids(&all)[..CHILDREN], want[..]);
+    assert_eq!(kids(&all)[25], ("t".into(), "t".into()));
+    // The same in memory.
+    let m = run(SortOptions::with_memory(64 << 20));
+    assert_eq!(m.pairs, r.pairs);
+    assert_eq!(m.listed(0, None).unwrap(), all);
+}
+
+#[test]
+fn child_pairs_nest_and_none_is_listed_inside_identical_folders() {
+    // (P, Q) at 37.5 %; t/ a version at 60 %, closer: listed, and its
+    // identical u/ under it; c/ identical: listed, c/d/ inside it not.
+    let (t, sets, set_of) = table(&[
+        ("w/P/c/d/y", 300, 4),
+        ("w/P/own", 2000, 5),
+        ("w/P/t/a", 2000, 1),
+        ("w/P/t/u/x", 500, 3),
+        ("w/Q/c/d/y", 300, 4),
+        ("w/Q/own", 2000, 6),
+        ("w/Q/t/a", 2000, 2),
+        ("w/Q/t/u/x", 500, 3),
+    ]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let r = f.figure(30.0, &[], |f| f.link(2, 6, 1000)).unwrap();
+    assert_eq!(paths(&r), [("w/P".into(), "w/Q".into())]);
+    let p = &r.listed(0, None).unwrap();
+    assert_eq!(
+        kids(p),
+        [("c".into(), "c".into()), ("t".into(), "t".into())]
+    );
+    assert!(p.children[0].children.is_empty());
+    let t_pair = &p.children[1];
+    assert!((t_pair.percent() - 60.0).abs() < 1e-9);
+    assert_eq!(kids(t_pair), [("u".into(), "u".into())]);
+    let depths: Vec<usize> = p.with_children().iter().map(|(d, _)| *d).collect();
+    assert_eq!(depths, [0, 1, 1, 2]);
+    assert_eq!(p.tsv().lines().count(), 4);
+    assert!(p.tsv().contains("\tfolder-child-2\t"));
+}
+
+#[test]
+fn a_renamed_folder_is_listed_but_not_a_sibling_of_another_name() {
+    // x/ became y/ (60 %, less than the pair's 80 %): a rename. s/ at
+    // 60 %: the same name, not closer. de/ and es/ at 60 %: each side has
+    // both names, so no rename.
+    let (t, sets, set_of) = table(&[
+        ("w/P/big/f", 4000, 1),
+        ("w/P/de/a", 1000, 6),
+        ("w/P/es/b", 1000, 8),
+        ("w/P/s/a", 1000, 4),
+        ("w/P/x/a", 1000, 2),
+        ("w/Q/big/f", 4000, 1),
+        ("w/Q/de/b", 1000, 9),
+        ("w/Q/es/a", 1000, 7),
+        ("w/Q/s/a", 1000, 5),
+        ("w/Q/y/a", 1000, 3),
+    ]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let r = f
+        .figure(50.0, &[], |f| {
+            f.link(1, 7, 600)?;
+            f.link(2, 6, 600)?;
+            f.link(3, 8, 600)?;
+            f.link(4, 9, 600)
+        })
+        .unwrap();
+    assert_eq!(paths(&r), [("w/P".into(), "w/Q".into())]);
+    let p = &r.listed(0, Some(CHILDREN)).unwrap();
+    assert!((p.percent() - 80.0).abs() < 1e-9);
+    assert_eq!(
+        kids(p),
+        [("big".into(), "big".into()), ("x".into(), "y".into())]
+    );
 }

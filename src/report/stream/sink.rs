@@ -89,11 +89,11 @@ impl Sink {
 
     pub(super) fn head(&mut self, r: &Report) -> Result<()> {
         match self.format {
-            Format::Text => self.push(&r.text_head(self.color)),
+            Format::Text => self.push(&r.text_head(self.color)?),
             Format::Tsv => {
                 self.push(crate::report::TSV_HEADER)?;
-                for f in &r.folders.pairs {
-                    self.push(&f.tsv())?;
+                for k in 0..r.folders.pairs.len() {
+                    self.push(&r.folders.listed(k, None)?.tsv())?;
                 }
                 self.push(&r.tsv_same_content())?;
                 self.push(&r.tsv_hard_links())?;
@@ -201,10 +201,11 @@ impl Sink {
                     let fat = rest.find(&fm).ok_or_else(|| Error::msg("json: marker"))?;
                     self.push(&rest[..fat])?;
                     if mark == FOLDERS {
-                        let f = &r.folders.pairs;
-                        self.json_list(f.iter().map(|p| p.to_json(&r.files)))?;
+                        let f = &r.folders;
+                        let pair = |k| Ok(f.listed(k, None)?.to_json(&r.files));
+                        self.json_list((0..f.pairs.len()).map(pair))?;
                     } else {
-                        self.json_list(r.folders.families.iter().map(|f| f.to_json()))?;
+                        self.json_list(r.folders.families.iter().map(|f| Ok(f.to_json())))?;
                     }
                     rest = &rest[fat + fm.len()..];
                 }
@@ -214,9 +215,10 @@ impl Sink {
     }
 
     /// A json list at the second level, its values written one by one.
-    fn json_list(&mut self, values: impl Iterator<Item = Value>) -> Result<()> {
+    fn json_list(&mut self, values: impl Iterator<Item = Result<Value>>) -> Result<()> {
         let mut empty = true;
         for v in values {
+            let v = v?;
             self.push(if empty { "[\n    " } else { ",\n    " })?;
             let mut text = std::mem::take(&mut self.scratch);
             text.clear();
