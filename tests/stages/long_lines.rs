@@ -192,3 +192,60 @@ fn one_line_versions_are_one_link_at_99_percent() {
     assert!(exact && common * 2 >= size("small-1.json"), "{common}");
     assert_eq!(got.len(), 5, "{got:?}");
 }
+
+/// The verified pairs record the rule (`verify-long-lines=`); an earlier
+/// output without it (lines cut past 64 KiB only) is not reused: a re-run's
+/// fsim-analyze analyses every file, fsim-verify every pair, each saying
+/// why, and the output is a run's from scratch.
+#[test]
+fn an_earlier_run_that_cut_long_lines_otherwise_is_not_reused() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    write(
+        &repo,
+        &[
+            ("catalog-1.xml", xml("44.95")),
+            ("catalog-2.xml", xml("39.95")),
+        ],
+    );
+    let work = t.path().join("work");
+    pipeline(&repo, &work, &[]);
+    let verified = std::fs::read_to_string(work.join("verified.tsv")).unwrap();
+    let rule = "\tverify-long-lines=pieces-1024-sep-fnv8-4-max256";
+    assert!(
+        verified.lines().next().unwrap().contains(rule),
+        "{verified}"
+    );
+    let old = t.path().join("old-verified.tsv");
+    std::fs::write(&old, verified.replace(rule, "")).unwrap();
+    let old_files = t.path().join("old-files.tsv");
+    std::fs::copy(work.join("files.tsv"), &old_files).unwrap();
+    let files = work.join("files.tsv");
+    let mut c = fsim("fsim-analyze");
+    c.arg("--files")
+        .arg(&files)
+        .arg("--previous-files")
+        .arg(&old_files)
+        .arg("--previous-verified")
+        .arg(&old)
+        .arg("-o")
+        .arg(work.join("again.tsv"))
+        .arg(work.join("bins.tsv"));
+    let err = String::from_utf8(run_ok(c, None).stderr).unwrap();
+    assert!(err.contains("cut long lines otherwise"), "{err}");
+    let mut c = fsim("fsim-verify");
+    c.arg("--files")
+        .arg(&files)
+        .arg("--previous")
+        .arg(&old)
+        .arg("--previous-files")
+        .arg(&old_files)
+        .arg("-o")
+        .arg(work.join("verified-again.tsv"))
+        .arg(work.join("again.tsv"));
+    let err = String::from_utf8(run_ok(c, None).stderr).unwrap();
+    assert!(err.contains("with long lines cut otherwise"), "{err}");
+    assert!(!err.contains("reused from the earlier run"), "{err}");
+    let again = std::fs::read_to_string(work.join("verified-again.tsv")).unwrap();
+    assert_eq!(again, verified);
+}
