@@ -97,7 +97,7 @@ pub fn for_each_token(line: &[u8], mut piece: impl FnMut(usize, usize)) {
 pub fn for_each_line_token(data: &[u8], mut token: impl FnMut(usize, usize)) {
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', data).map(|nl| nl + 1);
-    for end in ends.chain((data.len() > 0).then_some(data.len())) {
+    for end in ends.chain((!data.is_empty()).then_some(data.len())) {
         if end > start {
             for_each_token(&data[start..end], |s, e| token(start + s, start + e));
             start = end;
