@@ -188,10 +188,15 @@ def _read(path):
 
 
 def lcs_bytes(pair):
-    a, b = (VIEWS.get(p, p) for p in pair)
-    da, db = _read(pair[0]), _read(pair[1])
-    if has_long_line(da) or has_long_line(db):
-        return _piece_lcs(da, db)
+    """The LCS bytes of (path a, path b[, has a long line]): diff's lines,
+    or its tokens when either file has a long line (read to know, unless
+    the third item says)."""
+    a, b = (VIEWS.get(p, p) for p in pair[:2])
+    long = pair[2] if len(pair) > 2 else None
+    if long is None or long:
+        da, db = _read(pair[0]), _read(pair[1])
+        if has_long_line(da) or has_long_line(db):
+            return _piece_lcs(da, db)
     r = subprocess.run(DIFF + [a, b], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if r.returncode not in (0, 1):
         raise RuntimeError(f"diff {a} {b}: {r.stderr.decode(errors='replace')}")
@@ -304,7 +309,8 @@ def exact(pairs, info, cache_path, jobs=2, log=None, binary=None, bytes_cache_pa
         if log:
             log(f"truth: {stats['bounded']:,} pairs under the bound, diffing {len(need):,}")
         with Pool(jobs) as pool:
-            for k, v in zip(need, pool.imap(lcs_bytes, [todo[k] for k in need], chunksize=64)):
+            for k, v in zip(need, pool.imap(lcs_bytes, [(*todo[k], long_pair(k, *todo[k])) for k in need],
+                                           chunksize=64)):
                 how = "pieces" if long_pair(k, *todo[k]) else "diff"
                 cache[k] = (how, v)
                 fo.write(f"{k[0]}\t{k[1]}\t{v}\t{how}\n")
