@@ -17,6 +17,7 @@ mod stages {
     mod index_cli;
     mod join_cli;
     mod line_source;
+    mod long_lines;
     mod methods;
     mod partition_cli;
     mod sort_cli;

@@ -695,7 +695,8 @@ def write_doc(v):
       f"has no truth, so those pairs are left out.\n")
     w("## Ground truth\n")
     w("Similarity of two text files = bytes of a longest common subsequence of lines (GNU `diff -a --minimal`, "
-      "bytes of the unchanged lines) ÷ the larger file's size. Similarity of a **binary pair** (either file "
+      "bytes of the unchanged lines) ÷ the larger file's size; a line over 1 KiB counts as the pieces "
+      "fsim-verify cuts it into (docs/formats.md, *Long lines*; the truth diffs one line per piece). Similarity of a **binary pair** (either file "
       "holds a NUL byte) = bytes of a longest common subsequence of **bytes** ÷ the larger file's size, "
       "computed exactly by `scripts/quality/bytelcs.c` (common prefix and suffix removed, then the "
       "bit-parallel LCS length of Allison–Dix / Hyyrö, O(n·m/64) word operations; built with `cc -O2` on "
@@ -886,8 +887,7 @@ def write_doc(v):
       + " diffed text candidate pairs at the lowest floor (both maximise the number of common lines; ties "
       f"between equally long subsequences can differ in bytes); {sum(1 for x in v['diffs'] if x > 0.01):,} "
       f"figures differ by more than 1 % of the larger file, at most {100 * max(v['diffs'] or [0]):.1f} %: "
-      "the largest gaps are minified files with lines over 64 KiB, which fsim-verify cuts into ~64-byte "
-      "pieces while diff compares whole lines.\n")
+      "ties aside, a gap is a bug (both cut long lines into the same pieces).\n")
     above = v["above"]
     w("fsim-verify's byte figure of binary pairs against the byte LCS (lowest floor): "
       + ", ".join(f"{a}: {n:,} pairs, {eq:,} equal, {hi:,} within 1 %, median figure ÷ LCS {md:.3f}"

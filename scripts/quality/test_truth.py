@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Known answers for the ground truth of `make quality` (truth.py): the byte
-LCS of binary pairs (bytelcs.c) and the line LCS of text pairs.
+LCS of binary pairs (bytelcs.c), the line LCS of text pairs, and long lines
+cut into pieces as fsim-verify cuts them.
 
     python3 scripts/quality/test_truth.py      (tests/rules/quality_truth.rs runs it)
 """
@@ -143,6 +144,63 @@ class ByteTruth(unittest.TestCase):
                 self.assertEqual((st.get("byte_lcs", 0), st.get("byte_bounded", 0)), (0, 0))
         # the line cache holds the text pair only
         self.assertEqual(len(open(lines).read().splitlines()), 1)
+
+
+def long_lines_sample():
+    """The sample of src/stages/verify/long_lines.rs (`sample`)."""
+    s = b"short line, kept whole;\n"
+    for i in range(120):
+        s += b'<row n="%d" v="%d">t%d</row>' % (i, i * 7919 % 1000, i % 13)
+    s += b"\n"
+    for i in range(150):
+        s += b"function f%d(a,b){var c=a*%d;return c+b};" % (i, i)
+    s += b"Q" * 700 + b"\n"
+    for i in range(200):
+        s += b'{"id": %d, "name": "n%d"},' % (i, i * 31 % 97)
+    return s
+
+
+class LongLines(unittest.TestCase):
+    def test_the_sample_cuts_as_fsim_verify(self):
+        # the same count and digest as the Rust test the_sample_cuts_as_the_truth_does
+        ends, end = [], 0
+        for t in truth.tokens(long_lines_sample()):
+            end += len(t)
+            ends.append(str(end))
+        self.assertEqual(len(ends), 659)
+        self.assertEqual(hashlib.md5(",".join(ends).encode()).hexdigest(),
+                         "1707404f636ad6de2721e886512e517d")
+
+    def test_short_lines_whole_and_pieces_bounded(self):
+        self.assertEqual(truth.tokens(b"a, b;\nc"), [b"a, b;\n", b"c"])
+        line = b"x" * (5 * truth.MAX_PIECE + 7)
+        self.assertEqual([len(p) for p in truth.pieces(line)], [truth.MAX_PIECE] * 5 + [7])
+
+    def test_one_line_xml_versions(self):
+        # one changed attribute of a 16 KB one-line XML: one link at ~99 %,
+        # cached as `pieces`; a whole-line figure cached before is not reused
+        a = b"".join(b'<item id="%d" name="n%d">text %d</item>' % (i, i * 7 % 13, i)
+                     for i in range(450))
+        b = a.replace(b'<item id="200" ', b'<item id="200" changed="1" ')
+        with tempfile.TemporaryDirectory() as d:
+            pa, pb = os.path.join(d, "a.xml"), os.path.join(d, "b.xml")
+            for p, x in ((pa, a), (pb, b)):
+                with open(p, "wb") as fh:
+                    fh.write(x)
+            info = {p: (hashlib.md5(x).hexdigest(), len(x)) for p, x in ((pa, a), (pb, b))}
+            key = tuple(sorted(v[0] for v in info.values()))
+            cache = os.path.join(d, "cache.tsv")
+            with open(cache, "w") as fh:
+                fh.write(f"{key[0]}\t{key[1]}\t0\tdiff\n")
+            out, st = truth.exact([(pa, pb)], info, cache, 1)
+            self.assertEqual(st["diffed"], 1)
+            self.assertGreater(out[key], 0.99 * len(b))
+            self.assertLess(out[key], len(a))
+            with open(cache) as fh:
+                self.assertIn("\tpieces\n", fh.read())
+            out, st = truth.exact([(pa, pb)], info, cache, 1)
+            self.assertEqual(st["diffed"], 0)
+            self.assertGreater(out[key], 0.99 * len(b))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,13 @@
   bytes of the unchanged lines it prints with `--unchanged-line-format=%L`),
   divided by the larger file's size. Lines include their newline, as in
   fsim-verify; a last line without one differs from the same line with one.
+* Long lines (over LONG_LINE bytes: one-line XML, minified code, single-line
+  JSON) are cut into pieces exactly as fsim-verify cuts them (`pieces`, the
+  rule of src/stages/verify/long_lines.rs; test_truth.py checks a sample
+  cuts the same): a pair with such a line is diffed as one line per token
+  (its MD5 and length), and the bytes of the common tokens are summed. The
+  cache marks those figures `pieces` (bounds `pbound`), so a figure cached
+  before the rule, of whole long lines, is not reused.
 * Binary pairs (either file holds a NUL byte), when a byte cache is given:
   the bytes of a longest common subsequence of BYTES, divided by the larger
   file's size, exact, from bytelcs.c beside this script (common prefix and
@@ -49,14 +56,21 @@ usage: truth.py CORPUS PAIRS.tsv CACHE.tsv [BYTES-CACHE.tsv]
 """
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from multiprocessing import Pool
 
 RATIO_FLOOR = 0.3
+# fsim-verify's cutting of long lines (src/stages/verify/long_lines.rs).
+LONG_LINE = 1024
+MAX_PIECE = 256
+LONG_LINES_RULE = "pieces-1024-sep-fnv8-4-max256"
+_SEPARATOR = re.compile(rb"[ \t\r,;>{}]")
 DIFF = ["diff", "-a", "--minimal", "--unchanged-line-format=%L",
         "--old-line-format=", "--new-line-format="]
 
@@ -118,12 +132,92 @@ def content_classes(root, binary=None, mo_views=None):
     return info
 
 
+def _fnv1a(data):
+    h = 0xcbf29ce484222325
+    for c in data:
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def pieces(line):
+    """The tokens of one line (with its newline) as fsim-verify cuts it:
+    the line itself when at most LONG_LINE bytes; else pieces ending after a
+    separator (space, tab, CR, , ; > { }) whose FNV-1a 64 hash of the up to
+    8 bytes of the line ending with it has its top two bits zero, or at
+    MAX_PIECE bytes; the last piece ends with the line."""
+    if len(line) <= LONG_LINE:
+        return [line]
+    out, start = [], 0
+    for m in _SEPARATOR.finditer(line):
+        i = m.start()
+        while i + 1 - start > MAX_PIECE:
+            out.append(line[start:start + MAX_PIECE])
+            start += MAX_PIECE
+        if i + 1 - start == MAX_PIECE or _fnv1a(line[max(0, i - 7):i + 1]) >> 62 == 0:
+            out.append(line[start:i + 1])
+            start = i + 1
+    while len(line) - start > MAX_PIECE:
+        out.append(line[start:start + MAX_PIECE])
+        start += MAX_PIECE
+    if start < len(line):
+        out.append(line[start:])
+    return out
+
+
+def lines_of(data):
+    """diff's lines: up to and including \\n (the last may lack it)."""
+    parts = data.split(b"\n")
+    out = [x + b"\n" for x in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def has_long_line(data):
+    return any(len(x) > LONG_LINE for x in lines_of(data))
+
+
+def tokens(data):
+    """fsim-verify's tokens of a text: lines, long ones cut in pieces."""
+    return [p for line in lines_of(data) for p in pieces(line)]
+
+
+def _read(path):
+    with open(VIEWS.get(path, path), "rb") as fh:
+        return fh.read()
+
+
 def lcs_bytes(pair):
-    a, b = (VIEWS.get(p, p) for p in pair)
+    """The LCS bytes of (path a, path b[, has a long line]): diff's lines,
+    or its tokens when either file has a long line (read to know, unless
+    the third item says)."""
+    a, b = (VIEWS.get(p, p) for p in pair[:2])
+    long = pair[2] if len(pair) > 2 else None
+    if long is None or long:
+        da, db = _read(pair[0]), _read(pair[1])
+        if has_long_line(da) or has_long_line(db):
+            return _piece_lcs(da, db)
     r = subprocess.run(DIFF + [a, b], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if r.returncode not in (0, 1):
         raise RuntimeError(f"diff {a} {b}: {r.stderr.decode(errors='replace')}")
     return len(r.stdout)
+
+
+def _piece_lcs(da, db):
+    """diff's LCS of the tokens of two texts, one line per token (its MD5
+    and length): the bytes of the common tokens."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for n, data in (("a", da), ("b", db)):
+            p = os.path.join(d, n)
+            with open(p, "wb") as fh:
+                fh.write(b"".join(b"%s %d\n" % (hashlib.md5(t).hexdigest().encode(), len(t))
+                                  for t in tokens(data)))
+            paths.append(p)
+        r = subprocess.run(DIFF + paths, capture_output=True, check=False)
+    if r.returncode not in (0, 1):
+        raise RuntimeError(f"diff: {r.stderr.decode(errors='replace')}")
+    return sum(int(x.split()[1]) for x in r.stdout.splitlines())
 
 
 # Line counts of the contents whose pairs are bounded, filled before the
@@ -132,12 +226,7 @@ _PROFILES = {}
 
 
 def _profile(path):
-    with open(VIEWS.get(path, path), "rb") as fh:
-        parts = fh.read().split(b"\n")  # diff's lines: up to and including \n
-    c = Counter(x + b"\n" for x in parts[:-1])
-    if parts[-1]:
-        c[parts[-1]] += 1
-    return c
+    return Counter(tokens(_read(path)))
 
 
 def _overlap(job):
@@ -155,8 +244,12 @@ def _overlap(job):
     return out
 
 
+# The cache marks of figures and bounds of pairs with a long line.
+PIECE_MARKS = ("pieces", "pbound")
+
+
 def load_cache(path):
-    """(md5a, md5b) -> ('diff' | 'bound' | 'lcs', bytes)"""
+    """(md5a, md5b) -> ('diff' | 'bound' | 'pieces' | 'pbound' | 'lcs', bytes)"""
     cache = {}
     if os.path.exists(path):
         with open(path) as fh:
@@ -179,7 +272,14 @@ def exact(pairs, info, cache_path, jobs=2, log=None, binary=None, bytes_cache_pa
         byte_pairs = [(a, b) for a, b in pairs if info[a][0] in binary or info[b][0] in binary]
         pairs = [(a, b) for a, b in pairs if not (info[a][0] in binary or info[b][0] in binary)]
     cache = load_cache(cache_path)
-    todo = _uncached(pairs, info, cache)
+    longs = {}
+
+    def long_pair(key, a, b):
+        for h, p in zip(key, sorted((a, b), key=lambda x: info[x][0])):
+            if h not in longs:
+                longs[h] = has_long_line(_read(p))
+        return longs[key[0]] or longs[key[1]]
+    todo = _uncached(pairs, info, cache, long_pair)
     stats = {"bounded": 0, "diffed": 0}
     fo = open(cache_path, "a")
     if todo:
@@ -200,20 +300,23 @@ def exact(pairs, info, cache_path, jobs=2, log=None, binary=None, bytes_cache_pa
         for k, u in zip(keys, bounds):
             sa, sb = info[todo[k][0]][1], info[todo[k][1]][1]
             if u < RATIO_FLOOR * max(sa, sb):
-                cache[k] = ("bound", u)
-                fo.write(f"{k[0]}\t{k[1]}\t{u}\tbound\n")
+                how = "pbound" if long_pair(k, *todo[k]) else "bound"
+                cache[k] = (how, u)
+                fo.write(f"{k[0]}\t{k[1]}\t{u}\t{how}\n")
                 stats["bounded"] += 1
             else:
                 need.append(k)
         if log:
             log(f"truth: {stats['bounded']:,} pairs under the bound, diffing {len(need):,}")
         with Pool(jobs) as pool:
-            for k, v in zip(need, pool.imap(lcs_bytes, [todo[k] for k in need], chunksize=64)):
-                cache[k] = ("diff", v)
-                fo.write(f"{k[0]}\t{k[1]}\t{v}\tdiff\n")
+            for k, v in zip(need, pool.imap(lcs_bytes, [(*todo[k], long_pair(k, *todo[k])) for k in need],
+                                           chunksize=64)):
+                how = "pieces" if long_pair(k, *todo[k]) else "diff"
+                cache[k] = (how, v)
+                fo.write(f"{k[0]}\t{k[1]}\t{v}\t{how}\n")
                 stats["diffed"] += 1
     fo.close()
-    out = {k: v for k, (how, v) in cache.items() if how == "diff"}
+    out = {k: v for k, (how, v) in cache.items() if how in ("diff", "pieces")}
     if byte_pairs:
         bout, bstats = exact_bytes(byte_pairs, info, bytes_cache_path, jobs, log)
         out.update(bout)
@@ -258,16 +361,20 @@ def _byte_job(job):
     return byte_lcs_many(exe, pairs)
 
 
-def _uncached(pairs, info, cache):
+def _uncached(pairs, info, cache, long_pair=None):
     """{(md5a, md5b) sorted: (path a, path b)} of the pairs of distinct
-    contents whose size ratio allows RATIO_FLOOR and that `cache` lacks."""
+    contents whose size ratio allows RATIO_FLOOR and that `cache` lacks.
+    long_pair(key, a, b): whether the pair has a long line, whose figure is
+    cached only when marked `pieces` or `pbound`."""
     todo = {}
     for a, b in pairs:
         (ha, sa), (hb, sb) = info[a], info[b]
         if ha == hb or min(sa, sb) < RATIO_FLOOR * max(sa, sb):
             continue
         key = (ha, hb) if ha < hb else (hb, ha)
-        if key not in cache and key not in todo:
+        cached = key in cache and (long_pair is None or not long_pair(key, a, b)
+                                   or cache[key][0] in PIECE_MARKS)
+        if not cached and key not in todo:
             todo[key] = (a, b) if ha < hb else (b, a)
     return todo
 

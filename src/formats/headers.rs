@@ -765,6 +765,9 @@ pub struct VerifyParams {
     pub pieces: Option<u64>,
     /// The measure of binary pairs (`byte-runs`); absent before it.
     pub binary: Option<String>,
+    /// How long lines of text pairs are cut (`verify-long-lines=`, the
+    /// rule's name); absent before it (lines cut past 64 KiB only).
+    pub long_lines: Option<String>,
 }
 
 impl VerifyParams {
@@ -779,6 +782,7 @@ impl VerifyParams {
             percent_of: f.percent_of("verify-percent-of")?,
             pieces: f.num("verify-pieces")?,
             binary: f.text("verify-binary"),
+            long_lines: f.text("verify-long-lines"),
         }))
     }
 
@@ -802,6 +806,7 @@ impl VerifyParams {
         Out::default()
             .put("verify-pieces", self.pieces)
             .put("verify-binary", self.binary.as_ref())
+            .put("verify-long-lines", self.long_lines.as_ref())
             .0
     }
 }
@@ -960,7 +965,7 @@ mod tests {
 
     #[test]
     fn pairs_groups_round_trip() {
-        let text = "method=tttd\tavg=1000\ttemplates=0123456789abcdef0123456789abcdef\ttemplate-chunks=23\tdegree-limit=1000\tpruned-chunks=5\tpruned-digest=000000000000000000000000000000ff\tmin-bytes=1\tmin-percent=12.5\tpercent-of=smaller\testimate=resemblance\tline-pairs-below=4096\tline-catalogs=1\tline-min-percent=30\tdelta=1\tchanged-files=4\tverified=1\tverify-min-percent=50\tverify-percent-of=larger\tverify-pieces=64\tverify-binary=byte-runs";
+        let text = "method=tttd\tavg=1000\ttemplates=0123456789abcdef0123456789abcdef\ttemplate-chunks=23\tdegree-limit=1000\tpruned-chunks=5\tpruned-digest=000000000000000000000000000000ff\tmin-bytes=1\tmin-percent=12.5\tpercent-of=smaller\testimate=resemblance\tline-pairs-below=4096\tline-catalogs=1\tline-min-percent=30\tdelta=1\tchanged-files=4\tverified=1\tverify-min-percent=50\tverify-percent-of=larger\tverify-pieces=64\tverify-binary=byte-runs\tverify-long-lines=pieces-1024-sep-fnv8-4-max256";
         let p = params(text);
         let h = PairsHeader::parse(&p).unwrap();
         assert_eq!(h.pruned.unwrap().files, None);

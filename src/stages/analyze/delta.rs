@@ -15,7 +15,9 @@
 //! id, so a file with the content of a file added, removed or changed
 //! counts as changed too ([`crate::formats::files::changed_since`]). And
 //! pairs below the earlier verification threshold were not kept, so a
-//! lower threshold now makes this run a full one, saying why.
+//! lower threshold now makes this run a full one, saying why; so does an
+//! earlier run that cut long lines otherwise (its line source found other
+//! pairs, and fsim-verify does not reuse its figures).
 
 use super::pairs::pairs_params;
 use super::{LineSource, Thresholds};
@@ -23,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
 use crate::formats::headers::{Delta, PairsHeader};
 use crate::formats::{read_header, FileEntry, Kind, Params};
+use crate::stages::verify::LONG_LINES_RULE;
 use std::path::{Path, PathBuf};
 
 /// Keys of the pairs header that may differ between the runs: they count
@@ -88,6 +91,12 @@ pub fn plan(
     before.0.retain(|(k, _)| !k.starts_with("verif"));
     if let Some(d) = now.difference(&before) {
         return Ok(Err(format!("the earlier analysis differs: {d}")));
+    }
+    if old_verify.long_lines.as_deref() != Some(LONG_LINES_RULE) {
+        return Ok(Err(format!(
+            "the earlier run cut long lines otherwise (verify-long-lines={}, {LONG_LINES_RULE} now)",
+            old_verify.long_lines.as_deref().unwrap_or("none")
+        )));
     }
     match old_verify.min_percent {
         Some(t) if t <= since.verify_min_percent => {}

@@ -22,8 +22,11 @@
 //! from ([`LineSource::verify_floor`]): a pair whose overlap is under it
 //! cannot reach it, and would cost fsim-verify two files read for nothing
 //! (on a source tree with translation catalogs, five candidates in six).
-//! Not when a file has a line longer than fsim-verify's [`MAX_LINE`]:
-//! fsim-verify cuts it in pieces, which may match where the lines do not.
+//! Long lines (over fsim-verify's [`LONG_LINE`](crate::stages::verify::LONG_LINE): one-line XML, minified
+//! code, single-line JSON) are cut into the pieces fsim-verify compares
+//! ([`for_each_line_token`]), so the overlap bounds its figure for them
+//! too, and two versions of a one-line file share most of their pieces
+//! where they share no line.
 //!
 //! A pair found here and not by the chunks is written with `common` = 0 and
 //! `shared` = 0 (no chunk evidence: without verification it reports
@@ -49,7 +52,7 @@ use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
 use crate::formats::{percent, FileEntry, FileType, ViewKind};
 use crate::io::hashing::MixedMap;
-use crate::stages::verify::MAX_LINE;
+use crate::stages::verify::for_each_line_token;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::Read;
@@ -92,11 +95,8 @@ pub struct LineStats {
     pub passes: u64,
 }
 
-/// A distinct content: file id, size, (interned line, occurrences) sorted,
-/// and whether its overlaps bound fsim-verify's figure (no line over
-/// fsim-verify's [`MAX_LINE`], which it cuts into pieces that may match
-/// where the whole lines do not).
-type Content = (u32, u64, Vec<(u32, u32)>, bool);
+/// A distinct content: file id, size, (interned line, occurrences) sorted.
+type Content = (u32, u64, Vec<(u32, u32)>);
 
 /// One pass's contents, the length of each interned line, and the files
 /// left out.
@@ -136,10 +136,12 @@ fn read_unchanged(e: &FileEntry) -> Option<Vec<u8>> {
     (data.len() as u64 == e.size).then_some(data)
 }
 
-/// Lines of `data` as (hash, length), up to and including `\n`.
-fn lines(data: &[u8]) -> impl Iterator<Item = (u64, u32)> + '_ {
-    data.split_inclusive(|&c| c == b'\n')
-        .map(|l| (xxh3_64(l), l.len() as u32))
+/// Lines of `data` as (hash, length), up to and including `\n`, long
+/// lines cut into fsim-verify's pieces.
+fn lines(data: &[u8]) -> Vec<(u64, u32)> {
+    let mut v = Vec::new();
+    for_each_line_token(data, |s, e| v.push((xxh3_64(&data[s..e]), (e - s) as u32)));
+    v
 }
 
 /// Bytes the line source holds per (content, distinct line): its entry in
@@ -217,9 +219,8 @@ pub fn line_pairs(
 }
 
 /// One file's lines of a pass as a worker reads them: (hash, length,
-/// occurrences) sorted by hash, and whether every line of the file is at
-/// most fsim-verify's `MAX_LINE`; `None` when unreadable or changed.
-type FileLines = Option<(Vec<(u64, u32, u32)>, bool)>;
+/// occurrences) sorted by hash; `None` when unreadable or changed.
+type FileLines = Option<Vec<(u64, u32, u32)>>;
 
 /// Files read at once by the workers of [`read_lines`]: their hashed
 /// lines (16 bytes per distinct line of a file) are held until interned,
@@ -259,12 +260,9 @@ fn windows<'a>(files: &'a [FileEntry], reps: &'a [usize]) -> impl Iterator<Item 
 /// The lines of `e` whose hash is `pass` modulo `passes`, counted.
 fn file_lines(e: &FileEntry, passes: u64, pass: u64) -> FileLines {
     let data = read_unchanged(e)?;
-    let mut bounded = true;
     let mut v: Vec<(u64, u32, u32)> = lines(&data)
-        .filter_map(|(h, len)| {
-            bounded &= len as usize <= MAX_LINE;
-            (h % passes == pass).then_some((h, len, 1))
-        })
+        .into_iter()
+        .filter_map(|(h, len)| (h % passes == pass).then_some((h, len, 1)))
         .collect();
     v.sort_unstable_by_key(|&(h, _, _)| h);
     v.dedup_by(|line, kept| {
@@ -272,7 +270,7 @@ fn file_lines(e: &FileEntry, passes: u64, pass: u64) -> FileLines {
         kept.2 += u32::from(same);
         same
     });
-    Some((v, bounded))
+    Some(v)
 }
 
 /// [`file_lines`] of `reps`, in their order, over `threads` workers (file
@@ -338,7 +336,7 @@ fn read_lines(
         let read = window_lines(files, window, threads, passes, pass);
         for (&i, lines) in window.iter().zip(read) {
             let e = &files[i];
-            let Some((lines, bounded)) = lines else {
+            let Some(lines) = lines else {
                 unreadable += 1;
                 continue;
             };
@@ -358,7 +356,7 @@ fn read_lines(
             if passes == 1 && entries * BYTES_PER_ENTRY > memory {
                 return Ok(None);
             }
-            contents.push((e.id, e.size, v, bounded));
+            contents.push((e.id, e.size, v));
         }
     }
     Ok(Some((contents, line_len, unreadable)))
@@ -372,7 +370,7 @@ fn count_entries(files: &[FileEntry], reps: &[usize]) -> Result<u64> {
     for &i in reps {
         if let Some(data) = read_unchanged(&files[i]) {
             seen.clear();
-            seen.extend(lines(&data).map(|(h, _)| h));
+            seen.extend(lines(&data).into_iter().map(|(h, _)| h));
             entries += seen.len() as u64;
         }
     }
@@ -427,7 +425,7 @@ fn compare(
     let (src, passes) = (rows.src, rows.passes);
     // Postings: line -> (content index, count), content indexes increasing.
     let mut postings: Vec<Vec<(u32, u32)>> = vec![Vec::new(); line_len.len()];
-    for (ci, (_, _, v, _)) in contents.iter().enumerate() {
+    for (ci, (_, _, v)) in contents.iter().enumerate() {
         for &(l, c) in v {
             postings[l as usize].push((ci as u32, c));
         }
@@ -452,7 +450,7 @@ fn compare(
                             break;
                         }
                         for a in b * BLOCK..((b + 1) * BLOCK).min(n) {
-                            let (ida, sa, ref la, bounded_a) = contents[a];
+                            let (ida, sa, ref la) = contents[a];
                             for &(l, ca) in la {
                                 let post = rows.partners(a, &postings[l as usize]);
                                 let len = line_len[l as usize] as u64;
@@ -471,11 +469,10 @@ fn compare(
                             // sorts the pairs.
                             for &cb in &touched {
                                 let common = std::mem::take(&mut acc[cb as usize]);
-                                let (idb, sb, _, bounded_b) = contents[cb as usize];
+                                let (idb, sb, _) = contents[cb as usize];
                                 let most = common.saturating_mul(passes);
                                 if src.thresholds.keep(most, sa, sb)
-                                    && (!(bounded_a && bounded_b)
-                                        || reaches(most, sa, sb, src.verify_floor))
+                                    && reaches(most, sa, sb, src.verify_floor)
                                 {
                                     // Lower id first (a re-run's row also
                                     // takes partners before it).
@@ -551,6 +548,7 @@ pub fn keep_chunk_figures<I: Iterator<Item = Result<Pair>>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stages::verify::LONG_LINE;
 
     fn pair(a: u32, b: u32, common: u64) -> Pair {
         Pair {
@@ -671,9 +669,8 @@ mod tests {
         let reps: Vec<usize> = (0..files.len()).collect();
         let one = window_lines(&files, &reps, 1, 1, 0);
         assert!(one[4].is_none() && one.iter().filter(|l| l.is_none()).count() == 1);
-        let (lines, bounded) = one[7].clone().unwrap();
+        let lines = one[7].clone().unwrap();
         let counts: Vec<u32> = lines.iter().map(|&(_, _, c)| c).collect();
-        assert!(bounded);
         assert_eq!(counts.iter().sum::<u32>(), 10, "3 lines and 7 of x");
         assert_eq!(counts.len(), 3, "same, line 7, x");
         for threads in [2, 3, 16] {
@@ -765,10 +762,11 @@ mod tests {
     }
 
     /// A pair whose overlap is under fsim-verify's threshold is not a
-    /// candidate (fsim-verify would drop it), unless a line is longer than
-    /// fsim-verify's, which it cuts into pieces that may match.
+    /// candidate (fsim-verify would drop it); long lines count by the
+    /// pieces fsim-verify compares, so two versions of a one-line file
+    /// are a candidate where their only lines differ.
     #[test]
-    fn pairs_under_the_verify_threshold_are_cut_unless_a_line_is_cut_in_pieces() {
+    fn pairs_under_the_verify_threshold_are_cut_and_long_lines_count_by_pieces() {
         let t = tempfile::tempdir().unwrap();
         let shared: Vec<u8> = (0..100)
             .flat_map(|i| format!("shared line number {i:04}\n").into_bytes())
@@ -781,15 +779,18 @@ mod tests {
         // 40 % of each file in common.
         let a = [shared.clone(), own("first")].concat();
         let b = [shared.clone(), own("second")].concat();
-        // The same, with a line of fsim-verify's pieces (differing in its
-        // last byte) instead of the lines of their own.
-        let long = |end: u8| {
-            let mut l = vec![b'x'; MAX_LINE + 1000];
-            l.push(end);
-            l.push(b'\n');
-            [shared.repeat(12), l].concat()
+        // One-line XML, one attribute changed.
+        let xml = |v: &str| -> Vec<u8> {
+            let mut l: Vec<u8> = (0..200)
+                .flat_map(|i| {
+                    format!("<e id=\"{i}\" k=\"{}\">text {i}</e>", i * 37 % 101).into_bytes()
+                })
+                .collect();
+            l.splice(4000..4000, v.bytes());
+            l
         };
-        let files = table(t.path(), "txt", &[a, b, long(b'1'), long(b'2')]);
+        let files = table(t.path(), "txt", &[a, b, xml(" x=\"1\""), xml(" x=\"2\"")]);
+        assert!(files[2].size as usize > LONG_LINE);
         let src = |cut: f64| LineSource {
             max_size: 1 << 20,
             catalogs: false,
@@ -800,22 +801,14 @@ mod tests {
             },
             verify_floor: cut,
         };
-        let in_common = |x: usize, y: usize| {
-            let c = shared.len() as u64 * if x >= 2 { 12 } else { 1 };
-            percent(c, files[x].size.min(files[y].size))
-        };
-        let p01 = in_common(0, 1);
+        let p01 = percent(shared.len() as u64, files[0].size.min(files[1].size));
         assert!((35.0..45.0).contains(&p01), "{p01}");
-        let p23 = in_common(2, 3);
-        assert!((30.0..p01).contains(&p23), "{p23}");
-        let every = vec![(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
-        assert_eq!(kept(&files, &src(0.0)), every);
-        // At the overlap: kept; just above: cut, but never a pair of a file
-        // with a long line (the pair of two is at 32 %).
-        assert_eq!(kept(&files, &src(p01)), every);
-        let long_lines = vec![(0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
-        assert_eq!(kept(&files, &src(p01 + 0.1)), long_lines);
-        assert_eq!(kept(&files, &src(90.0)), long_lines);
+        assert_eq!(kept(&files, &src(0.0)), vec![(0, 1), (2, 3)]);
+        // At the overlap: kept; just above: cut.
+        assert_eq!(kept(&files, &src(p01)), vec![(0, 1), (2, 3)]);
+        assert_eq!(kept(&files, &src(p01 + 0.1)), vec![(2, 3)]);
+        assert_eq!(kept(&files, &src(98.0)), vec![(2, 3)]);
+        assert_eq!(kept(&files, &src(100.0)), vec![]);
     }
 
     #[test]
@@ -845,7 +838,10 @@ mod tests {
 
     #[test]
     fn lines_keep_their_newline() {
-        let v: Vec<u32> = lines(b"ab\n\ncd").map(|(_, n)| n).collect();
+        let v: Vec<u32> = lines(b"ab\n\ncd").iter().map(|&(_, n)| n).collect();
         assert_eq!(v, vec![3, 1, 2]);
+        let long = [vec![b'x'; LONG_LINE], b", y\n".to_vec()].concat();
+        let v: Vec<u32> = lines(&long).iter().map(|&(_, n)| n).collect();
+        assert!(v.len() > 1 && v.iter().sum::<u32>() as usize == long.len());
     }
 }

@@ -6,9 +6,9 @@
 //! * **Text pairs** (both files typed `text` or `empty` in the file table):
 //!   bytes of a longest common subsequence of **lines** (a line is the bytes
 //!   up to and including `\n`; the last line may lack it). Lines longer than
-//!   [`MAX_LINE`] are cut into content-defined pieces (TTTD, average
-//!   [`PIECE_AVG`]) so that a 100 MB file without newlines is not one
-//!   all-or-nothing token.
+//!   [`LONG_LINE`] (1 KiB: one-line XML, minified code, single-line JSON)
+//!   are cut into pieces at token boundaries ([`long_lines`]), so that one
+//!   changed byte costs one piece, not the only line.
 //! * **Other pairs** (binary): bytes in common counted byte by byte
 //!   ([`extend`]): the LCS over content-defined pieces of the whole file
 //!   (TTTD, average [`PIECE_AVG`] bytes) anchors runs that are extended
@@ -74,6 +74,7 @@
 mod cache;
 mod diff;
 mod extend;
+pub mod long_lines;
 mod output;
 mod plan;
 mod previous;
@@ -87,6 +88,7 @@ mod worker;
 use cache::{Cache, SharedCache};
 pub use diff::{compare, Comparison, Differ, Region};
 pub use extend::extend_runs;
+pub use long_lines::{for_each_line_token, LONG_LINE, LONG_LINES_RULE};
 use output::Sink;
 pub use output::{pair_mix, region_mix, Summary};
 use plan::{global_plan, Plan};
@@ -114,7 +116,7 @@ use std::time::Instant;
 /// Name used in messages.
 pub const PROG: &str = "fsim-verify";
 
-/// Average piece size for binary files and over-long lines: small enough
+/// Average piece size for binary files: small enough
 /// that an edit costs few bytes of the figure, large enough that a 100 MB
 /// file is ~1.6 M tokens.
 pub const PIECE_AVG: usize = 64;
@@ -124,9 +126,6 @@ pub const PIECE_AVG: usize = 64;
 /// without the key (written before it) measured binary pairs by whole
 /// pieces: their figures are not reused (see [`previous_measures_bytes`]).
 pub const BINARY_MEASURE: &str = "byte-runs";
-
-/// Lines longer than this are cut into pieces.
-pub const MAX_LINE: usize = 64 << 10;
 
 /// Largest bit-parallel cost (`⌈n/64⌉·m` word operations, ~1-2 s) for
 /// which a pair is aligned exactly when Myers' bound is larger still.
@@ -334,7 +333,7 @@ fn open_sink(cfg: &Config) -> Result<Sink> {
 
 /// The earlier run whose figures may be reused: refused when its file
 /// table is this run's, dropped (with a warning) when it measured binary
-/// pairs otherwise.
+/// pairs or long lines otherwise.
 fn usable_previous(cfg: &Config) -> Result<Option<Earlier>> {
     if let Some((_, table, _)) = &cfg.previous {
         let same = std::fs::canonicalize(table)
@@ -348,14 +347,17 @@ fn usable_previous(cfg: &Config) -> Result<Option<Earlier>> {
         }
     }
     Ok(match &cfg.previous {
-        Some((pairs, ..)) if !previous_measures_bytes(pairs)? => {
-            crate::cli::stderr_line(format_args!(
-                "{PROG}: warning: {}: verified before binary pairs were measured in bytes (no verify-binary={BINARY_MEASURE}): no figure reused, every pair verified again",
-                pairs.display()
-            ));
-            None
-        }
-        p => p.clone(),
+        Some((pairs, ..)) => match previous_measures_otherwise(pairs)? {
+            Some(why) => {
+                crate::cli::stderr_line(format_args!(
+                    "{PROG}: warning: {}: verified {why}: no figure reused, every pair verified again",
+                    pairs.display()
+                ));
+                None
+            }
+            None => cfg.previous.clone(),
+        },
+        None => None,
     })
 }
 
@@ -541,6 +543,7 @@ fn write_headers(p: &crate::formats::Params, cfg: &Config, sink: &mut Sink) -> R
         percent_of: Some(cfg.percent_of),
         pieces: Some(PIECE_AVG as u64),
         binary: Some(BINARY_MEASURE.to_string()),
+        long_lines: Some(LONG_LINES_RULE.to_string()),
     };
     let mut hp = p.clone();
     Delta::remove(&mut hp);
@@ -618,17 +621,30 @@ impl Flow<'_> {
     }
 }
 
-/// Whether the earlier verified pairs at `path` measured binary pairs as
-/// this run does (header `verify-binary=`[`BINARY_MEASURE`]). A file that
-/// is not verified pairs at all (or cannot be read) answers true: [`previous::Previous::check`]
-/// then refuses it with its own message.
-fn previous_measures_bytes(path: &std::path::Path) -> Result<bool> {
-    Ok(match crate::formats::read_header(path, Kind::Pairs) {
-        Ok(p) => match VerifyParams::parse(&p) {
-            Ok(Some(v)) => v.binary.as_deref() == Some(BINARY_MEASURE),
-            _ => true,
-        },
-        Err(_) => true,
+/// How the earlier verified pairs at `path` measured otherwise than this
+/// run does, if they did: binary pairs not in bytes (no header
+/// `verify-binary=`[`BINARY_MEASURE`]), or long lines cut by another rule
+/// (`verify-long-lines=`[`LONG_LINES_RULE`]). A file that is not verified
+/// pairs at all (or cannot be read) answers `None`:
+/// [`previous::Previous::check`] then refuses it with its own message.
+fn previous_measures_otherwise(path: &std::path::Path) -> Result<Option<String>> {
+    let Ok(p) = crate::formats::read_header(path, Kind::Pairs) else {
+        return Ok(None);
+    };
+    let Ok(Some(v)) = VerifyParams::parse(&p) else {
+        return Ok(None);
+    };
+    Ok(if v.binary.as_deref() != Some(BINARY_MEASURE) {
+        Some(format!(
+            "before binary pairs were measured in bytes (no verify-binary={BINARY_MEASURE})"
+        ))
+    } else if v.long_lines.as_deref() != Some(LONG_LINES_RULE) {
+        Some(format!(
+            "with long lines cut otherwise (verify-long-lines={}, {LONG_LINES_RULE} now)",
+            v.long_lines.as_deref().unwrap_or("none")
+        ))
+    } else {
+        None
     })
 }
 

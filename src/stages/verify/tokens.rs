@@ -1,15 +1,16 @@
-//! Tokens: how a pair's files are cut (lines, or content-defined pieces
-//! for binary files and over-long lines), each token kept as its hash and
+//! Tokens: how a pair's files are cut (lines, long lines cut in pieces
+//! ([`long_lines`]), or content-defined pieces for binary files), each token kept as its hash and
 //! start offset so that a cached file costs 24 bytes per token.
 
 use super::*;
 use crate::chunking::chunker::{Chunker, Cut, Method};
 use crate::formats::FileType;
+use long_lines::for_each_line_token;
 
 /// How a pair's files are cut into tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// Lines (over-long lines cut into pieces).
+    /// Lines (long lines cut into pieces, [`long_lines`]).
     Lines,
     /// Content-defined pieces of the whole file.
     Pieces,
@@ -100,23 +101,7 @@ pub fn tokenize_into(data: &[u8], mode: Mode, pieces: &Chunker, t: &mut Tokens) 
         Mode::Lines => {
             t.hashes.reserve(data.len() / 32 + 1);
             t.starts.reserve(data.len() / 32 + 1);
-            let mut start = 0;
-            let line = |t: &mut Tokens, s: usize, e: usize| {
-                if e - s > MAX_LINE {
-                    for c in pieces.chunks(&data[s..e]) {
-                        t.push(data, s + c.offset, s + c.offset + c.len);
-                    }
-                } else {
-                    t.push(data, s, e);
-                }
-            };
-            for nl in memchr::memchr_iter(b'\n', data) {
-                line(t, start, nl + 1);
-                start = nl + 1;
-            }
-            if start < data.len() {
-                line(t, start, data.len());
-            }
+            for_each_line_token(data, |s, e| t.push(data, s, e));
         }
     }
 }
