@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import prose  # noqa: E402
 import truth  # noqa: E402
 
 
@@ -201,6 +202,23 @@ class LongLines(unittest.TestCase):
             out, st = truth.exact([(pa, pb)], info, cache, 1)
             self.assertEqual(st["diffed"], 0)
             self.assertGreater(out[key], 0.99 * len(b))
+
+
+class Prose(unittest.TestCase):
+    def test_the_same_cut_as_fsims_content_prose(self):
+        # src/content/prose.rs checks the same digest of the same sample.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        sample = os.path.join(root, "tests", "data", "documents", "prose-sample.txt")
+        out = prose.sentences(open(sample, "rb").read())
+        self.assertEqual((hashlib.md5(out).hexdigest(), len(out)),
+                         ("7ea87a3f1de6415485d895d355651283", 16180))
+
+    def test_wraps_and_hyphens_do_not_change_the_sentences(self):
+        docx = b"Terms\nThe contract starts on Monday. Payment is due within thirty days!\nIs it signed? Yes.\n"
+        pdf = b"Terms\nThe contract starts\non Monday. Pay-\nment is due within\n  thirty   days!\nIs it\nsigned? Yes."
+        want = b"Terms\nThe contract starts on Monday.\nPayment is due within thirty days!\nIs it signed?\nYes.\n"
+        self.assertEqual(prose.sentences(docx), want)
+        self.assertEqual(prose.sentences(pdf), want)
 
 
 if __name__ == "__main__":

@@ -253,6 +253,28 @@ mod tests {
         assert_eq!(s(&list), want);
     }
 
+    /// scripts/quality/prose.py, the truth's mirror of this module, cuts
+    /// the sample (the GPL's first 2,400 words, wrapped, then hyphens,
+    /// headings, quotes, non-ASCII, a CR, a 0x1c and a run of 300 words)
+    /// to the same bytes: its test checks the same digest.
+    #[test]
+    fn the_python_mirror_cuts_the_same() {
+        use md5::{Digest as _, Md5};
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/documents/prose-sample.txt"
+        );
+        let out = sentences(&std::fs::read(path).unwrap());
+        let digest: String = Md5::digest(&out)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            (digest.as_str(), out.len()),
+            ("7ea87a3f1de6415485d895d355651283", 16180)
+        );
+    }
+
     #[test]
     fn not_utf8_is_left_as_it_is() {
         assert_eq!(sentences(b"a\xff b."), b"a\xff b.");

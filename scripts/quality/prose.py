@@ -1,0 +1,118 @@
+"""Prose as one sentence a line: the mirror of fsim's `content::prose`
+(src/content/prose.rs), so that the truth of the documents corpus compares
+the texts of documents as fsim-verify does, sentence by sentence, whatever
+the line breaks a writer or pdftotext put in them.
+
+The rules (the Rust module's doc says why):
+* white space is one space; a word broken by a hyphen at a line's end is
+  joined when the next line starts with a lower-case letter;
+* a line ends after a sentence end (`.`, `!`, `?`, `;`, before closing
+  quotes and brackets), after a heading (a line of at most 6 words ending
+  no sentence, before a capital or a digit), after a word whose FNV-1a 32
+  hash is a multiple of 8 once 24 words are on the line, and at 200 words;
+* a text with more than 60 words per sentence end (a list, slides, a
+  table) keeps its own lines, white space collapsed.
+
+Both suites check one sample against the same digest
+(`prose::tests::the_python_mirror_cuts_the_same`, test_truth.py).
+"""
+
+MIN_RUN = 24
+MAX_RUN = 200
+LIST_WORDS = 60
+HEADING_WORDS = 6
+CUT_ONE_IN = 8
+CLOSING = ")]\"'\u2019\u201d\u00bb"
+
+
+def sentences(text: bytes) -> bytes:
+    """The text one sentence a line (not UTF-8: as it is)."""
+    try:
+        s = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return text
+    words = _words(s)
+    ends = sum(1 for w, _ in words if _ends_sentence(w))
+    if len(words) > LIST_WORDS * max(ends, 1):
+        return _lines(s)
+    out, line = [], []
+    for word, heading in words:
+        line.append(word)
+        if (heading or _ends_sentence(word) or len(line) >= MAX_RUN
+                or (len(line) >= MIN_RUN and _fnv(word) % CUT_ONE_IN == 0)):
+            out.append(" ".join(line) + "\n")
+            line = []
+    if line:
+        out.append(" ".join(line) + "\n")
+    return "".join(out).encode("utf-8")
+
+
+def _split_lines(s):
+    """Rust's `str::lines`: split at `\\n`, a `\\r` before it dropped, no
+    empty last line."""
+    parts = s.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+def _ws(line):
+    """Rust's `split_whitespace` (Unicode White_Space; Python's `split`
+    also splits at the separators 0x1c-0x1f, which are not)."""
+    out, cur = [], []
+    for c in line:
+        if c.isspace() and c not in "\x1c\x1d\x1e\x1f":
+            if cur:
+                out.append("".join(cur))
+                cur = []
+        else:
+            cur.append(c)
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def _lines(s):
+    return "".join(" ".join(ws) + "\n" for ws in map(_ws, _split_lines(s)) if ws).encode("utf-8")
+
+
+def _ends_sentence(word):
+    return word.rstrip(CLOSING).endswith((".", "!", "?", ";"))
+
+
+def _fnv(word):
+    h = 0x811C9DC5
+    for b in word.encode("utf-8"):
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def _is_broken(w):
+    return len(w) >= 2 and w[-1] in "-\u00ad" and w[-2].isalpha()
+
+
+def _words(s):
+    """(word, ends a heading) in order, broken words joined."""
+    out, broken, heading = [], None, None
+    for line in _split_lines(s):
+        ws = _ws(line)
+        for n, w in enumerate(ws):
+            last = n == len(ws) - 1
+            if heading is not None:
+                out[heading][1] = w[0].isupper() or w[0] in "0123456789"
+                heading = None
+            i, broken = broken, None
+            if i is not None and n == 0 and w[0].islower():
+                out[i][0] = out[i][0][:-1] + w
+                if last and _is_broken(out[i][0]):
+                    broken = i
+            else:
+                out.append([w, False])
+                if last and _is_broken(w):
+                    broken = len(out) - 1
+        if not ws:
+            broken = None
+        elif len(ws) <= HEADING_WORDS and broken is None:
+            i = len(out) - 1
+            heading = None if _ends_sentence(out[i][0]) else i
+    return [(w, h) for w, h in out]
