@@ -736,7 +736,9 @@ def main():
     pos = {T: {k for k, s in sim.items() if s >= T} for T in KIND_T}
 
     def pred(n, T):
-        return {k for k, v in figs[n].items() if v >= T}
+        # Pairs of two files without text are no pair of documents (left
+        # out of the truth, counted above): not counted against fsim either.
+        return {k for k, v in figs[n].items() if v >= T and k in sim}
 
     def sel(ks, g):
         o, kd = g

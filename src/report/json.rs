@@ -65,6 +65,7 @@ impl Report {
             "summary": self.summary(),
             "folders": folders,
             "folder_families": families,
+            "folders_best": self.folders.best,
             "folders_wide_identical_sets": self.folders.wide_sets,
             "unreadable_documents": documents,
             "members_left_out": archives,

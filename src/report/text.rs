@@ -385,36 +385,43 @@ impl Report {
 /// counted: they are in json and tsv).
 const FOLDERS_TEXT_MAX: usize = 100;
 
-/// How many of each family's pairs the text report lists, family by
-/// family, until [`FOLDERS_TEXT_MAX`] pairs: (family, pairs listed).
+/// The pairs of each family the text report lists after the best ones
+/// ([`FolderReport::best`](crate::report::folders::FolderReport)), family
+/// by family: none of a family of more than
+/// [`CROWD`](crate::report::folders::CROWD) pairs (sibling folders alike
+/// in their boilerplate: one line says it), else those not among the best,
+/// until [`FOLDERS_TEXT_MAX`] lines: (family, pairs listed).
 fn folders_text_plan(
     f: &crate::report::folders::FolderReport,
-) -> impl Iterator<Item = (&crate::report::folders::Family, usize)> {
-    let mut listed = 0;
+) -> impl Iterator<Item = (&crate::report::folders::Family, Vec<u32>)> {
+    let mut budget = FOLDERS_TEXT_MAX;
     f.families.iter().map_while(move |fam| {
-        if listed >= FOLDERS_TEXT_MAX {
+        if budget == 0 {
             return None;
         }
-        let n = fam.len as usize;
-        let most = if n > crate::report::folders::CROWD {
-            CROWD_TEXT_MAX
+        let shown: Vec<u32> = if fam.len as usize > crate::report::folders::CROWD {
+            Vec::new()
         } else {
-            n
+            (fam.first..fam.first + fam.len)
+                .filter(|k| !f.best.contains(k))
+                .take(budget)
+                .collect()
         };
-        let show = most.min(FOLDERS_TEXT_MAX - listed);
-        listed += show;
-        Some((fam, show))
+        budget = budget.saturating_sub(shown.len().max(1));
+        Some((fam, shown))
     })
 }
 
 /// Whether the text report lists folder pair `k`.
 fn folder_listed_in_text(f: &crate::report::folders::FolderReport, k: u32) -> bool {
-    folders_text_plan(f).any(|(fam, show)| k >= fam.first && ((k - fam.first) as usize) < show)
+    f.best.contains(&k) || folders_text_plan(f).any(|(_, shown)| shown.contains(&k))
 }
 
-/// The folders section of the text report, before the identical sets:
-/// family by family, each family of several pairs under a line with its
-/// pattern, its number of pairs and folders and their range of percents.
+/// The folders section of the text report, before the identical sets: the
+/// best pairs across all families, then family by family, each family of
+/// several pairs under a line with its pattern, its number of pairs and
+/// folders and their range of percents, a crowd of sibling folders in
+/// that line alone.
 fn folders_text(
     f: &crate::report::folders::FolderReport,
     min_percent: f64,
@@ -430,39 +437,75 @@ fn folders_text(
         f.pairs.len(),
         min_percent,
         if f.families.len() < f.pairs.len() {
-            format!(" in {} families (the same folder of several trees, or sibling folders, named with * where their paths differ, .../ when under several parents; else pairs of the same two parent folders), in the order of their first pair, showing {CROWD_TEXT_MAX} pairs of a family of more than {crowd}", f.families.len())
+            format!(" in {} families (the same folder of several trees, or sibling folders, named with * where their paths differ, .../ when under several parents; else pairs of the same two parent folders)", f.families.len())
         } else {
             String::new()
         },
         st.reset
     );
-    let mut listed = 0;
-    for (fam, show) in folders_text_plan(f) {
+    let mut listed = f.best.len();
+    if f.pairs.len() > 1 {
+        let _ = writeln!(
+            o,
+            "  {}the best {} (most bytes found in each other first, an identical tree before a version):{}",
+            st.bold,
+            f.best.len(),
+            st.reset
+        );
+    }
+    for &k in &f.best {
+        let p = f.listed(k as usize, Some(crate::report::folders::CHILDREN))?;
+        folder_pair_text(k as usize, &p, o, st);
+    }
+    let mut heading = f.pairs.len() > f.best.len();
+    for (fam, shown) in folders_text_plan(f) {
         let n = fam.len as usize;
+        let best = (fam.first..fam.first + fam.len)
+            .filter(|k| f.best.contains(k))
+            .count();
+        if shown.is_empty() && n <= crowd && best == n {
+            continue;
+        }
+        if std::mem::take(&mut heading) {
+            let _ = writeln!(
+                o,
+                "  {}the others, family by family (in the order of their first pair; a family of more than {crowd} pairs, sibling folders alike in their boilerplate, in one line):{}",
+                st.bold, st.reset
+            );
+        }
         if n > 1 {
             let _ = writeln!(
                 o,
-                "  {}family {}{}: {} pairs of {} folders, {:.1}-{:.1}%",
+                "  {}family {}{}: {} pairs of {} folders, {:.1}-{:.1}%{}",
                 st.bold,
                 escape_path_string(&fam.label),
                 st.reset,
                 n,
                 fam.folders,
                 fam.percent_min,
-                fam.percent_max
+                fam.percent_max,
+                match (best, n > crowd) {
+                    (0, false) => String::new(),
+                    (b, false) => format!(", {b} of them among the best above"),
+                    (0, true) => ": in report.json and report.tsv".to_string(),
+                    (b, true) => format!(
+                        ", {b} of them among the best above, all in report.json and report.tsv"
+                    ),
+                }
             );
         }
-        for k in fam.first..fam.first + show as u32 {
+        for &k in &shown {
             let p = f.listed(k as usize, Some(crate::report::folders::CHILDREN))?;
             folder_pair_text(k as usize, &p, o, st);
         }
-        listed += show;
-        if n > show {
+        listed += shown.len();
+        let rest = n - shown.len() - best;
+        if rest > 0 && n <= crowd {
             let _ = writeln!(
                 o,
                 "    {}... and {} more pairs of the family {}: in report.json and report.tsv{}",
                 st.dim,
-                n - show,
+                rest,
                 escape_path_string(&fam.label),
                 st.reset
             );
@@ -488,10 +531,6 @@ fn folders_text(
     let _ = writeln!(o);
     Ok(())
 }
-
-/// Pairs listed of a family of more than [`crate::report::folders::CROWD`]
-/// (sibling folders alike in their boilerplate).
-const CROWD_TEXT_MAX: usize = 3;
 
 /// Folder pair `k` (from 0) as two lines of the text report.
 fn folder_pair_text(k: usize, p: &crate::report::folders::FolderPair, o: &mut String, st: Style) {

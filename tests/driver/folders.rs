@@ -156,18 +156,18 @@ fn twenty_copied_and_edited_projects_pair_at_their_tops() {
     let txt = read(&work, "report.txt");
     assert!(txt.contains("/tests  =  "), "{txt}");
     // One family (sibling folders: their paths differ in one component,
-    // shown as *) of more than ten pairs: three listed, the rest counted.
+    // shown as *) of more than ten pairs: the best 20 listed first, the
+    // family in one line.
     assert!(
         txt.contains("190 pairs") && txt.contains("in 1 families"),
         "{txt}"
     );
     assert!(
-        txt.contains("... and 187 more pairs of the family ")
-            && txt.contains("/*: in report.json and report.tsv"),
+        txt.contains(", 20 of them among the best above, all in report.json and report.tsv"),
         "{txt}"
     );
     assert!(
-        txt.contains("... 3 folder pairs listed here of 190"),
+        txt.contains("... 20 folder pairs listed here of 190"),
         "{txt}"
     );
 }
@@ -424,36 +424,50 @@ fn write_releases_with_catalogs(repo: &Path) {
     }
 }
 
-/// The text: the family lines in the json's order; 3 sibling pairs listed.
+/// The text: the best pairs first, the releases leading (most bytes);
+/// then the family lines in the json's order, the crowd of sibling locale
+/// folders in its line alone, none of its pairs listed after the best.
 fn text_lists_the_families(work: &Path, fams: &[Value]) {
     let pattern = |f: &Value| f["pattern"].as_str().unwrap().to_string();
     let txt = read(work, "report.txt");
-    let lines: Vec<&str> = txt
+    let (best, rest) = txt
+        .split_once("  the others, family by family")
+        .expect("the families after the best pairs");
+    let first: Vec<&str> = best
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains("  <->  ") && !l.starts_with("    "))
+        .collect();
+    assert_eq!(first.len(), 20, "{txt}");
+    for l in &first[..3] {
+        assert!(
+            l.matches("/rel-").count() == 2 && !l.contains("/app/"),
+            "{l}"
+        );
+    }
+    let lines: Vec<&str> = rest
         .lines()
         .filter_map(|l| l.strip_prefix("  family "))
         .collect();
-    let several: Vec<String> = fams
-        .iter()
-        .filter(|f| f["pairs"].as_u64().unwrap() > 1)
-        .map(pattern)
-        .collect();
-    assert_eq!(lines.len(), several.len(), "{txt}");
-    for (l, p) in lines.iter().zip(&several) {
-        assert!(l.starts_with(&format!("{p}: ")), "{l} / {p}");
+    let mut order = fams.iter().map(pattern);
+    for l in &lines {
+        assert!(
+            order.any(|p| l.starts_with(&format!("{p}: "))),
+            "{l} is not in the json's order of families"
+        );
     }
+    let locale = lines
+        .iter()
+        .find(|l| l.starts_with(".../locale/*: 45 pairs of 18 folders, "))
+        .unwrap_or_else(|| panic!("{txt}"));
     assert!(
-        txt.contains("family .../locale/*: 45 pairs of 18 folders, "),
-        "{txt}"
+        locale.ends_with("in report.json and report.tsv"),
+        "{locale}"
     );
-    let listed = txt
+    let listed_after = rest
         .lines()
-        .filter(|l| l.contains("/locale/") && l.contains("  <->  "))
+        .filter(|l| l.contains("/locale/") && l.contains("  <->  ") && !l.starts_with("    "))
         .count();
-    assert_eq!(listed, 3, "{txt}");
-    assert!(
-        txt.contains("... and 42 more pairs of the family .../locale/*"),
-        "{txt}"
-    );
+    assert_eq!(listed_after, 0, "{txt}");
 }
 
 /// The files under `dir` by relative path, with their bytes.

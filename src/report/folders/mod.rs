@@ -93,6 +93,9 @@ mod tests;
 
 pub use families::{Family, CROWD};
 
+/// Pairs the reports open with ([`FolderReport::best`]).
+pub const BEST: usize = 20;
+
 use crate::error::Result;
 use crate::formats::files::CompactTable;
 use crate::io::hashing::MixedMap;
@@ -234,6 +237,9 @@ pub struct FolderReport {
     pub pairs: Vec<FolderPair>,
     /// The families of `pairs`, in their order.
     pub families: Vec<Family>,
+    /// The pairs a reader is shown first, whatever their family: at most
+    /// [`BEST`], most bytes explained first ([`families::best`]).
+    pub best: Vec<u32>,
     /// Identical sets in more than [`SET_FOLDERS`] folders, which proposed
     /// no pairs (they count in the figures of the others).
     pub wide_sets: u64,
@@ -418,6 +424,7 @@ impl<'a> Folders<'a> {
         let nested = self.list_children(&mut pairs, candidates)?;
         let explains = explains(&self.shape.dirs, &self.shape.dir_of, &pairs, groups);
         Ok(FolderReport {
+            best: families::best(&pairs, BEST),
             pairs,
             families,
             wide_sets: self.wide_sets,
