@@ -121,6 +121,32 @@ pub(super) fn by_family(pairs: Vec<FolderPair>) -> (Vec<FolderPair>, Vec<Family>
     (out, fams)
 }
 
+/// The pairs a reader is shown first, across all families: most bytes
+/// explained (found in each other) first, an identical tree before a
+/// version of as many bytes, then in the report's order; at most `n`. Two
+/// releases 99.5 % alike are among them even when they are one of 28 pairs
+/// of a family of releases, and a crowd of sibling locale folders is not,
+/// unless its pairs are as big. Bytes come before identity: on the
+/// releases of Django, moment and bash, identical trees first would open
+/// the report with two locale folders of 1.1 KiB and two template folders
+/// of 54 B, ahead of two releases of 42 MiB 97 % alike.
+pub fn best(pairs: &[FolderPair], n: usize) -> Vec<u32> {
+    let key = |k: u32| {
+        let p = &pairs[k as usize];
+        (
+            std::cmp::Reverse((p.a_in_b + p.b_in_a, p.tree.is_some())),
+            k,
+        )
+    };
+    let mut ks: Vec<u32> = (0..pairs.len() as u32).collect();
+    if ks.len() > n {
+        ks.select_nth_unstable_by_key(n, |&k| key(k));
+        ks.truncate(n);
+    }
+    ks.sort_unstable_by_key(|&k| key(k));
+    ks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,30 +229,4 @@ mod tests {
         assert_eq!(fams[0].label, b"c/*");
         assert_eq!(fams[2].label, b"c/r1/*");
     }
-}
-
-/// The pairs a reader is shown first, across all families: most bytes
-/// explained (found in each other) first, an identical tree before a
-/// version of as many bytes, then in the report's order; at most `n`. Two
-/// releases 99.5 % alike are among them even when they are one of 28 pairs
-/// of a family of releases, and a crowd of sibling locale folders is not,
-/// unless its pairs are as big. Bytes come before identity: on the
-/// releases of Django, moment and bash, identical trees first would open
-/// the report with two locale folders of 1.1 KiB and two template folders
-/// of 54 B, ahead of two releases of 42 MiB 97 % alike.
-pub fn best(pairs: &[FolderPair], n: usize) -> Vec<u32> {
-    let key = |k: u32| {
-        let p = &pairs[k as usize];
-        (
-            std::cmp::Reverse((p.a_in_b + p.b_in_a, p.tree.is_some())),
-            k,
-        )
-    };
-    let mut ks: Vec<u32> = (0..pairs.len() as u32).collect();
-    if ks.len() > n {
-        ks.select_nth_unstable_by_key(n, |&k| key(k));
-        ks.truncate(n);
-    }
-    ks.sort_unstable_by_key(|&k| key(k));
-    ks
 }
