@@ -429,7 +429,6 @@ fn folders_text(
     st: Style,
 ) -> Result<()> {
     use std::fmt::Write;
-    let crowd = crate::report::folders::CROWD;
     let _ = writeln!(
         o,
         "{}Folders that are copies or versions of each other: {} pairs (>= {}% of their bytes found in each other; the topmost of each tree, with the pairs inside it that are identical, closer or renamed indented under it){}{}",
@@ -457,6 +456,39 @@ fn folders_text(
         let p = f.listed(k as usize, Some(crate::report::folders::CHILDREN))?;
         folder_pair_text(k as usize, &p, o, st);
     }
+    listed += folder_families_text(f, o, st)?;
+    if f.pairs.len() > listed {
+        let _ = writeln!(
+            o,
+            "{}... {} folder pairs listed here of {}: all are in report.json and report.tsv{}",
+            st.dim,
+            listed,
+            f.pairs.len(),
+            st.reset
+        );
+    }
+    if f.wide_sets > 0 {
+        let _ = writeln!(
+            o,
+            "{}{} identical sets in more than {} folders proposed no folder pairs (they count in the figures of the pairs other files proposed){}",
+            st.dim, f.wide_sets, crate::report::folders::SET_FOLDERS, st.reset
+        );
+    }
+    let _ = writeln!(o);
+    Ok(())
+}
+
+/// The families of the folders section after the best pairs: each
+/// family's line and the pairs [`folders_text_plan`] lists of it; the
+/// number of pairs listed.
+fn folder_families_text(
+    f: &crate::report::folders::FolderReport,
+    o: &mut String,
+    st: Style,
+) -> Result<usize> {
+    use std::fmt::Write;
+    let crowd = crate::report::folders::CROWD;
+    let mut listed = 0;
     let mut heading = f.pairs.len() > f.best.len();
     for (fam, shown) in folders_text_plan(f) {
         let n = fam.len as usize;
@@ -511,25 +543,7 @@ fn folders_text(
             );
         }
     }
-    if f.pairs.len() > listed {
-        let _ = writeln!(
-            o,
-            "{}... {} folder pairs listed here of {}: all are in report.json and report.tsv{}",
-            st.dim,
-            listed,
-            f.pairs.len(),
-            st.reset
-        );
-    }
-    if f.wide_sets > 0 {
-        let _ = writeln!(
-            o,
-            "{}{} identical sets in more than {} folders proposed no folder pairs (they count in the figures of the pairs other files proposed){}",
-            st.dim, f.wide_sets, crate::report::folders::SET_FOLDERS, st.reset
-        );
-    }
-    let _ = writeln!(o);
-    Ok(())
+    Ok(listed)
 }
 
 /// Folder pair `k` (from 0) as two lines of the text report.
