@@ -28,6 +28,7 @@ mod stages {
 
 /// fsim-report's formats, filters, templates, sites and the actions script.
 mod report {
+    mod chained;
     mod one_set_of_figures;
     mod plan_safety;
     mod report_cli;

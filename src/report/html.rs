@@ -459,6 +459,13 @@ impl Visit for Page<'_> {
             "file_count": c.files.len(),
             "link_count": c.link_count,
             "levels": c.review.as_ref().map(|rv| crate::report::model::REVIEW_LEVELS.iter().zip(&rv.levels).map(|(l, (k, big))| json!([l, k, big])).collect::<Vec<_>>()),
+            "chained": c.review.as_ref().and_then(|rv| rv.hubs.as_ref()).map(|h| json!({
+                "hubs": h.files.len(),
+                "share": crate::report::model::HUB_SHARE,
+                "groups": h.groups,
+                "largest": h.largest,
+                "most": h.files.iter().take(3).map(|&(f, l)| format!("{} ({l} links)", path(f))).collect::<Vec<_>>(),
+            })),
             "template": c.template.as_ref().map(|t| t.command.clone()),
             "template_bytes": c.template.as_ref().map(|t| t.bytes),
             "folder_pair": c.folder_pair,

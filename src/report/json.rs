@@ -113,6 +113,22 @@ impl Report {
         })
     }
 
+    /// The hubs a cluster is chained through ([`model::Hubs`]).
+    fn hubs_json(&self, h: &model::Hubs) -> Value {
+        json!({
+            "note": format!(
+                "held together by these files, each linked to at least 1/{} of the cluster: without their links, the other files are `groups` groups, the largest `largest_files` files",
+                model::HUB_SHARE
+            ),
+            "hubs": h.files.iter().map(|&(f, links)| json!({
+                "path": self.path(f),
+                "links": links,
+            })).collect::<Vec<_>>(),
+            "groups": h.groups,
+            "largest_files": h.largest,
+        })
+    }
+
     /// One cluster of the json document with `files` and `links` set to
     /// the values given.
     pub(crate) fn cluster_json(&self, c: &model::Cluster, files: Value, links: Value) -> Value {
@@ -128,6 +144,7 @@ impl Report {
                     "sub_clusters": n,
                     "largest_files": big,
                 })).collect::<Vec<_>>(),
+                "chained": r.hubs.as_ref().map(|h| self.hubs_json(h)),
             })
         });
         json!({

@@ -240,6 +240,25 @@ impl Report {
         )
     }
 
+    /// The line that marks a cluster chained through a few files.
+    fn hubs_line(&self, h: &model::Hubs) -> String {
+        let most: Vec<String> = h
+            .files
+            .iter()
+            .take(3)
+            .map(|&(f, links)| format!("{} ({links} links)", self.path(f)))
+            .collect();
+        format!(
+            "chained: held together by {} file{}, each linked to at least 1/{} of it (a header or page frame they all carry, or a bundle of them); without them the others are {} groups, the largest {} files; most linked: {}",
+            h.files.len(),
+            if h.files.len() == 1 { "" } else { "s" },
+            model::HUB_SHARE,
+            h.groups,
+            h.largest,
+            most.join(", ")
+        )
+    }
+
     /// A cluster of the text report: its line, its files.
     /// The text of cluster `c` without its links, handed to `out` in
     /// pieces of ~64 KiB (a reviewed cluster of 100,000 files is ~60 MB of
@@ -293,6 +312,9 @@ impl Report {
                     "    sub-clusters (single linkage): {}",
                     levels.join(", ")
                 );
+                if let Some(h) = &r.hubs {
+                    let _ = writeln!(o, "    {}", self.hubs_line(h));
+                }
                 let _ = writeln!(
                     o,
                     "    {} links; the {} closest of each file shown; all in the tsv and json reports (fsim-report --format tsv|json)",

@@ -593,7 +593,14 @@ fn cluster_row(ws: &mut Worksheet, s: &Styles, report: &Report, k: usize, r: u32
             ws.write_string_with_format(
                 r,
                 12,
-                format!("{} sub-clusters", levels.join("/")),
+                match &rv.hubs {
+                    Some(h) => format!(
+                        "{} sub-clusters; chained through {} files",
+                        levels.join("/"),
+                        h.files.len()
+                    ),
+                    None => format!("{} sub-clusters", levels.join("/")),
+                },
                 &s.group,
             )
             .map_err(xerr)?;

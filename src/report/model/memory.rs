@@ -39,16 +39,21 @@ pub(crate) fn model_bytes(m: &ModelCounts) -> u64 {
     use std::mem::size_of;
     let n = m.files.len() as u64;
     // Held: sizes (twice), path filter, collection, rank, best share;
-    // build: union-find, linked, covered bytes, review slot.
+    // build: union-find, links, covered bytes, review slot.
     let per_file =
-        8 + 8 + 1 + size_of::<usize>() as u64 + 4 + if m.best { 8 } else { 0 } + 4 + 1 + 8 + 4;
+        8 + 8 + 1 + size_of::<usize>() as u64 + 4 + if m.best { 8 } else { 0 } + 4 + 4 + 8 + 4;
     // A Vec's allocation costs its bytes plus ~16 of the allocator; the
     // build counts links, similarity, a first link, the largest and the
     // template figure per cluster.
     let per_cluster = size_of::<Cluster>() as u64 + 16 + 8 + 8 + 40 + 8 + 16 + 1;
-    // Held: sub-clusters, closest links; build: three union-finds and the
-    // closest links with their similarity.
+    // Held: sub-clusters, closest links, a hub's entry; build: four
+    // union-finds, links and hub flag, the closest links with their
+    // similarity.
     let per_reviewed = 12
+        + 8
+        + 4
+        + 4
+        + 1
         + size_of::<Vec<Pair>>() as u64
         + (CLOSEST * size_of::<Pair>()) as u64
         + 16

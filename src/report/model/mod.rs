@@ -123,6 +123,58 @@ pub struct Review {
     /// The closest links of each file (by symmetric similarity, then the
     /// other file's id), in the order of `Cluster::files`.
     pub closest: Vec<Vec<Pair>>,
+    /// The few files that hold the cluster together, when it falls apart
+    /// without them ([`Hubs`]).
+    pub hubs: Option<Hubs>,
+}
+
+/// The files a large cluster is chained through: each linked to at least
+/// a [`HUB_SHARE`]th of the cluster's files (and to [`HUB_MIN_LINKS`]). A
+/// licence header or a generated page's frame makes such hubs: a small
+/// file that is mostly the header is "inside" every file that carries it,
+/// and links files that share nothing else. The cluster is marked only
+/// when the hubs are at most a fifth of it and, without their links, no
+/// group of its other files holds half of them: a cluster of genuinely
+/// alike files (every file linked to most others) has hubs everywhere
+/// and stays whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hubs {
+    /// (file, its links in the cluster), most links first, then file id.
+    pub files: Vec<(u32, u32)>,
+    /// The groups the other files form by their links between them
+    /// (single linkage, singletons included).
+    pub groups: usize,
+    /// Files in the largest of those groups.
+    pub largest: usize,
+}
+
+/// A hub is linked to at least 1/`HUB_SHARE` of its cluster's files.
+pub const HUB_SHARE: usize = 10;
+
+/// ... and to at least this many files.
+pub const HUB_MIN_LINKS: u32 = 10;
+
+impl Hubs {
+    /// Whether a file of `links` links is a hub of a cluster of `files`.
+    pub fn is_hub(links: u32, files: usize) -> bool {
+        links >= HUB_MIN_LINKS && links as usize * HUB_SHARE >= files
+    }
+
+    /// `Some` when `hubs` hold a cluster of `files` files together: at
+    /// most a fifth of it, and no group of the others holds half of them.
+    pub fn marked(
+        hubs: Vec<(u32, u32)>,
+        files: usize,
+        groups: usize,
+        largest: usize,
+    ) -> Option<Hubs> {
+        let rest = files - hubs.len();
+        (!hubs.is_empty() && hubs.len() * 5 <= files && largest * 2 < rest).then_some(Hubs {
+            files: hubs,
+            groups,
+            largest,
+        })
+    }
 }
 
 /// Symmetric similarity levels of the sub-clusters of a large cluster.

@@ -7,7 +7,7 @@ use super::join::{find, NONE};
 use super::source::Source;
 use crate::error::Result;
 use crate::formats::{percent, symmetric};
-use crate::report::model::{Cluster, Format, Pair, Report, Review, CLOSEST, REVIEW_LEVELS};
+use crate::report::model::{Cluster, Format, Hubs, Pair, Report, Review, CLOSEST, REVIEW_LEVELS};
 use std::collections::BTreeSet;
 
 /// Step 2's figures: per cluster its links and similarity; per file the
@@ -34,10 +34,17 @@ pub(super) struct LinkFigures {
     level_parent: Vec<Vec<u32>>,
     /// The `CLOSEST` closest relatives of each slot.
     closest: Vec<Vec<(f64, Pair)>>,
+    /// Each slot's links in its cluster, and whether it is a hub of it
+    /// ([`Hubs::is_hub`]).
+    links: Vec<u32>,
+    hub: Vec<bool>,
+    /// A union-find over the slots by the links between two files that
+    /// are not hubs: the cluster without its hubs.
+    apart: Vec<u32>,
 }
 
 impl LinkFigures {
-    fn new(report: &Report, members: &[Vec<u32>]) -> LinkFigures {
+    fn new(report: &Report, members: &[Vec<u32>], degree: &[u32]) -> LinkFigures {
         let (n, k) = (report.files.len(), members.len());
         // Computed when a report asked for uses them; the others ignore them.
         let want_best = report.config.writes(&[Format::Html, Format::Xlsx]);
@@ -56,11 +63,14 @@ impl LinkFigures {
         // union-finds and closest relatives take memory for them alone.
         let mut slot = vec![NONE; if big.iter().any(|&b| b) { n } else { 0 }];
         let mut in_big = 0u32;
+        let (mut links, mut hub) = (Vec::new(), Vec::new());
         for (c, m) in members.iter().enumerate() {
             if big[c] {
                 for &f in m {
                     slot[f as usize] = in_big;
                     in_big += 1;
+                    links.push(degree[f as usize]);
+                    hub.push(Hubs::is_hub(degree[f as usize], m.len()));
                 }
             }
         }
@@ -81,6 +91,9 @@ impl LinkFigures {
                 .map(|_| (0..in_big).collect())
                 .collect(),
             closest: vec![Vec::new(); in_big as usize],
+            links,
+            hub,
+            apart: (0..in_big).collect(),
         }
     }
 
@@ -125,6 +138,12 @@ impl LinkFigures {
                 if ra != rb {
                     parent[ra.max(rb) as usize] = ra.min(rb);
                 }
+            }
+        }
+        if !self.hub[xa as usize] && !self.hub[xb as usize] {
+            let (ra, rb) = (find(&mut self.apart, xa), find(&mut self.apart, xb));
+            if ra != rb {
+                self.apart[ra.max(rb) as usize] = ra.min(rb);
             }
         }
         for (me, x) in [(p.a, xa), (p.b, xb)] {
@@ -182,7 +201,25 @@ impl LinkFigures {
             levels,
             sub,
             closest,
+            hubs: self.hubs_of(cl),
         }
+    }
+
+    /// The hubs of `cl`, a big cluster, if they hold it together.
+    fn hubs_of(&mut self, cl: &Cluster) -> Option<Hubs> {
+        let mut hubs = Vec::new();
+        let mut sizes: std::collections::HashMap<u32, usize> = Default::default();
+        for &f in &cl.files {
+            let x = self.slot[f as usize];
+            if self.hub[x as usize] {
+                hubs.push((f, self.links[x as usize]));
+            } else {
+                *sizes.entry(find(&mut self.apart, x)).or_default() += 1;
+            }
+        }
+        hubs.sort_by_key(|&(f, links)| (std::cmp::Reverse(links), f));
+        let largest = sizes.values().copied().max().unwrap_or(0);
+        Hubs::marked(hubs, cl.files.len(), sizes.len(), largest)
     }
 }
 
@@ -192,8 +229,9 @@ pub(super) fn link_figures(
     source: &mut Source,
     cluster_of: &[u32],
     members: &[Vec<u32>],
+    degree: &[u32],
 ) -> Result<LinkFigures> {
-    let mut lf = LinkFigures::new(report, members);
+    let mut lf = LinkFigures::new(report, members, degree);
     source.kept(&mut |p| lf.add(report, cluster_of[p.a as usize] as usize, p))?;
     Ok(lf)
 }

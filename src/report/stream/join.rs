@@ -28,6 +28,8 @@ pub(super) struct Joined {
     pub(super) cluster_of: Vec<u32>,
     /// The files of each cluster, in id order.
     pub(super) members: Vec<Vec<u32>>,
+    /// Each file's kept links (the hubs of a large cluster, step 2).
+    pub(super) degree: Vec<u32>,
     pub(super) pair_params: Params,
     pub(super) pairs_read: u64,
     /// Links above the thresholds that the filters dropped.
@@ -41,7 +43,7 @@ pub(super) fn join(config: &Config, path: &Path, pre: &mut Prelude) -> Result<Jo
     let mut kept = KeptWriter::create(config)?;
     let n = pre.files.len();
     let mut parent: Vec<u32> = (0..n as u32).collect();
-    let mut linked = vec![false; n];
+    let mut degree = vec![0u32; n];
     let (mut pairs_read, mut n_above, mut n_kept) = (0u64, 0u64, 0u64);
     let pair_params = {
         let (files, path_ok, coll) = (&pre.files, &pre.path_ok, &pre.coll);
@@ -62,8 +64,10 @@ pub(super) fn join(config: &Config, path: &Path, pre: &mut Prelude) -> Result<Jo
                 }
                 n_kept += 1;
                 kept.push(&p);
-                linked[p.a as usize] = true;
-                linked[p.b as usize] = true;
+                for f in [p.a, p.b] {
+                    let d = &mut degree[f as usize];
+                    *d = d.saturating_add(1);
+                }
                 let (ra, rb) = (find(&mut parent, p.a), find(&mut parent, p.b));
                 if ra != rb {
                     let (lo, hi) = (ra.min(rb), ra.max(rb));
@@ -78,7 +82,7 @@ pub(super) fn join(config: &Config, path: &Path, pre: &mut Prelude) -> Result<Jo
     let mut cluster_of = vec![NONE; n];
     let mut members: Vec<Vec<u32>> = Vec::new();
     for f in 0..n as u32 {
-        if !linked[f as usize] {
+        if degree[f as usize] == 0 {
             continue;
         }
         let r = find(&mut parent, f);
@@ -94,6 +98,7 @@ pub(super) fn join(config: &Config, path: &Path, pre: &mut Prelude) -> Result<Jo
     Ok(Joined {
         cluster_of,
         members,
+        degree,
         pair_params,
         pairs_read,
         filtered_links: n_above - n_kept,

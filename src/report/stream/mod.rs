@@ -87,6 +87,7 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
     let Joined {
         mut cluster_of,
         members,
+        degree,
         pair_params,
         pairs_read,
         filtered_links,
@@ -112,12 +113,12 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
         best: Vec::new(),
         folders: Default::default(),
     };
-    let mut lf = link_figures(&report, &mut source, &cluster_of, &members)?;
+    let mut lf = link_figures(&report, &mut source, &cluster_of, &members, &degree)?;
     let template = likely_templates(&report, &mut source, &cluster_of, &members, &lf)?;
     let mut clusters = make_clusters(&report, members, &cluster_of, &mut lf, template);
     report.similar_facts = std::mem::take(&mut lf.facts);
     report.best = std::mem::take(&mut lf.best);
-    drop(lf);
+    drop((lf, degree));
     rank(&mut clusters, &mut cluster_of);
     report.clusters = clusters;
     report.folders = folder_pairs(&report, &mut source)?;
