@@ -431,3 +431,45 @@ fn missing_legacy_extractors_are_recorded_in_the_header() {
         assert!(!with.contains("office="), "{with}");
     }
 }
+
+/// A .ppt that catppt reads no text from (LibreOffice 7.4's "MS PowerPoint
+/// 97" of review.pptx: its slides' text is there, in UTF-16 records catppt
+/// does not reach) keeps its raw view, and the report says so by name
+/// rather than comparing it silently as bytes. Kept gzipped (600 KB of
+/// mostly the default master's pictures; 11 KB gzipped).
+#[test]
+fn a_ppt_without_text_for_catppt_is_said_in_the_report() {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if !std::env::split_paths(&path).any(|d| d.join("catppt").is_file()) {
+        eprintln!("catppt is not installed: skipped (.ci/run installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let gz = std::fs::read(fixture("review-libreoffice.ppt.gz")).unwrap();
+    let mut ppt = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut ppt).unwrap();
+    std::fs::write(repo.join("review.ppt"), &ppt).unwrap();
+    std::fs::copy(fixture("review.pptx"), repo.join("review.pptx")).unwrap();
+    let work = dir.path().join("work");
+    run_ok(
+        make_report_cmd(&repo, &work, &["QUIET=-q", "FORMATS=txt json"]),
+        None,
+    );
+    let table = read(&work, "files.tsv");
+    assert_eq!(
+        views(&table),
+        pairs(&[("review.ppt", "raw/ppt"), ("review.pptx", "pptx")])
+    );
+    let r: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let listed = &r["unreadable_documents"]["listed"];
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(name(&listed[0]["path"]), "review.ppt");
+    assert_eq!(
+        listed[0]["note"],
+        "no text read as ppt (unreadable, or a scan or a document without text): raw bytes compared"
+    );
+    let text = read(&work, "report.txt");
+    assert!(text.contains("review.ppt  (no text read as ppt"), "{text}");
+}
