@@ -519,14 +519,14 @@ impl Visit for Page<'_> {
         let mut notes = Vec::new();
         if c.files.len() > MAX_FILES {
             notes.push(format!(
-                "The page shows the {} largest of its {} files and their links (page limit); every file and link is in report.tsv and report.json (fsim-report --format tsv|json).",
+                "The page shows the {} largest of its {} files and their links (page limit); every file is in report.tsv and report.json, every link in report.tsv (fsim-report --format tsv).",
                 MAX_FILES,
                 c.files.len()
             ));
         }
         if c.review.is_some() {
             notes.push(format!(
-                "{} links; the {} closest of each file shown ({} here); all in report.tsv and report.json (fsim-report --format tsv|json).",
+                "{} links; the {} closest of each file shown ({} here); all in report.tsv (fsim-report --format tsv).",
                 c.link_count,
                 crate::report::model::CLOSEST,
                 self.links

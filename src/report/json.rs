@@ -135,7 +135,7 @@ impl Report {
         let review = c.review.as_ref().map(|r| {
             json!({
                 "note": format!(
-                    "more than {} files: sub-clusters by single linkage at each level (each file's sub_clusters gives its own, numbered by their largest file), and each file's {} closest relatives (files[].closest); every link is in links",
+                    "more than {} files: sub-clusters by single linkage at each level (each file's sub_clusters gives its own, numbered by their largest file), and each file's {} closest relatives (files[].closest); links is empty: every link of the cluster is in the tsv report (fsim-report --format tsv; make: FORMATS=tsv)",
                     self.config.review_files,
                     model::CLOSEST
                 ),

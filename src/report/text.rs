@@ -317,7 +317,7 @@ impl Report {
                 }
                 let _ = writeln!(
                     o,
-                    "    {} links; the {} closest of each file shown; all in the tsv and json reports (fsim-report --format tsv|json)",
+                    "    {} links; the {} closest of each file shown; all in the tsv report (fsim-report --format tsv; make: FORMATS=tsv)",
                     c.link_count,
                     model::CLOSEST
                 );

@@ -248,8 +248,11 @@ impl Sink {
 
 impl Visit for Sink {
     fn wants(&self, r: &Report, i: usize) -> bool {
-        // The text report shows a reviewed cluster's closest relatives.
-        self.format != Format::Text || r.clusters[i].review.is_none()
+        // The text and json reports show a reviewed cluster's closest
+        // relatives: its every link is in the tsv report alone (in json,
+        // the links of a few large clusters were most of a report as large
+        // as half the repository).
+        !matches!(self.format, Format::Text | Format::Json) || r.clusters[i].review.is_none()
     }
     fn start(&mut self, r: &Report, i: usize) -> Result<()> {
         Sink::start(self, r, &r.clusters[i])
