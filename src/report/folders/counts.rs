@@ -1,7 +1,5 @@
 //! What the figures of the reported pairs count beyond the credits: the
-//! files by relative path, as `diff -r A B` gives them, and the bytes of
-//! the identical sets in too many folders to propose pairs, counted by
-//! folder.
+//! files by relative path, as `diff -r A B` gives them.
 //!
 //! **Counts.** For a pair (A, B), each relative path under A or B (a file
 //! `A/p` is at path `p`) is one of: `same` (a file at `p` under both, the
@@ -16,13 +14,11 @@
 //! path, side, file), go through the external sorter within the report's
 //! budget: O(files of the reported pairs) records, read back path by path.
 
-use super::table::{contains, Dir, ROOT};
+use super::table::{contains, Dir};
 use super::{FolderPair, Folders, PairFiles, DETAILED, LISTED};
 use crate::error::Result;
 use crate::formats::files::CompactTable;
-use crate::io::hashing::MixedMap;
 use crate::io::sorter::{ExternalSorter, FixedRecord};
-use std::collections::HashMap;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A file of a reported pair at its relative path: sorted by pair, then
@@ -171,52 +167,6 @@ impl Folders<'_> {
             p.only_b += 1;
             if let Some(f) = p.files.as_deref_mut() {
                 keep(&mut f.only_b, b.file);
-            }
-        }
-    }
-
-    /// Add to the figures of the `kept` pairs the bytes of the identical
-    /// sets in too many folders to propose pairs (whose files no credit
-    /// counts): per set, the files it has under each folder, so that each
-    /// pair (A, B) whose two folders both hold some counts the set's files
-    /// under A in "A in B" and those under B in "B in A". O(files × depth)
-    /// a set and the kept pairs of the folders it is in.
-    pub(super) fn spread_figures(&self, kept: &mut HashMap<(u32, u32), FolderPair>) {
-        let shape = &self.shape;
-        if shape.groups.spread.is_empty() || kept.is_empty() {
-            return;
-        }
-        let mut by_folder: MixedMap<u32, Vec<(u32, u32)>> = MixedMap::default();
-        let mut keys: Vec<(u32, u32)> = kept.keys().copied().collect();
-        keys.sort_unstable();
-        for (da, db) in keys {
-            by_folder.entry(da).or_default().push((da, db));
-            by_folder.entry(db).or_default().push((da, db));
-        }
-        let mut under: MixedMap<u32, u64> = MixedMap::default();
-        for &s in &shape.groups.spread {
-            let set = &shape.sets[s as usize];
-            under.clear();
-            for &f in set.files.iter().filter(|&&f| shape.table.size(f) > 0) {
-                let mut d = shape.dir_of[f as usize];
-                while d != ROOT {
-                    *under.entry(d).or_default() += 1;
-                    d = shape.up[d as usize].parent;
-                }
-            }
-            for (&d, &n) in &under {
-                for &(da, db) in by_folder.get(&d).into_iter().flatten() {
-                    let other = if d == da { db } else { da };
-                    if !under.contains_key(&other) {
-                        continue;
-                    }
-                    let p = kept.get_mut(&(da, db)).expect("a kept pair");
-                    if d == da {
-                        p.a_in_b += n * set.size;
-                    } else {
-                        p.b_in_a += n * set.size;
-                    }
-                }
             }
         }
     }
