@@ -392,6 +392,29 @@ fn sibling_locale_folders_are_one_family_read_after_the_releases() {
         from += at + 1;
     }
     assert!(html.contains("\"family\":0,"), "each pair's family");
+    // It opens with the best pairs, as the text: each with its place in
+    // the json's pairs, the releases first.
+    let data = page_data(&html);
+    let best = data["folders_best"].as_array().unwrap();
+    let want = j["folders_best"].as_array().unwrap();
+    assert_eq!(best.len(), 20);
+    for (b, k) in best.iter().zip(want) {
+        assert_eq!(&b["index"], k);
+        let p = &pairs[k.as_u64().unwrap() as usize];
+        assert_eq!(
+            (&b["a"], &b["b"], &b["percent"]),
+            (&p["a"], &p["b"], &p["percent"])
+        );
+    }
+    assert!(tail(&best[0], "a").starts_with("rel-"), "{}", best[0]);
+}
+
+/// The JSON data block of the html page, parsed.
+fn page_data(html: &str) -> Value {
+    let open = "<script type=\"application/json\" id=\"fsim-data\">";
+    let start = html.find(open).expect("data block") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).expect("data block is JSON")
 }
 
 /// Three releases of a project of six code files and six translation
