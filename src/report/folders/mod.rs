@@ -254,6 +254,9 @@ pub struct FolderReport {
     /// The child pairs' file ([`FolderReport::listed`]), when some pair
     /// has child pairs.
     nested: Option<std::fs::File>,
+    /// The pairs the text report lists, sorted: made once by it
+    /// ([`FolderReport::text_listed`]), read for every group inside a pair.
+    text_listed: std::sync::OnceLock<Vec<u32>>,
 }
 
 /// An identical set: its files' size and the files (the representative
@@ -435,11 +438,23 @@ impl<'a> Folders<'a> {
             wide_sets: self.wide_sets,
             explains,
             nested,
+            text_listed: std::sync::OnceLock::new(),
         })
     }
 }
 
 impl FolderReport {
+    /// Whether the text report lists pair `k`: `plan` gives the pairs it
+    /// lists, called once.
+    pub fn text_listed(&self, k: u32, plan: impl FnOnce() -> Vec<u32>) -> bool {
+        let listed = self.text_listed.get_or_init(|| {
+            let mut v = plan();
+            v.sort_unstable();
+            v
+        });
+        listed.binary_search(&k).is_ok()
+    }
+
     /// The bytes it holds, counted in the report's model: the links of
     /// the formats get what is left of `--memory`.
     pub fn heap_bytes(&self) -> u64 {
