@@ -574,8 +574,9 @@ pub(crate) fn write(
         .split_once(DATA_MARK)
         .expect("the page template has a data mark");
     page.push(head)?;
-    let t = serde_json::to_string(&head_json(report))
-        .map_err(|e| crate::Error::msg(format!("html: {e}")))?;
+    let mut head = head_json(report);
+    head["folders_best"] = Value::Array(folders_best(report)?);
+    let t = serde_json::to_string(&head).map_err(|e| crate::Error::msg(format!("html: {e}")))?;
     page.push(&escape_json_for_script(&t[..t.len() - 1]))?;
     write_folders(&mut page, report)?;
     page.push(",\"clusters\":[")?;
@@ -701,6 +702,23 @@ fn head_json(report: &Report) -> Value {
         "walk_note": report.walk_note(),
         "notes": report.notes_html(),
     })
+}
+
+/// The pairs the folders section opens with, whatever their family
+/// ([`FolderReport::best`](crate::report::folders::FolderReport)): each
+/// with its child pairs and `index`, its place in the report's pairs (it
+/// may be past the page's [`MAX_FOLDERS`]).
+fn folders_best(report: &Report) -> Result<Vec<Value>> {
+    let f = &report.folders;
+    f.best
+        .iter()
+        .map(|&k| {
+            let p = f.listed(k as usize, Some(crate::report::folders::CHILDREN))?;
+            let mut j = p.to_json(&report.files);
+            j["index"] = json!(k);
+            Ok(j)
+        })
+        .collect()
 }
 
 /// The folder pairs one by one: with their file lists, they are too large

@@ -434,9 +434,12 @@ fn folders_text_plan(
     })
 }
 
-/// Whether the text report lists folder pair `k`.
+/// Whether the text report lists folder pair `k` (its plan made once).
 fn folder_listed_in_text(f: &crate::report::folders::FolderReport, k: u32) -> bool {
-    f.best.contains(&k) || folders_text_plan(f).any(|(_, shown)| shown.contains(&k))
+    f.text_listed(k, || {
+        let shown = folders_text_plan(f).flat_map(|(_, shown)| shown);
+        f.best.iter().copied().chain(shown).collect()
+    })
 }
 
 /// The folders section of the text report, before the identical sets: the

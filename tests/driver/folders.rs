@@ -392,6 +392,29 @@ fn sibling_locale_folders_are_one_family_read_after_the_releases() {
         from += at + 1;
     }
     assert!(html.contains("\"family\":0,"), "each pair's family");
+    // It opens with the best pairs, as the text: each with its place in
+    // the json's pairs, the releases first.
+    let data = page_data(&html);
+    let best = data["folders_best"].as_array().unwrap();
+    let want = j["folders_best"].as_array().unwrap();
+    assert_eq!(best.len(), 20);
+    for (b, k) in best.iter().zip(want) {
+        assert_eq!(&b["index"], k);
+        let p = &pairs[k.as_u64().unwrap() as usize];
+        assert_eq!(
+            (&b["a"], &b["b"], &b["percent"]),
+            (&p["a"], &p["b"], &p["percent"])
+        );
+    }
+    assert!(tail(&best[0], "a").starts_with("rel-"), "{}", best[0]);
+}
+
+/// The JSON data block of the html page, parsed.
+fn page_data(html: &str) -> Value {
+    let open = "<script type=\"application/json\" id=\"fsim-data\">";
+    let start = html.find(open).expect("data block") + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).expect("data block is JSON")
 }
 
 /// Three releases of a project of six code files and six translation
@@ -616,6 +639,56 @@ fn every_file_counts_in_the_folder_pairs() {
         "{txt}"
     );
     assert!(!txt.contains("proposed no folder pairs"), "{txt}");
+}
+
+/// A version that reaches the threshold with its licence alone: `P` and
+/// `Q` share a licence that is also in 300 other folders (more than
+/// SET_FOLDERS, so it proposes no pairs) and a document edited in `Q`;
+/// P's largest file is gone from `Q`, which has one of its own. Without
+/// the licence the pair is under 50 %, with it over: the licence counts
+/// before the threshold.
+#[test]
+fn a_licence_in_every_folder_counts_before_the_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let license = text(30, 45);
+    for k in 0..300 {
+        write(&repo.join(format!("other/o{k:03}/LICENSE")), &license);
+    }
+    let doc = text(1, 70);
+    let edited: String = doc
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i % 10 == 0 {
+                format!("edited {i}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let removed = text(2, 70);
+    let added = text(3, 22);
+    for (side, doc, own) in [("P", &doc, &removed), ("Q", &edited, &added)] {
+        write(&repo.join(format!("{side}/LICENSE")), &license);
+        write(&repo.join(format!("{side}/doc.txt")), doc);
+        write(&repo.join(format!("{side}/own.txt")), own);
+    }
+    let work = dir.path().join("work");
+    let j = report(&repo, &work);
+    assert_eq!(j["folders_wide_identical_sets"], 1);
+    let p = pair_of(&j, "P", "Q").expect("P and Q are a folder pair");
+    let link = &j["clusters"][0]["links"][0];
+    let common = link["bytes_in_common"].as_u64().unwrap();
+    let lic = license.len() as u64;
+    assert_eq!(p["a_in_b"].as_u64(), Some(lic + common), "{p}");
+    assert_eq!(p["b_in_a"].as_u64(), Some(lic + common), "{p}");
+    let total = (p["bytes_a"].as_u64().unwrap() + p["bytes_b"].as_u64().unwrap()) as f64;
+    // Under 50 % without the licence, over with it.
+    assert!(200.0 * (common as f64) / total < 50.0, "{p}");
+    assert!(p["percent"].as_f64().unwrap() >= 50.0, "{p}");
+    // The licence alone pairs none of the other folders.
+    assert_eq!(j["folders"].as_array().unwrap().len(), 1, "{j}");
 }
 
 /// `projects/{alpha,beta,gamma,delta}` of four distinct text files each

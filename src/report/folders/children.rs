@@ -4,6 +4,7 @@
 //! listed child pairs are written, depth first, to the child pairs' file
 //! (`super::nested`), which the reports read back.
 
+use super::counts::PathRecords;
 use super::figures::{empty_pair, identical_trees};
 use super::nested::NestedWriter;
 use super::table::{Dir, ROOT};
@@ -193,10 +194,11 @@ impl Folders<'_> {
         let mut out = NestedWriter::create(self.sort.tmpdir.as_deref())?;
         let mut sorted = candidates.finish()?;
         let mut group: Option<Group> = None;
+        let mut paths = PathRecords::default();
         let (dirs, named) = (&self.shape.dirs, &self.shape.named);
         while let Some(c) = sorted.next_item()? {
             if let Some(g) = group.take_if(|g| g.top != c.top) {
-                self.write_group(g, tops, &mut out)?;
+                self.write_group(g, tops, &mut out, &mut paths)?;
             }
             let Some(&k) = index.get(&c.top) else {
                 continue;
@@ -205,21 +207,30 @@ impl Folders<'_> {
             g.decide(dirs, named, c.pair(dirs));
         }
         if let Some(g) = group {
-            self.write_group(g, tops, &mut out)?;
+            self.write_group(g, tops, &mut out, &mut paths)?;
         }
         out.finish().map(Some)
     }
 
     /// The listed child pairs of group `g` to `out`, depth first, each
     /// pair's children in [`child_order`]; where they are, into its top.
-    fn write_group(&self, g: Group, tops: &mut [FolderPair], out: &mut NestedWriter) -> Result<()> {
+    /// Their files are counted in `paths`, one buffer for every top (an
+    /// external sorter only for a top whose child pairs' files pass the
+    /// budget).
+    fn write_group(
+        &self,
+        g: Group,
+        tops: &mut [FolderPair],
+        out: &mut NestedWriter,
+        paths: &mut PathRecords,
+    ) -> Result<()> {
         let top = &mut tops[g.k];
         let dirs = &self.shape.dirs;
         let mut under: HashMap<(u32, u32), Vec<FolderPair>> = HashMap::new();
         // Child pairs count their files by relative path as top pairs do;
         // their file lists are the top's alone.
         let mut nodes = g.nodes;
-        self.count_paths(&mut nodes)?;
+        self.count_paths_in(&mut nodes, paths)?;
         for mut p in nodes {
             p.files = None;
             p.a.clone_from(&dirs[p.da as usize].path);

@@ -1,7 +1,5 @@
 //! What the figures of the reported pairs count beyond the credits: the
-//! files by relative path, as `diff -r A B` gives them, and the bytes of
-//! the identical sets in too many folders to propose pairs, counted by
-//! folder.
+//! files by relative path, as `diff -r A B` gives them.
 //!
 //! **Counts.** For a pair (A, B), each relative path under A or B (a file
 //! `A/p` is at path `p`) is one of: `same` (a file at `p` under both, the
@@ -13,16 +11,16 @@
 //! in "A in B", which is by content wherever it is).
 //!
 //! **Work.** Each reported pair's files, as (pair, hash of the relative
-//! path, side, file), go through the external sorter within the report's
-//! budget: O(files of the reported pairs) records, read back path by path.
+//! path, side, file), are sorted within the report's budget (in a buffer
+//! when they fit it, which the child pairs of every top reuse, else
+//! through the external sorter): O(files of the reported pairs) records,
+//! read back path by path.
 
-use super::table::{contains, Dir, ROOT};
+use super::table::{contains, Dir};
 use super::{FolderPair, Folders, PairFiles, DETAILED, LISTED};
 use crate::error::Result;
 use crate::formats::files::CompactTable;
-use crate::io::hashing::MixedMap;
 use crate::io::sorter::{ExternalSorter, FixedRecord};
-use std::collections::HashMap;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A file of a reported pair at its relative path: sorted by pair, then
@@ -56,6 +54,10 @@ impl FixedRecord for AtPath {
     }
 }
 
+/// A buffer of [`AtPath`] records, reused by [`Folders::count_paths_in`].
+#[derive(Debug, Default)]
+pub(super) struct PathRecords(Vec<AtPath>);
+
 /// The path of `file` under folder `dir`.
 fn rel_path<'t>(table: &'t CompactTable, dir: &Dir, file: u32) -> &'t [u8] {
     let p = table.path(file);
@@ -79,8 +81,23 @@ impl Folders<'_> {
     /// The counts of `pairs` by relative path (module doc), and the file
     /// lists of the first [`DETAILED`].
     pub(super) fn count_paths(&self, pairs: &mut [FolderPair]) -> Result<()> {
-        let (table, dirs, dir_of) = (self.shape.table, &self.shape.dirs, &self.shape.dir_of);
-        let mut sorter = ExternalSorter::new(self.sort.clone());
+        self.count_paths_in(pairs, &mut PathRecords::default())
+    }
+
+    /// [`Folders::count_paths`] with `buf`, which a caller counting many
+    /// small sets of pairs (each top's child pairs) reuses: the records
+    /// are sorted there when they fit the sorter's budget, else through the
+    /// external sorter.
+    pub(super) fn count_paths_in(
+        &self,
+        pairs: &mut [FolderPair],
+        buf: &mut PathRecords,
+    ) -> Result<()> {
+        let dirs = &self.shape.dirs;
+        let records: u64 = pairs
+            .iter()
+            .map(|p| dirs[p.da as usize].files + dirs[p.db as usize].files)
+            .sum();
         for (k, p) in pairs.iter_mut().enumerate() {
             (p.same, p.changed, p.only_a, p.only_b) = (0, 0, 0, 0);
             p.files = (k < DETAILED).then(|| {
@@ -89,33 +106,22 @@ impl Folders<'_> {
                     ..PairFiles::default()
                 })
             });
-            for (side, d) in [p.da, p.db].into_iter().enumerate() {
-                let dir = &dirs[d as usize];
-                if dir.files == 0 {
-                    continue;
-                }
-                for file in dir.first..=dir.last {
-                    if contains(dirs, d, dir_of[file as usize]) {
-                        sorter.push(AtPath {
-                            k: k as u32,
-                            rel: xxh3_64(rel_path(table, dir, file)),
-                            side: side as u8,
-                            file,
-                        })?;
-                    }
-                }
-            }
         }
-        let mut sorted = sorter.finish()?;
-        let mut group: Vec<AtPath> = Vec::new();
-        while let Some(r) = sorted.next_item()? {
-            if group.last().is_some_and(|l| (l.k, l.rel) != (r.k, r.rel)) {
-                self.at_path(&group, pairs);
-                group.clear();
-            }
-            group.push(r);
+        if records * std::mem::size_of::<AtPath>() as u64 <= self.sort.memory {
+            let v = &mut buf.0;
+            v.clear();
+            self.path_records(pairs, |r| {
+                v.push(r);
+                Ok(())
+            })?;
+            v.sort_unstable();
+            self.count_sorted(v.iter().map(|&r| Ok(Some(r))), pairs)?;
+        } else {
+            let mut sorter = ExternalSorter::new(self.sort.clone());
+            self.path_records(pairs, |r| sorter.push(r))?;
+            let mut sorted = sorter.finish()?;
+            self.count_sorted(std::iter::repeat_with(|| sorted.next_item()), pairs)?;
         }
-        self.at_path(&group, pairs);
         for p in pairs.iter_mut() {
             if let Some(f) = p.files.as_deref_mut() {
                 (f.same_count, f.changed_count) = (p.same, p.changed);
@@ -125,6 +131,53 @@ impl Folders<'_> {
                 finish(&mut f.only_b);
             }
         }
+        Ok(())
+    }
+
+    /// Each file of each of `pairs` at its relative path, to `out`.
+    fn path_records(
+        &self,
+        pairs: &[FolderPair],
+        mut out: impl FnMut(AtPath) -> Result<()>,
+    ) -> Result<()> {
+        let (table, dirs, dir_of) = (self.shape.table, &self.shape.dirs, &self.shape.dir_of);
+        for (k, p) in pairs.iter().enumerate() {
+            for (side, d) in [p.da, p.db].into_iter().enumerate() {
+                let dir = &dirs[d as usize];
+                if dir.files == 0 {
+                    continue;
+                }
+                for file in dir.first..=dir.last {
+                    if contains(dirs, d, dir_of[file as usize]) {
+                        out(AtPath {
+                            k: k as u32,
+                            rel: xxh3_64(rel_path(table, dir, file)),
+                            side: side as u8,
+                            file,
+                        })?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Count `pairs` from their records in order (`Ok(None)` ends them).
+    fn count_sorted(
+        &self,
+        sorted: impl Iterator<Item = Result<Option<AtPath>>>,
+        pairs: &mut [FolderPair],
+    ) -> Result<()> {
+        let mut group: Vec<AtPath> = Vec::new();
+        for r in sorted {
+            let Some(r) = r? else { break };
+            if group.last().is_some_and(|l| (l.k, l.rel) != (r.k, r.rel)) {
+                self.at_path(&group, pairs);
+                group.clear();
+            }
+            group.push(r);
+        }
+        self.at_path(&group, pairs);
         Ok(())
     }
 
@@ -171,52 +224,6 @@ impl Folders<'_> {
             p.only_b += 1;
             if let Some(f) = p.files.as_deref_mut() {
                 keep(&mut f.only_b, b.file);
-            }
-        }
-    }
-
-    /// Add to the figures of the `kept` pairs the bytes of the identical
-    /// sets in too many folders to propose pairs (whose files no credit
-    /// counts): per set, the files it has under each folder, so that each
-    /// pair (A, B) whose two folders both hold some counts the set's files
-    /// under A in "A in B" and those under B in "B in A". O(files × depth)
-    /// a set and the kept pairs of the folders it is in.
-    pub(super) fn spread_figures(&self, kept: &mut HashMap<(u32, u32), FolderPair>) {
-        let shape = &self.shape;
-        if shape.groups.spread.is_empty() || kept.is_empty() {
-            return;
-        }
-        let mut by_folder: MixedMap<u32, Vec<(u32, u32)>> = MixedMap::default();
-        let mut keys: Vec<(u32, u32)> = kept.keys().copied().collect();
-        keys.sort_unstable();
-        for (da, db) in keys {
-            by_folder.entry(da).or_default().push((da, db));
-            by_folder.entry(db).or_default().push((da, db));
-        }
-        let mut under: MixedMap<u32, u64> = MixedMap::default();
-        for &s in &shape.groups.spread {
-            let set = &shape.sets[s as usize];
-            under.clear();
-            for &f in set.files.iter().filter(|&&f| shape.table.size(f) > 0) {
-                let mut d = shape.dir_of[f as usize];
-                while d != ROOT {
-                    *under.entry(d).or_default() += 1;
-                    d = shape.up[d as usize].parent;
-                }
-            }
-            for (&d, &n) in &under {
-                for &(da, db) in by_folder.get(&d).into_iter().flatten() {
-                    let other = if d == da { db } else { da };
-                    if !under.contains_key(&other) {
-                        continue;
-                    }
-                    let p = kept.get_mut(&(da, db)).expect("a kept pair");
-                    if d == da {
-                        p.a_in_b += n * set.size;
-                    } else {
-                        p.b_in_a += n * set.size;
-                    }
-                }
             }
         }
     }

@@ -6,6 +6,7 @@
 
 use super::children::Names;
 use super::records::{Combiner, Credit, Detail};
+use super::spread::Spread;
 use super::table::{Dir, ROOT};
 use super::{Folders, SetRef, SET_FOLDERS};
 use crate::error::Result;
@@ -49,6 +50,9 @@ pub(super) struct Shape<'a> {
     pub(super) sets: &'a [SetRef<'a>],
     /// The identical sets' files by folder.
     pub(super) groups: SetGroups,
+    /// The files of the sets in more than [`SET_FOLDERS`] folders, by
+    /// folder ([`Spread`]).
+    pub(super) spread: Spread,
     /// Which folder pairs of a match's chain are credited ([`Pass`]).
     pub(super) pass: Pass,
     /// The file lists' pass ([`Folders::start_details`]): the listed
@@ -318,7 +322,7 @@ impl Shape<'_> {
 
     /// File `f`'s partner among `others`: the first that is not another
     /// name of it; none for a file of a set in too many folders (counted
-    /// by folder, [`Folders::spread_figures`]).
+    /// by folder, [`Spread`]).
     #[inline]
     fn partner(&self, f: u32, others: &[u32]) -> Option<u32> {
         if self.set_index[f as usize] == SPREAD {

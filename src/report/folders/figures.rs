@@ -72,8 +72,10 @@ impl Folders<'_> {
         }
     }
 
-    /// Keep pair `p` (its figures complete) when it is at `min_percent`
-    /// and a top; a pair under a top that is not identical is a candidate.
+    /// Keep pair `p` (its credits summed) when it is at `min_percent`,
+    /// with the bytes of the sets in too many folders to propose pairs
+    /// ([`super::spread`]), and a top; a pair under a top that is not
+    /// identical is a candidate.
     fn close(
         &self,
         p: Option<FolderPair>,
@@ -81,9 +83,14 @@ impl Folders<'_> {
         kept: &mut HashMap<(u32, u32), FolderPair>,
         candidates: &mut Option<&mut ExternalSorter<Candidate>>,
     ) -> Result<()> {
-        let Some(p) = p.filter(|p| p.percent() >= min_percent) else {
+        let Some(mut p) = p else {
             return Ok(());
         };
+        let (a, b) = self.shape.spread.pair(p.da, p.db);
+        (p.a_in_b, p.b_in_a) = (p.a_in_b + a, p.b_in_a + b);
+        if p.percent() < min_percent {
+            return Ok(());
+        }
         match top_of(&self.shape.dirs, kept, &p) {
             None => {
                 kept.insert((p.da, p.db), p);

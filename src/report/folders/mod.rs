@@ -72,7 +72,8 @@
 //! licence in every project) proposes no pairs (they would grow with the
 //! square of its folders, and so the work of every set is at most
 //! [`SET_FOLDERS`] / 2 climbs a file): it counts by folder in the figures of
-//! the pairs other files proposed ([`Folders::spread_figures`]), and the
+//! the pairs other files proposed, before the threshold ([`spread`]: a
+//! version that is at the threshold with its licence is reported), and the
 //! report says how many such sets there were. A kept link to the
 //! representative of a set of more than [`SET_FANOUT`] files credits the
 //! representative alone (each file of both sets with each would be the
@@ -87,6 +88,7 @@ mod listing;
 mod nested;
 mod output;
 mod records;
+mod spread;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -105,6 +107,7 @@ use credits::{credit_sorter, group_sets, Crediting, Match, Pass, Shape, Up, NO_S
 use families::by_family;
 use figures::{explains, identical_trees};
 use records::{Combiner, Credit, COMBINED};
+use spread::Spread;
 use std::collections::HashMap;
 use table::{directories, table_bytes};
 
@@ -251,6 +254,9 @@ pub struct FolderReport {
     /// The child pairs' file ([`FolderReport::listed`]), when some pair
     /// has child pairs.
     nested: Option<std::fs::File>,
+    /// The pairs the text report lists, sorted: made once by it
+    /// ([`FolderReport::text_listed`]), read for every group inside a pair.
+    text_listed: std::sync::OnceLock<Vec<u32>>,
 }
 
 /// An identical set: its files' size and the files (the representative
@@ -312,10 +318,12 @@ impl<'a> Folders<'a> {
             }
         }
         let groups = group_sets(table, &dir_of, sets, &mut set_index);
+        let spread = Spread::new(table, &up, &dir_of, sets, &groups.spread);
         let named = names(&dirs);
         let held = table_bytes(&dirs, &dir_of)
             + (up.len() * 8 + set_index.len() * 4 + named.capacity() * 17) as u64
-            + groups.bytes();
+            + groups.bytes()
+            + spread.bytes();
         let threads = sort.threads.max(1);
         let share = (sort.memory.saturating_sub(held) / 8).clamp(MIN_MEMORY, 64 << 20);
         let share = share / threads as u64;
@@ -340,6 +348,7 @@ impl<'a> Folders<'a> {
                 set_index,
                 sets,
                 groups,
+                spread,
                 pass: Pass::Tops,
                 wanted: MixedMap::default(),
                 wanted_da: Vec::new(),
@@ -393,7 +402,6 @@ impl<'a> Folders<'a> {
         links(self)?;
         let mut candidates = ExternalSorter::new(self.sort.clone());
         self.sweep(min_percent, &mut kept, Some(&mut candidates))?;
-        self.spread_figures(&mut kept);
         self.shape.pass = Pass::All;
         // The file lists' pass combines its records in the credits' slots.
         for w in &mut self.workers {
@@ -430,11 +438,23 @@ impl<'a> Folders<'a> {
             wide_sets: self.wide_sets,
             explains,
             nested,
+            text_listed: std::sync::OnceLock::new(),
         })
     }
 }
 
 impl FolderReport {
+    /// Whether the text report lists pair `k`: `plan` gives the pairs it
+    /// lists, called once.
+    pub fn text_listed(&self, k: u32, plan: impl FnOnce() -> Vec<u32>) -> bool {
+        let listed = self.text_listed.get_or_init(|| {
+            let mut v = plan();
+            v.sort_unstable();
+            v
+        });
+        listed.binary_search(&k).is_ok()
+    }
+
     /// The bytes it holds, counted in the report's model: the links of
     /// the formats get what is left of `--memory`.
     pub fn heap_bytes(&self) -> u64 {

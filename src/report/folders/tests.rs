@@ -300,6 +300,40 @@ fn identical_sets_in_too_many_folders_propose_nothing_and_count_by_folder() {
     let p = &r.pairs[0];
     assert_eq!((p.a_in_b, p.b_in_a, p.bytes_a), (4000, 4000, 5000));
     assert_eq!((p.same, p.changed, p.only_a, p.only_b), (2, 1, 0, 0));
+    // Before the threshold: 80 % with it, 60 % without.
+    let r = Folders::new(&t, &sr, &set_of, sort())
+        .unwrap()
+        .figure(70.0, &[], |_| Ok(()))
+        .unwrap();
+    assert_eq!(paths(&r), [("r/d0".into(), "r/d1".into())]);
+}
+
+#[test]
+fn a_wide_set_counts_in_the_pairs_of_every_height_that_hold_it() {
+    // The licence one folder down (r/dK/legal/LICENSE) and in a folder of
+    // its own under the root: (r/d0, r/d1) counts it, the folders that
+    // hold none of it ((r/d0/src, r/d1/src)) do not.
+    let mut files: Vec<(String, u64, u128)> = Vec::new();
+    for k in 0..=SET_FOLDERS {
+        files.push((format!("r/d{k}/legal/LICENSE"), 1000, 1));
+        files.push((format!("r/d{k}/main"), 1000, 100 + k as u128));
+    }
+    files.push(("LICENSE".into(), 1000, 1));
+    files.push(("r/d0/src/third".into(), 3000, 2));
+    files.push(("r/d1/src/third".into(), 3000, 2));
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    let (t, sets, set_of) = table(&refs);
+    let sr = set_refs(&sets);
+    let r = Folders::new(&t, &sr, &set_of, sort())
+        .unwrap()
+        .figure(70.0, &[], |_| Ok(()))
+        .unwrap();
+    assert_eq!(paths(&r), [("r/d0".into(), "r/d1".into())]);
+    assert_eq!((r.pairs[0].a_in_b, r.pairs[0].b_in_a), (4000, 4000));
+    let top = r.listed(0, None).unwrap();
+    assert_eq!(kids(&top), [("src".into(), "src".into())]);
+    let src = &top.children[0];
+    assert_eq!((src.a_in_b, src.b_in_a, src.bytes_a), (3000, 3000, 3000));
 }
 
 #[test]
