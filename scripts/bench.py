@@ -15,6 +15,9 @@ docs/performance.md rendered from them.
                      # pairs", replaced in OUT, the rest kept
   BENCH_ONLY=source python3 scripts/bench.py     # only the section "Whole
                      # default run on a real repository", replaced in OUT
+  make bench-outofcore  # BENCH_ONLY=outofcore: only the section "Out of
+                     # core" (make report in a memory cgroup, cold cache;
+                     # needs root, else its group runs are skipped with a note)
   python3 scripts/bench.py --render bench-work/bench.json
                      # the markdown again from the data, nothing measured
 
@@ -29,13 +32,16 @@ Knobs (environment): FILES (100000 files in the tree, ~SIZE bytes each,
 ~300 folders), SIZE (10000), BIG_MB (1024, the single large file), RUNS
 (3), BENCH (bench-work: generated data, kept between runs, ~15 GB), OUT
 (docs/performance.md), HARD_OUT, BENCH_ONLY (empty: every section; or
-hard, documents, folders, source), QDIR (quality-work: make quality's
+hard, documents, folders, source, outofcore), QDIR (quality-work: make quality's
 corpus and venv, for documents, source and the datasketch row),
 RELEASES_TREE (source: a folder of releases whose built docs are its top
 folders *-html: three more rows), CAT_LOCALES (60), CAT_RELEASES (6),
 SLICE_FILES (20000), FOLDERS_FILES (100000), FOLDERS_RELEASES (21), and
 the sizes of the synthetic inputs PFILES, PGROUPS, QFILES, VDOCS,
-SCALE_FILES, SCALE_AVG, OVL_FILES, REPORT_LINKS.
+SCALE_FILES, SCALE_AVG, OVL_FILES, REPORT_LINKS; the out-of-core run's
+OOC_MEMORY (256M: make's MEMORY), OOC_MARGIN (64M: the group's limit is
+their sum) and OOC_FILES (300000: the tree, ~SIZE bytes a file, at least
+8x the limit).
 
 Nothing is installed or downloaded while measuring: the tools a run needs
 (/usr/bin/time, jdupes, ssdeep, rmlint, bc, pdftotext, ...) are checked
@@ -56,7 +62,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchmarks import alone, config, inputs, main, performance, render  # noqa: E402
+from benchmarks import alone, config, inputs, main, outofcore, performance, render  # noqa: E402
 from benchmarks.measure import Bench, Failed, log  # noqa: E402
 
 
@@ -120,6 +126,9 @@ def render_outputs(data, out, hard_out):
     elif only == "source":
         replace_in(out, lambda t: render.replace_section(
             t, "## Whole default run on a real repository", render.source_section(data)))
+    elif only == "outofcore":
+        replace_in(out, lambda t: render.replace_section(
+            t, "## Out of core", render.outofcore_section(data), after="## Scale beyond RAM"))
 
 
 def measure_full(bench, cfg, run):
@@ -130,6 +139,7 @@ def measure_full(bench, cfg, run):
     run("documents", lambda: alone.documents(bench, cfg))
     run("single", lambda: main.single(bench, cfg, t))
     run("scale", lambda: main.scale(bench, cfg))
+    run("outofcore", lambda: outofcore.outofcore(bench, cfg))
     run("overlap", lambda: main.overlap(bench, cfg))
     run("hard", lambda: alone.hard(bench, cfg))
     run("rerun", lambda: main.rerun(bench, t))
@@ -154,7 +164,8 @@ def measure(cfg):
         save(data, path)
 
     if cfg.only:
-        run(cfg.only, lambda: getattr(alone, cfg.only)(bench, cfg))
+        module = outofcore if cfg.only == "outofcore" else alone
+        run(cfg.only, lambda: getattr(module, cfg.only)(bench, cfg))
     else:
         measure_full(bench, cfg, run)
     log(f"the measurements in {path}")

@@ -64,8 +64,9 @@ mod driver {
     mod resume;
 }
 
-/// Rules read from the tree: the import layering, the function length, the names the docs use, and `make quality`'s ground truth.
+/// Rules read from the tree: the import layering, the function length, the names the docs use, `make quality`'s ground truth and the out-of-core benchmark's cgroup machinery.
 mod rules {
+    mod bench_cgroup;
     mod doc_names;
     mod function_length;
     mod layers;

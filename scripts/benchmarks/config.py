@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 
-SECTIONS = ("hard", "documents", "folders", "source")
+SECTIONS = ("hard", "documents", "folders", "source", "outofcore")
 
 
 def env_int(name, default):
@@ -54,6 +54,12 @@ class Config:
         self.scale_avg = env_int("SCALE_AVG", 100)
         self.ovl_files = env_int("OVL_FILES", self.files)
         self.report_links = env_int("REPORT_LINKS", 10000000)
+        # The out-of-core run: make report's MEMORY, the group's limit
+        # MEMORY + OOC_MARGIN, and the tree (OOC_FILES files of ~SIZE bytes,
+        # at least 8x the limit: 300,000 x 10 KB is ~3.0 GB, 9x 320 MiB).
+        self.ooc_memory = e("OOC_MEMORY") or "256M"
+        self.ooc_margin = e("OOC_MARGIN") or "64M"
+        self.ooc_files = env_int("OOC_FILES", 300000)
         self.jobs = len(os.sched_getaffinity(0))  # nproc
         self.bin = os.path.join(e("CARGO_TARGET_DIR") or "target", "release")
         # The binaries' folder as make's BIN: a path make does not take for

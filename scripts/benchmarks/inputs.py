@@ -142,3 +142,14 @@ def overlap_tree(bench, cfg):
     opts = f"--overlap {cfg.ovl_files} --bulk-size {cfg.size} --bulk-dirs 300"
     d = os.path.join(bench.w, f"overlap-{cfg.ovl_files}")
     return cached(d, opts, lambda: gen(bench, opts, d, quiet=True))
+
+
+def outofcore_opts(cfg):
+    return f"--bulk {cfg.ooc_files} --bulk-size {cfg.size} --bulk-dirs 300"
+
+
+def outofcore_tree(bench, cfg):
+    """OOC_FILES bulk files of ~SIZE bytes in 300 folders (the out-of-core run)."""
+    opts = outofcore_opts(cfg)
+    d = os.path.join(bench.w, f"outofcore-{cfg.ooc_files}")
+    return cached(d, opts, lambda: gen(bench, opts, d, quiet=True))

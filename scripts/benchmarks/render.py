@@ -123,19 +123,29 @@ def source_section(data):
 
 # -- replacing parts of an existing docs/performance.md ----------------------
 
-def replace_section(text, title, section):
+def section_end(lines, k):
+    """The index of the first "## " line after line K (or the end)."""
+    e = k + 1
+    while e < len(lines) and not lines[e].startswith("## "):
+        e += 1
+    return e
+
+
+def replace_section(text, title, section, after=None):
     """TEXT with its section TITLE (a "## " line) replaced by SECTION, the
-    rest kept; SECTION appended when TEXT has no such section."""
+    rest kept; when TEXT has no such section, SECTION goes after the
+    section AFTER if there is one, else at the end."""
     lines = text.split("\n")
     new = section.rstrip("\n").split("\n")
     k = next((n for n, x in enumerate(lines) if x == title), None)
-    if k is None:
+    a = next((n for n, x in enumerate(lines) if x == after), None) if after else None
+    if k is None and a is not None:
+        e = section_end(lines, a)
+        lines[e:e] = new + [""]
+    elif k is None:
         lines += [""] + new
     else:
-        e = k + 1
-        while e < len(lines) and not lines[e].startswith("## "):
-            e += 1
-        lines[k:e] = new + [""]
+        lines[k:section_end(lines, k)] = new + [""]
     return "\n".join(lines)
 
 
@@ -156,3 +166,111 @@ def replace_documents(text, rows, note):
         j += 1
     lines[j + 1:j + 1] = rows + [""] + note
     return "\n".join(lines)
+
+
+# -- out of core ----------------------------------------------------------------
+
+def mib(n):
+    """Bytes as MiB (no decimals), "-" when unknown."""
+    return "-" if n is None else f"{n / 1048576:.0f} MiB"
+
+
+def kib(n):
+    """KiB (a peak RSS) as MiB, "-" when unknown."""
+    return "-" if n is None else mib(n * 1024)
+
+
+def measured_stages(stages):
+    """The stages of a run as make ran them: fsim-reuse (a wrapper around
+    a stage, its figures the stage's) and the settings queries left out."""
+    return [st for st in stages if st["stage"] != "fsim-reuse"
+            and not any(a.startswith("--print-") for a in st["args"])]
+
+
+def stage_budget(st, b):
+    """The memory a stage is given by make (MEMORY, CAPACITY) or by its own default."""
+    n = st["stage"]
+    if n in ("fsim-sort", "fsim-report"):
+        return mib(b["memory"])
+    if n == "fsim-analyze":
+        return f"{mib(b['capacity'] * 5 // 4)} (1.25 × CAPACITY)"
+    if n == "fsim-verify":
+        return "256 MiB (its default)"
+    return "files, not records"
+
+
+def run_row(label, m):
+    g = m.get("group") or {}
+    load = f"{m['load'][0]:.1f}"
+    return (f"| {label} | {m['wall']:.2f} s | {m['user'] + m['sys']:.2f} s | {kib(m['rss_kib'])} "
+            f"| {mib(g.get('peak'))} | {mib(g.get('anon'))} | {mib(g.get('file'))} | {g.get('limit_hits', '-')} "
+            f"| {g.get('oom_kills', '-')} | {mib(m['rchar'])} | {mib(m['wchar'])} | {mib(m['read_bytes'])} "
+            f"| {mib(m['write_bytes'])} | {load} | {'yes' if m['cold'] else 'no'} |")
+
+
+def stage_rows(d):
+    """One row a stage of the group's run (else the run outside), with the
+    run outside's wall time and disk reads beside it."""
+    main = d.get("group") or d["free"]
+    rows, free = measured_stages(main["stages"]), measured_stages(d["free"]["stages"])
+    same = [f["stage"] for f in free] == [r["stage"] for r in rows]
+    out = []
+    for i, st in enumerate(rows):
+        fw, fr = (f"{free[i]['wall']:.2f} s", mib(free[i]["read_bytes"])) if same else ("-", "-")
+        killed = f" (killed by signal {st['signal']})" if st.get("signal") else ""
+        out.append(f"| {report_stage_name(st)}{killed} | {st['wall']:.2f} s | {st['user'] + st['sys']:.2f} s "
+                   f"| {kib(st['rss_kib'])} | {stage_budget(st, d['budget'])} | {mib(st['rchar'])} "
+                   f"| {mib(st['wchar'])} | {mib(st['read_bytes'])} | {mib(st['write_bytes'])} | {fw} | {fr} |")
+    return out
+
+
+def group_commands(d):
+    """The shell lines that make the group and enter it, for its version."""
+    lim = d["budget"]["limit"]
+    version, folder = d["place"] or ("v2", "/sys/fs/cgroup")
+    g = f"{folder}/fsim-bench-make-PID"
+    if version == "v1":
+        return f"mkdir {g} && echo {lim} > {g}/memory.limit_in_bytes && echo $$ > {g}/cgroup.procs   # cgroup v1"
+    return (f"echo +memory > {folder}/cgroup.subtree_control; mkdir {g} && echo {lim} > {g}/memory.max "
+            f"&& echo $$ > {g}/cgroup.procs   # cgroup v2")
+
+
+def outofcore_verdict(d):
+    """What the group's runs showed: the ratio to md5sum and the reports
+    compared, or the stage that failed, or why they were skipped."""
+    if not d.get("group"):
+        return texts.OUTOFCORE_SKIPPED.substitute(why=d["skipped"])
+    g, mg, f, mf = d["group"], d["md5_group"], d["free"], d["md5_free"]
+    if g["status"] != 0:
+        killed = [st["stage"] for st in g["stages"] if st.get("signal")]
+        return (f"**The run in the group failed** (status {g['status']}, OOM kills {g['group']['oom_kills']}"
+                f"{', killed: ' + ', '.join(killed) if killed else ''}):\n\n```\n{g.get('stderr', '').strip()}\n```")
+    same = ", ".join(f"{n} {yes(ok)}" for n, ok in d["same"].items())
+    gg = g["group"]
+    kills = gg["oom_kills"]
+    return (f"In the group the whole run took **{ratio(g['wall'], mg['wall'])}× md5sum**'s wall time in the same "
+            f"group ({ratio(f['wall'], mf['wall'])}× outside it), {'no' if not kills else kills} process"
+            f"{'es' if kills > 1 else ''} killed by the OOM killer; the reports byte-identical to the run outside "
+            f"the group: {same}. The group's largest figures while make ran (sampled, each at its own time): "
+            f"anonymous memory {mib(gg.get('anon'))}, page cache {mib(gg.get('file'))}, of it dirty "
+            f"{mib(gg.get('dirty'))} and under writeback {mib(gg.get('writeback'))}, kernel memory "
+            f"{mib(gg.get('kernel'))}.")
+
+
+def outofcore_section(data):
+    """The section "Out of core", from a run's data ("" without one)."""
+    d = data["sections"].get("outofcore")
+    if not d:
+        return ""
+    b, c = d["budget"], common(data)
+    runs = [run_row("md5sum, outside the group", d["md5_free"]), run_row("make report, outside the group", d["free"])]
+    if d.get("group"):
+        runs += [run_row("md5sum, in the group", d["md5_group"]), run_row("make report, in the group", d["group"])]
+    place = (f"the group was made in {d['place'][1]} (cgroup {d['place'][0]})." if d["place"]
+             else "no memory group could be made (below).")
+    return texts.OUTOFCORE.substitute(
+        c, limit_mib=b["limit"] >> 20, memory_mib=b["memory"] >> 20, margin_mib=b["margin"] >> 20,
+        ratio=ratio(d["bytes"], b["limit"]), jobs=d["jobs"], place_text=place, gen=d["gen"], tree=d["tree"],
+        files=d["files"], bytes=d["bytes"], group_cmds=group_commands(d), memory=b["memory"],
+        capacity=b["capacity"], md5_cmd=d["md5_free"]["cmd"], runs="\n".join(runs), verdict=outofcore_verdict(d),
+        stages_of="in the group" if d.get("group") else "outside a group", stages="\n".join(stage_rows(d)))

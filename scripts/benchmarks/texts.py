@@ -231,6 +231,8 @@ per thread):
 |---|---|---|---|---|---|
 ${scale_stages}
 
+${outofcore_section}
+
 ## After the analysis: a repository whose files overlap widely
 
 ${ovl_files} files (${ovl_bytes} bytes; `fsim-gen --overlap ${ovl_files}`: each file an
@@ -347,3 +349,91 @@ header, sidebar and footer, half the bytes of a short page: fsim-partition drops
 of 10 names or more (`SITE_NAMES`, docs/usage.md, *Generated sites*), without which the theme made 95 %
 of the whole tree's candidates and the run 38× md5sum. Where its time goes:
 [measurements/2026-11-27-releases.md](measurements/2026-11-27-releases.md).""")
+
+
+OUTOFCORE = Template("""\
+## Out of core
+
+The whole default `make report` inside a memory cgroup whose limit, page
+cache included, is MEMORY plus a margin: ${limit_mib} MiB (${memory_mib} + ${margin_mib}),
+on a generated tree ${ratio}× that limit, each run from a cold page cache;
+`md5sum` on ${jobs} processes in the same group is the reference, and the
+same run outside the group gives the reports to compare. Measured by
+`make bench-outofcore` (`BENCH_ONLY=outofcore python3 scripts/bench.py`;
+knobs OOC_MEMORY, OOC_MARGIN, OOC_FILES, SIZE) on ${date}, commit ${commit},
+${cores} cores, ${mem}; ${place_text} The 1-minute load average before each
+run is beside it: other builds shared the machine.
+
+```sh
+${bp}/fsim-gen ${gen} ${tree}   # ${files} files, ${bytes} bytes
+sync; echo 3 > /proc/sys/vm/drop_caches   # before each run (root)
+${group_cmds}
+make -s report BIN=<wrapper> REPO=${tree} WORK=<dir> QUIET=-q MEMORY=${memory} CAPACITY=${capacity}
+${md5_cmd}
+```
+
+Each stage runs under `scripts/benchmarks/proc.py` (make's BIN is a
+folder of wrappers): wall time, CPU (user + sys) and peak RSS from
+`wait4`, bytes from `/proc/PID/io`: `rchar`/`wchar` through `read` and
+`write` calls, `read_bytes`/`write_bytes` from and to the disk (written:
+dirtied in the page cache). A run's figures are make's (every stage and
+wrapper included) or md5sum's pipeline. The group's: the kernel's peak
+(memory.peak or memory.max_usage_in_bytes, page cache included), the
+largest anonymous memory and page cache sampled every 50 ms
+(memory.stat), how many times the usage reached the limit (memory.events
+`max` or memory.failcnt: page cache reclaimed each time) and the
+processes the OOM killer killed.
+
+| run | wall | CPU | peak RSS (a process) | group peak | group anon | group page cache | limit reached | OOM kills | read | written | read from disk | written to disk | load | cold |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+${runs}
+
+${verdict}
+
+| stage (${stages_of}) | wall | CPU | peak RSS | its memory | read | written | read from disk | written to disk | wall outside | read from disk outside |
+|---|---|---|---|---|---|---|---|---|---|---|
+${stages}
+
+**What MEMORY reaches.** `make report` passes MEMORY to fsim-sort and to
+each fsim-report process (`--memory`; the default FORMATS, txt and json,
+are one process). fsim-analyze is bounded by CAPACITY (1.25 ×
+`--capacity`, docs/usage.md), so the run sets CAPACITY = MEMORY / 1.25
+(the default CAPACITY, 1G, would let it hold up to 1.25 GiB). make does
+not pass MEMORY to fsim-verify: its `--memory` stays at its default,
+256M, which is MEMORY here (OOC_MEMORY below 256M leaves fsim-verify
+above it). fsim-chunk (a few MiB a thread), fsim-partition (~5 bytes a
+file) and fsim-binpack (a count a file) are bounded by the number of
+files, not by the records. At most one of these runs at a time.
+
+**The margin** (${margin_mib} MiB) holds what the group charges beside a
+stage's own budget: make, the shells of its recipes and fsim-reuse
+(which wraps the sort, the partition, the bin packing and the reports:
+a 1 MiB buffer), the measuring wrappers (a Python process each, two at a
+time under fsim-reuse), the programs' code and their libraries' pages
+(page cache too, charged to the group that reads them first: after the
+caches are dropped, this one), the stages' fixed I/O buffers and
+threads' stacks, the kernel's memory for the walk (dentries and inodes
+of ${files} files, charged to the group and reclaimable), and the page
+cache the kernel cannot take back at once: dirty pages not yet written
+and pages under writeback, which reclaim waits for. Everything else in
+the page cache (the tree's files once read, the records written and read
+back) is reclaimed when the group reaches its limit, which it does as
+soon as it has read ${limit_mib} MiB: the group peak is then the limit
+itself, and the anonymous memory is what the processes held at most
+(the largest stage's budget, fsim-sort's, plus what the margin holds).
+
+**Where the group costs time.** Compare the bytes read from disk in and
+outside the group: outside, every stage after the chunking finds its
+input in the page cache; in the group each reads it back from the disk
+(fsim-sort the chunk records, fsim-partition, fsim-binpack and
+fsim-analyze theirs, fsim-verify the files of the candidate pairs, which
+outside were still cached from the chunking). md5sum reads the tree once
+either way.
+""")
+
+
+OUTOFCORE_SKIPPED = Template("""\
+The runs in a memory group were skipped here: ${why}. They need root (a
+cgroup v1 memory hierarchy, or cgroup v2 with its memory controller:
+`sudo make bench-outofcore`), or a cgroup v2 subtree delegated to the
+user; only the runs outside a group are above.""")

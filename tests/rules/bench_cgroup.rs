@@ -1,0 +1,40 @@
+//! The out-of-core benchmark's machinery (`make bench-outofcore`,
+//! docs/performance.md, *Out of core*), in scripts/benchmarks/test_cgroup.py:
+//! where a memory cgroup can be made (v2, v1, neither: the reason the run
+//! gives when it skips), the figures read from a group, one process
+//! measured (CPU, bytes written, exit status, killing signal) and the
+//! section's text when the group runs are skipped; then, where the test
+//! runs as root with a memory controller, a real 32 MiB group (page cache
+//! reclaimed, an allocation over it killed and counted). Needs python3;
+//! skipped with a SKIP line without it, except under CI (env var CI set).
+
+use crate::common;
+
+use common::*;
+use std::process::Command;
+
+#[test]
+fn bench_cgroup_detection_and_measures() {
+    let found = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        if std::env::var_os("CI").is_some() {
+            panic!("python3 is needed by scripts/benchmarks/test_cgroup.py");
+        }
+        eprintln!("SKIP bench_cgroup_detection_and_measures: python3 is not installed");
+        return;
+    }
+    let out = Command::new("python3")
+        .arg(source_root().join("scripts/benchmarks/test_cgroup.py"))
+        .current_dir(source_root())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "scripts/benchmarks/test_cgroup.py failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
