@@ -50,9 +50,9 @@ METHOD_OPTS ?=
 # compares every file's raw bytes, as fsim did before content views.
 CONTENT   ?=
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
-# Budget of fsim-sort and of each fsim-report process (the formats of
-# `make report` run up to JOBS at a time, each with its own MEMORY; the
-# binaries' default 256M).
+# Budget of fsim-sort, fsim-verify and each fsim-report process (the
+# formats of `make report` run up to JOBS at a time, each with its own
+# MEMORY; the binaries' default 256M). The analysis has CAPACITY.
 MEMORY    ?=
 # Bins and analysis (fsim-binpack and fsim-analyze --capacity; default 1G).
 CAPACITY  ?=
@@ -351,7 +351,7 @@ $(WORK)/verify-threshold: FORCE | build $(WORK)
 	    echo "$$new" > $@; fi
 
 $(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv $(WORK)/verify-threshold $(WORK)/settings/verify | build
-	$(BIN)/fsim-verify $(QUIET) --files $(WORK)/files.tsv --min-percent $$(cat $(WORK)/verify-threshold) $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) $(REGION_OPTS) -j $(JOBS) -o $@ $<
+	$(BIN)/fsim-verify $(QUIET) $(MEMORY_OPT) --files $(WORK)/files.tsv --min-percent $$(cat $(WORK)/verify-threshold) $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) $(REGION_OPTS) -j $(JOBS) -o $@ $<
 
 FORCE:
 

@@ -190,12 +190,10 @@ def measured_stages(stages):
 def stage_budget(st, b):
     """The memory a stage is given by make (MEMORY, CAPACITY) or by its own default."""
     n = st["stage"]
-    if n in ("fsim-sort", "fsim-report"):
+    if n in ("fsim-sort", "fsim-verify", "fsim-report"):
         return mib(b["memory"])
     if n == "fsim-analyze":
         return f"{mib(b['capacity'] * 5 // 4)} (1.25 × CAPACITY)"
-    if n == "fsim-verify":
-        return "256 MiB (its default)"
     return "files, not records"
 
 

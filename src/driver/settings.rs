@@ -194,7 +194,7 @@ pub const SETTINGS: &[Setting] = &[
     .help("threads of each stage, and reports written at a time (default: the cores)"),
     s("MEMORY", &[], Some((Expect::Size, true)), Some("--memory"))
         .flag("fsim-sort", "--memory")
-        .help("memory of fsim-sort and of each fsim-report process"),
+        .help("memory of fsim-sort, fsim-verify and each fsim-report process"),
     s("SHARDS", &[], Some((Expect::Number(1, ANY), false)), None)
         .default("1")
         .help("chunk in this many shards, run in parallel, merged into the same bytes"),
