@@ -10,7 +10,7 @@
 //! | n % 5 | copy written | relation |
 //! |---|---|---|
 //! | 0 | `backup/pNNNN-copy/`, the same bytes | `folder-identical` |
-//! | 1 | `archive/pNNNN-v2/`, two documents edited, one added, one removed | `folder-version` |
+//! | 1 | `archive/pNNNN-v2/`, two documents edited, one added, the smallest removed | `folder-version` |
 //! | 2 | `old/Project NNNN/`, the same bytes under another name | `folder-renamed` |
 //! | 3 | `backup/2023/projects/pNNNN/`, the same bytes, inside a copy of the tree's shape | `folder-nested` |
 //! | 4 | none | (unrelated to every other project) |
@@ -31,6 +31,10 @@ pub struct Folders {
     pub projects: usize,
     /// Copies of `shared/` under `many/`.
     pub copies: usize,
+    /// The largest document of a project, in bytes (the smallest is a
+    /// sixth of it): 6000 by default; smaller for a tree of a million
+    /// files that fits on a small disk.
+    pub doc_size: usize,
     pub seed: u64,
 }
 
@@ -54,7 +58,7 @@ pub fn generate_folders(root: &Path, spec: &Folders) -> Result<Vec<Relation>> {
     let mut planted = Vec::new();
     for n in 0..spec.projects {
         let name = format!("p{n:04}");
-        let project = new_project(&mut rng, &license);
+        let project = new_project(&mut rng, &license, spec.doc_size);
         let original = format!("projects/{name}");
         write_project(root, &original, &project)?;
         let (kind, copy, files) = match n % 5 {
@@ -97,22 +101,26 @@ pub fn generate_folders(root: &Path, spec: &Folders) -> Result<Vec<Relation>> {
     Ok(planted)
 }
 
-/// A project: three to six documents of 1-6 KB in `docs/` and `notes/`,
-/// and the LICENSE.
-fn new_project(rng: &mut Rng, license: &str) -> Project {
+/// A project: three to six documents of `doc_size` / 6 to `doc_size`
+/// bytes (1-6 KB by default) in `docs/` and `notes/`, and the LICENSE.
+fn new_project(rng: &mut Rng, license: &str, doc_size: usize) -> Project {
     let mut files = vec![("LICENSE".to_string(), license.to_string())];
     for i in 0..rng.range(3, 6) {
         let dir = if i % 2 == 0 { "docs" } else { "notes" };
-        let size = rng.range(1000, 6000) as usize;
+        let size = rng.range(doc_size as u64 / 6, doc_size as u64) as usize;
         files.push((format!("{dir}/file-{i}.txt"), document(rng, size)));
     }
     files
 }
 
-/// A later version: two documents edited, the last one removed, a new one
-/// added.
+/// A later version: two documents edited, the smallest removed, a new one
+/// added. (Removing the last one, when it was the largest of three, left
+/// versions under half alike: no version a person would call one.)
 fn version(rng: &mut Rng, mut files: Project) -> Project {
-    files.pop();
+    let smallest = (1..files.len())
+        .min_by_key(|&i| (files[i].1.len(), i))
+        .expect("a project has documents");
+    files.remove(smallest);
     for (_, text) in files.iter_mut().skip(1).take(2) {
         *text = edit(rng, text, 3);
     }

@@ -103,6 +103,10 @@ struct Args {
     /// folders).
     #[arg(long, value_name = "K", default_value = "100", requires = "folders")]
     folder_copies: usize,
+    /// The largest document of a --folders project in bytes (the smallest
+    /// is a sixth of it).
+    #[arg(long, value_name = "BYTES", default_value = "6000", requires = "folders", value_parser = clap::value_parser!(u64).range(60..))]
+    folder_doc_size: u64,
     /// Number of folders of the benchmark documents (--bulk, --versions,
     /// --overlap, --slices).
     #[arg(long, default_value = "300")]
@@ -127,6 +131,7 @@ fn main() -> ExitCode {
             let spec = fsim_tools::folders::Folders {
                 projects: n,
                 copies: a.folder_copies,
+                doc_size: a.folder_doc_size as usize,
                 seed: a.seed,
             };
             let planted = fsim_tools::folders::generate_folders(&a.dir, &spec)?;
