@@ -994,6 +994,16 @@ mod tests {
             (none.templates, none.pruned, none.delta, none.verify),
             (None, None, None, None)
         );
+        // The line source on files of any size.
+        let any = params("line-pairs-below=any\tline-catalogs=1\tline-min-percent=30");
+        let a = AnalysisParams::parse(&any).unwrap();
+        assert_eq!(a.lines.unwrap().below, None);
+        assert_eq!(a.to_params(), any);
+        assert!(AnalysisParams::parse(&params(
+            "line-pairs-below=all\tline-catalogs=1\tline-min-percent=30"
+        ))
+        .unwrap_err()
+        .contains("expected a whole number or any"));
     }
 
     #[test]
