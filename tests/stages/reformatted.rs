@@ -1,5 +1,5 @@
 //! A module run through a formatter (Django 3.2 → 4.0 ran `black` on its
-//! tests: `tests/modeladmin/test_checks.py` keeps 67 % of its lines and
+//! tests: its `modeladmin/test_checks.py` keeps 67 % of its lines and
 //! no chunk): a 20 KB Python file and its version with one line in three
 //! re-quoted or re-indented share no chunk the analysis keeps, and are
 //! over the 4 KiB the line source once stopped at. With the line source

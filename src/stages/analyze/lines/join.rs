@@ -74,28 +74,35 @@ impl Probe<'_> {
             Some(changed) if !x.changed => changed,
             _ => self.post,
         };
+        let Work {
+            acc,
+            touched,
+            found,
+            candidates,
+            ..
+        } = w;
         let len = &self.set.len;
         for &(r, nx) in x.lines {
             let list = post.of(r);
             let list = &list[..list.partition_point(|&(y, _)| (y as usize) < x.rows)];
             let l = len[r as usize] as u64;
             for &(y, ny) in list {
-                let slot = &mut w.acc[y as usize];
+                let slot = &mut acc[y as usize];
                 if *slot == 0 {
-                    w.touched.push(y);
+                    touched.push(y);
                 }
                 *slot += nx.min(ny) as u64 * l;
             }
         }
-        for i in 0..w.touched.len() {
-            let y = w.touched[i] as usize;
-            let common = std::mem::take(&mut w.acc[y]);
+        for &y in touched.iter() {
+            let y = y as usize;
+            let common = std::mem::take(&mut acc[y]);
             let (idy, sy) = self.set.meta[y];
             let (p, rest) = self.set.prefix[y];
             if !kept(common + rest, sy, x.size, self.src) {
                 continue;
             }
-            w.candidates += 1;
+            *candidates += 1;
             let tail = &self.set.lines_of(y)[p as usize..];
             let common = common + overlap(tail, x.lines, len);
             if kept(common, sy, x.size, self.src) {
@@ -104,7 +111,7 @@ impl Probe<'_> {
                 } else {
                     ((x.id, x.size), (idy, sy))
                 };
-                w.found.push(Pair {
+                found.push(Pair {
                     a,
                     b,
                     size_a,
@@ -114,7 +121,7 @@ impl Probe<'_> {
                 });
             }
         }
-        w.touched.clear();
+        touched.clear();
     }
 
     /// Every content of the set as a partner of the rows before it, `-j`
@@ -125,7 +132,7 @@ impl Probe<'_> {
         threads: usize,
         store: &Mutex<&mut PairStore>,
     ) -> Result<(u64, u64)> {
-        let n = self.set.len();
+        let n = self.set.contents();
         const BLOCK: usize = 64;
         let blocks = n.div_ceil(BLOCK);
         let next = AtomicUsize::new(0);
@@ -165,7 +172,7 @@ impl Probe<'_> {
         store: &Mutex<&mut PairStore>,
     ) -> Result<(u64, u64)> {
         let next = AtomicUsize::new(0);
-        let rows = self.set.len();
+        let rows = self.set.contents();
         self.workers(threads.min(later.len().max(1)), store, |w| {
             loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
@@ -196,7 +203,7 @@ impl Probe<'_> {
         store: &Mutex<&mut PairStore>,
         job: impl Fn(&mut Work) -> Result<()> + Sync,
     ) -> Result<(u64, u64)> {
-        let rows = self.set.len();
+        let rows = self.set.contents();
         let counts = std::thread::scope(|s| -> Result<Vec<(u64, u64)>> {
             let workers: Vec<_> = (0..threads.max(1))
                 .map(|_| {

@@ -283,7 +283,7 @@ impl Run<'_, '_> {
         let set = set.finish(|_, df| df, self.src, false);
         let (candidates, pairs) = self.join(&set, None)?;
         Ok(LineStats {
-            contents: set.len() as u64,
+            contents: set.contents() as u64,
             unreadable,
             candidates,
             pairs,

@@ -120,7 +120,7 @@ impl Loaded {
     }
 
     /// Contents.
-    pub fn len(&self) -> usize {
+    pub fn contents(&self) -> usize {
         self.meta.len()
     }
 
@@ -197,7 +197,7 @@ impl Postings {
     pub fn of_prefixes(set: &Loaded, take: impl Fn(usize) -> bool) -> Postings {
         let mut start = vec![0usize; set.len.len() + 1];
         let prefix = |c: usize| &set.lines_of(c)[..set.prefix[c].0 as usize];
-        for c in (0..set.len()).filter(|&c| take(c)) {
+        for c in (0..set.contents()).filter(|&c| take(c)) {
             for &(r, _) in prefix(c) {
                 start[r as usize + 1] += 1;
             }
@@ -207,7 +207,7 @@ impl Postings {
         }
         let mut fill = start.clone();
         let mut entries = vec![(0u32, 0u32); start[set.len.len()]];
-        for c in (0..set.len()).filter(|&c| take(c)) {
+        for c in (0..set.contents()).filter(|&c| take(c)) {
             for &(r, n) in prefix(c) {
                 entries[fill[r as usize]] = (c as u32, n);
                 fill[r as usize] += 1;
