@@ -61,12 +61,13 @@ CAPACITY  ?=
 # finds slightly more pairs at T=30).
 FLOOR     ?=
 # Line source (fsim-analyze --line-pairs-below/--line-catalogs):
-# text files of at most LINES bytes, and translation catalogs (.po, .pot)
-# when CATALOGS=1, are also compared line by line; pairs whose multiset line
-# overlap reaches LINE_FLOOR % of the smaller file become candidates (edits
-# every few lines leave no chunk in common). Reads the files, so only with
-# VERIFY=1. LINES=0 CATALOGS=0: chunks only. fsim-analyze's defaults,
-# chosen in docs/quality.md: LINES=4K CATALOGS=1 LINE_FLOOR=30.
+# text files of at most LINES bytes (any: every size), and translation
+# catalogs (.po, .pot) when CATALOGS=1, are also compared line by line;
+# pairs whose multiset line overlap reaches LINE_FLOOR % of the smaller file
+# become candidates (edits every few lines, a formatter's run, leave no
+# chunk in common). Reads the files, so only with VERIFY=1. LINES=0
+# CATALOGS=0: chunks only. fsim-analyze's defaults: LINES=any CATALOGS=1
+# LINE_FLOOR=30 (docs/quality.md, docs/performance.md).
 LINES     ?=
 CATALOGS  ?=
 LINE_FLOOR ?=

@@ -62,6 +62,30 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, String> {
         .ok_or_else(|| format!("size {s:?} is too large"))
 }
 
+/// A size limit: a byte size as [`parse_size`] reads it, or `any` (no
+/// limit, `None`).
+pub fn parse_size_limit(s: &str) -> std::result::Result<SizeLimit, String> {
+    if s.trim() == "any" {
+        return Ok(SizeLimit(None));
+    }
+    parse_size(s)
+        .map(|n| SizeLimit(Some(n)))
+        .map_err(|e| format!("{e}, or any"))
+}
+
+/// What [`parse_size_limit`] reads: `None` for `any`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeLimit(pub Option<u64>);
+
+impl std::fmt::Display for SizeLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(n) => write!(f, "{n}"),
+            None => f.write_str("any"),
+        }
+    }
+}
+
 /// Check that a `--min-percent` style option is within 0..=100.
 /// `n` bytes in binary units for people: the value and its unit (`B`,
 /// `KiB` ... `TiB`); `B` only below 1024. The report and fsim-binpack's plan

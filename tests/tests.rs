@@ -20,6 +20,7 @@ mod stages {
     mod long_lines;
     mod methods;
     mod partition_cli;
+    mod reformatted;
     mod sort_cli;
     mod summaries;
     mod verify_cli;

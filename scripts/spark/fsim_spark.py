@@ -138,7 +138,7 @@ def parse_args(argv):
     ap.add_argument("--capacity", help="make's CAPACITY: fsim-binpack's and fsim-analyze's --capacity")
     ap.add_argument("--floor", help="make's FLOOR: fsim-analyze --min-percent")
     ap.add_argument("--min-percent", help="make's MIN_PERCENT: fsim-verify's and fsim-report's --min-percent")
-    ap.add_argument("--lines", help="make's LINES: fsim-analyze --line-pairs-below (0: none)")
+    ap.add_argument("--lines", help="make's LINES: fsim-analyze --line-pairs-below (any: every size; 0: none)")
     ap.add_argument("--catalogs", help="make's CATALOGS: 1 --line-catalogs, else --no-line-catalogs")
     ap.add_argument("--line-floor", help="make's LINE_FLOOR: fsim-analyze --line-min-percent")
     ap.add_argument("--min-bytes", help="make's MIN_BYTES: fsim-report --min-bytes")

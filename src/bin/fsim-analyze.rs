@@ -18,9 +18,9 @@ use std::process::ExitCode;
 /// disk. Memory: the largest bin (its estimate) plus 40 bytes per pair.
 ///
 /// The defaults are the recommended settings (docs/quality.md), those of
-/// `make report`: floor 10 %, and the line source on (text files of at most
-/// 4 KiB and translation catalogs, read through the file table files.tsv,
-/// compared line by line at 30 %); --no-line-source for chunks only.
+/// `make report`: floor 10 %, and the line source on (text files of any
+/// size, read through the file table files.tsv, compared line by line at
+/// 30 %); --no-line-source for chunks only.
 #[derive(Parser, Debug)]
 #[command(name = "fsim-analyze", version)]
 struct Args {
@@ -51,19 +51,19 @@ struct Args {
     #[arg(long, value_name = "FILES", default_value = "files.tsv")]
     files: PathBuf,
     /// Line source: also compare, line by line, the text files of at most
-    /// SIZE bytes (0: none), and keep the pairs whose multiset line overlap
-    /// (an upper bound of the exact figure) reaches --line-min-percent.
-    /// Reads the files (those of --files): its pairs are for fsim-verify.
-    /// The default, with --line-catalogs, is the setting measured in
-    /// docs/quality.md.
-    #[arg(long, value_name = "SIZE", default_value = "4K", value_parser = cli::parse_size)]
-    line_pairs_below: u64,
+    /// SIZE bytes (any: every size, the default; 0: none), and keep the
+    /// pairs whose multiset line overlap (an upper bound of the exact
+    /// figure) reaches --line-min-percent. Reads the files (those of
+    /// --files): its pairs are for fsim-verify. Any size costs about what
+    /// 4K did (docs/performance.md, "Line source on files of any size").
+    #[arg(long, value_name = "SIZE", default_value = "any", value_parser = cli::parse_size_limit)]
+    line_pairs_below: cli::SizeLimit,
     /// Line source: also compare translation catalogs (.po, .pot), any size
     /// (the default; --no-line-catalogs turns it off).
     #[arg(long, overrides_with = "no_line_catalogs")]
     line_catalogs: bool,
     /// Line source: do not compare translation catalogs apart from the
-    /// small text files.
+    /// text files --line-pairs-below selects.
     #[arg(long, overrides_with = "line_catalogs")]
     no_line_catalogs: bool,
     /// No line source: the pairs of the chunks only (as --line-pairs-below 0
@@ -128,11 +128,11 @@ fn main() -> ExitCode {
     let percent_of = a.percent_of;
     let catalogs = !a.no_line_source && (a.line_catalogs || !a.no_line_catalogs);
     let max_size = if a.no_line_source {
-        0
+        Some(0)
     } else {
-        a.line_pairs_below
+        a.line_pairs_below.0
     };
-    let wants_lines = max_size > 0 || catalogs;
+    let wants_lines = max_size != Some(0) || catalogs;
     let lines = wants_lines.then(|| {
         (
             a.files.clone(),
@@ -157,8 +157,9 @@ fn main() -> ExitCode {
     }
     if a.print_settings {
         let line = format!(
-            "line-source={}\tline-pairs-below={max_size}\tline-catalogs={}\tline-min-percent={}\tverify-min-percent={}\tmin-percent={}\tcapacity={}\n",
+            "line-source={}\tline-pairs-below={}\tline-catalogs={}\tline-min-percent={}\tverify-min-percent={}\tmin-percent={}\tcapacity={}\n",
             u8::from(wants_lines),
+            cli::SizeLimit(max_size),
             u8::from(catalogs),
             a.line_min_percent,
             a.verify_min_percent,

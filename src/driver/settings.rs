@@ -127,11 +127,11 @@ pub const SETTINGS: &[Setting] = &[
     s(
         "LINES",
         &["analyze"],
-        Some((Expect::Size, true)),
+        Some((Expect::SizeLimit, true)),
         Some("--lines"),
     )
     .flag("fsim-analyze", "--line-pairs-below")
-    .help("text files of at most this size are also compared line by line (0: off)"),
+    .help("text files of at most this size (any: every size, the default; 0: none) are also compared line by line"),
     s("CATALOGS", &["analyze"], BIT_OR_UNSET, Some("--catalogs"))
         .flag("fsim-analyze", "--line-catalogs")
         .help("1 (the default): translation catalogs (.po, .pot) are also compared line by line; 0: not"),
@@ -238,6 +238,8 @@ pub const FORMATS: [&str; 6] = ["txt", "json", "tsv", "html", "xlsx", "sh"];
 pub enum Expect {
     /// A byte size (`256M`), as `cli::parse_size` reads it.
     Size,
+    /// A byte size or `any`, as `cli::parse_size_limit` reads it.
+    SizeLimit,
     /// A percentage, as `cli::parse_percent` reads it.
     Percent,
     /// A whole number within these bounds.
@@ -259,6 +261,9 @@ impl Expect {
             Expect::Size => {
                 "a size such as 256M (a number with an optional K, M, G or T suffix)".into()
             }
+            Expect::SizeLimit => {
+                "a size such as 64K (a number with an optional K, M, G or T suffix), or any".into()
+            }
             Expect::Percent => "a percentage from 0 to 100".into(),
             Expect::Number(0, u64::MAX) => "a whole number, 0 or more".into(),
             Expect::Number(lo, u64::MAX) => format!("a whole number, {lo} or more"),
@@ -274,6 +279,7 @@ impl Expect {
         let words = || v.split_whitespace();
         match self {
             Expect::Size => crate::cli::parse_size(v).is_ok(),
+            Expect::SizeLimit => crate::cli::parse_size_limit(v).is_ok(),
             Expect::Percent => crate::cli::parse_percent(v).is_ok(),
             Expect::Number(lo, hi) => v.parse::<u64>().is_ok_and(|n| (lo..=hi).contains(&n)),
             Expect::OneOf(words) => words.contains(&v),

@@ -660,7 +660,9 @@ pub struct AnalysisParams {
 /// The line source's settings (`--line-pairs-below`, ...).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LineParams {
-    pub below: u64,
+    /// Text files of at most this many bytes; `None`: any size
+    /// (`line-pairs-below=any`).
+    pub below: Option<u64>,
     pub catalogs: bool,
     pub min_percent: f64,
     /// fsim-verify's threshold the line source's pairs were cut to
@@ -682,7 +684,10 @@ impl AnalysisParams {
         )?;
         let lines =
             match (
-                f.num("line-pairs-below")?,
+                f.parsed("line-pairs-below", "a whole number or any", |v| match v {
+                    "any" => Some(None),
+                    v => v.parse().ok().map(Some),
+                })?,
                 f.flag("line-catalogs")?,
                 f.float("line-min-percent")?,
             ) {
@@ -714,7 +719,10 @@ impl AnalysisParams {
             .put("min-percent", self.min_percent)
             .put("percent-of", self.percent_of.map(PercentOf::as_str))
             .put("estimate", self.estimate)
-            .put("line-pairs-below", l.map(|l| l.below))
+            .put(
+                "line-pairs-below",
+                l.map(|l| l.below.map_or("any".to_string(), |b| b.to_string())),
+            )
             .flag("line-catalogs", l.map(|l| l.catalogs))
             .put("line-min-percent", l.map(|l| l.min_percent))
             .put(
@@ -986,6 +994,16 @@ mod tests {
             (none.templates, none.pruned, none.delta, none.verify),
             (None, None, None, None)
         );
+        // The line source on files of any size.
+        let any = params("line-pairs-below=any\tline-catalogs=1\tline-min-percent=30");
+        let a = AnalysisParams::parse(&any).unwrap();
+        assert_eq!(a.lines.unwrap().below, None);
+        assert_eq!(a.to_params(), any);
+        assert!(AnalysisParams::parse(&params(
+            "line-pairs-below=all\tline-catalogs=1\tline-min-percent=30"
+        ))
+        .unwrap_err()
+        .contains("expected a whole number or any"));
     }
 
     #[test]

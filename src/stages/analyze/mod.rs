@@ -315,13 +315,14 @@ fn file_table(cfg: &Config) -> Result<Option<Vec<crate::formats::FileEntry>>> {
 /// The line source's line of the summary on stderr.
 fn line_source_line(st: &LineStats) {
     crate::cli::stderr_line(format_args!(
-        "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} pairs, {} not found by the chunks{}",
+        "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} candidates merged, {} pairs, {} not found by the chunks{}",
         st.contents,
         st.unreadable,
+        st.candidates,
         st.pairs,
         st.added,
         if st.passes > 1 {
-            format!(" ({} passes over the lines to stay within --capacity)", st.passes)
+            format!(" ({} groups of contents to stay within --capacity)", st.passes)
         } else {
             String::new()
         }

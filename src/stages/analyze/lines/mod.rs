@@ -1,0 +1,384 @@
+//! A second candidate source: pairs of text files whose lines are in
+//! common but too scattered for a chunk to survive. A catalog alternates
+//! `msgid` lines, the same in every locale, with `msgstr` lines, different
+//! in each; a 500-byte file edited every few lines keeps no 100-byte
+//! chunk; a module run through a formatter (`black` re-quoting and
+//! re-indenting one line in three) keeps two thirds of its lines and no
+//! chunk. Chunks find none of them, whatever the floor; their lines do.
+//!
+//! For the selected files (text files of at most `max_size` bytes, any
+//! size unless told, and catalogs — `.po`, `.pot` — of any size when
+//! asked), each distinct content (one file per content hash, the smallest
+//! id, as the chunk analysis collapses copies) is read and cut into lines
+//! (up to and including `\n`, as fsim-verify's; [`read`]), each line
+//! identified by its xxh3-64 hash. Two contents' **multiset line overlap**
+//! is the sum over the distinct lines they share of min(occurrences in a,
+//! occurrences in b) × the line's length. It is an upper bound of the
+//! bytes of a longest common subsequence of lines (every common line is a
+//! line of both files, used at most as often as it occurs in each), so a
+//! pair whose exact figure reaches `min_percent` always has an overlap
+//! that does: keeping the pairs whose overlap reaches the threshold loses
+//! none of them. The same bound cuts the pairs at the threshold
+//! fsim-verify keeps pairs from ([`LineSource::verify_floor`]): a pair
+//! whose overlap is under it cannot reach it, and would cost fsim-verify
+//! two files read for nothing (on a source tree with translation
+//! catalogs, five candidates in six). Long lines (over fsim-verify's
+//! [`LONG_LINE`](crate::stages::verify::LONG_LINE): one-line XML, minified
+//! code, single-line JSON) are cut into the pieces fsim-verify compares
+//! ([`for_each_line_token`](crate::stages::verify::for_each_line_token)),
+//! so the overlap bounds its figure for them too, and two versions of a
+//! one-line file share most of their pieces where they share no line.
+//!
+//! **Which pairs are compared: a prefix filter** (AllPairs, Bayardo et
+//! al., WWW 2007; PPJoin, Xiao et al., WWW 2008), exact. Every pair is
+//! looked at from its smaller content (contents in (size, id) order),
+//! which needs at least t bytes of overlap, t the least overlap
+//! [`order::least_kept`] finds: `min_bytes`, `min_percent` and
+//! fsim-verify's threshold, as percentages of that smaller size (the
+//! percentages of a pair are of its smaller file or of a larger one, so
+//! none asks less). Lines are ranked rarest first: by how many contents
+//! hold them, ties by hash. A content's **prefix** is its first lines in
+//! that order up to where the weight (length × occurrences) of the rest
+//! falls under t. A pair whose overlap reaches t shares a line of the
+//! smaller content's prefix: the lines after the prefix weigh less than t
+//! together, so they alone cannot make it. So each content is compared
+//! only with the smaller contents whose prefix holds one of its lines,
+//! found in the postings of the prefixes; what they share there is
+//! summed on the way, and the pairs whose sum plus the weight of the rest
+//! of the smaller content's lines can still reach the threshold get their
+//! exact overlap by merging those rest lines with the larger content's
+//! ([`join`]), then the same `keep` and [`reaches`] as ever. Frequent
+//! lines (blank lines, `}`, `import os`) come last, past the prefix of
+//! any content not mostly made of them, and cost a look-up per content.
+//! Which pairs are kept does not depend on the order, only what it costs.
+//!
+//! A pair found here and not by the chunks is written with `common` = 0 and
+//! `shared` = 0 (no chunk evidence: without verification it reports
+//! nothing); fsim-verify gives it its exact figure. Pairs the chunks found
+//! keep their chunk figures. The files must be reachable (as for
+//! fsim-verify); a file that cannot be read, or whose size changed since
+//! chunking, is left out of this source (fsim-verify warns about it).
+//!
+//! Cost: reading the selected files once (`-j` threads read and hash the
+//! files of a window of 256 files or 4 MiB; a raw file is streamed 256 KiB
+//! at a time), ranking their distinct lines (a sort), and per content,
+//! one look-up per distinct line in the postings of the prefixes and one
+//! addition per smaller content whose prefix holds it; then per candidate
+//! pair a merge of the smaller content's lines past its prefix into the
+//! larger's (a galloping search: about the smaller's lines × log). `-j`
+//! threads share the contents. Memory: the line postings (8 bytes per
+//! distinct line of a content in its list, 8 more when in its prefix) and
+//! the line table (~40 bytes per distinct line), counted as 56 bytes per
+//! distinct line of a content, within three quarters of `--capacity` (the
+//! bins are done by then); plus one accumulator per thread (8 bytes per
+//! content), and per reader the lines of one file (16 bytes per distinct
+//! line, up to twice that while it is read) and its longest line. When
+//! the contents do not fit, they are read once to count their lines into
+//! a count-min sketch of the lines' frequencies (an eighth of the budget,
+//! 16 KiB to 64 MiB: [`order::Sketch`])
+//! and cut, in their order, into groups that fit in three quarters of the
+//! rest; each group is ranked by the sketch (the same order for all) and
+//! joined with itself in memory, then with every later content read again
+//! one file at a time by each thread: with G groups the files are read
+//! about 2 + G/2 times (the attempt in one set and the count included),
+//! for the same pairs as in one set ([`line_pairs`]). A single
+//! content larger than a group is a group alone. The pairs go to the
+//! analysis's pair store as they are found, which spills them beyond its
+//! quarter of `--capacity`. On the quality corpus (Django, moment and
+//! bash, four releases each: 15,000 contents) it takes 2.1-2.7 s and
+//! 117 MB alone, against 1.5-1.8 s and 75 MB for the files up to 4 KiB
+//! (docs/performance.md, *Line source on files of any size*).
+
+mod join;
+mod order;
+mod read;
+#[cfg(test)]
+mod tests;
+
+use super::{Pair, PairStore, Thresholds};
+use crate::error::Result;
+use crate::formats::{percent, FileEntry, FileType, ViewKind};
+use order::{Interner, Loaded, Postings, Sketch};
+use read::{window_lines, windows};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Which files the line source looks at, and its threshold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LineSource {
+    /// Text files of at most this many bytes (`None`: any size; 0: none).
+    pub max_size: Option<u64>,
+    /// Also translation catalogs (`.po`, `.pot`), whatever their size.
+    pub catalogs: bool,
+    /// Keep a pair when its line overlap reaches this (percent of the file
+    /// the analysis thresholds name, and their `min_bytes`).
+    pub thresholds: Thresholds,
+    /// The threshold fsim-verify keeps pairs from (percent; 0: none): a
+    /// pair whose overlap, an upper bound of fsim-verify's figure, is under
+    /// it as a percentage of the smaller file is not a candidate
+    /// ([`reaches`]).
+    pub verify_floor: f64,
+}
+
+/// What the line source did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LineStats {
+    /// Distinct contents compared.
+    pub contents: u64,
+    /// Selected files left out (unreadable, or changed since chunking).
+    pub unreadable: u64,
+    /// Pairs whose prefixes met and whose bound reached the threshold:
+    /// their overlap was merged.
+    pub candidates: u64,
+    /// Pairs kept by the line overlap (before merging with the chunk pairs).
+    pub pairs: u64,
+    /// Of those, pairs the chunk analysis had not kept.
+    pub added: u64,
+    /// Groups the contents were joined in (more than 1 when they were over
+    /// the memory).
+    pub passes: u64,
+}
+
+/// A translation catalog: a source catalog by its name (`.po`, `.pot`), a
+/// compiled one (`.mo`) by its bytes, read as its messages (its view).
+pub fn is_catalog(e: &FileEntry) -> bool {
+    e.path.ends_with(b".po") || e.path.ends_with(b".pot") || e.view.kind == ViewKind::Mo
+}
+
+fn selected(e: &FileEntry, src: &LineSource) -> bool {
+    e.ftype == FileType::Text
+        && e.size > 0
+        && (src.max_size.is_none_or(|m| e.size <= m) || (src.catalogs && is_catalog(e)))
+}
+
+/// Bytes the line source holds per (content, distinct line): its entry in
+/// the content's list and in the postings of the prefixes (8 + 8), and
+/// the line's share of the intern table, length and postings header (~40,
+/// counted per entry: a line has at least one).
+const BYTES_PER_ENTRY: u64 = 56;
+
+/// The pairs of the selected files whose line overlap reaches the
+/// threshold, ids of the smallest file of each content, handed to `out`
+/// (which sorts them, within its memory) in batches as the workers find
+/// them: however many pairs there are, none is held here.
+///
+/// Memory: at most `memory` for the lines (besides one accumulator of 8
+/// bytes per content per thread and the lines of the files being read).
+/// When the lines of all contents do not fit ([`BYTES_PER_ENTRY`] per
+/// distinct line of a content), the contents are joined in groups (module
+/// doc): the same pairs.
+///
+/// `only`: a re-run's changed files ([`super::Changed`]): only the pairs
+/// with one of them are looked for (the others are in the earlier run's
+/// verified pairs): an unchanged content is only looked up in the
+/// postings of the changed contents' prefixes, and a group without a
+/// changed content reads only the changed files after it.
+pub fn line_pairs(
+    files: &[FileEntry],
+    src: &LineSource,
+    threads: usize,
+    memory: u64,
+    only: Option<&super::Changed>,
+    out: &mut PairStore,
+) -> Result<LineStats> {
+    // One file per content (the smallest id), smaller contents first.
+    let mut first: HashMap<u128, usize> = HashMap::new();
+    for (i, e) in files.iter().enumerate() {
+        if selected(e, src) {
+            let f = first.entry(e.content).or_insert(i);
+            if e.id < files[*f].id {
+                *f = i;
+            }
+        }
+    }
+    let mut reps: Vec<usize> = first.into_values().collect();
+    reps.sort_by_key(|&i| (files[i].size, files[i].id));
+    let store = Mutex::new(out);
+    let run = Run {
+        files,
+        src,
+        threads,
+        only,
+        store: &store,
+    };
+    match load(files, &reps, threads, Some(memory)) {
+        Some((set, unreadable)) => run.in_one(set, unreadable),
+        None => run.in_groups(&reps, memory),
+    }
+}
+
+/// The contents of `reps` read and interned in their order, and the
+/// files left out; `None` as soon as they hold more than `cap`.
+fn load(
+    files: &[FileEntry],
+    reps: &[usize],
+    threads: usize,
+    cap: Option<u64>,
+) -> Option<(Interner, u64)> {
+    let mut set = Interner::default();
+    let mut unreadable = 0u64;
+    for window in windows(files, reps) {
+        for (&i, lines) in window.iter().zip(window_lines(files, window, threads)) {
+            let Some(lines) = lines else {
+                unreadable += 1;
+                continue;
+            };
+            set.push(files[i].id, files[i].size, &lines);
+            if cap.is_some_and(|m| set.entries() * BYTES_PER_ENTRY > m) {
+                return None;
+            }
+        }
+    }
+    Some((set, unreadable))
+}
+
+/// One line-source run's settings and output.
+struct Run<'a, 'o> {
+    files: &'a [FileEntry],
+    src: &'a LineSource,
+    threads: usize,
+    only: Option<&'a super::Changed>,
+    store: &'a Mutex<&'o mut PairStore>,
+}
+
+impl Run<'_, '_> {
+    /// Whether file `id` changed since the earlier run (always, in a run
+    /// from scratch).
+    fn changed(&self, id: u32) -> bool {
+        self.only.is_none_or(|c| c.any(id, id))
+    }
+
+    /// Every content's pairs with the contents before it in `set`; then,
+    /// when `later` is given, every file of it (the contents after the
+    /// set, in order) compared with the whole set. Returns (candidates,
+    /// pairs).
+    fn join(&self, set: &Loaded, later: Option<&[usize]>) -> Result<(u64, u64)> {
+        let flags: Option<Vec<bool>> = self
+            .only
+            .map(|_| set.meta.iter().map(|&(id, _)| self.changed(id)).collect());
+        let post = Postings::of_prefixes(set, |_| true);
+        let changed_post = flags.as_ref().map(|f| Postings::of_prefixes(set, |c| f[c]));
+        let probe = join::Probe {
+            set,
+            post: &post,
+            changed_post: changed_post.as_ref(),
+            src: self.src,
+        };
+        let (mut candidates, mut pairs) =
+            probe.in_memory(flags.as_deref(), self.threads, self.store)?;
+        if let Some(later) = later {
+            // A set without a changed content has pairs only with the
+            // changed files after it.
+            let any = flags.as_ref().is_none_or(|f| f.contains(&true));
+            let read: Vec<usize> = later
+                .iter()
+                .copied()
+                .filter(|&i| any || self.changed(self.files[i].id))
+                .collect();
+            let changed = |i: usize| self.changed(self.files[i].id);
+            let (c, p) = probe.read_later(self.files, &read, changed, self.threads, self.store)?;
+            candidates += c;
+            pairs += p;
+        }
+        Ok((candidates, pairs))
+    }
+
+    /// All the contents in memory, ranked by their exact frequencies.
+    fn in_one(&self, set: Interner, unreadable: u64) -> Result<LineStats> {
+        let set = set.finish(|_, df| df, self.src, false);
+        let (candidates, pairs) = self.join(&set, None)?;
+        Ok(LineStats {
+            contents: set.contents() as u64,
+            unreadable,
+            candidates,
+            pairs,
+            added: 0,
+            passes: 1,
+        })
+    }
+
+    /// Over the memory: the contents counted into a sketch of the lines'
+    /// frequencies, cut into groups that fit, each group joined with
+    /// itself and with the files after it (module doc).
+    fn in_groups(&self, reps: &[usize], memory: u64) -> Result<LineStats> {
+        let mut sketch = Sketch::new((memory / 8).clamp(16 << 10, 64 << 20));
+        // (file, distinct lines) of each readable content, in order.
+        let mut counted: Vec<(usize, u64)> = Vec::with_capacity(reps.len());
+        let mut unreadable = 0u64;
+        for window in windows(self.files, reps) {
+            for (&i, lines) in window
+                .iter()
+                .zip(window_lines(self.files, window, self.threads))
+            {
+                match &lines {
+                    Some(l) => counted.push((i, l.len() as u64)),
+                    None => unreadable += 1,
+                }
+                sketch.add(&lines);
+            }
+        }
+        let budget = memory.saturating_sub(sketch.bytes());
+        let budget = budget - budget / 4;
+        let mut stats = LineStats {
+            contents: counted.len() as u64,
+            unreadable,
+            ..LineStats::default()
+        };
+        let mut from = 0;
+        while from < counted.len() {
+            let mut bytes = 0u64;
+            let n = counted[from..]
+                .iter()
+                .take_while(|&&(_, entries)| {
+                    bytes += entries * BYTES_PER_ENTRY;
+                    bytes <= budget
+                })
+                .count()
+                .max(1);
+            let group: Vec<usize> = counted[from..from + n].iter().map(|&(i, _)| i).collect();
+            let later: Vec<usize> = counted[from + n..].iter().map(|&(i, _)| i).collect();
+            let (set, _) = load(self.files, &group, self.threads, None).expect("no cap");
+            let set = set.finish(|h, _| sketch.get(h), self.src, true);
+            let (c, p) = self.join(&set, Some(&later))?;
+            stats.candidates += c;
+            stats.pairs += p;
+            stats.passes += 1;
+            from += n;
+        }
+        Ok(stats)
+    }
+}
+
+/// Whether a pair whose line overlap is `most` bytes can reach fsim-verify's
+/// threshold `floor`: fsim-verify drops a pair whose figure is under
+/// `floor` % of the file its `--percent-of` names, and the figure is at
+/// most the overlap. Measured against the smaller file, the largest
+/// percentage either setting gives, and with fsim-verify's own
+/// [`percent`], so a pair it would keep is never left out.
+fn reaches(most: u64, size_a: u64, size_b: u64, floor: f64) -> bool {
+    floor <= 0.0 || percent(most, size_a.min(size_b)) >= floor
+}
+
+/// The pairs in (a, b) order with one line per pair: a pair that both
+/// sources found keeps its chunk figures. The line source's copy has
+/// common = shared = 0, so it sorts just before the chunks' copy, which
+/// replaces it.
+pub fn keep_chunk_figures<I: Iterator<Item = Result<Pair>>>(
+    sorted: I,
+) -> impl Iterator<Item = Result<Pair>> {
+    let mut it = sorted.peekable();
+    std::iter::from_fn(move || {
+        let mut p = match it.next()? {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
+        while let Some(Ok(q)) = it.peek() {
+            if (q.a, q.b) != (p.a, p.b) {
+                break;
+            }
+            p = *q;
+            it.next();
+        }
+        Some(Ok(p))
+    })
+}
