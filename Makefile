@@ -66,7 +66,7 @@ FLOOR     ?=
 # pairs whose multiset line overlap reaches LINE_FLOOR % of the smaller file
 # become candidates (edits every few lines, a formatter's run, leave no
 # chunk in common). Reads the files, so only with VERIFY=1. LINES=0
-# CATALOGS=0: chunks only. fsim-analyze's defaults: LINES=any CATALOGS=1
+# CATALOGS=0: chunks only. fsim-analyze's defaults: LINES=4K CATALOGS=1
 # LINE_FLOOR=30 (docs/quality.md, docs/performance.md).
 LINES     ?=
 CATALOGS  ?=

@@ -51,12 +51,15 @@ struct Args {
     #[arg(long, value_name = "FILES", default_value = "files.tsv")]
     files: PathBuf,
     /// Line source: also compare, line by line, the text files of at most
-    /// SIZE bytes (any: every size, the default; 0: none), and keep the
-    /// pairs whose multiset line overlap (an upper bound of the exact
-    /// figure) reaches --line-min-percent. Reads the files (those of
-    /// --files): its pairs are for fsim-verify. Any size costs about what
-    /// 4K did (docs/performance.md, "Line source on files of any size").
-    #[arg(long, value_name = "SIZE", default_value = "any", value_parser = cli::parse_size_limit)]
+    /// SIZE bytes (any: every size; 0: none), and keep the pairs whose
+    /// multiset line overlap (an upper bound of the exact figure) reaches
+    /// --line-min-percent. Reads the files (those of --files): its pairs
+    /// are for fsim-verify. `any` finds reformatted code of any size at
+    /// about the cost of 4K (docs/performance.md, "Line source on files of
+    /// any size"); 4K stays the default until the line source leaves out
+    /// the lines of marked templates and of a site's theme, as the chunks
+    /// do (docs/usage.md).
+    #[arg(long, value_name = "SIZE", default_value = "4K", value_parser = cli::parse_size_limit)]
     line_pairs_below: cli::SizeLimit,
     /// Line source: also compare translation catalogs (.po, .pot), any size
     /// (the default; --no-line-catalogs turns it off).

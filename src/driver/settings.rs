@@ -131,7 +131,7 @@ pub const SETTINGS: &[Setting] = &[
         Some("--lines"),
     )
     .flag("fsim-analyze", "--line-pairs-below")
-    .help("text files of at most this size (any: every size, the default; 0: none) are also compared line by line"),
+    .help("text files of at most this size (default 4K; any: every size; 0: none) are also compared line by line"),
     s("CATALOGS", &["analyze"], BIT_OR_UNSET, Some("--catalogs"))
         .flag("fsim-analyze", "--line-catalogs")
         .help("1 (the default): translation catalogs (.po, .pot) are also compared line by line; 0: not"),

@@ -2,8 +2,8 @@
 //! tests: its `modeladmin/test_checks.py` keeps 67 % of its lines and
 //! no chunk): a 20 KB Python file and its version with one line in three
 //! re-quoted or re-indented share no chunk the analysis keeps, and are
-//! over the 4 KiB the line source once stopped at. With the line source
-//! on files of any size (the default, `--line-pairs-below any`) the pair
+//! over the 4 KiB the line source stops at by default. With the line
+//! source on files of any size (`--line-pairs-below any`) the pair
 //! is a candidate, also when the contents are joined in groups to stay
 //! within a small `--capacity`, and fsim-verify gives it the exact bytes
 //! of the lines kept; at `--line-pairs-below 4K` it is not.
@@ -120,7 +120,7 @@ fn a_reformatted_module_of_any_size_is_a_candidate() {
     let small = analyze(&work, "small.tsv", &["--line-pairs-below", "4K"]);
     assert!(!small.contains_key(&key), "{small:?}");
 
-    let any = analyze(&work, "pairs.tsv", &[]);
+    let any = analyze(&work, "pairs.tsv", &["--line-pairs-below", "any"]);
     assert_eq!(any[&key][2], "0", "no chunk evidence: {:?}", any[&key]);
     let head = std::fs::read_to_string(work.join("pairs.tsv")).unwrap();
     assert!(
@@ -131,7 +131,11 @@ fn a_reformatted_module_of_any_size_is_a_candidate() {
         "{head}"
     );
     // In groups of contents (a 16 KiB budget): the same pairs file.
-    analyze(&work, "pairs-groups.tsv", &["--capacity", "16K"]);
+    analyze(
+        &work,
+        "pairs-groups.tsv",
+        &["--line-pairs-below", "any", "--capacity", "16K"],
+    );
     assert_eq!(
         std::fs::read(work.join("pairs-groups.tsv")).unwrap(),
         std::fs::read(work.join("pairs.tsv")).unwrap()

@@ -189,7 +189,7 @@ fn delta_pairs_are_the_same_out_of_core(r: &Runs) {
         .arg(inc.join("files.tsv"))
         .args([
             "--line-pairs-below",
-            "any",
+            "4K",
             "--line-catalogs",
             "--previous-files",
         ])

@@ -66,7 +66,7 @@ pub fn generate_folders(root: &Path, spec: &Folders) -> Result<Vec<Relation>> {
             1 => (
                 "folder-version",
                 format!("archive/{name}-v2"),
-                version(&mut rng, project),
+                version(&mut rng, project, spec.doc_size),
             ),
             2 => ("folder-renamed", format!("old/Project {n:04}"), project),
             3 => (
@@ -116,7 +116,7 @@ fn new_project(rng: &mut Rng, license: &str, doc_size: usize) -> Project {
 /// A later version: two documents edited, the smallest removed, a new one
 /// added. (Removing the last one, when it was the largest of three, left
 /// versions under half alike: no version a person would call one.)
-fn version(rng: &mut Rng, mut files: Project) -> Project {
+fn version(rng: &mut Rng, mut files: Project, doc_size: usize) -> Project {
     let smallest = (1..files.len())
         .min_by_key(|&i| (files[i].1.len(), i))
         .expect("a project has documents");
@@ -124,7 +124,9 @@ fn version(rng: &mut Rng, mut files: Project) -> Project {
     for (_, text) in files.iter_mut().skip(1).take(2) {
         *text = edit(rng, text, 3);
     }
-    files.push(("docs/added.txt".to_string(), document(rng, 2000)));
+    // A third of the largest document (2 KB by default): an added file
+    // larger than the project's documents would make no version.
+    files.push(("docs/added.txt".to_string(), document(rng, doc_size / 3)));
     files
 }
 

@@ -38,6 +38,7 @@ const MARK: &str = "\u{1}fsim-stream\u{1}";
 const FILES: &str = "\u{1}fsim-stream-files\u{1}";
 const FOLDERS: &str = "\u{1}fsim-stream-folders\u{1}";
 const FAMILIES: &str = "\u{1}fsim-stream-folder-families\u{1}";
+const IDENTICAL: &str = "\u{1}fsim-stream-identical-sets\u{1}";
 
 /// A marker as serde_json writes it.
 fn quoted(m: &str) -> String {
@@ -184,17 +185,17 @@ impl Sink {
             Format::Tsv => Ok(()),
             _ => {
                 self.push(if self.clusters == 0 { "[]" } else { "\n  ]" })?;
-                let j = pretty(&r.json_top(MARK, FOLDERS, FAMILIES))?;
+                let j = pretty(&r.json_top(MARK, FOLDERS, FAMILIES, IDENTICAL))?;
                 let m = quoted(MARK);
                 let at = j.find(&m).ok_or_else(|| Error::msg("json: marker"))?;
                 if &j[..at] != "{\n  \"clusters\": " {
                     return Err(Error::msg("json: clusters is not the first key"));
                 }
                 let mut rest = &j[at + m.len()..];
-                // The folder pairs and their families, in the keys' order,
-                // one at a time: there may be many more than fit in
-                // --memory as one value.
-                let mut marks = [FAMILIES, FOLDERS];
+                // The folder pairs, their families and the identical sets,
+                // in the keys' order, one at a time: there may be many more
+                // than fit in --memory as one value.
+                let mut marks = [FAMILIES, FOLDERS, IDENTICAL];
                 marks.sort_by_key(|m| rest.find(&quoted(m)));
                 for mark in marks {
                     let fm = quoted(mark);
@@ -204,6 +205,9 @@ impl Sink {
                         let f = &r.folders;
                         let pair = |k| Ok(f.listed(k, None)?.to_json(&r.files));
                         self.json_list((0..f.pairs.len()).map(pair))?;
+                    } else if mark == IDENTICAL {
+                        let set = |s| Ok(r.identical_set_json(s));
+                        self.json_list(r.identical.iter().map(set))?;
                     } else {
                         self.json_list(r.folders.families.iter().map(|f| Ok(f.to_json())))?;
                     }
