@@ -570,3 +570,32 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// (path, id) of each file of a file table, in its order.
+pub fn file_ids(files: &Path) -> Vec<(String, u32)> {
+    std::fs::read_to_string(files)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[f.len() - 1].to_string(), f[0].parse().unwrap())
+        })
+        .collect()
+}
+
+/// (a, b) -> the fields after the ids, of each pair of a pairs file.
+pub fn pair_fields(path: &Path) -> std::collections::HashMap<(u32, u32), Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (
+                (f[0].parse().unwrap(), f[1].parse().unwrap()),
+                f[2..].iter().map(|x| x.to_string()).collect(),
+            )
+        })
+        .collect()
+}

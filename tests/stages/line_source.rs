@@ -43,35 +43,6 @@ fn small(edit: bool) -> (String, u64) {
     (s, common)
 }
 
-/// (path, id) from a file table.
-fn ids(files: &Path) -> Vec<(String, u32)> {
-    std::fs::read_to_string(files)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (f[f.len() - 1].to_string(), f[0].parse().unwrap())
-        })
-        .collect()
-}
-
-/// (a, b) -> fields after the ids, from a pairs file.
-fn pairs(path: &Path) -> HashMap<(u32, u32), Vec<String>> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (
-                (f[0].parse().unwrap(), f[1].parse().unwrap()),
-                f[2..].iter().map(|x| x.to_string()).collect(),
-            )
-        })
-        .collect()
-}
-
 fn analyze(work: &Path, out: &str, extra: &[&str]) -> HashMap<(u32, u32), Vec<String>> {
     let mut c = fsim("fsim-analyze");
     c.args(["-q", "--min-percent", "10"])
@@ -80,7 +51,7 @@ fn analyze(work: &Path, out: &str, extra: &[&str]) -> HashMap<(u32, u32), Vec<St
         .arg(work.join(out))
         .arg(work.join("bins.tsv"));
     run_ok(c, None);
-    pairs(&work.join(out))
+    pair_fields(&work.join(out))
 }
 
 /// Writes the repository: two catalogs, two small files edited every
@@ -135,7 +106,7 @@ impl Scattered {
         chunk_and_sort(repo, work, &[]);
         let files = work.join("files.tsv");
         partition_and_binpack(work, &[]);
-        let table = ids(&files);
+        let table = file_ids(&files);
         let id = |suffix: &str| {
             table
                 .iter()
@@ -232,7 +203,7 @@ fn line_pairs_alone_are_the_same_bytes(s: &Scattered, line_opts: &[&str]) {
         .arg("-o")
         .arg(work.join("lines.tsv"));
     run_ok(c, None);
-    let alone = pairs(&work.join("lines.tsv"));
+    let alone = pair_fields(&work.join("lines.tsv"));
     assert!(
         alone.contains_key(&cats) && alone.contains_key(&smalls),
         "{alone:?}"
@@ -270,7 +241,7 @@ fn verify_gives_the_common_lines(s: &Scattered, cat_common: u64, small_common: u
         .arg(work.join("verified.tsv"))
         .arg(work.join("pairs.tsv"));
     run_ok(c, None);
-    let v = pairs(&work.join("verified.tsv"));
+    let v = pair_fields(&work.join("verified.tsv"));
     assert_eq!(v[&cats][4], cat_common.to_string(), "{:?}", v[&cats]);
     assert_eq!(v[&cats][5], "exact");
     assert_eq!(v[&smalls][4], small_common.to_string(), "{:?}", v[&smalls]);

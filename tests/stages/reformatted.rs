@@ -43,35 +43,6 @@ fn module() -> (String, String, u64) {
     (before, after, kept)
 }
 
-/// (path, id) from a file table.
-fn ids(files: &Path) -> HashMap<String, u32> {
-    std::fs::read_to_string(files)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (f[f.len() - 1].to_string(), f[0].parse().unwrap())
-        })
-        .collect()
-}
-
-/// (a, b) -> fields after the ids, from a pairs file.
-fn pairs(path: &Path) -> HashMap<(u32, u32), Vec<String>> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (
-                (f[0].parse().unwrap(), f[1].parse().unwrap()),
-                f[2..].iter().map(|x| x.to_string()).collect(),
-            )
-        })
-        .collect()
-}
-
 fn analyze(work: &Path, out: &str, extra: &[&str]) -> HashMap<(u32, u32), Vec<String>> {
     let mut c = fsim("fsim-analyze");
     c.arg("-q")
@@ -82,7 +53,7 @@ fn analyze(work: &Path, out: &str, extra: &[&str]) -> HashMap<(u32, u32), Vec<St
         .arg(work.join(out))
         .arg(work.join("bins.tsv"));
     run_ok(c, None);
-    pairs(&work.join(out))
+    pair_fields(&work.join(out))
 }
 
 #[test]
@@ -105,14 +76,14 @@ fn a_reformatted_module_of_any_size_is_a_candidate() {
     }
     chunk_and_sort(&repo, &work, &[]);
     partition_and_binpack(&work, &[]);
-    let table = ids(&work.join("files.tsv"));
+    let table = file_ids(&work.join("files.tsv"));
     let id = |p: &str| table.iter().find(|(k, _)| k.ends_with(p)).unwrap().1;
     let (a, b) = (
-        *id("django-3.2/tests/test_checks.py"),
-        *id("django-4.0/tests/test_checks.py"),
+        id("django-3.2/tests/test_checks.py"),
+        id("django-4.0/tests/test_checks.py"),
     );
     let key = (a.min(b), a.max(b));
-    let copies = (*id("django-3.2/copy.py")).min(*id("django-4.0/copy.py"));
+    let copies = id("django-3.2/copy.py").min(id("django-4.0/copy.py"));
 
     let chunks = analyze(&work, "chunks.tsv", &["--no-line-source"]);
     assert!(chunks.keys().any(|&(x, _)| x == copies), "{chunks:?}");
@@ -148,7 +119,7 @@ fn a_reformatted_module_of_any_size_is_a_candidate() {
         .arg(work.join("verified.tsv"))
         .arg(work.join("pairs.tsv"));
     run_ok(c, None);
-    let v = pairs(&work.join("verified.tsv"));
+    let v = pair_fields(&work.join("verified.tsv"));
     assert_eq!(v[&key][4], kept.to_string(), "{:?}", v[&key]);
     assert_eq!(v[&key][5], "exact");
 }

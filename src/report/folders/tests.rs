@@ -43,6 +43,12 @@ struct Set {
     files: Vec<u32>,
 }
 
+/// [`table`] of files whose paths are owned (made in a loop).
+fn owned_table(files: &[(String, u64, u128)]) -> (CompactTable, Vec<Set>, HashMap<u32, usize>) {
+    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
+    table(&refs)
+}
+
 fn set_refs(sets: &[Set]) -> Vec<SetRef<'_>> {
     sets.iter()
         .map(|s| SetRef {
@@ -287,8 +293,7 @@ fn identical_sets_in_too_many_folders_propose_nothing_and_count_by_folder() {
     }
     files.push(("r/d0/third".into(), 3000, 2));
     files.push(("r/d1/third".into(), 3000, 2));
-    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
-    let (t, sets, set_of) = table(&refs);
+    let (t, sets, set_of) = owned_table(&files);
     let sr = set_refs(&sets);
     let r = Folders::new(&t, &sr, &set_of, sort())
         .unwrap()
@@ -321,8 +326,7 @@ fn a_wide_set_counts_in_the_pairs_of_every_height_that_hold_it() {
     files.push(("LICENSE".into(), 1000, 1));
     files.push(("r/d0/src/third".into(), 3000, 2));
     files.push(("r/d1/src/third".into(), 3000, 2));
-    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
-    let (t, sets, set_of) = table(&refs);
+    let (t, sets, set_of) = owned_table(&files);
     let sr = set_refs(&sets);
     let r = Folders::new(&t, &sr, &set_of, sort())
         .unwrap()
@@ -347,8 +351,7 @@ fn a_wide_identical_set_proposes_its_pairs_folder_by_folder() {
         }
         files.push((format!("many/copy-{k:03}/empty"), 0, 0));
     }
-    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
-    let (t, sets, set_of) = table(&refs);
+    let (t, sets, set_of) = owned_table(&files);
     let sr = set_refs(&sets);
     let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
     let mut r = f.figure(50.0, &[], |_| Ok(())).unwrap();
@@ -391,8 +394,7 @@ fn twenty_copied_projects_spill_and_pair_at_their_tops() {
     // 20 copies of a project of 3 folders × 10 files; in copy k, file
     // k of src/ is edited (a new content, linked to the others).
     let files = copied_projects(20, |sub| sub == "src");
-    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
-    let (t, sets, set_of) = table(&refs);
+    let (t, sets, set_of) = owned_table(&files);
     let sr = set_refs(&sets);
     let run = |sort: SortOptions| {
         let mut f = Folders::new(&t, &sr, &set_of, sort).unwrap();
@@ -423,8 +425,7 @@ fn twenty_copied_projects_spill_and_pair_at_their_tops() {
 #[test]
 fn the_figures_do_not_depend_on_the_number_of_workers() {
     let files = copied_projects(40, |sub| sub != "doc");
-    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
-    let (t, sets, set_of) = table(&refs);
+    let (t, sets, set_of) = owned_table(&files);
     let sr = set_refs(&sets);
     let links = |f: &mut Folders| -> Result<()> {
         for (x, fx) in files.iter().enumerate() {
@@ -478,8 +479,7 @@ fn ten_thousand_copies_of_a_file_are_credited_by_folder() {
             files.push((format!("w/d{d:03}/f{i:03}"), 10, 7));
         }
     }
-    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
-    let (t, sets, set_of) = table(&refs);
+    let (t, sets, set_of) = owned_table(&files);
     let sr = set_refs(&sets);
     let r = Folders::new(&t, &sr, &set_of, sort())
         .unwrap()
@@ -492,8 +492,7 @@ fn ten_thousand_copies_of_a_file_are_credited_by_folder() {
     let files: Vec<(String, u64, u128)> = (0..10_000)
         .map(|d| (format!("w/d{d:05}/f"), 10, 7))
         .collect();
-    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
-    let (t, sets, set_of) = table(&refs);
+    let (t, sets, set_of) = owned_table(&files);
     let sr = set_refs(&sets);
     let r = Folders::new(&t, &sr, &set_of, sort())
         .unwrap()
@@ -534,11 +533,10 @@ fn child_pairs_are_bounded_identical_first_then_by_bytes() {
         ));
     }
     files.sort();
-    let refs: Vec<(&str, u64, u128)> = files.iter().map(|(p, s, c)| (p.as_str(), *s, *c)).collect();
-    let (t, sets, set_of) = table(&refs);
+    let (t, sets, set_of) = owned_table(&files);
     let sr = set_refs(&sets);
-    let ta = refs.iter().position(|f| f.0 == "w/P/t/a").unwrap() as u32;
-    let tb = refs.iter().position(|f| f.0 == "w/Q/t/a").unwrap() as u32;
+    let ta = files.iter().position(|f| f.0 == "w/P/t/a").unwrap() as u32;
+    let tb = files.iter().position(|f| f.0 == "w/Q/t/a").unwrap() as u32;
     let run = |sort: SortOptions| {
         let mut f = Folders::new(&t, &sr, &set_of, sort).unwrap();
         f.figure(50.0, &[], |f| f.link(ta, tb, 1990)).unwrap()
