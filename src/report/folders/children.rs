@@ -5,28 +5,46 @@
 //! (`super::nested`), which the reports read back.
 
 use super::counts::PathRecords;
+use super::credits::Shape;
 use super::figures::{empty_pair, identical_trees};
 use super::nested::NestedWriter;
 use super::table::{Dir, ROOT};
 use super::{FolderPair, Folders};
 use crate::error::Result;
+use crate::formats::files::CompactTable;
 use crate::io::hashing::Mixed;
 use crate::io::sorter::{le_u64, ExternalSorter, FixedRecord};
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::File;
 use std::hash::BuildHasherDefault;
 use xxhash_rust::xxh3::xxh3_64;
 
-/// Every folder's (parent, hash of its name): whether a folder holds a
-/// folder of a name.
-pub(super) type Names = HashSet<(u32, u64), BuildHasherDefault<Mixed>>;
+/// Every folder's (parent, hash of its name), sorted: whether a folder
+/// holds a folder of a name. 12 bytes a folder, where a hash set took 36.
+pub(super) struct Names(Vec<(u32, u64)>);
+
+impl Names {
+    pub(super) fn contains(&self, key: &(u32, u64)) -> bool {
+        self.0.binary_search(key).is_ok()
+    }
+
+    /// Its bytes on the heap.
+    pub(super) fn bytes(&self) -> u64 {
+        (self.0.capacity() * std::mem::size_of::<(u32, u64)>()) as u64
+    }
+}
 
 /// The [`Names`] of `dirs`.
-pub(super) fn names(dirs: &[Dir]) -> Names {
-    dirs.iter()
-        .map(|d| (d.parent, xxh3_64(name(&d.path))))
-        .collect()
+pub(super) fn names(table: &CompactTable, dirs: &[Dir]) -> Names {
+    let mut named: Vec<(u32, u64)> = dirs
+        .iter()
+        .map(|d| (d.parent, xxh3_64(name(d.path(table)))))
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    named.shrink_to_fit();
+    Names(named)
 }
 
 /// The top of `tops` pair `p` is under: its nearest ancestor pair at the
@@ -50,9 +68,9 @@ pub(super) fn top_of<'k>(
 /// Whether folders `a` and `b` are a rename: their names differ and
 /// neither name is that of a folder beside the other (the `de` and `es`
 /// locale folders of two releases are no rename: each release has both).
-fn renamed(dirs: &[Dir], named: &Names, a: u32, b: u32) -> bool {
+fn renamed(table: &CompactTable, dirs: &[Dir], named: &Names, a: u32, b: u32) -> bool {
     let (da, db) = (&dirs[a as usize], &dirs[b as usize]);
-    let (na, nb) = (name(&da.path), name(&db.path));
+    let (na, nb) = (name(da.path(table)), name(db.path(table)));
     na != nb
         && !named.contains(&(db.parent, xxh3_64(na)))
         && !named.contains(&(da.parent, xxh3_64(nb)))
@@ -156,13 +174,14 @@ impl Group {
     /// ancestor `l`: when `l` is not identical (a pair inside two identical
     /// folders repeats them) and `p` is identical, or closer than `l` (by
     /// the tenth of a percent the reports show), or a rename.
-    fn decide(&mut self, dirs: &[Dir], named: &Names, mut p: FolderPair) {
+    fn decide(&mut self, shape: &Shape, mut p: FolderPair) {
+        let (dirs, named) = (&shape.dirs[..], &shape.named);
         let (mut pa, mut pb) = (dirs[p.da as usize].parent, dirs[p.db as usize].parent);
         while pa != ROOT && pb != ROOT && pa != pb {
             let at = (pa.min(pb), pa.max(pb));
             if let Some(&(l_tenths, l_identical)) = self.listed.get(&at) {
                 let closer = p.identical() || tenths(&p) > l_tenths;
-                if !l_identical && (closer || renamed(dirs, named, p.da, p.db)) {
+                if !l_identical && (closer || renamed(shape.table, dirs, named, p.da, p.db)) {
                     self.listed
                         .insert((p.da, p.db), (tenths(&p), p.identical()));
                     p.parent = Some(at);
@@ -195,7 +214,7 @@ impl Folders<'_> {
         let mut sorted = candidates.finish()?;
         let mut group: Option<Group> = None;
         let mut paths = PathRecords::default();
-        let (dirs, named) = (&self.shape.dirs, &self.shape.named);
+        let dirs = &self.shape.dirs;
         while let Some(c) = sorted.next_item()? {
             if let Some(g) = group.take_if(|g| g.top != c.top) {
                 self.write_group(g, tops, &mut out, &mut paths)?;
@@ -204,7 +223,7 @@ impl Folders<'_> {
                 continue;
             };
             let g = group.get_or_insert_with(|| Group::new(k, &tops[k]));
-            g.decide(dirs, named, c.pair(dirs));
+            g.decide(&self.shape, c.pair(dirs));
         }
         if let Some(g) = group {
             self.write_group(g, tops, &mut out, &mut paths)?;
@@ -233,8 +252,8 @@ impl Folders<'_> {
         self.count_paths_in(&mut nodes, paths)?;
         for mut p in nodes {
             p.files = None;
-            p.a.clone_from(&dirs[p.da as usize].path);
-            p.b.clone_from(&dirs[p.db as usize].path);
+            p.a = dirs[p.da as usize].path(self.shape.table).to_vec();
+            p.b = dirs[p.db as usize].path(self.shape.table).to_vec();
             p.tree = identical_trees(self.shape.table, dirs, &p);
             p.family = top.family;
             under

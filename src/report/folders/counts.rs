@@ -61,7 +61,7 @@ pub(super) struct PathRecords(Vec<AtPath>);
 /// The path of `file` under folder `dir`.
 fn rel_path<'t>(table: &'t CompactTable, dir: &Dir, file: u32) -> &'t [u8] {
     let p = table.path(file);
-    p.get(dir.path.len() + 1..).unwrap_or(p)
+    p.get(dir.path_len() + 1..).unwrap_or(p)
 }
 
 /// Push `x` to a list kept to its [`LISTED`] least (sorted by [`finish`]).

@@ -123,7 +123,7 @@ pub(super) fn identical_trees(
         let (fx, fy) = (table.at(x), table.at(y));
         fx.size == fy.size
             && fx.content == fy.content
-            && fx.path.get(a.path.len()..) == fy.path.get(b.path.len()..)
+            && fx.path.get(a.path_len()..) == fy.path.get(b.path_len()..)
     });
     same.then(|| TreeCopy {
         first_a: *ra.start(),

@@ -246,6 +246,10 @@ pub struct FolderReport {
     /// Identical sets in more than [`SET_FOLDERS`] folders, which proposed
     /// no pairs (they count in the figures of the others).
     pub wide_sets: u64,
+    /// What the folder step held at most beside the report's model (its
+    /// directory table and sorters), freed before the links are read:
+    /// counted when fsim-report says `--memory` is too small.
+    pub held: u64,
     /// Per group given to [`Folders::figure`] (the clusters, then the
     /// identical sets): the index in `pairs` of the folder pair that holds
     /// every file of it (all under one folder or the other), if any: a
@@ -285,6 +289,8 @@ pub struct Folders<'a> {
     /// A worker's sorter options (its share of the budget).
     sort: SortOptions,
     wide_sets: u64,
+    /// What it holds at most: the directory table and the sorters'.
+    held: u64,
     /// The pairs kept so far ([`Folders::figure`]).
     kept: HashMap<(u32, u32), FolderPair>,
 }
@@ -319,9 +325,10 @@ impl<'a> Folders<'a> {
         }
         let groups = group_sets(table, &dir_of, sets, &mut set_index);
         let spread = Spread::new(table, &up, &dir_of, sets, &groups.spread);
-        let named = names(&dirs);
+        let named = names(table, &dirs);
         let held = table_bytes(&dirs, &dir_of)
-            + (up.len() * 8 + set_index.len() * 4 + named.capacity() * 17) as u64
+            + (up.len() * 8 + set_index.len() * 4) as u64
+            + named.bytes()
             + groups.bytes()
             + spread.bytes();
         let threads = sort.threads.max(1);
@@ -329,6 +336,7 @@ impl<'a> Folders<'a> {
         let share = share / threads as u64;
         let combined = (share / 8).min(COMBINED * std::mem::size_of::<Credit>() as u64);
         sort.memory = share.saturating_sub(combined).max(MIN_MEMORY);
+        let held = held + threads as u64 * share;
         let workers = (0..threads)
             .map(|_| Crediting {
                 credits: Some(credit_sorter(&sort)),
@@ -358,6 +366,7 @@ impl<'a> Folders<'a> {
             sort,
             wide_sets: 0,
             kept: HashMap::new(),
+            held,
         };
         f.wide_sets = f.propose_sets()?;
         Ok(f)
@@ -413,8 +422,8 @@ impl<'a> Folders<'a> {
         let mut pairs: Vec<FolderPair> = kept
             .into_values()
             .map(|mut p| {
-                p.a.clone_from(&dirs[p.da as usize].path);
-                p.b.clone_from(&dirs[p.db as usize].path);
+                p.a = dirs[p.da as usize].path(self.shape.table).to_vec();
+                p.b = dirs[p.db as usize].path(self.shape.table).to_vec();
                 p
             })
             .collect();
@@ -436,6 +445,7 @@ impl<'a> Folders<'a> {
             pairs,
             families,
             wide_sets: self.wide_sets,
+            held: self.held,
             explains,
             nested,
             text_listed: std::sync::OnceLock::new(),

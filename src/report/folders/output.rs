@@ -9,6 +9,14 @@ impl FolderPair {
     /// The pair in the json report's `folders` list, with its file lists
     /// (paths relative to its folders) when it has them.
     pub fn to_json(&self, table: &CompactTable) -> serde_json::Value {
+        let mut j = self.json_without_children(table);
+        j["children"] = self.children.iter().map(|c| c.to_json(table)).collect();
+        j
+    }
+
+    /// [`FolderPair::to_json`] with `"children": []`: the json report
+    /// writes the children one at a time in its place.
+    pub fn json_without_children(&self, table: &CompactTable) -> serde_json::Value {
         let mut j = serde_json::json!({
             "a": escape_path_string(&self.a),
             "b": escape_path_string(&self.b),
@@ -25,7 +33,7 @@ impl FolderPair {
             "only_b": self.only_b,
             "identical_trees": self.tree.is_some(),
             "family": self.family,
-            "children": self.children.iter().map(|c| c.to_json(table)).collect::<Vec<_>>(),
+            "children": [],
             "children_left_out": self.children_left_out,
         });
         if let Some(f) = &self.files {

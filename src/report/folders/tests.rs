@@ -632,3 +632,36 @@ fn a_renamed_folder_is_listed_but_not_a_sibling_of_another_name() {
         [("big".into(), "big".into()), ("x".into(), "y".into())]
     );
 }
+
+#[test]
+fn every_folder_is_found_once_its_path_read_from_its_first_file() {
+    let (t, _, _) = table(&[
+        ("r/a/x", 10, 1),
+        ("r/b/y", 20, 2),
+        ("r/a/c/z", 5, 3),
+        ("top", 1, 4),
+        ("r/a/w", 2, 5),
+    ]);
+    let (dirs, dir_of) = table::directories(&t);
+    let paths: Vec<&[u8]> = dirs.iter().map(|d| d.path(&t)).collect();
+    assert_eq!(paths, [&b"r"[..], b"r/a", b"r/b", b"r/a/c"]);
+    assert_eq!(dir_of, [1, 2, 3, table::ROOT, 1]);
+    let figures: Vec<(u32, u32, u64, u64)> = dirs
+        .iter()
+        .map(|d| (d.parent, d.depth, d.files, d.bytes))
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            (table::ROOT, 0, 4, 37),
+            (0, 1, 3, 17),
+            (0, 1, 1, 20),
+            (1, 2, 1, 5)
+        ]
+    );
+    // No copy of a path: a folder is its fixed-size record.
+    assert_eq!(
+        table::table_bytes(&dirs, &dir_of),
+        (dirs.capacity() * std::mem::size_of::<table::Dir>() + dir_of.capacity() * 4) as u64
+    );
+}

@@ -134,9 +134,10 @@ fn build(config: Config) -> Result<(Report, Source, Vec<u32>)> {
     Ok((report, source, cluster_of))
 }
 
-/// Say on stderr when the model alone is over `--memory`.
+/// Say on stderr when the model, with what the folder step held beside
+/// it, is over `--memory`.
 fn warn_if_over_memory(report: &Report) {
-    let model = report.model_bytes();
+    let model = report.model_bytes() + report.folders.held;
     if model > report.config.memory {
         let mib = |b: u64| b.div_ceil(1 << 20);
         // One write: under `make -j` another process's line may not land

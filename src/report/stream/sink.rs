@@ -5,6 +5,8 @@
 use super::buffered::Buffered;
 use super::walk::Visit;
 use crate::error::{Error, Result};
+use crate::formats::files::CompactTable;
+use crate::report::folders::FolderPair;
 use crate::report::model::{Cluster, Format, Pair, Report};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -202,9 +204,7 @@ impl Sink {
                     let fat = rest.find(&fm).ok_or_else(|| Error::msg("json: marker"))?;
                     self.push(&rest[..fat])?;
                     if mark == FOLDERS {
-                        let f = &r.folders;
-                        let pair = |k| Ok(f.listed(k, None)?.to_json(&r.files));
-                        self.json_list((0..f.pairs.len()).map(pair))?;
+                        self.json_folders(r)?;
                     } else if mark == IDENTICAL {
                         let set = |s| Ok(r.identical_set_json(s));
                         self.json_list(r.identical.iter().map(set))?;
@@ -216,6 +216,40 @@ impl Sink {
                 self.push(&format!("{rest}\n"))
             }
         }
+    }
+
+    /// The json's `folders`, each pair and each of its children written
+    /// one at a time: the pair of two trees of backups may have 70,000
+    /// children, 100 MB as one value.
+    fn json_folders(&mut self, r: &Report) -> Result<()> {
+        let f = &r.folders;
+        for k in 0..f.pairs.len() {
+            self.push(if k == 0 { "[\n    " } else { ",\n    " })?;
+            self.json_pair(&f.listed(k, None)?, &r.files, 4)?;
+        }
+        self.push(if f.pairs.is_empty() { "[]" } else { "\n  ]" })
+    }
+
+    /// Pair `p` as `serde_json::to_writer_pretty` writes it, each line
+    /// after the first indented by `n` spaces.
+    fn json_pair(&mut self, p: &FolderPair, table: &CompactTable, n: usize) -> Result<()> {
+        const EMPTY: &str = "\"children\": []";
+        let text = serde_json::to_string_pretty(&p.json_without_children(table))
+            .map_err(|e| Error::msg(format!("json: {e}")))?;
+        // Keys and paths are escaped strings: the first unescaped
+        // `"children": []` is the key's.
+        let at = text.find(EMPTY).filter(|_| !p.children.is_empty());
+        let Some(at) = at else {
+            return self.push(&indent(&text, n));
+        };
+        self.push(&indent(&text[..at + EMPTY.len() - 2], n))?;
+        for (i, c) in p.children.iter().enumerate() {
+            self.push(if i == 0 { "[\n" } else { ",\n" })?;
+            self.push(&" ".repeat(n + 4))?;
+            self.json_pair(c, table, n + 4)?;
+        }
+        self.push(&format!("\n{}]", " ".repeat(n + 2)))?;
+        self.push(&indent(&text[at + EMPTY.len()..], n))
     }
 
     /// A json list at the second level, its values written one by one.
