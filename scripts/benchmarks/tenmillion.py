@@ -139,7 +139,7 @@ def generate(bench, cfg, tree):
 
 def tree_size(tree):
     """Files and bytes of TREE (find's -type f, one walk)."""
-    r = subprocess.run(["bash", "-c", f"find {tree} -type f -printf '%s\\n' | awk '{{n++; s+=$1}} END {{print n, s}}'"],
+    r = subprocess.run(["bash", "-c", f"find {tree} -type f -printf '%s\\n' | awk '{{n++; s+=$1}} END {{printf \"%.0f %.0f\\n\", n, s}}'"],
                        stdout=subprocess.PIPE, text=True, check=True)
     n, s = r.stdout.split()
     return int(n), int(s)
