@@ -302,14 +302,15 @@ def tm_model(name, memory, files, jobs):
 
 
 def tm_stage_rows(d):
-    out = []
+    out, md5 = [], d["md5"]["wall"]
     for st in measured_stages(d["make"]["stages"]):
         name = report_stage_name(st)
         flag, model, how = tm_model(name, tm_memory_bytes(d), d["files"], d["jobs"])
         rss = None if st["rss_kib"] is None else st["rss_kib"] * 1024
         verdict = "-" if rss is None else ("yes" if rss <= model + FIXED else f"**no: +{mib(rss - model)}**")
         killed = f" (killed by signal {st['signal']})" if st.get("signal") else ""
-        out.append(f"| {name}{killed} | {st['wall']:.1f} s | {st['user'] + st['sys']:.1f} s | {kib(st['rss_kib'])} "
+        out.append(f"| {name}{killed} | {st['wall']:.1f} s | {ratio(st['wall'], md5)} | {st['user'] + st['sys']:.1f} s "
+                   f"| {kib(st['rss_kib'])} "
                    f"| {flag} | {mib(model)} ({how}) | {verdict} | {mib(st['rchar'])} | {mib(st['wchar'])} "
                    f"| {mib(st['read_bytes'])} | {mib(st['write_bytes'])} |")
     return out
@@ -330,8 +331,15 @@ def tenmillion_section(data):
     if d.get("skipped"):
         return texts.TENMILLION_SKIPPED.substitute(c, files=d["files_asked"], why=d["skipped"])
     m, md5, g = d["make"], d["md5"], d["gen"]
-    status = "" if m["status"] == 0 else (f"\n\n**make report failed** (status {m['status']}):\n\n```\n"
-                                          f"{m.get('stderr', '').strip()}\n```")
+    if m["status"] == 0:
+        verdict = (f"make report took **{ratio(m['wall'], md5['wall'])}× md5sum**'s wall time "
+                   f"({ratio(m['user'] + m['sys'], md5['user'] + md5['sys'])}× its CPU)")
+    else:
+        last = measured_stages(m["stages"])[-1]
+        verdict = (f"**make report did not finish**: {report_stage_name(last)} ended with status {last['status']}"
+                   f"{' (signal ' + str(last['signal']) + ')' if last.get('signal') else ''} after "
+                   f"{last['wall']:.0f} s, the run after {m['wall']:.0f} s ({ratio(m['wall'], md5['wall'])}× md5sum "
+                   f"so far)")
     return texts.TENMILLION.substitute(
         c, files=d["files"], bytes=d["bytes"], size=d["size"], dirs=d["dirs"], inode=d["inode"], mkfs=d["mkfs"],
         image_gib=f"{d['image_bytes'] / (1 << 30):.1f}", image_used=mib(d["image_used"]),
@@ -339,8 +347,8 @@ def tenmillion_section(data):
         gen_cpu=f"{g['user'] + g['sys']:.0f}", make_cmd=m["cmd"], md5_cmd=md5["cmd"],
         memory=d["memory"] or "unset (each stage's default)",
         make_wall=f"{m['wall']:.1f}", make_cpu=f"{m['user'] + m['sys']:.1f}", make_rss=kib(m["rss_kib"]),
-        md5_wall=f"{md5['wall']:.1f}", md5_cpu=f"{md5['user'] + md5['sys']:.1f}",
-        ratio=ratio(m["wall"], md5["wall"]), cpu_ratio=ratio(m["user"] + m["sys"], md5["user"] + md5["sys"]),
+        md5_wall=f"{md5['wall']:.1f}", md5_cpu=f"{md5['user'] + md5['sys']:.1f}", md5_rss=kib(md5["rss_kib"]),
+        verdict=verdict,
         make_load=f"{m['load'][0]:.1f}", md5_load=f"{md5['load'][0]:.1f}",
         cold="yes" if m["cold"] and md5["cold"] else "no", work_peak=mib(d["make"]["work_peak"]),
-        work_end=mib(d["make"]["work_end"]), stages="\n".join(tm_stage_rows(d)), status=status)
+        work_end=mib(d["make"]["work_end"]), stages="\n".join(tm_stage_rows(d)))

@@ -71,11 +71,25 @@ class Section(unittest.TestCase):
              "md5": dict(run(100, 3000), cmd="find t -type f ... md5sum"), "skipped": None}
         text = render.tenmillion_section({"meta": META, "knobs": KNOBS, "sections": {"tenmillion": d}})
         self.assertIn("**3.00× md5sum**", text)
+        self.assertIn("| fsim-sort | 50.0 s | 0.50 |", text)
         rows = [x for x in text.split("\n") if x.startswith("| fsim-")]
         self.assertEqual([r.split(" | ")[0] for r in rows], ["| fsim-chunk", "| fsim-sort", "| fsim-report text"])
         self.assertIn("| yes |", rows[1])  # 260 MiB: the flag's 256 + 3 MiB, within the fixed 32 MiB
         # 1 GiB against 256 MiB + 60 bytes a file (572 MiB): over by 196 MiB.
         self.assertIn("**no: +196 MiB**", rows[2])
+
+    def test_a_run_stopped_in_a_stage_says_where(self):
+        killed = dict(run(1500, 2 << 20, stage="fsim-analyze"), status=143, signal=15)
+        m = dict(run(1800, 1024), stages=[run(250, 12 * 1024, stage="fsim-chunk"), killed], work_peak=GIB,
+                 work_end=None, cmd="make", status=2)
+        d = {"files": 10 ** 7, "bytes": 2 * GIB, "size": 200, "dirs": 10000, "inode": 512, "mkfs": "mkfs.ext4 ...",
+             "image_bytes": 8 * GIB, "image_used": 5 * GIB, "image_disk": 6 * GIB, "memory": None, "jobs": 2,
+             "gen": dict(run(600, 3000), opts="--bulk"), "make": m, "md5": dict(run(100, 3000), cmd="md5sum"),
+             "skipped": None}
+        text = render.tenmillion_section({"meta": META, "knobs": KNOBS, "sections": {"tenmillion": d}})
+        self.assertIn("**make report did not finish**: fsim-analyze ended with status 143 (signal 15)", text)
+        self.assertIn("| fsim-analyze (killed by signal 15) |", text)
+        self.assertIn("**no: +768 MiB**", text)  # 2 GiB against 1.25 GiB
 
 
 if __name__ == "__main__":

@@ -468,12 +468,12 @@ ${md5_cmd}
 | run | wall | CPU | peak RSS (a process) | load before | cold cache |
 |---|---|---|---|---|---|
 | make report | ${make_wall} s | ${make_cpu} s | ${make_rss} | ${make_load} | ${cold} |
-| md5sum | ${md5_wall} s | ${md5_cpu} s | 3 MiB | ${md5_load} | ${cold} |
+| md5sum | ${md5_wall} s | ${md5_cpu} s | ${md5_rss} | ${md5_load} | ${cold} |
 
-make report took **${ratio}× md5sum**'s wall time (${cpu_ratio}× its CPU);
-the work folder grew by ${work_peak} at most (the file system's used
-bytes sampled every second; intermediates are removed as the next stage
-takes them) and held ${work_end} at the end.${status}
+${verdict}; the work folder grew by ${work_peak} at most (the file
+system's used bytes sampled every second, other writers included;
+intermediates are removed as the next stage takes them) and held
+${work_end} at the end.
 
 Each stage under `scripts/benchmarks/proc.py` (make's BIN a folder of
 wrappers, as in *Out of core*): wall, CPU (user + sys), peak RSS, bytes
@@ -483,8 +483,8 @@ most the model plus 32 MiB of fixed buffers, stacks and code (the file
 table of fsim-verify and fsim-report has no stated size and is not
 counted).
 
-| stage | wall | CPU | peak RSS | its flag | its model | within | read | written | read from disk | written to disk |
-|---|---|---|---|---|---|---|---|---|---|---|
+| stage | wall | × md5sum | CPU | peak RSS | its flag | its model | within | read | written | read from disk | written to disk |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${stages}
 """)
 
