@@ -89,6 +89,8 @@ def teardown(mnt, img):
         subprocess.run(["umount", mnt], check=False)
     if os.path.exists(img) and not os.path.ismount(mnt):
         os.remove(img)
+    if os.path.isdir(mnt) and not os.path.ismount(mnt) and not os.listdir(mnt):
+        os.rmdir(mnt)
 
 
 def used(path):
