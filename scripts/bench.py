@@ -18,6 +18,11 @@ docs/performance.md rendered from them.
   make bench-outofcore  # BENCH_ONLY=outofcore: only the section "Out of
                      # core" (make report in a memory cgroup, cold cache;
                      # needs root, else its group runs are skipped with a note)
+  make bench-tenmillion  # BENCH_ONLY=tenmillion: only the section "10^7
+                     # files" (10^7 small files in an ext4 image on a loop
+                     # device, make report and md5sum from a cold cache;
+                     # needs root, a loop device and ~20 GB free in BENCH,
+                     # else skipped with a note)
   python3 scripts/bench.py --render bench-work/bench.json
                      # the markdown again from the data, nothing measured
 
@@ -32,7 +37,7 @@ Knobs (environment): FILES (100000 files in the tree, ~SIZE bytes each,
 ~300 folders), SIZE (10000), BIG_MB (1024, the single large file), RUNS
 (3), BENCH (bench-work: generated data, kept between runs, ~15 GB), OUT
 (docs/performance.md), HARD_OUT, BENCH_ONLY (empty: every section; or
-hard, documents, folders, source, outofcore), QDIR (quality-work: make quality's
+hard, documents, folders, source, outofcore, tenmillion), QDIR (quality-work: make quality's
 corpus and venv, for documents, source and the datasketch row),
 RELEASES_TREE (source: a folder of releases whose built docs are its top
 folders *-html: three more rows), CAT_LOCALES (60), CAT_RELEASES (6),
@@ -41,7 +46,9 @@ the sizes of the synthetic inputs PFILES, PGROUPS, QFILES, VDOCS,
 SCALE_FILES, SCALE_AVG, OVL_FILES, REPORT_LINKS; the out-of-core run's
 OOC_MEMORY (256M: make's MEMORY), OOC_MARGIN (64M: the group's limit is
 their sum) and OOC_FILES (300000: the tree, ~SIZE bytes a file, at least
-8x the limit).
+8x the limit); the run on 10^7 files' TM_FILES (10000000), TM_SIZE (200:
+bytes a file, inline in 512-byte inodes), TM_DIRS (10000 folders) and
+TM_MEMORY (make's MEMORY; empty: the stages' defaults).
 
 Nothing is installed or downloaded while measuring: the tools a run needs
 (/usr/bin/time, jdupes, ssdeep, rmlint, bc, pdftotext, ...) are checked
@@ -62,7 +69,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchmarks import alone, config, inputs, main, outofcore, performance, render  # noqa: E402
+from benchmarks import alone, config, inputs, main, outofcore, performance, render, tenmillion  # noqa: E402
 from benchmarks.measure import Bench, Failed, log  # noqa: E402
 
 
@@ -129,6 +136,9 @@ def render_outputs(data, out, hard_out):
     elif only == "outofcore":
         replace_in(out, lambda t: render.replace_section(
             t, "## Out of core", render.outofcore_section(data), after="## Scale beyond RAM"))
+    elif only == "tenmillion":
+        replace_in(out, lambda t: render.replace_section(
+            t, "## 10^7 files", render.tenmillion_section(data), after="## Out of core"))
 
 
 def measure_full(bench, cfg, run):
@@ -140,6 +150,7 @@ def measure_full(bench, cfg, run):
     run("single", lambda: main.single(bench, cfg, t))
     run("scale", lambda: main.scale(bench, cfg))
     run("outofcore", lambda: outofcore.outofcore(bench, cfg))
+    run("tenmillion", lambda: tenmillion.tenmillion(bench, cfg))
     run("overlap", lambda: main.overlap(bench, cfg))
     run("hard", lambda: alone.hard(bench, cfg))
     run("rerun", lambda: main.rerun(bench, t))
@@ -164,7 +175,7 @@ def measure(cfg):
         save(data, path)
 
     if cfg.only:
-        module = outofcore if cfg.only == "outofcore" else alone
+        module = {"outofcore": outofcore, "tenmillion": tenmillion}.get(cfg.only, alone)
         run(cfg.only, lambda: getattr(module, cfg.only)(bench, cfg))
     else:
         measure_full(bench, cfg, run)

@@ -106,6 +106,7 @@ def performance(data):
         hard_link=hard_link(data), source_section=render.source_section(data).rstrip("\n"),
         folders_section=render.folders_section(data).rstrip("\n"),
         outofcore_section=render.outofcore_section(data).rstrip("\n"),
+        tenmillion_section=render.tenmillion_section(data).rstrip("\n"),
         sort_same="identical" if checks["sort_same"] else "DIFFERENT",
         fs_sets=checks["fsim_sets"], jd_sets=checks["jdupes_sets"], data=data.get("path", "bench-work/bench.json"))
     return texts.PERFORMANCE.substitute(values)

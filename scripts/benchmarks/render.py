@@ -272,3 +272,83 @@ def outofcore_section(data):
         files=d["files"], bytes=d["bytes"], group_cmds=group_commands(d), memory=b["memory"],
         capacity=b["capacity"], md5_cmd=d["md5_free"]["cmd"], runs="\n".join(runs), verdict=outofcore_verdict(d),
         stages_of="in the group" if d.get("group") else "outside a group", stages="\n".join(stage_rows(d)))
+
+
+# -- 10^7 files --------------------------------------------------------------
+
+MIB = 1 << 20
+# What a stage may hold besides its model: its fixed I/O buffers, threads'
+# stacks and code (as the section "Scale beyond RAM" allows).
+FIXED = 32 * MIB
+
+
+def tm_model(name, memory, files, jobs):
+    """The flag bounding a stage's memory and its model in bytes at FILES
+    files (the stages' --help, docs/usage.md), for the table."""
+    m = memory or 256 * MIB
+    flag = f"`--memory {m >> 20}M`" + ("" if memory else " (default)")
+    per_file = {"fsim-partition": 9, "fsim-binpack": 50}
+    if name == "fsim-sort":
+        return flag, m + 3 * MIB, "the flag + 3 MiB"
+    if name == "fsim-verify":
+        return flag, m, "the flag + the file table"
+    if name.startswith("fsim-report"):
+        return flag, m + 60 * files, "the flag + 60 B a file + the file table"
+    if name == "fsim-analyze":
+        return "`--capacity 1G` (default)", 5 * (1 << 30) // 4, "1.25 × the capacity"
+    if name in per_file:
+        return "none", per_file[name] * files, f"{per_file[name]} B a file"
+    return "none", jobs * MIB, "~1 MiB a job"
+
+
+def tm_stage_rows(d):
+    out, md5 = [], d["md5"]["wall"]
+    for st in measured_stages(d["make"]["stages"]):
+        name = report_stage_name(st)
+        flag, model, how = tm_model(name, tm_memory_bytes(d), d["files"], d["jobs"])
+        rss = None if st["rss_kib"] is None else st["rss_kib"] * 1024
+        verdict = "-" if rss is None else ("yes" if rss <= model + FIXED else f"**no: +{mib(rss - model)}**")
+        killed = f" (killed by signal {st['signal']})" if st.get("signal") else ""
+        out.append(f"| {name}{killed} | {st['wall']:.1f} s | {ratio(st['wall'], md5)} | {st['user'] + st['sys']:.1f} s "
+                   f"| {kib(st['rss_kib'])} "
+                   f"| {flag} | {mib(model)} ({how}) | {verdict} | {mib(st['rchar'])} | {mib(st['wchar'])} "
+                   f"| {mib(st['read_bytes'])} | {mib(st['write_bytes'])} |")
+    return out
+
+
+def tm_memory_bytes(d):
+    """make's MEMORY of the run in bytes, or None for the stages' defaults."""
+    from .outofcore import parse_size
+    return parse_size(d["memory"]) if d.get("memory") else None
+
+
+def tenmillion_section(data):
+    """The section "10^7 files", from a run's data ("" without one)."""
+    d = data["sections"].get("tenmillion")
+    if not d:
+        return ""
+    c = common(data)
+    if d.get("skipped"):
+        return texts.TENMILLION_SKIPPED.substitute(c, files=d["files_asked"], why=d["skipped"])
+    m, md5, g = d["make"], d["md5"], d["gen"]
+    if m["status"] == 0:
+        verdict = (f"make report took **{ratio(m['wall'], md5['wall'])}× md5sum**'s wall time "
+                   f"({ratio(m['user'] + m['sys'], md5['user'] + md5['sys'])}× its CPU)")
+    else:
+        last = measured_stages(m["stages"])[-1]
+        verdict = (f"**make report did not finish**: {report_stage_name(last)} ended with status {last['status']}"
+                   f"{' (signal ' + str(last['signal']) + ')' if last.get('signal') else ''} after "
+                   f"{last['wall']:.0f} s, the run after {m['wall']:.0f} s ({ratio(m['wall'], md5['wall'])}× md5sum "
+                   f"so far)")
+    return texts.TENMILLION.substitute(
+        c, files=d["files"], bytes=d["bytes"], size=d["size"], dirs=d["dirs"], inode=d["inode"], mkfs=d["mkfs"],
+        image_gib=f"{d['image_bytes'] / (1 << 30):.1f}", image_used=mib(d["image_used"]),
+        image_disk=mib(d["image_disk"]), gen_opts=g["opts"], gen_wall=f"{g['wall']:.0f}",
+        gen_cpu=f"{g['user'] + g['sys']:.0f}", make_cmd=m["cmd"], md5_cmd=md5["cmd"],
+        memory=d["memory"] or "unset (each stage's default)",
+        make_wall=f"{m['wall']:.1f}", make_cpu=f"{m['user'] + m['sys']:.1f}", make_rss=kib(m["rss_kib"]),
+        md5_wall=f"{md5['wall']:.1f}", md5_cpu=f"{md5['user'] + md5['sys']:.1f}", md5_rss=kib(md5["rss_kib"]),
+        verdict=verdict,
+        make_load=f"{m['load'][0]:.1f}", md5_load=f"{md5['load'][0]:.1f}",
+        cold="yes" if m["cold"] and md5["cold"] else "no", work_peak=mib(d["make"]["work_peak"]),
+        work_end=mib(d["make"]["work_end"]), stages="\n".join(tm_stage_rows(d)))

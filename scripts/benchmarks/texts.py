@@ -233,6 +233,8 @@ ${scale_stages}
 
 ${outofcore_section}
 
+${tenmillion_section}
+
 ## After the analysis: a repository whose files overlap widely
 
 ${ovl_files} files (${ovl_bytes} bytes; `fsim-gen --overlap ${ovl_files}`: each file an
@@ -437,3 +439,59 @@ The runs in a memory group were skipped here: ${why}. They need root (a
 cgroup v1 memory hierarchy, or cgroup v2 with its memory controller:
 `sudo make bench-outofcore`), or a cgroup v2 subtree delegated to the
 user; only the runs outside a group are above.""")
+
+
+TENMILLION = Template("""\
+## 10^7 files
+
+The whole default `make report` on ${files} small files (${bytes} bytes,
+~${size} bytes a file in ${dirs} folders), every stage's peak memory
+against its flag, and the time of each against `md5sum` on ${jobs}
+processes on the same tree, each from a cold page cache. Measured by
+`make bench-tenmillion` (`BENCH_ONLY=tenmillion python3 scripts/bench.py`;
+knobs TM_FILES, TM_SIZE, TM_DIRS, TM_MEMORY) on ${date}, commit ${commit},
+${cores} cores, ${mem}. 10^7 files of a 4 KiB block each would need 40 GB:
+the tree is in an ext4 image of ${image_gib} GiB (sparse) on a loop device
+whose ${inode}-byte inodes hold a file of up to ~380 bytes in the inode
+(inline_data); ${image_used} of it used, ${image_disk} on the disk. The
+work folder is on the disk, not in the image.
+
+```sh
+truncate -s <size> IMG; ${mkfs}
+mount -o loop,noatime,noinit_itable IMG MNT   # noatime: the reads write no inode
+${bp}/fsim-gen ${gen_opts} MNT/tree   # ${gen_wall} s, ${gen_cpu} CPU-s
+sync; echo 3 > /proc/sys/vm/drop_caches   # before each run (root)
+${make_cmd}   # MEMORY ${memory}
+${md5_cmd}
+```
+
+| run | wall | CPU | peak RSS (a process) | load before | cold cache |
+|---|---|---|---|---|---|
+| make report | ${make_wall} s | ${make_cpu} s | ${make_rss} | ${make_load} | ${cold} |
+| md5sum | ${md5_wall} s | ${md5_cpu} s | ${md5_rss} | ${md5_load} | ${cold} |
+
+${verdict}; the work folder grew by ${work_peak} at most (the file
+system's used bytes sampled every second, other writers included;
+intermediates are removed as the next stage takes them) and held
+${work_end} at the end.
+
+Each stage under `scripts/benchmarks/proc.py` (make's BIN a folder of
+wrappers, as in *Out of core*): wall, CPU (user + sys), peak RSS, bytes
+through `read`/`write` and from/to the disk. *Its model*: what the
+stage's `--help` says it holds, at ${files} files; *within*: the peak at
+most the model plus 32 MiB of fixed buffers, stacks and code (the file
+table of fsim-verify and fsim-report has no stated size and is not
+counted).
+
+| stage | wall | × md5sum | CPU | peak RSS | its flag | its model | within | read | written | read from disk | written to disk |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+${stages}
+""")
+
+
+TENMILLION_SKIPPED = Template("""\
+## 10^7 files
+
+The run on ${files} small files (`make bench-tenmillion`) was skipped on
+${date}: ${why}. It writes them to an ext4 image on a loop device that
+holds small files in its inodes, so it needs root and a loop device.""")

@@ -5,7 +5,10 @@
 //! measured (CPU, bytes written, exit status, killing signal) and the
 //! section's text when the group runs are skipped; then, where the test
 //! runs as root with a memory controller, a real 32 MiB group (page cache
-//! reclaimed, an allocation over it killed and counted). Needs python3;
+//! reclaimed, an allocation over it killed and counted). Also the run on
+//! 10^7 files' (`make bench-tenmillion`, *10^7 files*), in
+//! scripts/benchmarks/test_tenmillion.py: why it is skipped (not root, a
+//! tool, no loop device, no space) and its section's text. Needs python3;
 //! skipped with a SKIP line without it, except under CI (env var CI set).
 
 use crate::common;
@@ -26,15 +29,20 @@ fn bench_cgroup_detection_and_measures() {
         eprintln!("SKIP bench_cgroup_detection_and_measures: python3 is not installed");
         return;
     }
-    let out = Command::new("python3")
-        .arg(source_root().join("scripts/benchmarks/test_cgroup.py"))
-        .current_dir(source_root())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "scripts/benchmarks/test_cgroup.py failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    for script in [
+        "scripts/benchmarks/test_cgroup.py",
+        "scripts/benchmarks/test_tenmillion.py",
+    ] {
+        let out = Command::new("python3")
+            .arg(source_root().join(script))
+            .current_dir(source_root())
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{script} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
