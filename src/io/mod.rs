@@ -359,6 +359,16 @@ impl Output {
         }
     }
 
+    /// [`Output::create`], compressed ([`Output::gzip`]) when `gzip`: a
+    /// stage's `-o` under its `--gzip`.
+    pub fn create_records(path: Option<&Path>, gzip: bool) -> Result<Output> {
+        let mut out = Output::create(path)?;
+        if gzip {
+            out.gzip();
+        }
+        Ok(out)
+    }
+
     fn stdout() -> Output {
         Output {
             inner: Some(BufWriter::with_capacity(

@@ -381,10 +381,7 @@ fn check_outputs(cfg: &Config) -> Result<bool> {
 
 /// The two outputs, their headers written.
 fn open_outputs(cfg: &Config, params: &Params) -> Result<(Output, Output)> {
-    let mut chunks_out = Output::create(cfg.output.as_deref())?;
-    if cfg.gzip {
-        chunks_out.gzip();
-    }
+    let mut chunks_out = Output::create_records(cfg.output.as_deref(), cfg.gzip)?;
     if let [(_, chunks)] = cfg.previous.as_slice() {
         // Files only touched since: the same records, linked, not written.
         chunks_out.same_as(chunks);

@@ -235,10 +235,7 @@ pub(super) fn run(cfg: &Config) -> Result<()> {
     // would otherwise be redrawn over its last line.
     progress.suspend(|| report_plan(cfg, &p.comps, &pl.bins))?;
 
-    let mut out = Output::create(cfg.output.as_deref())?;
-    if cfg.gzip {
-        out.gzip();
-    }
+    let mut out = Output::create_records(cfg.output.as_deref(), cfg.gzip)?;
     let input = Pass2Input {
         kept: kept.as_ref(),
         spool: &spool_path,

@@ -245,11 +245,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         crate::formats::templates::TemplateSet::load(&cfg.templates, &chunk.to_params())?,
         n as usize,
     );
-    let mut out = Output::create(cfg.output.as_deref())?;
-    if cfg.gzip {
-        out.gzip();
-    }
-    let mut w = BgWriter::new(out);
+    let mut w = BgWriter::new(Output::create_records(cfg.output.as_deref(), cfg.gzip)?);
     let mut head = Vec::new();
     let header = PartitionHeader {
         chunk: chunk.clone(),

@@ -195,10 +195,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         }
         None => (None, None),
     };
-    let mut out = Output::create(cfg.output.as_deref())?;
-    if cfg.gzip {
-        out.gzip();
-    }
+    let out = Output::create_records(cfg.output.as_deref(), cfg.gzip)?;
     let mut p1 = Phase1::new(cfg, journal, cp.as_ref())?;
     let resumed = p1.sorter.len();
     // Progress, phase 1: bytes of input read (ETA when the inputs are files).
