@@ -189,12 +189,19 @@ CAPACITY_OPT = $(if $(CAPACITY),--capacity $(CAPACITY))
 REUSE_TO = $(BIN)/fsim-reuse $(QUIET) $(if $(PREVIOUS),--previous $(PREVIOUS)) -o
 REUSE = $(REUSE_TO) $@
 
+# Scratch space: the chunk records, the sorted records, the partition and
+# the bins are written gzip-compressed (COMPRESS=0: text): each is then
+# ~0.45x its text, and `zcat WORK/bins.tsv` (gzip -dc) gives its lines;
+# every stage reads either (docs/performance.md, "Scratch space").
+COMPRESS ?= 1
+GZIP_OPT = $(if $(filter 1,$(COMPRESS)),--gzip)
+
 ifeq ($(SORT),gnu)
-SORT_CMD = LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK) -o $@.part $< && mv $@.part $@
+SORT_CMD = gzip -dcf $< | LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK) -o $@.part && mv $@.part $@
 else
 # Finished runs are kept in $@.runs with a journal: a killed sort resumed
 # by make continues after its last finished run (docs/reliability.md).
-SORT_CMD = $(REUSE) -- $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) --resume-dir $@.runs -o $@ $<
+SORT_CMD = $(REUSE) -- $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) $(GZIP_OPT) --resume-dir $@.runs -o $@ $<
 endif
 
 # The work folder carries a cache directory tag (bford.info/cachedir): a
@@ -212,7 +219,7 @@ $(WORK):
 # (a walk + stat, nothing read) into the same bytes as an unsharded run.
 SHARDS    ?= 1
 PREVIOUS  ?=
-CHUNK_OPTS = $(QUIET) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(if $(CONTENT),--content $(CONTENT)) $(METHOD_OPTS)
+CHUNK_OPTS = $(QUIET) $(GZIP_OPT) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(if $(CONTENT),--content $(CONTENT)) $(METHOD_OPTS)
 PREV_OPTS  = $(if $(PREVIOUS),--previous $(PREVIOUS)/files.tsv --previous-chunks $(PREVIOUS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
 SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
@@ -236,6 +243,7 @@ $(if $(filter 0 1,$(VERIFY)),,$(call expect,VERIFY,0 or 1))
 $(if $(filter 0 1,$(REGIONS)),,$(call expect,REGIONS,0 or 1))
 $(if $(filter-out 0 1,$(CATALOGS)),$(call expect,CATALOGS,0 or 1))
 $(if $(filter fsim gnu,$(SORT)),,$(call expect,SORT,fsim or gnu))
+$(if $(filter 0 1,$(COMPRESS)),,$(call expect,COMPRESS,0 or 1))
 $(if $(call is_count,$(SHARDS)),,$(call expect,SHARDS,a whole number of shards (1 or more)))
 $(if $(call is_count,$(JOBS)),,$(call expect,JOBS,a whole number of processes (1 or more)))
 endif
@@ -306,11 +314,11 @@ $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 # TEMPLATES: template chunks dropped, F sizes become payloads (a newer
 # templates file re-runs from here; nothing is re-chunked).
 $(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) $(WORK)/settings/partition | build
-	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) -o $@ $< $(call consumed,$<)
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) $(GZIP_OPT) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) -o $@ $< $(call consumed,$<)
 
 # 2.5 steps 5-6: pack components into bins that fit in memory.
 $(WORK)/bins.tsv: $(WORK)/partition.tsv $(WORK)/settings/binpack | build
-	$(REUSE) --also $(WORK)/plan.tsv -- $(BIN)/fsim-binpack $(QUIET) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $< $(call consumed,$<)
+	$(REUSE) --also $(WORK)/plan.tsv -- $(BIN)/fsim-binpack $(QUIET) $(GZIP_OPT) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $< $(call consumed,$<)
 
 # Steps 3-4 and 2.4: similar pairs per bin (and the line source's).
 ifeq ($(VERIFY),0)
@@ -508,7 +516,7 @@ spark-demo: build spark-venv
 	rm -rf $(SDEMO)
 	$(BIN)/fsim-gen --manifest $(SDEMO)/planted.tsv $(SDEMO)/repo
 	$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory spark-report REPO=$(SDEMO)/repo WORK=$(SDEMO)/spark FORMATS='$(SDEMO_FORMATS)'
-	$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local FORMATS='$(SDEMO_FORMATS)' KEEP=1
+	$(MAKE) -f $(MAKEFILE_SELF) --no-print-directory report REPO=$(SDEMO)/repo WORK=$(SDEMO)/local FORMATS='$(SDEMO_FORMATS)' KEEP=1 COMPRESS=0
 	for f in $(SDEMO_FORMATS); do cmp $(SDEMO)/spark/report.$$f $(SDEMO)/local/report.$$f || exit 1; done
 	cmp $(SDEMO)/spark/files.tsv $(SDEMO)/local/files.tsv
 	cmp $(SDEMO)/spark/plan.tsv $(SDEMO)/local/plan.tsv

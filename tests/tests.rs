@@ -63,6 +63,7 @@ mod driver {
     mod pipeline;
     mod rerun_settings;
     mod resume;
+    mod scratch;
 }
 
 /// Rules read from the tree: the import layering, the function length, the names the docs use, `make quality`'s ground truth and the out-of-core benchmark's cgroup machinery.

@@ -30,6 +30,12 @@ struct Args {
     /// Directory for the temporary spool (default: $TMPDIR).
     #[arg(long, value_name = "DIR")]
     tmpdir: Option<PathBuf>,
+    /// Keep the output file gzip-compressed (deflate): the next stage
+    /// reads it as it reads text, `zcat` gives its lines; standard output
+    /// stays text. `make report` passes it (docs/performance.md, "Scratch
+    /// space").
+    #[arg(long)]
+    gzip: bool,
     /// No plan, progress bar or summary (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
@@ -63,6 +69,7 @@ fn main() -> ExitCode {
             plan: a.plan,
             tmpdir: a.tmpdir,
             quiet: a.quiet,
+            gzip: a.gzip,
             components: a.components,
             seal: a.seal,
         })

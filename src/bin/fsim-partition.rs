@@ -56,6 +56,12 @@ struct Args {
     /// F line becomes its payload (size less its template chunks).
     #[arg(long, value_name = "TEMPLATES.tsv")]
     templates: Vec<PathBuf>,
+    /// Keep the output file gzip-compressed (deflate): the next stage
+    /// reads it as it reads text, `zcat` gives its lines; standard output
+    /// stays text. `make report` passes it (docs/performance.md, "Scratch
+    /// space").
+    #[arg(long)]
+    gzip: bool,
     /// No progress bar and no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
@@ -144,6 +150,7 @@ fn main() -> ExitCode {
             output: a.output,
             limit,
             quiet: a.quiet,
+            gzip: a.gzip,
             templates: a.templates,
             site_names: a.site_names,
         };

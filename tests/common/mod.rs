@@ -599,3 +599,19 @@ pub fn pair_fields(path: &Path) -> std::collections::HashMap<(u32, u32), Vec<Str
         })
         .collect()
 }
+
+/// A record file's text: `make report` keeps the chunk records, sorted
+/// records, partition and bins gzip-compressed (`COMPRESS=1`), which the
+/// stages, and this, read as their lines; a text file is returned as is.
+pub fn read_records(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let raw = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if !raw.starts_with(&[0x1f, 0x8b]) {
+        return raw;
+    }
+    let mut text = Vec::new();
+    flate2::read::MultiGzDecoder::new(&raw[..])
+        .read_to_end(&mut text)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text
+}

@@ -211,7 +211,7 @@ fn records_from_a_run_with_other_parameters_are_refused() {
         .args(["--files-out", "f100.tsv"])
         .arg(&repo);
     run_ok(c, None);
-    let mut mixed = std::fs::read(work.join("chunks.tsv")).unwrap();
+    let mut mixed = read_records(&work.join("chunks.tsv"));
     let n = line_count(&mixed);
     mixed.extend(std::fs::read(work.join("c100.tsv")).unwrap());
     std::fs::write(work.join("mixed.tsv"), mixed).unwrap();

@@ -198,7 +198,7 @@ fn gnu_sort_can_replace_fsim_sort() {
     );
     assert_eq!(
         out.stdout,
-        std::fs::read(work.join("sorted.tsv")).unwrap(),
+        read_records(&work.join("sorted.tsv")),
         "fsim-sort and LC_ALL=C sort differ"
     );
     // And the final report from GNU-sorted chunks is the same.
@@ -399,8 +399,8 @@ fn reports_do_not_depend_on_jobs_listing_order_or_sort_tool() {
             "report.json",
         ] {
             assert_eq!(
-                std::fs::read(one.join(f)).unwrap(),
-                std::fs::read(w.join(f)).unwrap(),
+                read_records(&one.join(f)),
+                read_records(&w.join(f)),
                 "{f} differs between JOBS=1 and {vars:?} with another listing order"
             );
         }

@@ -327,7 +327,7 @@ fn a_folder_changed_after_a_finished_run_is_read_again() {
 /// without this version's parameters, as such a fsim wrote them.
 fn as_if_chunked_by_another_version(work: &Path) {
     for f in ["files.tsv", "chunks.tsv"] {
-        let text = std::fs::read_to_string(work.join(f)).unwrap();
+        let text = String::from_utf8(read_records(&work.join(f))).unwrap();
         let (head, rest) = text.split_once('\n').unwrap();
         assert!(head.contains("\tviews=2"), "{head}");
         let old = head.replace("\tviews=2", "");

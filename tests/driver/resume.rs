@@ -156,7 +156,7 @@ fn make_resumes_a_killed_sort_after_its_finished_runs() {
     assert!(work.join("chunks.tsv").exists() && !work.join("sorted.tsv").exists());
     assert!(work.join("sorted.tsv.runs/journal").exists());
     let err = ok(&make(&repo, &work, &[], &[]));
-    let records = std::fs::read_to_string(clean.join("chunks.tsv"))
+    let records = String::from_utf8(read_records(&clean.join("chunks.tsv")))
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with('#'))

@@ -258,7 +258,7 @@ fn licence_line_in_every_file_still_finds_true_pairs() {
         .collect();
     assert_eq!(pairs, want);
     // The licence chunk was kept: one component holds every file.
-    let part = std::fs::read_to_string(work.join("partition.tsv")).unwrap();
+    let part = String::from_utf8(read_records(&work.join("partition.tsv"))).unwrap();
     assert!(
         part.contains("\tfiles=33\tcomponents=1\tdropped_chunks=0"),
         "{}",
@@ -299,7 +299,7 @@ fn header_in_all_of_100000_files_is_dropped_within_budget() {
     let (ok, rss_kib) = run_rss(c, &work.join("partition.tsv"));
     assert!(ok);
     assert!(rss_kib < 64 * 1024, "fsim-partition peak RSS {rss_kib} KiB");
-    let part = std::fs::read_to_string(work.join("partition.tsv")).unwrap();
+    let part = String::from_utf8(read_records(&work.join("partition.tsv"))).unwrap();
     let last = part.lines().last().unwrap();
     assert!(part.lines().next().unwrap().ends_with("\tlimit=50000"));
     assert!(last.contains("\tpruned_files=100000"), "{last}");

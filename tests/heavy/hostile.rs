@@ -348,7 +348,7 @@ fn a_chunk_in_every_file_is_dropped_and_the_run_finishes() {
     // 40 files are far under the degree floor: the header is kept, glues
     // every file into one component, and the report still shows only the
     // 20 planted pairs (the header is under the report's threshold).
-    let part = std::fs::read_to_string(work.join("partition.tsv")).unwrap();
+    let part = String::from_utf8(read_records(&work.join("partition.tsv"))).unwrap();
     let trailer = part.lines().last().unwrap();
     assert!(
         trailer.contains("components=1\tdropped_chunks=0"),
@@ -359,7 +359,7 @@ fn a_chunk_in_every_file_is_dropped_and_the_run_finishes() {
     // The paper's rule alone (no floor): the header is dropped, and the
     // report says so and how many files it touched.
     let json = rest_of_pipeline_with(&work, &["--degree-floor".into(), "0".into()], &[], &[]);
-    let part = std::fs::read_to_string(work.join("partition.tsv")).unwrap();
+    let part = String::from_utf8(read_records(&work.join("partition.tsv"))).unwrap();
     let trailer = part.lines().last().unwrap();
     assert!(!trailer.contains("dropped_chunks=0"), "{trailer}");
     assert!(trailer.contains("components=20"), "{trailer}");

@@ -233,7 +233,7 @@ fn spark_local_mode_report_is_byte_identical_to_make_report() {
         lines >= 2,
         "the line source found {lines} pairs: the test does not exercise it"
     );
-    let partition = std::fs::read_to_string(t.path().join("local/partition.tsv")).unwrap();
+    let partition = String::from_utf8(read_records(&t.path().join("local/partition.tsv"))).unwrap();
     assert!(
         partition.lines().last().unwrap().contains("\tsite_chunks="),
         "no site template dropped: the test does not exercise it"

@@ -198,8 +198,13 @@ pub(super) fn run(cfg: &Config) -> Result<()> {
                 .file
                 .try_clone()
                 .ctx(|| format!("cannot open {}", cfg.input.display()))?;
-            let input: Box<dyn std::io::BufRead + Send> =
-                Box::new(BufReader::with_capacity(formats::BUF_SIZE, f));
+            let f = BufReader::with_capacity(formats::BUF_SIZE, f);
+            let input: Box<dyn std::io::BufRead + Send> = if k.gzip {
+                let text = flate2::bufread::MultiGzDecoder::new(f);
+                Box::new(BufReader::with_capacity(formats::BUF_SIZE, text))
+            } else {
+                Box::new(f)
+            };
             (input, cfg.input.display().to_string())
         }
         None => open_input(&cfg.input)?,
@@ -230,7 +235,7 @@ pub(super) fn run(cfg: &Config) -> Result<()> {
     // would otherwise be redrawn over its last line.
     progress.suspend(|| report_plan(cfg, &p.comps, &pl.bins))?;
 
-    let mut out = Output::create(cfg.output.as_deref())?;
+    let mut out = Output::create_records(cfg.output.as_deref(), cfg.gzip)?;
     let input = Pass2Input {
         kept: kept.as_ref(),
         spool: &spool_path,

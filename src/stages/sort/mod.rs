@@ -68,6 +68,8 @@ pub struct Config {
     pub threads: usize,
     pub fan_in: usize,
     pub quiet: bool,
+    /// The output file kept gzip-compressed ([`crate::io::Output::gzip`]).
+    pub gzip: bool,
     /// Keep finished runs here with a journal, to resume after a kill
     /// ([`crate::stages::sort::resume`]).
     pub resume_dir: Option<PathBuf>,
@@ -105,8 +107,24 @@ impl Summary {
 }
 
 /// An input file read from byte `offset` on (a resumed sort).
+/// A compressed input cannot seek: its first `offset` bytes of text are
+/// decompressed and skipped.
 fn open_input_at(path: &Path, offset: u64) -> Result<(Box<dyn std::io::BufRead + Send>, String)> {
     use std::io::{Seek, SeekFrom};
+    if crate::formats::is_gzip(path) {
+        let (mut r, name) = open_input(path)?;
+        let skipped = std::io::copy(
+            &mut std::io::Read::take(&mut r, offset),
+            &mut std::io::sink(),
+        )
+        .ctx(|| format!("reading {name}"))?;
+        if skipped != offset {
+            return Err(Error::msg(format!(
+                "{name} got shorter than the sort's journal says"
+            )));
+        }
+        return Ok((r, name));
+    }
     let name = path.display().to_string();
     let mut f = File::open(path).ctx(|| format!("cannot open {name}"))?;
     f.seek(SeekFrom::Start(offset))
@@ -177,7 +195,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         }
         None => (None, None),
     };
-    let out = Output::create(cfg.output.as_deref())?;
+    let out = Output::create_records(cfg.output.as_deref(), cfg.gzip)?;
     let mut p1 = Phase1::new(cfg, journal, cp.as_ref())?;
     let resumed = p1.sorter.len();
     // Progress, phase 1: bytes of input read (ETA when the inputs are files).

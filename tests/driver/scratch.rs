@@ -1,0 +1,157 @@
+//! Scratch space: with the defaults, the work folder never holds more
+//! bytes than the repository it analyses. The record streams (chunk
+//! records, sorted records, partition, bins) are kept gzip-compressed,
+//! still lines after `gzip -dc`, and every stage reads them as it reads
+//! text; the reports are the bytes of a run that keeps them as text.
+
+use crate::common;
+
+use common::*;
+use std::path::Path;
+
+/// The record streams `make report` writes through the stages.
+const RECORDS: [&str; 4] = ["chunks.tsv", "sorted.tsv", "partition.tsv", "bins.tsv"];
+
+/// Apparent bytes of the regular files under `dir`.
+fn tree_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let m = std::fs::symlink_metadata(e.path()).unwrap();
+        if m.is_dir() {
+            total += tree_bytes(&e.path());
+        } else if m.is_file() {
+            total += m.len();
+        }
+    }
+    total
+}
+
+/// `gzip -dc FILE`: what a shell pipe reading the file gets.
+fn gunzip(path: &Path) -> Vec<u8> {
+    let mut c = std::process::Command::new("gzip");
+    c.arg("-dc").arg(path);
+    run_ok(c, None).stdout
+}
+
+/// A tree of many small files, as the one where records are largest
+/// against the data: 600 documents of ~2 KB, versions and copies among them.
+fn small_files(dir: &Path) -> std::path::PathBuf {
+    let repo = dir.join("repo");
+    let mut c = fsim("fsim-gen");
+    c.args(["--bulk", "600", "--bulk-size", "2000"]).arg(&repo);
+    run_ok(c, None);
+    repo
+}
+
+/// Everything a KEEP=1 run wrote is still in its work folder, so its size
+/// bounds the work folder of a default run at every moment (nothing spills
+/// at this scale: no sort run, no spool is left or needed). Without the
+/// compression the same folder is ~1.4x this tree.
+#[test]
+fn the_work_folder_stays_under_the_tree_and_the_records_read_with_gzip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = small_files(tmp.path());
+    let tree = tree_bytes(&repo);
+    let kept = tmp.path().join("kept");
+    run_ok(make_report_cmd(&repo, &kept, &["KEEP=1"]), None);
+    let all = tree_bytes(&kept);
+    assert!(
+        all <= tree,
+        "KEEP=1 work folder {all} bytes, more than the tree's {tree}"
+    );
+    let text = tmp.path().join("text");
+    run_ok(
+        make_report_cmd(&repo, &text, &["KEEP=1", "COMPRESS=0"]),
+        None,
+    );
+    assert!(
+        tree_bytes(&text) > tree + tree / 4,
+        "the text records are not the test's case: {} bytes for {tree}",
+        tree_bytes(&text)
+    );
+    for f in RECORDS {
+        let plain = std::fs::read(text.join(f)).unwrap();
+        assert!(plain.starts_with(b"#"), "{f} with COMPRESS=0 is text");
+        let packed = std::fs::read(kept.join(f)).unwrap();
+        assert!(packed.starts_with(&[0x1f, 0x8b]), "{f} is not gzip");
+        assert!(
+            packed.len() * 2 < plain.len(),
+            "{f}: {} of {}",
+            packed.len(),
+            plain.len()
+        );
+        assert_eq!(
+            gunzip(&kept.join(f)),
+            plain,
+            "{f}: gzip -dc differs from the text run's"
+        );
+    }
+    for f in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
+        assert_eq!(
+            std::fs::read(kept.join(f)).unwrap(),
+            std::fs::read(text.join(f)).unwrap(),
+            "{f} differs from the text run's"
+        );
+    }
+    // The default run removes what it consumed; what stays is under the tree.
+    let work = tmp.path().join("work");
+    run_ok(make_report_cmd(&repo, &work, &[]), None);
+    assert!(tree_bytes(&work) <= tree);
+    assert_eq!(
+        std::fs::read(work.join("report.txt")).unwrap(),
+        std::fs::read(text.join("report.txt")).unwrap()
+    );
+}
+
+/// A re-run with PREVIOUS= reads the earlier run's compressed records (its
+/// unchanged files' chunk records, its verified pairs), and the GNU sort
+/// reads compressed chunk records through `gzip -dc`: the reports are a
+/// text run's bytes.
+#[test]
+fn previous_runs_and_gnu_sort_read_the_compressed_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = small_files(tmp.path());
+    let first = tmp.path().join("first");
+    run_ok(make_report_cmd(&repo, &first, &[]), None);
+    assert!(std::fs::read(first.join("chunks.tsv"))
+        .unwrap()
+        .starts_with(&[0x1f, 0x8b]));
+    // One file edited: its records are new, the others' reused.
+    let edited = walk_files(&repo).swap_remove(0);
+    let mut body = std::fs::read(&edited).unwrap();
+    body.extend_from_slice(b"one more line\n");
+    std::fs::write(&edited, body).unwrap();
+    let prev = format!("PREVIOUS={}", first.display());
+    let rerun = tmp.path().join("rerun");
+    let o = run_ok(make_report_cmd(&repo, &rerun, &[&prev, "SORT=gnu"]), None);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("1 read"), "not one file read: {said}");
+    let text = tmp.path().join("text");
+    run_ok(make_report_cmd(&repo, &text, &["COMPRESS=0"]), None);
+    for f in ["verified.tsv", "report.txt", "report.json"] {
+        assert_eq!(
+            std::fs::read(rerun.join(f)).unwrap(),
+            std::fs::read(text.join(f)).unwrap(),
+            "{f} differs from a text run's"
+        );
+    }
+}
+
+/// The regular files under `dir`, in name order.
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    for p in names {
+        if p.is_dir() {
+            out.extend(walk_files(&p));
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+    out
+}
