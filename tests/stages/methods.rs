@@ -121,7 +121,12 @@ fn check_method(
         n: 0,
     };
     let mut found = HashSet::new();
-    for &(a, b, sa, sb, c, _) in &pairs {
+    for &(a, b, sa, sb, c, shared) in &pairs {
+        if shared == 0 {
+            // The line source's pair (no chunk evidence, no estimate): not
+            // the method's, neither measured nor counted as found.
+            continue;
+        }
         found.insert((a, b));
         let est_r = c as f64 / (sa + sb - c) as f64;
         let (jac, cont) = exact(a, b);

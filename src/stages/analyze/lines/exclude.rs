@@ -12,9 +12,14 @@
 //! **Theme lines.** A line (a token of [`super::read`]) held by text web
 //! pages (`.html`, `.htm`, `.xhtml`, any size) of at least `site_names`
 //! page names ([`page_key`]: the file name, lower-cased, without its
-//! digits) is a theme line, and counts for no pair: it is taken out of
-//! every content's lines before the prefix filter, so a pair must reach
-//! its thresholds, of the files' sizes, on its other lines. The names are
+//! digits) is a theme line, and counts for no pair of pages: it is taken
+//! out of the lines of every web page (a content one of whose files is a
+//! text web page) before the prefix filter, so a pair with a page must
+//! reach its thresholds, of the files' sizes, on the page's other lines.
+//! Other files keep all their lines: a blank line, `}` or `</div>` that
+//! pages of many names hold is a theme line too, and must not change the
+//! pairs of sources and texts (the chunks' rule drops ~100-byte chunks,
+//! which such files rarely share with pages). The names are
 //! counted exactly: the distinct (line, name) entries of the pages are
 //! gathered, sorted and counted, in one pass when they fit in the memory
 //! given, else in passes over a share of the line hashes each (every page
@@ -48,6 +53,9 @@ pub struct LineTemplates {
 pub(super) struct Exclude<'t> {
     /// The theme lines' hashes (empty: the rule is off or found none).
     theme: MixedMap<u64, ()>,
+    /// The contents of text web pages, whose theme lines are left out
+    /// (filled with `theme`).
+    pages: MixedMap<u128, ()>,
     pub templates: Option<&'t LineTemplates>,
 }
 
@@ -62,6 +70,7 @@ impl<'t> Exclude<'t> {
     pub fn templates(templates: Option<&'t LineTemplates>) -> Self {
         Exclude {
             theme: MixedMap::default(),
+            pages: MixedMap::default(),
             templates,
         }
     }
@@ -70,6 +79,13 @@ impl<'t> Exclude<'t> {
     #[inline]
     pub fn is_theme(&self, h: u64) -> bool {
         !self.theme.is_empty() && self.theme.contains_key(&h)
+    }
+
+    /// Whether `content`'s theme lines are left out: it is a web page's
+    /// and there are theme lines.
+    #[inline]
+    pub fn cuts_theme_of(&self, content: u128) -> bool {
+        !self.theme.is_empty() && self.pages.contains_key(&content)
     }
 
     /// Theme lines found.
@@ -109,6 +125,9 @@ impl<'t> Exclude<'t> {
             }
         };
         self.theme = theme.into_iter().map(|h| (h, ())).collect();
+        if !self.theme.is_empty() {
+            self.pages = pages.iter().map(|p| (files[p.0].content, ())).collect();
+        }
         passes
     }
 

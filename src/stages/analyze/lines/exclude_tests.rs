@@ -1,5 +1,6 @@
 //! The line source's exclusions: a site's theme lines link no two pages
-//! (a page across releases stays linked), in one set, in groups and when
+//! (a page across releases stays linked, texts keep their lines), in one
+//! set, in groups and when
 //! the names are counted in passes; a marked template's lines link no two
 //! files, whose pairs carry their payloads' sizes.
 
@@ -71,7 +72,8 @@ fn ids(pairs: &[Pair]) -> Vec<(u32, u32)> {
 }
 
 /// 12 pages of 12 names: a theme of 20 lines (40 % of a page) and 30
-/// lines of their own; then page a of a second release, one line changed.
+/// lines of their own; then page a of a second release, one line changed,
+/// and two texts with the theme.
 fn site() -> Vec<(String, String)> {
     let theme: String = (0..20)
         .map(|k| format!("<li class=\"toctree-l1\">nav item {k:02}</li>\n"))
@@ -94,6 +96,12 @@ fn site() -> Vec<(String, String)> {
         "r2/page-a.html".into(),
         format!("{theme}{}", own(b'a', true)),
     ));
+    // Two texts that are not pages, holding the theme and their own lines:
+    // they keep their lines, the theme's included.
+    for p in [b'x', b'y'] {
+        let name = format!("notes/{}.txt", p as char);
+        files.push((name, format!("{theme}{}", own(p, false))));
+    }
     files
 }
 
@@ -105,15 +113,15 @@ fn a_sites_theme_lines_link_no_pages() {
     assert_eq!(st.theme_lines, 0);
     assert_eq!(
         off.len(),
-        13 * 12 / 2,
-        "the theme links every page: {:?}",
+        15 * 14 / 2,
+        "the theme links every file: {:?}",
         ids(&off)
     );
-    let release = vec![(0, 12)];
+    let release = vec![(0, 12), (13, 14)];
     let (st, on) = pairs_of(&files, &source(10), None, 1 << 30);
     assert_eq!(st.theme_lines, 20);
-    assert_eq!(ids(&on), release, "only page a in two releases");
-    // 13 pages of 12 names: 13 is not reached, nothing is left out.
+    assert_eq!(ids(&on), release, "page a in two releases, the two texts");
+    // Pages of 12 names: 13 is not reached, nothing is left out.
     assert_eq!(pairs_of(&files, &source(13), None, 1 << 30).1, off);
     // In groups of contents, and the names counted in several passes of
     // a share of the lines each: the same.
@@ -134,7 +142,7 @@ fn files_that_are_not_pages_do_not_make_a_theme() {
     let files = table(t.path(), &files);
     let (st, pairs) = pairs_of(&files, &source(10), None, 1 << 30);
     assert_eq!(st.theme_lines, 0);
-    assert_eq!(pairs.len(), 13 * 12 / 2);
+    assert_eq!(pairs.len(), 15 * 14 / 2);
 }
 
 /// 6 files: a preamble of 60 lines, then 20 lines of their own; file 5's

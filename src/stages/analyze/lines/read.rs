@@ -24,8 +24,8 @@ pub(super) type FileLines = Option<Lines>;
 pub(super) struct Lines {
     /// Bytes: the file's, or its payload's when templates are cut out.
     pub size: u64,
-    /// Distinct lines (theme lines left out), (hash, length, occurrences)
-    /// by hash.
+    /// Distinct lines (a page's theme lines left out), (hash, length,
+    /// occurrences) by hash.
     pub lines: Vec<(u64, u32, u32)>,
 }
 
@@ -89,9 +89,9 @@ impl Counted {
         self.merged = self.v.len();
     }
 
-    fn finish(mut self, size: u64, ex: &Exclude) -> Lines {
+    fn finish(mut self, size: u64, e: &FileEntry, ex: &Exclude) -> Lines {
         self.merge();
-        if ex.theme_lines() > 0 {
+        if ex.cuts_theme_of(e.content) {
             self.v.retain(|l| !ex.is_theme(l.0));
         }
         Lines {
@@ -143,7 +143,7 @@ pub(super) fn file_lines_by(e: &FileEntry, block: usize, ex: &Exclude) -> FileLi
             Some(_) => data.len() as u64,
             None => e.size,
         };
-        return Some(c.finish(size, ex));
+        return Some(c.finish(size, e, ex));
     }
     let mut c = Counted::default();
     // The start of a line that a block cut.
@@ -164,7 +164,7 @@ pub(super) fn file_lines_by(e: &FileEntry, block: usize, ex: &Exclude) -> FileLi
     if !carry.is_empty() {
         c.line(&carry);
     }
-    Some(c.finish(e.size, ex))
+    Some(c.finish(e.size, e, ex))
 }
 
 /// The bytes of the raw file `e`, `block` at a time, to `each`; `None`
