@@ -66,8 +66,10 @@ FLOOR     ?=
 # pairs whose multiset line overlap reaches LINE_FLOOR % of the smaller file
 # become candidates (edits every few lines, a formatter's run, leave no
 # chunk in common). Reads the files, so only with VERIFY=1. LINES=0
-# CATALOGS=0: chunks only. fsim-analyze's defaults: LINES=4K CATALOGS=1
-# LINE_FLOOR=30 (docs/quality.md, docs/performance.md).
+# CATALOGS=0: chunks only; LINES=4K: small files only (faster, no
+# reformatted module found). fsim-analyze's defaults: LINES=any CATALOGS=1
+# LINE_FLOOR=30 (docs/quality.md, docs/performance.md). Like the chunks,
+# the lines leave out a site's theme (SITE_NAMES) and marked TEMPLATES.
 LINES     ?=
 CATALOGS  ?=
 LINE_FLOOR ?=
@@ -99,9 +101,10 @@ QUIET     ?= -q
 # sizes become payloads. Several files: space-separated.
 TEMPLATES ?=
 TEMPLATE_OPTS = $(foreach t,$(TEMPLATES),--templates $(t))
-# A generated site's template (fsim-partition --site-names; docs/usage.md,
-# "Generated sites"): a chunk in web pages of at least this many names
-# links no pair. Unset: fsim-partition's default (10); 0 turns it off.
+# A generated site's template (fsim-partition and fsim-analyze
+# --site-names; docs/usage.md, "Generated sites"): a chunk, or a line, in
+# web pages of at least this many names links no pair. Unset: their
+# default (10); 0 turns it off.
 SITE_NAMES ?=
 # make template: which cluster, and the fraction of its files a chunk must be in.
 CLUSTER   ?=
@@ -326,7 +329,9 @@ LINE_OPTS = --no-line-source
 else
 # The line source writes no pair whose line overlap (an upper bound of
 # fsim-verify's figure) is under the threshold fsim-verify keeps pairs from.
-LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR)) --verify-min-percent $$(cat $(WORK)/verify-threshold)
+# It leaves out the lines of a site's theme and of the templates, as the
+# chunks did (fsim-partition's SITE_NAMES and TEMPLATES).
+LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR)) $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) --verify-min-percent $$(cat $(WORK)/verify-threshold)
 endif
 # PREVIOUS=<old work dir> with a verified.tsv: only the pairs with a file
 # changed since are written (delta=1), and fsim-verify takes the others
@@ -334,7 +339,7 @@ endif
 # from scratch. fsim-analyze says why when it must analyse every pair
 # (other parameters, other chunks dropped, a lower MIN_PERCENT).
 ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/verified.tsv)),--previous-files $(PREVIOUS)/files.tsv --previous-verified $(PREVIOUS)/verified.tsv)
-$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(if $(filter-out 0,$(VERIFY)),$(WORK)/verify-threshold) $(WORK)/settings/analyze | build
+$(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(TEMPLATES) $(if $(filter-out 0,$(VERIFY)),$(WORK)/verify-threshold) $(WORK)/settings/analyze | build
 	$(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
 # Exact similarity of the candidate pairs (line LCS for text), and with
@@ -376,7 +381,7 @@ FORCE:
 SETTINGS_chunk     = REPO COLLECTIONS METHOD AVG CONTENT METHOD_OPTS
 SETTINGS_partition = SITE_NAMES TEMPLATES
 SETTINGS_binpack   = CAPACITY
-SETTINGS_analyze   = VERIFY FLOOR LINES CATALOGS LINE_FLOOR
+SETTINGS_analyze   = VERIFY FLOOR LINES CATALOGS LINE_FLOOR SITE_NAMES TEMPLATES
 SETTINGS_verify    = REGIONS TEMPLATES
 SETTINGS_report    = MIN_PERCENT MIN_BYTES TEMPLATES REPORT_FILTERS
 SETTINGS_html      = HTML_MAX_VIEWS

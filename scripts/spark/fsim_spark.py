@@ -163,6 +163,8 @@ def line_source(a, analyze):
     if a.catalogs is not None:
         opts.append("--line-catalogs" if a.catalogs == "1" else "--no-line-catalogs")
     opts += opt("--line-min-percent", a.line_floor)
+    # The lines of a site's theme count for no pair, as make passes it.
+    opts += opt("--site-names", a.site_names)
     # The line source's pairs are cut at fsim-verify's threshold, as make
     # cuts them (its default is fsim-verify's).
     opts += opt("--verify-min-percent", a.min_percent)

@@ -54,12 +54,12 @@ struct Args {
     /// SIZE bytes (any: every size; 0: none), and keep the pairs whose
     /// multiset line overlap (an upper bound of the exact figure) reaches
     /// --line-min-percent. Reads the files (those of --files): its pairs
-    /// are for fsim-verify. `any` finds reformatted code of any size at
-    /// about the cost of 4K (docs/performance.md, "Line source on files of
-    /// any size"); 4K stays the default until the line source leaves out
-    /// the lines of marked templates and of a site's theme, as the chunks
-    /// do (docs/usage.md).
-    #[arg(long, value_name = "SIZE", default_value = "4K", value_parser = cli::parse_size_limit)]
+    /// are for fsim-verify. `any` (the default) finds reformatted code of
+    /// any size at about the cost of 4K (docs/performance.md, "Line source
+    /// on files of any size"); the lines of a site's theme (--site-names)
+    /// and of marked templates (--templates) count for no pair, as their
+    /// chunks do not (docs/usage.md).
+    #[arg(long, value_name = "SIZE", default_value = "any", value_parser = cli::parse_size_limit)]
     line_pairs_below: cli::SizeLimit,
     /// Line source: also compare translation catalogs (.po, .pot), any size
     /// (the default; --no-line-catalogs turns it off).
@@ -74,6 +74,17 @@ struct Args {
     /// pairs are not verified.
     #[arg(long, conflicts_with_all = ["line_pairs_only", "line_pairs_from"])]
     no_line_source: bool,
+    /// Line source: a line held by web pages (.html, .htm, .xhtml) of at
+    /// least N names (file names, lower-cased, without digits) is a
+    /// generated site's theme and counts for no pair, as fsim-partition
+    /// --site-names drops such chunks (0: off; give both the same N).
+    #[arg(long, value_name = "N", default_value_t = fsim::stages::partition::DEFAULT_SITE_NAMES)]
+    site_names: u64,
+    /// Templates file (fsim-template) whose chunks the bins left out
+    /// (fsim-partition --templates, the same files): the line source cuts
+    /// them out of the files it reads. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    templates: Vec<PathBuf>,
     /// Line source threshold, percent of the file --percent-of names.
     #[arg(long, value_name = "P", default_value = "30", value_parser = cli::parse_percent)]
     line_min_percent: f64,
@@ -148,6 +159,7 @@ fn main() -> ExitCode {
                     percent_of,
                 },
                 verify_floor: a.verify_min_percent,
+                site_names: a.site_names,
             },
         )
     });
@@ -211,6 +223,7 @@ fn main() -> ExitCode {
         files: Some(a.files),
         since,
         line_mode,
+        templates: a.templates,
     };
     cli::run("fsim-analyze", || run(&cfg))
 }

@@ -92,15 +92,15 @@ pub const SETTINGS: &[Setting] = &[
         .help("more fsim-chunk options, e.g. '-n 50 --fold-case' or '--exclude *.iso'"),
     s(
         "SITE_NAMES",
-        &["partition"],
+        &["partition", "analyze"],
         Some((Expect::Number(0, ANY), true)),
         Some("--site-names"),
     )
     .flag("fsim-partition", "--site-names")
-    .help("a chunk in web pages of at least this many names links no pair (0: off)"),
+    .help("a chunk or line in web pages of at least this many names links no pair (0: off)"),
     s(
         "TEMPLATES",
-        &["partition", "verify", "report"],
+        &["partition", "analyze", "verify", "report"],
         Some((Expect::Files, true)),
         None,
     )
@@ -131,7 +131,7 @@ pub const SETTINGS: &[Setting] = &[
         Some("--lines"),
     )
     .flag("fsim-analyze", "--line-pairs-below")
-    .help("text files of at most this size (default 4K; any: every size; 0: none) are also compared line by line"),
+    .help("text files of at most this size (default any: every size; 4K: small ones; 0: none) are also compared line by line"),
     s("CATALOGS", &["analyze"], BIT_OR_UNSET, Some("--catalogs"))
         .flag("fsim-analyze", "--line-catalogs")
         .help("1 (the default): translation catalogs (.po, .pot) are also compared line by line; 0: not"),

@@ -296,10 +296,11 @@ pub fn partition_and_binpack(work: &Path, partition_extra: &[String]) {
 
 /// The stages after the sort (partition .. report) in `work`, each with
 /// its defaults (the recommended settings, those of `make report`) but
-/// the extra arguments for fsim-partition and fsim-verify (e.g.
-/// `--templates F`); returns the JSON report.
+/// the extra arguments for fsim-partition, fsim-analyze and fsim-verify
+/// (e.g. `--templates F`, which all three take, as make passes them);
+/// returns the JSON report.
 pub fn rest_of_pipeline(work: &Path, extra: &[String]) -> serde_json::Value {
-    rest_of_pipeline_with(work, extra, &[], extra)
+    rest_of_pipeline_with(work, extra, extra, extra)
 }
 
 /// [`rest_of_pipeline`] with arguments for fsim-partition, fsim-analyze and

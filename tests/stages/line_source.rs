@@ -336,7 +336,7 @@ fn print_settings_says_whether_the_line_source_runs() {
     };
     assert_eq!(
         settings(&[]),
-        "line-source=1\tline-pairs-below=4096\tline-catalogs=1\tline-min-percent=30\tverify-min-percent=50\tmin-percent=10\tcapacity=1073741824\n"
+        "line-source=1\tline-pairs-below=any\tline-catalogs=1\tline-min-percent=30\tverify-min-percent=50\tmin-percent=10\tcapacity=1073741824\n"
     );
     for (args, on) in [
         (&["--no-line-source"][..], "0"),

@@ -121,7 +121,8 @@ fn check_method(
         n: 0,
     };
     let mut found = HashSet::new();
-    for &(a, b, sa, sb, c, _) in &pairs {
+    // The method's pairs: the line source's (no chunk, no estimate) aside.
+    for &(a, b, sa, sb, c, _) in pairs.iter().filter(|p| p.5 > 0) {
         found.insert((a, b));
         let est_r = c as f64 / (sa + sb - c) as f64;
         let (jac, cont) = exact(a, b);

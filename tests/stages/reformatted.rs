@@ -2,11 +2,11 @@
 //! tests: its `modeladmin/test_checks.py` keeps 67 % of its lines and
 //! no chunk): a 20 KB Python file and its version with one line in three
 //! re-quoted or re-indented share no chunk the analysis keeps, and are
-//! over the 4 KiB the line source stops at by default. With the line
-//! source on files of any size (`--line-pairs-below any`) the pair
-//! is a candidate, also when the contents are joined in groups to stay
-//! within a small `--capacity`, and fsim-verify gives it the exact bytes
-//! of the lines kept; at `--line-pairs-below 4K` it is not.
+//! over 4 KiB. With the line source on files of any size (the default,
+//! `--line-pairs-below any`) the pair is a candidate, also when the
+//! contents are joined in groups to stay within a small `--capacity`, and
+//! fsim-verify gives it the exact bytes of the lines kept; at
+//! `--line-pairs-below 4K` it is not.
 
 use crate::common;
 
@@ -100,6 +100,13 @@ fn a_reformatted_module_of_any_size_is_a_candidate() {
             .unwrap()
             .contains("\tline-pairs-below=any\t"),
         "{head}"
+    );
+    // The default settings are these.
+    analyze(&work, "default.tsv", &[]);
+    assert_eq!(
+        std::fs::read(work.join("default.tsv")).unwrap(),
+        std::fs::read(work.join("pairs.tsv")).unwrap(),
+        "the default finds it"
     );
     // In groups of contents (a 16 KiB budget): the same pairs file.
     analyze(

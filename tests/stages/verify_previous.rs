@@ -187,12 +187,7 @@ fn delta_pairs_are_the_same_out_of_core(r: &Runs) {
             "--files",
         ])
         .arg(inc.join("files.tsv"))
-        .args([
-            "--line-pairs-below",
-            "4K",
-            "--line-catalogs",
-            "--previous-files",
-        ])
+        .args(["--line-catalogs", "--previous-files"])
         .arg(old.join("files.tsv"))
         .arg("--previous-verified")
         .arg(old.join("verified.tsv"))

@@ -59,7 +59,7 @@ pub use crate::formats::bins::{
 };
 pub use delta::{Changed, Since};
 pub use groups::Entry;
-pub use lines::{is_catalog, line_pairs, LineSource, LineStats};
+pub use lines::{is_catalog, line_pairs, LineSource, LineStats, LineTemplates};
 pub use pairs::{pairs_params, write_pairs, Pair, PercentOf, Thresholds};
 pub use read::{analyze_reader, analyze_with_progress};
 pub use store::PairStore;
@@ -107,6 +107,10 @@ pub struct Config {
     pub files: Option<PathBuf>,
     /// Where the line source's pairs come from or go ([`LineMode`]).
     pub line_mode: LineMode,
+    /// Templates files (`--templates`): the line source cuts their chunks
+    /// out of the files it reads, as the bins left them out (the same
+    /// files fsim-partition was given; checked against the bins' header).
+    pub templates: Vec<PathBuf>,
     /// A re-run: the earlier run's outputs; only the pairs with a file
     /// changed since are written when they are enough ([`delta`]).
     pub since: Option<Since>,
@@ -208,7 +212,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     let th = &cfg.options.thresholds;
     let src = cfg.lines.as_ref().map(|(_, s)| s);
     let mut options = cfg.options.clone();
-    if let (Some(since), Some(table)) = (&cfg.since, &table) {
+    if let (Some(since), Some((table, _))) = (&cfg.since, &table) {
         match delta::plan(table, since, &cfg.input, th, src)? {
             Ok(c) => options.only = Some(std::sync::Arc::new(c)),
             Err(why) if !cfg.quiet => crate::cli::stderr_line(format_args!(
@@ -229,20 +233,13 @@ pub fn run(cfg: &Config) -> Result<()> {
         analyze_with_progress(progress.reader(input), &name, &options, &progress)?
     };
     progress.finish();
-    // With templates fsim-verify measures the payloads (template chunks cut
-    // out), whose lines the files' overlaps do not bound: no cut then.
-    let cut_src = src.map(|s| LineSource {
-        verify_floor: if a.params.get("templates").is_some() {
-            0.0
-        } else {
-            s.verify_floor
-        },
-        ..*s
-    });
-    let src = cut_src.as_ref();
+    let templates = match (&table, src, unchanged) {
+        (Some((_, table_params)), Some(_), false) => line_templates(cfg, &a, table_params)?,
+        _ => None,
+    };
     let mut line_stats = None;
     let chunk_pairs = a.pairs.len();
-    if let (Some(src), Some(table), false) = (src, &table, unchanged) {
+    if let (Some(src), Some((table, _)), false) = (src, &table, unchanged) {
         line_stats = Some(match &cfg.line_mode {
             LineMode::From(path) => read_line_pairs(path, &mut a.pairs)?,
             LineMode::Here | LineMode::Only => {
@@ -250,7 +247,9 @@ pub fn run(cfg: &Config) -> Result<()> {
                 // pair store's quarter.
                 let memory = cfg.options.capacity - cfg.options.capacity / 4;
                 let only = options.only.as_deref();
-                line_pairs(table, src, cfg.options.threads, memory, only, &mut a.pairs)?
+                let t = templates.as_ref();
+                let threads = cfg.options.threads;
+                line_pairs(table, src, t, threads, memory, only, &mut a.pairs)?
             }
         });
     }
@@ -289,8 +288,44 @@ pub fn run(cfg: &Config) -> Result<()> {
     Ok(())
 }
 
-/// The file table, when the line source or a re-run's delta needs it.
-fn file_table(cfg: &Config) -> Result<Option<Vec<crate::formats::FileEntry>>> {
+/// The templates the line source cuts out of the files: those the bins
+/// left out, which `--templates` must name (as fsim-verify checks the
+/// pairs); `None` without templates. The line source's pairs then carry
+/// the payloads' sizes, as the chunk pairs do.
+fn line_templates(
+    cfg: &Config,
+    a: &Analysis,
+    table_params: &Params,
+) -> Result<Option<LineTemplates>> {
+    use crate::formats::templates::TemplateSet;
+    let set = TemplateSet::load(&cfg.templates, table_params)?;
+    if cfg.line_mode != LineMode::Only {
+        set.check_against(&a.params, "the bins").map_err(|m| {
+            crate::Error::msg(format!(
+                "{}: {m} (or --no-line-source)",
+                cfg.input.display()
+            ))
+        })?;
+    }
+    if set.is_empty() {
+        return Ok(None);
+    }
+    let chunker = crate::chunking::chunker::Chunker::from_params(table_params).map_err(|m| {
+        crate::Error::msg(format!(
+            "{}: {m}",
+            cfg.files
+                .as_deref()
+                .unwrap_or(Path::new("files.tsv"))
+                .display()
+        ))
+    })?;
+    Ok(Some(LineTemplates { set, chunker }))
+}
+
+/// The file table and its header, when the line source or a re-run's
+/// delta needs it.
+#[allow(clippy::type_complexity)]
+fn file_table(cfg: &Config) -> Result<Option<(Vec<crate::formats::FileEntry>, Params)>> {
     let wants_table = cfg.lines.is_some() || cfg.since.is_some();
     if wants_table && cfg.line_mode != LineMode::Only {
         // In a pipe (docs/usage.md's), fsim-chunk's file table is complete
@@ -306,7 +341,7 @@ fn file_table(cfg: &Config) -> Result<Option<Vec<crate::formats::FileEntry>>> {
                     f.display()
                 )));
             }
-            Ok(Some(crate::formats::files::read_file_table(f)?.0))
+            Ok(Some(crate::formats::files::read_file_table(f)?))
         }
         _ => Ok(None),
     }
@@ -315,9 +350,14 @@ fn file_table(cfg: &Config) -> Result<Option<Vec<crate::formats::FileEntry>>> {
 /// The line source's line of the summary on stderr.
 fn line_source_line(st: &LineStats) {
     crate::cli::stderr_line(format_args!(
-        "fsim-analyze: line source: {} contents compared ({} unreadable or changed), {} candidates merged, {} pairs, {} not found by the chunks{}",
+        "fsim-analyze: line source: {} contents compared ({} unreadable or changed){}, {} candidates merged, {} pairs, {} not found by the chunks{}",
         st.contents,
         st.unreadable,
+        if st.theme_lines > 0 {
+            format!(", {} lines of a site's theme left out", st.theme_lines)
+        } else {
+            String::new()
+        },
         st.candidates,
         st.pairs,
         st.added,

@@ -4,6 +4,7 @@
 //! still reaches the threshold get their exact overlap by a merge of the
 //! rest of their lines with the partner's ([`super`]).
 
+use super::exclude::Exclude;
 use super::order::{kept, Loaded, Postings};
 use super::read::file_lines;
 use super::{LineSource, Pair, PairStore};
@@ -20,6 +21,8 @@ pub(super) struct Probe<'a> {
     /// partner is only compared with them).
     pub changed_post: Option<&'a Postings>,
     pub src: &'a LineSource,
+    /// What the files read later leave out.
+    pub ex: &'a Exclude<'a>,
 }
 
 /// A content compared with the rows before it.
@@ -179,11 +182,14 @@ impl Probe<'_> {
                 let Some(&i) = later.get(k) else { break };
                 let e = &files[i];
                 // Left out as when it was counted (it changed since).
-                let Some(lines) = file_lines(e) else { continue };
-                let lines = self.set.rank(&lines);
+                let Some(lines) = file_lines(e, self.ex) else {
+                    continue;
+                };
+                let size = lines.size;
+                let lines = self.set.rank(&lines.lines);
                 let partner = Partner {
                     id: e.id,
-                    size: e.size,
+                    size,
                     lines: &lines,
                     rows,
                     changed: changed(i),

@@ -89,6 +89,7 @@
 //! 117 MB alone, against 1.5-1.8 s and 75 MB for the files up to 4 KiB
 //! (docs/performance.md, *Line source on files of any size*).
 
+mod exclude;
 mod join;
 mod order;
 mod read;
@@ -98,6 +99,8 @@ mod tests;
 use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
 use crate::formats::{percent, FileEntry, FileType, ViewKind};
+use exclude::Exclude;
+pub use exclude::LineTemplates;
 use order::{Interner, Loaded, Postings, Sketch};
 use read::{window_lines, windows};
 use std::collections::HashMap;
@@ -118,6 +121,10 @@ pub struct LineSource {
     /// it as a percentage of the smaller file is not a candidate
     /// ([`reaches`]).
     pub verify_floor: f64,
+    /// A line held by text web pages of at least this many page names is
+    /// a generated site's theme and counts for no pair (0: off; fsim-partition's
+    /// `--site-names` for chunks; [`exclude`]).
+    pub site_names: u64,
 }
 
 /// What the line source did.
@@ -137,6 +144,8 @@ pub struct LineStats {
     /// Groups the contents were joined in (more than 1 when they were over
     /// the memory).
     pub passes: u64,
+    /// Lines of a site's theme left out ([`exclude`]).
+    pub theme_lines: u64,
 }
 
 /// A translation catalog: a source catalog by its name (`.po`, `.pot`), a
@@ -173,9 +182,14 @@ const BYTES_PER_ENTRY: u64 = 56;
 /// verified pairs): an unchanged content is only looked up in the
 /// postings of the changed contents' prefixes, and a group without a
 /// changed content reads only the changed files after it.
+///
+/// `templates`: marked templates, cut out of every file read ([`exclude`]);
+/// the lines of a site's theme (`src.site_names`) are found first, within
+/// `memory`, and left out of every file.
 pub fn line_pairs(
     files: &[FileEntry],
     src: &LineSource,
+    templates: Option<&LineTemplates>,
     threads: usize,
     memory: u64,
     only: Option<&super::Changed>,
@@ -193,6 +207,12 @@ pub fn line_pairs(
     }
     let mut reps: Vec<usize> = first.into_values().collect();
     reps.sort_by_key(|&i| (files[i].size, files[i].id));
+    let mut ex = Exclude::templates(templates);
+    if !reps.is_empty() {
+        ex.find_theme(files, src.site_names, threads, memory);
+    }
+    let theme_lines = ex.theme_lines();
+    let memory = memory.saturating_sub(theme_lines * exclude::BYTES_PER_THEME_LINE);
     let store = Mutex::new(out);
     let run = Run {
         files,
@@ -200,11 +220,16 @@ pub fn line_pairs(
         threads,
         only,
         store: &store,
+        ex: &ex,
     };
-    match load(files, &reps, threads, Some(memory)) {
+    let stats = match load(files, &reps, threads, Some(memory), &ex) {
         Some((set, unreadable)) => run.in_one(set, unreadable),
         None => run.in_groups(&reps, memory),
-    }
+    }?;
+    Ok(LineStats {
+        theme_lines,
+        ..stats
+    })
 }
 
 /// The contents of `reps` read and interned in their order, and the
@@ -214,16 +239,17 @@ fn load(
     reps: &[usize],
     threads: usize,
     cap: Option<u64>,
+    ex: &Exclude,
 ) -> Option<(Interner, u64)> {
     let mut set = Interner::default();
     let mut unreadable = 0u64;
     for window in windows(files, reps) {
-        for (&i, lines) in window.iter().zip(window_lines(files, window, threads)) {
+        for (&i, lines) in window.iter().zip(window_lines(files, window, threads, ex)) {
             let Some(lines) = lines else {
                 unreadable += 1;
                 continue;
             };
-            set.push(files[i].id, files[i].size, &lines);
+            set.push(files[i].id, lines.size, &lines.lines);
             if cap.is_some_and(|m| set.entries() * BYTES_PER_ENTRY > m) {
                 return None;
             }
@@ -239,6 +265,7 @@ struct Run<'a, 'o> {
     threads: usize,
     only: Option<&'a super::Changed>,
     store: &'a Mutex<&'o mut PairStore>,
+    ex: &'a Exclude<'a>,
 }
 
 impl Run<'_, '_> {
@@ -263,6 +290,7 @@ impl Run<'_, '_> {
             post: &post,
             changed_post: changed_post.as_ref(),
             src: self.src,
+            ex: self.ex,
         };
         let (mut candidates, mut pairs) =
             probe.in_memory(flags.as_deref(), self.threads, self.store)?;
@@ -294,6 +322,7 @@ impl Run<'_, '_> {
             pairs,
             added: 0,
             passes: 1,
+            theme_lines: 0,
         })
     }
 
@@ -302,21 +331,24 @@ impl Run<'_, '_> {
     /// itself and with the files after it (module doc).
     fn in_groups(&self, reps: &[usize], memory: u64) -> Result<LineStats> {
         let mut sketch = Sketch::new((memory / 8).clamp(16 << 10, 64 << 20));
-        // (file, distinct lines) of each readable content, in order.
-        let mut counted: Vec<(usize, u64)> = Vec::with_capacity(reps.len());
+        // (file, distinct lines, size) of each readable content, in
+        // (size, id) order (sizes of the payloads with templates).
+        let mut counted: Vec<(usize, u64, u64)> = Vec::with_capacity(reps.len());
         let mut unreadable = 0u64;
         for window in windows(self.files, reps) {
-            for (&i, lines) in window
-                .iter()
-                .zip(window_lines(self.files, window, self.threads))
+            for (&i, lines) in
+                window
+                    .iter()
+                    .zip(window_lines(self.files, window, self.threads, self.ex))
             {
                 match &lines {
-                    Some(l) => counted.push((i, l.len() as u64)),
+                    Some(l) => counted.push((i, l.len() as u64, l.size)),
                     None => unreadable += 1,
                 }
                 sketch.add(&lines);
             }
         }
+        counted.sort_by_key(|&(i, _, size)| (size, self.files[i].id));
         let budget = memory.saturating_sub(sketch.bytes());
         let budget = budget - budget / 4;
         let mut stats = LineStats {
@@ -329,15 +361,15 @@ impl Run<'_, '_> {
             let mut bytes = 0u64;
             let n = counted[from..]
                 .iter()
-                .take_while(|&&(_, entries)| {
+                .take_while(|&&(_, entries, _)| {
                     bytes += entries * BYTES_PER_ENTRY;
                     bytes <= budget
                 })
                 .count()
                 .max(1);
-            let group: Vec<usize> = counted[from..from + n].iter().map(|&(i, _)| i).collect();
-            let later: Vec<usize> = counted[from + n..].iter().map(|&(i, _)| i).collect();
-            let (set, _) = load(self.files, &group, self.threads, None).expect("no cap");
+            let group: Vec<usize> = counted[from..from + n].iter().map(|&(i, ..)| i).collect();
+            let later: Vec<usize> = counted[from + n..].iter().map(|&(i, ..)| i).collect();
+            let (set, _) = load(self.files, &group, self.threads, None, self.ex).expect("no cap");
             let set = set.finish(|h, _| sketch.get(h), self.src, true);
             let (c, p) = self.join(&set, Some(&later))?;
             stats.candidates += c;

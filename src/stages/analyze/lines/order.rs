@@ -47,7 +47,8 @@ impl Interner {
     /// estimate of it; ties by hash), with each content's prefix for
     /// `src`; the hash → rank map kept when `map` (to rank the lines of
     /// contents read later).
-    pub fn finish(self, key: impl Fn(u64, u32) -> u32, src: &LineSource, map: bool) -> Loaded {
+    pub fn finish(mut self, key: impl Fn(u64, u32) -> u32, src: &LineSource, map: bool) -> Loaded {
+        self.by_size();
         let Interner {
             map: ids,
             hash,
@@ -91,6 +92,29 @@ impl Interner {
         };
         set.prefix = (0..set.meta.len()).map(|c| set.prefix_of(c, src)).collect();
         set
+    }
+}
+
+impl Interner {
+    /// The contents in (size, id) order, each pair's row its smaller
+    /// content: they were read in the order of the files' sizes, which
+    /// their payloads' (templates cut out) need not keep.
+    fn by_size(&mut self) {
+        if self.meta.is_sorted_by_key(|&(id, size)| (size, id)) {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.meta.len()).collect();
+        order.sort_unstable_by_key(|&c| (self.meta[c].1, self.meta[c].0));
+        let end = |c: usize| self.start.get(c + 1).copied().unwrap_or(self.lines.len());
+        let mut lines = Vec::with_capacity(self.lines.len());
+        let mut start = Vec::with_capacity(order.len());
+        for &c in &order {
+            start.push(lines.len());
+            lines.extend_from_slice(&self.lines[self.start[c]..end(c)]);
+        }
+        self.meta = order.iter().map(|&c| self.meta[c]).collect();
+        self.start = start;
+        self.lines = lines;
     }
 }
 
@@ -264,7 +288,7 @@ impl Sketch {
 
     /// Counts one content's lines.
     pub fn add(&mut self, lines: &FileLines) {
-        for &(h, _, _) in lines.iter().flatten() {
+        for &(h, _, _) in lines.iter().flat_map(|l| l.lines.iter()) {
             for row in 0..4 {
                 let s = self.slot(row, h);
                 self.counters[s] = self.counters[s].saturating_add(1);

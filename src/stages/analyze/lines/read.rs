@@ -1,8 +1,10 @@
 //! Reading the line source's files: each file's lines (fsim-verify's
 //! tokens: lines up to and including `\n`, long lines cut into pieces) as
 //! (xxh3-64 hash, length, occurrences), a raw file streamed a block at a
-//! time, read by `-j` workers a window of files at a time.
+//! time, read by `-j` workers a window of files at a time, less what
+//! [`super::exclude`] leaves out.
 
+use super::exclude::Exclude;
 use crate::formats::FileEntry;
 use crate::stages::verify::for_each_line_token;
 use std::ffi::OsStr;
@@ -13,8 +15,25 @@ use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// One file's distinct lines as (hash, length, occurrences), sorted by
-/// hash; `None` when unreadable or changed since chunking.
-pub(super) type FileLines = Option<Vec<(u64, u32, u32)>>;
+/// hash, and its size (its payload's with templates); `None` when
+/// unreadable or changed since chunking.
+pub(super) type FileLines = Option<Lines>;
+
+/// A file's lines as the line source counts them.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Lines {
+    /// Bytes: the file's, or its payload's when templates are cut out.
+    pub size: u64,
+    /// Distinct lines (a page's theme lines left out), (hash, length,
+    /// occurrences) by hash.
+    pub lines: Vec<(u64, u32, u32)>,
+}
+
+impl Lines {
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+}
 
 /// Bytes of a raw file read at a time: a file is never held whole, only
 /// this block and the line it ends in.
@@ -70,9 +89,15 @@ impl Counted {
         self.merged = self.v.len();
     }
 
-    fn finish(mut self) -> Vec<(u64, u32, u32)> {
+    fn finish(mut self, size: u64, e: &FileEntry, ex: &Exclude) -> Lines {
         self.merge();
-        self.v
+        if ex.cuts_theme_of(e.content) {
+            self.v.retain(|l| !ex.is_theme(l.0));
+        }
+        Lines {
+            size,
+            lines: self.v,
+        }
     }
 
     /// The tokens of one line (or of the last one, without `\n`).
@@ -84,42 +109,46 @@ impl Counted {
 /// The lines of `e`, counted, if it is still the file of the table (same
 /// size and mtime, as fsim-verify checks): the content view it was chunked
 /// from, if any (one per thread, at most the default 64 MiB, as fsim-chunk
-/// reads), else its bytes a [`BLOCK`] at a time.
-pub(super) fn file_lines(e: &FileEntry) -> FileLines {
-    file_lines_by(e, BLOCK)
+/// reads), else its bytes a [`BLOCK`] at a time; with templates, the
+/// payload of the whole file.
+pub(super) fn file_lines(e: &FileEntry, ex: &Exclude) -> FileLines {
+    file_lines_by(e, BLOCK, ex)
 }
 
-pub(super) fn file_lines_by(e: &FileEntry, block: usize) -> FileLines {
-    if !e.view.is_raw() || e.view.is_member() {
-        let data = crate::content::entry_view(e, &crate::content::Limits::default()).ok()?;
+pub(super) fn file_lines_by(e: &FileEntry, block: usize, ex: &Exclude) -> FileLines {
+    let viewed = !e.view.is_raw() || e.view.is_member();
+    if viewed || ex.templates.is_some() {
+        let data = if viewed {
+            crate::content::entry_view(e, &crate::content::Limits::default()).ok()?
+        } else {
+            let mut data = Vec::with_capacity(e.size as usize);
+            read_raw(e, BLOCK, |b| data.extend_from_slice(b))?;
+            data
+        };
+        let payload;
+        let data = match ex.templates {
+            Some(t) => {
+                let mut out = Vec::new();
+                crate::chunking::reader::payload(&t.chunker, &t.set, &data, &mut out);
+                payload = out;
+                &payload
+            }
+            None => &data,
+        };
         let mut c = Counted::default();
-        for_each_line_token(&data, |s, e| c.push(&data[s..e]));
-        return Some(c.finish());
-    }
-    let path = Path::new(OsStr::from_bytes(&e.path));
-    let mut f = crate::io::longpath::open_file(path).ok()?;
-    let meta = f.metadata().ok()?;
-    if !meta.is_file()
-        || meta.len() != e.size
-        || meta.mtime() != e.mtime_s
-        || meta.mtime_nsec() as u32 != e.mtime_ns
-    {
-        return None;
+        for_each_line_token(data, |s, e| c.push(&data[s..e]));
+        // The payload's size with templates (what the chunk pairs and
+        // fsim-verify measure), else the file's, as the table says.
+        let size = match ex.templates {
+            Some(_) => data.len() as u64,
+            None => e.size,
+        };
+        return Some(c.finish(size, e, ex));
     }
     let mut c = Counted::default();
-    let mut buf = vec![0u8; block.max(1)];
     // The start of a line that a block cut.
     let mut carry: Vec<u8> = Vec::new();
-    let mut total = 0u64;
-    loop {
-        let n = match f.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        };
-        total += n as u64;
-        let mut data = &buf[..n];
+    read_raw(e, block, |mut data| {
         while let Some(nl) = memchr::memchr(b'\n', data) {
             if carry.is_empty() {
                 c.line(&data[..=nl]);
@@ -131,11 +160,39 @@ pub(super) fn file_lines_by(e: &FileEntry, block: usize) -> FileLines {
             data = &data[nl + 1..];
         }
         carry.extend_from_slice(data);
-    }
+    })?;
     if !carry.is_empty() {
         c.line(&carry);
     }
-    (total == e.size).then(|| c.finish())
+    Some(c.finish(e.size, e, ex))
+}
+
+/// The bytes of the raw file `e`, `block` at a time, to `each`; `None`
+/// when it cannot be read or is no longer the file of the table.
+fn read_raw(e: &FileEntry, block: usize, mut each: impl FnMut(&[u8])) -> Option<()> {
+    let path = Path::new(OsStr::from_bytes(&e.path));
+    let mut f = crate::io::longpath::open_file(path).ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file()
+        || meta.len() != e.size
+        || meta.mtime() != e.mtime_s
+        || meta.mtime_nsec() as u32 != e.mtime_ns
+    {
+        return None;
+    }
+    let mut buf = vec![0u8; block.max(1)];
+    let mut total = 0u64;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        total += n as u64;
+        each(&buf[..n]);
+    }
+    (total == e.size).then_some(())
 }
 
 /// `reps` cut in windows of at most [`WINDOW`] files and, unless one file
@@ -168,10 +225,15 @@ pub(super) fn windows<'a>(
 /// [`file_lines`] of `reps`, in their order, over `threads` workers (file
 /// `i` of the window by worker `i % threads`: catalogs and small files
 /// spread over them).
-pub(super) fn window_lines(files: &[FileEntry], reps: &[usize], threads: usize) -> Vec<FileLines> {
+pub(super) fn window_lines(
+    files: &[FileEntry],
+    reps: &[usize],
+    threads: usize,
+    ex: &Exclude,
+) -> Vec<FileLines> {
     let threads = threads.clamp(1, reps.len().max(1));
     if threads == 1 {
-        return reps.iter().map(|&i| file_lines(&files[i])).collect();
+        return reps.iter().map(|&i| file_lines(&files[i], ex)).collect();
     }
     let mut parts: Vec<Vec<FileLines>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
@@ -180,7 +242,7 @@ pub(super) fn window_lines(files: &[FileEntry], reps: &[usize], threads: usize) 
                     reps.iter()
                         .skip(t)
                         .step_by(threads)
-                        .map(|&i| file_lines(&files[i]))
+                        .map(|&i| file_lines(&files[i], ex))
                         .collect::<Vec<_>>()
                 })
             })

@@ -3,6 +3,7 @@
 //! merge, the least overlap, the streamed reading, and the rules kept
 //! from before (catalogs, long lines, fsim-verify's threshold).
 
+use super::exclude::Exclude;
 use super::join::overlap;
 use super::order::{kept, least_kept};
 use super::read::{file_lines_by, lines, window_lines, windows};
@@ -52,6 +53,7 @@ fn source(max_size: Option<u64>, catalogs: bool, min_percent: f64, floor: f64) -
             percent_of: PercentOf::Smaller,
         },
         verify_floor: floor,
+        site_names: 0,
     }
 }
 
@@ -89,7 +91,7 @@ fn run_with(
     threads: usize,
 ) -> (LineStats, Vec<(u32, u32)>) {
     let mut store = crate::stages::analyze::PairStore::new(1 << 20, None);
-    let st = line_pairs(files, src, threads, memory, only, &mut store).unwrap();
+    let st = line_pairs(files, src, None, threads, memory, only, &mut store).unwrap();
     let pairs = keep_chunk_figures(store.finish().unwrap())
         .map(|p| p.map(|p| (p.a, p.b)).unwrap())
         .collect();
@@ -158,14 +160,19 @@ fn workers_read_the_files_in_their_order_and_count_each_line() {
     // A changed file is left out in its place.
     files[4].size += 1;
     let reps: Vec<usize> = (0..files.len()).collect();
-    let one = window_lines(&files, &reps, 1);
+    let none = Exclude::default();
+    let one = window_lines(&files, &reps, 1, &none);
     assert!(one[4].is_none() && one.iter().filter(|l| l.is_none()).count() == 1);
     let lines = one[7].clone().unwrap();
-    let counts: Vec<u32> = lines.iter().map(|&(_, _, c)| c).collect();
+    let counts: Vec<u32> = lines.lines.iter().map(|&(_, _, c)| c).collect();
     assert_eq!(counts.iter().sum::<u32>(), 10, "3 lines and 7 of x");
     assert_eq!(counts.len(), 3, "same, line 7, x");
     for threads in [2, 3, 16] {
-        assert_eq!(window_lines(&files, &reps, threads), one, "{threads}");
+        assert_eq!(
+            window_lines(&files, &reps, threads, &none),
+            one,
+            "{threads}"
+        );
     }
 }
 
@@ -191,16 +198,17 @@ fn streamed_lines_are_the_whole_files() {
         same
     });
     assert!(want.len() > 20, "long lines cut into pieces");
+    let none = Exclude::default();
     for block in [1, 2, 7, 100, LONG_LINE, 1 << 20] {
         assert_eq!(
-            file_lines_by(&files[0], block).as_ref(),
-            Some(&want),
+            file_lines_by(&files[0], block, &none).map(|l| l.lines),
+            Some(want.clone()),
             "{block}"
         );
     }
     let mut changed = files[0].clone();
     changed.size -= 1;
-    assert_eq!(file_lines_by(&changed, 7), None);
+    assert_eq!(file_lines_by(&changed, 7, &none), None);
 }
 
 /// A window closes at 256 files or at 4 MiB of them, and a file
@@ -408,6 +416,7 @@ fn arb_thresholds() -> impl Strategy<Value = LineSource> {
                 },
             },
             verify_floor: floor,
+            site_names: 0,
         })
 }
 
