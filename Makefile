@@ -192,11 +192,12 @@ CAPACITY_OPT = $(if $(CAPACITY),--capacity $(CAPACITY))
 REUSE_TO = $(BIN)/fsim-reuse $(QUIET) $(if $(PREVIOUS),--previous $(PREVIOUS)) -o
 REUSE = $(REUSE_TO) $@
 
-# Scratch space: the chunk records, the sorted records, the partition and
-# the bins are written gzip-compressed (COMPRESS=0: text): each is then
-# ~0.45x its text, and `zcat WORK/bins.tsv` (gzip -dc) gives its lines;
-# every stage reads either (docs/performance.md, "Scratch space").
-COMPRESS ?= 1
+# Scratch space: COMPRESS=1 writes the chunk records, the sorted records,
+# the partition and the bins gzip-compressed: each is then ~0.45x its
+# text, and `zcat WORK/bins.tsv` (gzip -dc) gives its lines; every stage
+# reads either. Off by default: it costs 30-60 % more time
+# (docs/performance.md, "Scratch space").
+COMPRESS ?= 0
 GZIP_OPT = $(if $(filter 1,$(COMPRESS)),--gzip)
 
 ifeq ($(SORT),gnu)

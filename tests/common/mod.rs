@@ -601,8 +601,8 @@ pub fn pair_fields(path: &Path) -> std::collections::HashMap<(u32, u32), Vec<Str
         .collect()
 }
 
-/// A record file's text: `make report` keeps the chunk records, sorted
-/// records, partition and bins gzip-compressed (`COMPRESS=1`), which the
+/// A record file's text: `make report COMPRESS=1` keeps the chunk records, sorted
+/// records, partition and bins gzip-compressed, which the
 /// stages, and this, read as their lines; a text file is returned as is.
 pub fn read_records(path: &Path) -> Vec<u8> {
     use std::io::Read;

@@ -1,4 +1,4 @@
-//! Scratch space: with the defaults, the work folder never holds more
+//! Scratch space: with `COMPRESS=1`, the work folder never holds more
 //! bytes than the repository it analyses. The record streams (chunk
 //! records, sorted records, partition, bins) are kept gzip-compressed,
 //! still lines after `gzip -dc`, and every stage reads them as it reads
@@ -45,7 +45,7 @@ fn small_files(dir: &Path) -> std::path::PathBuf {
 }
 
 /// Everything a KEEP=1 run wrote is still in its work folder, so its size
-/// bounds the work folder of a default run at every moment (nothing spills
+/// bounds the work folder of a compressed run at every moment (nothing spills
 /// at this scale: no sort run, no spool is left or needed). Without the
 /// compression the same folder is ~1.4x this tree.
 #[test]
@@ -54,7 +54,7 @@ fn the_work_folder_stays_under_the_tree_and_the_records_read_with_gzip() {
     let repo = small_files(tmp.path());
     let tree = tree_bytes(&repo);
     let kept = tmp.path().join("kept");
-    run_ok(make_report_cmd(&repo, &kept, &["KEEP=1"]), None);
+    run_ok(make_report_cmd(&repo, &kept, &["KEEP=1", "COMPRESS=1"]), None);
     let all = tree_bytes(&kept);
     assert!(
         all <= tree,
@@ -94,9 +94,9 @@ fn the_work_folder_stays_under_the_tree_and_the_records_read_with_gzip() {
             "{f} differs from the text run's"
         );
     }
-    // The default run removes what it consumed; what stays is under the tree.
+    // A compressed run removes what it consumed; what stays is under the tree.
     let work = tmp.path().join("work");
-    run_ok(make_report_cmd(&repo, &work, &[]), None);
+    run_ok(make_report_cmd(&repo, &work, &["COMPRESS=1"]), None);
     assert!(tree_bytes(&work) <= tree);
     assert_eq!(
         std::fs::read(work.join("report.txt")).unwrap(),
@@ -113,7 +113,7 @@ fn previous_runs_and_gnu_sort_read_the_compressed_records() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = small_files(tmp.path());
     let first = tmp.path().join("first");
-    run_ok(make_report_cmd(&repo, &first, &[]), None);
+    run_ok(make_report_cmd(&repo, &first, &["COMPRESS=1"]), None);
     assert!(std::fs::read(first.join("chunks.tsv"))
         .unwrap()
         .starts_with(&[0x1f, 0x8b]));
