@@ -54,7 +54,10 @@ fn the_work_folder_stays_under_the_tree_and_the_records_read_with_gzip() {
     let repo = small_files(tmp.path());
     let tree = tree_bytes(&repo);
     let kept = tmp.path().join("kept");
-    run_ok(make_report_cmd(&repo, &kept, &["KEEP=1", "COMPRESS=1"]), None);
+    run_ok(
+        make_report_cmd(&repo, &kept, &["KEEP=1", "COMPRESS=1"]),
+        None,
+    );
     let all = tree_bytes(&kept);
     assert!(
         all <= tree,
