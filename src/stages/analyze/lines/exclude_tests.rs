@@ -4,17 +4,17 @@
 //! the names are counted in passes; a marked template's lines link no two
 //! files, whose pairs carry their payloads' sizes.
 
+use super::super::tests::entry_at;
 use super::super::{keep_chunk_figures, line_pairs, LineSource, LineStats, LineTemplates};
 use crate::chunking::chunker::{Chunker, Cut, Method};
 use crate::formats::templates::TemplateSet;
-use crate::formats::{FileEntry, FileType, PercentOf};
+use crate::formats::{FileEntry, PercentOf};
 use crate::stages::analyze::{Pair, PairStore, Thresholds};
 use md5::{Digest as _, Md5};
 use std::path::Path;
 
 /// Files at these paths under `dir`, as the file table has them.
 fn table(dir: &Path, files: &[(String, String)]) -> Vec<FileEntry> {
-    use std::os::unix::fs::MetadataExt;
     files
         .iter()
         .enumerate()
@@ -22,17 +22,7 @@ fn table(dir: &Path, files: &[(String, String)]) -> Vec<FileEntry> {
             let path = dir.join(name);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, text).unwrap();
-            let m = std::fs::metadata(&path).unwrap();
-            FileEntry {
-                id: f as u32,
-                size: m.len(),
-                mtime_s: m.mtime(),
-                mtime_ns: m.mtime_nsec() as u32,
-                content: f as u128 + 1,
-                ftype: FileType::Text,
-                view: crate::formats::FileView::raw(m.len()),
-                path: path.as_os_str().as_encoded_bytes().to_vec(),
-            }
+            entry_at(f as u32, &path)
         })
         .collect()
 }

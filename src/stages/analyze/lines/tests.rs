@@ -60,26 +60,31 @@ fn source(max_size: Option<u64>, catalogs: bool, min_percent: f64, floor: f64) -
 /// Files `fNN.EXT` written to a temporary folder, as the file table
 /// has them.
 fn table(dir: &Path, ext: &str, texts: &[Vec<u8>]) -> Vec<FileEntry> {
-    use std::os::unix::fs::MetadataExt;
     texts
         .iter()
         .enumerate()
         .map(|(f, text)| {
             let path = dir.join(format!("f{f:02}.{ext}"));
             std::fs::write(&path, text).unwrap();
-            let m = std::fs::metadata(&path).unwrap();
-            FileEntry {
-                id: f as u32,
-                size: m.len(),
-                mtime_s: m.mtime(),
-                mtime_ns: m.mtime_nsec() as u32,
-                content: f as u128 + 1,
-                ftype: FileType::Text,
-                view: crate::formats::FileView::raw(m.len()),
-                path: path.as_os_str().as_encoded_bytes().to_vec(),
-            }
+            entry_at(f as u32, &path)
         })
         .collect()
+}
+
+/// File `id`, written at `path`, as the file table has it (content `id + 1`).
+pub(super) fn entry_at(id: u32, path: &Path) -> FileEntry {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).unwrap();
+    FileEntry {
+        id,
+        size: m.len(),
+        mtime_s: m.mtime(),
+        mtime_ns: m.mtime_nsec() as u32,
+        content: u128::from(id) + 1,
+        ftype: FileType::Text,
+        view: crate::formats::FileView::raw(m.len()),
+        path: path.as_os_str().as_encoded_bytes().to_vec(),
+    }
 }
 
 /// The pairs `src` keeps of `files` and the run's counts.
