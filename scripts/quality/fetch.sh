@@ -8,6 +8,10 @@
 # * moment (JavaScript, npm tarballs via `npm pack moment@V`): code, ~130
 #   locale modules in several builds (src/, locale/, dist/, min/), TypeScript
 #   declarations, minified bundles;
+# * Bootstrap (CSS and JavaScript, npm tarballs): SCSS and JS sources and
+#   what they build into: minified CSS and JS of one line each and their
+#   source maps (one-line JSON of up to ~700 KB), the long lines that a
+#   line diff cannot compare;
 # * GNU bash (C, Debian's source packages: the upstream tarballs Debian
 #   ships as bash_V.orig.tar.*, from deb.debian.org's pool): code, Texinfo,
 #   man pages, HTML, PostScript and PDF manuals, tests, and ~40 translation
@@ -28,6 +32,7 @@ set -euo pipefail
 QDIR=${QDIR:-quality-work}
 VERSIONS=${VERSIONS:-"3.2.25 4.2.16 5.0.9 5.1.4"}
 NPM_VERSIONS=${NPM_VERSIONS:-"2.24.0 2.27.0 2.29.4 2.30.1"}
+BOOTSTRAP_VERSIONS=${BOOTSTRAP_VERSIONS:-"4.6.2 5.1.3 5.2.3 5.3.3"}
 DEB_POOL=${DEB_POOL:-http://deb.debian.org/debian}
 # bash in Debian 11, 12, 13 and unstable: file and SHA-256 (Sources.xz of
 # each suite, 2026-11-27).
@@ -37,7 +42,7 @@ bash_5.2.37.orig.tar.xz 370704c9c859f4060b7df19055e43bb9b5fa09d887699cf6ba87885c
 bash_5.3.orig.tar.xz a70de6bb41f5e192534a5a1836b1d7fad9a8d4818a6e1506d70f38441552c17a"
 mkdir -p "$QDIR/dl"
 corpus="$QDIR/corpus"
-stamp="$QDIR/.corpus-v3-done-$(echo $VERSIONS $NPM_VERSIONS | tr ' ' '_')"
+stamp="$QDIR/.corpus-v4-done-$(echo $VERSIONS $NPM_VERSIONS $BOOTSTRAP_VERSIONS | tr ' ' '_')"
 if [ -f "$stamp" ]; then echo "corpus: $corpus (cached)"; exit 0; fi
 rm -rf "$corpus" "$QDIR"/.corpus-*; mkdir -p "$corpus"
 for v in $VERSIONS; do
@@ -48,13 +53,15 @@ for v in $VERSIONS; do
   mkdir -p "$corpus/django-$v"
   tar -xzf "$tgz" -C "$corpus/django-$v" --strip-components=1
 done
-for v in $NPM_VERSIONS; do
-  if [ ! -f "$QDIR/dl/moment-$v.tgz" ]; then
-    npm pack --silent --pack-destination "$QDIR/dl" "moment@$v" >/dev/null
+npm_release() { # package version: npm pack (the registry checks its integrity), unpacked
+  if [ ! -f "$QDIR/dl/$1-$2.tgz" ]; then
+    npm pack --silent --pack-destination "$QDIR/dl" "$1@$2" >/dev/null
   fi
-  mkdir -p "$corpus/moment-$v"
-  tar -xzf "$QDIR/dl/moment-$v.tgz" -C "$corpus/moment-$v" --strip-components=1
-done
+  mkdir -p "$corpus/$1-$2"
+  tar -xzf "$QDIR/dl/$1-$2.tgz" -C "$corpus/$1-$2" --strip-components=1
+}
+for v in $NPM_VERSIONS; do npm_release moment "$v"; done
+for v in $BOOTSTRAP_VERSIONS; do npm_release bootstrap "$v"; done
 while read -r f sum; do
   if [ ! -f "$QDIR/dl/$f" ]; then
     curl -fsSL --retry 3 -o "$QDIR/dl/$f.part" "$DEB_POOL/pool/main/b/bash/$f"
@@ -66,7 +73,7 @@ while read -r f sum; do
   mkdir -p "$corpus/bash-$v"
   tar -xf "$QDIR/dl/$f" -C "$corpus/bash-$v" --strip-components=1
 done <<< "$DEB_BASH"
-(cd "$QDIR/dl" && sha256sum [Dd]jango-*.tar.gz moment-*.tgz bash_*.orig.tar.*) > "$QDIR/corpus.sha256"
+(cd "$QDIR/dl" && sha256sum [Dd]jango-*.tar.gz moment-*.tgz bootstrap-*.tgz bash_*.orig.tar.*) > "$QDIR/corpus.sha256"
 find "$corpus" \( -type l -o \! -type f \! -type d \) -delete
 find "$corpus" -type d -empty -delete
 chmod -R u+rwX "$corpus"

@@ -7,7 +7,8 @@ The rules (the Rust module's doc says why):
 * white space is one space; a word broken by a hyphen at a line's end is
   joined when the next line starts with a lower-case letter;
 * a line ends after a sentence end (`.`, `!`, `?`, `;`, before closing
-  quotes and brackets), after a heading (a line of at most 6 words ending
+  quotes and brackets), after a colon before a word that starts with a
+  capital or a digit, after a heading (a line of at most 6 words ending
   no sentence, before a capital or a digit), after a word whose FNV-1a 32
   hash is a multiple of 8 once 24 words are on the line, and at 200 words;
 * a text with more than 60 words per sentence end (a list, slides, a
@@ -36,9 +37,11 @@ def sentences(text: bytes) -> bytes:
     if len(words) > LIST_WORDS * max(ends, 1):
         return _lines(s)
     out, line = [], []
-    for word, heading in words:
+    for i, (word, heading) in enumerate(words):
         line.append(word)
-        if (heading or _ends_sentence(word) or len(line) >= MAX_RUN
+        nxt = words[i + 1][0] if i + 1 < len(words) else None
+        if (heading or _ends_sentence(word) or (nxt is not None and _introduces(word, nxt))
+                or len(line) >= MAX_RUN
                 or (len(line) >= MIN_RUN and _fnv(word) % CUT_ONE_IN == 0)):
             out.append(" ".join(line) + "\n")
             line = []
@@ -78,6 +81,11 @@ def _lines(s):
 
 def _ends_sentence(word):
     return word.rstrip(CLOSING).endswith((".", "!", "?", ";"))
+
+
+def _introduces(word, nxt):
+    """A colon before a word that starts with a capital or a digit."""
+    return word.rstrip(CLOSING).endswith(":") and (nxt[0].isupper() or nxt[0] in "0123456789")
 
 
 def _fnv(word):

@@ -213,6 +213,17 @@ class Prose(unittest.TestCase):
         self.assertEqual((hashlib.md5(out).hexdigest(), len(out)),
                          ("7ea87a3f1de6415485d895d355651283", 16180))
 
+    def test_a_colon_before_a_capital_ends_the_line(self):
+        # The cases of src/content/prose.rs's
+        # a_colon_ends_the_line_in_every_format and lists_keep_their_lines.
+        want = b"Before you commit, run the checker, for example:\nTo edit this page, rebuild it.\n"
+        self.assertEqual(prose.sentences(b"Before you commit, run the checker, for example:\n"
+                                         b"To edit this page, rebuild it.\n"), want)
+        self.assertEqual(prose.sentences(b"Before you commit, run the checker, for\nexample:\n"
+                                         b"To edit this page,\nrebuild it.\n"), want)
+        items = "".join(f"item {i}:  minutes of the meeting, decided\n" for i in range(20)).encode()
+        self.assertEqual(prose.sentences(items), items.replace(b":  ", b": "))
+
     def test_wraps_and_hyphens_do_not_change_the_sentences(self):
         docx = b"Terms\nThe contract starts on Monday. Payment is due within thirty days!\nIs it signed? Yes.\n"
         pdf = b"Terms\nThe contract starts\non Monday. Pay-\nment is due within\n  thirty   days!\nIs it\nsigned? Yes."
