@@ -15,7 +15,12 @@ use std::process::ExitCode;
 /// common with every file sharing a chunk are counted (identical files are
 /// collapsed to their smallest id first). Bins marked oversized, or
 /// estimated above --capacity, are processed out of core through a sort on
-/// disk. Memory: the largest bin (its estimate) plus 40 bytes per pair.
+/// disk. Memory: the largest bin (its estimate) and the pairs found (a
+/// quarter of --capacity; they spill beyond it); then the line source,
+/// within the other three quarters: its file table (~41 bytes and a
+/// front-coded path for each text file it may read; stderr warns when
+/// the table takes over half of that, naming the --capacity that holds
+/// it) and the files' lines.
 ///
 /// The defaults are the recommended settings (docs/quality.md), those of
 /// `make report`: floor 10 %, and the line source on (text files of any
@@ -217,6 +222,7 @@ fn main() -> ExitCode {
             tmpdir: a.tmpdir,
             force_spill: a.force_spill,
             only: None,
+            defer_from: fsim::stages::analyze::DEFER_FROM,
         },
         quiet: a.quiet,
         lines,

@@ -24,16 +24,25 @@
 //!
 //! Memory: the largest bin's graph (see [`estimate_memory`], at most
 //! `--capacity`) plus a quarter of `--capacity` for the pairs found, which
-//! spill to disk beyond it ([`store`]). Disk: 36 bytes per pair when they
+//! spill to disk beyond it ([`store`]); then, the bins done, the line
+//! source within the other three quarters, its file table
+//! ([`LineFiles`], read after the bins) included.
+//!
+//! Chunk groups of many files that a chunk cannot make a pair of alone
+//! (the last byte or few of a file, cut where it ends) are counted only
+//! for the pairs other chunks find ([`defer`]): the same pairs, without
+//! the k(k−1)/2 visits of a group of k files. Disk: 36 bytes per pair when they
 //! spill; for oversized bins, 16 bytes per (chunk, file pair).
 //!
 //! The modules, in the order of the work: [`read`] parses the bins stream
 //! and routes each bin, [`groups`] turns a bin's sorted records into chunk
 //! groups, [`graph`] analyses a bin in memory (the merge-style comparison),
+//! [`defer`] keeps the walk off the large groups that cannot make a pair,
 //! [`spill`] out of core, [`files`] judges a pair of a bin's files and
 //! [`pairs`] holds the thresholds and writes the pairs file, and [`store`]
 //! keeps the pairs sorted in bounded memory until then.
 
+mod defer;
 mod delta;
 mod files;
 mod graph;
@@ -57,9 +66,10 @@ use std::time::Instant;
 pub use crate::formats::bins::{
     estimate_memory, BYTES_PER_CHUNK, BYTES_PER_FILE, BYTES_PER_RECORD,
 };
+pub use defer::DEFER_FROM;
 pub use delta::{Changed, Since};
 pub use groups::Entry;
-pub use lines::{is_catalog, line_pairs, LineSource, LineStats, LineTemplates};
+pub use lines::{is_catalog, line_pairs, LineFiles, LineSource, LineStats, LineTemplates};
 pub use pairs::{pairs_params, write_pairs, Pair, PercentOf, Thresholds};
 pub use read::{analyze_reader, analyze_with_progress};
 pub use store::PairStore;
@@ -78,6 +88,11 @@ pub struct Options {
     /// A re-run's changed files: only pairs with one of them are looked for
     /// ([`delta`]).
     pub only: Option<std::sync::Arc<Changed>>,
+    /// Chunk groups of at least this many files are counted only for the
+    /// pairs other chunks propose when the chunk cannot make a pair alone
+    /// ([`defer`]; the default [`DEFER_FROM`]). The output does not depend
+    /// on it, only the work.
+    pub defer_from: usize,
 }
 
 impl Default for Options {
@@ -89,6 +104,7 @@ impl Default for Options {
             tmpdir: None,
             force_spill: false,
             only: None,
+            defer_from: DEFER_FROM,
         }
     }
 }
@@ -152,6 +168,9 @@ pub struct Analysis {
     pub spilled_bins: u64,
     /// Pair records that went through the out-of-core sort.
     pub spilled_records: u64,
+    /// Entries of the chunks' file lists visited in memory: the work of
+    /// the candidate walk ([`defer`] keeps it off the large groups).
+    pub visits: u64,
 }
 
 impl Analysis {
@@ -166,6 +185,7 @@ impl Analysis {
             collapsed: 0,
             spilled_bins: 0,
             spilled_records: 0,
+            visits: 0,
         }
     }
 }
@@ -208,19 +228,10 @@ pub fn run(cfg: &Config) -> Result<()> {
         "bins",
         cfg.quiet,
     );
-    let table = file_table(cfg)?;
     let th = &cfg.options.thresholds;
     let src = cfg.lines.as_ref().map(|(_, s)| s);
     let mut options = cfg.options.clone();
-    if let (Some(since), Some((table, _))) = (&cfg.since, &table) {
-        match delta::plan(table, since, &cfg.input, th, src)? {
-            Ok(c) => options.only = Some(std::sync::Arc::new(c)),
-            Err(why) if !cfg.quiet => crate::cli::stderr_line(format_args!(
-                "fsim-analyze: every file analysed, not only the changed ones: {why}"
-            )),
-            Err(_) => {}
-        }
-    }
+    let whole = plan_rerun(cfg, &mut options)?;
     // Nothing changed since the earlier run: every pair is in its verified
     // pairs, and the bins need not be analysed.
     let unchanged = options.only.as_ref().is_some_and(|c| c.count == 0);
@@ -233,6 +244,13 @@ pub fn run(cfg: &Config) -> Result<()> {
         analyze_with_progress(progress.reader(input), &name, &options, &progress)?
     };
     progress.finish();
+    // The bins are done (their graphs freed): the line source's table, if
+    // a re-run did not read it already.
+    let table = match (src, &cfg.files, unchanged) {
+        (Some(s), Some(files), false) if whole.is_none() => Some(line_table(files, s)?),
+        _ if unchanged => None,
+        _ => whole,
+    };
     let templates = match (&table, src, unchanged) {
         (Some((_, table_params)), Some(_), false) => line_templates(cfg, &a, table_params)?,
         _ => None,
@@ -243,9 +261,7 @@ pub fn run(cfg: &Config) -> Result<()> {
         line_stats = Some(match &cfg.line_mode {
             LineMode::From(path) => read_line_pairs(path, &mut a.pairs)?,
             LineMode::Here | LineMode::Only => {
-                // The bins are done: the line source has --capacity but the
-                // pair store's quarter.
-                let memory = cfg.options.capacity - cfg.options.capacity / 4;
+                let memory = line_memory(cfg.options.capacity, table, cfg.quiet);
                 let only = options.only.as_deref();
                 let t = templates.as_ref();
                 let threads = cfg.options.threads;
@@ -262,6 +278,7 @@ pub fn run(cfg: &Config) -> Result<()> {
         "{} bins ({} out of core), {} files, {} records, {} identical files collapsed",
         a.bins, a.spilled_bins, a.files, a.records, a.collapsed
     );
+    let visits = a.visits;
     let mut out = Output::create(cfg.output.as_deref())?;
     let oname = out.name().to_string();
     let pairs = write_pairs(a, &params, options.only.as_deref(), &mut out, &oname)?;
@@ -280,7 +297,7 @@ pub fn run(cfg: &Config) -> Result<()> {
             line_source_line(&st);
         }
         crate::cli::stderr_line(format_args!(
-            "fsim-analyze: {counts}, {} pairs in {:.2} s",
+            "fsim-analyze: {counts}, {} pairs in {:.2} s ({visits} chunk postings visited)",
             pairs,
             t0.elapsed().as_secs_f64()
         ));
@@ -322,29 +339,75 @@ fn line_templates(
     Ok(Some(LineTemplates { set, chunker }))
 }
 
-/// The file table and its header, when the line source or a re-run's
-/// delta needs it.
-#[allow(clippy::type_complexity)]
-fn file_table(cfg: &Config) -> Result<Option<(Vec<crate::formats::FileEntry>, Params)>> {
-    let wants_table = cfg.lines.is_some() || cfg.since.is_some();
-    if wants_table && cfg.line_mode != LineMode::Only {
+/// A re-run (`--previous-files`): which files changed, into `options`
+/// ([`delta`]), and the line source's rows of the file table it read
+/// whole (freed before the bins).
+fn plan_rerun(cfg: &Config, options: &mut Options) -> Result<Option<(LineFiles, Params)>> {
+    let (Some(since), Some(files)) = (&cfg.since, &cfg.files) else {
+        return Ok(None);
+    };
+    let src = cfg.lines.as_ref().map(|(_, s)| s);
+    let (table, params) = whole_table(cfg, files)?;
+    match delta::plan(&table, since, &cfg.input, &cfg.options.thresholds, src)? {
+        Ok(c) => options.only = Some(std::sync::Arc::new(c)),
+        Err(why) if !cfg.quiet => crate::cli::stderr_line(format_args!(
+            "fsim-analyze: every file analysed, not only the changed ones: {why}"
+        )),
+        Err(_) => {}
+    }
+    Ok(src.map(|s| (LineFiles::of(&table, s), params)))
+}
+
+/// The whole file table `files` and its header, for a re-run's delta.
+fn whole_table(cfg: &Config, files: &Path) -> Result<(Vec<crate::formats::FileEntry>, Params)> {
+    if cfg.line_mode != LineMode::Only {
         // In a pipe (docs/usage.md's), fsim-chunk's file table is complete
         // only once the bins arrive.
         crate::io::wait_for_input(&cfg.input)?;
     }
-    match &cfg.files {
-        Some(f) if wants_table => {
-            crate::content::store::use_beside(f);
-            if !f.exists() {
-                return Err(crate::error::Error::msg(format!(
-                    "{}: no file table (--files; the line source, on by default, reads it: give the one fsim-chunk --files-out wrote, or --no-line-source)",
-                    f.display()
-                )));
-            }
-            Ok(Some(crate::formats::files::read_file_table(f)?))
-        }
-        _ => Ok(None),
+    table_exists(files)?;
+    crate::formats::files::read_file_table(files)
+}
+
+/// The line source's rows of the file table `files` ([`LineFiles`]) and
+/// its header.
+fn line_table(files: &Path, src: &LineSource) -> Result<(LineFiles, Params)> {
+    table_exists(files)?;
+    LineFiles::load(files, src)
+}
+
+fn table_exists(files: &Path) -> Result<()> {
+    crate::content::store::use_beside(files);
+    if files.exists() {
+        return Ok(());
     }
+    Err(crate::error::Error::msg(format!(
+        "{}: no file table (--files; the line source, on by default, reads it: give the one fsim-chunk --files-out wrote, or --no-line-source)",
+        files.display()
+    )))
+}
+
+/// The line source's memory: `--capacity` less the pair store's quarter
+/// (the bins are done) and less its file table. A table that leaves the
+/// lines less than half of that is over the model: the lines get that
+/// half, and stderr says which `--capacity` would hold both.
+fn line_memory(capacity: u64, table: &LineFiles, quiet: bool) -> u64 {
+    let memory = capacity - capacity / 4;
+    let held = table.heap_bytes();
+    if held <= memory / 2 {
+        return memory - held;
+    }
+    if !quiet {
+        // held ≤ 3/8 of the capacity: capacity ≥ held × 8 / 3.
+        let needed = (held * 8).div_ceil(3).div_ceil(1 << 20);
+        crate::cli::stderr_line(format_args!(
+            "fsim-analyze: warning: the line source's file table ({} files, {} MiB) is over half of its {} MiB of --capacity: peak memory will exceed the capacity; give --capacity {needed}M or more (or --line-pairs-below a smaller size, or --no-line-source)",
+            table.len(),
+            held >> 20,
+            memory >> 20
+        ));
+    }
+    memory / 2
 }
 
 /// The line source's line of the summary on stderr.

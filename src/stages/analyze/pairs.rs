@@ -41,6 +41,17 @@ impl Thresholds {
         let base = self.percent_of.base(size_a, size_b);
         common as f64 * 100.0 >= self.min_percent * base as f64
     }
+
+    /// Whether a pair whose smaller file has `size` bytes may be kept with
+    /// at most `most` bytes in common: false only when [`Thresholds::keep`]
+    /// rejects every such pair, whichever file the percentage is of (the
+    /// smaller size is the least base, and `keep`'s comparison is
+    /// monotonic in `common` and in the base, rounding included), so a
+    /// pair it rules out is never one `keep` would have kept.
+    #[inline]
+    pub fn may_keep(&self, most: u64, size: u64) -> bool {
+        most >= self.min_bytes && most as f64 * 100.0 >= self.min_percent * size as f64
+    }
 }
 
 /// The header of the pairs file written from a bins file with header

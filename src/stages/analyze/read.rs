@@ -107,12 +107,12 @@ impl Bin {
             Some(Route::Memory(mut g)) => {
                 self.grouper.flush(&mut g)?;
                 g.finish(n);
-                match &opts.only {
-                    None => {
-                        g.all_pairs(&self.files, &opts.thresholds, opts.threads, &mut a.pairs)?
-                    }
-                    Some(c) => g.changed_pairs(&self.files, &opts.thresholds, c, &mut a.pairs)?,
-                }
+                let th = &opts.thresholds;
+                g.defer(&self.files, th, opts.defer_from);
+                a.visits += match &opts.only {
+                    None => g.all_pairs(&self.files, th, opts.threads, &mut a.pairs)?,
+                    Some(c) => g.changed_pairs(&self.files, th, c, &mut a.pairs)?,
+                };
             }
             Some(Route::Spill(mut s)) => {
                 self.grouper.flush(&mut s)?;

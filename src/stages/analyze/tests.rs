@@ -147,6 +147,7 @@ fn run_on(text: &[u8], th: Thresholds, threads: usize, force_spill: bool) -> Ran
         tmpdir: None,
         force_spill,
         only: None,
+        defer_from: DEFER_FROM,
     };
     analyze_reader(text, "test.bins", &opts).unwrap().into()
 }
@@ -416,6 +417,11 @@ proptest! {
         prop_assert_eq!(&mem.pairs, &want);
         let spill = run_on(&text, th, 1, true);
         prop_assert_eq!(&spill.pairs, &want);
+        // Every group a chunk cannot make a pair of alone deferred: the
+        // same pairs and figures.
+        let opts = Options { thresholds: th, defer_from: 2, ..Options::default() };
+        let deferred = Ran::from(analyze_reader(&text[..], "t", &opts).unwrap());
+        prop_assert_eq!(&deferred.pairs, &want);
         // Oversized bins marked by fsim-binpack take the out-of-core path too.
         let over = run_on(&bins_text(&bins, true), th, 2, false);
         prop_assert_eq!(over.spilled_bins, bins.len() as u64);
@@ -465,6 +471,7 @@ fn threads_and_spill_runs_give_identical_output() {
         tmpdir: None,
         force_spill: true,
         only: None,
+        defer_from: DEFER_FROM,
     };
     let spill = analyze_reader(&text[..], "t", &opts).unwrap();
     // A 4 KiB share of the capacity for the pairs: they spill too.
@@ -543,4 +550,109 @@ fn a_bins_file_ids_are_found_dense_or_sparse() {
             );
         }
     }
+}
+
+/// Files that share only their last byte (a newline, as the ends of
+/// files cut by the chunker) cost no visit of that chunk's group, and the
+/// pairs other chunks make still count it: the same pairs and figures as
+/// walking every group, for a fraction of the visits.
+#[test]
+fn a_large_group_of_a_tiny_chunk_costs_no_visits() {
+    const NEWLINE: u128 = 0x0a0a;
+    let n = 400u32;
+    let mut files: Vec<TFile> = (1..=n)
+        .map(|id| {
+            f(
+                id,
+                200 + (id % 50) as u64,
+                &[(1_000 + id as u128, 150), (NEWLINE, 1)],
+            )
+        })
+        .collect();
+    // Two pairs through a long chunk, one of two light files (the newline
+    // adds to it), one of a light file and a heavy one: a file of 5 bytes
+    // whose newline is a fifth of it.
+    files[10].chunks.push((77, 60));
+    files[20].chunks.push((77, 60));
+    files[30].chunks.push((88, 4));
+    files.push(f(n + 1, 5, &[(88, 4), (NEWLINE, 1)]));
+    let bins = vec![files];
+    let th = Thresholds::default();
+    let text = bins_text(&bins, false);
+    let want = model(&bins, &th);
+    let opts = |defer_from| Options {
+        thresholds: th,
+        defer_from,
+        ..Options::default()
+    };
+    let walked = analyze_reader(&text[..], "t", &opts(usize::MAX)).unwrap();
+    let deferred = analyze_reader(&text[..], "t", &opts(DEFER_FROM)).unwrap();
+    let all = (n as u64 + 1) * n as u64 / 2;
+    assert!(walked.visits >= all, "{}", walked.visits);
+    // The heavy 5-byte file's walk of the newline's group, and the long chunks.
+    assert!(deferred.visits <= n as u64 + 10, "{}", deferred.visits);
+    assert_eq!(Ran::from(walked).pairs, want);
+    let pairs = Ran::from(deferred).pairs;
+    assert_eq!(pairs, want);
+    // The heavy file makes a pair with each file through the newline
+    // alone (a fifth of it), and the long chunk's pair counts it too.
+    let figures = |a, b| {
+        let p = pairs.iter().find(|p| (p.a, p.b) == (a, b)).unwrap();
+        (p.common, p.shared)
+    };
+    assert_eq!(pairs.len(), n as usize + 1);
+    assert_eq!(figures(11, 21), (61, 2));
+    assert_eq!(figures(31, n + 1), (5, 2));
+    assert_eq!(figures(1, n + 1), (1, 1));
+    // A re-run with one file in ten changed: their pairs, the same way.
+    let flags: Vec<bool> = (0..=n + 1).map(|i| i % 10 == 1 && i <= n).collect();
+    let count = flags.iter().filter(|&&c| c).count() as u64;
+    let changed = std::sync::Arc::new(Changed { flags, count });
+    let rerun = |defer_from| {
+        let o = Options {
+            only: Some(changed.clone()),
+            ..opts(defer_from)
+        };
+        analyze_reader(&text[..], "t", &o).unwrap()
+    };
+    let want: Vec<Pair> = want.into_iter().filter(|p| changed.any(p.a, p.b)).collect();
+    assert_eq!(want.len(), count as usize + 1);
+    let (walked, deferred) = (rerun(usize::MAX), rerun(DEFER_FROM));
+    assert!(walked.visits >= count * n as u64, "{}", walked.visits);
+    assert!(deferred.visits <= 3 * count, "{}", deferred.visits);
+    assert_eq!(Ran::from(walked).pairs, want);
+    assert_eq!(Ran::from(deferred).pairs, want);
+}
+
+/// The line source's memory gives up what its file table holds, and a
+/// table over half of it leaves the lines that half (over the model,
+/// which stderr says).
+#[test]
+fn the_line_source_counts_its_file_table() {
+    let entries: Vec<crate::formats::FileEntry> = (0..1000u32)
+        .map(|id| crate::formats::FileEntry {
+            id,
+            size: 200,
+            mtime_s: 0,
+            mtime_ns: 0,
+            content: u128::from(id),
+            ftype: crate::formats::FileType::Text,
+            view: crate::formats::FileView::raw(200),
+            path: format!("tree/d{:03}/f{id:06}.txt", id / 100).into_bytes(),
+        })
+        .collect();
+    let src = LineSource {
+        max_size: None,
+        catalogs: true,
+        thresholds: Thresholds::default(),
+        verify_floor: 50.0,
+        site_names: 0,
+    };
+    let table = LineFiles::of(&entries, &src);
+    let held = table.heap_bytes();
+    assert!(held >= 1000 * 41, "{held}");
+    let capacity = 1 << 20;
+    assert_eq!(line_memory(capacity, &table, true), capacity * 3 / 4 - held);
+    let small = held * 2;
+    assert_eq!(line_memory(small, &table, true), (small - small / 4) / 2);
 }

@@ -34,11 +34,10 @@
 //! at fsim-verify's threshold hold again.
 
 use super::read::{window_lines, windows};
+use super::LineFiles;
 use crate::chunking::chunker::Chunker;
 use crate::formats::templates::TemplateSet;
-use crate::formats::{FileEntry, FileType};
 use crate::io::hashing::MixedMap;
-use crate::stages::partition::site::page_key;
 
 /// Marked templates cut out of the files the line source reads, with the
 /// chunker of the run that marked them.
@@ -98,7 +97,7 @@ impl<'t> Exclude<'t> {
     /// Returns the passes over the pages it took (0: none read).
     pub fn find_theme(
         &mut self,
-        files: &[FileEntry],
+        files: &LineFiles,
         site_names: u64,
         threads: usize,
         memory: u64,
@@ -126,7 +125,7 @@ impl<'t> Exclude<'t> {
         };
         self.theme = theme.into_iter().map(|h| (h, ())).collect();
         if !self.theme.is_empty() {
-            self.pages = pages.iter().map(|p| (files[p.0].content, ())).collect();
+            self.pages = pages.iter().map(|p| (files.content(p.0), ())).collect();
         }
         passes
     }
@@ -137,7 +136,7 @@ impl<'t> Exclude<'t> {
     #[allow(clippy::too_many_arguments)]
     fn theme_in(
         &self,
-        files: &[FileEntry],
+        files: &LineFiles,
         pages: &[(usize, Vec<u32>)],
         site_names: u64,
         parts: u64,
@@ -176,17 +175,16 @@ impl<'t> Exclude<'t> {
 /// the line source reads them), with the distinct page names of the files
 /// holding it, by file index; and how many names there are in all.
 #[allow(clippy::type_complexity)]
-fn pages(files: &[FileEntry]) -> (Vec<(usize, Vec<u32>)>, usize) {
+fn pages(files: &LineFiles) -> (Vec<(usize, Vec<u32>)>, usize) {
     let mut by_content: MixedMap<u128, (usize, Vec<u32>)> = MixedMap::default();
     let mut all: Vec<u32> = Vec::new();
-    for (i, e) in files.iter().enumerate() {
-        let key = page_key(&e.path);
-        if key == 0 || e.ftype != FileType::Text || e.size == 0 {
-            continue;
-        }
+    for &(row, key) in files.pages() {
+        let i = row as usize;
         all.push(key);
-        let p = by_content.entry(e.content).or_insert((i, Vec::new()));
-        if e.id < files[p.0].id {
+        let p = by_content
+            .entry(files.content(i))
+            .or_insert((i, Vec::new()));
+        if files.id(i) < files.id(p.0) {
             p.0 = i;
         }
         p.1.push(key);

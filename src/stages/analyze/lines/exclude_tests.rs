@@ -5,7 +5,9 @@
 //! files, whose pairs carry their payloads' sizes.
 
 use super::super::tests::entry_at;
-use super::super::{keep_chunk_figures, line_pairs, LineSource, LineStats, LineTemplates};
+use super::super::{
+    keep_chunk_figures, line_pairs, LineFiles, LineSource, LineStats, LineTemplates,
+};
 use crate::chunking::chunker::{Chunker, Cut, Method};
 use crate::formats::templates::TemplateSet;
 use crate::formats::{FileEntry, PercentOf};
@@ -50,7 +52,8 @@ fn pairs_of(
     memory: u64,
 ) -> (LineStats, Vec<Pair>) {
     let mut store = PairStore::new(1 << 20, None);
-    let st = line_pairs(files, src, templates, 2, memory, None, &mut store).unwrap();
+    let rows = LineFiles::of(files, src);
+    let st = line_pairs(&rows, src, templates, 2, memory, None, &mut store).unwrap();
     let pairs = keep_chunk_figures(store.finish().unwrap())
         .map(Result::unwrap)
         .collect();

@@ -7,9 +7,9 @@
 use super::exclude::Exclude;
 use super::order::{kept, Loaded, Postings};
 use super::read::file_lines;
+use super::LineFiles;
 use super::{LineSource, Pair, PairStore};
 use crate::error::Result;
-use crate::formats::FileEntry;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -168,7 +168,7 @@ impl Probe<'_> {
     /// (candidates, pairs).
     pub fn read_later(
         &self,
-        files: &[FileEntry],
+        files: &LineFiles,
         later: &[usize],
         changed: impl Fn(usize) -> bool + Sync,
         threads: usize,
@@ -180,9 +180,9 @@ impl Probe<'_> {
             loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&i) = later.get(k) else { break };
-                let e = &files[i];
+                let e = files.entry(i);
                 // Left out as when it was counted (it changed since).
-                let Some(lines) = file_lines(e, self.ex) else {
+                let Some(lines) = file_lines(&e, self.ex) else {
                     continue;
                 };
                 let size = lines.size;

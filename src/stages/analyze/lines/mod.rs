@@ -70,7 +70,9 @@
 //! distinct line of a content in its list, 8 more when in its prefix) and
 //! the line table (~40 bytes per distinct line), counted as 56 bytes per
 //! distinct line of a content, within three quarters of `--capacity` (the
-//! bins are done by then); plus one accumulator per thread (8 bytes per
+//! bins are done by then) less the file table of the files it may read
+//! ([`LineFiles`]: ~41 bytes a file and its front-coded path, loaded once
+//! the bins are done); plus one accumulator per thread (8 bytes per
 //! content), and per reader the lines of one file (16 bytes per distinct
 //! line, up to twice that while it is read) and its longest line. When
 //! the contents do not fit, they are read once to count their lines into
@@ -93,6 +95,7 @@ mod exclude;
 mod join;
 mod order;
 mod read;
+mod table;
 #[cfg(test)]
 mod tests;
 
@@ -105,6 +108,7 @@ use order::{Interner, Loaded, Postings, Sketch};
 use read::{window_lines, windows};
 use std::collections::HashMap;
 use std::sync::Mutex;
+pub use table::LineFiles;
 
 /// Which files the line source looks at, and its threshold.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,7 +191,7 @@ const BYTES_PER_ENTRY: u64 = 56;
 /// the lines of a site's theme (`src.site_names`) are found first, within
 /// `memory`, and left out of every file.
 pub fn line_pairs(
-    files: &[FileEntry],
+    files: &LineFiles,
     src: &LineSource,
     templates: Option<&LineTemplates>,
     threads: usize,
@@ -197,16 +201,14 @@ pub fn line_pairs(
 ) -> Result<LineStats> {
     // One file per content (the smallest id), smaller contents first.
     let mut first: HashMap<u128, usize> = HashMap::new();
-    for (i, e) in files.iter().enumerate() {
-        if selected(e, src) {
-            let f = first.entry(e.content).or_insert(i);
-            if e.id < files[*f].id {
-                *f = i;
-            }
+    for i in (0..files.len()).filter(|&i| files.compared(i)) {
+        let f = first.entry(files.content(i)).or_insert(i);
+        if files.id(i) < files.id(*f) {
+            *f = i;
         }
     }
     let mut reps: Vec<usize> = first.into_values().collect();
-    reps.sort_by_key(|&i| (files[i].size, files[i].id));
+    reps.sort_by_key(|&i| (files.size(i), files.id(i)));
     let mut ex = Exclude::templates(templates);
     if !reps.is_empty() {
         ex.find_theme(files, src.site_names, threads, memory);
@@ -235,7 +237,7 @@ pub fn line_pairs(
 /// The contents of `reps` read and interned in their order, and the
 /// files left out; `None` as soon as they hold more than `cap`.
 fn load(
-    files: &[FileEntry],
+    files: &LineFiles,
     reps: &[usize],
     threads: usize,
     cap: Option<u64>,
@@ -249,7 +251,7 @@ fn load(
                 unreadable += 1;
                 continue;
             };
-            set.push(files[i].id, lines.size, &lines.lines);
+            set.push(files.id(i), lines.size, &lines.lines);
             if cap.is_some_and(|m| set.entries() * BYTES_PER_ENTRY > m) {
                 return None;
             }
@@ -260,7 +262,7 @@ fn load(
 
 /// One line-source run's settings and output.
 struct Run<'a, 'o> {
-    files: &'a [FileEntry],
+    files: &'a LineFiles,
     src: &'a LineSource,
     threads: usize,
     only: Option<&'a super::Changed>,
@@ -301,9 +303,9 @@ impl Run<'_, '_> {
             let read: Vec<usize> = later
                 .iter()
                 .copied()
-                .filter(|&i| any || self.changed(self.files[i].id))
+                .filter(|&i| any || self.changed(self.files.id(i)))
                 .collect();
-            let changed = |i: usize| self.changed(self.files[i].id);
+            let changed = |i: usize| self.changed(self.files.id(i));
             let (c, p) = probe.read_later(self.files, &read, changed, self.threads, self.store)?;
             candidates += c;
             pairs += p;
@@ -348,7 +350,7 @@ impl Run<'_, '_> {
                 sketch.add(&lines);
             }
         }
-        counted.sort_by_key(|&(i, _, size)| (size, self.files[i].id));
+        counted.sort_by_key(|&(i, _, size)| (size, self.files.id(i)));
         let budget = memory.saturating_sub(sketch.bytes());
         let budget = budget - budget / 4;
         let mut stats = LineStats {

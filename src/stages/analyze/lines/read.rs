@@ -5,6 +5,7 @@
 //! [`super::exclude`] leaves out.
 
 use super::exclude::Exclude;
+use super::LineFiles;
 use crate::formats::FileEntry;
 use crate::stages::verify::for_each_line_token;
 use std::ffi::OsStr;
@@ -198,7 +199,7 @@ fn read_raw(e: &FileEntry, block: usize, mut each: impl FnMut(&[u8])) -> Option<
 /// `reps` cut in windows of at most [`WINDOW`] files and, unless one file
 /// alone exceeds it, [`WINDOW_BYTES`] of them, in their order.
 pub(super) fn windows<'a>(
-    files: &'a [FileEntry],
+    files: &'a LineFiles,
     reps: &'a [usize],
 ) -> impl Iterator<Item = &'a [usize]> {
     let mut rest = reps;
@@ -211,7 +212,7 @@ pub(super) fn windows<'a>(
             .iter()
             .take(WINDOW)
             .take_while(|&&i| {
-                bytes += files[i].size;
+                bytes += files.size(i);
                 bytes <= WINDOW_BYTES
             })
             .count()
@@ -226,14 +227,17 @@ pub(super) fn windows<'a>(
 /// `i` of the window by worker `i % threads`: catalogs and small files
 /// spread over them).
 pub(super) fn window_lines(
-    files: &[FileEntry],
+    files: &LineFiles,
     reps: &[usize],
     threads: usize,
     ex: &Exclude,
 ) -> Vec<FileLines> {
     let threads = threads.clamp(1, reps.len().max(1));
     if threads == 1 {
-        return reps.iter().map(|&i| file_lines(&files[i], ex)).collect();
+        return reps
+            .iter()
+            .map(|&i| file_lines(&files.entry(i), ex))
+            .collect();
     }
     let mut parts: Vec<Vec<FileLines>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
@@ -242,7 +246,7 @@ pub(super) fn window_lines(
                     reps.iter()
                         .skip(t)
                         .step_by(threads)
-                        .map(|&i| file_lines(&files[i], ex))
+                        .map(|&i| file_lines(&files.entry(i), ex))
                         .collect::<Vec<_>>()
                 })
             })

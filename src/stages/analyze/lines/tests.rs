@@ -96,7 +96,8 @@ fn run_with(
     threads: usize,
 ) -> (LineStats, Vec<(u32, u32)>) {
     let mut store = crate::stages::analyze::PairStore::new(1 << 20, None);
-    let st = line_pairs(files, src, None, threads, memory, only, &mut store).unwrap();
+    let rows = LineFiles::of(files, src);
+    let st = line_pairs(&rows, src, None, threads, memory, only, &mut store).unwrap();
     let pairs = keep_chunk_figures(store.finish().unwrap())
         .map(|p| p.map(|p| (p.a, p.b)).unwrap())
         .collect();
@@ -166,6 +167,7 @@ fn workers_read_the_files_in_their_order_and_count_each_line() {
     files[4].size += 1;
     let reps: Vec<usize> = (0..files.len()).collect();
     let none = Exclude::default();
+    let files = LineFiles::of(&files, &source(None, false, 30.0, 0.0));
     let one = window_lines(&files, &reps, 1, &none);
     assert!(one[4].is_none() && one.iter().filter(|l| l.is_none()).count() == 1);
     let lines = one[7].clone().unwrap();
@@ -230,6 +232,7 @@ fn windows_are_bounded_by_files_and_by_bytes() {
         };
     }
     let reps: Vec<usize> = (0..files.len()).collect();
+    let files = LineFiles::of(&files, &source(None, false, 30.0, 0.0));
     let sizes: Vec<usize> = windows(&files, &reps).map(|w| w.len()).collect();
     assert_eq!(&sizes[..4], &[256, 44, 1, 4]);
     assert_eq!(sizes.iter().sum::<usize>(), 600);
