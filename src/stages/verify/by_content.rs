@@ -71,6 +71,8 @@ impl Side {
 #[derive(Debug, Default)]
 pub(super) struct ByContent {
     figures: HashMap<(Side, Side), u64>,
+    /// Pairs whose figure was taken from here.
+    pub(super) used: u64,
 }
 
 impl ByContent {
@@ -112,6 +114,12 @@ impl ByContent {
     }
 }
 
+/// Whether `by_content` gives pair `p` a figure (the plan of the files
+/// to read leaves such pairs out).
+pub(super) fn knows(by_content: Option<&ByContent>, files: &[FileEntry], p: &PairIn) -> bool {
+    by_content.is_some_and(|b| b.figure(files, p).is_some())
+}
+
 /// The exact rows of `previous` (verified pairs of the file table `old`)
 /// with a file that has no id now (`new_of_old`: changed, removed, or of a
 /// changed content), at most `max` of them. A file that is not verified
@@ -149,5 +157,5 @@ fn load(previous: &Path, old: &[FileEntry], new_of_old: &[u32], max: usize) -> R
             break;
         }
     }
-    Ok(ByContent { figures })
+    Ok(ByContent { figures, used: 0 })
 }

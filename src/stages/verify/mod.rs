@@ -223,14 +223,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         }
     };
     let prev = open_earlier()?;
-    // A delta's pairs whose contents the earlier run verified together
-    // (regions are not kept for them: with --regions they are verified).
-    let by_content = match &previous {
-        Some((pairs, table, _)) if !want_regions => {
-            ByContent::for_delta(&cfg.pairs, &files, pairs, table, cfg.memory)?
-        }
-        _ => None,
-    };
+    let by_content = earlier_by_content(cfg, &previous, &files, want_regions)?;
     let mut plan = Plan::new(files.len());
     // With --previous, the plan leaves out the pairs the earlier run gives
     // (a second reader of its outputs answers as the real one will): a
@@ -238,11 +231,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     // their figures below it were never kept, and reads each file about
     // once only with a plan (14,210 files read instead of 736,812 on
     // 12.6 M rustdoc candidates).
-    let known = |p: &PairIn| {
-        by_content
-            .as_ref()
-            .is_some_and(|b| b.figure(&files, p).is_some())
-    };
+    let known = |p: &PairIn| by_content::knows(by_content.as_ref(), &files, p);
     plan.global = global_plan(cfg, files.len(), open_earlier()?, want_regions, &known);
     let mut reading = Reading {
         cfg,
@@ -260,7 +249,6 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         prev_regions: Vec::new(),
         delta: None,
         by_content,
-        by_content_reused: 0,
     };
     let mut flow = Flow {
         batch: Vec::new(),
@@ -300,11 +288,27 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     summary.seconds = start.elapsed().as_secs_f64();
     summary.reused = (reading.prev.map(|p| p.reused)).or(reading.delta.map(|d| d.reused));
-    summary.by_content = reading.by_content_reused;
+    summary.by_content = reading.by_content.map_or(0, |b| b.used);
     if !cfg.quiet {
         crate::cli::stderr_line(summary.line());
     }
     Ok(summary)
+}
+
+/// A delta's pairs whose contents the earlier run verified together
+/// ([`by_content`]); none with --regions, whose regions it does not keep.
+fn earlier_by_content(
+    cfg: &Config,
+    previous: &Option<Earlier>,
+    files: &[crate::formats::FileEntry],
+    want_regions: bool,
+) -> Result<Option<ByContent>> {
+    match previous {
+        Some((pairs, table, _)) if !want_regions => {
+            ByContent::for_delta(&cfg.pairs, files, pairs, table, cfg.memory)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// One worker per job, with the templates (cut out of each file) and the
@@ -429,8 +433,6 @@ struct Reading<'a> {
     delta: Option<previous::Rows>,
     /// The earlier figures of a delta's pairs, by their files' contents.
     by_content: Option<ByContent>,
-    /// Pairs whose figure came from `by_content`.
-    by_content_reused: u64,
 }
 
 impl Reading<'_> {
@@ -562,8 +564,9 @@ impl Reading<'_> {
         if self.want_regions || self.delta.as_ref().is_none_or(|d| d.reverify) {
             return None;
         }
-        let common = self.by_content.as_ref()?.figure(self.files, p)?;
-        self.by_content_reused += 1;
+        let b = self.by_content.as_mut()?;
+        let common = b.figure(self.files, p)?;
+        b.used += 1;
         Some(Outcome::reused(common, Vec::new()))
     }
 }
