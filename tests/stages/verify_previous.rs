@@ -348,3 +348,58 @@ fn outputs_that_do_not_fit_are_refused(r: &Runs) {
     let e = refused(&old.join("pairs.tsv"), &old.join("files.tsv"));
     assert!(e.contains("--previous takes the verified pairs"), "{e}");
 }
+
+/// Identical copies are analysed through the first of them: editing that
+/// one moves the set's pairs to the next copy, and the re-run's analysis
+/// lists them again. fsim-verify takes their figures from the earlier
+/// run's pairs of the same two contents instead of reading the files; with
+/// files also added and removed, the outputs are those of a run from
+/// scratch.
+#[test]
+fn moved_copies_take_the_earlier_figures_of_their_contents() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    let spec = fsim_tools::corpus::Overlap {
+        files: 300,
+        body: 60_000,
+        extract: 2_000,
+        edits: 1,
+        dirs: 4,
+        seed: 7,
+    };
+    fsim_tools::corpus::generate_overlap(&repo, &spec).unwrap();
+    let all = files_under(&repo);
+    // Every 10th file has a copy, next to it in the walk.
+    let copied: Vec<&PathBuf> = all.iter().step_by(10).collect();
+    for f in &copied {
+        std::fs::copy(f, format!("{}.copy", f.display())).unwrap();
+    }
+    let plain = ["REGIONS=0", "FORMATS=txt json tsv"];
+    let old = t.path().join("old");
+    make(&repo, &old, &plain);
+    // The first copies of three sets edited, a file removed, one added.
+    for f in &copied[..3] {
+        let mut d = std::fs::read(f).unwrap();
+        d.extend_from_slice(b"a new last line\n");
+        std::fs::write(f, d).unwrap();
+    }
+    std::fs::remove_file(&all[205]).unwrap();
+    std::fs::write(repo.join("d001/new.txt"), b"a file of its own\n").unwrap();
+    let fresh = t.path().join("fresh");
+    make(&repo, &fresh, &plain);
+    let inc = t.path().join("inc");
+    let prev = format!("PREVIOUS={}", old.display());
+    let err = make(&repo, &inc, &[&plain[..], &[prev.as_str()]].concat());
+    for n in ["verified.tsv", "report.txt", "report.json", "report.tsv"] {
+        assert!(
+            std::fs::read(fresh.join(n)).unwrap() == std::fs::read(inc.join(n)).unwrap(),
+            "{n} differs from a run from scratch"
+        );
+    }
+    let summary = verify_summary(&err);
+    let by_content = field(summary, " by their contents' earlier figures");
+    assert!(
+        by_content > 0 && by_content < pairs_read(summary),
+        "{summary}"
+    );
+}

@@ -71,6 +71,7 @@
 //! are written in input order, so output and warnings are byte-identical
 //! for any `-j`.
 
+mod by_content;
 mod cache;
 mod diff;
 mod extend;
@@ -85,6 +86,7 @@ mod tests;
 mod tokens;
 mod worker;
 
+use by_content::ByContent;
 use cache::{Cache, SharedCache};
 pub use diff::{compare, Comparison, Differ, Region};
 pub use extend::extend_runs;
@@ -221,6 +223,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         }
     };
     let prev = open_earlier()?;
+    let by_content = earlier_by_content(cfg, &previous, &files, want_regions)?;
     let mut plan = Plan::new(files.len());
     // With --previous, the plan leaves out the pairs the earlier run gives
     // (a second reader of its outputs answers as the real one will): a
@@ -228,7 +231,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     // their figures below it were never kept, and reads each file about
     // once only with a plan (14,210 files read instead of 736,812 on
     // 12.6 M rustdoc candidates).
-    plan.global = global_plan(cfg, files.len(), open_earlier()?, want_regions);
+    let known = |p: &PairIn| by_content::knows(by_content.as_ref(), &files, p);
+    plan.global = global_plan(cfg, files.len(), open_earlier()?, want_regions, &known);
     let mut reading = Reading {
         cfg,
         files: &files,
@@ -244,6 +248,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         prev,
         prev_regions: Vec::new(),
         delta: None,
+        by_content,
     };
     let mut flow = Flow {
         batch: Vec::new(),
@@ -283,10 +288,27 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     summary.seconds = start.elapsed().as_secs_f64();
     summary.reused = (reading.prev.map(|p| p.reused)).or(reading.delta.map(|d| d.reused));
+    summary.by_content = reading.by_content.map_or(0, |b| b.used);
     if !cfg.quiet {
         crate::cli::stderr_line(summary.line());
     }
     Ok(summary)
+}
+
+/// A delta's pairs whose contents the earlier run verified together
+/// ([`by_content`]); none with --regions, whose regions it does not keep.
+fn earlier_by_content(
+    cfg: &Config,
+    previous: &Option<Earlier>,
+    files: &[crate::formats::FileEntry],
+    want_regions: bool,
+) -> Result<Option<ByContent>> {
+    match previous {
+        Some((pairs, table, _)) if !want_regions => {
+            ByContent::for_delta(&cfg.pairs, files, pairs, table, cfg.memory)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// One worker per job, with the templates (cut out of each file) and the
@@ -409,6 +431,8 @@ struct Reading<'a> {
     /// A delta pairs file (a re-run's fsim-analyze): the pairs of unchanged
     /// files come from the earlier run, merged in (a, b) order.
     delta: Option<previous::Rows>,
+    /// The earlier figures of a delta's pairs, by their files' contents.
+    by_content: Option<ByContent>,
 }
 
 impl Reading<'_> {
@@ -529,9 +553,21 @@ impl Reading<'_> {
             Some(pv) => pv
                 .lookup(&p, self.want_regions.then_some(&mut self.prev_regions))?
                 .map(|common| Outcome::reused(common, std::mem::take(&mut self.prev_regions))),
-            None => None,
+            None => self.same_contents(&p),
         };
         flow.push(p, r)
+    }
+
+    /// A delta pair's figure from the earlier run's pair of the same two
+    /// contents ([`by_content`]), unless that run's figures are not reused.
+    fn same_contents(&mut self, p: &PairIn) -> Option<Outcome> {
+        if self.want_regions || self.delta.as_ref().is_none_or(|d| d.reverify) {
+            return None;
+        }
+        let b = self.by_content.as_mut()?;
+        let common = b.figure(self.files, p)?;
+        b.used += 1;
+        Some(Outcome::reused(common, Vec::new()))
     }
 }
 

@@ -27,6 +27,10 @@ pub struct Summary {
     pub stopped_in_diff: u64,
     /// Pairs whose figure came from the earlier run (`None`: no --previous).
     pub reused: Option<u64>,
+    /// Of a delta's own pairs, those whose two contents the earlier run
+    /// verified under other ids ([`super::by_content`]): figures taken
+    /// from it, no file read.
+    pub by_content: u64,
 }
 
 impl Summary {
@@ -56,6 +60,9 @@ impl Summary {
         } + &match self.reused {
             Some(n) => format!(", {n} reused from the earlier run"),
             None => String::new(),
+        } + &match self.by_content {
+            0 => String::new(),
+            n => format!(", {n} by their contents' earlier figures"),
         }
     }
 }

@@ -134,6 +134,7 @@ pub(super) fn global_plan(
     files: usize,
     mut previous: Option<Previous>,
     want_regions: bool,
+    known: &dyn Fn(&PairIn) -> bool,
 ) -> Option<Global> {
     if cfg.pairs.as_os_str() == "-" || !std::fs::metadata(&cfg.pairs).ok()?.is_file() {
         return None;
@@ -166,6 +167,10 @@ pub(super) fn global_plan(
             {
                 continue;
             }
+        }
+        // Nor do those whose figure is known by their contents.
+        if known(&p) {
+            continue;
         }
         if prev_a.is_some_and(|a| a != p.a) {
             group += 1;
