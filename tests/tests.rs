@@ -50,6 +50,7 @@ mod documents {
     #[allow(clippy::module_inception)]
     mod documents;
     mod office_variants;
+    mod text_prose;
 }
 
 /// `make report` and the installed `fsim`: whole runs, re-runs, resume, faults, collections and folders.

@@ -124,3 +124,80 @@ def _words(s):
             i = len(out) - 1
             heading = None if _ends_sentence(out[i][0]) else i
     return [(w, h) for w, h in out]
+
+
+
+# Whether a text file reads as prose: the mirror of
+# `content::prose::reads_as_prose` (src/content/prose.rs says why).
+MAX_PROSE_BYTES = 16 << 20
+MIN_WORDS = 50
+WORD_SHARE = 80
+WORDS_PER_END = 40
+MAX_CODE_LINES = 5
+MAX_INDENTED = 40
+MIN_MEDIAN_LINE = 40
+OPENING = "\"'([\u2018\u201c\u00ab"
+TRAILING = ".,;:!?\"')]\u2019\u201d\u00bb"
+INNER = "-'\u2019"
+CODE_ENDS = b"{};=<>([\\|"
+CODE_STARTS = b"{}<>#@$|"
+CODE_PREFIXES = (b"//", b"/*", b".. ", b"```")
+NEVER_PROSE = (b'"""', b"'''", b"#!", b'msgid "', b'msgstr "', b'msgctxt "')
+ASCII_WS = b" \t\n\x0c\r"
+
+
+def _letter(c):
+    """A letter of a word: an ASCII letter, or any character past ASCII but
+    the Latin-1 signs, the multiplication and division signs and the
+    general punctuation block (one definition both languages compute
+    alike, unlike their Unicode tables)."""
+    o = ord(c)
+    if o < 0x80:
+        return c.isascii() and c.isalpha()
+    return not (o < 0xC0 or o in (0xD7, 0xF7) or 0x2000 <= o < 0x2070)
+
+
+def _is_word(tok):
+    w = tok.lstrip(OPENING).rstrip(TRAILING)
+    return bool(w) and _letter(w[0]) and all(_letter(c) or c in INNER for c in w)
+
+
+def _is_code(t):
+    """A trimmed line that is code, markup or a table row."""
+    return (t[-1] in CODE_ENDS or t[0] in CODE_STARTS or t.startswith(CODE_PREFIXES)
+            or b"\t" in t
+            or (len(t) >= 3 and not any(chr(b).isalnum() or b >= 0x80 for b in t)))
+
+
+def reads_as_prose(data: bytes) -> bool:
+    """Whether a text file is prose, compared as sentences."""
+    if len(data) > MAX_PROSE_BYTES or b"\0" in data:
+        return False
+    try:
+        s = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    tokens = words = ends = 0
+    for line in _split_lines(s):
+        for tok in _ws(line):
+            tokens += 1
+            if _is_word(tok):
+                words += 1
+                if tok.rstrip(CLOSING).endswith((".", "!", "?")):
+                    ends += 1
+    if words < MIN_WORDS or words * 100 < tokens * WORD_SHARE or words > ends * WORDS_PER_END:
+        return False
+    lengths, code, indented = [], 0, 0
+    for line in data.split(b"\n"):
+        t = line.strip(ASCII_WS)
+        if not t:
+            continue
+        if t.startswith(NEVER_PROSE):
+            return False
+        lengths.append(len(t))
+        code += _is_code(t)
+        indented += line[:1] in (b" ", b"\t")
+    lengths.sort()
+    n = len(lengths)
+    return (code * 100 <= n * MAX_CODE_LINES and indented * 100 <= n * MAX_INDENTED
+            and lengths[(n - 1) // 2] >= MIN_MEDIAN_LINE)

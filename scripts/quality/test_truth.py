@@ -231,6 +231,21 @@ class Prose(unittest.TestCase):
         self.assertEqual(prose.sentences(docx), want)
         self.assertEqual(prose.sentences(pdf), want)
 
+    def test_the_same_files_read_as_prose_as_for_fsim(self):
+        # content::plaintext's tests check the same list.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        data = os.path.join(root, "tests", "data")
+        kinds = set()
+        with open(os.path.join(data, "prose-rule", "expected.tsv")) as fh:
+            for line in fh:
+                if line.startswith("#"):
+                    continue
+                name, what = line.rstrip("\n").split("\t")
+                with open(os.path.join(data, name), "rb") as f:
+                    self.assertEqual(prose.reads_as_prose(f.read()), what == "prose", name)
+                kinds.add(what)
+        self.assertEqual(kinds, {"prose", "raw"})
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -32,6 +32,7 @@ mod member_cache;
 mod package;
 mod pdf;
 pub mod pdftext;
+mod plaintext;
 mod prose;
 pub mod store;
 #[cfg(test)]
@@ -169,9 +170,14 @@ pub struct View {
 pub fn view(data: &[u8], limits: &Limits) -> View {
     let kind = detect(&mut io::Cursor::new(data));
     if kind == Kind::Raw {
+        let (kind, bytes) = if plaintext::reads_as_prose(data) {
+            (Kind::Prose, prose::sentences(data))
+        } else {
+            (Kind::Raw, data.to_vec())
+        };
         return View {
             kind,
-            bytes: data.to_vec(),
+            bytes,
             note: None,
         };
     }
@@ -278,7 +284,29 @@ pub fn open(path: &Path, limits: &Limits) -> io::Result<Opened> {
         file.seek(SeekFrom::Start(head.len() as u64))?;
     }
     let ended = head.len() < detect::HEAD;
+    if plaintext::may_read_as_prose(&head, meta.len()) {
+        return prose_or_raw(file, head, ended, meta);
+    }
     Ok(raw(RawBody::after_head(file, head, ended), meta))
+}
+
+/// A text file that may read as prose, `head` read: read whole (at most
+/// [`plaintext::MAX_PROSE_BYTES`], which its size was checked against),
+/// then its prose view, or its raw body from the bytes read, the file not
+/// read again.
+fn prose_or_raw(mut file: File, head: Vec<u8>, ended: bool, meta: Metadata) -> io::Result<Opened> {
+    let mut all = head;
+    if !ended {
+        let room = (plaintext::MAX_PROSE_BYTES + 1).saturating_sub(all.len());
+        (&mut file).take(room as u64).read_to_end(&mut all)?;
+    }
+    if plaintext::reads_as_prose(&all) {
+        return Ok(viewed(Kind::Prose, prose::sentences(&all), file, meta));
+    }
+    // A file that grew past the limit since its size was read: the rest
+    // after the bytes read.
+    let ended = all.len() <= plaintext::MAX_PROSE_BYTES;
+    Ok(raw(RawBody::after_head(file, all, ended), meta))
 }
 
 /// The identity of a file chunked through a content view: the MD5 of its
@@ -351,8 +379,9 @@ pub fn pdf_extractor_param() -> Option<&'static str> {
 
 /// The `views=` chunking parameter: the version of the views' text, so
 /// that records of views made another way are not reused or compared as
-/// if made this way. 2: prose as sentences ([`prose`]); 3: a colon before
-/// a capital ends a line too.
+/// if made this way. 2: prose as sentences ([`prose`]); 3: text files and
+/// decompressed streams that read as prose too ([`plaintext`]), and a
+/// colon before a capital ends a line.
 pub fn views_param() -> Option<String> {
     Some(VIEWS_VERSION.into())
 }
@@ -642,7 +671,9 @@ fn extract_guarded(
     }
 }
 
-/// The view of `src` as `kind`: prose kinds as sentences ([`prose`]).
+/// The view of `src` as `kind`: prose kinds as sentences ([`prose`]), and
+/// a decompressed stream too when it reads as prose ([`plaintext`]), as
+/// the same text uncompressed does.
 fn extract(
     kind: Kind,
     src: &mut dyn Source,
@@ -650,11 +681,14 @@ fn extract(
     budget: &Budget,
 ) -> Result<Vec<u8>, Fail> {
     let text = extract_text(kind, src, path, budget)?;
-    Ok(if kind.is_prose() {
-        prose::sentences(&text)
-    } else {
-        text
-    })
+    let stream = matches!(kind, Kind::Gzip | Kind::Bzip2 | Kind::Xz | Kind::Zstd);
+    Ok(
+        if kind.is_prose() || (stream && plaintext::reads_as_prose(&text)) {
+            prose::sentences(&text)
+        } else {
+            text
+        },
+    )
 }
 
 fn extract_text(
@@ -664,7 +698,7 @@ fn extract_text(
     budget: &Budget,
 ) -> Result<Vec<u8>, Fail> {
     match kind {
-        Kind::Raw => Err("not a document".into()),
+        Kind::Raw | Kind::Prose => Err("not a document".into()),
         Kind::Gzip | Kind::Bzip2 | Kind::Xz | Kind::Zstd => compressed::extract(kind, src, budget),
         Kind::Odt | Kind::Ods | Kind::Odp | Kind::Odg if !is_zip(src)? => {
             flat::extract(kind, src, budget)

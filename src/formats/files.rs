@@ -160,23 +160,27 @@ pub enum ViewKind {
     Doc,
     Xls,
     Ppt,
+    /// A text file that reads as prose (`content::plaintext`): its
+    /// sentences, one a line, as a document's text.
+    Prose,
 }
 
 impl ViewKind {
     /// Whether the view is running text, compared as sentences (one per
     /// line, `content::prose`) so that the same words in another format
-    /// compare alike: documents, slides and mail; not spreadsheets (rows),
-    /// catalogs (messages) or decompressed streams (the bytes themselves).
+    /// compare alike: documents, slides, mail and text files that read as
+    /// prose; not spreadsheets (rows), catalogs (messages) or decompressed
+    /// streams (the bytes themselves, unless they read as prose).
     pub fn is_prose(self) -> bool {
         use ViewKind::*;
         matches!(
             self,
-            Docx | Pptx | Odt | Odp | Odg | Epub | Pdf | Mail | Doc | Ppt
+            Docx | Pptx | Odt | Odp | Odg | Epub | Pdf | Mail | Doc | Ppt | Prose
         )
     }
 
     /// Every kind, in a fixed order (tests, docs).
-    pub const ALL: [ViewKind; 19] = [
+    pub const ALL: [ViewKind; 20] = [
         ViewKind::Raw,
         ViewKind::Gzip,
         ViewKind::Bzip2,
@@ -196,6 +200,7 @@ impl ViewKind {
         ViewKind::Doc,
         ViewKind::Xls,
         ViewKind::Ppt,
+        ViewKind::Prose,
     ];
 
     /// The name written in notes and in the file table.
@@ -220,6 +225,7 @@ impl ViewKind {
             ViewKind::Doc => "doc",
             ViewKind::Xls => "xls",
             ViewKind::Ppt => "ppt",
+            ViewKind::Prose => "prose",
         }
     }
 

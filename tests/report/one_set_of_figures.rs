@@ -281,7 +281,9 @@ fn from_text(text: &str) -> (BTreeSet<(String, String)>, usize) {
             let rest = l.trim_start().split_once("  ").unwrap().1;
             let (pair, _) = rest.rsplit_once(": ").unwrap();
             let (a, b) = pair.split_once(" <-> ").unwrap();
-            (a.to_string(), b.to_string())
+            // A side compared by a content view names it: `PATH  [prose text]`.
+            let path = |s: &str| s.split_once("  [").map_or(s, |(p, _)| p).to_string();
+            (path(a), path(b))
         })
         .collect();
     let clusters = text

@@ -57,7 +57,9 @@ fn query_finds_planted_relations_and_copies() {
     assert_eq!(lines[0][5], "yes");
     assert_eq!(
         lines[0][2].parse::<u64>().unwrap(),
-        std::fs::metadata(&a).unwrap().len()
+        fsim::content::view(&std::fs::read(&a).unwrap(), &Default::default())
+            .bytes
+            .len() as u64
     );
     assert_eq!(lines[1][1], b.to_str().unwrap());
     assert_eq!(lines[1][5], "no");
