@@ -612,6 +612,9 @@ def text_eml(path):
 # the truth cuts them the same way, prose.py): documents of prose, not
 # spreadsheets or compressed streams.
 PROSE = {"docx", "pptx", "odt", "odp", "pdf", "eml", "ott", "otp"}
+# Plain text and decompressed streams: cut as sentences too when their text
+# reads as prose (prose.reads_as_prose, the mirror of content::plaintext).
+PLAIN = {"txt", "gz", "bz2", "xz"}
 # Spreadsheets: their views are rows (a cell a sentence here), compared with
 # each other but not counted as the same text as a document.
 SHEETS = {"xlsx", "ods", "ots"}
@@ -707,7 +710,7 @@ def main():
         if not os.path.exists(tp):
             try:
                 t = EXTRACT[manifest[rel]["kind"]](os.path.join(corpus, rel))
-                if manifest[rel]["kind"] in PROSE:
+                if manifest[rel]["kind"] in PROSE or (manifest[rel]["kind"] in PLAIN and prose.reads_as_prose(t)):
                     t = prose.sentences(t)
             except Exception as e:  # the extractor's failure: no text, no pairs
                 with open(ep, "w") as fo:
@@ -888,7 +891,8 @@ def main():
       "program fsim runs too: the PDF truth is independent of fsim's code, not of poppler), Python's email "
       "(From, To, Date, Subject and the text/plain bodies), gzip/bz2/lzma; lines trimmed, empty lines left "
       "out (a decompressed stream and a plain `.txt` as they are); the texts of docx, pptx, odt, odp, ott, "
-      "otp, pdf and eml then one "
+      "otp, pdf and eml, and of a `.txt` or a decompressed stream that reads as prose by fsim's rule "
+      "(`prose.reads_as_prose`, the mirror of `content::plaintext`), then one "
       "sentence a line, by the rules fsim's views follow (scripts/quality/prose.py, the mirror of "
       "`content::prose`, both checked on one sample), so that a document and its PDF are the same "
       "text as a reader sees it. Similarity = truth.py's exact measure (bytes of a longest common "

@@ -44,6 +44,10 @@
   sized and diffed like any text. Their cache keys are the raw contents'
   MD5s prefixed `mo:`, so a cache written when they were binary keeps its
   meaning.
+* Text files that read as prose by fsim's rule (prose.reads_as_prose, the
+  mirror of content::plaintext: licences, READMEs written as paragraphs)
+  are compared as fsim's `prose` view, one sentence a line (prose.py),
+  written beside the compiled catalogs' messages, keys prefixed `prose:`.
 * Results (diff figures and bounds) are cached by content hashes in a TSV
   file, so re-runs only look at new pairs; the diffs run in JOBS processes.
   The byte figures of binary pairs have their own cache file (BYTES-CACHE),
@@ -64,6 +68,9 @@ import tempfile
 import time
 from collections import Counter
 from multiprocessing import Pool
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import prose  # noqa: E402
 
 RATIO_FLOOR = 0.3
 # fsim-verify's cutting of long lines (src/stages/verify/long_lines.rs).
@@ -110,6 +117,18 @@ def mo_view(path, data, folder):
     return out
 
 
+def prose_view(data, folder):
+    """A text that reads as prose as fsim's `prose` view cuts it, one
+    sentence a line (prose.py, the mirror of content::plaintext and
+    content::prose), written to folder once per content: its path."""
+    out = os.path.join(folder, hashlib.md5(data).hexdigest() + ".prose.txt")
+    if not os.path.exists(out):
+        with open(out + ".tmp", "wb") as fh:
+            fh.write(prose.sentences(data))
+        os.replace(out + ".tmp", out)
+    return out
+
+
 def content_classes(root, binary=None, mo_views=None):
     """path -> (md5 hex, size) for every file under root. binary: a set that
     receives the md5 of every content holding a NUL byte. mo_views: a folder
@@ -126,6 +145,12 @@ def content_classes(root, binary=None, mo_views=None):
             with open(VIEWS[p], "rb") as fh:
                 data = fh.read()
             h = "mo:" + h
+        elif mo_views is not None and prose.reads_as_prose(data):
+            os.makedirs(mo_views, exist_ok=True)
+            VIEWS[p] = prose_view(data, mo_views)
+            with open(VIEWS[p], "rb") as fh:
+                data = fh.read()
+            h = "prose:" + h
         info[p] = (h, len(data))
         if binary is not None and b"\0" in data:
             binary.add(h)
