@@ -193,19 +193,19 @@ REUSE_TO = $(BIN)/fsim-reuse $(QUIET) $(if $(PREVIOUS),--previous $(PREVIOUS)) -
 REUSE = $(REUSE_TO) $@
 
 # Scratch space: COMPRESS=1 writes the chunk records, the sorted records,
-# the partition and the bins gzip-compressed: each is then ~0.45x its
-# text, and `zcat WORK/bins.tsv` (gzip -dc) gives its lines; every stage
-# reads either. Off by default: it costs 30-60 % more time
+# the partition and the bins zstd-compressed (level 1): each is then
+# 0.15-0.4x its text, and `zstdcat WORK/bins.tsv` gives its lines; every
+# stage reads zstd, gzip or text. Off by default: it costs ~20 % more time
 # (docs/performance.md, "Scratch space").
 COMPRESS ?= 0
-GZIP_OPT = $(if $(filter 1,$(COMPRESS)),--gzip)
+COMPRESS_OPT = $(if $(filter 1,$(COMPRESS)),--compress)
 
 ifeq ($(SORT),gnu)
-SORT_CMD = gzip -dcf $< | LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK) -o $@.part && mv $@.part $@
+SORT_CMD = zstd -dcfq $< | LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK) -o $@.part && mv $@.part $@
 else
 # Finished runs are kept in $@.runs with a journal: a killed sort resumed
 # by make continues after its last finished run (docs/reliability.md).
-SORT_CMD = $(REUSE) -- $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) $(GZIP_OPT) --resume-dir $@.runs -o $@ $<
+SORT_CMD = $(REUSE) -- $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) $(COMPRESS_OPT) --resume-dir $@.runs -o $@ $<
 endif
 
 # The work folder carries a cache directory tag (bford.info/cachedir): a
@@ -223,7 +223,7 @@ $(WORK):
 # (a walk + stat, nothing read) into the same bytes as an unsharded run.
 SHARDS    ?= 1
 PREVIOUS  ?=
-CHUNK_OPTS = $(QUIET) $(GZIP_OPT) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(if $(CONTENT),--content $(CONTENT)) $(METHOD_OPTS)
+CHUNK_OPTS = $(QUIET) $(COMPRESS_OPT) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(if $(CONTENT),--content $(CONTENT)) $(METHOD_OPTS)
 PREV_OPTS  = $(if $(PREVIOUS),--previous $(PREVIOUS)/files.tsv --previous-chunks $(PREVIOUS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
 SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
@@ -318,11 +318,11 @@ $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 # TEMPLATES: template chunks dropped, F sizes become payloads (a newer
 # templates file re-runs from here; nothing is re-chunked).
 $(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) $(WORK)/settings/partition | build
-	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) $(GZIP_OPT) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) -o $@ $< $(call consumed,$<)
+	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) $(COMPRESS_OPT) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) -o $@ $< $(call consumed,$<)
 
 # 2.5 steps 5-6: pack components into bins that fit in memory.
 $(WORK)/bins.tsv: $(WORK)/partition.tsv $(WORK)/settings/binpack | build
-	$(REUSE) --also $(WORK)/plan.tsv -- $(BIN)/fsim-binpack $(QUIET) $(GZIP_OPT) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $< $(call consumed,$<)
+	$(REUSE) --also $(WORK)/plan.tsv -- $(BIN)/fsim-binpack $(QUIET) $(COMPRESS_OPT) $(CAPACITY_OPT) --tmpdir $(WORK) --plan $(WORK)/plan.tsv -o $@ $< $(call consumed,$<)
 
 # Steps 3-4 and 2.4: similar pairs per bin (and the line source's).
 ifeq ($(VERIFY),0)

@@ -30,12 +30,12 @@ struct Args {
     /// Directory for the temporary spool (default: $TMPDIR).
     #[arg(long, value_name = "DIR")]
     tmpdir: Option<PathBuf>,
-    /// Keep the output file gzip-compressed (deflate): the next stage
-    /// reads it as it reads text, `zcat` gives its lines; standard output
-    /// stays text. `make report` passes it (docs/performance.md, "Scratch
-    /// space").
+    /// Keep the output file zstd-compressed (level 1): the next stage
+    /// reads it as it reads text, `zstdcat` gives its lines; standard
+    /// output stays text. `make report COMPRESS=1` passes it
+    /// (docs/performance.md, "Scratch space").
     #[arg(long)]
-    gzip: bool,
+    compress: bool,
     /// No plan, progress bar or summary (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
@@ -69,7 +69,7 @@ fn main() -> ExitCode {
             plan: a.plan,
             tmpdir: a.tmpdir,
             quiet: a.quiet,
-            gzip: a.gzip,
+            compress: a.compress,
             components: a.components,
             seal: a.seal,
         })

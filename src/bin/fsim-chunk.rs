@@ -107,12 +107,12 @@ struct Args {
     /// Leave out files larger than SIZE bytes (K, M, G suffixes).
     #[arg(long, value_name = "SIZE", value_parser = fsim::cli::parse_size)]
     max_size: Option<u64>,
-    /// Keep the output file gzip-compressed (deflate): the next stage
-    /// reads it as it reads text, `zcat` gives its lines; standard output
-    /// stays text. `make report` passes it (docs/performance.md, "Scratch
-    /// space").
+    /// Keep the output file zstd-compressed (level 1): the next stage
+    /// reads it as it reads text, `zstdcat` gives its lines; standard
+    /// output stays text. `make report COMPRESS=1` passes it
+    /// (docs/performance.md, "Scratch space").
     #[arg(long)]
-    gzip: bool,
+    compress: bool,
     /// No progress and no summary line on standard error (warnings are still printed).
     #[arg(short, long)]
     quiet: bool,
@@ -265,7 +265,7 @@ fn main() -> ExitCode {
             chunker,
             jobs,
             quiet: args.quiet,
-            gzip: args.gzip,
+            compress: args.compress,
             shard: args.shard,
             previous: args
                 .previous

@@ -56,12 +56,12 @@ struct Args {
     /// F line becomes its payload (size less its template chunks).
     #[arg(long, value_name = "TEMPLATES.tsv")]
     templates: Vec<PathBuf>,
-    /// Keep the output file gzip-compressed (deflate): the next stage
-    /// reads it as it reads text, `zcat` gives its lines; standard output
-    /// stays text. `make report` passes it (docs/performance.md, "Scratch
-    /// space").
+    /// Keep the output file zstd-compressed (level 1): the next stage
+    /// reads it as it reads text, `zstdcat` gives its lines; standard
+    /// output stays text. `make report COMPRESS=1` passes it
+    /// (docs/performance.md, "Scratch space").
     #[arg(long)]
-    gzip: bool,
+    compress: bool,
     /// No progress bar and no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
@@ -150,7 +150,7 @@ fn main() -> ExitCode {
             output: a.output,
             limit,
             quiet: a.quiet,
-            gzip: a.gzip,
+            compress: a.compress,
             templates: a.templates,
             site_names: a.site_names,
         };

@@ -55,12 +55,12 @@ struct Args {
     /// file is not in MAP is an error.
     #[arg(long, value_name = "MAP", requires = "output", conflicts_with_all = ["split_ranges", "records_only"])]
     split_by_file: Option<PathBuf>,
-    /// Keep the output file gzip-compressed (deflate): the next stage
-    /// reads it as it reads text, `zcat` gives its lines; standard output
-    /// stays text. `make report` passes it (docs/performance.md, "Scratch
-    /// space").
+    /// Keep the output file zstd-compressed (level 1): the next stage
+    /// reads it as it reads text, `zstdcat` gives its lines; standard
+    /// output stays text. `make report COMPRESS=1` passes it
+    /// (docs/performance.md, "Scratch space").
     #[arg(long)]
-    gzip: bool,
+    compress: bool,
     /// No progress bar and no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
@@ -103,7 +103,7 @@ fn main() -> ExitCode {
             }),
             fan_in: a.fan_in,
             quiet: a.quiet,
-            gzip: a.gzip,
+            compress: a.compress,
             resume_dir: a.resume_dir,
             records_only: a.records_only,
         };

@@ -13,48 +13,28 @@ use std::path::Path;
 pub const BUF_SIZE: usize = 1 << 20;
 
 /// An input: a file or standard input (`-`), with its display name. A
-/// gzip stream (the record files `make report` keeps compressed,
-/// [`crate::io::Output::gzip`]) is read as the lines it holds: a record
-/// file starts with `#`, never with gzip's first byte.
+/// compressed stream (the record files `make report` keeps zstd-compressed,
+/// [`crate::io::Output::compress`], or gzip) is read as the lines it holds
+/// ([`super::codec`]): a record file starts with `#`, never with a
+/// compressor's magic number.
 pub fn open_input(path: &Path) -> Result<(Box<dyn BufRead + Send>, String)> {
+    let (raw, name) = open_raw(path)?;
+    let r = super::codec::decode_any(raw).ctx(|| format!("reading {name}"))?;
+    Ok((r, name))
+}
+
+/// An input's bytes as they are stored (compressed or not), buffered, with
+/// its display name: what [`open_input`] decodes, and what a progress bar
+/// counts against the file's size.
+pub fn open_raw(path: &Path) -> Result<(Box<dyn BufRead + Send>, String)> {
     if path.as_os_str() == "-" {
         let r = BufReader::with_capacity(BUF_SIZE, io::stdin());
-        Ok((maybe_gunzip(r, "-")?, "-".to_string()))
+        Ok((Box::new(r), "-".to_string()))
     } else {
         let name = path.display().to_string();
         let f = std::fs::File::open(path).ctx(|| format!("cannot open {name}"))?;
-        let r = BufReader::with_capacity(BUF_SIZE, f);
-        Ok((maybe_gunzip(r, &name)?, name))
+        Ok((Box::new(BufReader::with_capacity(BUF_SIZE, f)), name))
     }
-}
-
-/// gzip's magic number, the first two bytes of every gzip member.
-pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-
-/// `r` itself, or its decompressed lines when it starts with
-/// [`GZIP_MAGIC`] (several members, as `cat a.gz b.gz` makes, read as one
-/// stream, as `zcat` does).
-fn maybe_gunzip<R: BufRead + Send + 'static>(
-    mut r: R,
-    name: &str,
-) -> Result<Box<dyn BufRead + Send>> {
-    let head = r.fill_buf().ctx(|| format!("reading {name}"))?;
-    if head.starts_with(&GZIP_MAGIC) {
-        let d = flate2::bufread::MultiGzDecoder::new(r);
-        Ok(Box::new(BufReader::with_capacity(BUF_SIZE, d)))
-    } else {
-        Ok(Box::new(r))
-    }
-}
-
-/// Whether the file at `path` is gzip-compressed (its first bytes); false
-/// when it cannot be read (opening it again says why).
-pub fn is_gzip(path: &Path) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 2];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok_and(|()| head == GZIP_MAGIC)
 }
 
 /// Format version written in the header of every kind but the file table.

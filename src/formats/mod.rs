@@ -16,6 +16,7 @@
 
 pub mod bins;
 pub mod chunks;
+pub mod codec;
 pub mod collections;
 pub mod escape;
 pub mod files;
@@ -29,6 +30,7 @@ pub mod shards;
 pub mod templates;
 
 pub use chunks::*;
+pub use codec::{Codec, GZIP_MAGIC, ZSTD_MAGIC};
 pub use escape::*;
 pub use files::*;
 pub use lines::*;

@@ -86,8 +86,8 @@ enum Sink {
     /// An existing target that is not a regular file (`/dev/null`, a FIFO):
     /// written in place, since renaming over it would replace the device.
     Direct(File),
-    /// A record stream kept compressed on disk ([`Output::gzip`]).
-    Gzip(Box<flate2::write::GzEncoder<Sink>>),
+    /// A record stream kept compressed on disk ([`Output::compress`]).
+    Zstd(Box<zstd::stream::write::Encoder<'static, Sink>>),
 }
 
 /// The mode a finished output is created with: `0666`, less the umask
@@ -282,7 +282,7 @@ impl Write for Sink {
             Sink::Stdout(s) => s.write(buf),
             Sink::Temp(t) => t.write(buf),
             Sink::Direct(f) => f.write(buf),
-            Sink::Gzip(g) => g.write(buf),
+            Sink::Zstd(z) => z.write(buf),
         }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
@@ -290,7 +290,7 @@ impl Write for Sink {
             Sink::Stdout(s) => s.write_all(buf),
             Sink::Temp(t) => t.write_all(buf),
             Sink::Direct(f) => f.write_all(buf),
-            Sink::Gzip(g) => g.write_all(buf),
+            Sink::Zstd(z) => z.write_all(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -298,12 +298,29 @@ impl Write for Sink {
             Sink::Stdout(s) => s.flush(),
             Sink::Temp(t) => t.file.flush(),
             Sink::Direct(f) => f.flush(),
-            // No sync flush: it would put a mark in the stream wherever a
-            // stage flushed, and equal records would not give equal bytes
-            // (a renamed temp file needs no flush before its end).
-            Sink::Gzip(_) => Ok(()),
+            // No flush: it would end a block wherever a stage flushed,
+            // and equal records would not give equal bytes (a renamed
+            // temp file needs no flush before its end).
+            Sink::Zstd(_) => Ok(()),
         }
     }
+}
+
+/// zstd's level for record streams ([`Output::compress`]).
+pub const ZSTD_LEVEL: i32 = 1;
+
+/// Threads zstd compresses a record stream with, beside the stage's own:
+/// one, so that the compression overlaps the stage's work (a sort's
+/// merge, the partition's union-find) instead of adding to it. zstd's
+/// output is the same for any number of workers from one on.
+pub const ZSTD_WORKERS: u32 = 1;
+
+/// A zstd encoder writing into `sink` ([`Output::compress`]).
+fn zstd_encoder(sink: Sink) -> io::Result<zstd::stream::write::Encoder<'static, Sink>> {
+    let mut z = zstd::stream::write::Encoder::new(sink, ZSTD_LEVEL)?;
+    z.include_checksum(true)?;
+    z.multithread(ZSTD_WORKERS)?;
+    Ok(z)
 }
 
 impl Output {
@@ -359,12 +376,12 @@ impl Output {
         }
     }
 
-    /// [`Output::create`], compressed ([`Output::gzip`]) when `gzip`: a
-    /// stage's `-o` under its `--gzip`.
-    pub fn create_records(path: Option<&Path>, gzip: bool) -> Result<Output> {
+    /// [`Output::create`], compressed ([`Output::compress`]) when
+    /// `compress`: a stage's `-o` under its `--compress`.
+    pub fn create_records(path: Option<&Path>, compress: bool) -> Result<Output> {
         let mut out = Output::create(path)?;
-        if gzip {
-            out.gzip();
+        if compress {
+            out.compress()?;
         }
         Ok(out)
     }
@@ -391,7 +408,7 @@ impl Output {
     /// a device, or a `prev` that cannot be opened.
     pub fn same_as(&mut self, prev: &Path) {
         let sink = self.inner.as_mut().map(|w| match w.get_mut() {
-            Sink::Gzip(g) => g.get_mut(),
+            Sink::Zstd(z) => z.get_mut(),
             s => s,
         });
         let Some(Sink::Temp(t)) = sink else {
@@ -421,31 +438,33 @@ impl Output {
         });
     }
 
-    /// Keep this output gzip-compressed on disk (one member, level 2, no
-    /// name or time in its header, so equal records give equal bytes):
-    /// record streams that the next stage reads back ([`crate::formats::open_input`]
-    /// detects the compression) take a third to a half of their text's
-    /// space, and `zcat` still gives the lines. Before anything is written;
-    /// nothing changes for standard output, a device or a FIFO, which
-    /// stay text for the pipes that read them.
-    pub fn gzip(&mut self) {
+    /// Keep this output zstd-compressed on disk: record streams that the
+    /// next stage reads back ([`crate::formats::open_input`] detects the
+    /// compression) take a fifth to two fifths of their text's space, and
+    /// `zstdcat` (`zstd -dc`) still gives the lines. Level 1: ~4x faster
+    /// than deflate's level 2 and smaller (chunk records 0.38x their text,
+    /// sorted ones 0.19x; docs/performance.md, "Scratch space"). One
+    /// frame with a checksum (a damaged file is an error when it is read,
+    /// not wrong records), compressed by a worker thread of zstd's while
+    /// the stage goes on ([`ZSTD_WORKERS`]); its bytes depend on the
+    /// records only. Before anything is written; nothing changes for
+    /// standard output, a device or a FIFO, which stay text for the pipes
+    /// that read them.
+    pub fn compress(&mut self) -> Result<()> {
         let Some(w) = self.inner.take() else {
-            return;
+            return Ok(());
         };
-        assert!(w.buffer().is_empty(), "gzip after a write");
-        let sink = w.into_parts().0;
-        let sink = match sink {
-            Sink::Temp(t) => Sink::Gzip(Box::new(flate2::GzBuilder::new().write(
-                Sink::Temp(t),
-                // Level 2, not 1: flate2's zlib-rs codes level 1 with
-                // fixed Huffman codes, which leave hex digits 8 bits
-                // each (chunk records 0.68x their text; level 2, 0.46x,
-                // as gzip -1).
-                flate2::Compression::new(2),
-            ))),
+        assert!(w.buffer().is_empty(), "compress after a write");
+        let sink = match w.into_parts().0 {
+            Sink::Temp(t) => {
+                let name = &self.name;
+                let z = zstd_encoder(Sink::Temp(t)).ctx(|| format!("compressing {name}"))?;
+                Sink::Zstd(Box::new(z))
+            }
             other => other,
         };
         self.inner = Some(BufWriter::with_capacity(BUF_SIZE, sink));
+        Ok(())
     }
 
     /// Count bytes written, for the fault injection of the resume and
@@ -499,11 +518,11 @@ impl Output {
             context: format!("writing {name}"),
             source: e.into_error(),
         })?;
-        if let Sink::Gzip(g) = sink {
-            sink = g.finish().ctx(|| format!("writing {name}"))?;
+        if let Sink::Zstd(z) = sink {
+            sink = z.finish().ctx(|| format!("writing {name}"))?;
         }
         match sink {
-            Sink::Gzip(_) => unreachable!("the compressed stream was finished above"),
+            Sink::Zstd(_) => unreachable!("the compressed stream was finished above"),
             Sink::Stdout(mut s) => s.flush().ctx(|| format!("writing {name}")),
             Sink::Direct(mut f) => f.flush().ctx(|| format!("writing {name}")),
             Sink::Temp(mut t) => {

@@ -18,6 +18,7 @@
 //! elapsed time and rate stay current while one long item (a 1 GB file, a
 //! big bin) is being processed.
 
+use crate::error::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressState, ProgressStyle};
 use std::io::{BufRead, IsTerminal, Read};
 use std::path::Path;
@@ -225,6 +226,18 @@ impl Progress {
             progress: self.clone(),
         }
     }
+
+    /// The lines of `path` ([`crate::formats::open_input`]), the bar
+    /// following the bytes read from the file as they are stored: a
+    /// compressed input's bar counts its compressed bytes, against the
+    /// file's size that [`Progress::for_inputs`] took as its total, and so
+    /// ends where the file does.
+    pub fn open(&self, path: &Path) -> Result<(Box<dyn BufRead + Send>, String)> {
+        let (raw, name) = crate::formats::open_raw(path)?;
+        let text = crate::formats::codec::decode_any(self.reader(raw))
+            .ctx(|| format!("reading {name}"))?;
+        Ok((text, name))
+    }
 }
 
 /// Total size of `paths` when every one is a regular file (not `-`).
@@ -268,6 +281,52 @@ impl<R: BufRead> BufRead for ProgressReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bar over `total` bytes that counts without drawing.
+    fn counting(total: u64) -> Progress {
+        Progress {
+            bar: Some(ProgressBar::hidden().with_finish(ProgressFinish::AndClear)),
+            count: None,
+        }
+        .with_length(total)
+    }
+
+    impl Progress {
+        fn with_length(self, total: u64) -> Progress {
+            if let Some(b) = &self.bar {
+                b.set_length(total);
+            }
+            self
+        }
+
+        fn position(&self) -> u64 {
+            self.bar.as_ref().map_or(0, |b| b.position())
+        }
+    }
+
+    /// The records of a compressed input are 3-6 times its size: the bar
+    /// counts the file's bytes, so it ends at the file's size, its total.
+    #[test]
+    fn a_compressed_input_ends_at_its_size() {
+        let d = tempfile::tempdir().unwrap();
+        let text: Vec<u8> = (0..20_000)
+            .flat_map(|i| format!("{:032x}\t{:010}\t{}\n", i % 7, i, 40 + i % 9).into_bytes())
+            .collect();
+        for (name, bytes) in [
+            ("z", zstd::stream::encode_all(&text[..], 1).unwrap()),
+            ("t", text.clone()),
+        ] {
+            let path = d.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let total = inputs_size(&[&path]).unwrap();
+            let p = counting(total);
+            let (mut r, _) = p.open(&path).unwrap();
+            let mut back = Vec::new();
+            r.read_to_end(&mut back).unwrap();
+            assert_eq!(back, text, "{name}: the lines");
+            assert_eq!(p.position(), total, "{name}: the bar's end");
+        }
+    }
 
     #[test]
     fn reader_passes_bytes_through() {

@@ -81,8 +81,8 @@ pub struct Config {
     pub jobs: usize,
     /// No summary line, no progress.
     pub quiet: bool,
-    /// The output file kept gzip-compressed ([`crate::io::Output::gzip`]).
-    pub gzip: bool,
+    /// The output file kept zstd-compressed ([`crate::io::Output::compress`]).
+    pub compress: bool,
     /// Read only the walk positions of this shard; ids are walk positions.
     pub shard: Option<Shard>,
     /// (file table, chunk file) pairs of earlier runs whose records are
@@ -381,7 +381,7 @@ fn check_outputs(cfg: &Config) -> Result<bool> {
 
 /// The two outputs, their headers written.
 fn open_outputs(cfg: &Config, params: &Params) -> Result<(Output, Output)> {
-    let mut chunks_out = Output::create_records(cfg.output.as_deref(), cfg.gzip)?;
+    let mut chunks_out = Output::create_records(cfg.output.as_deref(), cfg.compress)?;
     if let [(_, chunks)] = cfg.previous.as_slice() {
         // Files only touched since: the same records, linked, not written.
         chunks_out.same_as(chunks);

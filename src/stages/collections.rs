@@ -260,8 +260,8 @@ fn copy_chunks(
     buf: &mut Vec<u8>,
     out: &mut Output,
 ) -> Result<()> {
-    let (input, name) = open_input(&inp.chunks)?;
-    let mut r = LineReader::new(progress.reader(input), name.clone());
+    let (input, name) = progress.open(&inp.chunks)?;
+    let mut r = LineReader::new(input, name.clone());
     let mut check = InputCheck::new(Kind::Chunks, "records");
     let mut seen = Digest::default();
     while let Some((line, line_no)) = r.next_numbered()? {

@@ -601,18 +601,16 @@ pub fn pair_fields(path: &Path) -> std::collections::HashMap<(u32, u32), Vec<Str
         .collect()
 }
 
-/// A record file's text: `make report COMPRESS=1` keeps the chunk records, sorted
-/// records, partition and bins gzip-compressed, which the
-/// stages, and this, read as their lines; a text file is returned as is.
+/// A record file's text: `make report` keeps the chunk records, sorted
+/// records, partition and bins zstd-compressed (gzip from earlier runs),
+/// which the stages, and this, read as their lines; a text file is
+/// returned as is.
 pub fn read_records(path: &Path) -> Vec<u8> {
     use std::io::Read;
     let raw = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    if !raw.starts_with(&[0x1f, 0x8b]) {
-        return raw;
-    }
     let mut text = Vec::new();
-    flate2::read::MultiGzDecoder::new(&raw[..])
-        .read_to_end(&mut text)
+    fsim::formats::codec::decode_any(&raw[..])
+        .and_then(|mut r| r.read_to_end(&mut text))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text
 }

@@ -1,13 +1,17 @@
 //! Scratch space: with `COMPRESS=1`, the work folder never holds more
 //! bytes than the repository it analyses. The record streams (chunk
-//! records, sorted records, partition, bins) are kept gzip-compressed,
-//! still lines after `gzip -dc`, and every stage reads them as it reads
-//! text; the reports are the bytes of a run that keeps them as text.
+//! records, sorted records, partition, bins) are kept zstd-compressed,
+//! still lines after `zstd -dc`, and every stage reads them as it reads
+//! text (and gzip, an earlier run's); the reports are the bytes of a run
+//! that keeps them as text.
 
 use crate::common;
 
 use common::*;
 use std::path::Path;
+
+/// zstd's magic number, the first bytes of a compressed record file.
+const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// The record streams `make report` writes through the stages.
 const RECORDS: [&str; 4] = ["chunks.tsv", "sorted.tsv", "partition.tsv", "bins.tsv"];
@@ -27,10 +31,10 @@ fn tree_bytes(dir: &Path) -> u64 {
     total
 }
 
-/// `gzip -dc FILE`: what a shell pipe reading the file gets.
-fn gunzip(path: &Path) -> Vec<u8> {
-    let mut c = std::process::Command::new("gzip");
-    c.arg("-dc").arg(path);
+/// `zstd -dc FILE`: what a shell pipe reading the file gets.
+fn unzstd(path: &Path) -> Vec<u8> {
+    let mut c = std::process::Command::new("zstd");
+    c.arg("-dcq").arg(path);
     run_ok(c, None).stdout
 }
 
@@ -45,11 +49,11 @@ fn small_files(dir: &Path) -> std::path::PathBuf {
 }
 
 /// Everything a KEEP=1 run wrote is still in its work folder, so its size
-/// bounds the work folder of a compressed run at every moment (nothing spills
-/// at this scale: no sort run, no spool is left or needed). Without the
-/// compression the same folder is ~1.4x this tree.
+/// bounds the work folder of a compressed run at every moment (nothing
+/// spills at this scale: no sort run, no spool is left or needed). Without
+/// the compression the same folder is ~1.4x this tree.
 #[test]
-fn the_work_folder_stays_under_the_tree_and_the_records_read_with_gzip() {
+fn the_work_folder_stays_under_the_tree_and_the_records_read_with_zstd() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = small_files(tmp.path());
     let tree = tree_bytes(&repo);
@@ -77,7 +81,7 @@ fn the_work_folder_stays_under_the_tree_and_the_records_read_with_gzip() {
         let plain = std::fs::read(text.join(f)).unwrap();
         assert!(plain.starts_with(b"#"), "{f} with COMPRESS=0 is text");
         let packed = std::fs::read(kept.join(f)).unwrap();
-        assert!(packed.starts_with(&[0x1f, 0x8b]), "{f} is not gzip");
+        assert!(packed.starts_with(&ZSTD), "{f} is not zstd");
         assert!(
             packed.len() * 2 < plain.len(),
             "{f}: {} of {}",
@@ -85,9 +89,9 @@ fn the_work_folder_stays_under_the_tree_and_the_records_read_with_gzip() {
             plain.len()
         );
         assert_eq!(
-            gunzip(&kept.join(f)),
+            unzstd(&kept.join(f)),
             plain,
-            "{f}: gzip -dc differs from the text run's"
+            "{f}: zstd -dc differs from the text run's"
         );
     }
     for f in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
@@ -109,7 +113,7 @@ fn the_work_folder_stays_under_the_tree_and_the_records_read_with_gzip() {
 
 /// A re-run with PREVIOUS= reads the earlier run's compressed records (its
 /// unchanged files' chunk records, its verified pairs), and the GNU sort
-/// reads compressed chunk records through `gzip -dc`: the reports are a
+/// reads compressed chunk records through `zstd -dcf`: the reports are a
 /// text run's bytes.
 #[test]
 fn previous_runs_and_gnu_sort_read_the_compressed_records() {
@@ -119,7 +123,7 @@ fn previous_runs_and_gnu_sort_read_the_compressed_records() {
     run_ok(make_report_cmd(&repo, &first, &["COMPRESS=1"]), None);
     assert!(std::fs::read(first.join("chunks.tsv"))
         .unwrap()
-        .starts_with(&[0x1f, 0x8b]));
+        .starts_with(&ZSTD));
     // One file edited: its records are new, the others' reused.
     let edited = walk_files(&repo).swap_remove(0);
     let mut body = std::fs::read(&edited).unwrap();
@@ -139,6 +143,59 @@ fn previous_runs_and_gnu_sort_read_the_compressed_records() {
             "{f} differs from a text run's"
         );
     }
+}
+
+/// The compressed records are the same bytes whatever the threads
+/// (fsim-chunk `-j 1` and `-j 3`: zstd's worker sees the same records),
+/// and a gzip stream (an earlier run's records) reads as its lines:
+/// fsim-sort writes from it what it writes from the text.
+#[test]
+fn compressed_records_are_the_same_bytes_and_gzip_still_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = small_files(tmp.path());
+    let chunks = |j: &str, compress: bool| {
+        let out = tmp.path().join(format!("chunks-{j}-{compress}.tsv"));
+        let mut c = fsim("fsim-chunk");
+        c.args(["-q", "-j", j, "--files-out"])
+            .arg(tmp.path().join(format!("files-{j}.tsv")))
+            .arg("-o")
+            .arg(&out)
+            .arg(&repo);
+        if compress {
+            c.arg("--compress");
+        }
+        run_ok(c, None);
+        out
+    };
+    let (one, three) = (chunks("1", true), chunks("3", true));
+    let packed = std::fs::read(&one).unwrap();
+    assert!(packed.starts_with(&ZSTD), "--compress wrote no zstd frame");
+    assert_eq!(
+        packed,
+        std::fs::read(&three).unwrap(),
+        "-j 1 and -j 3 differ"
+    );
+    let text = chunks("2", false);
+    assert_eq!(unzstd(&one), std::fs::read(&text).unwrap());
+    let gz = tmp.path().join("chunks.gz.tsv");
+    let mut c = std::process::Command::new("gzip");
+    c.arg("-c").arg(&text);
+    std::fs::write(&gz, run_ok(c, None).stdout).unwrap();
+    let sorted = |input: &Path| {
+        let mut c = fsim("fsim-sort");
+        c.args(["-q", "-o", "-"]).arg(input);
+        run_ok(c, None).stdout
+    };
+    assert_eq!(
+        sorted(&gz),
+        sorted(&text),
+        "the gzip records sort differently"
+    );
+    assert_eq!(
+        sorted(&one),
+        sorted(&text),
+        "the zstd records sort differently"
+    );
 }
 
 /// The regular files under `dir`, in name order.

@@ -218,7 +218,6 @@ fn read_line_pairs(path: &Path, store: &mut PairStore) -> Result<LineStats> {
 /// The whole stage: read, analyse, write atomically, summarise on stderr.
 pub fn run(cfg: &Config) -> Result<()> {
     let t0 = Instant::now();
-    let (input, name) = open_input(&cfg.input)?;
     // Progress: bytes of the bins file read (a bin is analysed as soon as
     // it is read, so this tracks the work; ETA when it is a file) and bins
     // done of those the header announces.
@@ -228,6 +227,7 @@ pub fn run(cfg: &Config) -> Result<()> {
         "bins",
         cfg.quiet,
     );
+    let (input, name) = progress.open(&cfg.input)?;
     let th = &cfg.options.thresholds;
     let src = cfg.lines.as_ref().map(|(_, s)| s);
     let mut options = cfg.options.clone();
@@ -241,7 +241,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     } else if unchanged {
         read::header_only(input, &name, &options)?
     } else {
-        analyze_with_progress(progress.reader(input), &name, &options, &progress)?
+        analyze_with_progress(input, &name, &options, &progress)?
     };
     progress.finish();
     // The bins are done (their graphs freed): the line source's table, if

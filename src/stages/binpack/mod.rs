@@ -48,8 +48,8 @@ pub struct Config {
     pub plan: Option<PathBuf>,
     pub tmpdir: Option<PathBuf>,
     pub quiet: bool,
-    /// The output file kept gzip-compressed ([`crate::io::Output::gzip`]).
-    pub gzip: bool,
+    /// The output file kept zstd-compressed ([`crate::io::Output::compress`]).
+    pub compress: bool,
     /// The input is a component table (see [`run_components`]), not a
     /// partition file.
     pub components: bool,

@@ -8,7 +8,6 @@ use super::pass1::{
 use super::{Bin, Config, MAX_OPEN_BINS};
 use crate::error::{Context, Error, Result};
 use crate::formats::bins::{estimate_memory, FileLine};
-use crate::formats::open_input;
 use crate::formats::{self, Kind, LineReader};
 use crate::io::Output;
 use std::fs::File;
@@ -192,29 +191,22 @@ pub(super) fn bin_head(
 pub(super) fn run(cfg: &Config) -> Result<()> {
     let t0 = std::time::Instant::now();
     let kept = one_bin_input(&cfg.input, cfg.capacity);
-    let (input, name) = match &kept {
-        Some(k) => {
-            let f = k
-                .file
-                .try_clone()
-                .ctx(|| format!("cannot open {}", cfg.input.display()))?;
-            let f = BufReader::with_capacity(formats::BUF_SIZE, f);
-            let input: Box<dyn std::io::BufRead + Send> = if k.gzip {
-                let text = flate2::bufread::MultiGzDecoder::new(f);
-                Box::new(BufReader::with_capacity(formats::BUF_SIZE, text))
-            } else {
-                Box::new(f)
-            };
-            (input, cfg.input.display().to_string())
-        }
-        None => open_input(&cfg.input)?,
-    };
     let progress = crate::io::progress::Progress::for_inputs(
         "fsim-binpack",
         &[cfg.input.as_path()],
         cfg.quiet,
     );
-    let mut r = LineReader::new(progress.reader(input), name);
+    let (input, name) = match &kept {
+        Some(k) => {
+            let name = cfg.input.display().to_string();
+            let f = k.file.try_clone().ctx(|| format!("cannot open {name}"))?;
+            let f = progress.reader(BufReader::with_capacity(formats::BUF_SIZE, f));
+            let text = k.codec.decode(f).ctx(|| format!("reading {name}"))?;
+            (text, name)
+        }
+        None => progress.open(&cfg.input)?,
+    };
+    let mut r = LineReader::new(input, name);
     let tmp = tempfile::Builder::new()
         .prefix("fsim-binpack.")
         .tempdir_in(cfg.tmpdir.clone().unwrap_or_else(std::env::temp_dir))
@@ -235,7 +227,7 @@ pub(super) fn run(cfg: &Config) -> Result<()> {
     // would otherwise be redrawn over its last line.
     progress.suspend(|| report_plan(cfg, &p.comps, &pl.bins))?;
 
-    let mut out = Output::create_records(cfg.output.as_deref(), cfg.gzip)?;
+    let mut out = Output::create_records(cfg.output.as_deref(), cfg.compress)?;
     let input = Pass2Input {
         kept: kept.as_ref(),
         spool: &spool_path,

@@ -8,8 +8,8 @@ use crate::error::{Context, Error, Result};
 use crate::formats::bins::{estimate_memory, parse_record, FileLine};
 use crate::formats::headers::{PartitionHeader, PartitionTrailer, Pruned};
 use crate::formats::{
-    self, classify_line, ChunkRecord, Digest, InputCheck, Kind, Line, LineReader, HASH_WIDTH,
-    ID_WIDTH,
+    self, classify_line, ChunkRecord, Codec, Digest, InputCheck, Kind, Line, LineReader,
+    HASH_WIDTH, ID_WIDTH,
 };
 use crate::io::Output;
 use std::collections::HashMap;
@@ -280,9 +280,9 @@ pub(super) fn spool_partition<R: std::io::BufRead>(
 /// bin: its records are then left in it by pass 1, not spooled. Likely:
 /// the memory estimate of as many records as its size could hold (the
 /// shortest record line is 46 bytes) and of the files its header announces
-/// is within `capacity` (a gzip-compressed input, `make report`'s, counted
-/// as 4 times its size: deflate keeps records in about a third of their
-/// text). Only a hint: a file that takes more bins is
+/// is within `capacity` (a compressed input, `make report`'s, counted as
+/// the text it holds at most: zstd keeps a partition's records in about a
+/// sixth of their text, deflate in about a quarter). Only a hint: a file that takes more bins is
 /// spooled after pass 1 ([`spool_span`]), the output the same; without
 /// it, the spool would hold the records again beside the input.
 pub(super) fn one_bin_input(path: &Path, capacity: u64) -> Option<Kept> {
@@ -293,19 +293,20 @@ pub(super) fn one_bin_input(path: &Path, capacity: u64) -> Option<Kept> {
     use std::os::unix::fs::FileExt;
     let file = File::open(path).ok()?;
     let meta = file.metadata().ok().filter(|m| m.is_file())?;
-    let mut magic = [0u8; 2];
-    let gzip = file.read_at(&mut magic, 0).ok() == Some(2) && magic == formats::GZIP_MAGIC;
+    let mut magic = [0u8; 4];
+    let n = file.read_at(&mut magic, 0).ok()?;
+    let codec = Codec::of(&magic[..n]);
     let kept = Kept {
         file,
         len: meta.len(),
         modified: meta.modified().ok(),
-        gzip,
+        codec,
     };
     // The header line, read where it is (pass 1 reads from the start).
     let mut first = vec![0u8; 1 << 16];
     let whole = Span {
         start: 0,
-        end: if gzip {
+        end: if codec.is_compressed() {
             1 << 16
         } else {
             meta.len().min(1 << 16)
@@ -326,7 +327,12 @@ pub(super) fn one_bin_input(path: &Path, capacity: u64) -> Option<Kept> {
         return None;
     };
     let files = PartitionHeader::parse(&header).ok()?.files?;
-    let records = meta.len() * if gzip { 4 } else { 1 } / SHORTEST_RECORD;
+    let text_per_byte = match codec {
+        Codec::Text => 1,
+        Codec::Gzip => 4,
+        Codec::Zstd => 6,
+    };
+    let records = meta.len() * text_per_byte / SHORTEST_RECORD;
     (estimate_memory(files, records, records) <= capacity).then_some(kept)
 }
 
@@ -337,8 +343,9 @@ pub(super) struct Kept {
     pub(super) file: File,
     pub(super) len: u64,
     pub(super) modified: Option<std::time::SystemTime>,
-    /// A gzip stream: spans are offsets in its decompressed text.
-    pub(super) gzip: bool,
+    /// How its bytes are stored: in a compressed one, spans are offsets
+    /// in its decompressed text.
+    pub(super) codec: Codec,
 }
 
 impl Kept {
@@ -357,21 +364,20 @@ impl Kept {
     /// The bytes of `span`, read where they are in the file (positioned
     /// reads: the descriptor's offset is left as pass 1 left it), through
     /// a buffer as large as the spool's.
-    /// In a gzip stream, the text before the span is decompressed and
-    /// skipped.
+    /// In a compressed stream, the text before the span is decompressed
+    /// and skipped.
     fn span_reader<'k>(&'k self, span: &Span) -> std::io::Result<Box<dyn BufRead + 'k>> {
         let raw = |at, end| SpanReader {
             file: &self.file,
             at,
             end,
         };
-        if !self.gzip {
+        if !self.codec.is_compressed() {
             let r = BufReader::with_capacity(1 << 20, raw(span.start, span.end));
             return Ok(Box::new(r));
         }
         let whole = BufReader::with_capacity(1 << 20, raw(0, self.len));
-        let mut text =
-            BufReader::with_capacity(1 << 20, flate2::bufread::MultiGzDecoder::new(whole));
+        let mut text = self.codec.decode(whole)?;
         std::io::copy(&mut (&mut text).take(span.start), &mut std::io::sink())?;
         Ok(Box::new(text.take(span.end - span.start)))
     }

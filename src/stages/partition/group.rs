@@ -352,8 +352,7 @@ pub(super) fn group_chunks(
     let paths: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
     let progress = crate::io::progress::Progress::for_inputs("fsim-partition", &paths, quiet);
     for path in inputs {
-        let (r, name) = open_input(path)?;
-        let r = progress.reader(r);
+        let (r, name) = progress.open(path)?;
         let mut lines = FastLines::new(r, name);
         while let Some((line, at)) = lines.next_line_at()? {
             if let Some(k) = parse_chunk_line(line) {

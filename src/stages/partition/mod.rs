@@ -137,8 +137,8 @@ pub struct Config {
     pub output: Option<PathBuf>,
     pub limit: Limit,
     pub quiet: bool,
-    /// The output file kept gzip-compressed ([`crate::io::Output::gzip`]).
-    pub gzip: bool,
+    /// The output file kept zstd-compressed ([`crate::io::Output::compress`]).
+    pub compress: bool,
     /// Templates files (`--templates`): their chunks are ignored and file
     /// sizes reduced to their payload (`crate::stages::templates`).
     pub templates: Vec<PathBuf>,
@@ -245,7 +245,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         crate::formats::templates::TemplateSet::load(&cfg.templates, &chunk.to_params())?,
         n as usize,
     );
-    let mut w = BgWriter::new(Output::create_records(cfg.output.as_deref(), cfg.gzip)?);
+    let mut w = BgWriter::new(Output::create_records(cfg.output.as_deref(), cfg.compress)?);
     let mut head = Vec::new();
     let header = PartitionHeader {
         chunk: chunk.clone(),

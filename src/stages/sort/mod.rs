@@ -45,8 +45,9 @@ pub use keys::{
 };
 
 use crate::error::{Context, Error, Result};
-use crate::formats::open_input;
+use crate::formats::Codec;
 use crate::formats::{classify_line, ChunkRecord, Digest, InputCheck, Kind, Line};
+use crate::io::progress::Progress;
 use crate::io::Output;
 use crate::stages::sort::resume::{Checkpoint, Journal, Position};
 use std::fs::File;
@@ -68,8 +69,8 @@ pub struct Config {
     pub threads: usize,
     pub fan_in: usize,
     pub quiet: bool,
-    /// The output file kept gzip-compressed ([`crate::io::Output::gzip`]).
-    pub gzip: bool,
+    /// The output file kept zstd-compressed ([`crate::io::Output::compress`]).
+    pub compress: bool,
     /// Keep finished runs here with a journal, to resume after a kill
     /// ([`crate::stages::sort::resume`]).
     pub resume_dir: Option<PathBuf>,
@@ -106,13 +107,17 @@ impl Summary {
     }
 }
 
-/// An input file read from byte `offset` on (a resumed sort).
-/// A compressed input cannot seek: its first `offset` bytes of text are
-/// decompressed and skipped.
-fn open_input_at(path: &Path, offset: u64) -> Result<(Box<dyn std::io::BufRead + Send>, String)> {
+/// An input file read from byte `offset` of its text on (a resumed sort),
+/// its bytes counted by `progress`. A compressed input cannot seek: its
+/// first `offset` bytes of text are decompressed and skipped.
+fn open_input_at(
+    path: &Path,
+    offset: u64,
+    progress: &Progress,
+) -> Result<(Box<dyn std::io::BufRead + Send>, String)> {
     use std::io::{Seek, SeekFrom};
-    if crate::formats::is_gzip(path) {
-        let (mut r, name) = open_input(path)?;
+    if Codec::of_file(path).is_compressed() {
+        let (mut r, name) = progress.open(path)?;
         let skipped = std::io::copy(
             &mut std::io::Read::take(&mut r, offset),
             &mut std::io::sink(),
@@ -129,10 +134,9 @@ fn open_input_at(path: &Path, offset: u64) -> Result<(Box<dyn std::io::BufRead +
     let mut f = File::open(path).ctx(|| format!("cannot open {name}"))?;
     f.seek(SeekFrom::Start(offset))
         .ctx(|| format!("cannot seek in {name}"))?;
-    Ok((
-        Box::new(std::io::BufReader::with_capacity(64 << 10, f)),
-        name,
-    ))
+    progress.inc(offset);
+    let r = std::io::BufReader::with_capacity(64 << 10, f);
+    Ok((Box::new(progress.reader(r)), name))
 }
 
 /// The inputs given, or standard input (`-`) when none is.
@@ -195,7 +199,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         }
         None => (None, None),
     };
-    let out = Output::create_records(cfg.output.as_deref(), cfg.gzip)?;
+    let out = Output::create_records(cfg.output.as_deref(), cfg.compress)?;
     let mut p1 = Phase1::new(cfg, journal, cp.as_ref())?;
     let resumed = p1.sorter.len();
     // Progress, phase 1: bytes of input read (ETA when the inputs are files).
@@ -331,7 +335,7 @@ impl Phase1 {
         idx: usize,
         path: &Path,
         here: Option<Position>,
-        progress: &crate::io::progress::Progress,
+        progress: &Progress,
     ) -> Result<()> {
         let mut check = InputCheck::new(Kind::Chunks, "records");
         let mut seen = Digest::default();
@@ -346,12 +350,12 @@ impl Phase1 {
                     .map_err(Error::msg)?;
                 }
                 seen = at.seen;
-                let (reader, name) = open_input_at(path, at.offset)?;
-                FastLines::new(progress.reader(reader), name).starting_at(at.line, at.offset)
+                let (reader, name) = open_input_at(path, at.offset, progress)?;
+                FastLines::new(reader, name).starting_at(at.line, at.offset)
             }
             None => {
-                let (reader, name) = open_input(path)?;
-                FastLines::new(progress.reader(reader), name)
+                let (reader, name) = progress.open(path)?;
+                FastLines::new(reader, name)
             }
         };
         while let Some(line) = lines.next_line()? {

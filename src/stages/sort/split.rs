@@ -264,7 +264,7 @@ mod tests {
             threads: 1,
             fan_in: 4,
             quiet: true,
-            gzip: false,
+            compress: false,
             resume_dir: None,
             records_only,
         })

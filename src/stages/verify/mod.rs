@@ -103,7 +103,6 @@ use crate::chunking::chunker::Chunker;
 use crate::error::{Error, Result};
 use crate::formats::files::read_file_table;
 use crate::formats::headers::{ChunkParams, Delta, PairsHeader, VerifyParams};
-use crate::formats::open_input;
 use crate::formats::pairs;
 use crate::formats::{
     digest_params, write_header, write_trailer, Digest, InputCheck, Kind, Line, LineReader,
@@ -201,10 +200,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (files, table_params) = read_file_table(&cfg.files)?;
     crate::content::store::use_beside(&cfg.files);
     let files_name = cfg.files.display().to_string();
-    let (input, name) = open_input(&cfg.pairs)?;
     let progress =
         crate::io::progress::Progress::for_inputs(PROG, &[cfg.pairs.as_path()], cfg.quiet);
-    let mut r = LineReader::new(progress.reader(input), name.clone());
+    let (input, name) = progress.open(&cfg.pairs)?;
+    let mut r = LineReader::new(input, name.clone());
     let tset = crate::formats::templates::TemplateSet::load(&cfg.templates, &table_params)?;
     let mut workers = make_workers(cfg, &tset, &table_params, &files_name)?;
     let cache = SharedCache::new(Cache::new(cfg.memory));
