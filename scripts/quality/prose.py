@@ -7,9 +7,8 @@ The rules (the Rust module's doc says why):
 * white space is one space; a word broken by a hyphen at a line's end is
   joined when the next line starts with a lower-case letter;
 * a line ends after a sentence end (`.`, `!`, `?`, `;`, before closing
-  quotes and brackets), after a colon before a word that starts with a
-  capital or a digit, after a heading (a line of at most 6 words ending
-  no sentence, before a capital or a digit), after a word whose FNV-1a 32
+  quotes and brackets), after a heading (a line of at most 6 words ending
+  no sentence and not with a colon, before a capital or a digit), after a word whose FNV-1a 32
   hash is a multiple of 8 once 24 words are on the line, and at 200 words;
 * a text with more than 60 words per sentence end (a list, slides, a
   table) keeps its own lines, white space collapsed.
@@ -37,11 +36,9 @@ def sentences(text: bytes) -> bytes:
     if len(words) > LIST_WORDS * max(ends, 1):
         return _lines(s)
     out, line = [], []
-    for i, (word, heading) in enumerate(words):
+    for word, heading in words:
         line.append(word)
-        nxt = words[i + 1][0] if i + 1 < len(words) else None
-        if (heading or _ends_sentence(word) or (nxt is not None and _introduces(word, nxt))
-                or len(line) >= MAX_RUN
+        if (heading or _ends_sentence(word) or len(line) >= MAX_RUN
                 or (len(line) >= MIN_RUN and _fnv(word) % CUT_ONE_IN == 0)):
             out.append(" ".join(line) + "\n")
             line = []
@@ -83,9 +80,9 @@ def _ends_sentence(word):
     return word.rstrip(CLOSING).endswith((".", "!", "?", ";"))
 
 
-def _introduces(word, nxt):
-    """A colon before a word that starts with a capital or a digit."""
-    return word.rstrip(CLOSING).endswith(":") and (nxt[0].isupper() or nxt[0] in "0123456789")
+def _introduces(word):
+    """A word that ends with a colon: a short line that does is no heading."""
+    return word.rstrip(CLOSING).endswith(":")
 
 
 def _fnv(word):
@@ -122,7 +119,7 @@ def _words(s):
             broken = None
         elif len(ws) <= HEADING_WORDS and broken is None:
             i = len(out) - 1
-            heading = None if _ends_sentence(out[i][0]) else i
+            heading = None if _ends_sentence(out[i][0]) or _introduces(out[i][0]) else i
     return [(w, h) for w, h in out]
 
 

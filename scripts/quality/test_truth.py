@@ -213,10 +213,10 @@ class Prose(unittest.TestCase):
         self.assertEqual((hashlib.md5(out).hexdigest(), len(out)),
                          ("7ea87a3f1de6415485d895d355651283", 16180))
 
-    def test_a_colon_before_a_capital_ends_the_line(self):
+    def test_a_short_line_ending_with_a_colon_is_no_heading(self):
         # The cases of src/content/prose.rs's
-        # a_colon_ends_the_line_in_every_format and lists_keep_their_lines.
-        want = b"Before you commit, run the checker, for example:\nTo edit this page, rebuild it.\n"
+        # a_short_line_ending_with_a_colon_is_no_heading and lists_keep_their_lines.
+        want = b"Before you commit, run the checker, for example: To edit this page, rebuild it.\n"
         self.assertEqual(prose.sentences(b"Before you commit, run the checker, for example:\n"
                                          b"To edit this page, rebuild it.\n"), want)
         self.assertEqual(prose.sentences(b"Before you commit, run the checker, for\nexample:\n"

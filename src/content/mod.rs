@@ -381,7 +381,7 @@ pub fn pdf_extractor_param() -> Option<&'static str> {
 /// that records of views made another way are not reused or compared as
 /// if made this way. 2: prose as sentences ([`prose`]); 3: text files and
 /// decompressed streams that read as prose too ([`plaintext`]), and a
-/// colon before a capital ends a line.
+/// short line ending with a colon is no heading.
 pub fn views_param() -> Option<String> {
     Some(VIEWS_VERSION.into())
 }

@@ -8,7 +8,7 @@
 //! The cut depends only on the sequence of words (whitespace runs, line
 //! breaks and a hyphen that splits a word at a line's end are not words):
 //! a line ends after a word that ends a sentence (`.`, `!`, `?`, `;`,
-//! before any closing quote or bracket; `:` before a capital or a digit), or, in a long run of words
+//! before any closing quote or bracket), or, in a long run of words
 //! without one (slides, headings, lists), after a word chosen by its own
 //! bytes once the line holds [`MIN_RUN`] words, so an edit moves the cuts
 //! only near itself, as a content-defined chunker does; [`MAX_RUN`] words
@@ -46,19 +46,16 @@ pub fn sentences(text: &[u8]) -> Vec<u8> {
     }
     let mut out = Vec::with_capacity(text.len());
     let mut in_line = 0usize;
-    for (i, (word, heading)) in words.iter().enumerate() {
+    for (word, heading) in words {
         if in_line > 0 {
             out.push(b' ');
         }
         out.extend_from_slice(word.as_bytes());
         in_line += 1;
-        if *heading
-            || ends_sentence(word)
-            || words
-                .get(i + 1)
-                .is_some_and(|(next, _)| introduces(word, next))
+        if heading
+            || ends_sentence(&word)
             || in_line >= MAX_RUN
-            || (in_line >= MIN_RUN && fnv(word).is_multiple_of(CUT_ONE_IN))
+            || (in_line >= MIN_RUN && fnv(&word).is_multiple_of(CUT_ONE_IN))
         {
             out.push(b'\n');
             in_line = 0;
@@ -91,32 +88,17 @@ fn lines(text: &str) -> Vec<u8> {
 /// Whether a word ends a sentence: its last character before closing
 /// quotes and brackets is `.`, `!`, `?` or `;`.
 fn ends_sentence(word: &str) -> bool {
-    let closing = |c: char| {
-        matches!(
-            c,
-            ')' | ']' | '"' | '\'' | '\u{2019}' | '\u{201D}' | '\u{BB}'
-        )
-    };
-    word.trim_end_matches(closing)
-        .ends_with(['.', '!', '?', ';'])
+    unquoted(word).ends_with(['.', '!', '?', ';'])
 }
 
-/// Whether a word ending with a colon introduces what follows as a
-/// sentence of its own: the next word starts with a capital or a digit
-/// ("for example: To edit", "Date: Sat"). A paragraph that ends with a
-/// colon is followed by another in a .docx, while a PDF may print its last
-/// words as a short line of their own, which would read as a heading there
-/// and nowhere else; cut before the capital, both give the same lines. A
-/// colon before a lower-case word ("item 3: minutes") cuts nothing.
-fn introduces(word: &str, next: &str) -> bool {
-    let closing = |c: char| {
+/// A word without the closing quotes and brackets that end it.
+fn unquoted(word: &str) -> &str {
+    word.trim_end_matches(|c: char| {
         matches!(
             c,
             ')' | ']' | '"' | '\'' | '\u{2019}' | '\u{201D}' | '\u{BB}'
         )
-    };
-    word.trim_end_matches(closing).ends_with(':')
-        && next.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit())
+    })
 }
 
 /// FNV-1a of a word: the content-defined cut (stable across runs and
@@ -174,10 +156,19 @@ fn words(text: &str) -> Vec<Word<'_>> {
             broken = None;
         } else if n <= HEADING_WORDS && broken.is_none() {
             let i = out.len() - 1;
-            heading = (!ends_sentence(&out[i].0)).then_some(i);
+            heading = (!ends_sentence(&out[i].0) && !introduces(&out[i].0)).then_some(i);
         }
     }
     out
+}
+
+/// Whether a word ends with a colon (before closing quotes and brackets):
+/// a short line that does is no heading. A paragraph that ends "for
+/// example:" runs on into the next in a .docx's words, while a PDF may
+/// print "example:" as a short line of its own; as a heading it would be
+/// cut there and nowhere else.
+fn introduces(word: &str) -> bool {
+    unquoted(word).ends_with(':')
 }
 
 /// Whether a word ends with a hyphen that may break it: a letter, then
@@ -214,13 +205,13 @@ mod tests {
     /// printed with a short last line (a PDF, where that line would read
     /// as a heading) give the same lines.
     #[test]
-    fn a_colon_ends_the_line_in_every_format() {
+    fn a_short_line_ending_with_a_colon_is_no_heading() {
         let docx =
             "Before you commit, run the checker, for example:\nTo edit this page, rebuild it.\n";
         let pdf =
             "Before you commit, run the checker, for\nexample:\nTo edit this page,\nrebuild it.\n";
         let want =
-            "Before you commit, run the checker, for example:\nTo edit this page, rebuild it.\n";
+            "Before you commit, run the checker, for example: To edit this page, rebuild it.\n";
         assert_eq!(s(docx), want);
         assert_eq!(s(pdf), want);
     }
