@@ -230,6 +230,10 @@ pub fn run(cfg: &Config) -> Result<()> {
     let (input, name) = progress.open(&cfg.input)?;
     let th = &cfg.options.thresholds;
     let src = cfg.lines.as_ref().map(|(_, s)| s);
+    if let (Some(_), Some(files)) = (src, &cfg.files) {
+        // The table is read after the bins; a missing one is said before.
+        table_exists(files)?;
+    }
     let mut options = cfg.options.clone();
     let whole = plan_rerun(cfg, &mut options)?;
     // Nothing changed since the earlier run: every pair is in its verified
