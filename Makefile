@@ -624,7 +624,7 @@ quality-venv:
 	QDIR=$(QDIR) bash scripts/quality/fetch.sh
 	test -x $(QDIR)/venv/bin/python || python3 -m venv $(QDIR)/venv
 	$(QDIR)/venv/bin/python -c 'import datasketch' 2>/dev/null || $(QDIR)/venv/bin/pip install --quiet datasketch==2.0.0
-	$(QDIR)/venv/bin/python -c 'import docx, pptx, openpyxl, odf, reportlab' 2>/dev/null || $(QDIR)/venv/bin/pip install --quiet -r scripts/quality/requirements-documents.txt
+	$(QDIR)/venv/bin/python -c 'import docx, pptx, openpyxl, odf, reportlab, mammoth' 2>/dev/null || $(QDIR)/venv/bin/pip install --quiet -r scripts/quality/requirements-documents.txt
 
 # The HP evaluation paper's controlled experiment (fsim-eval): 100 distinct
 # documents of DOCS, near-duplicates with 1..50 words inserted or deleted,

@@ -28,7 +28,8 @@ The corpus:
   as docx (python-docx), xlsx (openpyxl, one row per paragraph, a cell per
   sentence), pptx (python-pptx, four paragraphs a slide), odt and ods
   (odfpy), pdf (reportlab), eml (Python's email: headers, a text/plain body
-  and the pdf or docx as an attachment), and the text wrapped at 72 columns
+  and the pdf or docx as an attachment), html (mammoth's conversion of the
+  docx in a page of its own), and the text wrapped at 72 columns
   compressed by gzip, bzip2 and xz. Each family belongs to one of TEMPLATES
   templates: a title block and closing paragraphs shared by every document
   of the template (the last template's is long: ~20 % of a document), so
@@ -42,7 +43,7 @@ The corpus:
 The truth: one text per file from an extractor that is not fsim's code
 (python-docx, openpyxl, python-pptx, odfpy, poppler's pdftotext (the same
 program fsim runs: the PDF truth is independent of fsim's code but not of
-poppler), Python's email, gzip, bz2, lzma), lines trimmed and empty lines
+poppler), Python's email and HTML parser, gzip, bz2, lzma), lines trimmed and empty lines
 left out as docs/documents.md defines a view (a compressed stream: the
 stream as it is); then truth.py's exact measure, the bytes of a longest
 common subsequence of lines ÷ the larger text, over every pair of distinct
@@ -86,7 +87,7 @@ SOURCE_RELEASE = "django-5.1.4"
 FAMILIES = 12
 TEMPLATES = 3
 SEED = 27
-KINDS = ["docx", "xlsx", "pptx", "odt", "ods", "pdf", "eml", "txt", "gz", "bz2", "xz"]
+KINDS = ["docx", "xlsx", "pptx", "odt", "ods", "pdf", "eml", "html", "txt", "gz", "bz2", "xz"]
 VERSIONS = ["v0", "words", "fifth", "half", "cut"]
 VERSION_NOTES = {
     "v0": "the original",
@@ -134,7 +135,7 @@ TEMPLATE_EXT = {".ott": "ott", ".ots": "ots", ".otp": "otp"}
 REGISTRY_MAX = 2_000_000  # bytes: the few larger fixtures are left out (minutes of pdftotext)
 FIXED_DATE = datetime.datetime(2024, 3, 1, 9, 0, 0, tzinfo=datetime.timezone.utc)
 ZIP_DATE = (2024, 3, 1, 9, 0, 0)
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 
 
 def log(*a):
@@ -331,6 +332,17 @@ def write_eml(title, paras, fam, ver, attachment):
     return m.as_bytes(policy=email.policy.SMTP)
 
 
+def write_html(title, docx_bytes):
+    """The .docx as a web page, the way a reviewer gets one: mammoth's
+    conversion of the document's body (a real docx-to-HTML converter), in
+    a page with its own style and no site around it."""
+    import mammoth
+    body = mammoth.convert_to_html(io.BytesIO(docx_bytes)).value
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{html.escape(title)}</title>\n<style>body {{ font-family: serif; max-width: 40em }}</style>\n"
+            f"</head>\n<body>\n{body}\n</body>\n</html>\n").encode()
+
+
 def unwrapped_text(title, paras):
     """The text as an editor without wrapping saves it: a paragraph a line."""
     return (title + "\n\n" + "\n\n".join(paras) + "\n").encode()
@@ -384,6 +396,7 @@ def generate(dest):
             put(base + ".ods", write_ods(title, doc), dict(meta, kind="ods"))
             put(base + ".pdf", pdf, dict(meta, kind="pdf"))
             att = ("document.pdf", pdf) if fam % 2 == 0 else ("document.docx", dx)
+            put(base + ".html", write_html(title, dx), dict(meta, kind="html"))
             put(base + ".eml", write_eml(title, doc, fam, ver, att), dict(meta, kind="eml"))
             txt = plain_text(title, doc)
             put(base + ".txt", unwrapped_text(title, doc), dict(meta, kind="txt"))
@@ -595,6 +608,47 @@ def text_pdf(path):
     return lines_of([r.stdout.decode("utf-8", "replace")])
 
 
+def text_html(path):
+    """A page's text by the standard library's HTML parser: a block
+    element's text a line, head, script and style left out."""
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        BLOCKS = {"p", "div", "br", "li", "tr", "td", "th", "table", "ul", "ol", "blockquote", "pre",
+                  "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "section", "article"}
+        HIDDEN = {"head", "script", "style"}
+
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.lines, self.cur, self.hidden = [], [], 0
+
+        def end(self):
+            self.lines.append(" ".join("".join(self.cur).split()))
+            self.cur = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag in self.HIDDEN:
+                self.hidden += 1
+            if tag in self.BLOCKS:
+                self.end()
+
+        def handle_endtag(self, tag):
+            if tag in self.HIDDEN:
+                self.hidden = max(0, self.hidden - 1)
+            if tag in self.BLOCKS:
+                self.end()
+
+        def handle_data(self, data):
+            if not self.hidden:
+                self.cur.append(data)
+
+    p = Text()
+    p.feed(open(path, "rb").read().decode("utf-8", "replace"))
+    p.close()
+    p.end()
+    return lines_of(p.lines)
+
+
 def text_eml(path):
     m = email.message_from_binary_file(open(path, "rb"), policy=email.policy.default)
     out = []
@@ -611,7 +665,7 @@ def text_eml(path):
 # The kinds whose text fsim compares one sentence a line (content::prose;
 # the truth cuts them the same way, prose.py): documents of prose, not
 # spreadsheets or compressed streams.
-PROSE = {"docx", "pptx", "odt", "odp", "pdf", "eml", "ott", "otp"}
+PROSE = {"docx", "pptx", "odt", "odp", "pdf", "eml", "html", "ott", "otp"}
 # Plain text and decompressed streams: cut as sentences too when their text
 # reads as prose (prose.reads_as_prose, the mirror of content::plaintext).
 PLAIN = {"txt", "gz", "bz2", "xz"}
@@ -622,7 +676,7 @@ SHEETS = {"xlsx", "ods", "ots"}
 EXTRACT = {
     "docx": text_docx, "xlsx": text_xlsx, "pptx": text_pptx,
     "odt": lambda p: text_odf(p, False), "odp": lambda p: text_odf(p, False), "ods": lambda p: text_odf(p, True),
-    "pdf": text_pdf, "eml": text_eml, "ott": lambda p: text_odf(p, False), "otp": lambda p: text_odf(p, False),
+    "pdf": text_pdf, "eml": text_eml, "html": text_html, "ott": lambda p: text_odf(p, False), "otp": lambda p: text_odf(p, False),
     "ots": lambda p: text_odf(p, True), "txt": lambda p: open(p, "rb").read(),
     "gz": lambda p: gzip.open(p).read(), "bz2": lambda p: bz2.open(p).read(), "xz": lambda p: lzma.open(p).read(),
 }

@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import htmltext  # noqa: E402
 import prose  # noqa: E402
 import truth  # noqa: E402
 
@@ -245,6 +246,30 @@ class Prose(unittest.TestCase):
                     self.assertEqual(prose.reads_as_prose(f.read()), what == "prose", name)
                 kinds.add(what)
         self.assertEqual(kinds, {"prose", "raw"})
+
+
+class HtmlText(unittest.TestCase):
+    def test_the_sample_page_reads_as_fsims_content_html(self):
+        # src/content/html.rs checks the same digests of the same page.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        page = open(os.path.join(root, "tests", "data", "documents", "page.html"), "rb").read()
+        self.assertTrue(htmltext.is_document(page))
+        text = htmltext.text(page)
+        view = prose.sentences(text)
+        self.assertEqual((hashlib.md5(text).hexdigest(), len(text)), ("ce6a4840dd14754960baadc4d2427f6d", 353))
+        self.assertEqual((hashlib.md5(view).hexdigest(), len(view)), ("bc9ed0c8d508c782c0c4f955eb6434bb", 353))
+
+    def test_documents_site_pages_and_templates(self):
+        # The cases of src/content/html.rs's tests.
+        for page in [b"<!DOCTYPE html>\n<html><head><style>p{margin:0}</style></head><body><p>Hi.</p>",
+                     b"\xef\xbb\xbf  <!-- saved -->\n<HTML lang=en><BODY>Hi.",
+                     b"<html xmlns:o=\"urn:x\">\n<head><link rel=File-List href=\"l_files/filelist.xml\">"]:
+            self.assertTrue(htmltext.is_document(page), page)
+        for page in [b"<!DOCTYPE html>\n<html><head><link rel=\"stylesheet\" href=\"_static/basic.css\">",
+                     b"<!DOCTYPE html><html><head><script type=\"text/javascript\" src=\"../script.js\">",
+                     b"<!DOCTYPE html><html><body>{{ user.name }}", b"<p>A fragment.</p>", b"<htmlx>",
+                     b"<!-- never closed <html>", b""]:
+            self.assertFalse(htmltext.is_document(page), page)
 
 
 if __name__ == "__main__":

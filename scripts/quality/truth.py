@@ -48,6 +48,10 @@
   mirror of content::plaintext: licences, READMEs written as paragraphs)
   are compared as fsim's `prose` view, one sentence a line (prose.py),
   written beside the compiled catalogs' messages, keys prefixed `prose:`.
+* Stand-alone HTML documents by fsim's rule (htmltext.is_document, the
+  mirror of content::html: a page that loads no site's style sheet or
+  script and is no template) are compared as fsim's `html` view, their
+  text a block a line cut into sentences, keys prefixed `html:`.
 * Results (diff figures and bounds) are cached by content hashes in a TSV
   file, so re-runs only look at new pairs; the diffs run in JOBS processes.
   The byte figures of binary pairs have their own cache file (BYTES-CACHE),
@@ -70,6 +74,7 @@ from collections import Counter
 from multiprocessing import Pool
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import htmltext  # noqa: E402
 import prose  # noqa: E402
 
 RATIO_FLOOR = 0.3
@@ -117,14 +122,17 @@ def mo_view(path, data, folder):
     return out
 
 
-def prose_view(data, folder):
+def prose_view(data, folder, text=None):
     """A text that reads as prose as fsim's `prose` view cuts it, one
     sentence a line (prose.py, the mirror of content::plaintext and
-    content::prose), written to folder once per content: its path."""
-    out = os.path.join(folder, hashlib.md5(data).hexdigest() + ".prose.txt")
+    content::prose), written to folder once per content: its path. text:
+    the words of data when they are not its bytes (an HTML document's,
+    htmltext.py), cut the same way."""
+    suffix = ".prose.txt" if text is None else ".html.txt"
+    out = os.path.join(folder, hashlib.md5(data).hexdigest() + suffix)
     if not os.path.exists(out):
         with open(out + ".tmp", "wb") as fh:
-            fh.write(prose.sentences(data))
+            fh.write(prose.sentences(data if text is None else text))
         os.replace(out + ".tmp", out)
     return out
 
@@ -145,6 +153,12 @@ def content_classes(root, binary=None, mo_views=None):
             with open(VIEWS[p], "rb") as fh:
                 data = fh.read()
             h = "mo:" + h
+        elif mo_views is not None and htmltext.is_document(data):
+            os.makedirs(mo_views, exist_ok=True)
+            VIEWS[p] = prose_view(data, mo_views, htmltext.text(data))
+            with open(VIEWS[p], "rb") as fh:
+                data = fh.read()
+            h = "html:" + h
         elif mo_views is not None and prose.reads_as_prose(data):
             os.makedirs(mo_views, exist_ok=True)
             VIEWS[p] = prose_view(data, mo_views)

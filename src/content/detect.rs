@@ -50,6 +50,9 @@ pub(super) fn detect_head(head: &[u8], src: &mut dyn Source) -> Kind {
     if looks_like_mail(head) {
         return Kind::Mail;
     }
+    if super::html::is_document(head) {
+        return Kind::Html;
+    }
     Kind::Raw
 }
 

@@ -1,9 +1,17 @@
-//! HTML to text, tolerant of anything: the view of an HTML-only mail body
-//! and of an EPUB chapter that is not well-formed XML. Tags are dropped,
-//! block tags and `<br>` end lines, `<script>`, `<style>`, `<head>` and
-//! comments are left out, entities are decoded, white space collapses.
-//! (A stand-alone .html file keeps its raw view: its markup is what its
-//! author wrote and the chunks compare it well.)
+//! HTML to text, tolerant of anything: the view of a stand-alone HTML
+//! document, of an HTML-only mail body and of an EPUB chapter that is not
+//! well-formed XML. Tags are dropped, block tags and `<br>` end lines,
+//! `<script>`, `<style>`, `<head>` and comments are left out, entities are
+//! decoded, white space collapses.
+//!
+//! Which HTML files are documents ([`is_document`]): a page saved by a
+//! word processor, a converter or a mail client carries its text and its
+//! style in one file, and a reviewer asks whether it holds the words of a
+//! .docx or a PDF. A page of a generated site (Sphinx, Javadoc, Doxygen,
+//! MkDocs) loads the site's style sheets and scripts: its theme is shared
+//! by every page and handled on the raw bytes (`--site-names`), so it
+//! keeps its raw view; so does a template (Django, Jinja, JSP, PHP), which
+//! is code.
 //!
 //! A single pass over the bytes, linear in the input, no recursion.
 
@@ -42,6 +50,68 @@ const BLOCKS: [&[u8]; 24] = [
 
 /// Tags whose whole content is left out.
 const HIDDEN: [&[u8]; 3] = [b"script", b"style", b"head"];
+
+/// Whether a file that starts with `head` (its first bytes, up to
+/// 8 KiB) is a stand-alone HTML document, compared as its text: it opens
+/// as HTML (`<!DOCTYPE html` or `<html`, after a byte-order mark, white
+/// space, an XML declaration and comments), loads no style sheet or script
+/// file (`<link rel=stylesheet>`, `<script src=>`) and holds no template
+/// syntax (`{%`, `{{`, `<%`, `<?php`).
+pub(super) fn is_document(head: &[u8]) -> bool {
+    let Some(rest) = after_prolog(head) else {
+        return false;
+    };
+    let ends_name = |at: usize| {
+        rest.get(at)
+            .is_none_or(|b| b.is_ascii_whitespace() || *b == b'>')
+    };
+    let opens = (starts_with_ci(rest, b"<!doctype html") && ends_name(14))
+        || (starts_with_ci(rest, b"<html") && ends_name(5));
+    opens && !loads_files(head) && !has_template_syntax(head)
+}
+
+/// `head` after a byte-order mark, white space, an XML declaration and
+/// comments; `None` when one of them does not end in it.
+fn after_prolog(head: &[u8]) -> Option<&[u8]> {
+    let mut rest = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    loop {
+        rest = rest.trim_ascii_start();
+        let close: &[u8] = if rest.starts_with(b"<?xml") {
+            b"?>"
+        } else if rest.starts_with(b"<!--") {
+            b"-->"
+        } else {
+            return Some(rest);
+        };
+        let end = memmem::find(&rest[4..], close)?;
+        rest = &rest[4 + end + close.len()..];
+    }
+}
+
+fn starts_with_ci(s: &[u8], prefix: &[u8]) -> bool {
+    s.get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+}
+
+/// Whether `head` has a `<link>` to a style sheet or a `<script>` with a
+/// `src`: the page loads files of its site.
+fn loads_files(head: &[u8]) -> bool {
+    memchr::memchr_iter(b'<', head).any(|i| {
+        let end = memchr::memchr(b'>', &head[i..]).map_or(head.len(), |k| i + k);
+        let tag = head[i + 1..end].to_ascii_lowercase();
+        match tag_name(&tag).as_slice() {
+            b"link" => memmem::find(&tag, b"stylesheet").is_some(),
+            b"script" if !tag.starts_with(b"/") => memmem::find(&tag, b"src").is_some(),
+            _ => false,
+        }
+    })
+}
+
+fn has_template_syntax(head: &[u8]) -> bool {
+    [&b"{%"[..], b"{{", b"<%", b"<?php"]
+        .iter()
+        .any(|t| memmem::find(head, t).is_some())
+}
 
 /// The text of `html`, appended to `out` as lines.
 pub(super) fn text(html: &[u8], out: &mut Vec<u8>, budget: &Budget) -> Result<(), Fail> {
@@ -149,4 +219,89 @@ fn entity(name: &[u8]) -> Option<char> {
         b"auml" => '\u{e4}',
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_saved_as_documents_are_documents() {
+        for page in [
+            &b"<!DOCTYPE html>\n<html><head><style>p{margin:0}</style></head><body><p>Hi.</p>"[..],
+            b"\xef\xbb\xbf  <!-- saved -->\n<HTML lang=en><BODY>Hi.",
+            b"<?xml version=\"1.0\"?>\n<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Strict//EN\">",
+            // Word's export links its own parts, no style sheet.
+            b"<html xmlns:o=\"urn:schemas-microsoft-com:office:office\">\n<head>\
+              <link rel=File-List href=\"letter_files/filelist.xml\"><style>p.MsoNormal{}</style>",
+            b"<!doctype html><html><head><script>var x = 1;</script></head>",
+        ] {
+            assert!(is_document(page), "{}", String::from_utf8_lossy(page));
+        }
+    }
+
+    #[test]
+    fn site_pages_templates_and_other_markup_are_not_documents() {
+        for page in [
+            // A generated site's page loads the theme's files.
+            &b"<!DOCTYPE html>\n<html><head><link rel=\"stylesheet\" href=\"_static/basic.css\">"[..],
+            b"<!DOCTYPE html><html><head><LINK HREF=\"tabs.css\" REL=\"StyleSheet\">",
+            b"<!DOCTYPE html><html><head><script type=\"text/javascript\" src=\"../script.js\"></script>",
+            // Templates are code.
+            b"<!DOCTYPE html>\n<html><head><title>{% block title %}{% endblock %}</title>",
+            b"<!DOCTYPE html><html><body>{{ user.name }}",
+            b"<!DOCTYPE html><html><body><% out.println(1); %>",
+            b"<html><body><?php echo 1; ?>",
+            // Not HTML at its start, or not HTML at all.
+            b"<p>A fragment.</p>",
+            b"{% extends \"base.html\" %}\n<!DOCTYPE html>",
+            b"<htmlx>",
+            b"<!DOCTYPE htmlfoo>",
+            b"<!-- never closed <html>",
+            b"<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>",
+            b"",
+        ] {
+            assert!(!is_document(page), "{}", String::from_utf8_lossy(page));
+        }
+    }
+
+    #[test]
+    fn a_documents_text_is_its_blocks_a_line_each() {
+        let page = b"<!DOCTYPE html><html><head><title>T</title><style>p{}</style></head>\n\
+            <body><h1>Terms</h1><p>The first\n  paragraph &amp; its <b>bold</b> words.</p>\
+            <script>no()</script><ul><li>One</li><li>Two&nbsp;items</li></ul></body></html>";
+        let limits = crate::content::Limits::default();
+        let v = crate::content::view(page, &limits);
+        assert_eq!(v.kind, crate::content::Kind::Html);
+        assert_eq!(
+            String::from_utf8(v.bytes).unwrap(),
+            "Terms\nThe first paragraph & its bold words.\nOne\nTwo items\n"
+        );
+    }
+
+    /// scripts/quality/htmltext.py (the truth's reader) checks the same
+    /// digests of the same page: entities, hidden blocks, comments, CRLF,
+    /// upper-case tags and an invalid byte read alike in both.
+    #[test]
+    fn the_sample_page_reads_as_the_truth_reads_it() {
+        use md5::{Digest as _, Md5};
+        let page = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/documents/page.html"),
+        )
+        .unwrap();
+        assert!(is_document(&page));
+        let limits = crate::content::Limits::default();
+        let budget = Budget::new(&limits);
+        let mut text_out = Vec::new();
+        text(&page, &mut text_out, &budget).unwrap();
+        let view = crate::content::view(&page, &limits);
+        assert_eq!(view.kind, crate::content::Kind::Html);
+        for (bytes, want) in [
+            (&text_out, "ce6a4840dd14754960baadc4d2427f6d 353"),
+            (&view.bytes, "bc9ed0c8d508c782c0c4f955eb6434bb 353"),
+        ] {
+            let got = format!("{:x} {}", Md5::digest(bytes), bytes.len());
+            assert_eq!(got, want, "{}", String::from_utf8_lossy(bytes));
+        }
+    }
 }

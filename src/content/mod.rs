@@ -381,13 +381,14 @@ pub fn pdf_extractor_param() -> Option<&'static str> {
 /// that records of views made another way are not reused or compared as
 /// if made this way. 2: prose as sentences ([`prose`]); 3: text files and
 /// decompressed streams that read as prose too ([`plaintext`]), and a
-/// short line ending with a colon is no heading.
+/// short line ending with a colon is no heading; 4: stand-alone HTML
+/// documents as their text ([`html::is_document`]).
 pub fn views_param() -> Option<String> {
     Some(VIEWS_VERSION.into())
 }
 
 /// See [`views_param`].
-const VIEWS_VERSION: &str = "3";
+const VIEWS_VERSION: &str = "4";
 
 /// The `office=` chunking parameter: which of catdoc's programs were
 /// missing, when any (src/content/legacy.rs).
@@ -713,6 +714,11 @@ fn extract_text(
         | Kind::Epub => package::extract(kind, src, budget),
         Kind::Pdf => pdf::extract(src, path, budget),
         Kind::Mail => mail::extract(&read_input(src, budget)?, budget),
+        Kind::Html => {
+            let mut out = Vec::new();
+            html::text(&read_input(src, budget)?, &mut out, budget)?;
+            Ok(out)
+        }
         Kind::Mo => gettext::extract(src, budget),
         Kind::Doc | Kind::Xls | Kind::Ppt => legacy::extract(kind, src, path, budget),
     }

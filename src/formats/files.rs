@@ -163,6 +163,9 @@ pub enum ViewKind {
     /// A text file that reads as prose (`content::plaintext`): its
     /// sentences, one a line, as a document's text.
     Prose,
+    /// A stand-alone HTML document (`content::html::is_document`): its
+    /// text, as a document's. A page of a generated site stays raw.
+    Html,
 }
 
 impl ViewKind {
@@ -175,12 +178,12 @@ impl ViewKind {
         use ViewKind::*;
         matches!(
             self,
-            Docx | Pptx | Odt | Odp | Odg | Epub | Pdf | Mail | Doc | Ppt | Prose
+            Docx | Pptx | Odt | Odp | Odg | Epub | Pdf | Mail | Doc | Ppt | Prose | Html
         )
     }
 
     /// Every kind, in a fixed order (tests, docs).
-    pub const ALL: [ViewKind; 20] = [
+    pub const ALL: [ViewKind; 21] = [
         ViewKind::Raw,
         ViewKind::Gzip,
         ViewKind::Bzip2,
@@ -201,6 +204,7 @@ impl ViewKind {
         ViewKind::Xls,
         ViewKind::Ppt,
         ViewKind::Prose,
+        ViewKind::Html,
     ];
 
     /// The name written in notes and in the file table.
@@ -226,6 +230,7 @@ impl ViewKind {
             ViewKind::Xls => "xls",
             ViewKind::Ppt => "ppt",
             ViewKind::Prose => "prose",
+            ViewKind::Html => "html",
         }
     }
 

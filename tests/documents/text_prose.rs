@@ -70,6 +70,24 @@ fn assert_at_least(l: &Value, min: f64) {
     }
 }
 
+/// `make report` of `repo` into `work` (`FORMATS` as given), its json.
+fn report(repo: &Path, work: &Path, formats: &str) -> Value {
+    run_ok(
+        make_report_cmd(repo, work, &["QUIET=-q", &format!("FORMATS={formats}")]),
+        None,
+    );
+    serde_json::from_str(&read(work, "report.json")).unwrap()
+}
+
+/// The view named on `file`'s side of link `l`.
+fn view_of<'a>(l: &'a Value, file: &str) -> &'a Value {
+    &l[if name(&l["a"]) == file {
+        "view_a"
+    } else {
+        "view_b"
+    }]
+}
+
 /// The view column of each file of the work folder's file table, by name.
 fn views(work: &Path) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = read(work, "files.tsv")
@@ -102,20 +120,11 @@ fn a_wrapped_text_is_one_link_with_the_docx_and_the_pdf_of_its_words() {
         std::fs::write(repo.join(f), fixture(&format!("documents/{f}"))).unwrap();
     }
     let work = dir.path().join("work");
-    run_ok(
-        make_report_cmd(&repo, &work, &["QUIET=-q", "FORMATS=txt json"]),
-        None,
-    );
-    let r: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let r = report(&repo, &work, "txt json");
     for other in ["contract.docx", "contract.pdf"] {
         let l = link(&r, "contract.txt", other).unwrap_or_else(|| panic!("{other}: {r}"));
         assert_at_least(l, 90.0);
-        let txt_side = if name(&l["a"]) == "contract.txt" {
-            "view_a"
-        } else {
-            "view_b"
-        };
-        assert_eq!(l[txt_side], "prose text", "{l}");
+        assert_eq!(view_of(l, "contract.txt"), "prose text", "{l}");
     }
     assert!(views(&work).contains(&("contract.txt".into(), "prose".into())));
 }
@@ -159,11 +168,7 @@ fn rewrapped_versions_are_versions_and_code_keeps_its_lines() {
     .unwrap();
 
     let work = dir.path().join("work");
-    run_ok(
-        make_report_cmd(&repo, &work, &["QUIET=-q", "FORMATS=json"]),
-        None,
-    );
-    let r: Value = serde_json::from_str(&read(&work, "report.json")).unwrap();
+    let r = report(&repo, &work, "json");
     let versions = link(&r, "contract.txt", "contract.txt").unwrap_or_else(|| panic!("{r}"));
     assert_at_least(versions, 95.0);
     assert_eq!(versions["view_a"], "prose text", "{versions}");
@@ -213,5 +218,67 @@ fn rewrapped_versions_are_versions_and_code_keeps_its_lines() {
             assert_eq!(l[field], was[field], "{a} {b} {field}");
         }
         assert_eq!((&l["view_a"], &l["view_b"]), (&"raw".into(), &"raw".into()));
+    }
+}
+
+/// The words of `text` as an HTML document a converter writes: a
+/// paragraph a `<p>`, wrapped at 80 columns inside it, entities for the
+/// quotes; `head` goes in its `<head>`.
+fn html_page(text: &str, head: &str) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>Contract</title>\n{head}<style>p {{ margin: 0 0 1em }}</style>\n</head>\n<body>\n"
+    );
+    for para in text.split("\n\n").filter(|p| !p.trim().is_empty()) {
+        let escaped = para.replace('&', "&amp;").replace('\'', "&#39;");
+        out.push_str("<p>");
+        out.push_str(rewrap(&escaped, 80).trim_end());
+        out.push_str("</p>\n");
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// A stand-alone HTML document of the same words as a .docx is one link
+/// with it at 90 % or more, compared as `html text`; a page of the same
+/// words that loads a site's style sheet is a page of a generated site
+/// and keeps its raw bytes, and so does a template.
+#[test]
+fn an_html_document_is_one_link_with_the_docx_of_its_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("site")).unwrap();
+    let text = String::from_utf8(fixture("documents/contract.txt")).unwrap();
+    std::fs::write(
+        repo.join("contract.docx"),
+        fixture("documents/contract.docx"),
+    )
+    .unwrap();
+    std::fs::write(repo.join("contract.html"), html_page(&text, "")).unwrap();
+    std::fs::write(
+        repo.join("site/page.html"),
+        html_page(
+            &text,
+            "<link rel=\"stylesheet\" href=\"_static/basic.css\">\n",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("site/template.html"),
+        html_page(&text, "<meta name=\"author\" content=\"{{ author }}\">\n"),
+    )
+    .unwrap();
+    let work = dir.path().join("work");
+    let r = report(&repo, &work, "json");
+    let l = link(&r, "contract.html", "contract.docx").unwrap_or_else(|| panic!("{r}"));
+    assert_at_least(l, 90.0);
+    assert_eq!(view_of(l, "contract.html"), "html text", "{l}");
+    let views = views(&work);
+    for (f, v) in [
+        ("contract.html", "html"),
+        ("page.html", "raw"),
+        ("template.html", "raw"),
+    ] {
+        assert!(views.contains(&(f.into(), v.into())), "{f}: {views:?}");
     }
 }
