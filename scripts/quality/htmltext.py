@@ -19,7 +19,7 @@ WS = b" \t\n\r\x0c"
 def is_document(data):
     """Whether a file starting with data is a stand-alone HTML document:
     opens as HTML after a BOM, white space, an XML declaration and
-    comments; loads no style sheet or script file; no template syntax.
+    comments; loads no style sheet and runs no script; no template syntax.
     Judged on the first 8 KiB, as fsim does."""
     head = data[:HEAD]
     rest = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
@@ -52,7 +52,7 @@ def _loads_files(head):
         name = _tag_name(tag)
         if name == b"link" and b"stylesheet" in tag:
             return True
-        if name == b"script" and not tag.startswith(b"/") and b"src" in tag:
+        if name == b"script" and not tag.startswith(b"/"):
             return True
         i = head.find(b"<", i + 1)
     return False

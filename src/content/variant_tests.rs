@@ -202,7 +202,7 @@ fn flat_opendocument_is_told_by_its_root_element() {
         root(""),
         root("office:mimetype=\"application/epub+zip\""),
         root("office:version=\"1.3\"").replace("mimetype", "x"),
-        "<?xml version=\"1.0\"?><html><body>office:document</body></html>".into(),
+        "<?xml version=\"1.0\"?><book><body>office:document</body></book>".into(),
         "<office:documents office:mimetype=\"application/vnd.oasis.opendocument.text\"/>".into(),
     ] {
         let v = view(doc.as_bytes(), &Limits::default());

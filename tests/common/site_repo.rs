@@ -44,7 +44,10 @@ pub fn words(seed: u64, i: u64) -> String {
 
 /// The theme's lines before a page's text (60 lines, ~3.3 KB).
 pub fn theme_head() -> String {
-    let mut s = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n");
+    let mut s = String::from(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n\
+         <link rel=\"stylesheet\" href=\"_static/theme.css\">\n",
+    );
     for i in 0..56 {
         s.push_str(&format!(
             "<li class=\"toctree-l1\"><a href=\"#\">{}</a></li>\n",
