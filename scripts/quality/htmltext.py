@@ -19,7 +19,8 @@ WS = b" \t\n\r\x0c"
 def is_document(data):
     """Whether a file starting with data is a stand-alone HTML document:
     opens as HTML after a BOM, white space, an XML declaration and
-    comments; loads no style sheet and runs no script; no template syntax.
+    comments; loads no style sheet and runs no script; no template's
+    syntax (in a tag, or a text that is only template tags).
     Judged on the first 8 KiB, as fsim does."""
     head = data[:HEAD]
     rest = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
@@ -41,7 +42,45 @@ def is_document(data):
         return at >= len(rest) or rest[at] in WS or rest[at] == ord(">")
 
     opens = (low.startswith(b"<!doctype html") and ends_name(14)) or (low.startswith(b"<html") and ends_name(5))
-    return opens and not _loads_files(head) and not any(t in head for t in (b"{%", b"{{", b"<%", b"<?php"))
+    return opens and not _loads_files(head) and not _template(head)
+
+
+def _template(head):
+    """A tag holding template syntax, or a text between tags that is only
+    template tags."""
+    i = 0
+    while i < len(head):
+        lt = head.find(b"<", i)
+        lt = len(head) if lt < 0 else lt
+        if _only_template_tags(head[i:lt]):
+            return True
+        if lt == len(head):
+            return False
+        gt = head.find(b">", lt)
+        gt = len(head) if gt < 0 else gt + 1
+        tag = head[lt:gt]
+        if tag.startswith((b"<%", b"<?php")) or b"{{" in tag or b"{%" in tag:
+            return True
+        i = gt
+    return False
+
+
+def _only_template_tags(text):
+    rest = text.strip(WS)
+    if not rest:
+        return False
+    while rest:
+        if rest.startswith(b"{%"):
+            close = b"%}"
+        elif rest.startswith(b"{{"):
+            close = b"}}"
+        else:
+            return False
+        k = rest.find(close, 2)
+        if k < 0:
+            return False
+        rest = rest[k + 2:].lstrip(WS)
+    return True
 
 
 def _loads_files(head):

@@ -160,7 +160,10 @@ def _is_word(tok):
 
 
 def _is_code(t):
-    """A trimmed line that is code, markup or a table row."""
+    """A trimmed line that is code, markup or a table row (a reST `#.`
+    item is a list item, not a comment)."""
+    if t.startswith(b"#. "):
+        return t[-1] in CODE_ENDS
     return (t[-1] in CODE_ENDS or t[0] in CODE_STARTS or t.startswith(CODE_PREFIXES)
             or b"\t" in t
             or (len(t) >= 3 and not any(chr(b).isalnum() or b >= 0x80 for b in t)))

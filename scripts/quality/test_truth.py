@@ -263,12 +263,15 @@ class HtmlText(unittest.TestCase):
         # The cases of src/content/html.rs's tests.
         for page in [b"<!DOCTYPE html>\n<html><head><style>p{margin:0}</style></head><body><p>Hi.</p>",
                      b"\xef\xbb\xbf  <!-- saved -->\n<HTML lang=en><BODY>Hi.",
-                     b"<html xmlns:o=\"urn:x\">\n<head><link rel=File-List href=\"l_files/filelist.xml\">"]:
+                     b"<html xmlns:o=\"urn:x\">\n<head><link rel=File-List href=\"l_files/filelist.xml\">",
+                     b"<!DOCTYPE html><html><body><p>Write {{ name }} to print it.</p><p>{{ x }} and a word.</p>"]:
             self.assertTrue(htmltext.is_document(page), page)
         for page in [b"<!DOCTYPE html>\n<html><head><link rel=\"stylesheet\" href=\"_static/basic.css\">",
                      b"<!DOCTYPE html><html><head><script type=\"text/javascript\" src=\"../script.js\">",
                      b"<!doctype html><html><head><script>var x = 1;</script></head>",
                      b"<!DOCTYPE html><html><body>{{ user.name }}", b"<p>A fragment.</p>", b"<htmlx>",
+                     b"<!DOCTYPE html><html><body><p>\n  {% csrf_token %}\n  {{ form }} </p>",
+                     b"<!DOCTYPE html><html><body><a href=\"{% url 'home' %}\">Home</a>",
                      b"<!-- never closed <html>", b""]:
             self.assertFalse(htmltext.is_document(page), page)
 

@@ -108,10 +108,56 @@ fn loads_files(head: &[u8]) -> bool {
     })
 }
 
+/// Whether `head` is a template's: a tag that holds template syntax
+/// (`<a href="{{ url }}">`, `<% ... %>`, `<?php ... ?>`), or a text
+/// between two tags that is nothing but template tags (`{% block %}`,
+/// `{{ title }}`). A document that explains templates quotes them inside
+/// its sentences, which stay text.
 fn has_template_syntax(head: &[u8]) -> bool {
-    [&b"{%"[..], b"{{", b"<%", b"<?php"]
-        .iter()
-        .any(|t| memmem::find(head, t).is_some())
+    let mut i = 0;
+    while i < head.len() {
+        let lt = memchr::memchr(b'<', &head[i..]).map_or(head.len(), |k| i + k);
+        if only_template_tags(&head[i..lt]) {
+            return true;
+        }
+        if lt == head.len() {
+            return false;
+        }
+        let gt = memchr::memchr(b'>', &head[lt..]).map_or(head.len(), |k| lt + k + 1);
+        let tag = &head[lt..gt];
+        if tag.starts_with(b"<%")
+            || tag.starts_with(b"<?php")
+            || memmem::find(tag, b"{{").is_some()
+            || memmem::find(tag, b"{%").is_some()
+        {
+            return true;
+        }
+        i = gt;
+    }
+    false
+}
+
+/// Whether `text` is one or more `{% ... %}` and `{{ ... }}`, with white
+/// space around them and nothing else.
+fn only_template_tags(text: &[u8]) -> bool {
+    let mut rest = text.trim_ascii();
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let close: &[u8] = if rest.starts_with(b"{%") {
+            b"%}"
+        } else if rest.starts_with(b"{{") {
+            b"}}"
+        } else {
+            return false;
+        };
+        match memmem::find(&rest[2..], close) {
+            Some(k) => rest = rest[2 + k + 2..].trim_ascii_start(),
+            None => return false,
+        }
+    }
+    true
 }
 
 /// The text of `html`, appended to `out` as lines.
@@ -233,6 +279,9 @@ mod tests {
             b"\xef\xbb\xbf  <!-- saved -->\n<HTML lang=en><BODY>Hi.",
             b"<?xml version=\"1.0\"?>\n<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Strict//EN\">",
             // Word's export links its own parts, no style sheet.
+            // A document that explains templates quotes them in its text.
+            b"<!DOCTYPE html><html><body><p>Write {{ name }} to print a variable, and \
+              {% if %} to test it.</p><p>{{ alone }} and a word.</p>",
             b"<html xmlns:o=\"urn:schemas-microsoft-com:office:office\">\n<head>\
               <link rel=File-List href=\"letter_files/filelist.xml\"><style>p.MsoNormal{}</style>",
         ] {
@@ -252,6 +301,8 @@ mod tests {
             // Templates are code.
             b"<!DOCTYPE html>\n<html><head><title>{% block title %}{% endblock %}</title>",
             b"<!DOCTYPE html><html><body>{{ user.name }}",
+            b"<!DOCTYPE html><html><body><p>\n  {% csrf_token %}\n  {{ form }} </p>",
+            b"<!DOCTYPE html><html><body><a href=\"{% url 'home' %}\">Home</a>",
             b"<!DOCTYPE html><html><body><% out.println(1); %>",
             b"<html><body><?php echo 1; ?>",
             // Not HTML at its start, or not HTML at all.

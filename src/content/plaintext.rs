@@ -155,8 +155,13 @@ fn is_letter(c: char) -> bool {
     !(o < 0xC0 || o == 0xD7 || o == 0xF7 || (0x2000..0x2070).contains(&o))
 }
 
-/// A trimmed, non-empty line that is code, markup or a table row.
+/// A trimmed, non-empty line that is code, markup or a table row. A
+/// reStructuredText auto-numbered item (`#. Create a file ...`) is a list
+/// item like `1. ...`, not a comment.
 fn is_code(t: &[u8]) -> bool {
+    if t.starts_with(b"#. ") {
+        return CODE_ENDS.contains(&t[t.len() - 1]);
+    }
     CODE_ENDS.contains(&t[t.len() - 1])
         || CODE_STARTS.contains(&t[0])
         || CODE_PREFIXES.iter().any(|p| t.starts_with(p))
@@ -235,6 +240,27 @@ mod tests {
         let long = prose.repeat(MAX_PROSE_BYTES / prose.len() + 1);
         assert!(!reads_as_prose(long.as_bytes()));
         assert!(!may_read_as_prose(b"text", MAX_PROSE_BYTES as u64 + 1));
+    }
+
+    /// Paragraphs numbered as reStructuredText's `#.` items are prose; a
+    /// `#` comment line is not.
+    #[test]
+    fn numbered_items_are_prose_and_comments_are_not() {
+        let prose = std::fs::read_to_string(data().join("prose-rule/readme.txt")).unwrap();
+        // A paragraph a line, as an editor without wrapping saves it.
+        let paragraphs: Vec<String> = prose
+            .split("\n\n")
+            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        let as_lines = |mark: &str| -> String {
+            paragraphs
+                .iter()
+                .map(|p| format!("{mark}{p}\n\n"))
+                .collect()
+        };
+        assert!(reads_as_prose(as_lines("").as_bytes()));
+        assert!(reads_as_prose(as_lines("#. ").as_bytes()));
+        assert!(!reads_as_prose(as_lines("# ").as_bytes()));
     }
 
     /// A head cut inside a character may still be prose; a NUL or a bad

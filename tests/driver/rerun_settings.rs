@@ -469,17 +469,35 @@ fn processes_under(dir: &Path) -> Vec<String> {
     found
 }
 
-/// The state letter of each process under `dir` (`/proc/PID/stat`).
-fn states_under(dir: &Path) -> Vec<(String, char)> {
+/// Each process under `dir`: (its description, its state letter, its
+/// pid, its parent's pid), from `/proc/PID/stat`.
+fn states_under(dir: &Path) -> Vec<(String, char, u32, u32)> {
     processes_under(dir)
         .into_iter()
         .filter_map(|p| {
             let pid = p.split(':').next()?.to_string();
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let state = stat.rsplit_once(") ")?.1.chars().next()?;
-            Some((p, state))
+            let mut f = stat.rsplit_once(") ")?.1.split(' ');
+            let state = f.next()?.chars().next()?;
+            let ppid = f.next()?.parse().ok()?;
+            Some((p, state, pid.parse().ok()?, ppid))
         })
         .collect()
+}
+
+/// Whether every process is stopped: in state 'T', or in 'D' with a
+/// stopped child. make starts a program with vfork: a child stopped
+/// before its exec holds its parent in uninterruptible sleep until it is
+/// continued, so the parent cannot run either.
+fn all_stopped(ps: &[(String, char, u32, u32)]) -> bool {
+    !ps.is_empty()
+        && ps.iter().all(|&(_, state, pid, _)| {
+            state == 'T'
+                || (state == 'D'
+                    && ps
+                        .iter()
+                        .any(|&(_, s, _, parent)| parent == pid && s == 'T'))
+        })
 }
 
 /// A generated repository of 6,000 files and `fsim JOBS=2` on it, run
@@ -525,7 +543,7 @@ fn sigtstp_suspends_every_process_and_sigcont_resumes_them() {
     let start = Instant::now();
     loop {
         let states = states_under(tmp.path());
-        if !states.is_empty() && states.iter().all(|(_, s)| *s == 'T') {
+        if all_stopped(&states) {
             break;
         }
         // A process in uninterruptible sleep ('D') takes the stop only
@@ -540,7 +558,7 @@ fn sigtstp_suspends_every_process_and_sigcont_resumes_them() {
     // Stopped: nothing runs for a while.
     std::thread::sleep(Duration::from_millis(500));
     assert!(child.try_wait().unwrap().is_none());
-    assert!(states_under(tmp.path()).iter().all(|(_, s)| *s == 'T'));
+    assert!(all_stopped(&states_under(tmp.path())));
     // SAFETY: as above.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
     let status = child.wait().unwrap();
