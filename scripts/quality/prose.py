@@ -117,7 +117,8 @@ def _words(s):
                     broken = len(out) - 1
         if not ws:
             broken = None
-        elif len(ws) <= HEADING_WORDS and broken is None:
+        elif len(ws) <= HEADING_WORDS and broken is None and (ws[0][0].isupper() or ws[0][0] in "0123456789"):
+            # A heading starts with a capital or a digit (content::prose says why).
             i = len(out) - 1
             heading = None if _ends_sentence(out[i][0]) or _introduces(out[i][0]) else i
     return [(w, h) for w, h in out]

@@ -212,7 +212,7 @@ class Prose(unittest.TestCase):
         sample = os.path.join(root, "tests", "data", "documents", "prose-sample.txt")
         out = prose.sentences(open(sample, "rb").read())
         self.assertEqual((hashlib.md5(out).hexdigest(), len(out)),
-                         ("7ea87a3f1de6415485d895d355651283", 16180))
+                         ("b82c1b33500c111982f1c89de721cff3", 16180))
 
     def test_a_short_line_ending_with_a_colon_is_no_heading(self):
         # The cases of src/content/prose.rs's
@@ -257,7 +257,7 @@ class HtmlText(unittest.TestCase):
         text = htmltext.text(page)
         view = prose.sentences(text)
         self.assertEqual((hashlib.md5(text).hexdigest(), len(text)), ("ce6a4840dd14754960baadc4d2427f6d", 353))
-        self.assertEqual((hashlib.md5(view).hexdigest(), len(view)), ("bc9ed0c8d508c782c0c4f955eb6434bb", 353))
+        self.assertEqual((hashlib.md5(view).hexdigest(), len(view)), ("5bd1ba1f870b3f7887abc5f33ed7f11b", 353))
 
     def test_documents_site_pages_and_templates(self):
         # The cases of src/content/html.rs's tests.
