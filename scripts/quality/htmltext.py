@@ -137,6 +137,38 @@ def _decode_entities(s):
     return bytes(out)
 
 
+# WHATWG's labels that Python names otherwise (latin-1 and ascii are
+# windows-1252 in HTML).
+LABELS = {"iso-8859-1": "cp1252", "latin1": "cp1252", "l1": "cp1252", "ascii": "cp1252",
+          "us-ascii": "cp1252", "windows-1252": "cp1252", "x-cp1252": "cp1252"}
+
+
+def decoded(html):
+    """A document as UTF-8: as it is when valid, else by its declared
+    charset, else windows-1252 (fsim's html::decoded)."""
+    try:
+        html.decode("utf-8")
+        return html
+    except UnicodeDecodeError:
+        pass
+    low = html[:HEAD].lower()
+    at = low.find(b"charset=")
+    label = "windows-1252"
+    if at >= 0:
+        rest = html[at + 8:at + 8 + 64]
+        if rest[:1] in (b'"', b"'"):
+            rest = rest[1:]
+        end = 0
+        while end < len(rest) and (chr(rest[end]).isalnum() and rest[end] < 128 or rest[end:end + 1] in b"-_:."):
+            end += 1
+        label = rest[:end].decode("ascii", "replace").lower() or label
+    codec = LABELS.get(label, label)
+    try:
+        return html.decode(codec, "replace").encode()
+    except LookupError:
+        return html.decode("cp1252", "replace").encode()
+
+
 def text(html):
     """The text of html (bytes): a block a line, white space collapsed."""
     out = bytearray()

@@ -259,6 +259,18 @@ class HtmlText(unittest.TestCase):
         self.assertEqual((hashlib.md5(text).hexdigest(), len(text)), ("ce6a4840dd14754960baadc4d2427f6d", 353))
         self.assertEqual((hashlib.md5(view).hexdigest(), len(view)), ("5bd1ba1f870b3f7887abc5f33ed7f11b", 353))
 
+    def test_a_page_is_read_in_its_charset(self):
+        # The cases of src/content/html.rs's a_page_is_read_in_its_charset.
+        def text_of(page):
+            return htmltext.text(htmltext.decoded(page)).decode()
+        self.assertEqual(text_of(b"<html><head><meta http-equiv=Content-Type content=\"text/html; "
+                                 b"charset=windows-1252\"></head><body><p>Don\x92t pay \x80 5.</p>"),
+                         "Don\u2019t pay \u20ac 5.\n")
+        self.assertEqual(text_of(b"<html><body><p>Don\x92t.</p>"), "Don\u2019t.\n")
+        self.assertEqual(text_of(b"<html><head><meta charset='iso-8859-15'></head><p>\xa4 caf\xe9</p>"),
+                         "\u20ac caf\u00e9\n")
+        self.assertEqual(text_of("<html><p>caf\u00e9 \u2019</p>".encode()), "caf\u00e9 \u2019\n")
+
     def test_documents_site_pages_and_templates(self):
         # The cases of src/content/html.rs's tests.
         for page in [b"<!DOCTYPE html>\n<html><head><style>p{margin:0}</style></head><body><p>Hi.</p>",

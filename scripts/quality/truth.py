@@ -155,7 +155,7 @@ def content_classes(root, binary=None, mo_views=None):
             h = "mo:" + h
         elif mo_views is not None and htmltext.is_document(data):
             os.makedirs(mo_views, exist_ok=True)
-            VIEWS[p] = prose_view(data, mo_views, htmltext.text(data))
+            VIEWS[p] = prose_view(data, mo_views, htmltext.text(htmltext.decoded(data)))
             with open(VIEWS[p], "rb") as fh:
                 data = fh.read()
             h = "html:" + h

@@ -160,6 +160,42 @@ fn only_template_tags(text: &[u8]) -> bool {
     true
 }
 
+/// A stand-alone document as UTF-8: as it is when it is valid UTF-8, else
+/// decoded by the charset its head declares (`<meta charset=...>` or
+/// `content="text/html; charset=..."`), or as windows-1252, HTML's
+/// default. Word saves its web pages in windows-1252: read as UTF-8, every
+/// curly apostrophe would be a replacement character and no sentence with
+/// one would be its .docx's.
+pub(super) fn decoded(html: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if std::str::from_utf8(html).is_ok() {
+        return std::borrow::Cow::Borrowed(html);
+    }
+    let head = &html[..html.len().min(8 << 10)];
+    let encoding = declared_charset(head)
+        .and_then(encoding_rs::Encoding::for_label)
+        .unwrap_or(encoding_rs::WINDOWS_1252);
+    let (text, _, _) = encoding.decode(html);
+    std::borrow::Cow::Owned(text.into_owned().into_bytes())
+}
+
+/// The label after the first `charset=` of `head`, quotes left out.
+fn declared_charset(head: &[u8]) -> Option<&[u8]> {
+    let at = head
+        .windows(8)
+        .position(|w| w.eq_ignore_ascii_case(b"charset="))?
+        + 8;
+    let rest = &head[at..];
+    let rest = rest
+        .strip_prefix(b"\"")
+        .or_else(|| rest.strip_prefix(b"'"))
+        .unwrap_or(rest);
+    let end = rest
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || b"-_:.".contains(b)))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
 /// The text of `html`, appended to `out` as lines.
 pub(super) fn text(html: &[u8], out: &mut Vec<u8>, budget: &Budget) -> Result<(), Fail> {
     let mut lines = Lines::new(out, true);
@@ -329,6 +365,31 @@ mod tests {
         assert_eq!(
             String::from_utf8(v.bytes).unwrap(),
             "Terms\nThe first paragraph & its bold words.\nOne\nTwo items\n"
+        );
+    }
+
+    /// A page saved in windows-1252 reads as its words, declared or not;
+    /// another declared charset is honoured; UTF-8 is left as it is.
+    #[test]
+    fn a_page_is_read_in_its_charset() {
+        let text_of = |page: &[u8]| {
+            let limits = crate::content::Limits::default();
+            let budget = Budget::new(&limits);
+            let mut out = Vec::new();
+            text(&decoded(page), &mut out, &budget).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let word = b"<html><head><meta http-equiv=Content-Type content=\"text/html; \
+                     charset=windows-1252\"></head><body><p>Don\x92t pay \x80 5.</p>";
+        assert_eq!(text_of(word), "Don\u{2019}t pay \u{20ac} 5.\n");
+        assert_eq!(text_of(b"<html><body><p>Don\x92t.</p>"), "Don\u{2019}t.\n");
+        assert_eq!(
+            text_of(b"<html><head><meta charset='iso-8859-15'></head><p>\xa4 caf\xe9</p>"),
+            "\u{20ac} caf\u{e9}\n"
+        );
+        assert_eq!(
+            text_of("<html><p>caf\u{e9} \u{2019}</p>".as_bytes()),
+            "caf\u{e9} \u{2019}\n"
         );
     }
 

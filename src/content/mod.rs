@@ -716,7 +716,7 @@ fn extract_text(
         Kind::Mail => mail::extract(&read_input(src, budget)?, budget),
         Kind::Html => {
             let mut out = Vec::new();
-            html::text(&read_input(src, budget)?, &mut out, budget)?;
+            html::text(&html::decoded(&read_input(src, budget)?), &mut out, budget)?;
             Ok(out)
         }
         Kind::Mo => gettext::extract(src, budget),
