@@ -763,7 +763,11 @@ def main():
         open(stamp, "w").write(gen_key)
     manifest = json.load(open(os.path.join(DDIR, "manifest.json")))
     # independent texts, one per distinct raw content
-    tdir = os.path.join(DDIR, "text")
+    # keyed by the rules that make them, so that a change of the views'
+    # rules (prose.py, htmltext.py) or of the extractors is never a stale text
+    rules = hashlib.md5(b"".join(open(f, "rb").read() for f in (
+        prose.__file__, truth.htmltext.__file__, __file__))).hexdigest()[:12]
+    tdir = os.path.join(DDIR, "text-" + rules)
     os.makedirs(tdir, exist_ok=True)
     raw, tinfo, failed = {}, {}, {}
     for rel in sorted(manifest):

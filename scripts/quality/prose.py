@@ -162,8 +162,9 @@ def _is_word(tok):
 
 def _is_code(t):
     """A trimmed line that is code, markup or a table row (a reST `#.`
-    item is a list item, not a comment)."""
-    if t.startswith(b"#. "):
+    item is a list item, not a comment; a line that starts with a link's
+    end wrapped from the line before is no tag)."""
+    if t.startswith(b"#. ") or (t.startswith(b"<") and b">`" in t.split()[0]):
         return t[-1] in CODE_ENDS
     return (t[-1] in CODE_ENDS or t[0] in CODE_STARTS or t.startswith(CODE_PREFIXES)
             or b"\t" in t

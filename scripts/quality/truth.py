@@ -47,11 +47,14 @@
 * Text files that read as prose by fsim's rule (prose.reads_as_prose, the
   mirror of content::plaintext: licences, READMEs written as paragraphs)
   are compared as fsim's `prose` view, one sentence a line (prose.py),
-  written beside the compiled catalogs' messages, keys prefixed `prose:`.
+  written beside the compiled catalogs' messages, keyed by the view's MD5
+  prefixed `sentences:` (a change of the rules is a new key, never a stale
+  figure).
 * Stand-alone HTML documents by fsim's rule (htmltext.is_document, the
   mirror of content::html: a page that loads no site's style sheet or
   script and is no template) are compared as fsim's `html` view, their
-  text a block a line cut into sentences, keys prefixed `html:`.
+  text a block a line cut into sentences, keyed by the view's MD5
+  prefixed `html:`.
 * Results (diff figures and bounds) are cached by content hashes in a TSV
   file, so re-runs only look at new pairs; the diffs run in JOBS processes.
   The byte figures of binary pairs have their own cache file (BYTES-CACHE),
@@ -158,13 +161,13 @@ def content_classes(root, binary=None, mo_views=None):
             VIEWS[p] = prose_view(data, mo_views, htmltext.text(htmltext.decoded(data)))
             with open(VIEWS[p], "rb") as fh:
                 data = fh.read()
-            h = "html:" + h
+            h = "html:" + hashlib.md5(data).hexdigest()
         elif mo_views is not None and prose.reads_as_prose(data):
             os.makedirs(mo_views, exist_ok=True)
             VIEWS[p] = prose_view(data, mo_views)
             with open(VIEWS[p], "rb") as fh:
                 data = fh.read()
-            h = "prose:" + h
+            h = "sentences:" + hashlib.md5(data).hexdigest()
         info[p] = (h, len(data))
         if binary is not None and b"\0" in data:
             binary.add(h)

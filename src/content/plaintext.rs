@@ -157,9 +157,14 @@ fn is_letter(c: char) -> bool {
 
 /// A trimmed, non-empty line that is code, markup or a table row. A
 /// reStructuredText auto-numbered item (`#. Create a file ...`) is a list
-/// item like `1. ...`, not a comment.
+/// item like `1. ...`, not a comment, and a line that starts with the end
+/// of a link wrapped from the line before (`</intro/tutorial07>`, we saw
+/// ...`: its first word holds `>` then a backtick) is not markup.
 fn is_code(t: &[u8]) -> bool {
-    if t.starts_with(b"#. ") {
+    let first = t.split(u8::is_ascii_whitespace).next().unwrap_or(t);
+    if t.starts_with(b"#. ")
+        || (t.starts_with(b"<") && memchr::memmem::find(first, b">`").is_some())
+    {
         return CODE_ENDS.contains(&t[t.len() - 1]);
     }
     CODE_ENDS.contains(&t[t.len() - 1])
@@ -242,8 +247,9 @@ mod tests {
         assert!(!may_read_as_prose(b"text", MAX_PROSE_BYTES as u64 + 1));
     }
 
-    /// Paragraphs numbered as reStructuredText's `#.` items are prose; a
-    /// `#` comment line is not.
+    /// Paragraphs numbered as reStructuredText's `#.` items are prose, and
+    /// so are lines that start with a link's end wrapped from the line
+    /// before; a `#` comment line or a tag is not.
     #[test]
     fn numbered_items_are_prose_and_comments_are_not() {
         let prose = std::fs::read_to_string(data().join("prose-rule/readme.txt")).unwrap();
@@ -261,6 +267,11 @@ mod tests {
         assert!(reads_as_prose(as_lines("").as_bytes()));
         assert!(reads_as_prose(as_lines("#. ").as_bytes()));
         assert!(!reads_as_prose(as_lines("# ").as_bytes()));
+        // Every line starting with a wrapped link's end, or with a tag.
+        assert!(reads_as_prose(
+            as_lines("</intro/tutorial07>`_, ").as_bytes()
+        ));
+        assert!(!reads_as_prose(as_lines("<intro> ").as_bytes()));
     }
 
     /// A head cut inside a character may still be prose; a NUL or a bad
