@@ -314,10 +314,10 @@ mod tests {
             &b"<!DOCTYPE html>\n<html><head><style>p{margin:0}</style></head><body><p>Hi.</p>"[..],
             b"\xef\xbb\xbf  <!-- saved -->\n<HTML lang=en><BODY>Hi.",
             b"<?xml version=\"1.0\"?>\n<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Strict//EN\">",
-            // Word's export links its own parts, no style sheet.
             // A document that explains templates quotes them in its text.
             b"<!DOCTYPE html><html><body><p>Write {{ name }} to print a variable, and \
               {% if %} to test it.</p><p>{{ alone }} and a word.</p>",
+            // Word's export links its own parts, no style sheet.
             b"<html xmlns:o=\"urn:schemas-microsoft-com:office:office\">\n<head>\
               <link rel=File-List href=\"letter_files/filelist.xml\"><style>p.MsoNormal{}</style>",
         ] {

@@ -84,17 +84,23 @@ struct Runs {
     again: String,
 }
 
+/// The overlap tree of these tests: 300 files of 60 KB bodies in 4
+/// folders, extracts of 2 KB, one edit; `seed` picks the texts.
+fn overlap(seed: u64) -> fsim_tools::corpus::Overlap {
+    fsim_tools::corpus::Overlap {
+        files: 300,
+        body: 60_000,
+        extract: 2_000,
+        edits: 1,
+        dirs: 4,
+        seed,
+    }
+}
+
 impl Runs {
     fn new(t: &Path) -> Runs {
         let repo = t.join("repo");
-        let spec = fsim_tools::corpus::Overlap {
-            files: 300,
-            body: 60_000,
-            extract: 2_000,
-            edits: 1,
-            dirs: 4,
-            seed: 5,
-        };
+        let spec = overlap(5);
         fsim_tools::corpus::generate_overlap(&repo, &spec).unwrap();
         let old = t.join("old");
         let err = make(&repo, &old, &[]);
@@ -359,14 +365,7 @@ fn outputs_that_do_not_fit_are_refused(r: &Runs) {
 fn moved_copies_take_the_earlier_figures_of_their_contents() {
     let t = tempfile::tempdir().unwrap();
     let repo = t.path().join("repo");
-    let spec = fsim_tools::corpus::Overlap {
-        files: 300,
-        body: 60_000,
-        extract: 2_000,
-        edits: 1,
-        dirs: 4,
-        seed: 7,
-    };
+    let spec = overlap(7);
     fsim_tools::corpus::generate_overlap(&repo, &spec).unwrap();
     let all = files_under(&repo);
     // Every 10th file has a copy, next to it in the walk.
