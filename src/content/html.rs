@@ -170,7 +170,7 @@ pub(super) fn decoded(html: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     if std::str::from_utf8(html).is_ok() {
         return std::borrow::Cow::Borrowed(html);
     }
-    let head = &html[..html.len().min(8 << 10)];
+    let head = &html[..html.len().min(super::detect::HEAD)];
     let encoding = declared_charset(head)
         .and_then(encoding_rs::Encoding::for_label)
         .unwrap_or(encoding_rs::WINDOWS_1252);

@@ -143,6 +143,19 @@ fn is_word(tok: &str) -> bool {
     w.starts_with(is_letter) && w.chars().all(|c| is_letter(c) || INNER.contains(&c))
 }
 
+/// Whether a trimmed line that starts like code starts as prose: a
+/// reStructuredText auto-numbered item (`#. Create a file ...`) is a list
+/// item like `1. ...`, not a comment, and a line that starts with the end
+/// of a link wrapped from the line before (`</intro/tutorial07>`, we saw
+/// ...`: its first word holds `>` then a backtick) is no tag.
+fn starts_as_prose(t: &[u8]) -> bool {
+    t.starts_with(b"#. ")
+        || (t.starts_with(b"<") && {
+            let first = t.split(u8::is_ascii_whitespace).next().unwrap_or(t);
+            memchr::memmem::find(first, b">`").is_some()
+        })
+}
+
 /// A letter of a word: an ASCII letter, or any character past ASCII but
 /// the Latin-1 signs (U+0080-U+00BF, U+00D7, U+00F7) and the general
 /// punctuation block (U+2000-U+206F): one definition the Python mirror
@@ -155,19 +168,13 @@ fn is_letter(c: char) -> bool {
     !(o < 0xC0 || o == 0xD7 || o == 0xF7 || (0x2000..0x2070).contains(&o))
 }
 
-/// A trimmed, non-empty line that is code, markup or a table row. A
-/// reStructuredText auto-numbered item (`#. Create a file ...`) is a list
-/// item like `1. ...`, not a comment, and a line that starts with the end
-/// of a link wrapped from the line before (`</intro/tutorial07>`, we saw
-/// ...`: its first word holds `>` then a backtick) is not markup.
+/// A trimmed, non-empty line that is code, markup or a table row.
 fn is_code(t: &[u8]) -> bool {
-    let first = t.split(u8::is_ascii_whitespace).next().unwrap_or(t);
-    if t.starts_with(b"#. ")
-        || (t.starts_with(b"<") && memchr::memmem::find(first, b">`").is_some())
-    {
-        return CODE_ENDS.contains(&t[t.len() - 1]);
+    let ends_as_code = CODE_ENDS.contains(&t[t.len() - 1]);
+    if starts_as_prose(t) {
+        return ends_as_code;
     }
-    CODE_ENDS.contains(&t[t.len() - 1])
+    ends_as_code
         || CODE_STARTS.contains(&t[0])
         || CODE_PREFIXES.iter().any(|p| t.starts_with(p))
         || t.contains(&b'\t')
