@@ -61,6 +61,7 @@ import lzma
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -751,6 +752,10 @@ def main():
         m = generate(sys.argv[2])
         log(f"documents: {len(m)} files in {sys.argv[2]}")
         return
+    # The truth's PDF text and fsim's PDF view both come from pdftotext:
+    # without it every PDF would be an extractor failure, cached as such.
+    if shutil.which("pdftotext") is None:
+        raise SystemExit("documents: pdftotext not found (Debian: apt-get install poppler-utils)")
     t_start = time.time()
     corpus = os.path.join(DDIR, "corpus")
     gen_key = hashlib.md5(open(__file__, "rb").read()).hexdigest()

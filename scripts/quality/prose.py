@@ -5,7 +5,8 @@ the line breaks a writer or pdftotext put in them.
 
 The rules (the Rust module's doc says why):
 * white space is one space; a word broken by a hyphen at a line's end is
-  joined when the next line starts with a lower-case letter;
+  joined when the next line starts with a letter; a hyphen (or soft
+  hyphen) between two letters is left out of a word;
 * a line ends after a sentence end (`.`, `!`, `?`, `;`, before closing
   quotes and brackets), after a heading (a line of at most 6 words ending
   no sentence and not with a colon, before a capital or a digit), after a word whose FNV-1a 32
@@ -96,6 +97,14 @@ def _is_broken(w):
     return len(w) >= 2 and w[-1] in "-\u00ad" and w[-2].isalpha()
 
 
+def _unhyphenated(w):
+    """w without the hyphens between two letters."""
+    if "-" not in w and "\u00ad" not in w:
+        return w
+    return "".join(c for i, c in enumerate(w)
+                   if not (c in "-\u00ad" and 0 < i < len(w) - 1 and w[i - 1].isalpha() and w[i + 1].isalpha()))
+
+
 def _words(s):
     """(word, ends a heading) in order, broken words joined."""
     out, broken, heading = [], None, None
@@ -107,7 +116,8 @@ def _words(s):
                 out[heading][1] = w[0].isupper() or w[0] in "0123456789"
                 heading = None
             i, broken = broken, None
-            if i is not None and n == 0 and w[0].islower():
+            w = _unhyphenated(w)
+            if i is not None and n == 0 and w[0].isalpha():
                 out[i][0] = out[i][0][:-1] + w
                 if last and _is_broken(out[i][0]):
                     broken = i

@@ -382,13 +382,14 @@ pub fn pdf_extractor_param() -> Option<&'static str> {
 /// if made this way. 2: prose as sentences ([`prose`]); 3: text files and
 /// decompressed streams that read as prose too ([`plaintext`]), and a
 /// short line ending with a colon is no heading; 4: stand-alone HTML
-/// documents as their text ([`html::is_document`]).
+/// documents as their text ([`html::is_document`]); 5: a hyphen between
+/// two letters is no part of a prose word.
 pub fn views_param() -> Option<String> {
     Some(VIEWS_VERSION.into())
 }
 
 /// See [`views_param`].
-const VIEWS_VERSION: &str = "4";
+const VIEWS_VERSION: &str = "5";
 
 /// The `office=` chunking parameter: which of catdoc's programs were
 /// missing, when any (src/content/legacy.rs).
