@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 from . import inputs
-from .measure import capture, log, median, records, sh, trailer_field, tree_files, warm
+from .measure import capture, log, median, records, sh, text_bytes, trailer_field, tree_files, warm
 
 
 def pair(bench, name, fcmd, rname, rcmd, nbytes, target):
@@ -213,7 +213,7 @@ def scale(bench, cfg):
             f"REPO={repo}", f"WORK={run}", "QUIET=-q", f"AVG={cfg.scale_avg}", f"MEMORY={budget}",
             f"CAPACITY={budget}", "FORMATS=txt"])
         runs.append({"files": nf, "records": records(f"{run}/chunks.tsv"),
-                     "record_bytes": os.path.getsize(f"{run}/chunks.tsv"), "total": total,
+                     "record_bytes": text_bytes(f"{run}/chunks.tsv"), "total": total,
                      "peak_kib": max((s["rss_kib"] for s in stages), default=0),
                      "stages": scale_stages(stages, budget)})
         shutil.rmtree(run)

@@ -41,25 +41,39 @@ def ratio(a, b):
     return f"{a / b:.2f}" if b and b > 0 else "-"
 
 
+def record_lines(path):
+    """The lines of an fsim record file, text or zstd (`make report`
+    keeps its records zstd-compressed by default: COMPRESS=1)."""
+    with open(path, "rb") as f:
+        zstd = f.read(4) == b"\x28\xb5\x2f\xfd"
+    if not zstd:
+        with open(path, "rb") as f:
+            yield from f
+        return
+    p = subprocess.Popen(["zstd", "-dcq", path], stdout=subprocess.PIPE)
+    yield from p.stdout
+    if p.wait() != 0:
+        sys.exit(f"bench: {path}: zstd -dc failed ({p.returncode})")
+
+
 def records(path):
     """The lines of PATH that are not comments (records of an fsim file)."""
-    n = 0
-    with open(path, "rb") as f:
-        for line in f:
-            if not line.startswith(b"#"):
-                n += 1
-    return n
+    return sum(1 for line in record_lines(path) if not line.startswith(b"#"))
+
+
+def text_bytes(path):
+    """The bytes of an fsim record file as text (decompressed)."""
+    return sum(len(line) for line in record_lines(path))
 
 
 def trailer_field(path, tag, key):
     """KEY=VALUE's value in the trailer line starting with TAG (e.g.
     `#end chunks ... records=N`), or None."""
-    with open(path, "rb") as f:
-        for line in f:
-            if line.startswith(tag.encode()):
-                for field in line.decode().rstrip("\n").split("\t")[1:]:
-                    if field.startswith(key + "="):
-                        return field[len(key) + 1:]
+    for line in record_lines(path):
+        if line.startswith(tag.encode()):
+            for field in line.decode().rstrip("\n").split("\t")[1:]:
+                if field.startswith(key + "="):
+                    return field[len(key) + 1:]
     return None
 
 

@@ -123,10 +123,37 @@ def unescape(s):
     return os.fsdecode(bytes(out))
 
 
-def trailer(path, key):
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def compressed(path):
+    """Whether a record file is zstd (`make report`'s default, COMPRESS=1)."""
     with open(path, "rb") as fh:
-        fh.seek(max(0, os.path.getsize(path) - 4096))
-        last = fh.read().decode().rstrip("\n").split("\n")[-1]
+        return fh.read(4) == ZSTD_MAGIC
+
+
+def record_lines(path):
+    """The lines of a record file, text or zstd (through `zstd -dc`)."""
+    if not compressed(path):
+        with open(path) as fh:
+            yield from fh
+        return
+    p = subprocess.Popen(["zstd", "-dcq", path], stdout=subprocess.PIPE, text=True)
+    yield from p.stdout
+    if p.wait() != 0:
+        raise SystemExit(f"evaluate: {path}: zstd -dc failed ({p.returncode})")
+
+
+def trailer(path, key):
+    if compressed(path):
+        last = ""
+        for line in record_lines(path):
+            last = line
+        last = last.rstrip("\n")
+    else:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.path.getsize(path) - 4096))
+            last = fh.read().decode().rstrip("\n").split("\n")[-1]
     for f in last.split("\t"):
         if f.startswith(key + "="):
             return int(f.split("=", 1)[1])
@@ -243,14 +270,13 @@ def read_pairs(path):
 def chunk_bags(work, want):
     """file id -> Counter of (hash, length) for the wanted file ids."""
     bags = defaultdict(Counter)
-    with open(os.path.join(work, "chunks.tsv")) as fh:
-        for line in fh:
-            if line[0] == "#":
-                continue
-            h, i, n = line.split("\t")
-            i = int(i)
-            if i in want:
-                bags[i][(h, int(n))] += 1
+    for line in record_lines(os.path.join(work, "chunks.tsv")):
+        if line[0] == "#":
+            continue
+        h, i, n = line.split("\t")
+        i = int(i)
+        if i in want:
+            bags[i][(h, int(n))] += 1
     return bags
 
 

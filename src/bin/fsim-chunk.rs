@@ -109,8 +109,8 @@ struct Args {
     max_size: Option<u64>,
     /// Keep the output file zstd-compressed (level 1): the next stage
     /// reads it as it reads text, `zstdcat` gives its lines; standard
-    /// output stays text. `make report COMPRESS=1` passes it
-    /// (docs/performance.md, "Scratch space").
+    /// output stays text. `make report` passes it by default (`COMPRESS=1`;
+    /// docs/performance.md, "Scratch space").
     #[arg(long)]
     compress: bool,
     /// No progress and no summary line on standard error (warnings are still printed).

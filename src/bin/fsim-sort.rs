@@ -57,8 +57,8 @@ struct Args {
     split_by_file: Option<PathBuf>,
     /// Keep the output file zstd-compressed (level 1): the next stage
     /// reads it as it reads text, `zstdcat` gives its lines; standard
-    /// output stays text. `make report COMPRESS=1` passes it
-    /// (docs/performance.md, "Scratch space").
+    /// output stays text. `make report` passes it by default (`COMPRESS=1`;
+    /// docs/performance.md, "Scratch space").
     #[arg(long)]
     compress: bool,
     /// No progress bar and no summary on standard error.

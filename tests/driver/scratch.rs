@@ -1,4 +1,4 @@
-//! Scratch space: with `COMPRESS=1`, the work folder never holds more
+//! Scratch space: with `COMPRESS=1` (the default), the work folder never holds more
 //! bytes than the repository it analyses. The record streams (chunk
 //! records, sorted records, partition, bins) are kept zstd-compressed,
 //! still lines after `zstd -dc`, and every stage reads them as it reads
@@ -101,9 +101,15 @@ fn the_work_folder_stays_under_the_tree_and_the_records_read_with_zstd() {
             "{f} differs from the text run's"
         );
     }
-    // A compressed run removes what it consumed; what stays is under the tree.
+    // The defaults compress (COMPRESS=1): the run removes what it consumed,
+    // keeps its chunk records and bins as zstd, and what stays is under
+    // the tree.
     let work = tmp.path().join("work");
-    run_ok(make_report_cmd(&repo, &work, &["COMPRESS=1"]), None);
+    run_ok(make_report_cmd(&repo, &work, &[]), None);
+    for f in ["chunks.tsv", "bins.tsv"] {
+        let head = std::fs::read(work.join(f)).unwrap();
+        assert!(head.starts_with(&ZSTD), "{f} of a default run is not zstd");
+    }
     assert!(tree_bytes(&work) <= tree);
     assert_eq!(
         std::fs::read(work.join("report.txt")).unwrap(),
