@@ -193,8 +193,9 @@ REUSE_TO = $(BIN)/fsim-reuse $(QUIET) $(if $(PREVIOUS),--previous $(PREVIOUS)) -
 REUSE = $(REUSE_TO) $@
 
 # Scratch space: COMPRESS=1 (the default) writes the chunk records, the
-# sorted records, the partition and the bins zstd-compressed (level 1):
-# each is then 0.15-0.4x its text, and `zstdcat WORK/bins.tsv` gives its
+# sorted records, the partition, the bins, the pairs and the verified pairs
+# zstd-compressed (level 1): each is then 0.1-0.4x its text, and
+# `zstdcat WORK/verified.tsv` gives its
 # lines; every stage reads zstd, gzip or text. On a quiet machine it costs
 # no measurable time (a zstd thread beside each stage); COMPRESS=0 keeps
 # text (docs/performance.md, "Scratch space").
@@ -342,7 +343,7 @@ endif
 # (other parameters, other chunks dropped, a lower MIN_PERCENT).
 ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/verified.tsv)),--previous-files $(PREVIOUS)/files.tsv --previous-verified $(PREVIOUS)/verified.tsv)
 $(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(TEMPLATES) $(if $(filter-out 0,$(VERIFY)),$(WORK)/verify-threshold) $(WORK)/settings/analyze | build
-	$(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
+	$(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) $(COMPRESS_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
 
 # Exact similarity of the candidate pairs (line LCS for text), and with
 # REGIONS=1 their shared regions. PREVIOUS=<old work dir> with a
@@ -367,7 +368,7 @@ $(WORK)/verify-threshold: FORCE | build $(WORK)
 	    echo "$$new" > $@; fi
 
 $(WORK)/verified.tsv: $(WORK)/pairs.tsv $(WORK)/files.tsv $(WORK)/verify-threshold $(WORK)/settings/verify | build
-	$(BIN)/fsim-verify $(QUIET) $(MEMORY_OPT) --files $(WORK)/files.tsv --min-percent $$(cat $(WORK)/verify-threshold) $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) $(REGION_OPTS) -j $(JOBS) -o $@ $<
+	$(BIN)/fsim-verify $(QUIET) $(MEMORY_OPT) --files $(WORK)/files.tsv --min-percent $$(cat $(WORK)/verify-threshold) $(TEMPLATE_OPTS) $(VERIFY_PREV_OPTS) $(REGION_OPTS) $(COMPRESS_OPT) -j $(JOBS) -o $@ $<
 
 FORCE:
 

@@ -18,6 +18,7 @@ Runs without templates only (with templates the offsets are in payloads).
 Prints one line per failure and a summary; exit status 1 on any failure.
 """
 import re
+import subprocess
 import sys
 from collections import defaultdict
 
@@ -43,11 +44,17 @@ def unescape(p):
     return bytes(out)
 
 
+def lines(path):
+    """The file's lines; `zstd -dcf` reads a record file that `make report`
+    kept compressed (COMPRESS=1) and passes text through."""
+    out = subprocess.run(["zstd", "-dcfq", path], check=True, stdout=subprocess.PIPE).stdout
+    return out.decode("utf-8").splitlines()
+
+
 def data_lines(path):
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.startswith("#"):
-                yield line.rstrip("\n").split("\t")
+    for line in lines(path):
+        if not line.startswith("#"):
+            yield line.split("\t")
 
 
 def main(files_tsv, verified_tsv, regions_tsv):
@@ -55,8 +62,7 @@ def main(files_tsv, verified_tsv, regions_tsv):
     for f in data_lines(files_tsv):
         if len(f) >= 6:
             files[int(f[0])] = (f[4], unescape(f[-1]))  # type, path (last: v2 and v3)
-    with open(verified_tsv, encoding="utf-8") as f:
-        header = f.readline()
+    header = lines(verified_tsv)[0]
     if "\tverify-binary=byte-runs" not in header:
         sys.exit(f"{verified_tsv}: no verify-binary=byte-runs: binary pairs measured by pieces")
     if re.search(r"\ttemplates=", header):

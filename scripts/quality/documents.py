@@ -75,6 +75,7 @@ from email.utils import format_datetime
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prose  # noqa: E402
 import truth  # noqa: E402
+from records import record_lines  # noqa: E402
 
 QDIR = os.environ.get("QDIR", "quality-work")
 DDIR = os.path.join(QDIR, "documents")
@@ -725,14 +726,13 @@ def fsim_run(name, corpus, extra):
                 # (`None`: its pairs are left out).
                 members[files[int(f[0])]["path"]] = f[3] if f[7] != "-" else None
     pairs = {}
-    with open(os.path.join(work, "verified.tsv")) as fh:
-        for line in fh:
-            if line.startswith("#"):
-                continue
-            f = line.rstrip("\n").split("\t")
-            a, b = files[int(f[0])], files[int(f[1])]
-            ex = int(f[6]) if len(f) >= 8 and f[7] == "exact" else max(int(f[4]), int(f[6]))
-            pairs[(a["path"], b["path"])] = 100.0 * ex / max(a["size"], b["size"], 1)
+    for line in record_lines(os.path.join(work, "verified.tsv")):
+        if line.startswith("#"):
+            continue
+        f = line.rstrip("\n").split("\t")
+        a, b = files[int(f[0])], files[int(f[1])]
+        ex = int(f[6]) if len(f) >= 8 and f[7] == "exact" else max(int(f[4]), int(f[6]))
+        pairs[(a["path"], b["path"])] = 100.0 * ex / max(a["size"], b["size"], 1)
     return {"files": files, "pairs": pairs, "members": members, "s": float(e), "rss": int(m) // 1024, "notes": notes,
             "cmd": "make " + os.path.join("$QDIR/documents/fsim-" + name, "verified.tsv")
             + f" REPO=$QDIR/documents/corpus MIN_PERCENT=0 JOBS={JOBS}" + "".join(" " + x for x in extra)}

@@ -36,6 +36,7 @@ from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import truth  # noqa: E402
+from records import compressed, record_lines  # noqa: E402
 
 QDIR = os.environ.get("QDIR", "quality-work")
 CORPUS = os.path.join(QDIR, "corpus")
@@ -123,25 +124,10 @@ def unescape(s):
     return os.fsdecode(bytes(out))
 
 
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-
-
-def compressed(path):
-    """Whether a record file is zstd (`make report`'s default, COMPRESS=1)."""
-    with open(path, "rb") as fh:
-        return fh.read(4) == ZSTD_MAGIC
-
-
-def record_lines(path):
-    """The lines of a record file, text or zstd (through `zstd -dc`)."""
-    if not compressed(path):
-        with open(path) as fh:
-            yield from fh
-        return
-    p = subprocess.Popen(["zstd", "-dcq", path], stdout=subprocess.PIPE, text=True)
-    yield from p.stdout
-    if p.wait() != 0:
-        raise SystemExit(f"evaluate: {path}: zstd -dc failed ({p.returncode})")
+def header_fields(path):
+    """The KEY=VALUE fields of a record file's header line."""
+    head = next(record_lines(path), "")
+    return dict(x.split("=", 1) for x in head.rstrip("\n").split("\t")[1:] if "=" in x)
 
 
 def trailer(path, key):
@@ -257,13 +243,12 @@ def corpus_pairs(path, files, members, key):
 def read_pairs(path):
     """(id a, id b) -> (common lower bound, exact or None)"""
     out = {}
-    with open(path) as fh:
-        for line in fh:
-            if line.startswith("#"):
-                continue
-            f = line.rstrip("\n").split("\t")
-            ex = int(f[6]) if len(f) >= 8 and f[7] == "exact" else (max(int(f[4]), int(f[6])) if len(f) >= 8 else None)
-            out[(int(f[0]), int(f[1]))] = (int(f[4]), ex)
+    for line in record_lines(path):
+        if line.startswith("#"):
+            continue
+        f = line.rstrip("\n").split("\t")
+        ex = int(f[6]) if len(f) >= 8 and f[7] == "exact" else (max(int(f[4]), int(f[6])) if len(f) >= 8 else None)
+        out[(int(f[0]), int(f[1]))] = (int(f[4]), ex)
     return out
 
 
@@ -528,10 +513,8 @@ def main():
         if repo != CORPUS:  # a project's tree of hard links: its paths in the corpus
             files = {i: (os.path.join(CORPUS, os.path.relpath(p, repo)),) + tuple(rest)
                      for i, (p, *rest) in files.items()}
-        with open(os.path.join(dwork, "pairs.tsv")) as fh:
-            hdr = dict(x.split("=", 1) for x in fh.readline().rstrip("\n").split("\t")[1:] if "=" in x)
-        with open(os.path.join(dwork, "verified.tsv")) as fh:
-            vh = dict(x.split("=", 1) for x in fh.readline().rstrip("\n").split("\t")[1:] if "=" in x)
+        hdr = header_fields(os.path.join(dwork, "pairs.tsv"))
+        vh = header_fields(os.path.join(dwork, "verified.tsv"))
         vmp = float(vh.get("verify-min-percent", 0))
         dp, _ = corpus_pairs(os.path.join(dwork, "verified.tsv"), files, members, key)
         return {"name": name, "extra": extra, "hdr": hdr, "wall_s": tm["s"], "rss_kb": tm["rss_kb"],

@@ -32,6 +32,12 @@ struct Args {
     /// Output pairs file (default: standard output); written atomically.
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
+    /// Keep the output file zstd-compressed (level 1): the next stage
+    /// reads it as it reads text, `zstdcat` gives its lines; standard
+    /// output stays text. `make report` passes it by default (`COMPRESS=1`;
+    /// docs/performance.md, "Scratch space").
+    #[arg(long)]
+    compress: bool,
     /// Keep a pair only if it has at least this many bytes in common.
     #[arg(long, value_name = "N", default_value_t = 0)]
     min_bytes: u64,
@@ -211,6 +217,7 @@ fn main() -> ExitCode {
     let cfg = Config {
         input: a.input,
         output: a.output,
+        compress: a.compress,
         options: Options {
             thresholds: Thresholds {
                 min_bytes: a.min_bytes,

@@ -30,6 +30,12 @@ struct Args {
     /// Output file (default: standard output), written atomically.
     #[arg(short, long, value_name = "PATH")]
     output: Option<PathBuf>,
+    /// Keep the output file zstd-compressed (level 1): the next stage
+    /// reads it as it reads text, `zstdcat` gives its lines; standard
+    /// output stays text. `make report` passes it by default (`COMPRESS=1`;
+    /// docs/performance.md, "Scratch space").
+    #[arg(long)]
+    compress: bool,
     /// Also write the shared regions (offset in a, offset in b, length).
     #[arg(long, value_name = "PATH")]
     regions: Option<PathBuf>,
@@ -79,6 +85,7 @@ fn main() -> ExitCode {
             files: a.files,
             pairs: a.pairs,
             output: a.output,
+            compress: a.compress,
             regions: a.regions,
             min_percent: a.min_percent,
             percent_of: a.percent_of,

@@ -554,9 +554,10 @@ pub fn run(bin: &str, args: &[&str], dir: &Path, ok: bool) -> Output {
     out
 }
 
+/// A stage's output file as text, decompressed when `make report` kept it
+/// zstd-compressed ([`read_records`]).
 pub fn read(dir: &Path, name: &str) -> String {
-    String::from_utf8(std::fs::read(dir.join(name)).expect("output missing"))
-        .expect("output is UTF-8")
+    String::from_utf8(read_records(&dir.join(name))).expect("output is UTF-8")
 }
 
 /// Every `.rs` file under `dir` (tests/rules/layers.rs and

@@ -59,7 +59,7 @@ fn run_pipe(cwd: &Path, repo: &Path, edit: impl Fn(&str) -> String) {
 }
 
 fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    String::from_utf8(crate::common::read_records(p)).unwrap()
 }
 
 /// The report's first line (clusters, files, identical sets).

@@ -310,7 +310,8 @@ fn paths_longer_than_4096_bytes_are_chunked_found_and_verified() {
     );
     // fsim-verify read both deep files again (the copy is collapsed into
     // its identical set before analysis): exact, not stale.
-    let verified = std::fs::read_to_string(work.join("verified.tsv")).unwrap();
+    let verified =
+        String::from_utf8(crate::common::read_records(&work.join("verified.tsv"))).unwrap();
     let rows: Vec<&str> = verified.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(rows.len(), 1, "{verified}");
     assert!(

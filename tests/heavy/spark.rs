@@ -99,7 +99,7 @@ fn add_scattered_edits(repo: &Path) {
 
 /// Pairs the line source added: no chunk evidence (common and shared 0).
 fn line_only_pairs(pairs: &Path) -> usize {
-    std::fs::read_to_string(pairs)
+    String::from_utf8(common::read_records(pairs))
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with('#') && l.ends_with("\t0\t0"))
@@ -389,7 +389,8 @@ fn spark_archive_members_are_byte_identical_to_make() {
     let table = std::fs::read_to_string(local.join("files.tsv")).unwrap();
     let ids = ids_of(&table, &repo, &["bundle.zip!/notes/a.txt", "notes/a.txt"]);
     let pair = format!("{:010}\t{:010}\t", ids[0].min(ids[1]), ids[0].max(ids[1]));
-    let verified = std::fs::read_to_string(local.join("verified.tsv")).unwrap();
+    let verified =
+        String::from_utf8(crate::common::read_records(&local.join("verified.tsv"))).unwrap();
     assert!(
         verified.lines().any(|l| l.starts_with(&pair)),
         "no {pair}in\n{verified}"

@@ -131,8 +131,9 @@ fn template_marked_once_leaves_the_true_pairs() {
         assert!(l["percent_of_a"].as_f64().unwrap() > 90.0, "{l}");
     }
     // Pairs, verified pairs and report agree on the payload sizes.
-    let pairs = std::fs::read_to_string(work.join("pairs.tsv")).unwrap();
-    let verified = std::fs::read_to_string(work.join("verified.tsv")).unwrap();
+    let pairs = String::from_utf8(crate::common::read_records(&work.join("pairs.tsv"))).unwrap();
+    let verified =
+        String::from_utf8(crate::common::read_records(&work.join("verified.tsv"))).unwrap();
     assert!(pairs.lines().next().unwrap().contains("templates="));
     let sizes = |s: &str| -> Vec<String> {
         s.lines()

@@ -333,7 +333,7 @@ fn pairs_beyond_the_capacity_spill_and_memory_stays_bounded() {
     let (ok, rss_kib) = run_rss(c, &d.join("pairs.tsv"));
     assert!(ok);
     assert!(rss_kib < 40 * 1024, "fsim-analyze peak RSS {rss_kib} KiB");
-    let text = std::fs::read_to_string(d.join("pairs.tsv")).unwrap();
+    let text = String::from_utf8(crate::common::read_records(&d.join("pairs.tsv"))).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(lines.len() as u32, N * (N - 1) / 2);
     assert_eq!(lines[0], "0000000000\t0000000001\t1000\t1000\t100\t1");

@@ -221,7 +221,7 @@ fn line_pairs_alone_are_the_same_bytes(s: &Scattered, line_opts: &[&str]) {
     analyze(work, "pairs-from.tsv", &from);
     assert_eq!(
         std::fs::read(work.join("pairs-from.tsv")).unwrap(),
-        std::fs::read(work.join("pairs.tsv")).unwrap(),
+        crate::common::read_records(&work.join("pairs.tsv")),
         "the line pairs taken from a file give other pairs"
     );
     std::fs::write(&lines_file, "#fsim pairs v1\n0000000001\t0000000002\t5\n").unwrap();

@@ -211,7 +211,8 @@ fn an_earlier_run_that_cut_long_lines_otherwise_is_not_reused() {
     );
     let work = t.path().join("work");
     pipeline(&repo, &work, &[]);
-    let verified = std::fs::read_to_string(work.join("verified.tsv")).unwrap();
+    let verified =
+        String::from_utf8(crate::common::read_records(&work.join("verified.tsv"))).unwrap();
     let rule = "\tverify-long-lines=pieces-1024-sep-fnv8-4-max256";
     assert!(
         verified.lines().next().unwrap().contains(rule),

@@ -56,7 +56,7 @@ type PairLine = (usize, usize, u64, u64, u64, u64);
 
 /// Every pair line, and the header line.
 fn read_pairs(path: &Path) -> (Vec<PairLine>, String) {
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = String::from_utf8(crate::common::read_records(path)).unwrap();
     let header = text.lines().next().unwrap().to_string();
     let pairs = text
         .lines()

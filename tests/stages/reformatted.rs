@@ -93,7 +93,7 @@ fn a_reformatted_module_of_any_size_is_a_candidate() {
 
     let any = analyze(&work, "pairs.tsv", &["--line-pairs-below", "any"]);
     assert_eq!(any[&key][2], "0", "no chunk evidence: {:?}", any[&key]);
-    let head = std::fs::read_to_string(work.join("pairs.tsv")).unwrap();
+    let head = String::from_utf8(crate::common::read_records(&work.join("pairs.tsv"))).unwrap();
     assert!(
         head.lines()
             .next()
@@ -105,7 +105,7 @@ fn a_reformatted_module_of_any_size_is_a_candidate() {
     analyze(&work, "default.tsv", &[]);
     assert_eq!(
         std::fs::read(work.join("default.tsv")).unwrap(),
-        std::fs::read(work.join("pairs.tsv")).unwrap(),
+        crate::common::read_records(&work.join("pairs.tsv")),
         "the default finds it"
     );
     // In groups of contents (a 16 KiB budget): the same pairs file.
@@ -116,7 +116,7 @@ fn a_reformatted_module_of_any_size_is_a_candidate() {
     );
     assert_eq!(
         std::fs::read(work.join("pairs-groups.tsv")).unwrap(),
-        std::fs::read(work.join("pairs.tsv")).unwrap()
+        crate::common::read_records(&work.join("pairs.tsv"))
     );
 
     let mut c = fsim("fsim-verify");

@@ -49,7 +49,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 
 /// The first line of a work folder's pairs.tsv.
 fn head(w: &Path) -> String {
-    let t = std::fs::read_to_string(w.join("pairs.tsv")).unwrap();
+    let t = String::from_utf8(crate::common::read_records(&w.join("pairs.tsv"))).unwrap();
     t.lines().next().unwrap().to_string()
 }
 
@@ -202,7 +202,7 @@ fn delta_pairs_are_the_same_out_of_core(r: &Runs) {
         .arg(inc.join("bins.tsv"));
         let out = run_ok(c, None);
         assert!(
-            out.stdout == std::fs::read(inc.join("pairs.tsv")).unwrap(),
+            out.stdout == crate::common::read_records(&inc.join("pairs.tsv")),
             "-j {j}"
         );
     }
@@ -216,7 +216,7 @@ fn summaries_count_the_delta_and_the_reused(r: &Runs) {
         delta_pairs > 0 && delta_pairs * 5 < all_pairs,
         "{again}\n{scratch}"
     );
-    let kept = std::fs::read_to_string(r.fresh.join("verified.tsv"))
+    let kept = String::from_utf8(crate::common::read_records(&r.fresh.join("verified.tsv")))
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with('#'))
@@ -248,7 +248,7 @@ fn full_pairs_with_previous_are_the_same(r: &Runs) {
     let full = verify_summary(&full);
     assert!(
         std::fs::read(t.join("full.tsv")).unwrap()
-            == std::fs::read(fresh.join("verified.tsv")).unwrap()
+            == crate::common::read_records(&fresh.join("verified.tsv"))
     );
     let below: u64 = full
         .split('(')

@@ -114,6 +114,8 @@ impl Default for Options {
 pub struct Config {
     pub input: PathBuf,
     pub output: Option<PathBuf>,
+    /// The output file kept zstd-compressed ([`crate::io::Output::compress`]).
+    pub compress: bool,
     pub options: Options,
     pub quiet: bool,
     /// The second candidate source ([`lines`]): the file table and what to
@@ -283,7 +285,7 @@ pub fn run(cfg: &Config) -> Result<()> {
         a.bins, a.spilled_bins, a.files, a.records, a.collapsed
     );
     let visits = a.visits;
-    let mut out = Output::create(cfg.output.as_deref())?;
+    let mut out = Output::create_records(cfg.output.as_deref(), cfg.compress)?;
     let oname = out.name().to_string();
     let pairs = write_pairs(a, &params, options.only.as_deref(), &mut out, &oname)?;
     out.finish()?;

@@ -157,6 +157,8 @@ pub struct Config {
     pub files: PathBuf,
     pub pairs: PathBuf,
     pub output: Option<PathBuf>,
+    /// The output file kept zstd-compressed ([`crate::io::Output::compress`]).
+    pub compress: bool,
     pub regions: Option<PathBuf>,
     pub min_percent: f64,
     pub percent_of: PercentOf,
@@ -339,7 +341,7 @@ fn make_workers(
 /// The outputs: verified pairs, and regions when asked for.
 fn open_sink(cfg: &Config) -> Result<Sink> {
     Ok(Sink {
-        out: Output::create(cfg.output.as_deref())?,
+        out: Output::create_records(cfg.output.as_deref(), cfg.compress)?,
         regions: match &cfg.regions {
             Some(p) => Some(Output::create(Some(p))?),
             None => None,
