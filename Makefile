@@ -17,6 +17,8 @@
 #     ... REPO="a=/data/x b=/data/y"  named collections, chunked apart, merged
 #     ... COLLECTIONS="s=<dir>..."    collections chunked elsewhere (files.tsv
 #                                     and chunks.tsv in <dir>), merged in
+#     ... REPO="p2=<dir>" AGAINST=<old work dir>  a new collection against an earlier
+#                                     run's, whose files are not read again
 #     ... TEMPLATES=<file>            ignore the chunks of these templates
 #     ... SITE_NAMES=0                keep the chunks that web pages of 10 names or more share (a site's theme)
 #   make template WORK=<dir> CLUSTER=<id>  mark a cluster of the last report as
@@ -113,6 +115,17 @@ FRACTION  ?= 1
 # chunks.tsv (only metadata travels). REPO may also name its roots:
 # REPO="manuals=/data/a notes=/data/b".
 COLLECTIONS ?=
+# AGAINST=<earlier work dir>: REPO's named roots compared with an earlier
+# run's collections (each keeps its name; NAME=<dir> names a run that had
+# none) from that run's file table and chunks, its files never read again
+# to chunk; PREVIOUS is that run, so only the pairs with a new file are
+# analysed and verified, the others keep its figures (docs/usage.md,
+# "A new collection against a case").
+AGAINST ?=
+ifneq ($(words $(AGAINST)),$(filter 0 1,$(words $(AGAINST))))
+$(error AGAINST takes one earlier work folder ($(AGAINST)); name more in COLLECTIONS)
+endif
+AGAINST_DIR = $(lastword $(subst =, ,$(AGAINST)))
 NAMED_ROOTS := $(strip $(foreach w,$(REPO),$(if $(findstring =,$(w)),$(w))))
 PLAIN_ROOTS := $(strip $(foreach w,$(REPO),$(if $(findstring =,$(w)),,$(w))))
 COLL_NAMES  := $(foreach w,$(NAMED_ROOTS),$(firstword $(subst =, ,$(w))))
@@ -225,6 +238,9 @@ $(WORK):
 # (a walk + stat, nothing read) into the same bytes as an unsharded run.
 SHARDS    ?= 1
 PREVIOUS  ?=
+ifneq ($(strip $(AGAINST)),)
+PREVIOUS  = $(AGAINST_DIR)
+endif
 CHUNK_OPTS = $(QUIET) $(COMPRESS_OPT) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(if $(CONTENT),--content $(CONTENT)) $(METHOD_OPTS)
 PREV_OPTS  = $(if $(PREVIOUS),--previous $(PREVIOUS)/files.tsv --previous-chunks $(PREVIOUS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
@@ -255,9 +271,9 @@ $(if $(call is_count,$(JOBS)),,$(call expect,JOBS,a whole number of processes (1
 endif
 
 check-repo:
-	@$(if $(strip $(REPO)$(COLLECTIONS)),:,echo "make: set REPO=<folder to analyse>" >&2; exit 2)
+	@$(if $(strip $(REPO)$(COLLECTIONS)$(AGAINST)),:,echo "make: set REPO=<folder to analyse>" >&2; exit 2)
 
-ifneq ($(strip $(NAMED_ROOTS)$(COLLECTIONS)),)
+ifneq ($(strip $(NAMED_ROOTS)$(COLLECTIONS)$(AGAINST)),)
 # Collections: each named root is chunked on its own, then fsim-merge joins
 # them (and the COLLECTIONS chunked elsewhere) with ids that never collide.
 ifneq ($(PLAIN_ROOTS),)
@@ -270,7 +286,7 @@ $(WORK)/collections/%/chunks.tsv: $(WORK)/settings/chunk | build check-repo $(WO
 	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) --files-out $(@D)/files.tsv -o $@ $(patsubst $*=%,%,$(filter $*=%,$(REPO)))
 
 $(WORK)/chunks.tsv: $(COLL_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
-	$(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS)
+	$(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS) $(AGAINST)
 else ifeq ($(SHARDS),1)
 $(WORK)/chunks.tsv: $(WORK)/settings/chunk | build $(WORK) check-repo
 	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
@@ -381,7 +397,7 @@ FORCE:
 # that change its stage's output: MEMORY, JOBS, SORT, SHARDS and PREVIOUS
 # give the same bytes, and MIN_PERCENT reaches fsim-verify through
 # $(WORK)/verify-threshold (only a lower one verifies again).
-SETTINGS_chunk     = REPO COLLECTIONS METHOD AVG CONTENT METHOD_OPTS
+SETTINGS_chunk     = REPO COLLECTIONS AGAINST METHOD AVG CONTENT METHOD_OPTS
 SETTINGS_partition = SITE_NAMES TEMPLATES
 SETTINGS_binpack   = CAPACITY
 SETTINGS_analyze   = VERIFY FLOOR LINES CATALOGS LINE_FLOOR SITE_NAMES TEMPLATES

@@ -79,6 +79,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("the work folder: every stage's output and the reports (fsim: ./fsim-work)"),
     s("COLLECTIONS", &["chunk"], None, None)
         .help("collections chunked elsewhere, NAME=DIR with files.tsv and chunks.tsv"),
+    s("AGAINST", &["chunk"], None, None)
+        .help("an earlier run's work folder: REPO's named roots against its collections"),
     s("METHOD", &["chunk"], None, Some("--method"))
         .flag("fsim-chunk", "--method")
         .help("how files are cut: tttd, bsw, or a feature method (sif, min, sketch...)"),

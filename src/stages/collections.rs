@@ -39,19 +39,32 @@ use std::path::{Path, PathBuf};
 /// One input of `fsim-merge`.
 #[derive(Debug, Clone)]
 pub struct Input {
-    pub name: String,
+    /// The collection's name; `None` for an earlier merge whose
+    /// collections keep their own names.
+    pub name: Option<String>,
     pub files: PathBuf,
     pub chunks: PathBuf,
 }
 
 impl Input {
-    /// Parse `NAME=DIR` (DIR holds files.tsv and chunks.tsv) or
-    /// `NAME=FILES.tsv,CHUNKS.tsv`.
+    /// Parse `NAME=DIR` (DIR holds files.tsv and chunks.tsv),
+    /// `NAME=FILES.tsv,CHUNKS.tsv`, or either without `NAME=`: an earlier
+    /// merge (a make work folder of named collections), whose collections
+    /// keep their names. That is how a new production is compared with the
+    /// ones a case already holds, without reading their files again.
     pub fn parse(s: &str) -> std::result::Result<Input, String> {
-        let (name, rest) = s
-            .split_once('=')
-            .ok_or_else(|| format!("{s:?}: expected NAME=DIR or NAME=FILES.tsv,CHUNKS.tsv"))?;
-        check_name(name)?;
+        let (name, rest) = match s.split_once('=') {
+            Some((name, rest)) => {
+                check_name(name).map_err(|m| {
+                    format!("{m} (in {s:?}: expected NAME=DIR, NAME=FILES.tsv,CHUNKS.tsv or a merged DIR)")
+                })?;
+                (Some(name.to_string()), rest)
+            }
+            None => (None, s),
+        };
+        if rest.is_empty() {
+            return Err(format!("{s:?}: no folder after the name"));
+        }
         let (files, chunks) = match rest.split_once(',') {
             Some((f, c)) => (PathBuf::from(f), PathBuf::from(c)),
             None => (
@@ -60,10 +73,42 @@ impl Input {
             ),
         };
         Ok(Input {
-            name: name.to_string(),
+            name,
             files,
             chunks,
         })
+    }
+
+    /// How the input is named in messages: its name, else its file table.
+    fn label(&self) -> String {
+        match &self.name {
+            Some(n) => n.clone(),
+            None => self.files.display().to_string(),
+        }
+    }
+
+    /// The collections this input adds, their ids from 0 (before the
+    /// offset): one named by `NAME=` (its size set when the table is
+    /// read), or the earlier merge's own, read from its comment lines.
+    fn collections(&self) -> Result<Vec<Collection>> {
+        let source = escape_path_string(self.files.as_os_str().as_encoded_bytes());
+        if let Some(name) = &self.name {
+            return Ok(vec![Collection {
+                name: name.clone(),
+                first: 0,
+                files: 0,
+                source,
+            }]);
+        }
+        let inner = crate::formats::collections::read(&self.files)?;
+        if inner.is_empty() {
+            return Err(Error::msg(format!(
+                "{} names no collections (no #collection lines): give it a name, NAME={}",
+                self.files.display(),
+                self.files.parent().unwrap_or(Path::new(".")).display()
+            )));
+        }
+        Ok(inner)
     }
 }
 
@@ -139,38 +184,36 @@ fn read_table(path: &Path) -> Result<Table> {
     })
 }
 
-/// Merge collections; see the module doc. The file table is renamed into
-/// place before the chunk stream is finished, as fsim-chunk does.
+/// Merge collections; see the module doc. Every file table is read and
+/// every name checked before anything is written; the file table is
+/// renamed into place before the chunk stream is finished, as fsim-chunk
+/// does.
 pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
     let t0 = std::time::Instant::now();
     if cfg.inputs.is_empty() {
         return Err(Error::msg("no collections to merge: give NAME=DIR..."));
     }
-    for (i, a) in cfg.inputs.iter().enumerate() {
-        if cfg.inputs[..i].iter().any(|b| b.name == a.name) {
-            return Err(Error::msg(format!("collection {} is given twice", a.name)));
-        }
-    }
+    let (planned, names) = plan(&cfg.inputs)?;
+    let mut cols: Vec<Collection> = Vec::with_capacity(names.len());
     let mut out = Output::create(cfg.output.as_deref())?;
     let mut chunk_params: Option<ChunkParams> = None;
-    let mut cols = Vec::new();
     let mut entries: Vec<FileEntry> = Vec::new();
     let mut written = Digest::default();
     let mut summary = MergeSummary {
-        collections: cfg.inputs.len(),
+        collections: names.len(),
         ..Default::default()
     };
     let mut buf = Vec::with_capacity(1 << 16);
     let chunk_paths: Vec<&Path> = cfg.inputs.iter().map(|i| i.chunks.as_path()).collect();
     let progress = crate::io::progress::Progress::for_inputs("fsim-merge", &chunk_paths, cfg.quiet);
-    for inp in &cfg.inputs {
+    for (inp, planned) in cfg.inputs.iter().zip(planned) {
         let table = read_table(&inp.files)?;
         let params = table.chunk;
         match &chunk_params {
             None => {
                 let h = FilesHeader {
                     chunk: params.clone(),
-                    collections: Some(cfg.inputs.len() as u64),
+                    collections: Some(names.len() as u64),
                     merged: Some(true),
                     shard: None,
                 };
@@ -181,7 +224,8 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
                 if let Some(d) = params.difference(first) {
                     return Err(Error::msg(format!(
                         "collection {} was chunked with other parameters than {}: {d}; chunk every collection with the same --method and --avg-size",
-                        inp.name, cfg.inputs[0].name
+                        inp.label(),
+                        cfg.inputs[0].label()
                     )));
                 }
             }
@@ -191,12 +235,7 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
         if offset + n > u32::MAX as u64 + 1 {
             return Err(Error::msg("more than 2^32 files in all collections"));
         }
-        cols.push(Collection {
-            name: inp.name.clone(),
-            first: offset as u32,
-            files: n as u32,
-            source: escape_path_string(inp.files.as_os_str().as_encoded_bytes()),
-        });
+        cols.extend(placed(inp, planned, offset as u32, n as usize)?);
         summary.skipped += table.skipped;
         for mut e in table.entries {
             e.id += offset as u32;
@@ -237,6 +276,52 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
     summary.records = written.count;
     summary.seconds = t0.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// Every input's collections, read first (comment lines only) so that
+/// nothing is written when a name is given twice; and all their names.
+fn plan(inputs: &[Input]) -> Result<(Vec<Vec<Collection>>, Vec<String>)> {
+    let mut planned: Vec<Vec<Collection>> = Vec::with_capacity(inputs.len());
+    let mut names: Vec<String> = Vec::new();
+    for inp in inputs {
+        let cs = inp.collections()?;
+        for c in &cs {
+            if names.contains(&c.name) {
+                let whose = match inp.name {
+                    None => format!(" (it is one of {}'s)", inp.files.display()),
+                    Some(_) => String::new(),
+                };
+                return Err(Error::msg(format!(
+                    "collection {} is given twice{whose}",
+                    c.name
+                )));
+            }
+            names.push(c.name.clone());
+        }
+        planned.push(cs);
+    }
+    Ok((planned, names))
+}
+
+/// An input's collections at their place in the merged table: ids from
+/// `offset`, a named input's size its table's `files`, an earlier merge's
+/// checked to cover its table.
+fn placed(
+    inp: &Input,
+    mut cols: Vec<Collection>,
+    offset: u32,
+    files: usize,
+) -> Result<Vec<Collection>> {
+    if inp.name.is_some() {
+        cols[0].files = files as u32;
+    } else {
+        crate::formats::collections::of_files(&cols, files)
+            .map_err(|m| Error::msg(format!("{}: {m}", inp.files.display())))?;
+    }
+    for c in &mut cols {
+        c.first += offset;
+    }
+    Ok(cols)
 }
 
 /// Where a collection's files go in the merged table: its first id and
@@ -384,6 +469,10 @@ mod tests {
         let i = Input::parse("b=f.tsv,c.tsv").unwrap();
         assert_eq!(i.chunks, Path::new("c.tsv"));
         assert!(Input::parse("bad name=x").is_err());
-        assert!(Input::parse("x").is_err());
+        assert!(Input::parse("x=").is_err());
+        // A folder alone: an earlier merge whose collections keep their names.
+        let i = Input::parse("case/run1").unwrap();
+        assert_eq!(i.name, None);
+        assert_eq!(i.files, Path::new("case/run1/files.tsv"));
     }
 }

@@ -116,14 +116,18 @@ fn overlap_row<'a>(v: &'a Value, from: &str, to: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no row {from}->{to}: {v:#}"))
 }
 
-fn check_overlap(v: &Value, x: &Path, y: &Path) {
-    let names: Vec<&str> = v["collections"]
+/// The report's collections, by name, in its order.
+fn collection_names(v: &Value) -> Vec<&str> {
+    v["collections"]
         .as_array()
         .unwrap()
         .iter()
         .map(|c| c["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["x", "y"]);
+        .collect()
+}
+
+fn check_overlap(v: &Value, x: &Path, y: &Path) {
+    assert_eq!(collection_names(v), ["x", "y"]);
     assert_eq!(v["collections"][0]["files"], 10);
     assert_eq!(v["collections"][1]["files"], 6);
     let size = |p: &Path| std::fs::metadata(p).unwrap().len();
@@ -267,4 +271,134 @@ fn make_report_takes_named_roots() {
     let v2: Value =
         serde_json::from_slice(&std::fs::read(w2.join("report.json")).unwrap()).unwrap();
     assert_eq!(v2["collection_overlap"], v["collection_overlap"]);
+}
+
+/// `make report` of named roots into `work`, with `vars`; its stderr
+/// when `ok` is false.
+fn make_named(repo: &str, work: &Path, vars: &[&str], ok: bool) -> String {
+    let mut c = Command::new("make");
+    c.current_dir(source_root())
+        .arg("--no-print-directory")
+        .arg("report")
+        .arg(format!("BIN={}", bin_dir().display()))
+        .arg(format!("REPO={repo}"))
+        .arg(format!("WORK={}", work.display()))
+        .args(vars);
+    if ok {
+        run_ok(c, None);
+        String::new()
+    } else {
+        run_fail(c, None)
+    }
+}
+
+/// Three productions in `dir`/p1, p2, p3: prod1 holds 5 unique files,
+/// doc and memo; prod2 a copy of memo, a version of doc, a new file and its
+/// copy; prod3 a third copy of that file and a version of prod2's version.
+fn make_case(dir: &Path) {
+    let p = |n: &str| dir.join(n);
+    for d in ["p1", "p2", "p3"] {
+        std::fs::create_dir_all(p(d)).unwrap();
+    }
+    for i in 0..5 {
+        std::fs::write(p("p1").join(format!("u{i}.txt")), text(30 + i, 60)).unwrap();
+    }
+    let (doc, memo) = (text(4, 120), text(5, 90));
+    std::fs::write(p("p1/doc.txt"), &doc).unwrap();
+    std::fs::write(p("p1/memo.txt"), &memo).unwrap();
+    std::fs::write(p("p2/memo-copy.txt"), &memo).unwrap();
+    std::fs::write(p("p2/doc-v2.txt"), edited(&doc)).unwrap();
+    let fresh = text(6, 70);
+    std::fs::write(p("p2/fresh.txt"), &fresh).unwrap();
+    std::fs::write(p("p2/fresh-again.txt"), &fresh).unwrap();
+    std::fs::write(p("p3/fresh-3.txt"), &fresh).unwrap();
+    std::fs::write(p("p3/doc-v3.txt"), edited(&edited(&doc))).unwrap();
+}
+
+/// E-discovery: productions added to a case one at a time
+/// (`AGAINST=` the earlier run), each new folder chunked alone, the
+/// earlier collections taken from the earlier run's records with their
+/// names, only the pairs with a new file analysed; the report is the
+/// bytes of a run from scratch on every folder.
+#[test]
+fn a_new_collection_against_a_case_reads_only_the_new_files() {
+    let t = tempfile::tempdir().unwrap();
+    let p = |n: &str| t.path().join(n);
+    make_case(t.path());
+    let all = format!(
+        "prod3={} prod2={} prod1={}",
+        p("p3").display(),
+        p("p2").display(),
+        p("p1").display()
+    );
+    let formats = "FORMATS=txt json";
+    make_named(&all, &p("scratch"), &[formats], true);
+    make_named(
+        &format!("prod1={}", p("p1").display()),
+        &p("run1"),
+        &[formats],
+        true,
+    );
+    // A file of prod1 that pairs with nothing, gone after run1: never
+    // walked nor read again, it is still in the case from run1's records.
+    std::fs::remove_file(p("p1/u0.txt")).unwrap();
+    let against = |w: &str| format!("AGAINST={}", p(w).display());
+    make_named(
+        &format!("prod2={}", p("p2").display()),
+        &p("run2"),
+        &[formats, &against("run1")],
+        true,
+    );
+    make_named(
+        &format!("prod3={}", p("p3").display()),
+        &p("run3"),
+        &[formats, &against("run2")],
+        true,
+    );
+    for f in ["report.txt", "report.json"] {
+        assert_eq!(
+            String::from_utf8(std::fs::read(p("run3").join(f)).unwrap()).unwrap(),
+            String::from_utf8(std::fs::read(p("scratch").join(f)).unwrap()).unwrap(),
+            "{f}"
+        );
+    }
+    // Only the new folder was chunked; the analysis wrote only the pairs
+    // with a new file.
+    assert!(p("run3/collections/prod3").exists());
+    assert!(!p("run3/collections/prod2").exists() && !p("run3/collections/prod1").exists());
+    let pairs = read(&p("run3"), "pairs.tsv");
+    assert!(
+        pairs.lines().next().unwrap().contains("\tdelta=1\t"),
+        "{pairs}"
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(p("run3/report.json")).unwrap()).unwrap();
+    assert_eq!(collection_names(&v), ["prod3", "prod2", "prod1"]);
+    let row = overlap_row(&v, "prod3", "prod2");
+    assert_eq!(row["identical_files"], 1, "{row}");
+    assert_eq!(row["similar_files"], 1, "{row}");
+
+    // A name the case already holds is refused before anything is written.
+    let err = make_named(
+        &format!("prod1={}", p("p3").display()),
+        &p("run4"),
+        &[&against("run3")],
+        false,
+    );
+    assert!(err.contains("collection prod1 is given twice"), "{err}");
+    assert!(!p("run4/chunks.tsv").exists() && !p("run4/files.tsv").exists());
+    // A run of unnamed roots must be named.
+    make_named(&p("p2").display().to_string(), &p("plain"), &[], true);
+    let err = make_named(
+        &format!("prod3={}", p("p3").display()),
+        &p("run5"),
+        &[&against("plain")],
+        false,
+    );
+    assert!(err.contains("names no collections"), "{err}");
+    make_named(
+        &format!("prod3={}", p("p3").display()),
+        &p("run5"),
+        &[&format!("AGAINST=prod2={}", p("plain").display())],
+        true,
+    );
 }
