@@ -490,6 +490,18 @@ impl<'r> Planner<'r> {
                     "# a name of a file of a tree's copy above, not acted on: {}\n",
                     esc(path)
                 )),
+                // One path met in two collections is one file: acted on once.
+                Ok(d)
+                    if plan
+                        .on_disk
+                        .iter()
+                        .any(|(g, e)| e.ino == d.ino && self.report.files.path(*g) == path) =>
+                {
+                    plan.notes.push(format!(
+                        "# the same file again, in another collection: {}\n",
+                        esc(path)
+                    ))
+                }
                 Ok(d) => plan.on_disk.push((f, d)),
                 Err(why) => plan
                     .notes

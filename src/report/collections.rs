@@ -79,9 +79,12 @@ pub fn overlap(r: &Report) -> Vec<Overlap> {
     }
     // (file, other collection) facts.
     let mut ident: BTreeSet<(u32, usize)> = BTreeSet::new();
-    for s in &r.identical {
-        let cols: HashSet<usize> = s.files.iter().map(|&f| r.coll[f as usize]).collect();
-        for &f in &s.files {
+    // A file met in two collections (names of one file: fsim-merge) is in
+    // both, as a copy would be.
+    let groups = r.identical.iter().map(|s| &s.files);
+    for files in groups.chain(r.hard_links.iter().map(|h| &h.files)) {
+        let cols: HashSet<usize> = files.iter().map(|&f| r.coll[f as usize]).collect();
+        for &f in files {
             for &c in &cols {
                 if c != r.coll[f as usize] {
                     ident.insert((f, c));

@@ -627,7 +627,7 @@ fn head_json(report: &Report) -> Value {
                 "count": s.files.len(),
                 "note": report.disk_note(s),
                 "files": s.files.iter().take(MAX_SET_FILES).map(|&f| match s.disk.name_of(f) {
-                    Some(k) => format!("{}  (another name of {}: hard link)", path(f), path(k)),
+                    Some(k) => format!("{}  ({})", path(f), report.other_name_note(f, k)),
                     None => path(f),
                 }).collect::<Vec<_>>(),
             })

@@ -215,6 +215,17 @@ impl Report {
         self.files.at(id).view.label().unwrap_or_default()
     }
 
+    /// What name `f` of a set is beside `k`, the first name of its file: a
+    /// hard link, or the same path met in another collection (fsim-merge
+    /// gives both one identity: src/stages/collections.rs).
+    pub(crate) fn other_name_note(&self, f: u32, k: u32) -> String {
+        if self.files.at(f).path == self.files.at(k).path {
+            "the same file again, in another collection".to_string()
+        } else {
+            format!("another name of {}: hard link", self.path(k))
+        }
+    }
+
     /// What a set's overhead leaves out, when it leaves anything out:
     /// other names of its files, members of archives.
     pub(crate) fn disk_note(&self, s: &model::IdenticalSet) -> Option<String> {

@@ -182,9 +182,9 @@ impl Report {
                 let _ = match s.disk.name_of(f) {
                     Some(k) => writeln!(
                         o,
-                        "    {}  {dim}(another name of {}: hard link){reset}",
+                        "    {}  {dim}({}){reset}",
                         self.path(f),
-                        self.path(k)
+                        self.other_name_note(f, k)
                     ),
                     None => writeln!(o, "    {}", self.path(f)),
                 };
@@ -208,7 +208,7 @@ impl Report {
         );
         let _ = writeln!(
             o,
-            "{dim}each is one file on disk under several names: not copies, nothing to reclaim{reset}"
+            "{dim}each is one file on disk under several names, or met in several collections: not copies, nothing to reclaim{reset}"
         );
         for h in &self.hard_links {
             let _ = writeln!(

@@ -129,14 +129,22 @@ pub struct MergeSummary {
     pub bytes: u64,
     pub records: u64,
     pub skipped: u64,
+    /// Files met in more than one collection ([`mark_same_files`]).
+    pub same_files: u64,
     pub seconds: f64,
 }
 
 impl MergeSummary {
     pub fn line(&self) -> String {
         format!(
-            "fsim-merge: {} collections, {} files, {} bytes, {} chunks, {} skipped, {:.2} s",
-            self.collections, self.files, self.bytes, self.records, self.skipped, self.seconds
+            "fsim-merge: {} collections, {} files, {} bytes, {} chunks, {} skipped, {} met twice, {:.2} s",
+            self.collections,
+            self.files,
+            self.bytes,
+            self.records,
+            self.skipped,
+            self.same_files,
+            self.seconds
         )
     }
 }
@@ -259,6 +267,7 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
         )?;
     }
     progress.finish();
+    summary.same_files = mark_same_files(&mut entries);
     write_trailer(Kind::Chunks, &digest_params(&written, "records"), &mut buf);
 
     // The file table first (renamed into place), then the chunk stream.
@@ -322,6 +331,58 @@ fn placed(
         c.first += offset;
     }
     Ok(cols)
+}
+
+/// Identity given to the names of a file met in several collections,
+/// (`SAME_FILE_DEVICE`, the first name's id): no file system has this
+/// device number, so it never joins a real (device, inode).
+pub const SAME_FILE_DEVICE: u64 = u64::MAX;
+
+/// One file met in two collections (the same folder named twice, a folder
+/// and its sub-folder, an earlier run's collection and a new one over the
+/// same files) is one file, not a copy of itself: its entries have one
+/// path, and the same size, modification time and content. They are given
+/// one identity on disk, as the walk gives the names of a hard link
+/// ([`crate::formats::FileView::link`]), so the report lists them as names
+/// of one file, counts no overhead for them and plans nothing on them.
+/// Members of archives are left as they are (they name no file on disk).
+/// Returns the entries marked after the first of their file. Sorts a
+/// `u32` a file by path: the entries stay in id order.
+fn mark_same_files(entries: &mut [FileEntry]) -> u64 {
+    let mut by_path: Vec<u32> = (0..entries.len() as u32).collect();
+    by_path.sort_unstable_by(|&a, &b| {
+        let (x, y) = (&entries[a as usize], &entries[b as usize]);
+        x.path.cmp(&y.path).then(a.cmp(&b))
+    });
+    let same = |x: &FileEntry, y: &FileEntry| {
+        x.path == y.path
+            && (x.size, x.mtime_s, x.mtime_ns, x.content)
+                == (y.size, y.mtime_s, y.mtime_ns, y.content)
+            && x.view.raw_size == y.view.raw_size
+            && !x.view.is_member()
+            && !y.view.is_member()
+    };
+    let mut marked = 0;
+    let mut start = 0;
+    while start < by_path.len() {
+        let first = by_path[start] as usize;
+        let mut end = start + 1;
+        while end < by_path.len() && same(&entries[first], &entries[by_path[end] as usize]) {
+            end += 1;
+        }
+        if end - start >= 2 {
+            let link = entries[first]
+                .view
+                .link
+                .unwrap_or((SAME_FILE_DEVICE, first as u64));
+            for &i in &by_path[start..end] {
+                entries[i as usize].view.link = Some(link);
+            }
+            marked += (end - start) as u64 - 1;
+        }
+        start = end;
+    }
+    marked
 }
 
 /// Where a collection's files go in the merged table: its first id and

@@ -402,3 +402,57 @@ fn a_new_collection_against_a_case_reads_only_the_new_files() {
         true,
     );
 }
+
+/// One folder named twice (`a=X c=X/`), or a folder and its sub-folder
+/// (`a=X s=X/sub`), is one set of files met in two collections: no file
+/// is a copy of itself, the one real copy is the only overhead, each
+/// collection holds the other's files, and the plan removes the copy once
+/// and nothing else.
+#[test]
+fn a_folder_named_twice_is_no_copy_of_itself() {
+    let t = tempfile::tempdir().unwrap();
+    let x = t.path().join("x");
+    std::fs::create_dir_all(x.join("sub")).unwrap();
+    for i in 0..3 {
+        std::fs::write(x.join(format!("u{i}.txt")), text(40 + i, 50)).unwrap();
+        std::fs::write(x.join(format!("sub/s{i}.txt")), text(50 + i, 50)).unwrap();
+    }
+    let dup = text(7, 60);
+    std::fs::write(x.join("sub/kept.txt"), &dup).unwrap();
+    std::fs::write(x.join("sub/zz-copy.txt"), &dup).unwrap();
+    let xs = x.display().to_string();
+    for (case, repo, names) in [
+        ("twice", format!("a={xs} c={xs}/"), 8u64),
+        ("sub", format!("a={xs} s={xs}/sub"), 5),
+    ] {
+        let work = t.path().join(case);
+        make_named(&repo, &work, &["FORMATS=txt json sh"], true);
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(work.join("report.json")).unwrap()).unwrap();
+        let s = &v["summary"];
+        assert_eq!(s["identical_sets"], 1, "{case}: {s}");
+        assert_eq!(s["overhead_bytes"], dup.len(), "{case}: {s}");
+        assert_eq!(s["hard_link_files"], names - 2, "{case}: {s}");
+        let row = overlap_row(&v, collection_names(&v)[1], "a");
+        assert_eq!(row["identical_files"], names, "{case}: {row}");
+        let text = std::fs::read_to_string(work.join("report.txt")).unwrap();
+        assert!(
+            text.contains("(the same file again, in another collection)"),
+            "{case}: {text}"
+        );
+        // The plan: one copy removed, every content still on disk.
+        let plan = std::fs::read_to_string(work.join("report.sh")).unwrap();
+        assert_eq!(
+            plan.lines().filter(|l| l.starts_with("dup ")).count(),
+            1,
+            "{case}: {plan}"
+        );
+    }
+    let mut c = Command::new("sh");
+    c.arg(t.path().join("twice/report.sh")).arg("--remove");
+    run_ok(c, None);
+    assert!(x.join("sub/kept.txt").exists() && !x.join("sub/zz-copy.txt").exists());
+    for i in 0..3 {
+        assert!(x.join(format!("u{i}.txt")).exists() && x.join(format!("sub/s{i}.txt")).exists());
+    }
+}
