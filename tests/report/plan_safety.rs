@@ -8,7 +8,8 @@
 //! identical sub-trees so that `tree` blocks appear) beside folders that
 //! are not scanned; scans it with repeated, nested or linked roots
 //! (`d d/`, `d d/sub`, `./d`, `l d` with `l` a link to `d`, sometimes
-//! `-L`); writes the plan (fsim-chunk, then fsim-report over an empty pairs
+//! `-L`), in one walk or (a case in three) each root a collection of its
+//! own joined by fsim-merge; writes the plan (fsim-chunk, then fsim-report over an empty pairs
 //! file: the identical sets need no pairs); mutates the tree (files
 //! edited with their size and time kept, truncated, replaced by a link,
 //! by a hard link or by a folder, removed; folders swapped for links);
@@ -276,6 +277,39 @@ fn copy_tree(from: &Path, to: &Path, keep_times: bool) -> bool {
 
 /// Scanning and planning.
 impl Case {
+    /// fsim-chunk of `roots` into `out`/files.tsv and chunks.tsv.
+    fn chunk(&self, roots: &[String], out: &Path) -> Result<(), String> {
+        let mut c = Command::new(bin("fsim-chunk"));
+        c.current_dir(&self.base)
+            .args(["-q", "-o"])
+            .arg(out.join("chunks.tsv"));
+        c.arg("--files-out")
+            .arg(out.join("files.tsv"))
+            .args(if self.follow { &["-L"][..] } else { &[] });
+        c.args(roots);
+        check(c, "fsim-chunk")
+    }
+
+    /// Each root a collection of its own (`make report REPO="c0=d c1=d/"`):
+    /// chunked apart, then joined by fsim-merge, so that one file may be
+    /// met in several collections.
+    fn chunk_collections(&self, roots: &[String]) -> Result<(), String> {
+        let mut merge = Command::new(bin("fsim-merge"));
+        merge
+            .arg("-q")
+            .arg("--files-out")
+            .arg(self.work.join("files.tsv"))
+            .arg("-o")
+            .arg(self.work.join("chunks.tsv"));
+        for (i, root) in roots.iter().enumerate() {
+            let out = self.work.join(format!("c{i}"));
+            std::fs::create_dir_all(&out).unwrap();
+            self.chunk(std::slice::from_ref(root), &out)?;
+            merge.arg(format!("c{i}={}", out.display()));
+        }
+        check(merge, "fsim-merge")
+    }
+
     /// The roots to scan, as typed in `base`.
     fn roots(&mut self) -> Vec<String> {
         let dirs = self.dirs();
@@ -317,17 +351,17 @@ impl Case {
     fn plan(&mut self) -> Result<(), String> {
         let roots = self.roots();
         self.follow = self.rng.chance(15);
+        let named = self.rng.chance(30);
         let files = self.work.join("files.tsv");
-        let mut c = Command::new(bin("fsim-chunk"));
-        c.current_dir(&self.base)
-            .args(["-q", "-o"])
-            .arg(self.work.join("chunks.tsv"));
-        c.arg("--files-out")
-            .arg(&files)
-            .args(if self.follow { &["-L"][..] } else { &[] });
-        c.args(&roots);
-        self.note(format!("roots {roots:?}, -L {}", self.follow));
-        check(c, "fsim-chunk")?;
+        self.note(format!(
+            "roots {roots:?}, -L {}, collections {named}",
+            self.follow
+        ));
+        if named {
+            self.chunk_collections(&roots)?;
+        } else {
+            self.chunk(&roots, &self.work.clone())?;
+        }
         let table = std::fs::read_to_string(&files).unwrap_or_default();
         let head =
             table
