@@ -73,7 +73,7 @@ use crate::formats::escape_path_string as esc;
 use crate::report::model::{IdenticalSet, Report};
 use crate::report::stream::Buffered;
 use keep::{Candidate, Keep};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 
@@ -475,6 +475,7 @@ impl<'r> Planner<'r> {
             on_disk: Vec::new(),
             notes: Vec::new(),
         };
+        let mut inodes: HashSet<(u64, u64)> = HashSet::new();
         for &f in set.files.iter().filter(|&&f| !copies.holds(f)) {
             let path = self.report.files.path(f);
             if self.report.files.at(f).archive.is_some() {
@@ -490,12 +491,14 @@ impl<'r> Planner<'r> {
                     "# a name of a file of a tree's copy above, not acted on: {}\n",
                     esc(path)
                 )),
-                // One path met in two collections is one file: acted on once.
+                // One path met in two collections is one file: acted on
+                // once. Only a file seen before in the set is looked for.
                 Ok(d)
-                    if plan
-                        .on_disk
-                        .iter()
-                        .any(|(g, e)| e.ino == d.ino && self.report.files.path(*g) == path) =>
+                    if !inodes.insert(d.ino)
+                        && plan
+                            .on_disk
+                            .iter()
+                            .any(|(g, e)| e.ino == d.ino && self.report.files.path(*g) == path) =>
                 {
                     plan.notes.push(format!(
                         "# the same file again, in another collection: {}\n",

@@ -91,13 +91,12 @@ impl Input {
     /// offset): one named by `NAME=` (its size set when the table is
     /// read), or the earlier merge's own, read from its comment lines.
     fn collections(&self) -> Result<Vec<Collection>> {
-        let source = escape_path_string(self.files.as_os_str().as_encoded_bytes());
         if let Some(name) = &self.name {
             return Ok(vec![Collection {
                 name: name.clone(),
                 first: 0,
                 files: 0,
-                source,
+                source: escape_path_string(self.files.as_os_str().as_encoded_bytes()),
             }]);
         }
         let inner = crate::formats::collections::read(&self.files)?;
