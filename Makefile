@@ -396,7 +396,10 @@ FORCE:
 # bytes; without, they run). A file names only the settings
 # that change its stage's output: MEMORY, JOBS, SORT, SHARDS and PREVIOUS
 # give the same bytes, and MIN_PERCENT reaches fsim-verify through
-# $(WORK)/verify-threshold (only a lower one verifies again).
+# $(WORK)/verify-threshold (only a lower one verifies again). Only the
+# settings that are set are written (and an empty one read from an earlier
+# file is ignored), so a fsim that adds a setting, empty by default, keeps
+# the work folders of the fsim before it.
 SETTINGS_chunk     = REPO COLLECTIONS AGAINST METHOD AVG CONTENT METHOD_OPTS
 SETTINGS_partition = SITE_NAMES TEMPLATES
 SETTINGS_binpack   = CAPACITY
@@ -415,10 +418,10 @@ shell_quote = '$(subst ','\'',$(1))'
 # chunks again rather than mixing its records with the earlier ones.
 $(WORK)/settings/%: FORCE | build $(WORK)
 	@mkdir -p $(@D)
-	@new=$$(printf '%s\n' $(foreach v,$(SETTINGS_$*),$(call shell_quote,$(v)=$($(v))))); \
+	@new=$$(printf '%s\n' $(foreach v,$(SETTINGS_$*),$(if $($(v)),$(call shell_quote,$(v)=$($(v)))))); \
 	$(if $(filter chunk,$*),params=$$($(BIN)/fsim-chunk --print-params $(CHUNK_OPTS)) || exit 1; \
 	new=$$(printf '%s\nparams=%s' "$$new" "$$params");) \
-	old=$$(cat $@ 2>/dev/null); \
+	old=$$(grep -v '^[A-Z_]*=$$' $@ 2>/dev/null); \
 	if [ "$$new" != "$$old" ]; then printf '%s\n' "$$new" > $@; fi
 
 # The settings files alone (the installed fsim compares them with those of

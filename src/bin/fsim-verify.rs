@@ -15,9 +15,10 @@ use std::process::ExitCode;
 /// figure and `exact` or `lower-bound` (file changed, vanished or
 /// unreadable since chunking: the chunk lower bound is kept, with a
 /// warning). Paths are those of the file table: run from the directory
-/// fsim-chunk ran in. Output is identical whatever --jobs. Memory: the file
-/// table, a cache of tokenized files bounded by --memory, and both files of
-/// the pairs in flight.
+/// fsim-chunk ran in. Output is identical whatever --jobs. Memory: the
+/// entries of the file table that the pairs name (every entry when the
+/// pairs come from a pipe, or with --previous), a cache of tokenized files
+/// bounded by --memory, and both files of the pairs in flight.
 #[derive(Parser, Debug)]
 #[command(name = "fsim-verify", version)]
 struct Args {

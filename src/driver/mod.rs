@@ -556,8 +556,22 @@ fn plan_rerun(inv: &Invocation, paths: &RunPaths, stages: &StageKnowledge) -> Re
 fn same_settings(prev: &Path, work: &Path) -> bool {
     PREVIOUS_MUST_MATCH.iter().all(|s| {
         let read = |w: &Path| std::fs::read(w.join(SETTINGS_DIR).join(s)).ok();
-        read(prev).is_some_and(|p| Some(p) == read(work))
+        read(prev).is_some_and(|p| Some(set_lines(&p)) == read(work).as_deref().map(set_lines))
     })
+}
+
+/// The lines of a settings file but those of a setting left empty
+/// (`NAME=`): a fsim before the Makefile wrote only the settings that are
+/// set wrote them too, and a setting added since, empty, changes nothing.
+fn set_lines(text: &[u8]) -> Vec<&[u8]> {
+    let empty = |l: &[u8]| {
+        l.strip_suffix(b"=").is_some_and(|n| {
+            !n.is_empty() && n.iter().all(|&c| c.is_ascii_uppercase() || c == b'_')
+        })
+    };
+    text.split(|&c| c == b'\n')
+        .filter(|l| !l.is_empty() && !empty(l))
+        .collect()
 }
 
 /// Move a run's outputs (everything but the work folder's own files) into

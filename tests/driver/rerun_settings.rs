@@ -605,3 +605,48 @@ fn sigterm_stops_every_process_of_the_run_and_the_rerun_resumes() {
         &["files.tsv", "verified.tsv", REPORTS[0], REPORTS[1]],
     );
 }
+
+/// Settings files only name the settings that are set: a fsim that adds a
+/// setting, empty by default, keeps the work folders of the fsim before it
+/// (which wrote every setting, `AGAINST=` and `NEW_SETTING=` included)
+/// instead of chunking them again, on an unchanged folder and on a changed
+/// one, where the earlier run's records are reused.
+#[test]
+fn an_empty_setting_added_since_keeps_the_work_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    let user = folder(tmp.path().join("user"));
+    let r = repo.to_str().unwrap();
+    let work = user.join("fsim-work");
+    run_ok(fsim_in(&user, &["MIN_PERCENT=60", r]), None);
+    let chunk = std::fs::read_to_string(work.join("settings/chunk")).unwrap();
+    assert!(
+        !chunk.contains("AGAINST="),
+        "an empty setting written: {chunk}"
+    );
+    assert!(chunk.starts_with("params="), "{chunk}");
+    let report = std::fs::read_to_string(work.join("settings/report")).unwrap();
+    assert_eq!(report, "MIN_PERCENT=60\n");
+    let as_before = || {
+        for e in std::fs::read_dir(work.join("settings")).unwrap() {
+            let p = e.unwrap().path();
+            let s = std::fs::read_to_string(&p).unwrap();
+            std::fs::write(&p, format!("AGAINST=\nNEW_SETTING=\n{s}")).unwrap();
+        }
+    };
+    as_before();
+    assert!(stages_run(&run_ok(fsim_in(&user, &["MIN_PERCENT=60", r]), None)).is_empty());
+
+    as_before();
+    std::fs::copy(first_file(&repo), repo.join("added-copy.txt")).unwrap();
+    let o = run_ok(fsim_in(&user, &["MIN_PERCENT=60", r]), None);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("1 read"), "the earlier records not reused: {e}");
+    let fresh_work = tmp.path().join("fresh");
+    fresh(&repo, &fresh_work, &["MIN_PERCENT=60"]);
+    assert_same(
+        &work,
+        &fresh_work,
+        &["files.tsv", "verified.tsv", REPORTS[0], REPORTS[1]],
+    );
+}

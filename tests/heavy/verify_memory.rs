@@ -160,3 +160,57 @@ fn long_catalogs_of_short_lines_stay_within_memory() {
         );
     }
 }
+
+/// fsim-verify holds the file table's entries of the files its pairs
+/// name, not the whole table: on 100,000 small files whose pairs name a
+/// few thousand, its peak with the pairs in a file (read first for their
+/// ids) is under its peak with the same pairs on standard input (which
+/// cannot be read twice: the whole table is held) by more than 100 bytes a
+/// file of the table, and both write the same bytes: the ids renumbered into
+/// the entries held are written back as the table's.
+#[test]
+fn verify_holds_only_the_files_its_pairs_name() {
+    if !own_process(module_path!(), "verify_holds_only_the_files_its_pairs_name") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    let mut g = fsim("fsim-gen");
+    g.args(["--bulk", "100000", "--bulk-size", "40"]).arg(&repo);
+    run_ok(g, None);
+    let work = t.path().join("work");
+    pairs_of(&repo, &work, &["MIN_PERCENT=0"]);
+    let pairs = read(&work, "pairs.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .count();
+    assert!((500..20_000).contains(&pairs), "{pairs} pairs");
+    let run = |from_stdin: bool| {
+        let mut c = fsim("fsim-verify");
+        c.current_dir(&work)
+            .args(["-q", "--min-percent", "0", "-j", "2"])
+            .args(["--files", "files.tsv", "-o", "verified.tsv"]);
+        if from_stdin {
+            c.arg("-")
+                .stdin(std::fs::File::open(work.join("pairs.tsv")).unwrap());
+        } else {
+            c.arg("pairs.tsv");
+        }
+        let (ok, kib) = run_rss(c, &work.join("stdout"));
+        assert!(ok, "fsim-verify failed");
+        (kib << 10, read(&work, "verified.tsv"))
+    };
+    let (named, out) = run(false);
+    let (whole, again) = run(true);
+    assert_eq!(out, again, "the same pairs and figures");
+    let exact = out.lines().filter(|l| l.ends_with("\texact")).count();
+    assert!(exact > 100, "{exact} exact pairs");
+    // A whole entry is ~230 bytes (the entry, its path, the plan's
+    // counters): at least 100 a file must be saved.
+    assert!(
+        named + 100 * 100_000 < whole,
+        "peak {} MB with the pairs' files, {} MB with the whole table",
+        named >> 20,
+        whole >> 20
+    );
+}

@@ -267,7 +267,7 @@ pub fn run(cfg: &Config) -> Result<()> {
         line_stats = Some(match &cfg.line_mode {
             LineMode::From(path) => read_line_pairs(path, &mut a.pairs)?,
             LineMode::Here | LineMode::Only => {
-                let memory = line_memory(cfg.options.capacity, table, cfg.quiet);
+                let memory = line_memory(cfg.options.capacity, table);
                 let only = options.only.as_deref();
                 let t = templates.as_ref();
                 let threads = cfg.options.threads;
@@ -394,26 +394,29 @@ fn table_exists(files: &Path) -> Result<()> {
 }
 
 /// The line source's memory: `--capacity` less the pair store's quarter
-/// (the bins are done) and less its file table. A table that leaves the
-/// lines less than half of that is over the model: the lines get that
-/// half, and stderr says which `--capacity` would hold both.
-fn line_memory(capacity: u64, table: &LineFiles, quiet: bool) -> u64 {
+/// (the bins are done) and less its file table and what it holds for each
+/// file compared ([`lines::BYTES_PER_REP`]), so the peak stays within
+/// the capacity: a large table leaves the lines less room, and they are
+/// joined in more groups (the files read more times). Only a table that
+/// leaves less than an eighth of the line source's share is over the
+/// model: the lines get that eighth, and stderr says, even with `-q`,
+/// which `--capacity` would hold both.
+fn line_memory(capacity: u64, table: &LineFiles) -> u64 {
     let memory = capacity - capacity / 4;
-    let held = table.heap_bytes();
-    if held <= memory / 2 {
+    let held = table.heap_bytes() + table.compared_rows() * lines::BYTES_PER_REP;
+    let least = memory / 8;
+    if held <= memory - least {
         return memory - held;
     }
-    if !quiet {
-        // held ≤ 3/8 of the capacity: capacity ≥ held × 8 / 3.
-        let needed = (held * 8).div_ceil(3).div_ceil(1 << 20);
-        crate::cli::stderr_line(format_args!(
-            "fsim-analyze: warning: the line source's file table ({} files, {} MiB) is over half of its {} MiB of --capacity: peak memory will exceed the capacity; give --capacity {needed}M or more (or --line-pairs-below a smaller size, or --no-line-source)",
-            table.len(),
-            held >> 20,
-            memory >> 20
-        ));
-    }
-    memory / 2
+    // held ≤ 7/8 of 3/4 of the capacity: capacity ≥ held × 32 / 21.
+    let needed = (held * 32).div_ceil(21).div_ceil(1 << 20);
+    crate::cli::stderr_line(format_args!(
+        "fsim-analyze: warning: the line source's file table ({} files, {} MiB with what it holds a file) leaves its lines less than an eighth of its {} MiB of --capacity: peak memory will exceed the capacity; give --capacity {needed}M or more (or --line-pairs-below a smaller size, or --no-line-source)",
+        table.len(),
+        held >> 20,
+        memory >> 20
+    ));
+    least
 }
 
 /// The line source's line of the summary on stderr.

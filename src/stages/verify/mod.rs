@@ -81,6 +81,7 @@ mod plan;
 mod previous;
 mod read;
 mod schedule;
+mod table;
 #[cfg(test)]
 mod tests;
 mod tokens;
@@ -96,12 +97,12 @@ pub use output::{pair_mix, region_mix, Summary};
 use plan::{global_plan, Plan};
 pub use read::{read_checked, Stale};
 use schedule::process_batch;
+use table::Table;
 pub use tokens::{piece_chunker, tokenize, tokenize_into, Mode, Tokens};
 use worker::{Outcome, Worker};
 
 use crate::chunking::chunker::Chunker;
 use crate::error::{Error, Result};
-use crate::formats::files::read_file_table;
 use crate::formats::headers::{ChunkParams, Delta, PairsHeader, VerifyParams};
 use crate::formats::pairs;
 use crate::formats::{
@@ -199,7 +200,13 @@ type Earlier = (PathBuf, PathBuf, Option<PathBuf>);
 pub fn run(cfg: &Config) -> Result<Summary> {
     let start = Instant::now();
     crate::io::wait_for_input(&cfg.pairs)?;
-    let (files, table_params) = read_file_table(&cfg.files)?;
+    // Without an earlier run, only the files the pairs name ([`table`]).
+    let wanted = match cfg.previous {
+        None => table::ids_of_pairs(&cfg.pairs),
+        Some(_) => None,
+    };
+    let (table, table_params) = Table::read(&cfg.files, wanted)?;
+    let files = &table.entries;
     crate::content::store::use_beside(&cfg.files);
     let files_name = cfg.files.display().to_string();
     let progress =
@@ -214,17 +221,17 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let previous = usable_previous(cfg)?;
     let open_earlier = || -> Result<Option<previous::Previous>> {
         match &previous {
-            Some((pairs, table, regions)) => Ok(Some(previous::open(
-                &files,
+            Some((pairs, earlier, regions)) => Ok(Some(previous::open(
+                files,
                 pairs,
-                table,
+                earlier,
                 regions.as_deref(),
             )?)),
             None => Ok(None),
         }
     };
     let prev = open_earlier()?;
-    let by_content = earlier_by_content(cfg, &previous, &files, want_regions)?;
+    let by_content = earlier_by_content(cfg, &previous, files, want_regions)?;
     let mut plan = Plan::new(files.len());
     // With --previous, the plan leaves out the pairs the earlier run gives
     // (a second reader of its outputs answers as the real one will): a
@@ -232,11 +239,11 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     // their figures below it were never kept, and reads each file about
     // once only with a plan (14,210 files read instead of 736,812 on
     // 12.6 M rustdoc candidates).
-    let known = |p: &PairIn| by_content::knows(by_content.as_ref(), &files, p);
-    plan.global = global_plan(cfg, files.len(), open_earlier()?, want_regions, &known);
+    let known = |p: &PairIn| by_content::knows(by_content.as_ref(), files, p);
+    plan.global = global_plan(cfg, &table, open_earlier()?, want_regions, &known);
     let mut reading = Reading {
         cfg,
-        files: &files,
+        table: &table,
         table_params: &table_params,
         files_name: &files_name,
         tset: &tset,
@@ -257,7 +264,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         reused: Vec::new(),
         workers: &mut workers,
         cache: &cache,
-        files: &files,
+        table: &table,
         plan: &mut plan,
         sink: &mut sink,
         cfg,
@@ -415,7 +422,8 @@ fn finish_outputs(mut sink: Sink) -> Result<Summary> {
 /// the earlier run's figures, a delta's earlier rows.
 struct Reading<'a> {
     cfg: &'a Config,
-    files: &'a [crate::formats::FileEntry],
+    /// The file table (the whole of it with an earlier run).
+    table: &'a Table,
     table_params: &'a crate::formats::Params,
     files_name: &'a str,
     tset: &'a crate::formats::templates::TemplateSet,
@@ -496,7 +504,7 @@ impl Reading<'_> {
             return Err(err("these pairs are only those of the files changed since an earlier run (delta=1): give that run's outputs with --previous, --previous-files and --previous-regions".into()));
         };
         let mut rows = previous::Rows::open(
-            self.files,
+            &self.table.entries,
             old_pairs,
             old_table,
             old_regions.as_deref().filter(|_| self.want_regions),
@@ -530,7 +538,7 @@ impl Reading<'_> {
         }
         let p = parse_pair(d).ok_or_else(|| err(pairs::BadPair::Fields.message()))?;
         let with_templates = self.with_templates;
-        match (self.files.get(p.a as usize), self.files.get(p.b as usize)) {
+        match (self.table.get(p.a), self.table.get(p.b)) {
             // With templates the pairs carry payload sizes.
             (Some(fa), Some(fb))
                 if p.a < p.b
@@ -556,7 +564,7 @@ impl Reading<'_> {
                 .map(|common| Outcome::reused(common, std::mem::take(&mut self.prev_regions))),
             None => self.same_contents(&p),
         };
-        flow.push(p, r)
+        flow.push(self.table.to_local(p), r)
     }
 
     /// A delta pair's figure from the earlier run's pair of the same two
@@ -566,7 +574,7 @@ impl Reading<'_> {
             return None;
         }
         let b = self.by_content.as_mut()?;
-        let common = b.figure(self.files, p)?;
+        let common = b.figure(&self.table.entries, p)?;
         b.used += 1;
         Some(Outcome::reused(common, Vec::new()))
     }
@@ -608,7 +616,9 @@ struct Flow<'a> {
     reused: Vec<Option<Outcome>>,
     workers: &'a mut Vec<Worker>,
     cache: &'a SharedCache,
-    files: &'a [crate::formats::FileEntry],
+    /// Pairs reach the flow renumbered into the entries held
+    /// ([`Table::to_local`]).
+    table: &'a Table,
     plan: &'a mut Plan,
     sink: &'a mut Sink,
     cfg: &'a Config,
@@ -646,12 +656,12 @@ impl Flow<'_> {
             &mut self.reused,
             self.workers,
             self.cache,
-            self.files,
+            &self.table.entries,
             self.plan,
             self.want_regions,
         );
         self.sink
-            .write_batch(&self.batch, &o, self.files, self.cfg)?;
+            .write_batch(&self.batch, &o, self.table, self.cfg)?;
         self.batch.clear();
         self.batch_bytes = 0;
         Ok(())

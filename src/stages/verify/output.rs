@@ -5,7 +5,7 @@ use super::worker::Outcome;
 use super::*;
 use crate::error::Result;
 use crate::formats::percent;
-use crate::formats::{escape_path_string, mix128, write_id, write_u64, Digest, FileEntry};
+use crate::formats::{escape_path_string, mix128, write_id, write_u64, Digest};
 use crate::io::Output;
 use std::collections::HashSet;
 
@@ -99,7 +99,7 @@ impl Sink {
         &mut self,
         batch: &[PairIn],
         outcomes: &[Outcome],
-        files: &[FileEntry],
+        table: &Table,
         cfg: &Config,
     ) -> Result<()> {
         self.line.clear();
@@ -110,7 +110,7 @@ impl Sink {
                     // One write per line: whole under `make -j`.
                     crate::cli::stderr_line(format_args!(
                         "{PROG}: warning: {}: {why}; pair kept as a lower bound",
-                        escape_path_string(&files[*id as usize].path)
+                        escape_path_string(&table.entries[*id as usize].path)
                     ));
                 }
             }
@@ -126,10 +126,12 @@ impl Sink {
             } else {
                 self.summary.lower_bound += 1;
             }
+            // The file ids of the table, not the indexes of the entries held.
+            let (a, b) = (table.id(p.a), table.id(p.b));
             let l = &mut self.line;
-            write_id(p.a, l);
+            write_id(a, l);
             l.push(b'\t');
-            write_id(p.b, l);
+            write_id(b, l);
             for v in [p.size_a, p.size_b, p.common, p.shared, o.common] {
                 l.push(b'\t');
                 write_u64(v, l);
@@ -139,18 +141,18 @@ impl Sink {
             } else {
                 b"\tlower-bound\n"
             });
-            self.written.add_mix(pair_mix(p.a, p.b, p.common));
+            self.written.add_mix(pair_mix(a, b, p.common));
             if self.regions.is_some() {
                 for r in &o.regions {
-                    write_id(p.a, &mut rl);
+                    write_id(a, &mut rl);
                     rl.push(b'\t');
-                    write_id(p.b, &mut rl);
+                    write_id(b, &mut rl);
                     for v in [r.off_a, r.off_b, r.len] {
                         rl.push(b'\t');
                         write_u64(v, &mut rl);
                     }
                     rl.push(b'\n');
-                    self.regions_written.add_mix(region_mix(p.a, p.b, r));
+                    self.regions_written.add_mix(region_mix(a, b, r));
                 }
                 // Written as it grows: a batch's regions as text were
                 // 100+ MB on binary catalogs verified at --min-percent 0.

@@ -131,7 +131,7 @@ impl Plan {
 /// figure, so the output is the same with or without it.
 pub(super) fn global_plan(
     cfg: &Config,
-    files: usize,
+    table: &Table,
     mut previous: Option<Previous>,
     want_regions: bool,
     known: &dyn Fn(&PairIn) -> bool,
@@ -141,6 +141,7 @@ pub(super) fn global_plan(
     }
     let (input, name) = open_input(&cfg.pairs).ok()?;
     let mut r = LineReader::new(input, name);
+    let files = table.entries.len();
     let mut g = Global {
         last: vec![NONE; files],
         reuse: vec![false; files],
@@ -154,6 +155,8 @@ pub(super) fn global_plan(
             continue;
         }
         let p = parse_pair(raw)?;
+        // The plan is by entry held ([`Table::to_local`]).
+        let (a, b) = (table.local(p.a)?, table.local(p.b)?);
         if percent(p.size_a.min(p.size_b), base(&p, cfg.percent_of)) < cfg.min_percent {
             continue;
         }
@@ -172,11 +175,11 @@ pub(super) fn global_plan(
         if known(&p) {
             continue;
         }
-        if prev_a.is_some_and(|a| a != p.a) {
+        if prev_a.is_some_and(|pa| pa != a) {
             group += 1;
         }
-        prev_a = Some(p.a);
-        g.add(&mut group_of, index, group, p.a, p.b);
+        prev_a = Some(a);
+        g.add(&mut group_of, index, group, a, b);
         index = index.checked_add(1).filter(|&i| i != NONE)?;
     }
     Some(g)

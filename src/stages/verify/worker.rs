@@ -123,28 +123,31 @@ impl Worker {
         }
     }
 
-    /// Tokens of a file: from the cache, or read and tokenized into
-    /// recycled buffers (and cached when `keep`: a later group needs it).
+    /// Tokens of file `f` (its index among the entries held, which keys
+    /// the cache and the plan, not its id), from the cache, or read and
+    /// tokenized into recycled buffers (and cached when `keep`: a later
+    /// group needs it).
     pub(super) fn load(
         &mut self,
         cache: &SharedCache,
+        f: u32,
         e: &FileEntry,
         payload: u64,
         mode: Mode,
         keep: bool,
     ) -> std::result::Result<Arc<Tokens>, Stale> {
-        if let Some(s) = self.bad.get(&e.id) {
+        if let Some(s) = self.bad.get(&f) {
             return Err(s.clone());
         }
         if keep {
-            if let Some(t) = lock(cache).get((e.id, mode)) {
+            if let Some(t) = lock(cache).get((f, mode)) {
                 return Ok(t);
             }
         }
         let data = match read_checked(e, &mut self.buf, &self.limits) {
             Ok(d) => d,
             Err(s) => {
-                self.bad.insert(e.id, s.clone());
+                self.bad.insert(f, s.clone());
                 return Err(s);
             }
         };
@@ -157,7 +160,7 @@ impl Worker {
                 crate::chunking::reader::payload(&tc.1, &tc.0, data, &mut self.payload);
                 if self.payload.len() as u64 != payload {
                     let s = payload_changed(self.payload.len(), payload);
-                    self.bad.insert(e.id, s.clone());
+                    self.bad.insert(f, s.clone());
                     return Err(s);
                 }
                 tokenize_into(&self.payload, mode, &self.pieces, &mut t);
@@ -175,7 +178,7 @@ impl Worker {
         }
         let t = Arc::new(t);
         if keep {
-            lock(cache).put((e.id, mode), t.clone(), &mut self.gone);
+            lock(cache).put((f, mode), t.clone(), &mut self.gone);
             self.recycle_gone();
         }
         Ok(t)
@@ -205,7 +208,7 @@ impl Worker {
                 if let Some((_, _, Ok(t))) = cur.take() {
                     self.recycle(t);
                 }
-                let ta = self.load(cache, fa, p.size_a, mode, plan.keep(p.a));
+                let ta = self.load(cache, p.a, fa, p.size_a, mode, plan.keep(p.a));
                 if let Ok(t) = &ta {
                     self.differ.set_a(t);
                 }
@@ -222,7 +225,7 @@ impl Worker {
             let o = match &cur {
                 Some((_, _, Ok(ta))) => {
                     let pieces = mode == Mode::Pieces;
-                    match self.load(cache, fb, p.size_b, mode, plan.keep(p.b)) {
+                    match self.load(cache, p.b, fb, p.size_b, mode, plan.keep(p.b)) {
                         Ok(tb) => {
                             // Binary pairs: the bound before the diff counts
                             // whole pieces, and the byte measure can exceed

@@ -69,12 +69,14 @@
 //! threads share the contents. Memory: the line postings (8 bytes per
 //! distinct line of a content in its list, 8 more when in its prefix) and
 //! the line table (~40 bytes per distinct line), counted as 56 bytes per
-//! distinct line of a content, within three quarters of `--capacity` (the
-//! bins are done by then) less the file table of the files it may read
-//! ([`LineFiles`]: ~41 bytes a file and its front-coded path, loaded once
-//! the bins are done); plus one accumulator per thread (8 bytes per
-//! content), and per reader the lines of one file (16 bytes per distinct
-//! line, up to twice that while it is read) and its longest line. When
+//! distinct line of a content, and per content of a set 40 bytes and one
+//! accumulator per thread (8 bytes), within three quarters of `--capacity`
+//! (the bins are done by then) less the file table of the files it may
+//! read ([`LineFiles`]: ~41 bytes a file and its front-coded path, loaded
+//! once the bins are done) and less 32 bytes per file compared (the
+//! order of the contents and the groups' lists); plus, per reader, the
+//! lines of one file (16 bytes per distinct line, up to twice that while
+//! it is read) and its longest line. When
 //! the contents do not fit, they are read once to count their lines into
 //! a count-min sketch of the lines' frequencies (an eighth of the budget,
 //! 16 KiB to 64 MiB: [`order::Sketch`])
@@ -106,7 +108,6 @@ use exclude::Exclude;
 pub use exclude::LineTemplates;
 use order::{Interner, Loaded, Postings, Sketch};
 use read::{window_lines, windows};
-use std::collections::HashMap;
 use std::sync::Mutex;
 pub use table::LineFiles;
 
@@ -170,6 +171,28 @@ fn selected(e: &FileEntry, src: &LineSource) -> bool {
 /// counted per entry: a line has at least one).
 const BYTES_PER_ENTRY: u64 = 56;
 
+/// Bytes the line source holds per content of a set besides its lines:
+/// its id and size, where its lines start, its prefix (16 + 8 + 16), and
+/// per thread an accumulator ([`BYTES_PER_ACC`]). Small files have few
+/// lines: at 10^7 files of ~200 bytes this is as much as their lines.
+const BYTES_PER_CONTENT: u64 = 40;
+
+/// Bytes of a content in each thread's accumulator ([`join::Work`]).
+const BYTES_PER_ACC: u64 = 8;
+
+/// Bytes held per file compared, whatever the set (counted with the file
+/// table by the caller: [`LineFiles::compared_rows`]): its content's file
+/// in the order of the contents and then its count of lines when they are
+/// joined in groups (8, then 16), its place in the list of the files read
+/// after a group (8), and 8 more for the changed ones of a re-run.
+pub const BYTES_PER_REP: u64 = 32;
+
+/// What a set of `contents` contents holding `entries` (content, line)
+/// entries costs with `threads` threads.
+fn set_bytes(entries: u64, contents: u64, threads: usize) -> u64 {
+    entries * BYTES_PER_ENTRY + contents * (BYTES_PER_CONTENT + threads as u64 * BYTES_PER_ACC)
+}
+
 /// The pairs of the selected files whose line overlap reaches the
 /// threshold, ids of the smallest file of each content, handed to `out`
 /// (which sorts them, within its memory) in batches as the workers find
@@ -199,16 +222,7 @@ pub fn line_pairs(
     only: Option<&super::Changed>,
     out: &mut PairStore,
 ) -> Result<LineStats> {
-    // One file per content (the smallest id), smaller contents first.
-    let mut first: HashMap<u128, usize> = HashMap::new();
-    for i in (0..files.len()).filter(|&i| files.compared(i)) {
-        let f = first.entry(files.content(i)).or_insert(i);
-        if files.id(i) < files.id(*f) {
-            *f = i;
-        }
-    }
-    let mut reps: Vec<usize> = first.into_values().collect();
-    reps.sort_by_key(|&i| (files.size(i), files.id(i)));
+    let reps = representatives(files);
     let mut ex = Exclude::templates(templates);
     if !reps.is_empty() {
         ex.find_theme(files, src.site_names, threads, memory);
@@ -226,12 +240,27 @@ pub fn line_pairs(
     };
     let stats = match load(files, &reps, threads, Some(memory), &ex) {
         Some((set, unreadable)) => run.in_one(set, unreadable),
-        None => run.in_groups(&reps, memory),
+        None => run.in_groups(reps, memory),
     }?;
     Ok(LineStats {
         theme_lines,
         ..stats
     })
+}
+
+/// One file per content (the smallest id), smaller contents first. Found
+/// by sorting the compared rows by content (4 bytes a row) rather than in
+/// a map by content (~50 bytes a content: 500 MB at 10^7 files, outside
+/// any budget).
+fn representatives(files: &LineFiles) -> Vec<usize> {
+    let mut rows: Vec<u32> = (0..files.len() as u32)
+        .filter(|&i| files.compared(i as usize))
+        .collect();
+    rows.sort_unstable_by_key(|&i| (files.content(i as usize), files.id(i as usize)));
+    rows.dedup_by_key(|i| files.content(*i as usize));
+    let mut reps: Vec<usize> = rows.into_iter().map(|i| i as usize).collect();
+    reps.sort_unstable_by_key(|&i| (files.size(i), files.id(i)));
+    reps
 }
 
 /// The contents of `reps` read and interned in their order, and the
@@ -252,7 +281,7 @@ fn load(
                 continue;
             };
             set.push(files.id(i), lines.size, &lines.lines);
-            if cap.is_some_and(|m| set.entries() * BYTES_PER_ENTRY > m) {
+            if cap.is_some_and(|m| set_bytes(set.entries(), set.contents(), threads) > m) {
                 return None;
             }
         }
@@ -300,11 +329,14 @@ impl Run<'_, '_> {
             // A set without a changed content has pairs only with the
             // changed files after it.
             let any = flags.as_ref().is_none_or(|f| f.contains(&true));
-            let read: Vec<usize> = later
-                .iter()
-                .copied()
-                .filter(|&i| any || self.changed(self.files.id(i)))
-                .collect();
+            let read: std::borrow::Cow<[usize]> = if any {
+                later.into()
+            } else {
+                let changed = later.iter().copied();
+                changed
+                    .filter(|&i| self.changed(self.files.id(i)))
+                    .collect()
+            };
             let changed = |i: usize| self.changed(self.files.id(i));
             let (c, p) = probe.read_later(self.files, &read, changed, self.threads, self.store)?;
             candidates += c;
@@ -331,26 +363,30 @@ impl Run<'_, '_> {
     /// Over the memory: the contents counted into a sketch of the lines'
     /// frequencies, cut into groups that fit, each group joined with
     /// itself and with the files after it (module doc).
-    fn in_groups(&self, reps: &[usize], memory: u64) -> Result<LineStats> {
+    fn in_groups(&self, reps: Vec<usize>, memory: u64) -> Result<LineStats> {
         let mut sketch = Sketch::new((memory / 8).clamp(16 << 10, 64 << 20));
         // (file, distinct lines, size) of each readable content, in
         // (size, id) order (sizes of the payloads with templates).
-        let mut counted: Vec<(usize, u64, u64)> = Vec::with_capacity(reps.len());
+        let mut counted: Vec<(u32, u32, u64)> = Vec::with_capacity(reps.len());
         let mut unreadable = 0u64;
-        for window in windows(self.files, reps) {
+        for window in windows(self.files, &reps) {
             for (&i, lines) in
                 window
                     .iter()
                     .zip(window_lines(self.files, window, self.threads, self.ex))
             {
                 match &lines {
-                    Some(l) => counted.push((i, l.len() as u64, l.size)),
+                    Some(l) => {
+                        counted.push((i as u32, l.len().min(u32::MAX as usize) as u32, l.size))
+                    }
                     None => unreadable += 1,
                 }
                 sketch.add(&lines);
             }
         }
-        counted.sort_by_key(|&(i, _, size)| (size, self.files.id(i)));
+        // Only the counts from here on (BYTES_PER_REP).
+        drop(reps);
+        counted.sort_by_key(|&(i, _, size)| (size, self.files.id(i as usize)));
         let budget = memory.saturating_sub(sketch.bytes());
         let budget = budget - budget / 4;
         let mut stats = LineStats {
@@ -364,13 +400,19 @@ impl Run<'_, '_> {
             let n = counted[from..]
                 .iter()
                 .take_while(|&&(_, entries, _)| {
-                    bytes += entries * BYTES_PER_ENTRY;
+                    bytes += set_bytes(entries as u64, 1, self.threads);
                     bytes <= budget
                 })
                 .count()
                 .max(1);
-            let group: Vec<usize> = counted[from..from + n].iter().map(|&(i, ..)| i).collect();
-            let later: Vec<usize> = counted[from + n..].iter().map(|&(i, ..)| i).collect();
+            let group: Vec<usize> = counted[from..from + n]
+                .iter()
+                .map(|&(i, ..)| i as usize)
+                .collect();
+            let later: Vec<usize> = counted[from + n..]
+                .iter()
+                .map(|&(i, ..)| i as usize)
+                .collect();
             let (set, _) = load(self.files, &group, self.threads, None, self.ex).expect("no cap");
             let set = set.finish(|h, _| sketch.get(h), self.src, true);
             let (c, p) = self.join(&set, Some(&later))?;

@@ -26,6 +26,11 @@ impl Interner {
         self.lines.len() as u64
     }
 
+    /// Contents held.
+    pub fn contents(&self) -> u64 {
+        self.meta.len() as u64
+    }
+
     /// Adds a content (file id, size) with its counted lines.
     pub fn push(&mut self, id: u32, size: u64, lines: &[(u64, u32, u32)]) {
         self.start.push(self.lines.len());

@@ -131,6 +131,11 @@ impl LineFiles {
         self.compared[row]
     }
 
+    /// Rows compared (not only read for a site's theme).
+    pub fn compared_rows(&self) -> u64 {
+        self.compared.iter().filter(|&&c| c).count() as u64
+    }
+
     /// (row, page key) of the text web pages, by row.
     pub fn pages(&self) -> &[(u32, u32)] {
         &self.pages

@@ -12,6 +12,7 @@ use crate::formats::PercentOf;
 use crate::stages::analyze::Changed;
 use crate::stages::verify::{for_each_line_token, LONG_LINE};
 use proptest::prelude::*;
+use std::collections::HashMap;
 use std::path::Path;
 
 fn pair(a: u32, b: u32, common: u64) -> Pair {
