@@ -421,8 +421,8 @@ $(WORK)/settings/%: FORCE | build $(WORK)
 	@new=$$(printf '%s\n' $(foreach v,$(SETTINGS_$*),$(if $($(v)),$(call shell_quote,$(v)=$($(v)))))); \
 	$(if $(filter chunk,$*),params=$$($(BIN)/fsim-chunk --print-params $(CHUNK_OPTS)) || exit 1; \
 	new=$$(printf '%s\nparams=%s' "$$new" "$$params");) \
-	old=$$(grep -v '^[A-Z_]*=$$' $@ 2>/dev/null); \
-	if [ "$$new" != "$$old" ]; then printf '%s\n' "$$new" > $@; fi
+	old=$$(test -e $@ && while IFS= read -r l; do case "$$l" in (*=) case "$${l%=}" in (''|*[!A-Z_]*) printf '%s\n' "$$l";; esac;; (*) printf '%s\n' "$$l";; esac; done < $@); \
+	if [ ! -e $@ ] || [ "$$new" != "$$old" ]; then printf '%s\n' "$$new" > $@; fi
 
 # The settings files alone (the installed fsim compares them with those of
 # an earlier run before it reuses that run's files).
