@@ -200,12 +200,7 @@ type Earlier = (PathBuf, PathBuf, Option<PathBuf>);
 pub fn run(cfg: &Config) -> Result<Summary> {
     let start = Instant::now();
     crate::io::wait_for_input(&cfg.pairs)?;
-    // Without an earlier run, only the files the pairs name ([`table`]).
-    let wanted = match cfg.previous {
-        None => table::ids_of_pairs(&cfg.pairs),
-        Some(_) => None,
-    };
-    let (table, table_params) = Table::read(&cfg.files, wanted)?;
+    let (table, table_params) = read_table(cfg)?;
     let files = &table.entries;
     crate::content::store::use_beside(&cfg.files);
     let files_name = cfg.files.display().to_string();
@@ -301,6 +296,16 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         crate::cli::stderr_line(summary.line());
     }
     Ok(summary)
+}
+
+/// The file table: without an earlier run, only the entries of the files
+/// the pairs name ([`table`]).
+fn read_table(cfg: &Config) -> Result<(Table, crate::formats::Params)> {
+    let wanted = match cfg.previous {
+        None => table::ids_of_pairs(&cfg.pairs),
+        Some(_) => None,
+    };
+    Table::read(&cfg.files, wanted)
 }
 
 /// A delta's pairs whose contents the earlier run verified together
