@@ -18,9 +18,11 @@ use std::process::ExitCode;
 /// disk. Memory: the largest bin (its estimate) and the pairs found (a
 /// quarter of --capacity; they spill beyond it); then the line source,
 /// within the other three quarters: its file table (~41 bytes and a
-/// front-coded path for each text file it may read; stderr warns when
-/// the table takes over half of that, naming the --capacity that holds
-/// it) and the files' lines.
+/// front-coded path for each text file it may read, and 32 bytes more
+/// while it compares them), then the files' lines in what is left, in
+/// groups read again when they do not fit. stderr warns, naming the
+/// --capacity that holds both, when the table leaves the lines less than
+/// an eighth: only then does the peak exceed the capacity.
 ///
 /// The defaults are the recommended settings (docs/quality.md), those of
 /// `make report`: floor 10 %, and the line source on (text files of any
