@@ -613,9 +613,9 @@ bench-outofcore:
 # The section "10^7 files" of docs/performance.md alone (also part of make
 # bench): TM_FILES (10^7) files of ~TM_SIZE (200) bytes by fsim-gen --bulk
 # in an ext4 image on a loop device that holds them in its inodes
-# (~5 GB), the default make report (TM_MEMORY: its MEMORY) with every
-# stage's wall time, CPU and peak RSS against its memory flag, and md5sum
-# -P2 on the same tree, each from a cold page cache; the work folder
+# (~5 GB), the default make report (TM_MEMORY, TM_CAPACITY: its MEMORY
+# and CAPACITY) with every stage's wall time, CPU and peak RSS against
+# its memory flag, and md5sum -P2 on the same tree, each from a cold page cache; the work folder
 # (~13 GB) in BENCH. Image, mount and work folder removed at the end.
 # Needs root, a loop device and the free space: without them, the
 # section says which and nothing is measured.

@@ -48,7 +48,8 @@ OOC_MEMORY (256M: make's MEMORY), OOC_MARGIN (64M: the group's limit is
 their sum) and OOC_FILES (300000: the tree, ~SIZE bytes a file, at least
 8x the limit); the run on 10^7 files' TM_FILES (10000000), TM_SIZE (200:
 bytes a file, inline in 512-byte inodes), TM_DIRS (10000 folders) and
-TM_MEMORY (make's MEMORY; empty: the stages' defaults).
+TM_MEMORY and TM_CAPACITY (make's MEMORY and CAPACITY; empty: the
+stages' defaults).
 
 Nothing is installed or downloaded while measuring: the tools a run needs
 (/usr/bin/time, jdupes, ssdeep, rmlint, bc, pdftotext, ...) are checked

@@ -62,11 +62,13 @@ class Config:
         self.ooc_files = env_int("OOC_FILES", 300000)
         # The run on 10^7 files: TM_FILES bulk documents of ~TM_SIZE bytes
         # in TM_DIRS folders, in an ext4 image that holds them in its
-        # inodes; TM_MEMORY: make's MEMORY (empty: the stages' defaults).
+        # inodes; TM_MEMORY: make's MEMORY, TM_CAPACITY: make's CAPACITY
+        # (empty: the stages' defaults).
         self.tm_files = env_int("TM_FILES", 10000000)
         self.tm_size = env_int("TM_SIZE", 200)
         self.tm_dirs = env_int("TM_DIRS", 10000)
         self.tm_memory = e("TM_MEMORY") or ""
+        self.tm_capacity = e("TM_CAPACITY") or ""
         self.jobs = len(os.sched_getaffinity(0))  # nproc
         self.bin = os.path.join(e("CARGO_TARGET_DIR") or "target", "release")
         # The binaries' folder as make's BIN: a path make does not take for

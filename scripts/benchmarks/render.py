@@ -282,9 +282,10 @@ MIB = 1 << 20
 FIXED = 32 * MIB
 
 
-def tm_model(name, memory, files, jobs):
+def tm_model(name, memory, files, jobs, capacity=None):
     """The flag bounding a stage's memory and its model in bytes at FILES
-    files (the stages' --help, docs/usage.md), for the table."""
+    files (the stages' --help, docs/usage.md), for the table. MEMORY and
+    CAPACITY: make's, in bytes (None: the stages' defaults)."""
     m = memory or 256 * MIB
     flag = f"`--memory {m >> 20}M`" + ("" if memory else " (default)")
     per_file = {"fsim-partition": 9, "fsim-binpack": 50}
@@ -293,9 +294,13 @@ def tm_model(name, memory, files, jobs):
     if name == "fsim-verify":
         return flag, m, "the flag + the file table"
     if name.startswith("fsim-report"):
-        return flag, m + 60 * files, "the flag + 60 B a file + the file table"
+        # --memory holds the model (the file table, the sets, the folder
+        # pairs) and the links beside it; over it, the report warns.
+        return flag, m, "the flag: the model and the links"
     if name == "fsim-analyze":
-        return "`--capacity 1G` (default)", 5 * (1 << 30) // 4, "1.25 × the capacity"
+        c = capacity or 1 << 30
+        cflag = f"`--capacity {c >> 20}M`" + ("" if capacity else " (default)")
+        return cflag, 5 * c // 4, "1.25 × the capacity"
     if name in per_file:
         return "none", per_file[name] * files, f"{per_file[name]} B a file"
     return "none", jobs * MIB, "~1 MiB a job"
@@ -305,7 +310,7 @@ def tm_stage_rows(d):
     out, md5 = [], d["md5"]["wall"]
     for st in measured_stages(d["make"]["stages"]):
         name = report_stage_name(st)
-        flag, model, how = tm_model(name, tm_memory_bytes(d), d["files"], d["jobs"])
+        flag, model, how = tm_model(name, tm_memory_bytes(d), d["files"], d["jobs"], tm_capacity_bytes(d))
         rss = None if st["rss_kib"] is None else st["rss_kib"] * 1024
         verdict = "-" if rss is None else ("yes" if rss <= model + FIXED else f"**no: +{mib(rss - model)}**")
         killed = f" (killed by signal {st['signal']})" if st.get("signal") else ""
@@ -314,6 +319,12 @@ def tm_stage_rows(d):
                    f"| {flag} | {mib(model)} ({how}) | {verdict} | {mib(st['rchar'])} | {mib(st['wchar'])} "
                    f"| {mib(st['read_bytes'])} | {mib(st['write_bytes'])} |")
     return out
+
+
+def tm_capacity_bytes(d):
+    """make's CAPACITY of the run in bytes, or None for fsim-analyze's default."""
+    from .outofcore import parse_size
+    return parse_size(d["capacity"]) if d.get("capacity") else None
 
 
 def tm_memory_bytes(d):
@@ -346,6 +357,7 @@ def tenmillion_section(data):
         image_disk=mib(d["image_disk"]), gen_opts=g["opts"], gen_wall=f"{g['wall']:.0f}",
         gen_cpu=f"{g['user'] + g['sys']:.0f}", make_cmd=m["cmd"], md5_cmd=md5["cmd"],
         memory=d["memory"] or "unset (each stage's default)",
+        capacity=d.get("capacity") or "unset (fsim-analyze's default, 1G)",
         make_wall=f"{m['wall']:.1f}", make_cpu=f"{m['user'] + m['sys']:.1f}", make_rss=kib(m["rss_kib"]),
         md5_wall=f"{md5['wall']:.1f}", md5_cpu=f"{md5['user'] + md5['sys']:.1f}", md5_rss=kib(md5["rss_kib"]),
         verdict=verdict,

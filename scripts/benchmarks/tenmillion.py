@@ -149,7 +149,8 @@ def tree_size(tree):
 
 def make_args(wrap, tree, work, cfg):
     args = ["make", "-s", "report", f"BIN={wrap}", f"REPO={tree}", f"WORK={work}", "QUIET=-q"]
-    return args + ([f"MEMORY={cfg.tm_memory}"] if cfg.tm_memory else [])
+    args += [f"MEMORY={cfg.tm_memory}"] if cfg.tm_memory else []
+    return args + ([f"CAPACITY={cfg.tm_capacity}"] if cfg.tm_capacity else [])
 
 
 def runs(bench, cfg, tree, root):
@@ -179,6 +180,7 @@ def tenmillion(bench, cfg):
     """The section's data: the image, the tree, make report and md5sum, or why they were skipped."""
     root = os.path.join(bench.w, "tenmillion")
     d = {"files_asked": cfg.tm_files, "size": cfg.tm_size, "dirs": cfg.tm_dirs, "memory": cfg.tm_memory or None,
+         "capacity": cfg.tm_capacity or None,
          "jobs": bench.jobs, "inode": INODE, "image_bytes": image_bytes(cfg.tm_files),
          "mkfs": " ".join(mkfs_args("IMG", cfg.tm_files))}
     why = preflight(root, cfg.tm_files)

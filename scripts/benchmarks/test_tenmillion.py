@@ -75,8 +75,8 @@ class Section(unittest.TestCase):
         rows = [x for x in text.split("\n") if x.startswith("| fsim-")]
         self.assertEqual([r.split(" | ")[0] for r in rows], ["| fsim-chunk", "| fsim-sort", "| fsim-report text"])
         self.assertIn("| yes |", rows[1])  # 260 MiB: the flag's 256 + 3 MiB, within the fixed 32 MiB
-        # 1 GiB against 256 MiB + 60 bytes a file (572 MiB): over by 196 MiB.
-        self.assertIn("**no: +196 MiB**", rows[2])
+        # 1 GiB against its --memory 256M, which holds its model: over by 768 MiB.
+        self.assertIn("**no: +768 MiB**", rows[2])
 
     def test_a_run_stopped_in_a_stage_says_where(self):
         killed = dict(run(1500, 2 << 20, stage="fsim-analyze"), status=143, signal=15)
@@ -90,6 +90,31 @@ class Section(unittest.TestCase):
         self.assertIn("**make report did not finish**: fsim-analyze ended with status 143 (signal 15)", text)
         self.assertIn("| fsim-analyze (killed by signal 15) |", text)
         self.assertIn("**no: +768 MiB**", text)  # 2 GiB against 1.25 GiB
+
+    def test_memory_and_capacity_set_are_the_flags(self):
+        stages = [run(2000, 1400 * 1024, stage="fsim-analyze"),
+                  run(60, 1900 * 1024, ["--format", "text"], "fsim-report")]
+        m = dict(run(3000, 1024), stages=stages, work_peak=GIB, work_end=GIB,
+                 cmd="make -s report ... MEMORY=2G CAPACITY=2G")
+        d = {"files": 10 ** 7, "bytes": 2 * GIB, "size": 200, "dirs": 10000, "inode": 512, "mkfs": "mkfs.ext4 ...",
+             "image_bytes": 8 * GIB, "image_used": 5 * GIB, "image_disk": 6 * GIB, "memory": "2G",
+             "capacity": "2G", "jobs": 2, "gen": dict(run(600, 3000), opts="--bulk"), "make": m,
+             "md5": dict(run(100, 3000), cmd="md5sum"), "skipped": None}
+        text = render.tenmillion_section({"meta": META, "knobs": KNOBS, "sections": {"tenmillion": d}})
+        self.assertIn("# MEMORY 2G; CAPACITY 2G", text)
+        rows = [x for x in text.split("\n") if x.startswith("| fsim-")]
+        self.assertIn("| `--capacity 2048M` |", rows[0])
+        self.assertIn("| yes |", rows[0])  # 1400 MiB against 1.25 x 2 GiB
+        self.assertIn("| `--memory 2048M` |", rows[1])
+        self.assertIn("| yes |", rows[1])  # 1900 MiB within 2 GiB
+
+    def test_make_args_pass_memory_and_capacity(self):
+        class Cfg:
+            tm_memory, tm_capacity = "2G", "3G"
+        a = tenmillion.make_args("W", "T", "D", Cfg)
+        self.assertEqual(a[-2:], ["MEMORY=2G", "CAPACITY=3G"])
+        Cfg.tm_memory = Cfg.tm_capacity = ""
+        self.assertFalse([x for x in tenmillion.make_args("W", "T", "D", Cfg) if "=" in x and x[0] in "MC"])
 
 
 if __name__ == "__main__":

@@ -449,7 +449,7 @@ The whole default `make report` on ${files} small files (${bytes} bytes,
 against its flag, and the time of each against `md5sum` on ${jobs}
 processes on the same tree, each from a cold page cache. Measured by
 `make bench-tenmillion` (`BENCH_ONLY=tenmillion python3 scripts/bench.py`;
-knobs TM_FILES, TM_SIZE, TM_DIRS, TM_MEMORY) on ${date}, commit ${commit},
+knobs TM_FILES, TM_SIZE, TM_DIRS, TM_MEMORY, TM_CAPACITY) on ${date}, commit ${commit},
 ${cores} cores, ${mem}. 10^7 files of a 4 KiB block each would need 40 GB:
 the tree is in an ext4 image of ${image_gib} GiB (sparse) on a loop device
 whose ${inode}-byte inodes hold a file of up to ~380 bytes in the inode
@@ -461,7 +461,7 @@ truncate -s <size> IMG; ${mkfs}
 mount -o loop,noatime,noinit_itable IMG MNT   # noatime: the reads write no inode
 ${bp}/fsim-gen ${gen_opts} MNT/tree   # ${gen_wall} s, ${gen_cpu} CPU-s
 sync; echo 3 > /proc/sys/vm/drop_caches   # before each run (root)
-${make_cmd}   # MEMORY ${memory}
+${make_cmd}   # MEMORY ${memory}; CAPACITY ${capacity}
 ${md5_cmd}
 ```
 
@@ -480,8 +480,8 @@ wrappers, as in *Out of core*): wall, CPU (user + sys), peak RSS, bytes
 through `read`/`write` and from/to the disk. *Its model*: what the
 stage's `--help` says it holds, at ${files} files; *within*: the peak at
 most the model plus 32 MiB of fixed buffers, stacks and code (the file
-table of fsim-verify and fsim-report has no stated size and is not
-counted).
+table of fsim-verify has no stated size and is not counted; fsim-report's
+is within its `--memory`).
 
 | stage | wall | × md5sum | CPU | peak RSS | its flag | its model | within | read | written | read from disk | written to disk |
 |---|---|---|---|---|---|---|---|---|---|---|---|
