@@ -6,7 +6,7 @@
 //! counters (2.3 GiB at 10^7 files, where `--memory` bounds the cache at
 //! 256M), but the pairs name a small share of them (the files that have
 //! something in common with another). A first reading of the pairs marks
-//! their ids in a bitmap (one bit a file of the table), the table is then
+//! their ids in a paged bitmap ([`IdSet`]), the table is then
 //! read keeping only those, and each pair's ids are renumbered into that
 //! list as it is read: the workers, the plan and the cache index the list,
 //! and the outputs write the ids back, so they are byte-identical to a run
@@ -33,14 +33,14 @@ pub(super) struct Table {
 }
 
 impl Table {
-    /// Read the file table at `path`: the entries of the ids marked in
-    /// `wanted` (a bitmap by id), or all of them when it is `None`.
-    pub(super) fn read(path: &Path, wanted: Option<Vec<u64>>) -> Result<(Table, Params)> {
+    /// Read the file table at `path`: the entries of the ids in `wanted`,
+    /// or all of them when it is `None`.
+    pub(super) fn read(path: &Path, wanted: Option<IdSet>) -> Result<(Table, Params)> {
         let mut entries = Vec::new();
         let params = match &wanted {
             None => scan_file_table(path, &mut |e| entries.push(e))?,
-            Some(bits) => scan_file_table(path, &mut |e| {
-                if marked(bits, e.id) {
+            Some(set) => scan_file_table(path, &mut |e| {
+                if set.contains(e.id) {
                     entries.push(e)
                 }
             })?,
@@ -85,34 +85,62 @@ impl Table {
     }
 }
 
-fn marked(bits: &[u64], id: u32) -> bool {
-    bits.get(id as usize / 64)
-        .is_some_and(|w| w & (1 << (id % 64)) != 0)
+/// Ids of files, one bit each, in pages of [`PAGE_IDS`] ids allocated as
+/// an id in them is first met: a table's ids are dense (~1.2 MiB at 10^7
+/// files), and a hostile pairs file naming an id near 2^32 costs one page
+/// and the page list (512 KiB), not a 512 MiB bitmap up to it.
+#[derive(Default)]
+pub(super) struct IdSet {
+    pages: Vec<Option<Box<[u64]>>>,
 }
 
-/// The ids the pairs at `path` name, as a bitmap by id, from a first
-/// reading of them; `None` when they cannot be read twice (standard input,
-/// a pipe) or do not parse: the whole table is then held, and the real
-/// reading says what is wrong with them.
-pub(super) fn ids_of_pairs(path: &Path) -> Option<Vec<u64>> {
+/// Ids a page holds (8 KiB of bits).
+const PAGE_IDS: usize = 1 << 16;
+
+impl IdSet {
+    pub(super) fn insert(&mut self, id: u32) {
+        let (page, bit) = (id as usize / PAGE_IDS, id as usize % PAGE_IDS);
+        if page >= self.pages.len() {
+            self.pages.resize(page + 1, None);
+        }
+        let words = self.pages[page].get_or_insert_with(|| vec![0; PAGE_IDS / 64].into());
+        words[bit / 64] |= 1 << (bit % 64);
+    }
+
+    pub(super) fn contains(&self, id: u32) -> bool {
+        let (page, bit) = (id as usize / PAGE_IDS, id as usize % PAGE_IDS);
+        match self.pages.get(page) {
+            Some(Some(words)) => words[bit / 64] & (1 << (bit % 64)) != 0,
+            _ => false,
+        }
+    }
+
+    /// Bytes held: the page list and the pages.
+    #[cfg(test)]
+    pub(super) fn bytes(&self) -> usize {
+        let held = self.pages.iter().flatten().count();
+        self.pages.capacity() * 8 + held * PAGE_IDS / 8
+    }
+}
+
+/// The ids the pairs at `path` name, from a first reading of them; `None`
+/// when they cannot be read twice (standard input, a pipe) or do not
+/// parse: the whole table is then held, and the real reading says what is
+/// wrong with them.
+pub(super) fn ids_of_pairs(path: &Path) -> Option<IdSet> {
     if path.as_os_str() == "-" || !std::fs::metadata(path).ok()?.is_file() {
         return None;
     }
     let (input, name) = open_input(path).ok()?;
     let mut r = LineReader::new(input, name);
-    let mut bits: Vec<u64> = Vec::new();
+    let mut set = IdSet::default();
     while let Some(raw) = r.next_raw().ok()? {
         if raw.first() == Some(&b'#') {
             continue;
         }
         let p = parse_pair(raw)?;
-        for id in [p.a, p.b] {
-            let w = id as usize / 64;
-            if w >= bits.len() {
-                bits.resize(w + 1, 0);
-            }
-            bits[w] |= 1 << (id % 64);
-        }
+        set.insert(p.a);
+        set.insert(p.b);
     }
-    Some(bits)
+    Some(set)
 }

@@ -838,3 +838,22 @@ fn ties_between_equally_long_subsequences_are_broken_from_the_end() {
     let _ = similar::algorithms::myers::diff(&mut m, &ia[..], 0..2, &ib[..], 0..3);
     assert_eq!(m.0, vec![(1, 1)], "Myers keeps an \"x\"");
 }
+
+#[test]
+fn an_id_set_holds_what_was_inserted_and_pages_only_what_it_met() {
+    let mut s = super::table::IdSet::default();
+    for id in [0, 63, 64, 65_535, 65_536, 1_000_000] {
+        s.insert(id);
+    }
+    for id in [0, 63, 64, 65_535, 65_536, 1_000_000] {
+        assert!(s.contains(id), "{id}");
+    }
+    for id in [1, 62, 65, 65_534, 65_537, 999_999, 1_000_001, u32::MAX] {
+        assert!(!s.contains(id), "{id}");
+    }
+    // A hostile id near 2^32: one more page and the page list, not
+    // half a GiB of bits.
+    s.insert(u32::MAX);
+    assert!(s.contains(u32::MAX) && !s.contains(u32::MAX - 1));
+    assert!(s.bytes() < 1 << 20, "{} bytes", s.bytes());
+}
