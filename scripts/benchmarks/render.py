@@ -363,4 +363,5 @@ def tenmillion_section(data):
         verdict=verdict,
         make_load=f"{m['load'][0]:.1f}", md5_load=f"{md5['load'][0]:.1f}",
         cold="yes" if m["cold"] and md5["cold"] else "no", work_peak=mib(d["make"]["work_peak"]),
+        work_blocks_peak=mib(d["make"].get("work_blocks_peak")),
         work_end=mib(d["make"]["work_end"]), stages="\n".join(tm_stage_rows(d)))

@@ -98,19 +98,41 @@ def used(path):
     return (st.f_blocks - st.f_bfree) * st.f_frsize
 
 
-class DiskPeak:
-    """The largest growth of the used bytes of PATH's file system while
-    the block runs (sampled every second): the work folder's peak, other
-    writers on that file system included."""
+def folder_blocks(path):
+    """Disk bytes (st_blocks) of the regular files under PATH, each inode
+    once; files that vanish while it walks are skipped."""
+    total, seen = 0, set()
+    for d, _, names in os.walk(path):
+        for n in names:
+            try:
+                st = os.lstat(os.path.join(d, n))
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
 
-    def __init__(self, path):
-        self.path, self.base, self.peak = path, used(path), 0
+
+class DiskPeak:
+    """While the block runs (sampled every second): the largest growth of
+    the used bytes of PATH's file system (other writers on it included)
+    and the largest disk bytes of the folder WORK itself (its files' blocks:
+    what the run holds, whatever else writes to the disk)."""
+
+    def __init__(self, path, work):
+        self.path, self.work, self.base = path, work, used(path)
+        self.peak = self.work_peak = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.loop, daemon=True)
 
+    def sample(self):
+        self.peak = max(self.peak, used(self.path) - self.base)
+        self.work_peak = max(self.work_peak, folder_blocks(self.work))
+
     def loop(self):
         while not self.stop.wait(1.0):
-            self.peak = max(self.peak, used(self.path) - self.base)
+            self.sample()
 
     def __enter__(self):
         self.thread.start()
@@ -119,7 +141,7 @@ class DiskPeak:
     def __exit__(self, *exc):
         self.stop.set()
         self.thread.join()
-        self.peak = max(self.peak, used(self.path) - self.base)
+        self.sample()
 
 
 def du(path):
@@ -162,9 +184,10 @@ def runs(bench, cfg, tree, root):
         os.remove(slog)
     err = os.path.join(root, "make.err")
     env = dict(os.environ, STAGE_LOG=slog)
-    with DiskPeak(root) as disk:
+    with DiskPeak(root, work) as disk:
         m = outofcore.failed_text(outofcore.run_cold(make_args(wrap, tree, work, cfg), err, env=env), err)
-    m.update(stages=outofcore.stage_log(slog), work_peak=disk.peak, work_end=du(work),
+    m.update(stages=outofcore.stage_log(slog), work_peak=disk.peak, work_blocks_peak=disk.work_peak,
+             work_end=du(work),
              cmd=" ".join(make_args("<wrapper>", tree, "<dir>", cfg)))
     log(f"make report: {m['wall']:.0f}s, status {m['status']}")
     shutil.rmtree(work, ignore_errors=True)

@@ -40,6 +40,17 @@ class Skip(unittest.TestCase):
         self.assertEqual(a[a.index("-N") + 1], "1010")
         self.assertIn("inline_data", a)
 
+    def test_folder_blocks_counts_each_inode_once(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "sub"))
+            with open(os.path.join(d, "sub", "a"), "wb") as f:
+                f.write(b"x" * 100000)
+            os.link(os.path.join(d, "sub", "a"), os.path.join(d, "b"))
+            one = os.stat(os.path.join(d, "b")).st_blocks * 512
+            self.assertGreaterEqual(one, 100000)
+            self.assertEqual(tenmillion.folder_blocks(d), one)
+
     def test_preflight_on_a_folder(self):
         why = tenmillion.preflight(os.path.dirname(os.path.abspath(__file__)), 10 ** 12)
         self.assertIsNotNone(why)  # not root, or no 5 PB free
@@ -63,7 +74,7 @@ class Section(unittest.TestCase):
         stages = [run(100, 12 * 1024, stage="fsim-chunk"), run(1, 1000, ["--print-settings"], "fsim-report"),
                   run(50, 262144 + 4096, stage="fsim-sort"), run(60, 1024 * 1024, ["--format", "text"], "fsim-report"),
                   run(50, 262144, stage="fsim-reuse")]
-        m = dict(run(300, 1024 * 1024), stages=stages, work_peak=13 * GIB, work_end=GIB,
+        m = dict(run(300, 1024 * 1024), stages=stages, work_peak=13 * GIB, work_blocks_peak=3 * GIB, work_end=GIB,
                  cmd="make -s report BIN=<wrapper> REPO=t WORK=<dir> QUIET=-q")
         d = {"files": 10 ** 7, "bytes": 2 * GIB, "size": 200, "dirs": 10000, "inode": 512, "mkfs": "mkfs.ext4 ...",
              "image_bytes": 8 * GIB, "image_used": 5 * GIB, "image_disk": 6 * GIB, "memory": None, "jobs": 2,
@@ -71,6 +82,8 @@ class Section(unittest.TestCase):
              "md5": dict(run(100, 3000), cmd="find t -type f ... md5sum"), "skipped": None}
         text = render.tenmillion_section({"meta": META, "knobs": KNOBS, "sections": {"tenmillion": d}})
         self.assertIn("**3.00× md5sum**", text)
+        self.assertIn("The work folder held 3072 MiB at most", text)
+        self.assertIn("grew by 13312 MiB at most", text)
         self.assertIn("| fsim-sort | 50.0 s | 0.50 |", text)
         rows = [x for x in text.split("\n") if x.startswith("| fsim-")]
         self.assertEqual([r.split(" | ")[0] for r in rows], ["| fsim-chunk", "| fsim-sort", "| fsim-report text"])

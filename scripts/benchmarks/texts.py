@@ -470,10 +470,10 @@ ${md5_cmd}
 | make report | ${make_wall} s | ${make_cpu} s | ${make_rss} | ${make_load} | ${cold} |
 | md5sum | ${md5_wall} s | ${md5_cpu} s | ${md5_rss} | ${md5_load} | ${cold} |
 
-${verdict}; the work folder grew by ${work_peak} at most (the file
-system's used bytes sampled every second, other writers included;
-intermediates are removed as the next stage takes them) and held
-${work_end} at the end.
+${verdict}. The work folder held ${work_blocks_peak} at most (its
+files' disk blocks, sampled every second; intermediates are removed as
+the next stage takes them) and ${work_end} at the end; the file system's
+used bytes grew by ${work_peak} at most (other writers included).
 
 Each stage under `scripts/benchmarks/proc.py` (make's BIN a folder of
 wrappers, as in *Out of core*): wall, CPU (user + sys), peak RSS, bytes
