@@ -44,9 +44,11 @@
 //! neither hold the other; every file of the copy is checked as above
 //! against its counterpart, and the copy must still hold exactly the files
 //! the run recorded (`find`, anything not a folder); only then is the
-//! whole copy replaced by links (`--link`, file by file, each re-checked)
-//! or removed (`--remove`, `rm -r` of its physical path, which never ends
-//! in `/`); anything changed refuses the whole tree. A pair is planned as
+//! whole copy replaced by links (`--link`) or removed (`--remove`), file
+//! by file, each checked again, and then its folders left empty removed
+//! with `rmdir`. Never `rm -r`: a file put into the copy after it was
+//! counted would go with it; it stays, with its folder. Anything changed
+//! before the count refuses the whole tree. A pair is planned as
 //! a tree only when, at planning time, both folders resolve, neither holds
 //! the other, and every file resolves inside its folder and is not a name
 //! of its counterpart; else it is left to its files' sets, with a comment.
@@ -117,8 +119,9 @@ fn parent(path: &[u8]) -> &[u8] {
     }
 }
 
-/// A folder path fit for `rm -r`: no trailing `/` (through which `rm`
-/// would follow a link), and not `.`, `..` or the root.
+/// A folder path fit for the script's `find` and `rmdir`: no trailing `/`
+/// (through which they would follow a link), and not `.`, `..` or the
+/// root.
 fn tree_path(path: &[u8]) -> Option<&[u8]> {
     let mut p = path;
     while p.len() > 1 && p.ends_with(b"/") {
@@ -129,7 +132,8 @@ fn tree_path(path: &[u8]) -> Option<&[u8]> {
 }
 
 /// The entries under folder `dir` that are not folders (links, special
-/// files and files the walk left out count: `rm -r` would remove them),
+/// files and files the walk left out count: the copy must hold only the
+/// files it plans),
 /// as the script's `find DIR ! -type d` counts them; `None` when a folder
 /// cannot be read.
 fn entries(dir: &[u8]) -> Option<u64> {
@@ -290,7 +294,7 @@ impl<'r> Planner<'r> {
     /// Pair `t` resolved on disk as a tree (a, b, physical a, physical b,
     /// files), or why it is left to its files' sets.
     fn resolve_tree(&mut self, t: Pair<'r>) -> std::result::Result<Tree<'r>, &'static str> {
-        let bad = "a folder path not fit for rm -r";
+        let bad = "a folder path not fit for the script";
         let (a, b) = (tree_path(t.0).ok_or(bad)?, tree_path(t.1).ok_or(bad)?);
         let link = |p: &[u8]| std::fs::symlink_metadata(std::ffi::OsStr::from_bytes(p));
         if [a, b].iter().any(|p| link(p).is_ok_and(|m| m.is_symlink())) {
@@ -887,5 +891,55 @@ mod tests {
             "{out}"
         );
         assert!(u.path().join("a/a/x").exists() && u.path().join("a/x").exists());
+    }
+
+    /// A file put into the copy after the script counted its entries (a
+    /// `wc` that writes one as it counts: the race of a writer beside the
+    /// script) is not in the plan: it stays, and so does its folder, while
+    /// the planned copies go. `rm -r` of the copy lost it.
+    #[test]
+    fn a_file_added_to_a_tree_while_it_is_removed_stays() {
+        use std::os::unix::fs::PermissionsExt;
+        let (t, _) = folder(&[("a/x", "1"), ("a/s/y", "2"), ("b/x", "1"), ("b/s/y", "2")]);
+        let lines = tree(t.path(), "a", "b", &["x", "s/y"]);
+        let bin = t.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let wc = bin.join("wc");
+        let real = ["/usr/bin/wc", "/bin/wc"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .unwrap();
+        std::fs::write(
+            &wc,
+            format!("#!/bin/sh\n{real} \"$@\"\necho late > b/s/late\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&wc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let script = t.path().join("plan.sh");
+        std::fs::write(&script, format!("{HEAD}{lines}{TAIL}")).unwrap();
+        let out = std::process::Command::new("sh")
+            .current_dir(t.path())
+            .env("PATH", path)
+            .arg(&script)
+            .arg("--remove")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            std::fs::read_to_string(t.path().join("b/s/late")).unwrap(),
+            "late\n",
+            "{text}"
+        );
+        assert!(
+            !t.path().join("b/x").exists() && !t.path().join("b/s/y").exists(),
+            "{text}"
+        );
+        assert!(t.path().join("a/x").exists() && t.path().join("a/s/y").exists());
+        assert!(
+            text.contains("2 copies handled (remove), 0 already done, 0 refused")
+                && text.contains("left (not empty once its copies were removed): b"),
+            "{text}"
+        );
     }
 }

@@ -69,7 +69,8 @@ dup() { # kept kdir size kmtime copy cdir cmtime
   esac
 }
 tfile() { # step kept kdir size kmtime copy cdir cmtime: a file of a copied tree
-  # step: kept (the kept file only), check (both), link (check and link)
+  # step: kept (the kept file only), check (both), link or remove (check,
+  # then link or remove the copy)
   if ! kept "$2" "$3" "$4" "$5"; then warn "refused (changed since the run): $2"; tok=1; return; fi
   [ "$1" = kept ] && return 0
   if ! here "$6" "$7"; then warn "refused (its folder moved or is a link now): $6"; tok=1; return; fi
@@ -81,8 +82,10 @@ tfile() { # step kept kdir size kmtime copy cdir cmtime: a file of a copied tree
   if ! same "$f" "$4" "$8" || ! cmp -s -- "$k" "$f"; then
     warn "refused (changed since the run): $6"; tok=1; return
   fi
-  [ "$1" = link ] || return 0
-  link "$k" "$f" || { warn "refused (link failed): $6"; tok=1; }
+  case $1 in
+    link) link "$k" "$f" || { warn "refused (link failed): $6"; tok=1; } ;;
+    remove) if rm -f -- "$f"; then tdone=$((tdone + 1)); else warn "refused (remove failed): $6"; tok=1; fi ;;
+  esac
 }
 tpair() { # kept kdir copy cdir: two folders still apart, the copy no link; sets d
   if [ -L "$3" ] || [ -L "$1" ]; then warn "refused (a folder is a link now): $3"; return 1; fi
@@ -116,6 +119,13 @@ tree() { # kept kdir copy cdir files function: a copy of a whole tree
     link) n=$tsame; tsame=0; "$6" link
       if [ $tok -eq 0 ]; then acted=$((acted + $5 - n)); already=$((already + n))
       else refuse "$5" "link failed" "$3"; fi ;;
-    remove) if rm -rf -- "$d"; then acted=$((acted + $5)); else refuse "$5" "remove failed" "$3"; fi ;;
+    remove) tdone=0; "$6" remove
+      # Its files one by one, each checked again, then the folders left
+      # empty: a file put in the copy after it was counted stays, and so
+      # does its folder (never rm -r).
+      find "$d" -depth -type d -exec rmdir -- {} + 2>/dev/null
+      acted=$((acted + tdone))
+      if [ $tok -ne 0 ]; then refused=$((refused + $5 - tdone)); fi
+      if [ -e "$d" ] || [ -L "$d" ]; then warn "left (not empty once its copies were removed): $3"; fi ;;
   esac
 }
