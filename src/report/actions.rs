@@ -941,5 +941,23 @@ mod tests {
                 && text.contains("left (not empty once its copies were removed): b"),
             "{text}"
         );
+        // Run again: the copies are gone, the late file is not the run's.
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert!(
+            code == 0
+                && out.contains("already removed: b")
+                && out.contains("0 copies handled (remove), 2 already done, 0 refused"),
+            "{out}"
+        );
+        assert!(t.path().join("b/s/late").exists());
+        // One copy back, the other still gone: the tree is not as recorded.
+        std::fs::write(t.path().join("b/x"), "1").unwrap();
+        std::fs::remove_file(t.path().join("b/s/late")).unwrap();
+        let (code, out) = run(t.path(), &lines, "--remove");
+        assert!(
+            code == 1 && out.contains("refused (files added or removed since the run): b"),
+            "{out}"
+        );
+        assert!(t.path().join("b/x").exists() && t.path().join("a/x").exists());
     }
 }

@@ -73,6 +73,7 @@ tfile() { # step kept kdir size kmtime copy cdir cmtime: a file of a copied tree
   # then link or remove the copy)
   if ! kept "$2" "$3" "$4" "$5"; then warn "refused (changed since the run): $2"; tok=1; return; fi
   [ "$1" = kept ] && return 0
+  if gone "$6"; then tgone=$((tgone + 1)); return; fi
   if ! here "$6" "$7"; then warn "refused (its folder moved or is a link now): $6"; tok=1; return; fi
   if [ "$k" -ef "$f" ]; then
     if [ $mode = remove ]; then warn "refused (the kept file and the copy are one file): $6"; tok=1
@@ -100,7 +101,7 @@ tcount() { # folder: number of entries under it that are not folders
   find "$1" ! -type d -exec printf '%.0sx' {} + | wc -c
 }
 tree() { # kept kdir copy cdir files function: a copy of a whole tree
-  tok=0; tsame=0
+  tok=0; tsame=0; tgone=0
   if gone "$3"; then
     "$6" kept
     if [ $tok -eq 0 ]; then say "already removed: $3"; already=$((already + $5)); return; fi
@@ -108,7 +109,10 @@ tree() { # kept kdir copy cdir files function: a copy of a whole tree
   fi
   if ! tpair "$1" "$2" "$3" "$4"; then refused=$((refused + $5)); return; fi
   "$6" check
-  if [ "$(tcount "$d")" -ne "$5" ]; then
+  # Every copy gone, the folder kept by files that are not the run's
+  # (written in while an earlier --remove ran): done.
+  if [ $tok -eq 0 ] && [ $tgone -eq "$5" ]; then say "already removed: $3"; already=$((already + $5)); return; fi
+  if [ $tgone -ne 0 ] || [ "$(tcount "$d")" -ne "$5" ]; then
     warn "refused (files added or removed since the run): $3"; tok=1
   fi
   if [ $tok -ne 0 ]; then refuse "$5" "tree changed since the run" "$3"; return; fi
