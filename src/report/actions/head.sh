@@ -120,16 +120,16 @@ tree() { # kept kdir copy cdir files function: a copy of a whole tree
   case $mode in
     dry) say "would replace by links or remove the whole tree: $3 (a copy of $1, $5 files)"
          acted=$((acted + $5)) ;;
-    link) n=$tsame; tsame=0; "$6" link
-      if [ $tok -eq 0 ]; then acted=$((acted + $5 - n)); already=$((already + n))
+    link) n=$tsame; tsame=0; "$6" link  # a copy gone since the check counts as done
+      if [ $tok -eq 0 ]; then acted=$((acted + $5 - n - tgone)); already=$((already + n + tgone))
       else refuse "$5" "link failed" "$3"; fi ;;
     remove) tdone=0; "$6" remove
       # Its files one by one, each checked again, then the folders left
       # empty: a file put in the copy after it was counted stays, and so
       # does its folder (never rm -r).
       find "$d" -depth -type d -exec rmdir -- {} + 2>/dev/null
-      acted=$((acted + tdone))
-      if [ $tok -ne 0 ]; then refused=$((refused + $5 - tdone)); fi
+      acted=$((acted + tdone)); already=$((already + tgone))
+      if [ $tok -ne 0 ]; then refused=$((refused + $5 - tdone - tgone)); fi
       if [ -e "$d" ] || [ -L "$d" ]; then warn "left (not empty once its copies were removed): $3"; fi ;;
   esac
 }
