@@ -725,9 +725,18 @@ mod tests {
     /// `sh` on the script of `lines` in `dir` with `mode`: (exit code,
     /// stdout and stderr together).
     fn run(dir: &Path, lines: &str, mode: &str) -> (i32, String) {
+        run_with_path(dir, lines, mode, None)
+    }
+
+    /// [`run`] with `path` as the script's PATH when given.
+    fn run_with_path(dir: &Path, lines: &str, mode: &str, path: Option<&str>) -> (i32, String) {
         let script = dir.join("plan.sh");
         std::fs::write(&script, format!("{HEAD}{lines}{TAIL}")).unwrap();
-        let out = std::process::Command::new("sh")
+        let mut cmd = std::process::Command::new("sh");
+        if let Some(p) = path {
+            cmd.env("PATH", p);
+        }
+        let out = cmd
             .current_dir(dir)
             .arg(&script)
             .arg(mode)
@@ -916,16 +925,7 @@ mod tests {
         .unwrap();
         std::fs::set_permissions(&wc, std::fs::Permissions::from_mode(0o755)).unwrap();
         let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-        let script = t.path().join("plan.sh");
-        std::fs::write(&script, format!("{HEAD}{lines}{TAIL}")).unwrap();
-        let out = std::process::Command::new("sh")
-            .current_dir(t.path())
-            .env("PATH", path)
-            .arg(&script)
-            .arg("--remove")
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        let (_, text) = run_with_path(t.path(), &lines, "--remove", Some(&path));
         assert_eq!(
             std::fs::read_to_string(t.path().join("b/s/late")).unwrap(),
             "late\n",
