@@ -145,7 +145,7 @@ NATIVE_DIR ?= target/native
 RELEASE_DIR := $(or $(CARGO_TARGET_DIR),target)/release
 BIN   ?= $(RELEASE_DIR)
 
-.PHONY: FORCE all build native install uninstall layers demo report report-files settings test test-fast check lint bench bench-outofcore bench-tenmillion quality quality-documents quality-venv eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
+.PHONY: FORCE all build native install uninstall layers demo report report-files settings test test-fast check lint bench bench-outofcore bench-tenmillion bench-changes quality quality-documents quality-venv eval clean clean-work check-repo chunk-shards template spark-venv spark-report spark-demo spark-cluster-demo
 .DELETE_ON_ERROR:
 
 all: build
@@ -621,6 +621,17 @@ bench-outofcore:
 # section says which and nothing is measured.
 bench-tenmillion:
 	BENCH_ONLY=tenmillion python3 scripts/bench.py
+
+# The section "Re-runs and scratch space" of docs/performance.md alone
+# (also part of make bench): on a copy of make quality's releases
+# (QDIR, or RELEASES_TREE), the OVL_FILES-file overlap tree and
+# /usr/share/doc (SHARE_DOC), a run from scratch, 1 % of the files edited
+# and make report PREVIOUS= against a run from scratch, then the same
+# files touched, the same again; each run timed and its work folder
+# sampled by scripts/scratch-peak.py, the re-runs' reports compared byte
+# for byte. A few minutes; a tree that is missing is named and skipped.
+bench-changes:
+	BENCH_ONLY=changes python3 scripts/bench.py
 
 # Precision, recall and F1 of fsim (chunk sizes, floors, with and without
 # verification), per kind of file (text by size, translation catalogs,

@@ -23,6 +23,11 @@ docs/performance.md rendered from them.
                      # device, make report and md5sum from a cold cache;
                      # needs root, a loop device and ~20 GB free in BENCH,
                      # else skipped with a note)
+  make bench-changes  # BENCH_ONLY=changes: only the section "Re-runs and
+                     # scratch space" (1 % of the files edited, then
+                     # touched, make report PREVIOUS= against a run from
+                     # scratch, every run's work folder sampled, on the
+                     # releases, the overlap tree and /usr/share/doc)
   python3 scripts/bench.py --render bench-work/bench.json
                      # the markdown again from the data, nothing measured
 
@@ -37,10 +42,12 @@ Knobs (environment): FILES (100000 files in the tree, ~SIZE bytes each,
 ~300 folders), SIZE (10000), BIG_MB (1024, the single large file), RUNS
 (3), BENCH (bench-work: generated data, kept between runs, ~15 GB), OUT
 (docs/performance.md), HARD_OUT, BENCH_ONLY (empty: every section; or
-hard, documents, folders, source, outofcore, tenmillion), QDIR (quality-work: make quality's
-corpus and venv, for documents, source and the datasketch row),
+hard, documents, folders, source, outofcore, tenmillion, changes), QDIR
+(quality-work: make quality's corpus and venv, for documents, source,
+the datasketch row and the releases of changes),
 RELEASES_TREE (source: a folder of releases whose built docs are its top
-folders *-html: three more rows), CAT_LOCALES (60), CAT_RELEASES (6),
+folders *-html: three more rows; changes runs on it instead of QDIR's
+corpus), SHARE_DOC (/usr/share/doc: the third tree of changes), CAT_LOCALES (60), CAT_RELEASES (6),
 SLICE_FILES (20000), FOLDERS_FILES (100000), FOLDERS_RELEASES (21), and
 the sizes of the synthetic inputs PFILES, PGROUPS, QFILES, VDOCS,
 SCALE_FILES, SCALE_AVG, OVL_FILES, REPORT_LINKS; the out-of-core run's
@@ -52,7 +59,7 @@ TM_MEMORY and TM_CAPACITY (make's MEMORY and CAPACITY; empty: the
 stages' defaults).
 
 Nothing is installed or downloaded while measuring: the tools a run needs
-(/usr/bin/time, jdupes, ssdeep, rmlint, bc, pdftotext, ...) are checked
+(/usr/bin/time, zstd, jdupes, ssdeep, rmlint, pdftotext, ...) are checked
 first, and a missing one stops the run with one line naming its Debian
 package; make quality's corpus and venv come from `make quality-venv
 QDIR=...` beforehand. Binaries: ${CARGO_TARGET_DIR:-target}/release,
@@ -70,7 +77,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from benchmarks import alone, config, inputs, main, outofcore, performance, render, tenmillion  # noqa: E402
+from benchmarks import alone, changes, config, inputs, main, outofcore, performance, render, tenmillion  # noqa: E402
 from benchmarks.measure import Bench, Failed, log  # noqa: E402
 
 
@@ -140,6 +147,9 @@ def render_outputs(data, out, hard_out):
     elif only == "tenmillion":
         replace_in(out, lambda t: render.replace_section(
             t, "## 10^7 files", render.tenmillion_section(data), after="## Out of core"))
+    elif only == "changes":
+        replace_in(out, lambda t: render.replace_section(
+            t, "## Re-runs and scratch space", render.changes_section(data), after="## 10^7 files"))
 
 
 def measure_full(bench, cfg, run):
@@ -154,7 +164,7 @@ def measure_full(bench, cfg, run):
     run("tenmillion", lambda: tenmillion.tenmillion(bench, cfg))
     run("overlap", lambda: main.overlap(bench, cfg))
     run("hard", lambda: alone.hard(bench, cfg))
-    run("rerun", lambda: main.rerun(bench, t))
+    run("changes", lambda: changes.changes(bench, cfg))
     run("report_links", lambda: main.report_links(bench, cfg))
     run("folders", lambda: alone.folders(bench, cfg))
     run("source", lambda: alone.source(bench, cfg))
@@ -176,7 +186,7 @@ def measure(cfg):
         save(data, path)
 
     if cfg.only:
-        module = {"outofcore": outofcore, "tenmillion": tenmillion}.get(cfg.only, alone)
+        module = {"outofcore": outofcore, "tenmillion": tenmillion, "changes": changes}.get(cfg.only, alone)
         run(cfg.only, lambda: getattr(module, cfg.only)(bench, cfg))
     else:
         measure_full(bench, cfg, run)

@@ -11,14 +11,16 @@ folder, e.g. a PREVIOUS= run's folder) summing the disk blocks
 the disk blocks against the repository's size (apparent bytes of its
 regular files, the work folder left out when it is inside), the files at
 that moment, and the peak of each moment of the run, a moment being named
-by the file written last (the stage at work). `--json FILE` writes the
-same as JSON. Exit status: COMMAND's, or 3 with --limit X when the peak
+by the file written last (the stage at work), with the run's wall time and
+CPU time (user and system, its descendants' included). `--json FILE`
+writes the same as JSON. Exit status: COMMAND's, or 3 with --limit X when the peak
 is above X times the repository.
 """
 import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -97,6 +99,7 @@ def main():
         ap.error("no command")
     roots = [os.path.abspath(a.work)] + [os.path.abspath(x) for x in a.also]
     repo = sum(tree_bytes(r, set(roots)) for r in a.repo)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd)
     peak = (0, 0, {}, "")
@@ -116,11 +119,16 @@ def main():
             break
         time.sleep(a.interval)
     wall = time.monotonic() - t0
+    # The command's CPU, its descendants' included (each waited for by its
+    # parent, as make waits for the stages).
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     final = s
     report = {
         "command": cmd,
         "repository_bytes": repo,
         "wall_seconds": round(wall, 2),
+        "cpu_seconds": round(cpu, 2),
         "samples": samples,
         "peak_disk_bytes": peak[0],
         "peak_apparent_bytes": peak[1],
@@ -138,7 +146,7 @@ def main():
         ],
         "exit_status": proc.returncode,
     }
-    print(f"repository {mb(repo)}; wall {wall:.1f} s, {samples} samples")
+    print(f"repository {mb(repo)}; wall {wall:.1f} s, CPU {cpu:.1f} s, {samples} samples")
     print(
         f"peak {mb(peak[0])} on disk ({report['peak_ratio']}x), apparent {mb(peak[1])}, "
         f"at {peak_t:.1f} s; final {mb(final[0])} ({report['final_ratio']}x)"

@@ -6,11 +6,12 @@ line naming it and its Debian package."""
 import datetime
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
 
-SECTIONS = ("hard", "documents", "folders", "source", "outofcore", "tenmillion")
+SECTIONS = ("hard", "documents", "folders", "source", "outofcore", "tenmillion", "changes")
 
 
 def env_int(name, default):
@@ -41,6 +42,9 @@ class Config:
             sys.exit(f"bench: BENCH_ONLY={self.only}: the sections that run alone: {', '.join(SECTIONS)}")
         self.qdir = e("QDIR") or "quality-work"
         self.releases_tree = e("RELEASES_TREE") or ""
+        # The re-run and scratch section's third tree (its other two: the
+        # releases and the overlap tree).
+        self.share_doc = e("SHARE_DOC") or "/usr/share/doc"
         self.cat_locales = env_int("CAT_LOCALES", 60)
         self.cat_releases = env_int("CAT_RELEASES", 6)
         self.slice_files = env_int("SLICE_FILES", 20000)
@@ -90,7 +94,7 @@ TOOLS = [
     ("md5sum", "coreutils", "*"),
     ("jdupes", "jdupes", ""),
     ("ssdeep", "ssdeep", ""),
-    ("bc", "bc", ""),  # scripts/rerun-bench.sh
+    ("zstd", "zstd", "*"),  # the record files of make report (COMPRESS=1)
     ("rmlint", "rmlint", "folders"),
     ("pdftotext", "poppler-utils", "documents source"),
 ]
@@ -113,12 +117,23 @@ def check_tools(cfg):
         check_quality(cfg)
 
 
+def corpus_stamp(fetch="scripts/quality/fetch.sh"):
+    """The glob of the stamp FETCH leaves beside a whole corpus
+    (".corpus-v4-done-*"): read from the script, so a new corpus version
+    there is the one asked for here."""
+    with open(fetch, encoding="utf-8") as f:
+        m = re.search(r"/(\.corpus-v\d+-done-)", f.read())
+    if not m:
+        sys.exit(f"bench: {fetch} names no .corpus-vN-done- stamp")
+    return m.group(1) + "*"
+
+
 def check_quality(cfg):
     """The corpus and venv of make quality (QDIR), which the documents and
     source sections (and the datasketch row) read: fetched beforehand, not
     while measuring."""
     q = cfg.qdir
-    if not glob.glob(os.path.join(q, ".corpus-v3-done-*")) or not os.path.isdir(os.path.join(q, "corpus")):
+    if not glob.glob(os.path.join(q, corpus_stamp())) or not os.path.isdir(os.path.join(q, "corpus")):
         sys.exit(f"bench: QDIR={q} has no corpus of make quality: run `make quality-venv QDIR={q}` first "
                  "(it downloads the releases; bench fetches nothing)")
     py = os.path.join(q, "venv", "bin", "python")

@@ -1,6 +1,6 @@
 """The sections of a full run only: fsim's stages against the standard
 tools, the stages without a counterpart, scale beyond RAM, the overlap
-tree, the re-runs and fsim-report at two sizes. Each returns its data."""
+tree and fsim-report at two sizes. Each returns its data."""
 
 import hashlib
 import json
@@ -240,23 +240,6 @@ def overlap(bench, cfg):
             "candidates": records(f"{run}/pairs.tsv"), "links": rep["summary"]["links"],
             "largest_cluster": max((c["file_count"] for c in rep["clusters"]), default=0),
             "verify_wall": verify[0] if verify else None, "stages": stages}
-
-
-def rerun(bench, t):
-    """scripts/rerun-bench.sh: 1 % of the files edited, then touched only."""
-    d = {}
-    for change in ("edit", "touch"):
-        out = capture(["scripts/rerun-bench.sh", t, f"{bench.w}/rerun", bench.b, change])
-        r = {}
-        for line in out.splitlines():
-            f = line.split()
-            if len(f) == 2 and f[0] in ("first", "rerun", "scratch"):
-                r[f[0]] = float(f[1])
-            elif f and f[0] in ("edited", "touched"):
-                r["changed"] = line
-        shutil.rmtree(f"{bench.w}/rerun", ignore_errors=True)
-        d[change] = r
-    return d
 
 
 def report_links(bench, cfg):

@@ -71,14 +71,6 @@ def overlap_values(data):
             "ovl_vrate": rate(d["candidates"], d["verify_wall"], "%.0f"), "overlap_rows": "\n".join(rows)}
 
 
-def rerun_values(data):
-    e, t = data["sections"]["rerun"]["edit"], data["sections"]["rerun"]["touch"]
-    return {"rr_first": s2(e["first"]), "rr_rerun": s2(e["rerun"]), "rr_scratch": s2(e["scratch"]),
-            "rr_share": f"{100 * e['rerun'] / e['scratch']:.0f}", "rr_edited": e.get("changed", ""),
-            "rt_rerun": s2(t["rerun"]), "rt_scratch": s2(t["scratch"]),
-            "rt_share": f"{100 * t['rerun'] / t['scratch']:.0f}", "rt_touched": t.get("changed", "")}
-
-
 def report_link_rows(data):
     return [f"| {m['links']} | {m['format']} | {s2(m['wall'])} s | {m['wall'] * 1e9 / m['links']:.0f} ns "
             f"| {m['rss']} MB | {yes(m['rss'] <= 256)} |" for m in data["sections"]["report_links"]]
@@ -97,7 +89,7 @@ def performance(data):
     single, pvals = single_rows(data)
     srows, sstages, svals = scale_rows(data)
     checks = t["checks"]
-    values = dict(render.common(data), **pvals, **svals, **overlap_values(data), **rerun_values(data))
+    values = dict(render.common(data), **pvals, **svals, **overlap_values(data))
     values.update(
         files=k["files"], size=k["size"], tree=os.path.join(k["bench"], "tree"), tree_bytes=t["tree_bytes"],
         big_bytes=t["big_bytes"], table="\n".join(table), doc_note=doc_note.rstrip("\n"),
@@ -107,6 +99,7 @@ def performance(data):
         folders_section=render.folders_section(data).rstrip("\n"),
         outofcore_section=render.outofcore_section(data).rstrip("\n"),
         tenmillion_section=render.tenmillion_section(data).rstrip("\n"),
+        changes_section=render.changes_section(data).rstrip("\n"),
         sort_same="identical" if checks["sort_same"] else "DIFFERENT",
         fs_sets=checks["fsim_sets"], jd_sets=checks["jdupes_sets"], data=data.get("path", "bench-work/bench.json"))
     return texts.PERFORMANCE.substitute(values)

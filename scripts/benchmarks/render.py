@@ -365,3 +365,65 @@ def tenmillion_section(data):
         cold="yes" if m["cold"] and md5["cold"] else "no", work_peak=mib(d["make"]["work_peak"]),
         work_blocks_peak=mib(d["make"].get("work_blocks_peak")),
         work_end=mib(d["make"]["work_end"]), stages="\n".join(tm_stage_rows(d)))
+
+
+# -- re-runs and scratch space ------------------------------------------------
+
+def share(a, b):
+    """A as a percentage of B, no decimals."""
+    return f"{100 * a / b:.0f} %" if b else "-"
+
+
+def change_rows(t):
+    """The two re-run rows of tree T: edited, touched."""
+    rows = []
+    for how, n, run, scratch, differs in (("edit", t["edited"], t["edit"], t["scratch"], t["edit_differs"]),
+                                          ("touch", t["touched"], t["touch"], t["scratch2"], t["touch_differs"])):
+        wall = run["wall_seconds"] / scratch["wall_seconds"] if scratch["wall_seconds"] else 1
+        rows.append(
+            f"| {t['label']} ({t['files']} files) | {how}ed, {n} files | {s2(run['wall_seconds'])} s "
+            f"| {s2(run['cpu_seconds'])} s | {s2(scratch['wall_seconds'])} s | {s2(scratch['cpu_seconds'])} s "
+            f"| **{share(run['wall_seconds'], scratch['wall_seconds'])}** "
+            f"| {share(run['cpu_seconds'], scratch['cpu_seconds'])} | {yes(wall <= 0.15)} "
+            f"| {'yes' if not differs else 'NO: ' + ', '.join(differs)} |")
+    return rows
+
+
+def largest(files, n=3):
+    """The N largest of FILES ([name, bytes], largest first), a name met in
+    both folders of a re-run once with its count: "report.json 52.7 (×2)"."""
+    seen = {}
+    for name, b in files:
+        c, big = seen.get(name, (0, 0))
+        seen[name] = (c + 1, max(big, b))
+    top = sorted(seen.items(), key=lambda kv: (-kv[1][1], kv[0]))[:n]
+    return ", ".join(f"{name} {b / 1e6:.1f}" + (f" (×{c})" if c > 1 else "") for name, (c, b) in top)
+
+
+def scratch_rows(t):
+    """The scratch rows of tree T: the first run, each re-run with the
+    folder it links from."""
+    rows = []
+    for name, run in (("from scratch", t["first"]), ("edited, `PREVIOUS=`; both folders", t["edit"]),
+                      ("touched, `PREVIOUS=`; both folders", t["touch"])):
+        top = largest(run["peak_files"])
+        rows.append(
+            f"| {t['label']} ({run['repository_bytes'] / 1e6:.1f} MB) | {name} "
+            f"| {run['peak_disk_bytes'] / 1e6:.1f} MB | **{run['peak_ratio']:.2f}×** "
+            f"| {run['final_disk_bytes'] / 1e6:.1f} MB | {run['final_ratio']:.2f}× | {top} MB "
+            f"| {yes(run['peak_ratio'] <= 1)} |")
+    return rows
+
+
+def changes_section(data):
+    """The section "Re-runs and scratch space" ("" without its data)."""
+    d = data["sections"].get("changes")
+    if not d:
+        return ""
+    done = [t for t in d["trees"] if "skipped" not in t]
+    skipped = "".join(f"\nNot measured: {t['label']}, {t['skipped']}.\n" for t in d["trees"] if "skipped" in t)
+    return texts.CHANGES.substitute(
+        common(data), mem=data["meta"]["mem"],
+        compared=", ".join(f"`{f}`" for f in d.get("compared", ("report.*", "verified.tsv"))),
+        rerun_rows="\n".join(r for t in done for r in change_rows(t)),
+        scratch_rows="\n".join(r for t in done for r in scratch_rows(t)), skipped=skipped)

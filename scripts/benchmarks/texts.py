@@ -264,19 +264,7 @@ ${source_section}
 
 ${folders_section}
 
-## Re-run after 1 % of the files changed
-
-`scripts/rerun-bench.sh ${tree} <dir> target/release` (${rr_edited}; reports txt,
-json, tsv, html): first run ${rr_first} s; `make report PREVIOUS=<first work>`
-**${rr_rerun} s**; the same from scratch ${rr_scratch} s: the re-run takes
-**${rr_share} %** of a run from scratch (target ≤ 25 %), and its reports and
-verified.tsv are the same bytes (the script fails otherwise).
-
-`scripts/rerun-bench.sh ${tree} <dir> target/release touch` (${rt_touched},
-their bytes kept: a checkout, a copy, a restore): `make report
-PREVIOUS=<first work>` **${rt_rerun} s**, from scratch ${rt_scratch} s: **${rt_share} %**
-(≤ 15 %); every stage after the chunking is taken from the first
-run (`fsim-reuse`: a hard link dated now, docs/pipeline.md), the same bytes.
+${changes_section}
 
 ## Checks made in the same run
 
@@ -495,3 +483,46 @@ TENMILLION_SKIPPED = Template("""\
 The run on ${files} small files (`make bench-tenmillion`) was skipped on
 ${date}: ${why}. It writes them to an ext4 image on a loop device that
 holds small files in its inodes, so it needs root and a loop device.""")
+
+
+CHANGES = Template("""\
+## Re-runs and scratch space
+
+A re-run after 1 % of the files changed (target ≤ 15 % of a run from
+scratch) and the scratch space of every run (target ≤ 1× the
+repository), with the defaults (`COMPRESS=1`, intermediates removed as
+the next stage takes them), on the trees the targets name. Measured by
+`make bench-changes` (`BENCH_ONLY=changes python3 scripts/bench.py`;
+knobs QDIR or RELEASES_TREE, OVL_FILES, SHARE_DOC) on ${date}, commit
+${commit}, ${cores} cores, ${mem}. Each tree is copied, then:
+
+```sh
+make -s report BIN=${bp} REPO=R WORK=first QUIET=-q   # FORMATS: txt json, the default
+# 1 % edited: a line inserted in the middle of every 100th file (a gzip
+# file's text edited and compressed again)
+make -s report ... WORK=edit PREVIOUS=first
+make -s report ... WORK=scratch
+# the same 1 % touched: a new mtime, the bytes kept
+make -s report ... WORK=touch PREVIOUS=scratch
+make -s report ... WORK=scratch2
+```
+
+each under `scripts/scratch-peak.py --repo R --work W [--also PREVIOUS]`,
+which times the run (wall; CPU of make and its stages) and walks the work
+folder every 0.1 s summing its files' disk blocks, each inode once (a
+re-run's folder counted with the earlier one it links from), against the
+tree's apparent bytes. *Same bytes*: the re-run's ${compared} `cmp`-equal
+to the run from scratch on the same tree.
+
+| tree | change | re-run: wall | CPU | from scratch: wall | CPU | share: wall | CPU | ≤ 15 % | same bytes |
+|---|---|---|---|---|---|---|---|---|---|
+${rerun_rows}
+
+| tree | run | scratch at the peak | × the tree | at the end | × | largest files at the peak | ≤ 1× |
+|---|---|---|---|---|---|---|---|
+${scratch_rows}
+${skipped}
+The machine's load during the runs moves the wall times; the CPU shares
+are steadier. Earlier measurements of both (stage by stage, the codec,
+what compression costs) are in
+[2026-11-29-reruns-and-scratch.md](measurements/2026-11-29-reruns-and-scratch.md).""")

@@ -1,0 +1,149 @@
+"""A re-run after 1 % of the files changed, and the scratch space of every
+run, on the trees the scratch and re-run targets name: the releases (make
+quality's, or RELEASES_TREE), the 100,000-file overlap tree and
+/usr/share/doc (SHARE_DOC).
+
+Each tree is copied, then `make report` runs on it from scratch; 1 % of its
+files are edited (a line inserted in the middle of every 100th file) and
+`make report PREVIOUS=<first>` runs, then a run from scratch on the edited
+tree; the same 1 % is then touched (a new mtime, the bytes kept) and
+`PREVIOUS=<that run>` runs beside a second run from scratch. Every run
+goes through scripts/scratch-peak.py, which samples the work folder (and,
+for a re-run, the earlier folder it links from) and times the run; the
+re-runs' reports and verified pairs must be the bytes of the run from
+scratch on the same tree."""
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import time
+import zlib
+
+from . import inputs
+from .measure import log, sh
+
+# What a re-run must write the same bytes of as a run from scratch: the
+# reports of the default FORMATS (txt json; the targets are for the
+# defaults) and the verified pairs.
+COMPARED = ("report.txt", "report.json", "verified.tsv")
+EVERY = 100  # 1 % of the files: every 100th, from the 8th (rerun-bench.sh's choice)
+
+
+def changed_paths(root):
+    """Every 100th regular file of ROOT in byte order of its path: the 1 %."""
+    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
+    paths = [p for p in paths if os.path.isfile(p) and not os.path.islink(p)]
+    return [p for i, p in enumerate(paths) if i % EVERY == 7], len(paths)
+
+
+def insert_line(data, n):
+    """DATA with the line "edited line N" inserted after the line that
+    holds its middle byte (at its end when it has no line end after it)."""
+    mid = data.find(b"\n", len(data) // 2)
+    mid = len(data) if mid < 0 else mid + 1
+    return data[:mid] + b"edited line %d\n" % n + data[mid:]
+
+
+def edit_file(path, n):
+    """A line inserted in PATH; a gzip file's text edited and compressed
+    again (an edited manual page, not a broken archive), the mtime of the
+    gzip header 0 so the edit is the same bytes on every run."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.compress(insert_line(gzip.decompress(data), n), mtime=0)
+        except (OSError, EOFError, zlib.error):
+            data = insert_line(data, n)  # not gzip after all: edited as bytes
+    else:
+        data = insert_line(data, n)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def change(root, how):
+    """Edits or touches 1 % of ROOT's files; (changed, of all)."""
+    paths, total = changed_paths(root)
+    later = time.time() + 60
+    for n, p in enumerate(paths):
+        if how == "touch":
+            os.utime(p, (later, later))
+        else:
+            edit_file(p, n)
+    return len(paths), total
+
+
+def peak_run(bench, repo, work, also=(), extra=()):
+    """`make report` on REPO into WORK under scratch-peak.py: its JSON
+    (wall, CPU, the peak, the files at the peak, the end), the write-back of
+    the runs before it done first (untimed)."""
+    sh("sync")
+    out = work + ".peak.json"
+    cmd = ["python3", "scripts/scratch-peak.py", "--repo", repo, "--work", work, "--json", out]
+    for a in also:
+        cmd += ["--also", a]
+    cmd += ["--", "make", "-s", "report", f"BIN={bench.bp}", f"REPO={repo}", f"WORK={work}",
+            "QUIET=-q", *extra]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(out, encoding="utf-8") as f:
+        r = json.load(f)
+    os.remove(out)
+    return {k: r[k] for k in ("wall_seconds", "cpu_seconds", "repository_bytes", "peak_disk_bytes", "peak_ratio",
+                              "peak_files", "final_disk_bytes", "final_ratio")}
+
+
+def same_bytes(a, b):
+    """The files of COMPARED that differ between work folders A and B."""
+    return [f for f in COMPARED if subprocess.run(["cmp", "-s", f"{a}/{f}", f"{b}/{f}"]).returncode != 0]
+
+
+def one_tree(bench, key, label, src):
+    """The five runs on a copy of SRC (module doc); the copy and its runs
+    removed after."""
+    d = os.path.join(bench.w, "changes", key)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    repo = os.path.join(d, "repo")
+    subprocess.run(["cp", "-a", src, repo], check=True)
+    w = {n: os.path.join(d, n) for n in ("first", "edit", "scratch", "touch", "scratch2")}
+    log(f"changes: {label}: the first run")
+    r = {"label": label, "source": src, "first": peak_run(bench, repo, w["first"])}
+    r["edited"], r["files"] = change(repo, "edit")
+    r["edit"] = peak_run(bench, repo, w["edit"], [w["first"]], [f"PREVIOUS={w['first']}"])
+    r["scratch"] = peak_run(bench, repo, w["scratch"])
+    r["edit_differs"] = same_bytes(w["edit"], w["scratch"])
+    r["touched"], _ = change(repo, "touch")
+    r["touch"] = peak_run(bench, repo, w["touch"], [w["scratch"]], [f"PREVIOUS={w['scratch']}"])
+    r["scratch2"] = peak_run(bench, repo, w["scratch2"])
+    r["touch_differs"] = same_bytes(w["touch"], w["scratch2"])
+    shutil.rmtree(d)
+    return r
+
+
+def trees(bench, cfg):
+    """(key, label, folder) of each tree, or (key, label, None, why) when
+    it is not on this machine."""
+    rel = cfg.releases_tree or os.path.join(cfg.qdir, "corpus")
+    out = []
+    if os.path.isdir(rel):
+        out.append(("releases", "the releases" if cfg.releases_tree else "`make quality`'s releases", rel))
+    else:
+        out.append(("releases", "the releases", None, f"{rel} is missing (`make quality-venv` fetches it)"))
+    out.append(("overlap", f"the {cfg.ovl_files:,}-file overlap tree", inputs.overlap_tree(bench, cfg)))
+    if os.path.isdir(cfg.share_doc):
+        out.append(("doc", f"`{cfg.share_doc}`", cfg.share_doc))
+    else:
+        out.append(("doc", f"`{cfg.share_doc}`", None, "not on this machine"))
+    return out
+
+
+def changes(bench, cfg):
+    rows = []
+    for t in trees(bench, cfg):
+        if t[2] is None:
+            rows.append({"label": t[1], "skipped": t[3]})
+            continue
+        rows.append(one_tree(bench, *t))
+    return {"trees": rows, "compared": COMPARED}
