@@ -4,8 +4,9 @@
 # for comparison, a run from scratch on the changed tree; the reports of
 # the last two must be the same bytes. CHANGE is `edit` (a line inserted in
 # the middle of every 100th file, the default) or `touch` (every 100th file
-# given a new mtime, its bytes kept: a checkout, a copy, a restore; issue
-# 25). Usage: scripts/rerun-bench.sh TREE SCRATCH_DIR [BIN [CHANGE]]
+# given a new mtime, its bytes kept: a checkout, a copy, a restore).
+# make bench-changes runs the same changes on three trees, with the
+# scratch space of each run. Usage: scripts/rerun-bench.sh TREE SCRATCH_DIR [BIN [CHANGE]]
 # (TREE is copied into SCRATCH_DIR, which is removed first).
 set -eu
 tree=$1 dir=$2 bin=${3:-target/release} change=${4:-edit}

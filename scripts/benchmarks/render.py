@@ -415,6 +415,23 @@ def scratch_rows(t):
     return rows
 
 
+def changes_verdict(done):
+    """One sentence per target: which runs meet it and which do not."""
+    within, over = [], []
+    for t in done:
+        for how, run, scratch in (("edited", t["edit"], t["scratch"]), ("touched", t["touch"], t["scratch2"])):
+            s = run["wall_seconds"] / scratch["wall_seconds"] if scratch["wall_seconds"] else 1
+            (within if s <= 0.15 else over).append(f"{t['label']} {how} ({100 * s:.0f} %)")
+    peaks_in, peaks_over = [], []
+    for t in done:
+        for how, run in (("from scratch", t["first"]), ("edited", t["edit"]), ("touched", t["touch"])):
+            (peaks_in if run["peak_ratio"] <= 1 else peaks_over).append(
+                f"{t['label']} {how} ({run['peak_ratio']:.2f}×)")
+    say = lambda xs: "; ".join(xs) if xs else "none"  # noqa: E731
+    return (f"Re-runs within 15 % of a run from scratch: {say(within)}. Over it: {say(over)}.\n\n"
+            f"Work folders within 1× the tree at their fullest: {say(peaks_in)}. Over it: {say(peaks_over)}.")
+
+
 def changes_section(data):
     """The section "Re-runs and scratch space" ("" without its data)."""
     d = data["sections"].get("changes")
@@ -426,4 +443,5 @@ def changes_section(data):
         common(data), mem=data["meta"]["mem"],
         compared=", ".join(f"`{f}`" for f in d.get("compared", ("report.*", "verified.tsv"))),
         rerun_rows="\n".join(r for t in done for r in change_rows(t)),
-        scratch_rows="\n".join(r for t in done for r in scratch_rows(t)), skipped=skipped)
+        scratch_rows="\n".join(r for t in done for r in scratch_rows(t)), skipped=skipped,
+        verdict=changes_verdict(done))

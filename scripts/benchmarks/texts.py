@@ -74,7 +74,7 @@ split in two: its locale folders (*locale*: every file under a `locale/` folder,
 ```
 cd <Django + moment>
 find . -type f ! -path '*/locale/*' ! -name '*.po' ! -name '*.mo' -print0 | tar --null -T - -cf - | tar -xf - -C <rest>
-find . -type f \( -path '*/locale/*' -o -name '*.po' -o -name '*.mo' \) -print0 | tar --null -T - -cf - | tar -xf - -C <locale>
+find . -type f \\( -path '*/locale/*' -o -name '*.po' -o -name '*.mo' \\) -print0 | tar --null -T - -cf - | tar -xf - -C <locale>
 ```
 
 For each tree, md5sum (`find <tree> -type f -print0 | xargs -0 -P${jobs} -n <files/${jobs}, at most 5000> md5sum`)
@@ -522,6 +522,8 @@ ${rerun_rows}
 |---|---|---|---|---|---|---|---|
 ${scratch_rows}
 ${skipped}
+${verdict}
+
 The machine's load during the runs moves the wall times; the CPU shares
 are steadier. Earlier measurements of both (stage by stage, the codec,
 what compression costs) are in

@@ -8,7 +8,10 @@
 //! reclaimed, an allocation over it killed and counted). Also the run on
 //! 10^7 files' (`make bench-tenmillion`, *10^7 files*), in
 //! scripts/benchmarks/test_tenmillion.py: why it is skipped (not root, a
-//! tool, no loop device, no space) and its section's text. Needs python3;
+//! tool, no loop device, no space) and its section's text. And the re-run
+//! and scratch-space benchmark's (`make bench-changes`), in
+//! scripts/benchmarks/test_changes.py: the 1 % it edits or touches and its
+//! section's text. Needs python3;
 //! skipped with a SKIP line without it, except under CI (env var CI set).
 
 use crate::common;
@@ -32,6 +35,7 @@ fn bench_cgroup_detection_and_measures() {
     for script in [
         "scripts/benchmarks/test_cgroup.py",
         "scripts/benchmarks/test_tenmillion.py",
+        "scripts/benchmarks/test_changes.py",
     ] {
         let out = Command::new("python3")
             .arg(source_root().join(script))

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Tests of the re-run and scratch-space benchmark's machinery (make
+bench-changes, docs/performance.md, *Re-runs and scratch space*): which
+files the 1 % is, what an edit writes (a gzip file edited as its text),
+that a touch keeps the bytes, the section's text (a share over 15 %, a
+peak over 1× and a re-run whose reports differ marked; a missing tree
+named), and the corpus stamp the bench asks for being the one
+scripts/quality/fetch.sh writes.
+
+    python3 scripts/benchmarks/test_changes.py   (tests/rules/bench_cgroup.rs runs it)
+"""
+import gzip
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks import changes, config, render  # noqa: E402
+
+META = {"date": "2026-01-01", "cores": 2, "mem": "24 GiB", "cpu": "x", "commit": "abc"}
+KNOBS = {"runs": 1, "jobs": 2, "bin_make": "./target/release"}
+
+
+def read(p):
+    with open(p, "rb") as f:
+        return f.read()
+
+
+def tree(d, n):
+    """N files f000..f(N-1) under D, two folders deep, each three lines."""
+    for i in range(n):
+        p = os.path.join(d, f"d{i % 3}", f"f{i:03d}")
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(b"one %d\ntwo\nthree\n" % i)
+
+
+class Change(unittest.TestCase):
+    def test_the_one_percent_is_every_hundredth_from_the_eighth_in_path_order(self):
+        with tempfile.TemporaryDirectory() as d:
+            tree(d, 250)
+            os.symlink("d0/f000", os.path.join(d, "link"))  # not a regular file: never chosen, not counted
+            paths, total = changes.changed_paths(d)
+            self.assertEqual(total, 250)
+            every = sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs
+                           if f != "link")
+            self.assertEqual([os.path.relpath(p, d) for p in paths], [every[7], every[107], every[207]])
+
+    def test_an_edit_inserts_a_line_after_the_middle_one(self):
+        self.assertEqual(changes.insert_line(b"a\nbb\ncc\n", 5), b"a\nbb\nedited line 5\ncc\n")
+        self.assertEqual(changes.insert_line(b"no end", 1), b"no endedited line 1\n")
+        self.assertEqual(changes.insert_line(b"", 0), b"edited line 0\n")
+
+    def test_a_gzip_file_is_edited_as_its_text_and_stays_gzip(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "changelog.gz")
+            with open(p, "wb") as f:
+                f.write(gzip.compress(b"l1\nl2\nl3\nl4\n"))
+            changes.edit_file(p, 3)
+            self.assertEqual(gzip.decompress(read(p)), b"l1\nl2\nl3\nedited line 3\nl4\n")
+            # Broken gzip: edited as bytes, never an exception.
+            q = os.path.join(d, "broken.gz")
+            with open(q, "wb") as f:
+                f.write(b"\x1f\x8bnot gzip\nat all\n")
+            changes.edit_file(q, 1)
+            self.assertIn(b"edited line 1\n", read(q))
+
+    def test_a_touch_keeps_the_bytes_and_moves_the_time(self):
+        with tempfile.TemporaryDirectory() as d:
+            tree(d, 120)
+            paths, _ = changes.changed_paths(d)
+            before = {p: (read(p), os.stat(p).st_mtime) for p in paths}
+            self.assertEqual(changes.change(d, "touch"), (2, 120))
+            for p, (data, mtime) in before.items():
+                self.assertEqual(read(p), data)
+                self.assertGreater(os.stat(p).st_mtime, mtime)
+            self.assertEqual(changes.change(d, "edit"), (2, 120))
+            self.assertIn(b"edited line 1\n", read(paths[1]))
+
+
+def run(wall, cpu, peak, repo=100e6, files=(("chunks.tsv", 30e6),)):
+    return {"wall_seconds": wall, "cpu_seconds": cpu, "repository_bytes": repo, "peak_disk_bytes": peak,
+            "peak_ratio": peak / repo, "peak_files": [list(f) for f in files], "final_disk_bytes": peak,
+            "final_ratio": peak / repo}
+
+
+class Section(unittest.TestCase):
+    def section(self, trees):
+        data = {"meta": META, "knobs": KNOBS, "sections": {"changes": {"trees": trees,
+                                                                      "compared": changes.COMPARED}}}
+        return render.changes_section(data)
+
+    def test_shares_peaks_and_differences_are_marked(self):
+        both = (("report.json", 50e6), ("report.json", 50e6), ("chunks.tsv", 20e6))
+        t = {"label": "the releases", "files": 35000, "edited": 350, "touched": 350,
+             "first": run(20, 30, 50e6), "edit": run(8, 10, 120e6, files=both), "scratch": run(20, 40, 50e6),
+             "touch": run(2, 3, 60e6), "scratch2": run(20, 40, 50e6), "edit_differs": [],
+             "touch_differs": ["report.json"]}
+        text = self.section([t, {"label": "`/usr/share/doc`", "skipped": "not on this machine"}])
+        self.assertTrue(text.startswith("## Re-runs and scratch space\n"))
+        rows = {r.split(" | ")[1]: r for r in text.split("\n") if r.startswith("| the releases")}
+        self.assertIn("| **40 %** | 25 % | NO | yes |", rows["edited, 350 files"])
+        self.assertIn("| **10 %** | 8 % | yes | NO: report.json |", rows["touched, 350 files"])
+        self.assertIn("| 50.0 MB | **0.50×** |", rows["from scratch"])
+        edit = rows["edited, `PREVIOUS=`; both folders"]
+        self.assertIn("| **1.20×** |", edit)
+        self.assertIn("report.json 50.0 (×2), chunks.tsv 20.0 MB | NO |", edit)
+        self.assertIn("Not measured: `/usr/share/doc`, not on this machine.", text)
+
+    def test_no_data_no_section(self):
+        self.assertEqual(render.changes_section({"meta": META, "knobs": KNOBS, "sections": {}}), "")
+
+
+class CorpusStamp(unittest.TestCase):
+    def test_the_bench_asks_for_the_stamp_fetch_writes(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        fetch = os.path.join(root, "scripts", "quality", "fetch.sh")
+        with open(fetch, encoding="utf-8") as f:
+            written = re.search(r'stamp="\$QDIR/(\.corpus-v\d+-done-)', f.read()).group(1)
+        self.assertEqual(config.corpus_stamp(fetch), written + "*")
+        with tempfile.NamedTemporaryFile("w", suffix=".sh") as f:
+            f.write("echo no stamp here\n")
+            f.flush()
+            with self.assertRaises(SystemExit):
+                config.corpus_stamp(f.name)
+
+
+if __name__ == "__main__":
+    unittest.main()
