@@ -242,7 +242,18 @@ ifneq ($(strip $(AGAINST)),)
 PREVIOUS  = $(AGAINST_DIR)
 endif
 CHUNK_OPTS = $(QUIET) $(COMPRESS_OPT) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(if $(CONTENT),--content $(CONTENT)) $(METHOD_OPTS)
-PREV_OPTS  = $(if $(PREVIOUS),--previous $(PREVIOUS)/files.tsv --previous-chunks $(PREVIOUS)/chunks.tsv)
+# DROP_PREVIOUS=1 (the fsim command's re-run: its WORK/previous is its
+# own, removed when the run ends): once this run's chunk records are
+# written, the earlier run's chunk records and bins, which no later stage
+# needs (a stage that would have taken the bins runs instead), are
+# removed, so the two runs' records are never on disk together
+# (docs/performance.md, "Re-runs and scratch space"). Not when this run's
+# records are the earlier file itself (the same inode: nothing to free).
+# A redo that must chunk again after that reads every file.
+DROP_PREVIOUS ?=
+drop_previous = $(if $(and $(filter 1,$(DROP_PREVIOUS)),$(PREVIOUS)),&& { [ $(PREVIOUS)/chunks.tsv -ef $@ ] || rm -f $(PREVIOUS)/chunks.tsv $(PREVIOUS)/bins.tsv || :; })
+PREV_CHUNKS = $(if $(and $(filter 1,$(DROP_PREVIOUS)),$(if $(wildcard $(PREVIOUS)/chunks.tsv),,gone)),,$(PREVIOUS))
+PREV_OPTS  = $(if $(PREV_CHUNKS),--previous $(PREV_CHUNKS)/files.tsv --previous-chunks $(PREV_CHUNKS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
 SHARD_IDS := $(shell seq 0 $$(( $(SHARDS) - 1 )) 2>/dev/null)
 SHARD_CHUNKS = $(foreach i,$(SHARD_IDS),$(SHARD_DIR)/chunks.$(i).tsv)
@@ -289,7 +300,7 @@ $(WORK)/chunks.tsv: $(COLL_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
 	$(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS) $(AGAINST)
 else ifeq ($(SHARDS),1)
 $(WORK)/chunks.tsv: $(WORK)/settings/chunk | build $(WORK) check-repo
-	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
 else
 $(SHARD_DIR): | $(WORK)
 	mkdir -p $@
@@ -301,7 +312,7 @@ $(SHARD_DIR)/chunks.%.tsv: $(WORK)/settings/chunk | build $(SHARD_DIR) check-rep
 chunk-shards: $(SHARD_CHUNKS)
 
 $(WORK)/chunks.tsv: $(SHARD_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
-	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(foreach i,$(SHARD_IDS),--previous $(SHARD_DIR)/files.$(i).tsv --previous-chunks $(SHARD_DIR)/chunks.$(i).tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO)
+	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(foreach i,$(SHARD_IDS),--previous $(SHARD_DIR)/files.$(i).tsv --previous-chunks $(SHARD_DIR)/chunks.$(i).tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
 endif
 
 $(WORK)/files.tsv: $(WORK)/chunks.tsv

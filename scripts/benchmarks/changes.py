@@ -6,7 +6,9 @@ quality's, or RELEASES_TREE), the 100,000-file overlap tree and
 Each tree is copied, then `make report` runs on it from scratch; 1 % of its
 files are edited (a line inserted in the middle of every 100th file) and
 `make report PREVIOUS=<first>` runs, then a run from scratch on the edited
-tree; the same 1 % is then touched (a new mtime, the bytes kept) and
+tree, then the re-run again as the fsim command makes it (`DROP_PREVIOUS=1`:
+the earlier folder's chunk records and bins removed once the new records
+are written); the same 1 % is then touched (a new mtime, the bytes kept) and
 `PREVIOUS=<that run>` runs beside a second run from scratch. Every run
 goes through scripts/scratch-peak.py, which samples the work folder (and,
 for a re-run, the earlier folder it links from) and times the run; the
@@ -100,20 +102,25 @@ def same_bytes(a, b):
 
 
 def one_tree(bench, key, label, src):
-    """The five runs on a copy of SRC (module doc); the copy and its runs
+    """The six runs on a copy of SRC (module doc); the copy and its runs
     removed after."""
     d = os.path.join(bench.w, "changes", key)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     repo = os.path.join(d, "repo")
     subprocess.run(["cp", "-a", src, repo], check=True)
-    w = {n: os.path.join(d, n) for n in ("first", "edit", "scratch", "touch", "scratch2")}
+    w = {n: os.path.join(d, n) for n in ("first", "edit", "scratch", "edit_drop", "touch", "scratch2")}
     log(f"changes: {label}: the first run")
     r = {"label": label, "source": src, "first": peak_run(bench, repo, w["first"])}
     r["edited"], r["files"] = change(repo, "edit")
     r["edit"] = peak_run(bench, repo, w["edit"], [w["first"]], [f"PREVIOUS={w['first']}"])
     r["scratch"] = peak_run(bench, repo, w["scratch"])
     r["edit_differs"] = same_bytes(w["edit"], w["scratch"])
+    # The same re-run as the fsim command makes it: the earlier folder is
+    # its own (WORK/previous), its records dropped once the new are written.
+    r["edit_drop"] = peak_run(bench, repo, w["edit_drop"], [w["first"]],
+                              [f"PREVIOUS={w['first']}", "DROP_PREVIOUS=1"])
+    r["edit_drop_differs"] = same_bytes(w["edit_drop"], w["scratch"])
     r["touched"], _ = change(repo, "touch")
     r["touch"] = peak_run(bench, repo, w["touch"], [w["scratch"]], [f"PREVIOUS={w['scratch']}"])
     r["scratch2"] = peak_run(bench, repo, w["scratch2"])

@@ -374,14 +374,23 @@ def share(a, b):
     return f"{100 * a / b:.0f} %" if b else "-"
 
 
+def rerun_kinds(t):
+    """(what, files changed, re-run, run from scratch, files that differ)
+    of each re-run of tree T."""
+    kinds = [("edited", t["edited"], t["edit"], t["scratch"], t["edit_differs"])]
+    if "edit_drop" in t:
+        kinds.append(("edited, `DROP_PREVIOUS=1` (as fsim re-runs)", t["edited"], t["edit_drop"], t["scratch"],
+                      t["edit_drop_differs"]))
+    return kinds + [("touched", t["touched"], t["touch"], t["scratch2"], t["touch_differs"])]
+
+
 def change_rows(t):
     """The two re-run rows of tree T: edited, touched."""
     rows = []
-    for how, n, run, scratch, differs in (("edit", t["edited"], t["edit"], t["scratch"], t["edit_differs"]),
-                                          ("touch", t["touched"], t["touch"], t["scratch2"], t["touch_differs"])):
+    for how, n, run, scratch, differs in rerun_kinds(t):
         wall = run["wall_seconds"] / scratch["wall_seconds"] if scratch["wall_seconds"] else 1
         rows.append(
-            f"| {t['label']} ({t['files']} files) | {how}ed, {n} files | {s2(run['wall_seconds'])} s "
+            f"| {t['label']} ({t['files']} files) | {how}, {n} files | {s2(run['wall_seconds'])} s "
             f"| {s2(run['cpu_seconds'])} s | {s2(scratch['wall_seconds'])} s | {s2(scratch['cpu_seconds'])} s "
             f"| **{share(run['wall_seconds'], scratch['wall_seconds'])}** "
             f"| {share(run['cpu_seconds'], scratch['cpu_seconds'])} | {yes(wall <= 0.15)} "
@@ -404,8 +413,10 @@ def scratch_rows(t):
     """The scratch rows of tree T: the first run, each re-run with the
     folder it links from."""
     rows = []
-    for name, run in (("from scratch", t["first"]), ("edited, `PREVIOUS=`; both folders", t["edit"]),
-                      ("touched, `PREVIOUS=`; both folders", t["touch"])):
+    runs = [("from scratch", t["first"]), ("edited, `PREVIOUS=`; both folders", t["edit"])]
+    if "edit_drop" in t:
+        runs.append(("edited, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders", t["edit_drop"]))
+    for name, run in runs + [("touched, `PREVIOUS=`; both folders", t["touch"])]:
         top = largest(run["peak_files"])
         rows.append(
             f"| {t['label']} ({run['repository_bytes'] / 1e6:.1f} MB) | {name} "
@@ -419,12 +430,12 @@ def changes_verdict(done):
     """One sentence per target: which runs meet it and which do not."""
     within, over = [], []
     for t in done:
-        for how, run, scratch in (("edited", t["edit"], t["scratch"]), ("touched", t["touch"], t["scratch2"])):
+        for how, _, run, scratch, _ in rerun_kinds(t):
             s = run["wall_seconds"] / scratch["wall_seconds"] if scratch["wall_seconds"] else 1
             (within if s <= 0.15 else over).append(f"{t['label']} {how} ({100 * s:.0f} %)")
     peaks_in, peaks_over = [], []
     for t in done:
-        for how, run in (("from scratch", t["first"]), ("edited", t["edit"]), ("touched", t["touch"])):
+        for how, _, run, _, _ in [("from scratch", 0, t["first"], 0, 0)] + rerun_kinds(t):
             (peaks_in if run["peak_ratio"] <= 1 else peaks_over).append(
                 f"{t['label']} {how} ({run['peak_ratio']:.2f}×)")
     say = lambda xs: "; ".join(xs) if xs else "none"  # noqa: E731

@@ -447,7 +447,11 @@ pub fn run(inv: &Invocation, stages: &StageKnowledge) -> Result<Outcome> {
         Rerun::Previous(p) => p,
     };
     if let Some(p) = &previous {
-        make.arg(setting("PREVIOUS", p.as_os_str()));
+        // WORK/previous is fsim's own and goes when the run ends: its chunk
+        // records and bins go as soon as this run's records are written,
+        // so the two runs' records are never on disk together.
+        make.arg(setting("PREVIOUS", p.as_os_str()))
+            .arg("DROP_PREVIOUS=1");
     }
     let (status, signal) = run_make(make)?;
     if let Some(signal) = signal {

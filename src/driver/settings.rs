@@ -202,6 +202,8 @@ pub const SETTINGS: &[Setting] = &[
         .help("chunk in this many shards, run in parallel, merged into the same bytes"),
     s("PREVIOUS", &[], Some((Expect::Previous, true)), None)
         .help("an earlier work folder: only the files that changed are read again"),
+    s("DROP_PREVIOUS", &[], BIT_OR_UNSET, None)
+        .help("1: PREVIOUS's chunk records and bins removed once this run's are written (fsim's own re-run)"),
     s(
         "SORT",
         &[],

@@ -300,6 +300,12 @@ fn a_folder_changed_after_a_finished_run_is_read_again() {
     std::fs::write(&some, text).unwrap();
     let o = run_ok(fsim_in(&user, &["MIN_PERCENT=60", r]), None);
     assert_eq!(stages_run(&o)[0], "fsim-chunk");
+    // Its own earlier folder's records go once the new ones are written.
+    let made = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        made.contains("rm -f fsim-work/previous/chunks.tsv fsim-work/previous/bins.tsv"),
+        "{made}"
+    );
     let txt = std::fs::read_to_string(work.join("report.txt")).unwrap();
     assert!(!txt.contains("added-copy.txt"), "{txt}");
     let two = tmp.path().join("fresh-2");

@@ -228,3 +228,115 @@ fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `cp -a`-like copy of the flat work folder `from` (files and the
+/// folders one level down) into `to`: an earlier run's folder to drop from.
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_folder(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// `DROP_PREVIOUS=1` (what fsim's own re-run passes for its
+/// WORK/previous): once the re-run's chunk records are written, the
+/// earlier run's chunk records and bins are gone, so the two runs' records
+/// are never on disk together; the rest of the earlier folder (its file
+/// table, verified pairs) is still read, and the reports are a fresh
+/// run's bytes. Without it (a folder the user keeps) nothing is removed;
+/// records that are the earlier file itself (files only touched) are kept;
+/// a redo after the drop reads every file again.
+#[test]
+fn a_rerun_drops_the_earlier_records_once_its_own_are_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = small_files(tmp.path());
+    let first = tmp.path().join("first");
+    run_ok(make_report_cmd(&repo, &first, &[]), None);
+    let edited = walk_files(&repo).swap_remove(3);
+    let mut body = std::fs::read(&edited).unwrap();
+    body.extend_from_slice(b"one more line\n");
+    std::fs::write(&edited, body).unwrap();
+    let fresh = tmp.path().join("fresh");
+    run_ok(make_report_cmd(&repo, &fresh, &[]), None);
+    let same_as_fresh = |w: &Path| {
+        for f in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
+            assert_eq!(
+                read_records(&w.join(f)),
+                read_records(&fresh.join(f)),
+                "{f} of {w:?}"
+            );
+        }
+    };
+
+    // The user's folder: kept whole.
+    let kept = tmp.path().join("kept");
+    copy_folder(&first, &kept);
+    let prev = format!("PREVIOUS={}", kept.display());
+    run_ok(
+        make_report_cmd(&repo, &tmp.path().join("r0"), &[&prev]),
+        None,
+    );
+    assert!(kept.join("chunks.tsv").is_file() && kept.join("bins.tsv").is_file());
+
+    // fsim's own: its records and bins dropped, the rest read.
+    let own = tmp.path().join("own");
+    copy_folder(&first, &own);
+    let prev = format!("PREVIOUS={}", own.display());
+    let r1 = tmp.path().join("r1");
+    let o = run_ok(
+        make_report_cmd(&repo, &r1, &[&prev, "DROP_PREVIOUS=1"]),
+        None,
+    );
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("1 read"), "not one file read: {said}");
+    assert!(!own.join("chunks.tsv").exists() && !own.join("bins.tsv").exists());
+    for f in ["files.tsv", "verified.tsv", "report.json"] {
+        assert!(own.join(f).is_file(), "{f} was removed");
+    }
+    same_as_fresh(&r1);
+
+    // A redo of that run (its outputs lost, the earlier records gone):
+    // every file read, the same bytes.
+    let r2 = tmp.path().join("r2");
+    let o = run_ok(
+        make_report_cmd(&repo, &r2, &[&prev, "DROP_PREVIOUS=1"]),
+        None,
+    );
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains(", 0 reused"),
+        "the earlier records were read: {said}"
+    );
+    same_as_fresh(&r2);
+
+    // Files only touched: the re-run's records are the earlier file (one
+    // inode), which stays, as do the bins the re-run takes from it.
+    let touched = tmp.path().join("touched");
+    copy_folder(&fresh, &touched);
+    let t = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&edited)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+    let prev = format!("PREVIOUS={}", touched.display());
+    let r3 = tmp.path().join("r3");
+    run_ok(
+        make_report_cmd(&repo, &r3, &[&prev, "DROP_PREVIOUS=1"]),
+        None,
+    );
+    assert!(touched.join("chunks.tsv").is_file() && touched.join("bins.tsv").is_file());
+    for f in ["verified.tsv", "report.txt", "report.json"] {
+        assert_eq!(
+            read_records(&r3.join(f)),
+            read_records(&fresh.join(f)),
+            "{f}"
+        );
+    }
+}
