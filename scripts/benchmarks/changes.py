@@ -86,8 +86,9 @@ def peak_run(bench, repo, work, also=(), extra=()):
     cmd = ["python3", "scripts/scratch-peak.py", "--repo", repo, "--work", work, "--json", out]
     for a in also:
         cmd += ["--also", a]
+    # NO_BUILD=1: make never runs cargo inside a timed run, whatever BIN is.
     cmd += ["--", "make", "-s", "report", f"BIN={bench.bp}", f"REPO={repo}", f"WORK={work}",
-            "QUIET=-q", *extra]
+            "QUIET=-q", "NO_BUILD=1", *extra]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out, encoding="utf-8") as f:
         r = json.load(f)

@@ -497,7 +497,7 @@ knobs QDIR or RELEASES_TREE, OVL_FILES, SHARE_DOC) on ${date}, commit
 ${commit}, ${cores} cores, ${mem}. Each tree is copied, then:
 
 ```sh
-make -s report BIN=${bp} REPO=R WORK=first QUIET=-q   # FORMATS: txt json, the default
+make -s report BIN=${bp} REPO=R WORK=first QUIET=-q NO_BUILD=1   # FORMATS: txt json, the default
 # 1 % edited: a line inserted in the middle of every 100th file (a gzip
 # file's text edited and compressed again)
 make -s report ... WORK=edit PREVIOUS=first
