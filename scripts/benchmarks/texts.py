@@ -528,6 +528,7 @@ ${skipped}
 ${verdict}
 
 The machine's load during the runs moves the wall times; the CPU shares
-are steadier. Earlier measurements of both (stage by stage, the codec,
-what compression costs) are in
+are steadier. Earlier measurements of both (the edited re-run stage by
+stage, a new collection against a case with `AGAINST=`, the codec, what
+compression costs) are in
 [2026-11-29-reruns-and-scratch.md](measurements/2026-11-29-reruns-and-scratch.md).""")
