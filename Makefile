@@ -243,15 +243,21 @@ PREVIOUS  = $(AGAINST_DIR)
 endif
 CHUNK_OPTS = $(QUIET) $(COMPRESS_OPT) $(if $(METHOD),--method $(METHOD)) $(if $(AVG),--avg-size $(AVG)) $(if $(CONTENT),--content $(CONTENT)) $(METHOD_OPTS)
 # DROP_PREVIOUS=1 (the fsim command's re-run: its WORK/previous is its
-# own, removed when the run ends): once this run's chunk records are
-# written, the earlier run's chunk records and bins, which no later stage
-# needs (a stage that would have taken the bins runs instead), are
-# removed, so the two runs' records are never on disk together
-# (docs/performance.md, "Re-runs and scratch space"). Not when this run's
-# records are the earlier file itself (the same inode: nothing to free).
-# A redo that must chunk again after that reads every file.
+# own, removed when the run ends): the earlier run's bins go before the
+# chunking (a re-run whose records changed cannot take them; one whose
+# files were only touched packs its bins again, a small part of the run),
+# and once this run's chunk records are written the earlier ones go, so
+# the two runs' records and the earlier bins are never on disk together
+# (docs/performance.md, "Re-runs and scratch space"). Not the earlier
+# records when this run's are that file itself (the same inode: nothing
+# to free). A redo that must chunk again after that reads every file.
+# Only in a folder fsim made (its cache directory tag says so): a folder
+# of the user's given by mistake loses nothing.
 DROP_PREVIOUS ?=
-drop_previous = $(if $(and $(filter 1,$(DROP_PREVIOUS)),$(PREVIOUS)),&& { [ $(PREVIOUS)/chunks.tsv -ef $@ ] || rm -f $(PREVIOUS)/chunks.tsv $(PREVIOUS)/bins.tsv || :; })
+fsim_made = grep -qs 'created by fsim' $(1)/CACHEDIR.TAG
+dropping = $(and $(filter 1,$(DROP_PREVIOUS)),$(PREVIOUS))
+drop_bins = $(if $(dropping),{ ! $(call fsim_made,$(PREVIOUS)) || rm -f $(PREVIOUS)/bins.tsv $(PREVIOUS)/plan.tsv || :; } &&)
+drop_previous = $(if $(dropping),&& { [ $(PREVIOUS)/chunks.tsv -ef $@ ] || ! $(call fsim_made,$(PREVIOUS)) || rm -f $(PREVIOUS)/chunks.tsv || :; })
 PREV_CHUNKS = $(if $(and $(filter 1,$(DROP_PREVIOUS)),$(if $(wildcard $(PREVIOUS)/chunks.tsv),,gone)),,$(PREVIOUS))
 PREV_OPTS  = $(if $(PREV_CHUNKS),--previous $(PREV_CHUNKS)/files.tsv --previous-chunks $(PREV_CHUNKS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
@@ -300,14 +306,14 @@ $(WORK)/chunks.tsv: $(COLL_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
 	$(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS) $(AGAINST)
 else ifeq ($(SHARDS),1)
 $(WORK)/chunks.tsv: $(WORK)/settings/chunk | build $(WORK) check-repo
-	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
+	$(drop_bins) $(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
 else
 $(SHARD_DIR): | $(WORK)
 	mkdir -p $@
 
 # One shard: its file table is renamed into place before its chunk file.
 $(SHARD_DIR)/chunks.%.tsv: $(WORK)/settings/chunk | build $(SHARD_DIR) check-repo
-	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j 1 --shard $*/$(SHARDS) $(PREV_OPTS) --files-out $(SHARD_DIR)/files.$*.tsv -o $@ $(REPO)
+	$(drop_bins) $(BIN)/fsim-chunk $(CHUNK_OPTS) -j 1 --shard $*/$(SHARDS) $(PREV_OPTS) --files-out $(SHARD_DIR)/files.$*.tsv -o $@ $(REPO)
 
 chunk-shards: $(SHARD_CHUNKS)
 
@@ -637,8 +643,9 @@ bench-tenmillion:
 # (also part of make bench): on a copy of make quality's releases
 # (QDIR, or RELEASES_TREE), the OVL_FILES-file overlap tree and
 # /usr/share/doc (SHARE_DOC), a run from scratch, 1 % of the files edited
-# and make report PREVIOUS= against a run from scratch, then the same
-# files touched, the same again; each run timed and its work folder
+# and make report PREVIOUS= against a run from scratch, the same re-run
+# as fsim makes it (DROP_PREVIOUS=1), then the same files touched, the
+# same again; each run timed and its work folder
 # sampled by scripts/scratch-peak.py, the re-runs' reports compared byte
 # for byte. A few minutes; a tree that is missing is named and skipped.
 bench-changes:

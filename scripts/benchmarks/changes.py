@@ -7,9 +7,10 @@ Each tree is copied, then `make report` runs on it from scratch; 1 % of its
 files are edited (a line inserted in the middle of every 100th file) and
 `make report PREVIOUS=<first>` runs, then a run from scratch on the edited
 tree, then the re-run again as the fsim command makes it (`DROP_PREVIOUS=1`:
-the earlier folder's chunk records and bins removed once the new records
-are written); the same 1 % is then touched (a new mtime, the bytes kept) and
-`PREVIOUS=<that run>` runs beside a second run from scratch. Every run
+the earlier folder's bins removed before the chunking, its chunk records
+once the new records are written); the same 1 % is then touched (a new mtime, the bytes kept) and
+`PREVIOUS=<that run>` runs, kept and as fsim re-runs, beside a second run
+from scratch. Every run
 goes through scripts/scratch-peak.py, which samples the work folder (and,
 for a re-run, the earlier folder it links from) and times the run; the
 re-runs' reports and verified pairs must be the bytes of the run from
@@ -103,14 +104,14 @@ def same_bytes(a, b):
 
 
 def one_tree(bench, key, label, src):
-    """The six runs on a copy of SRC (module doc); the copy and its runs
+    """The seven runs on a copy of SRC (module doc); the copy and its runs
     removed after."""
     d = os.path.join(bench.w, "changes", key)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     repo = os.path.join(d, "repo")
     subprocess.run(["cp", "-a", src, repo], check=True)
-    w = {n: os.path.join(d, n) for n in ("first", "edit", "scratch", "edit_drop", "touch", "scratch2")}
+    w = {n: os.path.join(d, n) for n in ("first", "edit", "scratch", "edit_drop", "touch", "touch_drop", "scratch2")}
     log(f"changes: {label}: the first run")
     r = {"label": label, "source": src, "first": peak_run(bench, repo, w["first"])}
     r["edited"], r["files"] = change(repo, "edit")
@@ -124,8 +125,11 @@ def one_tree(bench, key, label, src):
     r["edit_drop_differs"] = same_bytes(w["edit_drop"], w["scratch"])
     r["touched"], _ = change(repo, "touch")
     r["touch"] = peak_run(bench, repo, w["touch"], [w["scratch"]], [f"PREVIOUS={w['scratch']}"])
+    r["touch_drop"] = peak_run(bench, repo, w["touch_drop"], [w["scratch"]],
+                               [f"PREVIOUS={w['scratch']}", "DROP_PREVIOUS=1"])
     r["scratch2"] = peak_run(bench, repo, w["scratch2"])
     r["touch_differs"] = same_bytes(w["touch"], w["scratch2"])
+    r["touch_drop_differs"] = same_bytes(w["touch_drop"], w["scratch2"])
     shutil.rmtree(d)
     return r
 

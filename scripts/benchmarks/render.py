@@ -381,11 +381,16 @@ def rerun_kinds(t):
     if "edit_drop" in t:
         kinds.append(("edited, `DROP_PREVIOUS=1` (as fsim re-runs)", t["edited"], t["edit_drop"], t["scratch"],
                       t["edit_drop_differs"]))
-    return kinds + [("touched", t["touched"], t["touch"], t["scratch2"], t["touch_differs"])]
+    kinds.append(("touched", t["touched"], t["touch"], t["scratch2"], t["touch_differs"]))
+    if "touch_drop" in t:
+        kinds.append(("touched, `DROP_PREVIOUS=1` (as fsim re-runs)", t["touched"], t["touch_drop"], t["scratch2"],
+                      t["touch_drop_differs"]))
+    return kinds
 
 
 def change_rows(t):
-    """The two re-run rows of tree T: edited, touched."""
+    """The re-run rows of tree T: edited, touched, each kept and as fsim
+    re-runs."""
     rows = []
     for how, n, run, scratch, differs in rerun_kinds(t):
         wall = run["wall_seconds"] / scratch["wall_seconds"] if scratch["wall_seconds"] else 1
@@ -416,7 +421,10 @@ def scratch_rows(t):
     runs = [("from scratch", t["first"]), ("edited, `PREVIOUS=`; both folders", t["edit"])]
     if "edit_drop" in t:
         runs.append(("edited, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders", t["edit_drop"]))
-    for name, run in runs + [("touched, `PREVIOUS=`; both folders", t["touch"])]:
+    runs.append(("touched, `PREVIOUS=`; both folders", t["touch"]))
+    if "touch_drop" in t:
+        runs.append(("touched, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders", t["touch_drop"]))
+    for name, run in runs:
         top = largest(run["peak_files"])
         rows.append(
             f"| {t['label']} ({run['repository_bytes'] / 1e6:.1f} MB) | {name} "

@@ -97,7 +97,8 @@ class Section(unittest.TestCase):
         t = {"label": "the releases", "files": 35000, "edited": 350, "touched": 350,
              "first": run(20, 30, 50e6), "edit": run(8, 10, 120e6, files=both), "scratch": run(20, 40, 50e6),
              "touch": run(2, 3, 60e6), "scratch2": run(20, 40, 50e6), "edit_differs": [],
-             "touch_differs": ["report.json"], "edit_drop": run(9, 12, 90e6), "edit_drop_differs": []}
+             "touch_differs": ["report.json"], "edit_drop": run(9, 12, 90e6), "edit_drop_differs": [],
+             "touch_drop": run(4, 5, 110e6), "touch_drop_differs": []}
         text = self.section([t, {"label": "`/usr/share/doc`", "skipped": "not on this machine"}])
         self.assertTrue(text.startswith("## Re-runs and scratch space\n"))
         rows = {r.split(" | ")[1]: r for r in text.split("\n") if r.startswith("| the releases")}
@@ -110,11 +111,16 @@ class Section(unittest.TestCase):
         drop = rows["edited, `DROP_PREVIOUS=1` (as fsim re-runs), 350 files"]
         self.assertIn("| **45 %** | 30 % | NO | yes |", drop)
         self.assertIn("| 90.0 MB | **0.90×** |", rows["edited, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders"])
+        touch_drop = rows["touched, `DROP_PREVIOUS=1` (as fsim re-runs), 350 files"]
+        self.assertIn("| **20 %** | 12 % | NO | yes |", touch_drop)
+        self.assertIn("| 110.0 MB | **1.10×** |", rows["touched, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders"])
         self.assertIn("Not measured: `/usr/share/doc`, not on this machine.", text)
         self.assertIn("Re-runs within 15 % of a run from scratch: the releases touched (10 %). Over it: "
-                      "the releases edited (40 %); the releases edited, `DROP_PREVIOUS=1` (as fsim re-runs) (45 %).",
+                      "the releases edited (40 %); the releases edited, `DROP_PREVIOUS=1` (as fsim re-runs) (45 %); "
+                      "the releases touched, `DROP_PREVIOUS=1` (as fsim re-runs) (20 %).",
                       text)
-        self.assertIn("Over it: the releases edited (1.20×).", text)
+        self.assertIn("Over it: the releases edited (1.20×); the releases touched, `DROP_PREVIOUS=1` (as fsim "
+                      "re-runs) (1.10×).", text)
 
     def test_no_data_no_section(self):
         self.assertEqual(render.changes_section({"meta": META, "knobs": KNOBS, "sections": {}}), "")

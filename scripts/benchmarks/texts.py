@@ -503,10 +503,12 @@ make -s report BIN=${bp} REPO=R WORK=first QUIET=-q NO_BUILD=1   # FORMATS: txt 
 make -s report ... WORK=edit PREVIOUS=first
 make -s report ... WORK=scratch
 # the re-run as the fsim command makes it: its earlier folder is its own,
-# whose chunk records and bins go once the new records are written
+# whose bins go before the chunking and whose chunk records go once the
+# new records are written
 make -s report ... WORK=edit_drop PREVIOUS=first DROP_PREVIOUS=1
 # the same 1 % touched: a new mtime, the bytes kept
 make -s report ... WORK=touch PREVIOUS=scratch
+make -s report ... WORK=touch_drop PREVIOUS=scratch DROP_PREVIOUS=1
 make -s report ... WORK=scratch2
 ```
 

@@ -583,6 +583,10 @@ fn set_lines(text: &[u8]) -> Vec<&[u8]> {
 /// remove them.
 fn move_outputs(work: &Path, to: Option<&Path>) -> Result<()> {
     if let Some(to) = to {
+        // The tag marks `previous` as fsim's: only then does make remove
+        // the earlier records from it (DROP_PREVIOUS).
+        std::fs::create_dir_all(to).ctx(|| format!("creating {}", to.display()))?;
+        write_atomically(&to.join(CACHEDIR_TAG_NAME), CACHEDIR_TAG.as_bytes())?;
         let settings = to.join(SETTINGS_DIR);
         std::fs::create_dir_all(&settings).ctx(|| format!("creating {}", settings.display()))?;
         for e in read_dir(&work.join(SETTINGS_DIR)).unwrap_or_default() {
@@ -778,6 +782,28 @@ mod tests {
         }
         assert_eq!(text, CACHEDIR_TAG);
         assert!(CACHEDIR_TAG.contains("fsim"));
+        // DROP_PREVIOUS removes only from a folder whose tag says fsim made it.
+        assert!(MAKEFILE.contains("grep -qs 'created by fsim'"));
+        assert!(CACHEDIR_TAG.contains("created by fsim"));
+    }
+
+    /// `WORK/previous` carries fsim's tag, so make may drop the earlier
+    /// records from it; the work folder's own files stay where they are.
+    #[test]
+    fn outputs_moved_aside_go_to_a_tagged_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path();
+        std::fs::write(work.join(CACHEDIR_TAG_NAME), CACHEDIR_TAG).unwrap();
+        std::fs::create_dir(work.join(SETTINGS_DIR)).unwrap();
+        std::fs::write(work.join(SETTINGS_DIR).join("chunk"), "x").unwrap();
+        std::fs::write(work.join("chunks.tsv"), "records").unwrap();
+        let prev = work.join(PREVIOUS_NAME);
+        move_outputs(work, Some(&prev)).unwrap();
+        let tag = std::fs::read_to_string(prev.join(CACHEDIR_TAG_NAME)).unwrap();
+        assert_eq!(tag, CACHEDIR_TAG);
+        assert_eq!(std::fs::read(prev.join("chunks.tsv")).unwrap(), b"records");
+        assert!(prev.join(SETTINGS_DIR).join("chunk").is_file());
+        assert!(!work.join("chunks.tsv").exists() && work.join(CACHEDIR_TAG_NAME).is_file());
     }
 
     fn no_stage_values(_: &str, _: &str) -> Option<std::result::Result<(), String>> {

@@ -203,7 +203,7 @@ pub const SETTINGS: &[Setting] = &[
     s("PREVIOUS", &[], Some((Expect::Previous, true)), None)
         .help("an earlier work folder: only the files that changed are read again"),
     s("DROP_PREVIOUS", &[], BIT_OR_UNSET, None)
-        .help("1: PREVIOUS's chunk records and bins removed once this run's are written (fsim's own re-run)"),
+        .help("1: PREVIOUS's bins removed before the chunking, its chunk records once this run's are written (a folder fsim made: fsim's own re-run)"),
     s(
         "SORT",
         &[],

@@ -8,7 +8,7 @@
 use crate::common;
 
 use common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// zstd's magic number, the first bytes of a compressed record file.
 const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
@@ -243,45 +243,45 @@ fn copy_folder(from: &Path, to: &Path) {
     }
 }
 
-/// `DROP_PREVIOUS=1` (what fsim's own re-run passes for its
-/// WORK/previous): once the re-run's chunk records are written, the
-/// earlier run's chunk records and bins are gone, so the two runs' records
-/// are never on disk together; the rest of the earlier folder (its file
-/// table, verified pairs) is still read, and the reports are a fresh
-/// run's bytes. Without it (a folder the user keeps) nothing is removed;
-/// records that are the earlier file itself (files only touched) are kept;
-/// a redo after the drop reads every file again.
-#[test]
-fn a_rerun_drops_the_earlier_records_once_its_own_are_written() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = small_files(tmp.path());
-    let first = tmp.path().join("first");
+/// A small tree run once (`first`), then one file edited and run from
+/// scratch (`fresh`): the earlier folder and the figures a re-run must
+/// give. Returns the tree, both work folders and the edited file.
+fn first_and_fresh(tmp: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    let repo = small_files(tmp);
+    let first = tmp.join("first");
     run_ok(make_report_cmd(&repo, &first, &[]), None);
     let edited = walk_files(&repo).swap_remove(3);
     let mut body = std::fs::read(&edited).unwrap();
     body.extend_from_slice(b"one more line\n");
     std::fs::write(&edited, body).unwrap();
-    let fresh = tmp.path().join("fresh");
+    let fresh = tmp.join("fresh");
     run_ok(make_report_cmd(&repo, &fresh, &[]), None);
-    let same_as_fresh = |w: &Path| {
-        for f in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
-            assert_eq!(
-                read_records(&w.join(f)),
-                read_records(&fresh.join(f)),
-                "{f} of {w:?}"
-            );
-        }
-    };
+    (repo, first, fresh, edited)
+}
 
-    // The user's folder: kept whole.
-    let kept = tmp.path().join("kept");
-    copy_folder(&first, &kept);
-    let prev = format!("PREVIOUS={}", kept.display());
-    run_ok(
-        make_report_cmd(&repo, &tmp.path().join("r0"), &[&prev]),
-        None,
-    );
-    assert!(kept.join("chunks.tsv").is_file() && kept.join("bins.tsv").is_file());
+/// The re-run's outputs that must be a fresh run's bytes.
+fn assert_same_as(w: &Path, fresh: &Path) {
+    for f in ["files.tsv", "verified.tsv", "report.txt", "report.json"] {
+        assert_eq!(
+            read_records(&w.join(f)),
+            read_records(&fresh.join(f)),
+            "{f} of {w:?}"
+        );
+    }
+}
+
+/// `DROP_PREVIOUS=1` (what fsim's own re-run passes for its
+/// WORK/previous): the earlier bins go before the chunking, and once the
+/// re-run's chunk records are written the earlier ones go, so the two
+/// runs' records are never on disk together; the rest of the earlier
+/// folder (its file table, verified pairs) is still read, and the reports
+/// are a fresh run's bytes. Records that are the earlier file itself
+/// (files only touched) are kept; a redo after the drop reads every file
+/// again.
+#[test]
+fn a_rerun_drops_the_earlier_records_once_its_own_are_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, first, fresh, edited) = first_and_fresh(tmp.path());
 
     // fsim's own: its records and bins dropped, the rest read.
     let own = tmp.path().join("own");
@@ -298,7 +298,7 @@ fn a_rerun_drops_the_earlier_records_once_its_own_are_written() {
     for f in ["files.tsv", "verified.tsv", "report.json"] {
         assert!(own.join(f).is_file(), "{f} was removed");
     }
-    same_as_fresh(&r1);
+    assert_same_as(&r1, &fresh);
 
     // A redo of that run (its outputs lost, the earlier records gone):
     // every file read, the same bytes.
@@ -312,10 +312,10 @@ fn a_rerun_drops_the_earlier_records_once_its_own_are_written() {
         said.contains(", 0 reused"),
         "the earlier records were read: {said}"
     );
-    same_as_fresh(&r2);
+    assert_same_as(&r2, &fresh);
 
     // Files only touched: the re-run's records are the earlier file (one
-    // inode), which stays, as do the bins the re-run takes from it.
+    // inode), which stays; the bins are packed again.
     let touched = tmp.path().join("touched");
     copy_folder(&fresh, &touched);
     let t = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
@@ -331,12 +331,63 @@ fn a_rerun_drops_the_earlier_records_once_its_own_are_written() {
         make_report_cmd(&repo, &r3, &[&prev, "DROP_PREVIOUS=1"]),
         None,
     );
-    assert!(touched.join("chunks.tsv").is_file() && touched.join("bins.tsv").is_file());
+    assert!(touched.join("chunks.tsv").is_file() && !touched.join("bins.tsv").exists());
+    assert!(r3.join("chunks.tsv").is_file() && r3.join("bins.tsv").is_file());
     for f in ["verified.tsv", "report.txt", "report.json"] {
         assert_eq!(
             read_records(&r3.join(f)),
             read_records(&fresh.join(f)),
             "{f}"
         );
+    }
+}
+
+/// The earlier folder loses nothing unless it is fsim's: without
+/// `DROP_PREVIOUS` (a folder the user keeps), and with it when the folder
+/// has no fsim cache directory tag (a folder of the user's, holding files
+/// named as fsim's, given by mistake). Its records are still read.
+#[test]
+fn a_rerun_removes_nothing_from_a_folder_fsim_did_not_make() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, first, fresh, _) = first_and_fresh(tmp.path());
+    let names = [
+        "chunks.tsv",
+        "bins.tsv",
+        "plan.tsv",
+        "files.tsv",
+        "verified.tsv",
+    ];
+    let untagged = tmp.path().join("mine");
+    copy_folder(&first, &untagged);
+    std::fs::remove_file(untagged.join("CACHEDIR.TAG")).unwrap();
+    let other_tag = tmp.path().join("other");
+    copy_folder(&first, &other_tag);
+    std::fs::write(
+        other_tag.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n# another tool's cache\n",
+    )
+    .unwrap();
+    let kept = tmp.path().join("kept");
+    copy_folder(&first, &kept);
+    let cases = [
+        (&untagged, "DROP_PREVIOUS=1"),
+        (&other_tag, "DROP_PREVIOUS=1"),
+        (&kept, "DROP_PREVIOUS="),
+    ];
+    for (i, (folder, drop)) in cases.into_iter().enumerate() {
+        let before: Vec<_> = names
+            .iter()
+            .map(|n| std::fs::read(folder.join(n)).unwrap())
+            .collect();
+        let prev = format!("PREVIOUS={}", folder.display());
+        let w = tmp.path().join(format!("r{i}"));
+        let o = run_ok(make_report_cmd(&repo, &w, &[&prev, drop]), None);
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(said.contains("1 read"), "{folder:?} not read: {said}");
+        for (n, b) in names.iter().zip(&before) {
+            let now = std::fs::read(folder.join(n));
+            assert_eq!(now.ok().as_ref(), Some(b), "{n} of {folder:?} changed");
+        }
+        assert_same_as(&w, &fresh);
     }
 }
