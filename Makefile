@@ -601,12 +601,14 @@ check: lint
 	$(CARGO) test --all-targets
 
 # The scripts' linters: ruff's pyflakes and bugbear rules on the Python
-# (not its style rules), shellcheck's warnings on the shell (.ci/run
+# (not its style rules), shellcheck's warnings on the shell, the head of
+# the actions script as POSIX sh, which it runs under (.ci/run
 # installs both).
 SHELL_SCRIPTS = $(wildcard scripts/*.sh scripts/quality/*.sh scripts/spark/tasks/*.sh) scripts/spark/fsim-spark scripts/spark/measure scripts/spark/standalone .ci/run
 lint:
 	python3 -m ruff check --isolated --quiet --select F,B,E9 --ignore B905 scripts
 	shellcheck -S warning $(SHELL_SCRIPTS)
+	shellcheck -S warning -s sh src/report/actions/head.sh
 
 # Benchmarks against md5sum, ssdeep, GNU sort, jdupes, rmlint and
 # datasketch; the measurements go to bench-work/bench.json, then

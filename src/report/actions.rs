@@ -902,29 +902,57 @@ mod tests {
         assert!(u.path().join("a/a/x").exists() && u.path().join("a/x").exists());
     }
 
+    /// A PATH whose `name` runs `body` (the real tool is `$REAL`), in
+    /// `dir`/bin: a tool that races the script or misleads it.
+    fn fake_tool(dir: &Path, name: &str, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let real = ["/usr/bin", "/bin"]
+            .into_iter()
+            .map(|d| Path::new(d).join(name))
+            .find(|p| p.exists())
+            .unwrap();
+        let tool = bin.join(name);
+        let text = format!("#!/bin/sh\nREAL='{}'\n{body}\n", real.display());
+        std::fs::write(&tool, text).unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        format!("{}:{}", bin.display(), std::env::var("PATH").unwrap())
+    }
+
+    /// A copy is removed only when it is known to be another file than the
+    /// kept one: one device and inode (a bind mount shows one file in two
+    /// folders, with equal bytes, size and time) is refused, and so is a
+    /// copy whose identity cannot be read. Both names stay.
+    #[test]
+    fn a_copy_that_may_be_the_kept_file_itself_is_never_removed() {
+        for (identity, said) in [
+            ("echo 1 1; exit 0", "the kept file and the copy are one file"),
+            ("exit 1", "cannot tell whether the two are one file"),
+        ] {
+            let (t, _) = folder(&[("k", "same"), ("c", "same")]);
+            let lines = dup(t.path(), "k", "c");
+            let body =
+                format!("case \"$*\" in *'%d %i'*) {identity} ;; esac\nexec \"$REAL\" \"$@\"");
+            let path = fake_tool(t.path(), "stat", &body);
+            let (code, text) = run_with_path(t.path(), &lines, "--remove", Some(&path));
+            assert!(
+                code == 1 && text.contains(&format!("refused ({said}): c")),
+                "{text}"
+            );
+            assert!(t.path().join("k").exists() && t.path().join("c").exists());
+        }
+    }
+
     /// A file put into the copy after the script counted its entries (a
     /// `wc` that writes one as it counts: the race of a writer beside the
     /// script) is not in the plan: it stays, and so does its folder, while
     /// the planned copies go. `rm -r` of the copy lost it.
     #[test]
     fn a_file_added_to_a_tree_while_it_is_removed_stays() {
-        use std::os::unix::fs::PermissionsExt;
         let (t, _) = folder(&[("a/x", "1"), ("a/s/y", "2"), ("b/x", "1"), ("b/s/y", "2")]);
         let lines = tree(t.path(), "a", "b", &["x", "s/y"]);
-        let bin = t.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        let wc = bin.join("wc");
-        let real = ["/usr/bin/wc", "/bin/wc"]
-            .into_iter()
-            .find(|p| Path::new(p).exists())
-            .unwrap();
-        std::fs::write(
-            &wc,
-            format!("#!/bin/sh\n{real} \"$@\"\necho late > b/s/late\n"),
-        )
-        .unwrap();
-        std::fs::set_permissions(&wc, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let path = fake_tool(t.path(), "wc", "\"$REAL\" \"$@\"\necho late > b/s/late");
         let (_, text) = run_with_path(t.path(), &lines, "--remove", Some(&path));
         assert_eq!(
             std::fs::read_to_string(t.path().join("b/s/late")).unwrap(),

@@ -16,7 +16,7 @@ unset CDPATH
 mode=dry
 case "${1:---dry-run}" in
   --dry-run) ;;
-  --link) mode=link ;;
+  --link) mode='link' ;;
   --remove) mode=remove ;;
   *) echo "usage: sh $0 [--dry-run|--link|--remove]" >&2; exit 2 ;;
 esac
@@ -35,6 +35,12 @@ here() { # path dir: the path's folder is still physical folder dir; f: dir/name
 }
 same() { # file size mtime: a regular file (not a link) as recorded
   [ -f "$1" ] && [ ! -L "$1" ] && [ "$(stat -c '%s %Y' -- "$1")" = "$2 $3" ]
+}
+one() { # a b: one file (device and inode; test's -ef is not POSIX sh):
+  # 0 one, 1 two, 2 cannot tell (a name gone: the caller refuses)
+  oa=$(stat -L -c '%d %i' -- "$1" 2>/dev/null) || return 2
+  ob=$(stat -L -c '%d %i' -- "$2" 2>/dev/null) || return 2
+  [ "$oa" = "$ob" ]
 }
 gone() { # path: nothing by that name
   [ ! -e "$1" ] && [ ! -L "$1" ]
@@ -55,7 +61,9 @@ dup() { # kept kdir size kmtime copy cdir cmtime
   if ! kept "$1" "$2" "$3" "$4"; then refuse 1 "changed since the run" "$1"; return; fi
   if gone "$5"; then say "already removed: $5"; already=$((already + 1)); return; fi
   if ! here "$5" "$6"; then refuse 1 "its folder moved or is a link now" "$5"; return; fi
-  if [ "$k" -ef "$f" ]; then
+  one "$k" "$f"; o=$?
+  if [ $o -eq 2 ]; then refuse 1 "cannot tell whether the two are one file" "$5"; return; fi
+  if [ $o -eq 0 ]; then
     if [ $mode = remove ]; then refuse 1 "the kept file and the copy are one file" "$5"; return; fi
     say "already linked: $5"; already=$((already + 1)); return
   fi
@@ -75,7 +83,9 @@ tfile() { # step kept kdir size kmtime copy cdir cmtime: a file of a copied tree
   [ "$1" = kept ] && return 0
   if gone "$6"; then tgone=$((tgone + 1)); return; fi
   if ! here "$6" "$7"; then warn "refused (its folder moved or is a link now): $6"; tok=1; return; fi
-  if [ "$k" -ef "$f" ]; then
+  one "$k" "$f"; o=$?
+  if [ $o -eq 2 ]; then warn "refused (cannot tell whether the two are one file): $6"; tok=1; return; fi
+  if [ $o -eq 0 ]; then
     if [ $mode = remove ]; then warn "refused (the kept file and the copy are one file): $6"; tok=1
     else tsame=$((tsame + 1)); fi
     return
@@ -93,7 +103,9 @@ tpair() { # kept kdir copy cdir: two folders still apart, the copy no link; sets
   kp=$(phys "$1" && echo .); d=$(phys "$3" && echo .)
   if [ "$kp" != "$2." ] || [ "$d" != "$4." ]; then warn "refused (a folder moved or is a link now): $3"; return 1; fi
   d=$4
-  if [ "$1" -ef "$3" ]; then warn "refused (the two folders are one): $3"; return 1; fi
+  one "$1" "$3"; o=$?
+  if [ $o -eq 2 ]; then warn "refused (cannot tell whether the two folders are one): $3"; return 1; fi
+  if [ $o -eq 0 ]; then warn "refused (the two folders are one): $3"; return 1; fi
   case "$2/" in "$4/"*) warn "refused (one folder holds the other): $3"; return 1 ;; esac
   case "$4/" in "$2/"*) warn "refused (one folder holds the other): $3"; return 1 ;; esac
 }
