@@ -541,6 +541,9 @@ fn plan_rerun(inv: &Invocation, paths: &RunPaths, stages: &StageKnowledge) -> Re
     if !prev.is_dir() {
         return Ok(Rerun::Previous(None));
     }
+    // Also one a stopped redo of an earlier fsim left untagged: it lies in
+    // this run's work folder, so it is fsim's (make drops from it).
+    write_tag(&prev)?;
     let (status, signal) = run_make(make_command(inv, paths, "settings")?)?;
     if let Some(signal) = signal {
         return Ok(Rerun::Stopped(signal));
@@ -586,7 +589,7 @@ fn move_outputs(work: &Path, to: Option<&Path>) -> Result<()> {
         // The tag marks `previous` as fsim's: only then does make remove
         // the earlier records from it (DROP_PREVIOUS).
         std::fs::create_dir_all(to).ctx(|| format!("creating {}", to.display()))?;
-        write_atomically(&to.join(CACHEDIR_TAG_NAME), CACHEDIR_TAG.as_bytes())?;
+        write_tag(to)?;
         let settings = to.join(SETTINGS_DIR);
         std::fs::create_dir_all(&settings).ctx(|| format!("creating {}", settings.display()))?;
         for e in read_dir(&work.join(SETTINGS_DIR)).unwrap_or_default() {

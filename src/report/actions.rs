@@ -927,7 +927,10 @@ mod tests {
     #[test]
     fn a_copy_that_may_be_the_kept_file_itself_is_never_removed() {
         for (identity, said) in [
-            ("echo 1 1; exit 0", "the kept file and the copy are one file"),
+            (
+                "echo 1 1; exit 0",
+                "the kept file and the copy are one file",
+            ),
             ("exit 1", "cannot tell whether the two are one file"),
         ] {
             let (t, _) = folder(&[("k", "same"), ("c", "same")]);

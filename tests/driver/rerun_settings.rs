@@ -662,3 +662,73 @@ fn an_empty_setting_added_since_keeps_the_work_folder() {
         &["files.tsv", "verified.tsv", REPORTS[0], REPORTS[1]],
     );
 }
+
+/// fsim's own re-run drops its earlier bins before the chunking, as its
+/// `WORK/previous` carries fsim's tag: a `fsim-chunk` in `BIN` that looks
+/// before it chunks finds the earlier file table there (read for the
+/// unchanged files) and the earlier bins gone. The reports are a fresh
+/// run's.
+#[test]
+fn fsims_own_rerun_drops_its_earlier_bins_before_the_chunking() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    let user = folder(tmp.path().join("user"));
+    let prev = user.join("fsim-work/previous");
+    let (stages, log) = (folder(tmp.path().join("bin")), tmp.path().join("seen"));
+    for e in std::fs::read_dir(bin_dir()).unwrap() {
+        let name = e.unwrap().file_name();
+        if name
+            .to_str()
+            .is_some_and(|n| n.starts_with("fsim-") && n != "fsim-chunk")
+        {
+            symlink(bin_dir().join(&name), stages.join(&name)).unwrap();
+        }
+    }
+    let look = format!(
+        "#!/bin/sh\ncase \"$*\" in *--files-out*)\n  for f in files.tsv bins.tsv; do [ -e '{p}'/$f ] && echo $f; done >> '{log}'\n  echo chunked >> '{log}' ;;\nesac\nexec '{real}' \"$@\"\n",
+        p = prev.display(),
+        log = log.display(),
+        real = bin("fsim-chunk").display()
+    );
+    std::fs::write(stages.join("fsim-chunk"), look).unwrap();
+    std::fs::set_permissions(
+        stages.join("fsim-chunk"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let (b, r) = (format!("BIN={}", stages.display()), repo.to_str().unwrap());
+    run_ok(fsim_in(&user, &[&b, r]), None);
+    let mut text = std::fs::read(first_file(&repo)).unwrap();
+    text.extend_from_slice(b"\none more line\n");
+    std::fs::write(first_file(&repo), text).unwrap();
+    run_ok(fsim_in(&user, &[&b, r]), None);
+    // A redo stopped by an earlier fsim, whose previous has no tag: the
+    // same command tags it and drops its bins.
+    let work = user.join("fsim-work");
+    std::fs::create_dir(&prev).unwrap();
+    std::fs::create_dir(prev.join("settings")).unwrap();
+    for e in std::fs::read_dir(work.join("settings")).unwrap() {
+        let name = e.unwrap().file_name();
+        let to = prev.join("settings").join(&name);
+        std::fs::copy(work.join("settings").join(&name), to).unwrap();
+    }
+    for f in ["files.tsv", "chunks.tsv", "bins.tsv", "verified.tsv"] {
+        std::fs::copy(work.join(f), prev.join(f)).unwrap();
+    }
+    std::fs::remove_file(work.join("chunks.tsv")).unwrap();
+    run_ok(fsim_in(&user, &[&b, r]), None);
+    let seen = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        seen, "chunked\nfiles.tsv\nchunked\nfiles.tsv\nchunked\n",
+        "what fsim-chunk found in previous before it chunked"
+    );
+    assert!(!prev.exists());
+    let fresh_run = tmp.path().join("fresh");
+    fresh(&repo, &fresh_run, &[]);
+    assert_same(
+        &user.join("fsim-work"),
+        &fresh_run,
+        &["files.tsv", "verified.tsv", REPORTS[0], REPORTS[1]],
+    );
+}
