@@ -367,7 +367,11 @@ else
 # fsim-verify's figure) is under the threshold fsim-verify keeps pairs from.
 # It leaves out the lines of a site's theme and of the templates, as the
 # chunks did (fsim-partition's SITE_NAMES and TEMPLATES).
-LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR)) $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) --verify-min-percent $$(cat $(WORK)/verify-threshold)
+#
+# Each content's lines, as the line source counted them, are kept in
+# $(WORK)/lines.tsv; with PREVIOUS= the contents its lines.tsv holds are
+# not read again (the same pairs; docs/pipeline.md, "The line source").
+LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR)) $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) --verify-min-percent $$(cat $(WORK)/verify-threshold) --lines-out $(WORK)/lines.tsv $(if $(wildcard $(PREVIOUS)/lines.tsv),--previous-lines $(PREVIOUS)/lines.tsv)
 endif
 # PREVIOUS=<old work dir> with a verified.tsv: only the pairs with a file
 # changed since are written (delta=1), and fsim-verify takes the others

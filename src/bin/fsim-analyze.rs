@@ -122,6 +122,17 @@ struct Args {
     /// Re-run: the earlier run's verified pairs (fsim-verify's output).
     #[arg(long, value_name = "VERIFIED", requires = "previous_files")]
     previous_verified: Option<PathBuf>,
+    /// Line source: write each content's lines to FILE (a line sets file,
+    /// zstd-compressed with --compress), for a later run's
+    /// --previous-lines. `make report` keeps it as WORK/lines.tsv
+    #[arg(long, value_name = "FILE", conflicts_with = "line_pairs_from")]
+    lines_out: Option<PathBuf>,
+    /// Line source: an earlier run's --lines-out. The contents it holds
+    /// (the same bytes and view) are not read again: their lines are
+    /// taken from it, the same pairs. One written under other settings
+    /// (chunking, templates) is not used, and stderr says why
+    #[arg(long, value_name = "FILE", conflicts_with = "line_pairs_from")]
+    previous_lines: Option<PathBuf>,
     /// The threshold fsim-verify will keep pairs from (its --min-percent;
     /// default: its default). The line source writes no pair whose line
     /// overlap, an upper bound of fsim-verify's figure, is under it (of the
@@ -239,6 +250,8 @@ fn main() -> ExitCode {
         since,
         line_mode,
         templates: a.templates,
+        lines_out: a.lines_out,
+        previous_lines: a.previous_lines,
     };
     cli::run("fsim-analyze", || run(&cfg))
 }

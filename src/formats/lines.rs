@@ -309,6 +309,8 @@ pub enum Kind {
     Regions,
     /// Template chunks to ignore (`fsim-template`).
     Templates,
+    /// The line source's lines of each content (`fsim-analyze --lines-out`).
+    Lines,
 }
 
 impl Kind {
@@ -321,6 +323,7 @@ impl Kind {
             Kind::Pairs => "pairs",
             Kind::Regions => "regions",
             Kind::Templates => "templates",
+            Kind::Lines => "lines",
         }
     }
 
@@ -333,6 +336,7 @@ impl Kind {
             Kind::Pairs,
             Kind::Regions,
             Kind::Templates,
+            Kind::Lines,
         ]
         .into_iter()
         .find(|k| k.as_str().as_bytes() == s)
@@ -356,6 +360,7 @@ impl Kind {
             Kind::Pairs => "fsim-analyze",
             Kind::Regions => "fsim-verify --regions",
             Kind::Templates => "fsim-template",
+            Kind::Lines => "fsim-analyze --lines-out",
         }
     }
 }

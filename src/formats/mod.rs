@@ -24,6 +24,7 @@ pub mod glob;
 pub mod headers;
 pub mod join;
 pub mod lines;
+pub mod linesets;
 pub mod numbers;
 pub mod pairs;
 pub mod shards;

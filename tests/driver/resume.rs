@@ -208,8 +208,19 @@ fn incremental_rerun_reads_only_changed_files() {
     same_files(
         &fresh,
         &inc,
-        &["files.tsv", "chunks.tsv", "report.txt", "report.json"],
+        &[
+            "files.tsv",
+            "chunks.tsv",
+            "lines.tsv",
+            "report.txt",
+            "report.json",
+        ],
     );
+    // The line source took every content's lines from the earlier run's
+    // lines.tsv but those of the edited file and the new one.
+    let (compared, taken) = line_source_counts(&err);
+    assert!(compared > 10, "{err}");
+    assert_eq!(taken, compared - 2, "{err}");
     // Sharded and incremental at once.
     let both = t.path().join("both");
     let err = ok(&make(&repo, &both, &[&prev, "SHARDS=3", "-j2"], &[]));
@@ -222,6 +233,31 @@ fn incremental_rerun_reads_only_changed_files() {
         .sum();
     assert_eq!(read, 2, "{err}");
     same_files(&fresh, &both, &["files.tsv", "chunks.tsv", "report.json"]);
+}
+
+/// The contents fsim-analyze's line source compared, and those whose
+/// lines it took from the earlier run's line sets, from its stderr.
+fn line_source_counts(stderr: &str) -> (u64, u64) {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("fsim-analyze: line source: "))
+        .unwrap_or_else(|| panic!("no line source summary: {stderr}"));
+    let number_before = |s: &str, word: &str| -> u64 {
+        let i = s.find(word).unwrap_or_else(|| panic!("no '{word}': {s}"));
+        s[..i]
+            .trim_end()
+            .rsplit([' ', '('])
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let taken = if line.contains(" taken from") {
+        number_before(line, " taken from")
+    } else {
+        0
+    };
+    (number_before(line, " contents compared"), taken)
 }
 
 /// The outputs `fsim-reuse` said it took from the earlier run.

@@ -261,7 +261,13 @@ fn first_and_fresh(tmp: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
 
 /// The re-run's outputs that must be a fresh run's bytes (the file table
 /// first: after files were only touched, its times differ).
-const FRESH_OUTPUTS: [&str; 4] = ["files.tsv", "verified.tsv", "report.txt", "report.json"];
+const FRESH_OUTPUTS: [&str; 5] = [
+    "files.tsv",
+    "verified.tsv",
+    "lines.tsv",
+    "report.txt",
+    "report.json",
+];
 
 /// `files` of the re-run `w` are the fresh run's bytes.
 fn assert_same_as(w: &Path, fresh: &Path, files: &[&str]) {

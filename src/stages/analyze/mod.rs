@@ -57,7 +57,7 @@ mod tests;
 
 use crate::error::Result;
 use crate::formats::open_input;
-use crate::formats::Params;
+use crate::formats::{Params, TEMPLATE_PARAM_KEYS};
 use crate::io::progress::Progress;
 use crate::io::Output;
 use std::path::{Path, PathBuf};
@@ -132,6 +132,12 @@ pub struct Config {
     /// A re-run: the earlier run's outputs; only the pairs with a file
     /// changed since are written when they are enough ([`delta`]).
     pub since: Option<Since>,
+    /// The line source's lines of each content, written for the next run
+    /// (`--lines-out`; [`lines::cache`]).
+    pub lines_out: Option<PathBuf>,
+    /// An earlier run's (`--previous-lines`): the contents it holds are
+    /// not read again.
+    pub previous_lines: Option<PathBuf>,
 }
 
 /// How the line source runs: in this process over the file table (as
@@ -263,17 +269,19 @@ pub fn run(cfg: &Config) -> Result<()> {
     };
     let mut line_stats = None;
     let chunk_pairs = a.pairs.len();
-    if let (Some(src), Some((table, _)), false) = (src, &table, unchanged) {
+    if let (Some(src), Some((table, table_params)), false) = (src, &table, unchanged) {
         line_stats = Some(match &cfg.line_mode {
             LineMode::From(path) => read_line_pairs(path, &mut a.pairs)?,
             LineMode::Here | LineMode::Only => {
                 let memory = line_memory(cfg.options.capacity, table);
-                let only = options.only.as_deref();
+                let reuse = line_reuse(cfg, &a.params, table_params, options.only.as_deref());
                 let t = templates.as_ref();
                 let threads = cfg.options.threads;
-                line_pairs(table, src, t, threads, memory, only, &mut a.pairs)?
+                line_pairs(table, src, t, threads, memory, &reuse, &mut a.pairs)?
             }
         });
+    } else if unchanged {
+        keep_earlier_lines(cfg, &a.params)?;
     }
     // The bins header was read as a `BinsHeader`: its values are well formed.
     let mut params = pairs_params(&a.params, th, src).map_err(crate::Error::msg)?;
@@ -308,6 +316,53 @@ pub fn run(cfg: &Config) -> Result<()> {
             t0.elapsed().as_secs_f64()
         ));
     }
+    Ok(())
+}
+
+/// The line sets the line source takes (`--previous-lines`, when its
+/// header is this run's: else stderr says why not) and writes
+/// (`--lines-out`), with the header of this run's: the file table's
+/// chunking parameters and the bins' templates.
+fn line_reuse<'a>(
+    cfg: &Config,
+    bins: &Params,
+    table: &Params,
+    only: Option<&'a Changed>,
+) -> lines::Reuse<'a> {
+    let header = lines::cache::header(&table.clone().merged(&bins.only(TEMPLATE_PARAM_KEYS)));
+    let earlier = cfg.previous_lines.as_deref().and_then(|p| {
+        lines::cache::Earlier::open(p, &header)
+            .map_err(|why| {
+                crate::cli::stderr_line(format_args!(
+                    "fsim-analyze: warning: the earlier line sets are not used, every file is read: {why}"
+                ))
+            })
+            .ok()
+    });
+    let keep = cfg.lines_out.clone().map(|p| (p, header, cfg.compress));
+    lines::Reuse {
+        only,
+        earlier,
+        keep,
+    }
+}
+
+/// A re-run in which no file changed: the line source does not run, and
+/// its line sets are the earlier run's (the same contents in the same
+/// order), linked as `--lines-out` when their header is this run's (not
+/// when the link fails: the next run then reads the files).
+fn keep_earlier_lines(cfg: &Config, bins: &Params) -> Result<()> {
+    let (Some(out), Some(prev), Some(files)) = (&cfg.lines_out, &cfg.previous_lines, &cfg.files)
+    else {
+        return Ok(());
+    };
+    let table = crate::formats::read_header(files, crate::formats::Kind::Files)?;
+    let header = lines::cache::header(&table.merged(&bins.only(TEMPLATE_PARAM_KEYS)));
+    if lines::cache::Earlier::open(prev, &header).is_err() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(out);
+    let _ = crate::io::link_dated_now(prev, out);
     Ok(())
 }
 
@@ -422,9 +477,14 @@ fn line_memory(capacity: u64, table: &LineFiles) -> u64 {
 /// The line source's line of the summary on stderr.
 fn line_source_line(st: &LineStats) {
     crate::cli::stderr_line(format_args!(
-        "fsim-analyze: line source: {} contents compared ({} unreadable or changed){}, {} candidates merged, {} pairs, {} not found by the chunks{}",
+        "fsim-analyze: line source: {} contents compared ({} unreadable or changed{}){}, {} candidates merged, {} pairs, {} not found by the chunks{}",
         st.contents,
         st.unreadable,
+        if st.taken > 0 {
+            format!(", {} taken from the earlier line sets, not read", st.taken)
+        } else {
+            String::new()
+        },
         if st.theme_lines > 0 {
             format!(", {} lines of a site's theme left out", st.theme_lines)
         } else {

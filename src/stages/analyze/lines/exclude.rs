@@ -33,6 +33,7 @@
 //! the chunk pairs and what fsim-verify measures, so its bound and its cut
 //! at fsim-verify's threshold hold again.
 
+use super::cache::Pass;
 use super::read::{window_lines, windows};
 use super::LineFiles;
 use crate::chunking::chunker::Chunker;
@@ -151,7 +152,7 @@ impl<'t> Exclude<'t> {
             let mut seen = NameEntries::default();
             let mut at = 0;
             for window in windows(files, &reps) {
-                for lines in window_lines(files, window, threads, self) {
+                for lines in window_lines(files, window, threads, self, &mut Pass::none()) {
                     let names = &pages[at].1;
                     at += 1;
                     let Some(lines) = lines else { continue };

@@ -6,7 +6,7 @@
 
 use super::super::tests::entry_at;
 use super::super::{
-    keep_chunk_figures, line_pairs, LineFiles, LineSource, LineStats, LineTemplates,
+    keep_chunk_figures, line_pairs, LineFiles, LineSource, LineStats, LineTemplates, Reuse,
 };
 use crate::chunking::chunker::{Chunker, Cut, Method};
 use crate::formats::templates::TemplateSet;
@@ -53,7 +53,16 @@ fn pairs_of(
 ) -> (LineStats, Vec<Pair>) {
     let mut store = PairStore::new(1 << 20, None);
     let rows = LineFiles::of(files, src);
-    let st = line_pairs(&rows, src, templates, 2, memory, None, &mut store).unwrap();
+    let st = line_pairs(
+        &rows,
+        src,
+        templates,
+        2,
+        memory,
+        &Reuse::default(),
+        &mut store,
+    )
+    .unwrap();
     let pairs = keep_chunk_figures(store.finish().unwrap())
         .map(Result::unwrap)
         .collect();

@@ -93,6 +93,7 @@
 //! 117 MB alone, against 1.5-1.8 s and 75 MB for the files up to 4 KiB
 //! (docs/performance.md, *Line source on files of any size*).
 
+pub mod cache;
 mod exclude;
 mod join;
 mod order;
@@ -104,6 +105,7 @@ mod tests;
 use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
 use crate::formats::{percent, FileEntry, FileType, ViewKind};
+use cache::{Earlier, Keep, Pass};
 use exclude::Exclude;
 pub use exclude::LineTemplates;
 use order::{Interner, Loaded, Postings, Sketch};
@@ -151,6 +153,44 @@ pub struct LineStats {
     pub passes: u64,
     /// Lines of a site's theme left out ([`exclude`]).
     pub theme_lines: u64,
+    /// Contents whose lines came from the earlier run's line sets
+    /// ([`cache`]), not from their files.
+    pub taken: u64,
+}
+
+/// What the line source takes from an earlier run and keeps for the next.
+#[derive(Debug, Default)]
+pub struct Reuse<'a> {
+    /// A re-run's changed files ([`super::Changed`]): only the pairs with
+    /// one of them are looked for (the others are in the earlier run's
+    /// verified pairs).
+    pub only: Option<&'a super::Changed>,
+    /// The earlier run's line sets, taken instead of reading the files.
+    pub earlier: Option<Earlier>,
+    /// Where this run's line sets go: the path, the header, compressed.
+    pub keep: Option<(std::path::PathBuf, crate::formats::Params, bool)>,
+}
+
+impl Reuse<'_> {
+    /// A pass over all the contents: it takes and keeps.
+    fn whole_pass(&self) -> Result<Pass> {
+        Ok(Pass {
+            cursor: self.earlier.as_ref().map(Earlier::cursor),
+            keep: match &self.keep {
+                Some((path, params, compress)) => Some(Keep::create(path, params, *compress)?),
+                None => None,
+            },
+            taken: 0,
+        })
+    }
+
+    /// A pass over some of them (a group): it only takes.
+    fn group_pass(&self) -> Pass {
+        Pass {
+            cursor: self.earlier.as_ref().map(Earlier::cursor),
+            ..Pass::none()
+        }
+    }
 }
 
 /// A translation catalog: a source catalog by its name (`.po`, `.pot`), a
@@ -204,11 +244,13 @@ fn set_bytes(entries: u64, contents: u64, threads: usize) -> u64 {
 /// distinct line of a content), the contents are joined in groups (module
 /// doc): the same pairs.
 ///
-/// `only`: a re-run's changed files ([`super::Changed`]): only the pairs
-/// with one of them are looked for (the others are in the earlier run's
-/// verified pairs): an unchanged content is only looked up in the
+/// `reuse.only`: a re-run's changed files ([`super::Changed`]): only the
+/// pairs with one of them are looked for (the others are in the earlier
+/// run's verified pairs): an unchanged content is only looked up in the
 /// postings of the changed contents' prefixes, and a group without a
-/// changed content reads only the changed files after it.
+/// changed content reads only the changed files after it. `reuse.earlier`:
+/// the lines of the contents an earlier run kept are taken, not read;
+/// `reuse.keep`: this run's are written for the next ([`cache`]).
 ///
 /// `templates`: marked templates, cut out of every file read ([`exclude`]);
 /// the lines of a site's theme (`src.site_names`) are found first, within
@@ -219,7 +261,7 @@ pub fn line_pairs(
     templates: Option<&LineTemplates>,
     threads: usize,
     memory: u64,
-    only: Option<&super::Changed>,
+    reuse: &Reuse,
     out: &mut PairStore,
 ) -> Result<LineStats> {
     let reps = representatives(files);
@@ -234,14 +276,26 @@ pub fn line_pairs(
         files,
         src,
         threads,
-        only,
+        only: reuse.only,
         store: &store,
         ex: &ex,
     };
-    let stats = match load(files, &reps, threads, Some(memory), &ex) {
-        Some((set, unreadable)) => run.in_one(set, unreadable),
-        None => run.in_groups(reps, memory),
-    }?;
+    let mut pass = reuse.whole_pass()?;
+    let stats = match load(files, &reps, threads, Some(memory), &ex, &mut pass) {
+        Some((set, unreadable)) => {
+            let taken = pass.taken;
+            pass.keep.map(Keep::finish).transpose()?;
+            LineStats {
+                taken,
+                ..run.in_one(set, unreadable)?
+            }
+        }
+        // Over the memory: the keeping starts again with the count.
+        None => {
+            drop(pass);
+            run.in_groups(reps, memory, reuse)?
+        }
+    };
     Ok(LineStats {
         theme_lines,
         ..stats
@@ -263,19 +317,24 @@ fn representatives(files: &LineFiles) -> Vec<usize> {
     reps
 }
 
-/// The contents of `reps` read and interned in their order, and the
-/// files left out; `None` as soon as they hold more than `cap`.
+/// The contents of `reps` read (or taken, by `pass`) and interned in their
+/// order, and the files left out; `None` as soon as they hold more than
+/// `cap`.
 fn load(
     files: &LineFiles,
     reps: &[usize],
     threads: usize,
     cap: Option<u64>,
     ex: &Exclude,
+    pass: &mut Pass,
 ) -> Option<(Interner, u64)> {
     let mut set = Interner::default();
     let mut unreadable = 0u64;
     for window in windows(files, reps) {
-        for (&i, lines) in window.iter().zip(window_lines(files, window, threads, ex)) {
+        for (&i, lines) in window
+            .iter()
+            .zip(window_lines(files, window, threads, ex, pass))
+        {
             let Some(lines) = lines else {
                 unreadable += 1;
                 continue;
@@ -357,24 +416,28 @@ impl Run<'_, '_> {
             added: 0,
             passes: 1,
             theme_lines: 0,
+            taken: 0,
         })
     }
 
     /// Over the memory: the contents counted into a sketch of the lines'
     /// frequencies, cut into groups that fit, each group joined with
     /// itself and with the files after it (module doc).
-    fn in_groups(&self, reps: Vec<usize>, memory: u64) -> Result<LineStats> {
+    fn in_groups(&self, reps: Vec<usize>, memory: u64, reuse: &Reuse) -> Result<LineStats> {
         let mut sketch = Sketch::new((memory / 8).clamp(16 << 10, 64 << 20));
+        let mut pass = reuse.whole_pass()?;
         // (file, distinct lines, size) of each readable content, in
         // (size, id) order (sizes of the payloads with templates).
         let mut counted: Vec<(u32, u32, u64)> = Vec::with_capacity(reps.len());
         let mut unreadable = 0u64;
         for window in windows(self.files, &reps) {
-            for (&i, lines) in
-                window
-                    .iter()
-                    .zip(window_lines(self.files, window, self.threads, self.ex))
-            {
+            for (&i, lines) in window.iter().zip(window_lines(
+                self.files,
+                window,
+                self.threads,
+                self.ex,
+                &mut pass,
+            )) {
                 match &lines {
                     Some(l) => {
                         counted.push((i as u32, l.len().min(u32::MAX as usize) as u32, l.size))
@@ -386,12 +449,15 @@ impl Run<'_, '_> {
         }
         // Only the counts from here on (BYTES_PER_REP).
         drop(reps);
+        let taken = pass.taken;
+        pass.keep.map(Keep::finish).transpose()?;
         counted.sort_by_key(|&(i, _, size)| (size, self.files.id(i as usize)));
         let budget = memory.saturating_sub(sketch.bytes());
         let budget = budget - budget / 4;
         let mut stats = LineStats {
             contents: counted.len() as u64,
             unreadable,
+            taken,
             ..LineStats::default()
         };
         let mut from = 0;
@@ -413,7 +479,9 @@ impl Run<'_, '_> {
                 .iter()
                 .map(|&(i, ..)| i as usize)
                 .collect();
-            let (set, _) = load(self.files, &group, self.threads, None, self.ex).expect("no cap");
+            let mut pass = reuse.group_pass();
+            let (set, _) =
+                load(self.files, &group, self.threads, None, self.ex, &mut pass).expect("no cap");
             let set = set.finish(|h, _| sketch.get(h), self.src, true);
             let (c, p) = self.join(&set, Some(&later))?;
             stats.candidates += c;

@@ -4,6 +4,7 @@
 //! time, read by `-j` workers a window of files at a time, less what
 //! [`super::exclude`] leaves out.
 
+use super::cache::{key_of, Pass};
 use super::exclude::Exclude;
 use super::LineFiles;
 use crate::formats::FileEntry;
@@ -90,11 +91,8 @@ impl Counted {
         self.merged = self.v.len();
     }
 
-    fn finish(mut self, size: u64, e: &FileEntry, ex: &Exclude) -> Lines {
+    fn finish(mut self, size: u64) -> Lines {
         self.merge();
-        if ex.cuts_theme_of(e.content) {
-            self.v.retain(|l| !ex.is_theme(l.0));
-        }
         Lines {
             size,
             lines: self.v,
@@ -113,9 +111,20 @@ impl Counted {
 /// reads), else its bytes a [`BLOCK`] at a time; with templates, the
 /// payload of the whole file.
 pub(super) fn file_lines(e: &FileEntry, ex: &Exclude) -> FileLines {
-    file_lines_by(e, BLOCK, ex)
+    let mut lines = file_lines_by(e, BLOCK, ex)?;
+    cut_theme(e.content, &mut lines, ex);
+    Some(lines)
 }
 
+/// The lines of a site's theme left out of those of a page's content.
+fn cut_theme(content: u128, lines: &mut Lines, ex: &Exclude) {
+    if ex.cuts_theme_of(content) {
+        lines.lines.retain(|l| !ex.is_theme(l.0));
+    }
+}
+
+/// [`file_lines`] as the file gives them, a site's theme not cut (what a
+/// line sets file keeps), `block` bytes of a raw file read at a time.
 pub(super) fn file_lines_by(e: &FileEntry, block: usize, ex: &Exclude) -> FileLines {
     let viewed = !e.view.is_raw() || e.view.is_member();
     if viewed || ex.templates.is_some() {
@@ -144,7 +153,7 @@ pub(super) fn file_lines_by(e: &FileEntry, block: usize, ex: &Exclude) -> FileLi
             Some(_) => data.len() as u64,
             None => e.size,
         };
-        return Some(c.finish(size, e, ex));
+        return Some(c.finish(size));
     }
     let mut c = Counted::default();
     // The start of a line that a block cut.
@@ -165,7 +174,7 @@ pub(super) fn file_lines_by(e: &FileEntry, block: usize, ex: &Exclude) -> FileLi
     if !carry.is_empty() {
         c.line(&carry);
     }
-    Some(c.finish(e.size, e, ex))
+    Some(c.finish(e.size))
 }
 
 /// The bytes of the raw file `e`, `block` at a time, to `each`; `None`
@@ -225,28 +234,65 @@ pub(super) fn windows<'a>(
 
 /// [`file_lines`] of `reps`, in their order, over `threads` workers (file
 /// `i` of the window by worker `i % threads`: catalogs and small files
-/// spread over them).
+/// spread over them); with `pass`, the earlier run's lines of the
+/// contents it holds taken instead of reading them, and each content's
+/// lines kept for the next run ([`super::cache`]).
 pub(super) fn window_lines(
     files: &LineFiles,
     reps: &[usize],
     threads: usize,
     ex: &Exclude,
+    pass: &mut Pass,
 ) -> Vec<FileLines> {
-    let threads = threads.clamp(1, reps.len().max(1));
+    let mut got: Vec<FileLines> = vec![None; reps.len()];
+    let mut missed: Vec<usize> = Vec::with_capacity(reps.len());
+    for (k, &i) in reps.iter().enumerate() {
+        match pass.cursor.as_mut().and_then(|c| c.take(&key_of(files, i))) {
+            Some(lines) => {
+                pass.taken += 1;
+                got[k] = Some(lines);
+            }
+            None => missed.push(k),
+        }
+    }
+    let read = read_lines(files, reps, &missed, threads, ex);
+    for (k, lines) in missed.into_iter().zip(read) {
+        got[k] = lines;
+    }
+    for (lines, &i) in got.iter_mut().zip(reps) {
+        if let Some(l) = lines {
+            if let Some(keep) = pass.keep.as_mut() {
+                keep.push(&key_of(files, i), l);
+            }
+            cut_theme(files.content(i), l, ex);
+        }
+    }
+    got
+}
+
+/// The lines of the files `reps[k]` for each `k` of `which`, as the files
+/// give them, in that order, over `threads` workers.
+fn read_lines(
+    files: &LineFiles,
+    reps: &[usize],
+    which: &[usize],
+    threads: usize,
+    ex: &Exclude,
+) -> Vec<FileLines> {
+    let one = |k: &usize| file_lines_by(&files.entry(reps[*k]), BLOCK, ex);
+    let threads = threads.clamp(1, which.len().max(1));
     if threads == 1 {
-        return reps
-            .iter()
-            .map(|&i| file_lines(&files.entry(i), ex))
-            .collect();
+        return which.iter().map(one).collect();
     }
     let mut parts: Vec<Vec<FileLines>> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
-                    reps.iter()
+                    which
+                        .iter()
                         .skip(t)
                         .step_by(threads)
-                        .map(|&i| file_lines(&files.entry(i), ex))
+                        .map(one)
                         .collect::<Vec<_>>()
                 })
             })
@@ -257,7 +303,7 @@ pub(super) fn window_lines(
             .collect()
     });
     let mut iters: Vec<_> = parts.iter_mut().map(|p| p.drain(..)).collect();
-    (0..reps.len())
+    (0..which.len())
         .map(|k| iters[k % threads].next().expect("one result a file"))
         .collect()
 }

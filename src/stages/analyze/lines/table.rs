@@ -141,13 +141,18 @@ impl LineFiles {
         &self.pages
     }
 
+    /// Row `row`'s view.
+    pub fn view(&self, row: usize) -> FileView {
+        match self.views.binary_search_by_key(&(row as u32), |v| v.0) {
+            Ok(k) => self.views[k].1,
+            Err(_) => FileView::raw(self.sizes[row]),
+        }
+    }
+
     /// Row `row` as the file table has it (a text file).
     pub fn entry(&self, row: usize) -> FileEntry {
         let size = self.sizes[row];
-        let view = match self.views.binary_search_by_key(&(row as u32), |v| v.0) {
-            Ok(k) => self.views[k].1,
-            Err(_) => FileView::raw(size),
-        };
+        let view = self.view(row);
         let mut path = Vec::new();
         self.paths.get(row, &mut path);
         FileEntry {

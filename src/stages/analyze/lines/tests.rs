@@ -3,6 +3,7 @@
 //! merge, the least overlap, the streamed reading, and the rules kept
 //! from before (catalogs, long lines, fsim-verify's threshold).
 
+use super::cache::Pass;
 use super::exclude::Exclude;
 use super::join::overlap;
 use super::order::{kept, least_kept};
@@ -44,7 +45,12 @@ fn merge_keeps_chunk_figures_and_order() {
     );
 }
 
-fn source(max_size: Option<u64>, catalogs: bool, min_percent: f64, floor: f64) -> LineSource {
+pub(super) fn source(
+    max_size: Option<u64>,
+    catalogs: bool,
+    min_percent: f64,
+    floor: f64,
+) -> LineSource {
     LineSource {
         max_size,
         catalogs,
@@ -60,7 +66,7 @@ fn source(max_size: Option<u64>, catalogs: bool, min_percent: f64, floor: f64) -
 
 /// Files `fNN.EXT` written to a temporary folder, as the file table
 /// has them.
-fn table(dir: &Path, ext: &str, texts: &[Vec<u8>]) -> Vec<FileEntry> {
+pub(super) fn table(dir: &Path, ext: &str, texts: &[Vec<u8>]) -> Vec<FileEntry> {
     texts
         .iter()
         .enumerate()
@@ -98,7 +104,11 @@ fn run_with(
 ) -> (LineStats, Vec<(u32, u32)>) {
     let mut store = crate::stages::analyze::PairStore::new(1 << 20, None);
     let rows = LineFiles::of(files, src);
-    let st = line_pairs(&rows, src, None, threads, memory, only, &mut store).unwrap();
+    let reuse = Reuse {
+        only,
+        ..Reuse::default()
+    };
+    let st = line_pairs(&rows, src, None, threads, memory, &reuse, &mut store).unwrap();
     let pairs = keep_chunk_figures(store.finish().unwrap())
         .map(|p| p.map(|p| (p.a, p.b)).unwrap())
         .collect();
@@ -169,7 +179,7 @@ fn workers_read_the_files_in_their_order_and_count_each_line() {
     let reps: Vec<usize> = (0..files.len()).collect();
     let none = Exclude::default();
     let files = LineFiles::of(&files, &source(None, false, 30.0, 0.0));
-    let one = window_lines(&files, &reps, 1, &none);
+    let one = window_lines(&files, &reps, 1, &none, &mut Pass::none());
     assert!(one[4].is_none() && one.iter().filter(|l| l.is_none()).count() == 1);
     let lines = one[7].clone().unwrap();
     let counts: Vec<u32> = lines.lines.iter().map(|&(_, _, c)| c).collect();
@@ -177,7 +187,7 @@ fn workers_read_the_files_in_their_order_and_count_each_line() {
     assert_eq!(counts.len(), 3, "same, line 7, x");
     for threads in [2, 3, 16] {
         assert_eq!(
-            window_lines(&files, &reps, threads, &none),
+            window_lines(&files, &reps, threads, &none, &mut Pass::none()),
             one,
             "{threads}"
         );

@@ -1,0 +1,157 @@
+//! The earlier run's line sets: taken instead of reading the files, the
+//! same pairs; a changed content read; a file under other settings, or
+//! broken, not trusted.
+
+use super::super::tests::{source, table};
+use super::super::{keep_chunk_figures, line_pairs, LineFiles, LineSource, LineStats, Reuse};
+use super::{header, Earlier};
+use crate::formats::{FileEntry, Params};
+use crate::stages::analyze::{Pair, PairStore};
+use std::path::{Path, PathBuf};
+
+/// Catalog-like files: the same msgids, and the msgstrs of files 0-5
+/// shared, 6-11 their own, so the pairs are those of 0-5.
+fn catalogs(dir: &Path) -> Vec<FileEntry> {
+    let texts: Vec<Vec<u8>> = (0..12u32)
+        .map(|f| {
+            let lang = if f < 6 { 0 } else { f };
+            (0..200)
+                .map(|m| format!("msgid \"message {m}\"\nmsgstr \"traduction {m} {lang}\"\n\n"))
+                .collect::<String>()
+                .into_bytes()
+        })
+        .collect();
+    table(dir, "po", &texts)
+}
+
+fn src() -> LineSource {
+    source(Some(0), true, 60.0, 0.0)
+}
+
+fn run(files: &[FileEntry], memory: u64, reuse: &Reuse) -> (LineStats, Vec<Pair>) {
+    let mut store = PairStore::new(1 << 20, None);
+    let rows = LineFiles::of(files, &src());
+    let st = line_pairs(&rows, &src(), None, 2, memory, reuse, &mut store).unwrap();
+    let pairs = keep_chunk_figures(store.finish().unwrap())
+        .map(Result::unwrap)
+        .collect();
+    (st, pairs)
+}
+
+fn keeping(path: &Path) -> Reuse<'static> {
+    Reuse {
+        keep: Some((path.to_path_buf(), header(&Params::new()), true)),
+        ..Reuse::default()
+    }
+}
+
+fn taking(earlier: &Path, keep: Option<PathBuf>) -> Reuse<'static> {
+    let want = header(&Params::new());
+    Reuse {
+        earlier: Some(Earlier::open(earlier, &want).unwrap()),
+        keep: keep.map(|p| (p, want, true)),
+        ..Reuse::default()
+    }
+}
+
+/// The files removed after the first run: a run that still finds their
+/// pairs took their lines from the line sets, in one set and in groups,
+/// and writes the same line sets again.
+#[test]
+fn a_rerun_takes_the_earlier_lines_and_finds_the_same_pairs() {
+    let t = tempfile::tempdir().unwrap();
+    let files = catalogs(t.path());
+    let first_sets = t.path().join("lines.tsv");
+    let (first, pairs) = run(&files, 1 << 30, &keeping(&first_sets));
+    assert_eq!((first.contents, first.taken, pairs.len()), (12, 0, 15));
+    for e in &files {
+        std::fs::remove_file(std::str::from_utf8(&e.path).unwrap()).unwrap();
+    }
+    let (gone, none) = run(&files, 1 << 30, &Reuse::default());
+    assert_eq!((gone.unreadable, none.len()), (12, 0), "the files are gone");
+    // 256 KiB: the contents are joined in groups (they do not fit).
+    for memory in [1 << 30, 256 << 10] {
+        let again_sets = t.path().join(format!("again-{memory}.tsv"));
+        let (again, same) = run(
+            &files,
+            memory,
+            &taking(&first_sets, Some(again_sets.clone())),
+        );
+        assert_eq!(same, pairs, "{memory}");
+        assert_eq!(
+            (again.unreadable, again.taken),
+            (0, 12),
+            "{memory}: {again:?}"
+        );
+        assert_eq!(memory > 1 << 20, again.passes == 1, "{again:?}");
+        assert_eq!(
+            std::fs::read(&again_sets).unwrap(),
+            std::fs::read(&first_sets).unwrap(),
+            "{memory}"
+        );
+    }
+}
+
+/// A content that changed since is read from its file, the others taken:
+/// the pairs of a run from scratch on the changed files.
+#[test]
+fn a_changed_content_is_read_and_the_others_are_taken() {
+    let t = tempfile::tempdir().unwrap();
+    let mut files = catalogs(t.path());
+    let sets = t.path().join("lines.tsv");
+    run(&files, 1 << 30, &keeping(&sets));
+    // File 7 takes the translations of 0-5: it joins their pairs.
+    let path = std::str::from_utf8(&files[7].path).unwrap().to_string();
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(" 7\"", " 0\"");
+    std::fs::write(&path, &text).unwrap();
+    files[7] = super::super::tests::entry_at(7, Path::new(&path));
+    files[7].content = 1 << 100;
+    let (fresh, want) = run(&files, 1 << 30, &Reuse::default());
+    assert_eq!(want.len(), 21, "{want:?}");
+    let (again, pairs) = run(&files, 1 << 30, &taking(&sets, None));
+    assert_eq!(pairs, want);
+    assert_eq!((again.taken, again.unreadable), (11, 0), "{again:?}");
+    assert_eq!(again.candidates, fresh.candidates);
+}
+
+/// Line sets written under other settings are refused before any is
+/// taken; a broken line or a missing end stops the taking there, the
+/// files after it are read, and the pairs are the same.
+#[test]
+fn line_sets_under_other_settings_or_broken_are_not_trusted() {
+    let t = tempfile::tempdir().unwrap();
+    let files = catalogs(t.path());
+    let sets = t.path().join("lines.tsv");
+    let plain = Reuse {
+        keep: Some((sets.clone(), header(&Params::new()), false)),
+        ..Reuse::default()
+    };
+    let (_, want) = run(&files, 1 << 30, &plain);
+    let other = header(&Params::new().with("avg", 200));
+    let err = Earlier::open(&sets, &other).unwrap_err();
+    assert!(
+        err.contains("written under other settings") && err.contains("avg"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&sets).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 14, "header, 12 sets, trailer");
+    let cut = &lines[7][..40];
+    let broken = [
+        // A set's line cut short in the middle of the file.
+        [&lines[..7], &[cut], &lines[8..]].concat(),
+        // The end lost: every set is there, the trailer is missing.
+        lines[..13].to_vec(),
+    ];
+    for (n, l) in broken.iter().enumerate() {
+        let path = t.path().join(format!("broken-{n}.tsv"));
+        std::fs::write(&path, l.join("\n") + "\n").unwrap();
+        let (st, pairs) = run(&files, 1 << 30, &taking(&path, None));
+        assert_eq!(pairs, want, "{n}");
+        assert_eq!(st.unreadable, 0, "{n}");
+        let taken = if n == 0 { 6 } else { 12 };
+        assert_eq!(st.taken, taken, "{n}: {st:?}");
+    }
+}
