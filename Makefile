@@ -258,6 +258,9 @@ fsim_made = grep -qs 'created by fsim' $(1)/CACHEDIR.TAG
 dropping = $(and $(filter 1,$(DROP_PREVIOUS)),$(PREVIOUS))
 drop_bins = $(if $(dropping),{ ! $(call fsim_made,$(PREVIOUS)) || rm -f $(PREVIOUS)/bins.tsv $(PREVIOUS)/plan.tsv || :; } &&)
 drop_previous = $(if $(dropping),&& { [ $(PREVIOUS)/chunks.tsv -ef $@ ] || ! $(call fsim_made,$(PREVIOUS)) || rm -f $(PREVIOUS)/chunks.tsv || :; })
+# The earlier line sets, once the analysis took what it needed (kept when
+# they are this run's own file: a re-run in which nothing changed links them).
+drop_lines = $(if $(dropping),&& { [ $(PREVIOUS)/lines.tsv -ef $(WORK)/lines.tsv ] || ! $(call fsim_made,$(PREVIOUS)) || rm -f $(PREVIOUS)/lines.tsv || :; })
 PREV_CHUNKS = $(if $(and $(filter 1,$(DROP_PREVIOUS)),$(if $(wildcard $(PREVIOUS)/chunks.tsv),,gone)),,$(PREVIOUS))
 PREV_OPTS  = $(if $(PREV_CHUNKS),--previous $(PREV_CHUNKS)/files.tsv --previous-chunks $(PREV_CHUNKS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
@@ -380,7 +383,7 @@ endif
 # (other parameters, other chunks dropped, a lower MIN_PERCENT).
 ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/verified.tsv)),--previous-files $(PREVIOUS)/files.tsv --previous-verified $(PREVIOUS)/verified.tsv)
 $(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(TEMPLATES) $(if $(filter-out 0,$(VERIFY)),$(WORK)/verify-threshold) $(WORK)/settings/analyze | build
-	$(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) $(COMPRESS_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $<
+	$(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) $(COMPRESS_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $< $(drop_lines)
 
 # Exact similarity of the candidate pairs (line LCS for text), and with
 # REGIONS=1 their shared regions. PREVIOUS=<old work dir> with a

@@ -33,8 +33,16 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// The bytes of line sets of one size a pass holds at most (16 a line,
-/// 64 a set): the sets past it are read from their files.
+/// 64 a set), and an eighth of the line source's memory when that is
+/// less (taken from it: [`Reuse`](super::Reuse)): the sets past it are
+/// read from their files.
 pub const GROUP_BYTES: u64 = 32 << 20;
+
+/// What a pass holds of the earlier line sets, within the line source's
+/// `memory` ([`GROUP_BYTES`]).
+pub fn group_bytes(memory: u64) -> u64 {
+    (memory / 8).min(GROUP_BYTES)
+}
 
 /// The header of a line sets file: what decides a content's lines besides
 /// its bytes and view. `run` is the header of the line source's file
@@ -84,8 +92,9 @@ impl Earlier {
         &self.path
     }
 
-    /// A walk of the file from its start, for one pass.
-    pub fn cursor(&self) -> Cursor {
+    /// A walk of the file from its start, for one pass, holding at most
+    /// `cap` bytes of sets of one size.
+    pub fn cursor(&self, cap: u64) -> Cursor {
         let (reader, name) = match open_input(&self.path) {
             Ok((r, name)) => (Some(LineReader::new(r, name.clone())), name),
             Err(e) => {
@@ -96,6 +105,7 @@ impl Earlier {
         Cursor {
             reader,
             name,
+            cap,
             check: InputCheck::new(Kind::Lines, "sets"),
             seen: Digest::default(),
             pending: None,
@@ -116,6 +126,8 @@ fn warn(why: &str) {
 pub struct Cursor {
     reader: Option<LineReader<Box<dyn BufRead + Send>>>,
     name: String,
+    /// The most bytes of sets of one size held.
+    cap: u64,
     check: InputCheck,
     seen: Digest,
     /// The first set of a larger size than the group's.
@@ -156,7 +168,7 @@ impl Cursor {
                 return;
             }
             held += 64 + 16 * set.lines.len() as u64;
-            if set.key.size == size && held <= GROUP_BYTES {
+            if set.key.size == size && held <= self.cap {
                 self.group.insert(set.key, set);
             }
         }

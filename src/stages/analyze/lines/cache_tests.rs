@@ -10,18 +10,28 @@ use crate::stages::analyze::{Pair, PairStore};
 use std::path::{Path, PathBuf};
 
 /// Catalog-like files: the same msgids, and the msgstrs of files 0-5
-/// shared, 6-11 their own, so the pairs are those of 0-5.
-fn catalogs(dir: &Path) -> Vec<FileEntry> {
+/// shared, 6-11 their own, so the pairs are those of 0-5; with `sized`,
+/// each of its own size (a first line of its own), else 0-5 of one size.
+fn catalogs_of(dir: &Path, sized: bool) -> Vec<FileEntry> {
     let texts: Vec<Vec<u8>> = (0..12u32)
         .map(|f| {
             let lang = if f < 6 { 0 } else { f };
-            (0..200)
+            let first = if sized {
+                format!("# {}\n", "x".repeat(f as usize))
+            } else {
+                String::new()
+            };
+            let body: String = (0..200)
                 .map(|m| format!("msgid \"message {m}\"\nmsgstr \"traduction {m} {lang}\"\n\n"))
-                .collect::<String>()
-                .into_bytes()
+                .collect();
+            (first + &body).into_bytes()
         })
         .collect();
     table(dir, "po", &texts)
+}
+
+fn catalogs(dir: &Path) -> Vec<FileEntry> {
+    catalogs_of(dir, true)
 }
 
 fn src() -> LineSource {
@@ -154,4 +164,22 @@ fn line_sets_under_other_settings_or_broken_are_not_trusted() {
         let taken = if n == 0 { 6 } else { 12 };
         assert_eq!(st.taken, taken, "{n}: {st:?}");
     }
+}
+
+/// The sets of one size are held within an eighth of the line source's
+/// memory: six catalogs of one size (~6.5 KB of lines each) do not fit in
+/// the eighth of 256 KiB, so the ones past it are read from their files,
+/// and the pairs are the same.
+#[test]
+fn the_sets_of_one_size_past_the_memory_are_read_from_their_files() {
+    let t = tempfile::tempdir().unwrap();
+    let files = catalogs_of(t.path(), false);
+    let sets = t.path().join("lines.tsv");
+    let (_, want) = run(&files, 1 << 30, &keeping(&sets));
+    let (all, pairs) = run(&files, 1 << 30, &taking(&sets, None));
+    assert_eq!((pairs.len(), all.taken), (15, 12));
+    let (some, pairs) = run(&files, 256 << 10, &taking(&sets, None));
+    assert_eq!(pairs, want);
+    assert!((6..12).contains(&some.taken), "{some:?}");
+    assert_eq!(some.unreadable, 0);
 }

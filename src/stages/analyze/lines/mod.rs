@@ -172,10 +172,20 @@ pub struct Reuse<'a> {
 }
 
 impl Reuse<'_> {
-    /// A pass over all the contents: it takes and keeps.
-    fn whole_pass(&self) -> Result<Pass> {
+    /// The memory the earlier line sets take of the line source's
+    /// `memory` ([`cache::group_bytes`]).
+    fn held(&self, memory: u64) -> u64 {
+        match self.earlier {
+            Some(_) => cache::group_bytes(memory),
+            None => 0,
+        }
+    }
+
+    /// A pass over all the contents: it takes (holding at most `cap`
+    /// bytes of the earlier sets) and keeps.
+    fn whole_pass(&self, cap: u64) -> Result<Pass> {
         Ok(Pass {
-            cursor: self.earlier.as_ref().map(Earlier::cursor),
+            cursor: self.earlier.as_ref().map(|e| e.cursor(cap)),
             keep: match &self.keep {
                 Some((path, params, compress)) => Some(Keep::create(path, params, *compress)?),
                 None => None,
@@ -185,9 +195,9 @@ impl Reuse<'_> {
     }
 
     /// A pass over some of them (a group): it only takes.
-    fn group_pass(&self) -> Pass {
+    fn group_pass(&self, cap: u64) -> Pass {
         Pass {
-            cursor: self.earlier.as_ref().map(Earlier::cursor),
+            cursor: self.earlier.as_ref().map(|e| e.cursor(cap)),
             ..Pass::none()
         }
     }
@@ -271,6 +281,8 @@ pub fn line_pairs(
     }
     let theme_lines = ex.theme_lines();
     let memory = memory.saturating_sub(theme_lines * exclude::BYTES_PER_THEME_LINE);
+    let cap = reuse.held(memory);
+    let memory = memory - cap;
     let store = Mutex::new(out);
     let run = Run {
         files,
@@ -280,7 +292,7 @@ pub fn line_pairs(
         store: &store,
         ex: &ex,
     };
-    let mut pass = reuse.whole_pass()?;
+    let mut pass = reuse.whole_pass(cap)?;
     let stats = match load(files, &reps, threads, Some(memory), &ex, &mut pass) {
         Some((set, unreadable)) => {
             let taken = pass.taken;
@@ -293,7 +305,7 @@ pub fn line_pairs(
         // Over the memory: the keeping starts again with the count.
         None => {
             drop(pass);
-            run.in_groups(reps, memory, reuse)?
+            run.in_groups(reps, memory, reuse, cap)?
         }
     };
     Ok(LineStats {
@@ -423,9 +435,15 @@ impl Run<'_, '_> {
     /// Over the memory: the contents counted into a sketch of the lines'
     /// frequencies, cut into groups that fit, each group joined with
     /// itself and with the files after it (module doc).
-    fn in_groups(&self, reps: Vec<usize>, memory: u64, reuse: &Reuse) -> Result<LineStats> {
+    fn in_groups(
+        &self,
+        reps: Vec<usize>,
+        memory: u64,
+        reuse: &Reuse,
+        cap: u64,
+    ) -> Result<LineStats> {
         let mut sketch = Sketch::new((memory / 8).clamp(16 << 10, 64 << 20));
-        let mut pass = reuse.whole_pass()?;
+        let mut pass = reuse.whole_pass(cap)?;
         // (file, distinct lines, size) of each readable content, in
         // (size, id) order (sizes of the payloads with templates).
         let mut counted: Vec<(u32, u32, u64)> = Vec::with_capacity(reps.len());
@@ -479,7 +497,7 @@ impl Run<'_, '_> {
                 .iter()
                 .map(|&(i, ..)| i as usize)
                 .collect();
-            let mut pass = reuse.group_pass();
+            let mut pass = reuse.group_pass(cap);
             let (set, _) =
                 load(self.files, &group, self.threads, None, self.ex, &mut pass).expect("no cap");
             let set = set.finish(|h, _| sketch.get(h), self.src, true);
