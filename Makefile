@@ -215,6 +215,17 @@ REUSE = $(REUSE_TO) $@
 COMPRESS ?= 1
 COMPRESS_OPT = $(if $(filter 1,$(COMPRESS)),--compress)
 
+# LINE_SETS=1: the line source keeps each content's lines in
+# $(WORK)/lines.tsv, and a PREVIOUS= re-run takes the unchanged contents'
+# lines from the earlier one instead of reading their files (the same
+# pairs; an edited re-run 47 % -> 33 % of a run from scratch on 100,000
+# prose files). Off by default: the file is 0.10-0.20x the tree, and with
+# it a re-run of /usr/share/doc holds 1.17x the tree at its fullest,
+# over the scratch budget (docs/performance.md, "Re-runs and scratch
+# space"). It changes no output, so it is in no stage's settings.
+LINE_SETS ?= 0
+LINE_SETS_OPTS = $(if $(filter 1,$(LINE_SETS)),--lines-out $(WORK)/lines.tsv $(if $(wildcard $(PREVIOUS)/lines.tsv),--previous-lines $(PREVIOUS)/lines.tsv))
+
 ifeq ($(SORT),gnu)
 SORT_CMD = zstd -dcfq $< | LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK) -o $@.part && mv $@.part $@
 else
@@ -286,6 +297,7 @@ $(if $(filter 0 1,$(REGIONS)),,$(call expect,REGIONS,0 or 1))
 $(if $(filter-out 0 1,$(CATALOGS)),$(call expect,CATALOGS,0 or 1))
 $(if $(filter fsim gnu,$(SORT)),,$(call expect,SORT,fsim or gnu))
 $(if $(filter 0 1,$(COMPRESS)),,$(call expect,COMPRESS,0 or 1))
+$(if $(filter 0 1,$(LINE_SETS)),,$(call expect,LINE_SETS,0 or 1))
 $(if $(call is_count,$(SHARDS)),,$(call expect,SHARDS,a whole number of shards (1 or more)))
 $(if $(call is_count,$(JOBS)),,$(call expect,JOBS,a whole number of processes (1 or more)))
 endif
@@ -370,11 +382,9 @@ else
 # fsim-verify's figure) is under the threshold fsim-verify keeps pairs from.
 # It leaves out the lines of a site's theme and of the templates, as the
 # chunks did (fsim-partition's SITE_NAMES and TEMPLATES).
-#
-# Each content's lines, as the line source counted them, are kept in
-# $(WORK)/lines.tsv; with PREVIOUS= the contents its lines.tsv holds are
-# not read again (the same pairs; docs/pipeline.md, "The line source").
-LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR)) $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) --verify-min-percent $$(cat $(WORK)/verify-threshold) --lines-out $(WORK)/lines.tsv $(if $(wildcard $(PREVIOUS)/lines.tsv),--previous-lines $(PREVIOUS)/lines.tsv)
+# With LINE_SETS=1 (above) it keeps each content's lines and takes the
+# earlier run's (docs/pipeline.md, "The line source").
+LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR)) $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) --verify-min-percent $$(cat $(WORK)/verify-threshold) $(LINE_SETS_OPTS)
 endif
 # PREVIOUS=<old work dir> with a verified.tsv: only the pairs with a file
 # changed since are written (delta=1), and fsim-verify takes the others

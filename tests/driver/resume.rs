@@ -208,19 +208,8 @@ fn incremental_rerun_reads_only_changed_files() {
     same_files(
         &fresh,
         &inc,
-        &[
-            "files.tsv",
-            "chunks.tsv",
-            "lines.tsv",
-            "report.txt",
-            "report.json",
-        ],
+        &["files.tsv", "chunks.tsv", "report.txt", "report.json"],
     );
-    // The line source took every content's lines from the earlier run's
-    // lines.tsv but those of the edited file and the new one.
-    let (compared, taken) = line_source_counts(&err);
-    assert!(compared > 10, "{err}");
-    assert_eq!(taken, compared - 2, "{err}");
     // Sharded and incremental at once.
     let both = t.path().join("both");
     let err = ok(&make(&repo, &both, &[&prev, "SHARDS=3", "-j2"], &[]));
@@ -233,6 +222,68 @@ fn incremental_rerun_reads_only_changed_files() {
         .sum();
     assert_eq!(read, 2, "{err}");
     same_files(&fresh, &both, &["files.tsv", "chunks.tsv", "report.json"]);
+}
+
+/// `LINE_SETS=1`: the line source keeps each content's lines, and a
+/// re-run takes the unchanged contents' lines instead of reading their
+/// files: only the edited file and the new one are read, the line sets
+/// and reports are a fresh run's bytes. Off, nothing is kept or taken.
+/// With too little memory for the sets of one size, some are read. A
+/// re-run in which nothing changed links the earlier line sets; one with
+/// `DROP_PREVIOUS=1` removes them once the analysis took them.
+#[test]
+fn line_sets_let_a_rerun_read_only_the_changed_contents() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let on = ["LINE_SETS=1", "CAPACITY=16M"];
+    let run = |name: &str, prev: Option<&Path>, more: &[&str]| {
+        let w = t.path().join(name);
+        let p = prev.map(|p| format!("PREVIOUS={}", p.display()));
+        let vars: Vec<&str> = p
+            .iter()
+            .map(String::as_str)
+            .chain(more.iter().copied())
+            .collect();
+        (ok(&make(&repo, &w, &vars, &[])), w)
+    };
+    let (_, old) = run("old", None, &on);
+    assert!(old.join("lines.tsv").is_file());
+    let mut all: Vec<_> = walk_files(&repo);
+    all.sort();
+    let mut data = std::fs::read(&all[4]).unwrap();
+    data.extend_from_slice(b"one more line\n");
+    std::fs::write(&all[4], &data).unwrap();
+    std::fs::write(repo.join("zz-new.txt"), b"a new file\n").unwrap();
+    let (_, fresh) = run("fresh", None, &on);
+    let (err, inc) = run("inc", Some(&old), &on);
+    let (compared, taken) = line_source_counts(&err);
+    assert!(compared > 10, "{err}");
+    assert_eq!(taken, compared - 2, "{err}");
+    same_files(&fresh, &inc, &["lines.tsv", "report.txt", "report.json"]);
+    // Off (the default): nothing taken, nothing kept.
+    let (err, off) = run("off", Some(&old), &[]);
+    assert_eq!(line_source_counts(&err).1, 0, "{err}");
+    assert!(!off.join("lines.tsv").exists());
+    // 64K of CAPACITY: a few sets of one size do not fit and are read.
+    let (err, small) = run("small", Some(&old), &["LINE_SETS=1"]);
+    let (compared, taken) = line_source_counts(&err);
+    assert!(taken > compared / 2 && taken <= compared - 2, "{err}");
+    same_files(&fresh, &small, &["lines.tsv", "report.txt", "report.json"]);
+    // A file only touched: nothing changed, the earlier sets are linked.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    let f = std::fs::File::options().write(true).open(&all[4]).unwrap();
+    f.set_modified(later).unwrap();
+    let drop = [&on[..], &["DROP_PREVIOUS=1"]].concat();
+    let (_, touched) = run("touched", Some(&inc), &drop);
+    use std::os::unix::fs::MetadataExt;
+    let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    assert_eq!(ino(&inc.join("lines.tsv")), ino(&touched.join("lines.tsv")));
+    // Edited again, DROP_PREVIOUS=1: the earlier sets go once taken.
+    std::fs::write(repo.join("zz-new.txt"), b"a new file, edited\n").unwrap();
+    let (err, _) = run("again", Some(&touched), &drop);
+    let (compared, taken) = line_source_counts(&err);
+    assert_eq!(taken, compared - 1, "{err}");
+    assert!(!touched.join("lines.tsv").exists());
 }
 
 /// The contents fsim-analyze's line source compared, and those whose

@@ -261,13 +261,7 @@ fn first_and_fresh(tmp: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
 
 /// The re-run's outputs that must be a fresh run's bytes (the file table
 /// first: after files were only touched, its times differ).
-const FRESH_OUTPUTS: [&str; 5] = [
-    "files.tsv",
-    "verified.tsv",
-    "lines.tsv",
-    "report.txt",
-    "report.json",
-];
+const FRESH_OUTPUTS: [&str; 4] = ["files.tsv", "verified.tsv", "report.txt", "report.json"];
 
 /// `files` of the re-run `w` are the fresh run's bytes.
 fn assert_same_as(w: &Path, fresh: &Path, files: &[&str]) {
@@ -305,10 +299,6 @@ fn a_rerun_drops_the_earlier_records_once_its_own_are_written() {
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(said.contains("1 read"), "not one file read: {said}");
     assert!(!own.join("chunks.tsv").exists() && !own.join("bins.tsv").exists());
-    assert!(
-        !own.join("lines.tsv").exists(),
-        "the earlier line sets stayed"
-    );
     for f in ["files.tsv", "verified.tsv", "report.json"] {
         assert!(own.join(f).is_file(), "{f} was removed");
     }
@@ -346,10 +336,6 @@ fn a_rerun_drops_the_earlier_records_once_its_own_are_written() {
         None,
     );
     assert!(touched.join("chunks.tsv").is_file() && !touched.join("bins.tsv").exists());
-    // Nothing changed: the line sets are the earlier file, linked.
-    use std::os::unix::fs::MetadataExt;
-    let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
-    assert_eq!(ino(&touched.join("lines.tsv")), ino(&r3.join("lines.tsv")));
     assert!(r3.join("chunks.tsv").is_file() && r3.join("bins.tsv").is_file());
     assert_same_as(&r3, &fresh, &FRESH_OUTPUTS[1..]);
 }
@@ -368,7 +354,6 @@ fn a_rerun_removes_nothing_from_a_folder_fsim_did_not_make() {
         "plan.tsv",
         "files.tsv",
         "verified.tsv",
-        "lines.tsv",
     ];
     let untagged = tmp.path().join("mine");
     copy_folder(&first, &untagged);

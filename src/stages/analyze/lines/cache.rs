@@ -167,8 +167,11 @@ impl Cursor {
                 self.pending = Some(set);
                 return;
             }
+            if set.key.size < size {
+                continue;
+            }
             held += 64 + 16 * set.lines.len() as u64;
-            if set.key.size == size && held <= self.cap {
+            if held <= self.cap {
                 self.group.insert(set.key, set);
             }
         }
