@@ -88,10 +88,6 @@ impl Earlier {
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// A walk of the file from its start, for one pass, holding at most
     /// `cap` bytes of sets of one size.
     pub fn cursor(&self, cap: u64) -> Cursor {

@@ -246,8 +246,13 @@ pub(super) fn window_lines(
 ) -> Vec<FileLines> {
     let mut got: Vec<FileLines> = vec![None; reps.len()];
     let mut missed: Vec<usize> = Vec::with_capacity(reps.len());
-    for (k, &i) in reps.iter().enumerate() {
-        match pass.cursor.as_mut().and_then(|c| c.take(&key_of(files, i))) {
+    // The keys, found once a window when the pass takes or keeps sets.
+    let keys: Vec<_> = match pass.cursor.is_some() || pass.keep.is_some() {
+        true => reps.iter().map(|&i| key_of(files, i)).collect(),
+        false => Vec::new(),
+    };
+    for (k, key) in keys.iter().enumerate() {
+        match pass.cursor.as_mut().and_then(|c| c.take(key)) {
             Some(lines) => {
                 pass.taken += 1;
                 got[k] = Some(lines);
@@ -255,14 +260,17 @@ pub(super) fn window_lines(
             None => missed.push(k),
         }
     }
+    if keys.is_empty() {
+        missed.extend(0..reps.len());
+    }
     let read = read_lines(files, reps, &missed, threads, ex);
     for (k, lines) in missed.into_iter().zip(read) {
         got[k] = lines;
     }
-    for (lines, &i) in got.iter_mut().zip(reps) {
+    for (k, (lines, &i)) in got.iter_mut().zip(reps).enumerate() {
         if let Some(l) = lines {
             if let Some(keep) = pass.keep.as_mut() {
-                keep.push(&key_of(files, i), l);
+                keep.push(&keys[k], l);
             }
             cut_theme(files.content(i), l, ex);
         }
