@@ -215,16 +215,19 @@ REUSE = $(REUSE_TO) $@
 COMPRESS ?= 1
 COMPRESS_OPT = $(if $(filter 1,$(COMPRESS)),--compress)
 
-# LINE_SETS=1: the line source keeps each content's lines in
+# LINE_SETS: the line source keeps each content's lines in
 # $(WORK)/lines.tsv, and a PREVIOUS= re-run takes the unchanged contents'
 # lines from the earlier one instead of reading their files (the same
 # pairs; an edited re-run 47 % -> 33 % of a run from scratch on 100,000
-# prose files). Off by default: the file is 0.10-0.20x the tree, and with
-# it a re-run of /usr/share/doc holds 1.17x the tree at its fullest,
-# over the scratch budget (docs/performance.md, "Re-runs and scratch
-# space"). It changes no output, so it is in no stage's settings.
-LINE_SETS ?= 0
-LINE_SETS_OPTS = $(if $(filter 1,$(LINE_SETS)),--lines-out $(WORK)/lines.tsv $(if $(wildcard $(PREVIOUS)/lines.tsv),--previous-lines $(PREVIOUS)/lines.tsv))
+# prose files). The file is 0.10-0.20x the tree; a re-run holds it beside
+# both runs' chunk records, so auto (the default) keeps it only when it,
+# with twice the chunk records, takes at most 4/5 of the tree (on
+# /usr/share/doc, whose gzip manuals make records of 0.46x the tree, it
+# does not): the re-run stays within the scratch budget (docs/performance.md,
+# "Re-runs and scratch space"). 1 keeps it always, 0 never. It changes no
+# output, so it is in no stage's settings.
+LINE_SETS ?= auto
+LINE_SETS_OPTS = $(if $(filter 1 auto,$(LINE_SETS)),--lines-out $(WORK)/lines.tsv $(if $(filter auto,$(LINE_SETS)),--lines-room-beside $(WORK)/chunks.tsv) $(if $(wildcard $(PREVIOUS)/lines.tsv),--previous-lines $(PREVIOUS)/lines.tsv))
 
 ifeq ($(SORT),gnu)
 SORT_CMD = zstd -dcfq $< | LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK) -o $@.part && mv $@.part $@
@@ -297,7 +300,7 @@ $(if $(filter 0 1,$(REGIONS)),,$(call expect,REGIONS,0 or 1))
 $(if $(filter-out 0 1,$(CATALOGS)),$(call expect,CATALOGS,0 or 1))
 $(if $(filter fsim gnu,$(SORT)),,$(call expect,SORT,fsim or gnu))
 $(if $(filter 0 1,$(COMPRESS)),,$(call expect,COMPRESS,0 or 1))
-$(if $(filter 0 1,$(LINE_SETS)),,$(call expect,LINE_SETS,0 or 1))
+$(if $(filter 0 1 auto,$(LINE_SETS)),,$(call expect,LINE_SETS,0, 1 or auto))
 $(if $(call is_count,$(SHARDS)),,$(call expect,SHARDS,a whole number of shards (1 or more)))
 $(if $(call is_count,$(JOBS)),,$(call expect,JOBS,a whole number of processes (1 or more)))
 endif

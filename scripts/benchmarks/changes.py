@@ -114,6 +114,9 @@ def one_tree(bench, key, label, src):
     w = {n: os.path.join(d, n) for n in ("first", "edit", "scratch", "edit_drop", "touch", "touch_drop", "scratch2")}
     log(f"changes: {label}: the first run")
     r = {"label": label, "source": src, "first": peak_run(bench, repo, w["first"])}
+    # LINE_SETS=auto: whether the first run kept its line sets, and their size.
+    lines = os.path.join(w["first"], "lines.tsv")
+    r["lines_bytes"] = os.path.getsize(lines) if os.path.exists(lines) else None
     r["edited"], r["files"] = change(repo, "edit")
     r["edit"] = peak_run(bench, repo, w["edit"], [w["first"]], [f"PREVIOUS={w['first']}"])
     r["scratch"] = peak_run(bench, repo, w["scratch"])

@@ -451,6 +451,25 @@ def changes_verdict(done):
             f"Work folders within 1× the tree at their fullest: {say(peaks_in)}. Over it: {say(peaks_over)}.")
 
 
+def lines_kept(done):
+    """Which trees' first runs kept their line sets (LINE_SETS=auto), and
+    their size against the tree; "" when the data predates the record."""
+    kept, not_kept = [], []
+    for t in done:
+        if "lines_bytes" not in t:
+            return ""
+        b, tree = t["lines_bytes"], t["first"]["repository_bytes"]
+        if b is None:
+            not_kept.append(t["label"])
+        else:
+            kept.append(f"{t['label']} ({b / 1e6:.1f} MB, {b / tree:.2f}× the tree)")
+    say = lambda xs: "; ".join(xs) if xs else "none"  # noqa: E731
+    return (f"Line sets kept by the first run (`LINE_SETS=auto`, the default: kept when twice the chunk "
+            f"records and the line sets take at most 4/5 of the tree), so that the re-runs took the "
+            f"unchanged contents' lines instead of reading them: {say(kept)}. Not kept, every file read "
+            f"again by the line source: {say(not_kept)}.")
+
+
 def changes_section(data):
     """The section "Re-runs and scratch space" ("" without its data)."""
     d = data["sections"].get("changes")
@@ -463,4 +482,4 @@ def changes_section(data):
         compared=", ".join(f"`{f}`" for f in d.get("compared", ("report.*", "verified.tsv"))),
         rerun_rows="\n".join(r for t in done for r in change_rows(t)),
         scratch_rows="\n".join(r for t in done for r in scratch_rows(t)), skipped=skipped,
-        verdict=changes_verdict(done))
+        verdict=changes_verdict(done), lines_kept=lines_kept(done))

@@ -122,6 +122,18 @@ class Section(unittest.TestCase):
         self.assertIn("Over it: the releases edited (1.20×); the releases touched, `DROP_PREVIOUS=1` (as fsim "
                       "re-runs) (1.10×).", text)
 
+    def test_which_trees_kept_their_line_sets_is_said(self):
+        def tree_of(label, lines):
+            return {"label": label, "files": 10, "edited": 1, "touched": 1, "first": run(20, 30, 50e6),
+                    "edit": run(8, 10, 60e6), "scratch": run(20, 40, 50e6), "touch": run(2, 3, 60e6),
+                    "scratch2": run(20, 40, 50e6), "edit_differs": [], "touch_differs": [], "lines_bytes": lines}
+        text = self.section([tree_of("the releases", 12e6), tree_of("`/usr/share/doc`", None)])
+        self.assertIn(": the releases (12.0 MB, 0.12× the tree). Not kept, every file read again by the line "
+                      "source: `/usr/share/doc`.", text)
+        older = tree_of("the releases", 12e6)
+        del older["lines_bytes"]
+        self.assertNotIn("Line sets kept", self.section([older]))
+
     def test_no_data_no_section(self):
         self.assertEqual(render.changes_section({"meta": META, "knobs": KNOBS, "sections": {}}), "")
 

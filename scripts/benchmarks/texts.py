@@ -529,6 +529,8 @@ ${scratch_rows}
 ${skipped}
 ${verdict}
 
+${lines_kept}
+
 The machine's load during the runs moves the wall times; the CPU shares
 are steadier. Earlier measurements of both (the edited re-run stage by
 stage, a new collection against a case with `AGAINST=`, the codec, what

@@ -133,6 +133,14 @@ struct Args {
     /// (chunking, templates) is not used, and stderr says why
     #[arg(long, value_name = "FILE", conflicts_with = "line_pairs_from")]
     previous_lines: Option<PathBuf>,
+    /// With --lines-out: keep the line sets only when they, with twice
+    /// FILE (this run's chunk records: the next re-run holds its own
+    /// beside them), take at most 4/5 of the repository's bytes (the file
+    /// table's files), so that the re-run's work folder stays within the
+    /// repository's size; else none are written, and stderr says so.
+    /// `make report` gives its chunks.tsv (LINE_SETS=auto, the default)
+    #[arg(long, value_name = "FILE", requires = "lines_out")]
+    lines_room_beside: Option<PathBuf>,
     /// The threshold fsim-verify will keep pairs from (its --min-percent;
     /// default: its default). The line source writes no pair whose line
     /// overlap, an upper bound of fsim-verify's figure, is under it (of the
@@ -252,6 +260,7 @@ fn main() -> ExitCode {
         templates: a.templates,
         lines_out: a.lines_out,
         previous_lines: a.previous_lines,
+        lines_room_beside: a.lines_room_beside,
     };
     cli::run("fsim-analyze", || run(&cfg))
 }

@@ -204,9 +204,9 @@ pub const SETTINGS: &[Setting] = &[
         .help("an earlier work folder: only the files that changed are read again"),
     s("DROP_PREVIOUS", &[], BIT_OR_UNSET, None)
         .help("1: PREVIOUS's bins removed before the chunking, its chunk records once this run's are written (a folder fsim made: fsim's own re-run)"),
-    s("LINE_SETS", &[], Some((Expect::OneOf(&["0", "1"]), false)), None)
-        .default("0")
-        .help("1: keep each content's lines (lines.tsv, 0.10-0.20x the tree), so that a re-run reads only the changed files in the analysis too"),
+    s("LINE_SETS", &[], Some((Expect::OneOf(&["0", "1", "auto"]), false)), None)
+        .default("auto")
+        .help("keep each content's lines (lines.tsv, 0.10-0.20x the tree), so that a re-run reads only the changed files in the analysis too: auto when they leave the re-run within the tree's size, 1 always, 0 never"),
     s(
         "SORT",
         &[],

@@ -486,6 +486,20 @@ impl Output {
         Ok(())
     }
 
+    /// The bytes in the temp file so far (compressed, when the output is):
+    /// what the output takes on disk, short of what its buffers and zstd's
+    /// worker still hold. 0 for standard output, a device or a FIFO.
+    pub fn bytes_on_disk(&self) -> u64 {
+        let sink = self.inner.as_ref().map(|w| match w.get_ref() {
+            Sink::Zstd(z) => z.get_ref(),
+            s => s,
+        });
+        match sink {
+            Some(Sink::Temp(t)) => t.written,
+            _ => 0,
+        }
+    }
+
     /// True when nothing is renamed at the end (standard output, a device
     /// or a FIFO): the output is visible while it is written.
     pub fn is_stdout(&self) -> bool {

@@ -227,7 +227,8 @@ fn incremental_rerun_reads_only_changed_files() {
 /// `LINE_SETS=1`: the line source keeps each content's lines, and a
 /// re-run takes the unchanged contents' lines instead of reading their
 /// files: only the edited file and the new one are read, the line sets
-/// and reports are a fresh run's bytes. Off, nothing is kept or taken.
+/// and reports are a fresh run's bytes. Off (`LINE_SETS=0`), nothing is
+/// kept or taken.
 /// With too little memory for the sets of one size, some are read. A
 /// re-run in which nothing changed links the earlier line sets; one with
 /// `DROP_PREVIOUS=1` removes them once the analysis took them.
@@ -260,8 +261,8 @@ fn line_sets_let_a_rerun_read_only_the_changed_contents() {
     assert!(compared > 10, "{err}");
     assert_eq!(taken, compared - 2, "{err}");
     same_files(&fresh, &inc, &["lines.tsv", "report.txt", "report.json"]);
-    // Off (the default): nothing taken, nothing kept.
-    let (err, off) = run("off", Some(&old), &[]);
+    // Off: nothing taken, nothing kept.
+    let (err, off) = run("off", Some(&old), &["LINE_SETS=0"]);
     assert_eq!(line_source_counts(&err).1, 0, "{err}");
     assert!(!off.join("lines.tsv").exists());
     // 64K of CAPACITY: a few sets of one size do not fit and are read.

@@ -389,3 +389,74 @@ fn a_rerun_removes_nothing_from_a_folder_fsim_did_not_make() {
         assert_same_as(&w, &fresh, &FRESH_OUTPUTS);
     }
 }
+
+/// `LINE_SETS=auto` (the default) keeps the line sets where a re-run
+/// holding them beside both runs' chunk records stays within the tree:
+/// twice the records with the line sets within 4/5 of it. On the same
+/// texts gzip-compressed (a third of the bytes, the same records: the
+/// views are the texts) they would not fit, and none are written; the
+/// re-run reads every file, with the same reports. `LINE_SETS=1` keeps
+/// them whatever their size.
+#[test]
+fn line_sets_are_kept_only_where_a_rerun_stays_within_the_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(tmp.path(), &[]);
+    let size = |p: PathBuf| std::fs::metadata(p).unwrap().len();
+    let plain = tmp.path().join("plain");
+    run_ok(make_report_cmd(&repo, &plain, &[]), None);
+    let tree = tree_bytes(&repo);
+    let (records, lines) = (
+        size(plain.join("chunks.tsv")),
+        size(plain.join("lines.tsv")),
+    );
+    assert!(
+        2 * records + lines <= tree / 5 * 4,
+        "{records} {lines} {tree}"
+    );
+
+    let gz = tmp.path().join("gz");
+    let mut c = std::process::Command::new("cp");
+    c.arg("-a").arg(&repo).arg(&gz);
+    run_ok(c, None);
+    let mut c = std::process::Command::new("gzip");
+    c.arg("-rn").arg(&gz);
+    run_ok(c, None);
+    let work = tmp.path().join("work");
+    let o = run_ok(make_report_cmd(&gz, &work, &[]), None);
+    let said = String::from_utf8_lossy(&o.stderr);
+    let tree = tree_bytes(&gz);
+    assert!(
+        2 * size(work.join("chunks.tsv")) > tree / 5 * 4,
+        "not the test's case: {} of records for a tree of {tree}",
+        size(work.join("chunks.tsv"))
+    );
+    assert!(!work.join("lines.tsv").exists(), "{said}");
+    assert!(
+        said.contains("fsim-analyze: line sets not kept: they took more than their room"),
+        "{said}"
+    );
+    // The re-run after an edit: every file read by the line source, the
+    // reports a fresh run's.
+    let edited = walk_files(&gz).into_iter().min().unwrap();
+    let mut c = std::process::Command::new("sh");
+    c.arg("-c").arg(format!(
+        "gzip -dc '{0}' > '{0}.txt' && echo one more line >> '{0}.txt' && gzip -nc '{0}.txt' > '{0}' && rm '{0}.txt'",
+        edited.display()
+    ));
+    run_ok(c, None);
+    let prev = format!("PREVIOUS={}", work.display());
+    let rerun = tmp.path().join("rerun");
+    let o = run_ok(make_report_cmd(&gz, &rerun, &[&prev]), None);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(!said.contains("taken from the earlier line sets"), "{said}");
+    let fresh = tmp.path().join("fresh");
+    run_ok(make_report_cmd(&gz, &fresh, &["LINE_SETS=1"]), None);
+    assert!(fresh.join("lines.tsv").is_file());
+    for f in ["report.txt", "report.json"] {
+        assert_eq!(
+            std::fs::read(rerun.join(f)).unwrap(),
+            std::fs::read(fresh.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}

@@ -138,6 +138,10 @@ pub struct Config {
     /// An earlier run's (`--previous-lines`): the contents it holds are
     /// not read again.
     pub previous_lines: Option<PathBuf>,
+    /// The chunk records whose size, twice, with the line sets', must stay
+    /// within 4/5 of the repository's bytes for the line sets to be kept
+    /// (`--lines-room-beside`; [`lines_room`]).
+    pub lines_room_beside: Option<PathBuf>,
 }
 
 /// How the line source runs: in this process over the file table (as
@@ -339,12 +343,40 @@ fn line_reuse<'a>(
             })
             .ok()
     });
-    let keep = cfg.lines_out.clone().map(|p| (p, header, cfg.compress));
+    let keep = cfg.lines_out.clone().map(|path| lines::KeepTo {
+        path,
+        params: header,
+        compress: cfg.compress,
+        room: lines_room(cfg),
+    });
     lines::Reuse {
         only,
         earlier,
         keep,
     }
+}
+
+/// The most bytes this run's line sets may take (`--lines-room-beside`):
+/// 4/5 of the repository's bytes less twice the chunk records'. A re-run's
+/// work folder is fullest while it writes its chunk records beside the
+/// earlier run's, or while it holds its records, their sorted copy and
+/// the partition (about as large again): twice the records, with the
+/// earlier line sets, the reports and the bins in the last fifth.
+/// Measured: the line sets are 0.10-0.20x a tree, the chunk records
+/// 0.19-0.46x (docs/performance.md, "Re-runs and scratch space"). `None`
+/// without the flag, or when the file table or the records cannot be
+/// read (the stages reading them say why): no bound.
+fn lines_room(cfg: &Config) -> Option<u64> {
+    let (chunks, files) = (cfg.lines_room_beside.as_deref()?, cfg.files.as_deref()?);
+    let records = std::fs::metadata(chunks).ok()?.len();
+    let mut repository = 0u64;
+    crate::formats::files::scan_file_table(files, &mut |e| {
+        if !e.view.is_member() {
+            repository += e.view.raw_size;
+        }
+    })
+    .ok()?;
+    Some((repository / 5 * 4).saturating_sub(2 * records))
 }
 
 /// A re-run in which no file changed: the line source does not run, and
@@ -476,6 +508,11 @@ fn line_memory(capacity: u64, table: &LineFiles) -> u64 {
 
 /// The line source's line of the summary on stderr.
 fn line_source_line(st: &LineStats) {
+    if let Some(lines::Kept::OverRoom(room)) = st.kept {
+        crate::cli::stderr_line(format_args!(
+            "fsim-analyze: line sets not kept: they took more than their room of {room} bytes (4/5 of the repository less twice its chunk records); the next re-run reads every file"
+        ));
+    }
     crate::cli::stderr_line(format_args!(
         "fsim-analyze: line source: {} contents compared ({} unreadable or changed{}){}, {} candidates merged, {} pairs, {} not found by the chunks{}",
         st.contents,

@@ -238,19 +238,48 @@ impl Pass {
 /// This run's line sets file, written as the first whole pass reads or
 /// takes each content's lines. A write that fails stops the writing; the
 /// error comes back from [`Keep::finish`].
+///
+/// With a `room` (`--lines-room-beside`), the file is given up as soon as
+/// it takes more on disk than that, and removed: the next re-run's work
+/// folder would hold it beside both runs' chunk records, over the scratch
+/// budget (docs/performance.md, "Re-runs and scratch space"). A run without
+/// line sets only reads every file again.
 pub struct Keep {
-    out: Output,
+    out: Option<Output>,
+    path: PathBuf,
+    room: Option<u64>,
     buf: Vec<u8>,
     seen: Digest,
     failed: Option<crate::Error>,
 }
 
+/// What became of this run's line sets ([`Keep::finish`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    Written,
+    /// Given up, past their room (in bytes).
+    OverRoom(u64),
+}
+
+/// Where a run's line sets go and what bounds them ([`Keep::create`]).
+#[derive(Debug, Clone)]
+pub struct KeepTo {
+    pub path: PathBuf,
+    /// Their header ([`header`]).
+    pub params: Params,
+    pub compress: bool,
+    /// The most bytes they may take on disk; `None`: no bound.
+    pub room: Option<u64>,
+}
+
 impl Keep {
-    pub fn create(path: &Path, params: &Params, compress: bool) -> Result<Keep> {
+    pub fn create(to: &KeepTo) -> Result<Keep> {
         let mut buf = Vec::with_capacity(1 << 16);
-        write_header(Kind::Lines, params, &mut buf);
+        write_header(Kind::Lines, &to.params, &mut buf);
         Ok(Keep {
-            out: Output::create_records(Some(path), compress)?,
+            out: Some(Output::create_records(Some(&to.path), to.compress)?),
+            path: to.path.clone(),
+            room: to.room,
             buf,
             seen: Digest::default(),
             failed: None,
@@ -260,6 +289,9 @@ impl Keep {
     /// The lines of the content `key` (before any theme is cut: the theme
     /// is the run's, not the content's).
     pub(super) fn push(&mut self, key: &LineSetKey, lines: &Lines) {
+        let Some(out) = self.out.as_mut() else {
+            return;
+        };
         if self.failed.is_some() {
             return;
         }
@@ -268,24 +300,49 @@ impl Keep {
         let line = &self.buf[start..self.buf.len() - 1];
         self.seen.add_mix(LineSet::mix(line, key.content));
         if self.buf.len() >= 1 << 16 {
-            if let Err(e) = self.out.write_all(&self.buf) {
+            if let Err(e) = out.write_all(&self.buf) {
                 self.failed = Some(e);
             }
             self.buf.clear();
+            if self.room.is_some_and(|r| out.bytes_on_disk() > r) {
+                self.give_up();
+            }
         }
     }
 
-    pub fn finish(mut self) -> Result<()> {
+    /// Past the room: the temp file goes, and so does an older file of
+    /// this name (an earlier run's in this folder, which the next re-run
+    /// would otherwise take as this run's).
+    fn give_up(&mut self) {
+        self.out = None;
+        self.buf = Vec::new();
+        let _ = std::fs::remove_file(&self.path);
+    }
+
+    pub fn finish(mut self) -> Result<Kept> {
         if let Some(e) = self.failed {
             return Err(e);
         }
+        let Some(mut out) = self.out.take() else {
+            return Ok(Kept::OverRoom(self.room.unwrap_or(0)));
+        };
         write_trailer(
             Kind::Lines,
             &crate::formats::digest_params(&self.seen, "sets"),
             &mut self.buf,
         );
-        self.out.write_all(&self.buf)?;
-        self.out.finish()
+        out.write_all(&self.buf)?;
+        out.finish()?;
+        let Some(room) = self.room else {
+            return Ok(Kept::Written);
+        };
+        // The last bytes were still in zstd's worker at the last look.
+        let size = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        if size > room {
+            let _ = std::fs::remove_file(&self.path);
+            return Ok(Kept::OverRoom(room));
+        }
+        Ok(Kept::Written)
     }
 }
 

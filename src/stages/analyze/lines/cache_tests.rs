@@ -4,7 +4,7 @@
 
 use super::super::tests::{source, table};
 use super::super::{keep_chunk_figures, line_pairs, LineFiles, LineSource, LineStats, Reuse};
-use super::{header, Earlier};
+use super::{header, Earlier, KeepTo, Kept};
 use crate::formats::{FileEntry, Params};
 use crate::stages::analyze::{Pair, PairStore};
 use std::path::{Path, PathBuf};
@@ -48,9 +48,18 @@ fn run(files: &[FileEntry], memory: u64, reuse: &Reuse) -> (LineStats, Vec<Pair>
     (st, pairs)
 }
 
+fn keep_to(path: &Path, compress: bool, room: Option<u64>) -> KeepTo {
+    KeepTo {
+        path: path.to_path_buf(),
+        params: header(&Params::new()),
+        compress,
+        room,
+    }
+}
+
 fn keeping(path: &Path) -> Reuse<'static> {
     Reuse {
-        keep: Some((path.to_path_buf(), header(&Params::new()), true)),
+        keep: Some(keep_to(path, true, None)),
         ..Reuse::default()
     }
 }
@@ -59,7 +68,7 @@ fn taking(earlier: &Path, keep: Option<PathBuf>) -> Reuse<'static> {
     let want = header(&Params::new());
     Reuse {
         earlier: Some(Earlier::open(earlier, &want).unwrap()),
-        keep: keep.map(|p| (p, want, true)),
+        keep: keep.map(|p| keep_to(&p, true, None)),
         ..Reuse::default()
     }
 }
@@ -135,7 +144,7 @@ fn line_sets_under_other_settings_or_broken_are_not_trusted() {
     let files = catalogs(t.path());
     let sets = t.path().join("lines.tsv");
     let plain = Reuse {
-        keep: Some((sets.clone(), header(&Params::new()), false)),
+        keep: Some(keep_to(&sets, false, None)),
         ..Reuse::default()
     };
     let (_, want) = run(&files, 1 << 30, &plain);
@@ -182,4 +191,46 @@ fn the_sets_of_one_size_past_the_memory_are_read_from_their_files() {
     assert_eq!(pairs, want);
     assert!((6..12).contains(&some.taken), "{some:?}");
     assert_eq!(some.unreadable, 0);
+}
+
+/// Line sets past their room are given up, in one set and in groups (a
+/// stale file of the name removed too), with the same pairs; within it
+/// they are written. The room bounds what is on disk, compressed.
+#[test]
+fn line_sets_past_their_room_are_not_kept() {
+    let t = tempfile::tempdir().unwrap();
+    let files = catalogs(t.path());
+    let sets = t.path().join("lines.tsv");
+    let (all, pairs) = run(&files, 1 << 30, &keeping(&sets));
+    assert_eq!(all.kept, Some(Kept::Written));
+    let size = std::fs::metadata(&sets).unwrap().len();
+    for memory in [1 << 30, 256 << 10] {
+        for (room, kept) in [(size - 1, Kept::OverRoom(size - 1)), (size, Kept::Written)] {
+            let out = t.path().join("again.tsv");
+            std::fs::write(&out, "an earlier run's\n").unwrap();
+            let reuse = Reuse {
+                keep: Some(keep_to(&out, true, Some(room))),
+                ..Reuse::default()
+            };
+            let (st, same) = run(&files, memory, &reuse);
+            assert_eq!((st.kept, &same), (Some(kept), &pairs), "{memory} {room}");
+            match kept {
+                Kept::Written => {
+                    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&sets).unwrap())
+                }
+                Kept::OverRoom(_) => assert!(!out.exists(), "{memory}: removed"),
+            }
+        }
+    }
+    // Far past it: given up while written, never more than a window on disk.
+    let out = t.path().join("small.tsv");
+    let reuse = Reuse {
+        keep: Some(keep_to(&out, false, Some(10))),
+        ..Reuse::default()
+    };
+    assert_eq!(
+        run(&files, 1 << 30, &reuse).0.kept,
+        Some(Kept::OverRoom(10))
+    );
+    assert!(!out.exists());
 }

@@ -106,6 +106,7 @@ use super::{Pair, PairStore, Thresholds};
 use crate::error::Result;
 use crate::formats::{percent, FileEntry, FileType, ViewKind};
 use cache::{Earlier, Keep, Pass};
+pub use cache::{KeepTo, Kept};
 use exclude::Exclude;
 pub use exclude::LineTemplates;
 use order::{Interner, Loaded, Postings, Sketch};
@@ -156,6 +157,8 @@ pub struct LineStats {
     /// Contents whose lines came from the earlier run's line sets
     /// ([`cache`]), not from their files.
     pub taken: u64,
+    /// What became of this run's line sets (`None`: none were asked for).
+    pub kept: Option<Kept>,
 }
 
 /// What the line source takes from an earlier run and keeps for the next.
@@ -168,7 +171,7 @@ pub struct Reuse<'a> {
     /// The earlier run's line sets, taken instead of reading the files.
     pub earlier: Option<Earlier>,
     /// Where this run's line sets go: the path, the header, compressed.
-    pub keep: Option<(std::path::PathBuf, crate::formats::Params, bool)>,
+    pub keep: Option<KeepTo>,
 }
 
 impl Reuse<'_> {
@@ -187,7 +190,7 @@ impl Reuse<'_> {
         Ok(Pass {
             cursor: self.earlier.as_ref().map(|e| e.cursor(cap)),
             keep: match &self.keep {
-                Some((path, params, compress)) => Some(Keep::create(path, params, *compress)?),
+                Some(to) => Some(Keep::create(to)?),
                 None => None,
             },
             taken: 0,
@@ -296,9 +299,10 @@ pub fn line_pairs(
     let stats = match load(files, &reps, threads, Some(memory), &ex, &mut pass) {
         Some((set, unreadable)) => {
             let taken = pass.taken;
-            pass.keep.map(Keep::finish).transpose()?;
+            let kept = pass.keep.map(Keep::finish).transpose()?;
             LineStats {
                 taken,
+                kept,
                 ..run.in_one(set, unreadable)?
             }
         }
@@ -429,6 +433,7 @@ impl Run<'_, '_> {
             passes: 1,
             theme_lines: 0,
             taken: 0,
+            kept: None,
         })
     }
 
@@ -468,7 +473,7 @@ impl Run<'_, '_> {
         // Only the counts from here on (BYTES_PER_REP).
         drop(reps);
         let taken = pass.taken;
-        pass.keep.map(Keep::finish).transpose()?;
+        let kept = pass.keep.map(Keep::finish).transpose()?;
         counted.sort_by_key(|&(i, _, size)| (size, self.files.id(i as usize)));
         let budget = memory.saturating_sub(sketch.bytes());
         let budget = budget - budget / 4;
@@ -476,6 +481,7 @@ impl Run<'_, '_> {
             contents: counted.len() as u64,
             unreadable,
             taken,
+            kept,
             ..LineStats::default()
         };
         let mut from = 0;
