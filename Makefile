@@ -385,7 +385,7 @@ else
 # fsim-verify's figure) is under the threshold fsim-verify keeps pairs from.
 # It leaves out the lines of a site's theme and of the templates, as the
 # chunks did (fsim-partition's SITE_NAMES and TEMPLATES).
-# With LINE_SETS=1 (above) it keeps each content's lines and takes the
+# With LINE_SETS (above) it keeps each content's lines and takes the
 # earlier run's (docs/pipeline.md, "The line source").
 LINE_OPTS = $(if $(LINES),--line-pairs-below $(LINES)) $(if $(CATALOGS),$(if $(filter 1,$(CATALOGS)),--line-catalogs,--no-line-catalogs)) $(if $(LINE_FLOOR),--line-min-percent $(LINE_FLOOR)) $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) --verify-min-percent $$(cat $(WORK)/verify-threshold) $(LINE_SETS_OPTS)
 endif
