@@ -531,6 +531,11 @@ ${verdict}
 
 ${lines_kept}
 
+The budget is the re-run's as the fsim command makes it (`DROP_PREVIOUS=1`):
+a `PREVIOUS=` re-run that keeps the earlier folder whole holds two runs'
+outputs, line sets and reports each twice, and `LINE_SETS=0` or
+`DROP_PREVIOUS=1` is what brings it under the tree.
+
 The machine's load during the runs moves the wall times; the CPU shares
 are steadier. Earlier measurements of both (the edited re-run stage by
 stage, a new collection against a case with `AGAINST=`, the codec, what
