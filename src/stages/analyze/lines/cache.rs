@@ -246,8 +246,7 @@ impl Pass {
 /// line sets only reads every file again.
 pub struct Keep {
     out: Option<Output>,
-    path: PathBuf,
-    room: Option<u64>,
+    to: KeepTo,
     buf: Vec<u8>,
     seen: Digest,
     failed: Option<crate::Error>,
@@ -278,8 +277,7 @@ impl Keep {
         write_header(Kind::Lines, &to.params, &mut buf);
         Ok(Keep {
             out: Some(Output::create_records(Some(&to.path), to.compress)?),
-            path: to.path.clone(),
-            room: to.room,
+            to: to.clone(),
             buf,
             seen: Digest::default(),
             failed: None,
@@ -304,7 +302,7 @@ impl Keep {
                 self.failed = Some(e);
             }
             self.buf.clear();
-            if self.room.is_some_and(|r| out.bytes_on_disk() > r) {
+            if self.to.room.is_some_and(|r| out.bytes_on_disk() > r) {
                 self.give_up();
             }
         }
@@ -316,15 +314,16 @@ impl Keep {
     fn give_up(&mut self) {
         self.out = None;
         self.buf = Vec::new();
-        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_file(&self.to.path);
     }
 
     pub fn finish(mut self) -> Result<Kept> {
         if let Some(e) = self.failed {
             return Err(e);
         }
-        let Some(mut out) = self.out.take() else {
-            return Ok(Kept::OverRoom(self.room.unwrap_or(0)));
+        let (Some(mut out), room) = (self.out.take(), self.to.room) else {
+            // Only a room gives the output up.
+            return Ok(Kept::OverRoom(self.to.room.unwrap_or_default()));
         };
         write_trailer(
             Kind::Lines,
@@ -333,13 +332,13 @@ impl Keep {
         );
         out.write_all(&self.buf)?;
         out.finish()?;
-        let Some(room) = self.room else {
+        let Some(room) = room else {
             return Ok(Kept::Written);
         };
         // The last bytes were still in zstd's worker at the last look.
-        let size = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        let size = std::fs::metadata(&self.to.path).map_or(0, |m| m.len());
         if size > room {
-            let _ = std::fs::remove_file(&self.path);
+            let _ = std::fs::remove_file(&self.to.path);
             return Ok(Kept::OverRoom(room));
         }
         Ok(Kept::Written)

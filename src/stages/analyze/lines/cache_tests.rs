@@ -58,8 +58,13 @@ fn keep_to(path: &Path, compress: bool, room: Option<u64>) -> KeepTo {
 }
 
 fn keeping(path: &Path) -> Reuse<'static> {
+    keeping_within(path, true, None)
+}
+
+/// This run's line sets kept at `path`, within `room` bytes when given.
+fn keeping_within(path: &Path, compress: bool, room: Option<u64>) -> Reuse<'static> {
     Reuse {
-        keep: Some(keep_to(path, true, None)),
+        keep: Some(keep_to(path, compress, room)),
         ..Reuse::default()
     }
 }
@@ -143,10 +148,7 @@ fn line_sets_under_other_settings_or_broken_are_not_trusted() {
     let t = tempfile::tempdir().unwrap();
     let files = catalogs(t.path());
     let sets = t.path().join("lines.tsv");
-    let plain = Reuse {
-        keep: Some(keep_to(&sets, false, None)),
-        ..Reuse::default()
-    };
+    let plain = keeping_within(&sets, false, None);
     let (_, want) = run(&files, 1 << 30, &plain);
     let other = header(&Params::new().with("avg", 200));
     let err = Earlier::open(&sets, &other).unwrap_err();
@@ -208,11 +210,7 @@ fn line_sets_past_their_room_are_not_kept() {
         for (room, kept) in [(size - 1, Kept::OverRoom(size - 1)), (size, Kept::Written)] {
             let out = t.path().join("again.tsv");
             std::fs::write(&out, "an earlier run's\n").unwrap();
-            let reuse = Reuse {
-                keep: Some(keep_to(&out, true, Some(room))),
-                ..Reuse::default()
-            };
-            let (st, same) = run(&files, memory, &reuse);
+            let (st, same) = run(&files, memory, &keeping_within(&out, true, Some(room)));
             assert_eq!((st.kept, &same), (Some(kept), &pairs), "{memory} {room}");
             match kept {
                 Kept::Written => {
@@ -222,14 +220,12 @@ fn line_sets_past_their_room_are_not_kept() {
             }
         }
     }
-    // Far past it: given up while written, never more than a window on disk.
+    // Text, a room far below its size: nothing kept either.
     let out = t.path().join("small.tsv");
-    let reuse = Reuse {
-        keep: Some(keep_to(&out, false, Some(10))),
-        ..Reuse::default()
-    };
     assert_eq!(
-        run(&files, 1 << 30, &reuse).0.kept,
+        run(&files, 1 << 30, &keeping_within(&out, false, Some(10)))
+            .0
+            .kept,
         Some(Kept::OverRoom(10))
     );
     assert!(!out.exists());
