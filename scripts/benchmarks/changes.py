@@ -10,7 +10,9 @@ tree, then the re-run again as the fsim command makes it (`DROP_PREVIOUS=1`:
 the earlier folder's bins removed before the chunking, its chunk records
 once the new records are written); the same 1 % is then touched (a new mtime, the bytes kept) and
 `PREVIOUS=<that run>` runs, kept and as fsim re-runs, beside a second run
-from scratch. Every run
+from scratch; then 1 % of the files are removed, then a new version (a
+line inserted) is added beside 1 % of them, each re-run as fsim re-runs
+beside a run from scratch. Every run
 goes through scripts/scratch-peak.py, which samples the work folder (and,
 for a re-run, the earlier folder it links from) and times the run; the
 re-runs' reports and verified pairs must be the bytes of the run from
@@ -34,11 +36,27 @@ COMPARED = ("report.txt", "report.json", "verified.tsv")
 EVERY = 100  # 1 % of the files: every 100th, from the 8th (rerun-bench.sh's choice)
 
 
-def changed_paths(root):
-    """Every 100th regular file of ROOT in byte order of its path: the 1 %."""
+# Where the 1 % starts for each change: the files removed and those a new
+# version is added beside are other files than the edited ones.
+FIRST = {"edit": 7, "touch": 7, "remove": 57, "add": 32}
+
+
+def changed_paths(root, first=7):
+    """Every 100th regular file of ROOT in byte order of its path, from
+    the FIRST: the 1 %."""
     paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
     paths = [p for p in paths if os.path.isfile(p) and not os.path.islink(p)]
-    return [p for i, p in enumerate(paths) if i % EVERY == 7], len(paths)
+    return [p for i, p in enumerate(paths) if i % EVERY == first], len(paths)
+
+
+def added_path(path):
+    """The name of a new version of PATH beside it: `-v2` before its last
+    suffix (`notes.txt` -> `notes-v2.txt`, `ls.1.gz` -> `ls.1-v2.gz`), so
+    that its type is found by the same name."""
+    d, name = os.path.split(path)
+    stem, dot, ext = name.rpartition(".")
+    new = f"{stem}-v2.{ext}" if dot and stem else f"{name}-v2"
+    return os.path.join(d, new)
 
 
 def insert_line(data, n):
@@ -67,12 +85,20 @@ def edit_file(path, n):
 
 
 def change(root, how):
-    """Edits or touches 1 % of ROOT's files; (changed, of all)."""
-    paths, total = changed_paths(root)
+    """Edits, touches, removes 1 % of ROOT's files, or adds a new version
+    (a line inserted, as an edit) beside 1 % of them; (changed, of all
+    before)."""
+    paths, total = changed_paths(root, FIRST[how])
     later = time.time() + 60
     for n, p in enumerate(paths):
         if how == "touch":
             os.utime(p, (later, later))
+        elif how == "remove":
+            os.remove(p)
+        elif how == "add":
+            new = added_path(p)
+            shutil.copyfile(p, new)
+            edit_file(new, n)
         else:
             edit_file(p, n)
     return len(paths), total
@@ -111,7 +137,8 @@ def one_tree(bench, key, label, src):
     os.makedirs(d)
     repo = os.path.join(d, "repo")
     subprocess.run(["cp", "-a", src, repo], check=True)
-    w = {n: os.path.join(d, n) for n in ("first", "edit", "scratch", "edit_drop", "touch", "touch_drop", "scratch2")}
+    w = {n: os.path.join(d, n) for n in ("first", "edit", "scratch", "edit_drop", "touch", "touch_drop", "scratch2",
+                                         "remove_drop", "scratch3", "add_drop", "scratch4")}
     log(f"changes: {label}: the first run")
     r = {"label": label, "source": src, "first": peak_run(bench, repo, w["first"])}
     # LINE_SETS=auto: whether the first run kept its line sets, and their size.
@@ -133,6 +160,14 @@ def one_tree(bench, key, label, src):
     r["scratch2"] = peak_run(bench, repo, w["scratch2"])
     r["touch_differs"] = same_bytes(w["touch"], w["scratch2"])
     r["touch_drop_differs"] = same_bytes(w["touch_drop"], w["scratch2"])
+    # Files removed, then new versions added, each re-run as fsim makes it.
+    for how, count, prev, scratch in (("remove", "removed", "scratch2", "scratch3"),
+                                      ("add", "added", "scratch3", "scratch4")):
+        r[count], _ = change(repo, how)
+        r[how + "_drop"] = peak_run(bench, repo, w[how + "_drop"], [w[prev]],
+                                    [f"PREVIOUS={w[prev]}", "DROP_PREVIOUS=1"])
+        r[scratch] = peak_run(bench, repo, w[scratch])
+        r[how + "_drop_differs"] = same_bytes(w[how + "_drop"], w[scratch])
     shutil.rmtree(d)
     return r
 

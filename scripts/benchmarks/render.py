@@ -385,12 +385,18 @@ def rerun_kinds(t):
     if "touch_drop" in t:
         kinds.append(("touched, `DROP_PREVIOUS=1` (as fsim re-runs)", t["touched"], t["touch_drop"], t["scratch2"],
                       t["touch_drop_differs"]))
+    if "remove_drop" in t:
+        kinds.append(("removed, `DROP_PREVIOUS=1` (as fsim re-runs)", t["removed"], t["remove_drop"],
+                      t["scratch3"], t["remove_drop_differs"]))
+    if "add_drop" in t:
+        kinds.append(("added (a new version beside), `DROP_PREVIOUS=1` (as fsim re-runs)", t["added"],
+                      t["add_drop"], t["scratch4"], t["add_drop_differs"]))
     return kinds
 
 
 def change_rows(t):
     """The re-run rows of tree T: edited, touched, each kept and as fsim
-    re-runs."""
+    re-runs; removed, added, as fsim re-runs."""
     rows = []
     for how, n, run, scratch, differs in rerun_kinds(t):
         wall = run["wall_seconds"] / scratch["wall_seconds"] if scratch["wall_seconds"] else 1
@@ -424,6 +430,10 @@ def scratch_rows(t):
     runs.append(("touched, `PREVIOUS=`; both folders", t["touch"]))
     if "touch_drop" in t:
         runs.append(("touched, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders", t["touch_drop"]))
+    if "remove_drop" in t:
+        runs.append(("removed, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders", t["remove_drop"]))
+    if "add_drop" in t:
+        runs.append(("added, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders", t["add_drop"]))
     for name, run in runs:
         top = largest(run["peak_files"])
         rows.append(

@@ -79,6 +79,28 @@ class Change(unittest.TestCase):
             self.assertEqual(changes.change(d, "edit"), (2, 120))
             self.assertIn(b"edited line 1\n", read(paths[1]))
 
+    def test_removed_and_added_files_are_other_files_than_the_edited(self):
+        with tempfile.TemporaryDirectory() as d:
+            tree(d, 250)
+            edited, _ = changes.changed_paths(d)
+            gone, _ = changes.changed_paths(d, changes.FIRST["remove"])
+            self.assertEqual(changes.change(d, "remove"), (2, 250))
+            self.assertTrue(all(not os.path.exists(p) for p in gone))
+            self.assertTrue(all(os.path.exists(p) for p in edited))
+            olds, _ = changes.changed_paths(d, changes.FIRST["add"])
+            before = {p: read(p) for p in olds}
+            self.assertEqual(changes.change(d, "add"), (3, 248))
+            for n, (p, data) in enumerate(before.items()):
+                self.assertEqual(read(p), data)
+                self.assertEqual(read(changes.added_path(p)), changes.insert_line(data, n))
+            self.assertEqual(sum(len(fs) for _, _, fs in os.walk(d)), 251)
+
+    def test_a_new_version_keeps_the_suffix_its_type_is_found_by(self):
+        self.assertEqual(changes.added_path("/r/notes.txt"), "/r/notes-v2.txt")
+        self.assertEqual(changes.added_path("/r/ls.1.gz"), "/r/ls.1-v2.gz")
+        self.assertEqual(changes.added_path("/r/README"), "/r/README-v2")
+        self.assertEqual(changes.added_path("/r/.profile"), "/r/.profile-v2")
+
 
 def run(wall, cpu, peak, repo=100e6, files=(("chunks.tsv", 30e6),)):
     return {"wall_seconds": wall, "cpu_seconds": cpu, "repository_bytes": repo, "peak_disk_bytes": peak,
@@ -98,7 +120,10 @@ class Section(unittest.TestCase):
              "first": run(20, 30, 50e6), "edit": run(8, 10, 120e6, files=both), "scratch": run(20, 40, 50e6),
              "touch": run(2, 3, 60e6), "scratch2": run(20, 40, 50e6), "edit_differs": [],
              "touch_differs": ["report.json"], "edit_drop": run(9, 12, 90e6), "edit_drop_differs": [],
-             "touch_drop": run(4, 5, 110e6), "touch_drop_differs": []}
+             "touch_drop": run(4, 5, 110e6), "touch_drop_differs": [],
+             "removed": 349, "remove_drop": run(3, 4, 70e6), "scratch3": run(20, 40, 50e6),
+             "remove_drop_differs": [], "added": 351, "add_drop": run(6, 8, 80e6), "scratch4": run(20, 40, 50e6),
+             "add_drop_differs": ["verified.tsv"]}
         text = self.section([t, {"label": "`/usr/share/doc`", "skipped": "not on this machine"}])
         self.assertTrue(text.startswith("## Re-runs and scratch space\n"))
         rows = {r.split(" | ")[1]: r for r in text.split("\n") if r.startswith("| the releases")}
@@ -114,10 +139,17 @@ class Section(unittest.TestCase):
         touch_drop = rows["touched, `DROP_PREVIOUS=1` (as fsim re-runs), 350 files"]
         self.assertIn("| **20 %** | 12 % | NO | yes |", touch_drop)
         self.assertIn("| 110.0 MB | **1.10×** |", rows["touched, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders"])
+        removed = rows["removed, `DROP_PREVIOUS=1` (as fsim re-runs), 349 files"]
+        self.assertIn("| **15 %** | 10 % | yes | yes |", removed)
+        added = rows["added (a new version beside), `DROP_PREVIOUS=1` (as fsim re-runs), 351 files"]
+        self.assertIn("| **30 %** | 20 % | NO | NO: verified.tsv |", added)
+        self.assertIn("| 80.0 MB | **0.80×** |", rows["added, `PREVIOUS=` `DROP_PREVIOUS=1`; both folders"])
         self.assertIn("Not measured: `/usr/share/doc`, not on this machine.", text)
-        self.assertIn("Re-runs within 15 % of a run from scratch: the releases touched (10 %). Over it: "
+        self.assertIn("Re-runs within 15 % of a run from scratch: the releases touched (10 %); the releases "
+                      "removed, `DROP_PREVIOUS=1` (as fsim re-runs) (15 %). Over it: "
                       "the releases edited (40 %); the releases edited, `DROP_PREVIOUS=1` (as fsim re-runs) (45 %); "
-                      "the releases touched, `DROP_PREVIOUS=1` (as fsim re-runs) (20 %).",
+                      "the releases touched, `DROP_PREVIOUS=1` (as fsim re-runs) (20 %); the releases added (a new "
+                      "version beside), `DROP_PREVIOUS=1` (as fsim re-runs) (30 %).",
                       text)
         self.assertIn("Over it: the releases edited (1.20×); the releases touched, `DROP_PREVIOUS=1` (as fsim "
                       "re-runs) (1.10×).", text)

@@ -510,6 +510,12 @@ make -s report ... WORK=edit_drop PREVIOUS=first DROP_PREVIOUS=1
 make -s report ... WORK=touch PREVIOUS=scratch
 make -s report ... WORK=touch_drop PREVIOUS=scratch DROP_PREVIOUS=1
 make -s report ... WORK=scratch2
+# 1 % removed (every 100th file from the 58th), then a new version added
+# beside 1 % (NAME-v2.EXT: the file with a line inserted), as fsim re-runs
+make -s report ... WORK=remove_drop PREVIOUS=scratch2 DROP_PREVIOUS=1
+make -s report ... WORK=scratch3
+make -s report ... WORK=add_drop PREVIOUS=scratch3 DROP_PREVIOUS=1
+make -s report ... WORK=scratch4
 ```
 
 each under `scripts/scratch-peak.py --repo R --work W [--also PREVIOUS]`,

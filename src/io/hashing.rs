@@ -4,7 +4,7 @@
 //! Not for keys an adversary chooses freely: the keys these tables hold
 //! are xxh3 hashes of content or ids fsim assigned.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A hasher for one u64 (or a few): multiply by the golden ratio, fold.
@@ -34,6 +34,9 @@ impl Hasher for Mixed {
 
 /// A `HashMap` hashed with [`Mixed`].
 pub type MixedMap<K, V> = HashMap<K, V, BuildHasherDefault<Mixed>>;
+
+/// A `HashSet` hashed with [`Mixed`].
+pub type MixedSet<K> = HashSet<K, BuildHasherDefault<Mixed>>;
 
 #[cfg(test)]
 mod tests {

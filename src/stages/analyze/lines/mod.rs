@@ -159,6 +159,10 @@ pub struct LineStats {
     pub taken: u64,
     /// What became of this run's line sets (`None`: none were asked for).
     pub kept: Option<Kept>,
+    /// (content, line) entries interned when all contents were joined in
+    /// one set: a re-run with few changed contents interns only the lines
+    /// they hold ([`Filter`]).
+    pub interned: u64,
 }
 
 /// What the line source takes from an earlier run and keeps for the next.
@@ -295,8 +299,20 @@ pub fn line_pairs(
         store: &store,
         ex: &ex,
     };
+    let filter = reuse
+        .only
+        .and_then(|only| Filter::of(files, &reps, only, threads, &ex, memory / 8));
+    let memory = memory - filter.as_ref().map_or(0, |f| Filter::bytes(&f.lines));
     let mut pass = reuse.whole_pass(cap)?;
-    let stats = match load(files, &reps, threads, Some(memory), &ex, &mut pass) {
+    let stats = match load(
+        files,
+        &reps,
+        threads,
+        Some(memory),
+        &ex,
+        &mut pass,
+        filter.as_ref(),
+    ) {
         Some((set, unreadable)) => {
             let taken = pass.taken;
             let kept = pass.keep.map(Keep::finish).transpose()?;
@@ -333,9 +349,68 @@ fn representatives(files: &LineFiles) -> Vec<usize> {
     reps
 }
 
+/// A re-run's join with few changed contents: it looks only for pairs with
+/// a changed content, so an unchanged content's lines that no changed
+/// content holds can be in none of its pairs, and are left out of the
+/// interning (most of the lines, most of the line source's time, when 1 %
+/// changed). The pairs and their overlaps are those of the whole sets: a
+/// pair's common lines are all kept, and a content's prefix
+/// ([`order::Loaded`]) is taken from the lines it keeps, with its whole
+/// size, so it still holds one of any pair's common lines.
+struct Filter<'a> {
+    /// Every line of the changed contents.
+    lines: crate::io::hashing::MixedSet<u64>,
+    only: &'a super::Changed,
+}
+
+impl<'a> Filter<'a> {
+    /// The filter of a re-run whose changed contents are at most a quarter
+    /// of `reps` and their lines fit in `cap` bytes; `None` otherwise (all
+    /// lines interned, as from scratch).
+    fn of(
+        files: &LineFiles,
+        reps: &[usize],
+        only: &'a super::Changed,
+        threads: usize,
+        ex: &Exclude,
+        cap: u64,
+    ) -> Option<Filter<'a>> {
+        let changed: Vec<usize> = reps
+            .iter()
+            .copied()
+            .filter(|&i| only.any(files.id(i), files.id(i)))
+            .collect();
+        if changed.len() > reps.len() / 4 {
+            return None;
+        }
+        let lines = read::changed_lines(files, &changed, threads, ex, cap)?;
+        Some(Filter { lines, only })
+    }
+
+    /// What a set of lines takes: a hash and a control byte a slot.
+    fn bytes(set: &crate::io::hashing::MixedSet<u64>) -> u64 {
+        set.capacity() as u64 * 9
+    }
+
+    /// The lines of the content of file `id` worth interning, into `out`.
+    fn keep<'l>(
+        &self,
+        id: u32,
+        lines: &'l [(u64, u32, u32)],
+        out: &'l mut Vec<(u64, u32, u32)>,
+    ) -> &'l [(u64, u32, u32)] {
+        if self.only.any(id, id) {
+            return lines;
+        }
+        out.clear();
+        out.extend(lines.iter().filter(|l| self.lines.contains(&l.0)));
+        out
+    }
+}
+
 /// The contents of `reps` read (or taken, by `pass`) and interned in their
-/// order, and the files left out; `None` as soon as they hold more than
-/// `cap`.
+/// order (only their lines `filter` keeps), and the files left out;
+/// `None` as soon as they hold more than `cap`.
 fn load(
     files: &LineFiles,
     reps: &[usize],
@@ -343,9 +418,11 @@ fn load(
     cap: Option<u64>,
     ex: &Exclude,
     pass: &mut Pass,
+    filter: Option<&Filter>,
 ) -> Option<(Interner, u64)> {
     let mut set = Interner::default();
     let mut unreadable = 0u64;
+    let mut kept = Vec::new();
     for window in windows(files, reps) {
         for (&i, lines) in window
             .iter()
@@ -355,7 +432,12 @@ fn load(
                 unreadable += 1;
                 continue;
             };
-            set.push(files.id(i), lines.size, &lines.lines);
+            let id = files.id(i);
+            let own = match filter {
+                Some(f) => f.keep(id, &lines.lines, &mut kept),
+                None => &lines.lines,
+            };
+            set.push(id, lines.size, own);
             if cap.is_some_and(|m| set_bytes(set.entries(), set.contents(), threads) > m) {
                 return None;
             }
@@ -422,9 +504,11 @@ impl Run<'_, '_> {
 
     /// All the contents in memory, ranked by their exact frequencies.
     fn in_one(&self, set: Interner, unreadable: u64) -> Result<LineStats> {
+        let interned = set.entries();
         let set = set.finish(|_, df| df, self.src, false);
         let (candidates, pairs) = self.join(&set, None)?;
         Ok(LineStats {
+            interned,
             contents: set.contents() as u64,
             unreadable,
             candidates,
@@ -504,8 +588,16 @@ impl Run<'_, '_> {
                 .map(|&(i, ..)| i as usize)
                 .collect();
             let mut pass = reuse.group_pass(cap);
-            let (set, _) =
-                load(self.files, &group, self.threads, None, self.ex, &mut pass).expect("no cap");
+            let (set, _) = load(
+                self.files,
+                &group,
+                self.threads,
+                None,
+                self.ex,
+                &mut pass,
+                None,
+            )
+            .expect("no cap");
             let set = set.finish(|h, _| sketch.get(h), self.src, true);
             let (c, p) = self.join(&set, Some(&later))?;
             stats.candidates += c;

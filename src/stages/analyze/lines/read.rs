@@ -278,6 +278,36 @@ pub(super) fn window_lines(
     got
 }
 
+/// Every line of the contents `changed` (rows of the file table), read
+/// now as the pass would read them, for a re-run's join to intern only
+/// those of the other contents ([`super::Filter`]); `None` when one of
+/// them cannot be read (the pass may yet take it from the earlier sets)
+/// or the set takes more than `cap` bytes.
+pub(super) fn changed_lines(
+    files: &LineFiles,
+    changed: &[usize],
+    threads: usize,
+    ex: &Exclude,
+    cap: u64,
+) -> Option<crate::io::hashing::MixedSet<u64>> {
+    let mut set = crate::io::hashing::MixedSet::default();
+    for window in windows(files, changed) {
+        let all: Vec<usize> = (0..window.len()).collect();
+        for (&i, lines) in window
+            .iter()
+            .zip(read_lines(files, window, &all, threads, ex))
+        {
+            let mut lines = lines?;
+            cut_theme(files.content(i), &mut lines, ex);
+            set.extend(lines.lines.iter().map(|l| l.0));
+            if super::Filter::bytes(&set) > cap {
+                return None;
+            }
+        }
+    }
+    Some(set)
+}
+
 /// The lines of the files `reps[k]` for each `k` of `which`, as the files
 /// give them, in that order, over `threads` workers.
 fn read_lines(

@@ -281,6 +281,52 @@ fn a_rerun_finds_the_pairs_of_its_changed_files_and_no_other() {
     }
 }
 
+/// A re-run with few changed files interns, of the unchanged contents,
+/// only the lines a changed one holds, and finds the same pairs: here
+/// each file has 20 lines of its own beside the shared ones, so one
+/// changed file of 14 leaves most entries out.
+#[test]
+fn a_rerun_interns_only_the_lines_its_changed_contents_hold() {
+    let t = tempfile::tempdir().unwrap();
+    let texts: Vec<Vec<u8>> = (0..14u64)
+        .map(|f| {
+            let shared =
+                (0..20u64).map(|i| format!("pool line {:03}\n", (i * (f % 3 + 1) + f) % 30));
+            let own = (0..20u64).map(|i| format!("file {f} line {i}\n"));
+            shared.chain(own).collect::<String>().into_bytes()
+        })
+        .collect();
+    let files = table(t.path(), "txt", &texts);
+    let src = source(Some(1 << 20), false, 20.0, 0.0);
+    let (whole, all) = run_with(&files, &src, None, 1 << 30, 2);
+    for changed in [vec![0], vec![7], vec![3, 11]] {
+        let c = changed_of(files.len(), &changed);
+        let (st, got) = run_with(&files, &src, Some(&c), 1 << 30, 2);
+        let want: Vec<(u32, u32)> = all.iter().copied().filter(|&(a, b)| c.any(a, b)).collect();
+        assert!(!want.is_empty(), "changed {changed:?}");
+        assert_eq!(got, want, "changed {changed:?}");
+        // The changed files' 40 lines each, and at most 20 shared lines of
+        // each other content.
+        assert!(
+            st.interned <= 40 * changed.len() as u64 + 20 * 14,
+            "{} of {}",
+            st.interned,
+            whole.interned
+        );
+        assert!(
+            st.interned * 2 < whole.interned,
+            "{} of {}",
+            st.interned,
+            whole.interned
+        );
+    }
+    // A file the pass cannot read leaves the filter out: all interned.
+    let c = changed_of(files.len(), &[5]);
+    std::fs::remove_file(t.path().join("f05.txt")).unwrap();
+    let (st, _) = run_with(&files, &src, Some(&c), 1 << 30, 2);
+    assert!(st.interned > 20 * 13, "{}", st.interned);
+}
+
 fn changed_of(n: usize, changed: &[usize]) -> Changed {
     let mut flags = vec![false; n];
     changed.iter().for_each(|&f| flags[f] = true);
@@ -475,6 +521,9 @@ proptest! {
         let which: Vec<usize> = (0..files.len()).filter(|&f| changed[f]).collect();
         let c = changed_of(files.len(), &which);
         let (_, rerun) = run_with(&files, &src, Some(&c), memory, threads);
+        let few = changed_of(files.len(), &which[..which.len().min(files.len() / 4)]);
+        let (_, rerun_few) = run_with(&files, &src, Some(&few), memory, threads);
+        prop_assert_eq!(rerun_few, want.iter().copied().filter(|&(a, b)| few.any(a, b)).collect::<Vec<_>>());
         let want: Vec<(u32, u32)> = want.into_iter().filter(|&(a, b)| c.any(a, b)).collect();
         prop_assert_eq!(rerun, want);
     }
