@@ -492,3 +492,100 @@ fn read_error_mid_file_lists_it_without_records() {
     let recs = fs::read(d.path().join("c.tsv")).unwrap();
     assert_eq!(data_lines(&recs).len(), 2);
 }
+
+/// Compressed records are small zstd frames: a re-run after one file of
+/// 400 was edited copies most frames from the earlier file, and writes
+/// the bytes of a run from scratch, which `zstd -dc` reads as the text
+/// records; an earlier file written as one frame (an older fsim) is
+/// still taken, with nothing copied.
+#[test]
+fn a_rerun_copies_the_compressed_frames_that_came_out_the_same() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let root = d.join("tree");
+    for i in 0..400u64 {
+        let p = root.join(format!("d{}/f{i:03}.txt", i % 7));
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, text(3000 + (i as usize * 37) % 5000, i)).unwrap();
+    }
+    let chunk = |name: &str, previous: Option<(&str, &str)>| {
+        let (files, chunks) = (format!("{name}.files"), format!("{name}.chunks"));
+        let mut args = vec![
+            "--compress",
+            "--avg-size",
+            "100",
+            "--files-out",
+            &files,
+            "-o",
+            &chunks,
+        ];
+        if let Some((f, c)) = previous {
+            args.extend(["--previous", f, "--previous-chunks", c]);
+        }
+        args.push("tree");
+        let out = ok(d, &args);
+        (
+            fs::read(d.join(&chunks)).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (first, _) = chunk("first", None);
+    let edited = root.join("d3/f150.txt");
+    let mut bytes = fs::read(&edited).unwrap();
+    bytes.splice(1000..1000, b"an edited line\n".iter().copied());
+    fs::write(&edited, bytes).unwrap();
+    let (rerun, said) = chunk("rerun", Some(("first.files", "first.chunks")));
+    let (scratch, _) = chunk("scratch", None);
+    assert!(
+        rerun == scratch,
+        "the re-run's records differ from a run from scratch"
+    );
+    assert_ne!(rerun, first);
+    let copied: u64 = said
+        .trim_end()
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" compressed frames of records copied"))
+        .unwrap_or_else(|| panic!("no frames copied: {said}"))
+        .parse()
+        .unwrap();
+    let frames = zstd_frames(&rerun);
+    assert!(
+        frames >= 10 && copied * 10 >= frames * 7,
+        "{copied} of {frames} frames copied"
+    );
+    let text_run = ok(
+        d,
+        &[
+            "--avg-size",
+            "100",
+            "--files-out",
+            "plain.files",
+            "-o",
+            "-",
+            "tree",
+        ],
+    )
+    .stdout;
+    assert!(zstd::stream::decode_all(&rerun[..]).unwrap() == text_run);
+    // One frame, as an older fsim wrote it: read whole, nothing copied.
+    fs::write(
+        d.join("one.chunks"),
+        zstd::stream::encode_all(&text_run[..], 1).unwrap(),
+    )
+    .unwrap();
+    let (again, said) = chunk("again", Some(("plain.files", "one.chunks")));
+    assert!(again == scratch);
+    assert!(!said.contains("frames of records copied"), "{said}");
+    assert!(said.contains(", 0 read, 400 reused"), "{said}");
+}
+
+/// The number of zstd frames in `z`.
+fn zstd_frames(mut z: &[u8]) -> u64 {
+    let mut n = 0;
+    while !z.is_empty() {
+        let len = zstd::zstd_safe::find_frame_compressed_size(z).expect("a whole frame");
+        z = &z[len..];
+        n += 1;
+    }
+    n
+}
