@@ -9,11 +9,6 @@
 //! for reuse, so nothing is allocated per block once running. The bytes
 //! written are the same as with the [`Output`] alone, in the same order; a
 //! write error is reported by the next hand-over or by [`BgWriter::finish`].
-//!
-//! [`BgWriter::framed`]: each block is a zstd frame of its own, compressed
-//! by the writer thread, and the caller ends frames where it chooses
-//! ([`BgWriter::end_frame`]) or hands over a frame compressed already
-//! ([`BgWriter::copy_frame`]): fsim-chunk's records ([`super::frames`]).
 
 use crate::error::{Error, Result};
 use crate::io::Output;
@@ -31,66 +26,27 @@ pub const BLOCKS: usize = 4;
 pub struct BgWriter {
     /// The block being filled.
     buf: Vec<u8>,
-    full: Option<SyncSender<Block>>,
+    full: Option<SyncSender<Vec<u8>>>,
     empty: Receiver<Vec<u8>>,
     thread: Option<JoinHandle<(Output, Result<()>)>>,
-    /// Each block a zstd frame ([`BgWriter::framed`]).
-    framed: bool,
-}
-
-/// A block on its way to the writer thread: bytes to write, or (framed)
-/// a frame's text to compress or a frame compressed already.
-enum Block {
-    Bytes(Vec<u8>),
-    Text(Vec<u8>),
-    Frame(Vec<u8>),
 }
 
 impl BgWriter {
     /// Start the writer thread; it owns `out` until [`BgWriter::finish`].
-    pub fn new(out: Output) -> Self {
-        Self::start(out, None)
-    }
-
-    /// [`BgWriter::new`], each block written as a zstd frame of its own
-    /// (`out` itself not compressed): see [`super::frames`].
-    pub fn framed(out: Output) -> Result<Self> {
-        let name = out.name().to_string();
-        let z = super::frames::compressor().map_err(|e| Error::Io {
-            context: format!("compressing {name}"),
-            source: e,
-        })?;
-        Ok(Self::start(out, Some(z)))
-    }
-
-    fn start(mut out: Output, mut z: Option<zstd::bulk::Compressor<'static>>) -> Self {
-        let (full_tx, full_rx) = sync_channel::<Block>(BLOCKS);
+    pub fn new(mut out: Output) -> Self {
+        let (full_tx, full_rx) = sync_channel::<Vec<u8>>(BLOCKS);
         let (empty_tx, empty_rx) = sync_channel::<Vec<u8>>(BLOCKS);
         for _ in 1..BLOCKS {
             let _ = empty_tx.send(Vec::with_capacity(BLOCK + 4096));
         }
-        let framed = z.is_some();
         let thread = std::thread::spawn(move || {
-            let mut packed = Vec::new();
-            for block in full_rx.iter() {
-                let (written, mut b) = match (block, z.as_mut()) {
-                    (Block::Text(b), Some(z)) => {
-                        let w = compress(z, &b, &mut packed, &out)
-                            .and_then(|()| out.write_all(&packed));
-                        (w, b)
-                    }
-                    (Block::Text(b) | Block::Bytes(b), _) => (out.write_all(&b), b),
-                    // A copied frame's buffer is not one of the blocks.
-                    (Block::Frame(f), _) => (out.write_all(&f), Vec::new()),
-                };
-                if let Err(e) = written {
+            for mut b in full_rx.iter() {
+                if let Err(e) = out.write_all(&b) {
                     // Dropping the receivers makes the next hand-over fail.
                     return (out, Err(e));
                 }
-                if b.capacity() > 0 {
-                    b.clear();
-                    let _ = empty_tx.try_send(b);
-                }
+                b.clear();
+                let _ = empty_tx.try_send(b);
             }
             (out, Ok(()))
         });
@@ -99,36 +55,7 @@ impl BgWriter {
             full: Some(full_tx),
             empty: empty_rx,
             thread: Some(thread),
-            framed,
         }
-    }
-
-    /// End the frame being filled here ([`BgWriter::framed`]; nothing
-    /// otherwise): the bytes so far are its text.
-    pub fn end_frame(&mut self) -> Result<()> {
-        if self.framed && !self.buf.is_empty() {
-            self.hand_over()?;
-        }
-        Ok(())
-    }
-
-    /// Whether each block is a zstd frame ([`BgWriter::framed`]).
-    pub fn is_framed(&self) -> bool {
-        self.framed
-    }
-
-    /// The bytes filled since the last frame ended (framed), or since the
-    /// last block was handed over.
-    pub fn filled(&self) -> &[u8] {
-        &self.buf
-    }
-
-    /// End the frame being filled with `frame` written in place of its
-    /// text: the frame's compressed bytes, found in an earlier file.
-    pub fn copy_frame(&mut self, frame: Vec<u8>) -> Result<()> {
-        debug_assert!(self.framed);
-        self.buf.clear();
-        self.send(Block::Frame(frame))
     }
 
     /// The block being filled: append to it, then call
@@ -161,15 +88,7 @@ impl BgWriter {
             Err(_) => return Err(self.failure()),
         };
         let full = std::mem::replace(&mut self.buf, next);
-        let block = match self.framed {
-            true => Block::Text(full),
-            false => Block::Bytes(full),
-        };
-        self.send(block)
-    }
-
-    fn send(&mut self, block: Block) -> Result<()> {
-        let sent = self.full.as_ref().map(|tx| tx.send(block).is_ok());
+        let sent = self.full.as_ref().map(|tx| tx.send(full).is_ok());
         if sent != Some(true) {
             return Err(self.failure());
         }
@@ -193,10 +112,7 @@ impl BgWriter {
         let tx = self.full.take();
         if let Some(tx) = &tx {
             if !last.is_empty() {
-                let _ = tx.send(match self.framed {
-                    true => Block::Text(last),
-                    false => Block::Bytes(last),
-                });
+                let _ = tx.send(last);
             }
         }
         drop(tx);
@@ -218,23 +134,6 @@ impl Drop for BgWriter {
             let _ = t.join();
         }
     }
-}
-
-/// Compress `text` as one frame into `packed` (written next by the
-/// caller); an error names the output.
-fn compress(
-    z: &mut zstd::bulk::Compressor<'static>,
-    text: &[u8],
-    packed: &mut Vec<u8>,
-    out: &Output,
-) -> Result<()> {
-    packed.clear();
-    packed.reserve(zstd::zstd_safe::compress_bound(text.len()));
-    z.compress_to_buffer(text, packed).map_err(|e| Error::Io {
-        context: format!("compressing {}", out.name()),
-        source: e,
-    })?;
-    Ok(())
 }
 
 #[cfg(test)]

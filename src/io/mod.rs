@@ -4,7 +4,6 @@
 //! `make` would take as done.
 
 pub mod bgwrite;
-pub mod frames;
 pub mod hashing;
 pub mod longpath;
 pub mod ordered;

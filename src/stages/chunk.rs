@@ -111,9 +111,6 @@ pub struct Summary {
     /// Archives read in this run whose members were not all read (each
     /// warned with its note).
     pub archive_notes: u64,
-    /// Compressed frames of records copied from a previous run's file
-    /// ([`crate::io::frames`]).
-    pub frames_copied: u64,
     pub walk: WalkStats,
     pub seconds: f64,
 }
@@ -144,7 +141,6 @@ impl Summary {
         let walk = &self.walk;
         let mut notes = notes;
         for (n, what) in [
-            (self.frames_copied, "compressed frames of records copied"),
             (walk.repeated, "reached twice and walked once"),
             (walk.work_folders, "fsim work folders left out"),
             (walk.excluded, "left out by --exclude or the size limits"),
@@ -383,31 +379,21 @@ fn check_outputs(cfg: &Config) -> Result<bool> {
     Ok(to_stdout)
 }
 
-/// The two outputs, their headers written. Records kept compressed in a
-/// file are written as frames of their own ([`crate::io::frames`]), so
-/// that a re-run copies those that come out the same.
-fn open_outputs(cfg: &Config, params: &Params) -> Result<(BgWriter, Output)> {
-    let mut chunks_out = Output::create(cfg.output.as_deref())?;
+/// The two outputs, their headers written.
+fn open_outputs(cfg: &Config, params: &Params) -> Result<(Output, Output)> {
+    let mut chunks_out = Output::create_records(cfg.output.as_deref(), cfg.compress)?;
     if let [(_, chunks)] = cfg.previous.as_slice() {
         // Files only touched since: the same records, linked, not written.
         chunks_out.same_as(chunks);
     }
-    // The records are written by a thread of their own (crate::io::bgwrite):
-    // the write system calls copy ~0.5 byte per byte read at avg 100 and
-    // start the write-back (crate::io), and while the writer waits there,
-    // the workers run out of work once the window is full.
-    let mut bg = match cfg.compress && !chunks_out.is_stdout() {
-        true => BgWriter::framed(chunks_out)?,
-        false => BgWriter::new(chunks_out),
-    };
     let mut files_out = Output::create(Some(&cfg.files_out))?;
     let mut head = Vec::new();
     formats::write_header(Kind::Chunks, params, &mut head);
-    bg.raw(&head)?;
+    chunks_out.write_all(&head)?;
     head.clear();
     formats::write_header(Kind::Files, params, &mut head);
     files_out.write_all(&head)?;
-    Ok((bg, files_out))
+    Ok((chunks_out, files_out))
 }
 
 /// The walker, the workers and the writer (this thread), until the walk
@@ -522,7 +508,13 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         let tables: Vec<PathBuf> = cfg.previous.iter().map(|(t, _)| t.clone()).collect();
         crate::content::store::create_beside(&cfg.files_out, &tables);
     }
-    let (mut bg, mut files_out) = open_outputs(cfg, &header.to_params())?;
+    let (chunks_out, mut files_out) = open_outputs(cfg, &header.to_params())?;
+
+    // The records are written by a thread of their own (crate::io::bgwrite):
+    // the write system calls copy ~0.5 byte per byte read at avg 100 and
+    // start the write-back (crate::io), and while the writer waits there,
+    // the workers run out of work once the window is full.
+    let mut bg = BgWriter::new(chunks_out);
     let progress = progress_for(cfg);
     let (written, walked) = chunk_all(
         cfg,
@@ -536,13 +528,6 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (wstats, total) = walked?;
     // The last records before the last file entries, as when the writer
     // wrote both itself (the first output to fail is the one reported).
-    let mut tail = Vec::new();
-    formats::write_trailer(
-        Kind::Chunks,
-        &formats::digest_params(&w.digest, "records"),
-        &mut tail,
-    );
-    bg.raw(&tail)?;
     let chunks_out = bg.finish()?;
     files_out.write_all(&std::mem::take(&mut w.files_tail))?;
     if let Some(prev) = previous {
@@ -568,19 +553,25 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     Ok(w.summary)
 }
 
-/// The file table's trailer, then make the outputs appear (the records'
-/// trailer is written with them). Records in a file: the file
+/// Trailers, then make the outputs appear. Records in a file: the file
 /// table first, so that the records' presence means both are complete.
 /// Records on stdout: finish them first, so that a closed pipe leaves no
 /// file table behind.
 fn finish_outputs(
     w: &Written,
     left_out_by: Option<String>,
-    chunks_out: Output,
+    mut chunks_out: Output,
     mut files_out: Output,
     to_stdout: bool,
 ) -> Result<()> {
     let mut tail = Vec::new();
+    formats::write_trailer(
+        Kind::Chunks,
+        &formats::digest_params(&w.digest, "records"),
+        &mut tail,
+    );
+    chunks_out.write_all(&tail)?;
+    tail.clear();
     let fp = FilesTrailer {
         files: Some(w.summary.files),
         records: Some(w.digest.count),
@@ -739,7 +730,6 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
         });
         chunks_out.maybe_flush()
     };
-    let spilled = f.spilled.as_ref().map_or(0, |s| s.count);
     if let Some(s) = f.spilled {
         w.summary.chunks += s.count;
         s.replay(&mut put)?;
@@ -762,9 +752,6 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
         if let Some(hash) = f.view.hash {
             crate::content::store::carry(from.source as usize, f.view.kind, hash);
         }
-    }
-    if crate::io::frames::ends_frame(f.info.content, spilled + chunks) && end_frame(out)? {
-        w.summary.frames_copied += 1;
     }
     w.summary.files += 1;
     w.summary.bytes += f.info.size;
@@ -799,22 +786,6 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
         write_file(w, m, out)?;
     }
     Ok(())
-}
-
-/// End the records' frame here ([`crate::io::frames`]): with the earlier
-/// run's compressed bytes when it had a frame of the same text (true).
-fn end_frame(out: &mut Out) -> Result<bool> {
-    if !out.chunks_out.is_framed() {
-        return Ok(false);
-    }
-    let earlier = out
-        .records
-        .as_deref()
-        .and_then(|r| r.frame_like(out.chunks_out.filled()));
-    match earlier {
-        Some(frame) => out.chunks_out.copy_frame(frame).map(|()| true),
-        None => out.chunks_out.end_frame().map(|()| false),
-    }
 }
 
 /// The entry of a file or folder the walk found but could not read: no

@@ -42,15 +42,14 @@
 
 use crate::chunking::members;
 use crate::chunking::stream::Piece;
-use crate::error::{Context, Error, Result};
+use crate::error::{Error, Result};
 use crate::formats::files::TableDigest;
 use crate::formats::headers::FilesHeader;
+use crate::formats::open_input;
 use crate::formats::{
     classify_line, ChunkRecord, Digest, FileEntry, InputCheck, Kind, Line, LineReader, Params,
     CHUNK_PARAM_KEYS,
 };
-use crate::formats::{open_input, open_raw, Codec};
-use crate::io::frames::{FrameReader, Recent};
 use std::cmp::Ordering;
 use std::ffi::OsStr;
 use std::io::BufRead;
@@ -127,8 +126,6 @@ struct Table {
 /// re-run is the stage's critical path, to its walk and `stat`s.
 struct Records {
     chunks: Reader,
-    /// Its last frames, when it is zstd ([`crate::io::frames`]).
-    recent: Option<Recent>,
     /// The file table's name, for the error that says they do not match.
     table_name: String,
     /// Next chunk record not yet consumed.
@@ -172,23 +169,6 @@ fn params_differ(name: &str, line: u64, got: &Params, want: &Params) -> Option<E
 
 /// Open the previous source `index`: its file table for the walker, its
 /// chunk file for the writer, and which shard it is.
-/// A previous chunk file's lines; a zstd one read a frame at a time, its
-/// last frames kept for the writer to copy.
-fn open_frames(path: &Path) -> Result<(Box<dyn BufRead + Send>, String, Option<Recent>)> {
-    let (mut raw, name) = open_raw(path)?;
-    let head = raw.fill_buf().ctx(|| format!("reading {name}"))?;
-    if Codec::of(head) != Codec::Zstd {
-        let r = crate::formats::codec::decode_any(raw).ctx(|| format!("reading {name}"))?;
-        return Ok((r, name, None));
-    }
-    let recent = Recent::default();
-    Ok((
-        Box::new(FrameReader::new(raw, recent.clone())),
-        name,
-        Some(recent),
-    ))
-}
-
 fn open_source(
     index: usize,
     files: &Path,
@@ -215,7 +195,7 @@ fn open_source(
             Shard::parse(s).map_err(|m| Error::input(files.name(), 1, format!("header: {m}")))?,
         ),
     };
-    let (r, name, recent) = open_frames(chunks)?;
+    let (r, name) = open_input(chunks)?;
     let mut chunks = LineReader::new(r, name);
     let mut check = InputCheck::new(Kind::Chunks, "records");
     match chunks.next_line()? {
@@ -246,7 +226,6 @@ fn open_source(
         }
     }
     let mut records = Records {
-        recent,
         table_name: files.name().to_string(),
         chunks,
         next_rec: None,
@@ -600,15 +579,6 @@ impl PreviousChunks {
             None => Err(Error::msg(format!(
                 "internal error: no previous source {source}"
             ))),
-        }
-    }
-
-    /// The compressed bytes of a frame of the previous chunk file whose
-    /// text is `text`, among its last frames read (one previous run only).
-    pub fn frame_like(&self, text: &[u8]) -> Option<Vec<u8>> {
-        match self.sources.as_slice() {
-            [r] => r.recent.as_ref()?.take(text),
-            _ => None,
         }
     }
 
