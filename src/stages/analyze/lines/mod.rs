@@ -387,9 +387,10 @@ impl<'a> Filter<'a> {
         Some(Filter { lines, only })
     }
 
-    /// What a set of lines takes: a hash and a control byte a slot.
+    /// What a set of lines takes: a hash and a control byte a slot, and
+    /// up to one slot in eight left empty beyond its capacity.
     fn bytes(set: &crate::io::hashing::MixedSet<u64>) -> u64 {
-        set.capacity() as u64 * 9
+        (set.capacity() as u64 * 8).div_ceil(7) * 9
     }
 
     /// The lines of the content of file `id` worth interning, into `out`.
