@@ -779,3 +779,61 @@ fn a_raw_body_is_the_file_after_its_head() {
         assert!(got == *bytes, "case {i}: other bytes");
     }
 }
+
+/// The file table's line for `path` read as `view` (its mtime now).
+fn entry_of(path: &Path, view: &[u8], raw: &[u8]) -> crate::formats::FileEntry {
+    use md5::{Digest as _, Md5};
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).unwrap();
+    let line = format!(
+        "0000000000\t{}\t{}.{:09}\t{:x}\ttext\tprose\t{}\t{:x}\t{}",
+        view.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        Md5::digest(view),
+        raw.len(),
+        Md5::digest(raw),
+        path.display()
+    );
+    crate::formats::FileEntry::parse(line.as_bytes()).unwrap()
+}
+
+#[test]
+fn a_prose_entry_is_its_sentences_while_the_file_is_the_one_chunked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    let text = "The first sentence of the notes is here. A second one follows it.\n\
+                And a third, on a line of its own, with more words than the others.\n"
+        .repeat(30);
+    std::fs::write(&path, &text).unwrap();
+    let o = open(&path, &Limits::default()).unwrap();
+    assert_eq!(o.kind, Kind::Prose);
+    let Body::View(view) = o.body else {
+        panic!("prose has a view")
+    };
+    let e = entry_of(&path, &view, text.as_bytes());
+    assert_eq!(entry_view(&e, &Limits::default()), Ok(view.clone()));
+
+    // Other bytes of the same size, the mtime put back: not text, or text
+    // of another view.
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let put_back = |bytes: &[u8]| {
+        std::fs::write(&path, bytes).unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(modified).unwrap();
+    };
+    put_back(&vec![0xffu8; text.len()]);
+    let why = entry_view(&e, &Limits::default()).unwrap_err();
+    assert!(why.contains("no longer read as prose"), "{why}");
+    put_back(text.replace(". ", "  ").as_bytes());
+    let why = entry_view(&e, &Limits::default()).unwrap_err();
+    assert!(why.contains("prose view is not the one chunked"), "{why}");
+
+    // A file edited since: stale, as any other.
+    std::fs::write(&path, format!("{text}One more sentence.\n")).unwrap();
+    let why = entry_view(&e, &Limits::default()).unwrap_err();
+    assert!(why.contains("changed since chunking"), "{why}");
+    std::fs::remove_file(&path).unwrap();
+    let why = entry_view(&e, &Limits::default()).unwrap_err();
+    assert!(why.contains("vanished or unreadable"), "{why}");
+}

@@ -40,16 +40,14 @@
 //! amid matched pieces.
 
 use super::Region;
-use crate::io::hashing::MixedMap;
-use std::collections::HashMap;
 
 /// Length of the strings that anchor a gap (step 3): long enough that
 /// random bytes seldom repeat one, short enough to anchor between edits a
 /// few dozen bytes apart.
 pub const K: usize = 8;
 
-/// Largest gap side anchored again (step 3): its table of strings costs
-/// ~32 bytes per byte of the gap.
+/// Largest gap side anchored again (step 3): its sieves cost two bits per
+/// byte of the gap, its table 48 bytes per string both sides hold.
 pub const GAP_MAX: usize = 1 << 18;
 
 /// Levels of re-anchoring inside gaps.
@@ -210,29 +208,157 @@ fn unique_strings(a: &[u8], b: &[u8]) -> Vec<Region> {
     if a.len() < K || b.len() < K {
         return Vec::new();
     }
-    const MANY: u32 = u32::MAX;
-    let key = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + K].try_into().expect("K bytes"));
-    // String -> (its position in a, or MANY; times in b, position in b).
-    let mut seen: MixedMap<u64, (u32, u32, u32)> =
-        HashMap::with_capacity_and_hasher(a.len(), Default::default());
-    for i in 0..=a.len() - K {
-        seen.entry(key(a, i))
-            .and_modify(|e| e.0 = MANY)
-            .or_insert((i as u32, 0, 0));
-    }
-    for j in 0..=b.len() - K {
-        if let Some(e) = seen.get_mut(&key(b, j)) {
-            e.1 += 1;
-            e.2 = j as u32;
+    chain_of(Grams::of(a, b).unique())
+}
+
+/// A string that occurs more than once in a gap's side `a`.
+const MANY: u32 = u32::MAX - 1;
+
+/// A slot no string holds.
+const EMPTY: u32 = u32::MAX;
+
+/// One [`K`]-byte string of a gap: where it is in `a` (or [`MANY`]), how
+/// many times in `b` (up to 2) and where it was last seen there.
+#[derive(Clone, Copy)]
+struct Slot {
+    key: u64,
+    a: u32,
+    times_b: u32,
+    b: u32,
+}
+
+/// The [`K`]-byte strings of a gap's side `a`, counted in side `b`: open
+/// addressing with linear probing over one array, a probe mostly one
+/// cache line where a `HashMap` reads its control bytes and its bucket.
+/// The tables of large gaps outgrow the caches, and this pass was 60 % of
+/// fsim-verify's time when 1 % of the releases tree was edited (binary
+/// catalogs with gaps of hundreds of kilobytes).
+struct Grams {
+    slots: Vec<Slot>,
+    shift: u32,
+}
+
+impl Grams {
+    /// The table of those of `a`'s strings `b` may hold (at most half
+    /// full), counted in `b`.
+    fn of(a: &[u8], b: &[u8]) -> Grams {
+        let in_b = Sieve::of(b);
+        let kept = (0..=a.len() - K)
+            .filter(|&i| in_b.may_hold(key(a, i)))
+            .count();
+        let size = (2 * kept).next_power_of_two().max(16);
+        let empty = Slot {
+            key: 0,
+            a: EMPTY,
+            times_b: 0,
+            b: 0,
+        };
+        let mut t = Grams {
+            slots: vec![empty; size],
+            shift: 64 - size.trailing_zeros(),
+        };
+        for i in 0..=a.len() - K {
+            let k = key(a, i);
+            if !in_b.may_hold(k) {
+                continue;
+            }
+            let at = t.find(k);
+            let s = &mut t.slots[at];
+            (s.key, s.a) = (k, if s.a == EMPTY { i as u32 } else { MANY });
         }
+        let in_a = Sieve::of(a);
+        for j in 0..=b.len() - K {
+            let k = key(b, j);
+            if !in_a.may_hold(k) {
+                continue;
+            }
+            let at = t.find(k);
+            let s = &mut t.slots[at];
+            if s.a != EMPTY {
+                s.times_b = (s.times_b + 1).min(2);
+                s.b = j as u32;
+            }
+        }
+        t
     }
-    // (position in a, position in b) of the unique strings, in b order.
-    let mut seq: Vec<(u32, u32)> = seen
-        .values()
-        .filter(|e| e.0 != MANY && e.1 == 1)
-        .map(|e| (e.0, e.2))
-        .collect();
-    seq.sort_unstable_by_key(|e| e.1);
+
+    /// The slot of string `k`: the one that holds it, or the empty one
+    /// where it would go.
+    #[inline]
+    fn find(&self, k: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = (mix(k) >> self.shift) as usize;
+        while self.slots[i].a != EMPTY && self.slots[i].key != k {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
+    /// (position in a, position in b) of the strings once in each, in b
+    /// order.
+    fn unique(self) -> Vec<(u32, u32)> {
+        let mut seq: Vec<(u32, u32)> = self
+            .slots
+            .iter()
+            .filter(|s| s.a < MANY && s.times_b == 1)
+            .map(|s| (s.a, s.b))
+            .collect();
+        seq.sort_unstable_by_key(|e| e.1);
+        seq
+    }
+}
+
+/// The [`K`]-byte string of `s` at `i`, as a number.
+#[inline]
+fn key(s: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(s[i..i + K].try_into().expect("K bytes"))
+}
+
+/// `k` hashed: its top bits place it.
+#[inline]
+fn mix(k: u64) -> u64 {
+    (k ^ (k >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Eight bits per string of a side, one set for each string: a string
+/// whose bit is clear is not in that side.
+/// Nine in ten of a gap's strings were in one side only (the releases
+/// tree's edited re-run); kept out of [`Grams`], they leave a table that
+/// stays in the caches.
+struct Sieve {
+    bits: Vec<u64>,
+    shift: u32,
+}
+
+impl Sieve {
+    fn of(s: &[u8]) -> Sieve {
+        let size = (8 * (s.len() - K + 1)).next_power_of_two().max(64);
+        let mut sieve = Sieve {
+            bits: vec![0; size / 64],
+            shift: 64 - size.trailing_zeros(),
+        };
+        for j in 0..=s.len() - K {
+            let at = sieve.at(key(s, j));
+            sieve.bits[at / 64] |= 1 << (at % 64);
+        }
+        sieve
+    }
+
+    #[inline]
+    fn at(&self, k: u64) -> usize {
+        (mix(k).rotate_left(32) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn may_hold(&self, k: u64) -> bool {
+        let at = self.at(k);
+        self.bits[at / 64] & (1 << (at % 64)) != 0
+    }
+}
+
+/// The longest chain of `seq` (pairs of positions in a and b, in b order)
+/// increasing in a too, as disjoint runs.
+fn chain_of(seq: Vec<(u32, u32)>) -> Vec<Region> {
     // Longest increasing subsequence of the a positions.
     let mut tails: Vec<usize> = Vec::new();
     let mut prev = vec![usize::MAX; seq.len()];
@@ -320,4 +446,85 @@ pub fn check_runs(runs: &[Region], a: &[u8], b: &[u8]) -> std::result::Result<u6
         total += r.len;
     }
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::hashing::MixedMap;
+    use proptest::prelude::*;
+
+    /// The unique strings as a `HashMap` finds them (the table's oracle).
+    fn unique_by_map(a: &[u8], b: &[u8]) -> Vec<(u32, u32)> {
+        let mut seen: MixedMap<u64, (u32, u32, u32)> = MixedMap::default();
+        for i in 0..=a.len() - K {
+            seen.entry(key(a, i))
+                .and_modify(|e| e.0 = MANY)
+                .or_insert((i as u32, 0, 0));
+        }
+        for j in 0..=b.len() - K {
+            if let Some(e) = seen.get_mut(&key(b, j)) {
+                e.1 += 1;
+                e.2 = j as u32;
+            }
+        }
+        let mut seq: Vec<(u32, u32)> = seen
+            .values()
+            .filter(|e| e.0 != MANY && e.1 == 1)
+            .map(|e| (e.0, e.2))
+            .collect();
+        seq.sort_unstable_by_key(|e| e.1);
+        seq
+    }
+
+    /// Bytes of a small alphabet (strings repeat) and `b` an edited `a`.
+    fn sides() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
+        (1u8..=255, proptest::collection::vec(any::<u8>(), 8..3000)).prop_flat_map(
+            |(alphabet, raw)| {
+                let a: Vec<u8> = raw.iter().map(|x| x % alphabet.max(2)).collect();
+                let n = a.len();
+                (
+                    Just(a),
+                    proptest::collection::vec((0..n, 0usize..40, any::<u8>()), 0..12),
+                )
+                    .prop_map(|(a, edits)| {
+                        let mut b = a.clone();
+                        for (at, cut, x) in edits {
+                            let at = at.min(b.len());
+                            let end = (at + cut).min(b.len());
+                            b.splice(at..end, [x, x.wrapping_add(1)]);
+                        }
+                        (a, b)
+                    })
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn the_table_finds_what_a_map_finds((a, b) in sides()) {
+            prop_assume!(b.len() >= K);
+            prop_assert_eq!(Grams::of(&a, &b).unique(), unique_by_map(&a, &b));
+        }
+    }
+
+    #[test]
+    fn strings_repeated_in_a_anchor_nothing() {
+        let a = b"0123456789abcdef0123456789";
+        let b = b"xx0123456789abcdefyy";
+        // "01234567".."23456789" recur in a; "3456789a".."9abcdef0"... once.
+        let seq = Grams::of(a, b).unique();
+        assert!(seq.iter().all(|&(i, _)| (3..=9).contains(&i)), "{seq:?}");
+        assert_eq!(seq.first(), Some(&(3, 5)));
+        assert_eq!(
+            unique_strings(a, b),
+            vec![Region {
+                off_a: 3,
+                off_b: 5,
+                len: 13
+            }]
+        );
+    }
 }
