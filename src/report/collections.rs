@@ -106,7 +106,7 @@ pub fn overlap(r: &Report) -> Vec<Overlap> {
         }
     }
     let slot = |from: usize, to: usize| from * (k - 1) + if to > from { to - 1 } else { to };
-    let size = |f: u32| r.files.at(f).size;
+    let size = |f: u32| r.files.size(f);
     for &(f, to) in &ident {
         let o = &mut rows[slot(r.coll[f as usize], to)];
         o.identical_files += 1;

@@ -441,7 +441,7 @@ impl Visit for Page<'_> {
 
     fn start(&mut self, r: &Report, i: usize) -> Result<()> {
         let c = &r.clusters[i];
-        let path = |id: u32| escape_path_string(r.files.at(id).path);
+        let path = |id: u32| escape_path_string(r.files.path(id));
         let n = c.files.len().min(MAX_FILES);
         self.index = c.files[..n]
             .iter()
@@ -614,7 +614,7 @@ fn head_json(report: &Report) -> Value {
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
-    let path = |id: u32| escape_path_string(report.files.at(id).path);
+    let path = |id: u32| escape_path_string(report.files.path(id));
     let identical: Vec<Value> = report
         .identical
         .iter()

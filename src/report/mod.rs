@@ -87,7 +87,7 @@ impl Style {
 
 impl Report {
     fn path(&self, id: u32) -> String {
-        escape_path_string(self.files.at(id).path)
+        escape_path_string(self.files.path(id))
     }
 
     /// The size percentages refer to: the payload when templates were
@@ -202,8 +202,7 @@ impl Report {
     /// text`, `gzip content`, ..., or `raw`.
     pub(crate) fn view_label(&self, id: u32) -> String {
         self.files
-            .at(id)
-            .view
+            .view_kind(id)
             .label()
             .unwrap_or_else(|| "raw".into())
     }
@@ -212,14 +211,14 @@ impl Report {
     /// its label, empty for raw bytes, so that the rows of raw files read
     /// as they did before views existed.
     pub(crate) fn view_field(&self, id: u32) -> String {
-        self.files.at(id).view.label().unwrap_or_default()
+        self.files.view_kind(id).label().unwrap_or_default()
     }
 
     /// What name `f` of a set is beside `k`, the first name of its file: a
     /// hard link, or the same path met in another collection (fsim-merge
     /// gives both one identity: src/stages/collections.rs).
     pub(crate) fn other_name_note(&self, f: u32, k: u32) -> String {
-        if self.files.at(f).path == self.files.at(k).path {
+        if self.files.path(f) == self.files.path(k) {
             "the same file again, in another collection".to_string()
         } else {
             format!("another name of {}: hard link", self.path(k))

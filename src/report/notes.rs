@@ -186,7 +186,7 @@ impl Report {
         let n = self.notes();
         let mut o = String::new();
         for x in n.unread.iter().chain(&n.documents).chain(&n.archives) {
-            let size = self.files.at(x.id).size;
+            let size = self.files.size(x.id);
             o.push_str(&format!(
                 "note\t{}\t1\t{size}\t0.0\t0\t0.0\t0.0\t{size}\t0\t{}\t{}\t0\t\t\n",
                 x.kind,

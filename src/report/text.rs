@@ -10,7 +10,7 @@ impl Report {
     /// `  [docx text]` after a file's path in the text report when it was
     /// compared by a content view, nothing for raw bytes.
     pub(crate) fn view_suffix(&self, id: u32) -> String {
-        match self.files.at(id).view.label() {
+        match self.files.view_kind(id).label() {
             Some(l) => format!("  [{l}]"),
             None => String::new(),
         }

@@ -173,7 +173,7 @@ impl Visit for Links<'_> {
         }
         let (ws, s, r) = (&mut *self.ws, self.s, self.row);
         let c = &report.clusters[k];
-        let path = |id: u32| escape_path_string(report.files.at(id).path);
+        let path = |id: u32| escape_path_string(report.files.path(id));
         let (ua, ub) = (report.size(l.a), report.size(l.b));
         let (sa, sb) = (ua as f64, ub as f64);
         ws.write_number(r, 0, (k + 1) as f64).map_err(xerr)?;
@@ -363,7 +363,7 @@ fn grouped_worksheet(wb: &mut Workbook, outline: bool) -> &mut Worksheet {
 
 /// Sheet A: identical sets, files folded under each set.
 fn identical_sheet(wb: &mut Workbook, s: &Styles, report: &Report, layout: &Layout) -> Result<()> {
-    let path = |id: u32| escape_path_string(report.files.at(id).path);
+    let path = |id: u32| escape_path_string(report.files.path(id));
     let ws = grouped_worksheet(wb, layout.outline_a);
     ws.set_name("A Identical").map_err(xerr)?;
     grouped_sheet(
@@ -488,7 +488,7 @@ fn hard_links_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<()
         ws.write_number(r, 1, h.files.len() as f64).map_err(xerr)?;
         ws.write_number_with_format(r, 2, h.size as f64, &s.bytes)
             .map_err(xerr)?;
-        ws.write_string(r, 3, escape_path_string(report.files.at(f).path))
+        ws.write_string(r, 3, escape_path_string(report.files.path(f)))
             .map_err(xerr)?;
     }
     if fit < rows {
@@ -526,7 +526,7 @@ fn same_content_sheet(wb: &mut Workbook, s: &Styles, report: &Report) -> Result<
         ws.write_number_with_format(r, 2, g.size as f64, &s.bytes)
             .map_err(xerr)?;
         ws.write_string(r, 3, report.view_label(f)).map_err(xerr)?;
-        ws.write_string(r, 4, escape_path_string(report.files.at(f).path))
+        ws.write_string(r, 4, escape_path_string(report.files.path(f)))
             .map_err(xerr)?;
     }
     if fit < rows {
@@ -632,7 +632,7 @@ fn cluster_file_row(
         .map_err(xerr)?;
     ws.write_number_with_format(r, 8, r1(best), &s.pct)
         .map_err(xerr)?;
-    ws.write_string(r, 9, escape_path_string(report.files.at(f).path))
+    ws.write_string(r, 9, escape_path_string(report.files.path(f)))
         .map_err(xerr)?;
     ws.write_number(r, 10, copies as f64).map_err(xerr)?;
     if let Some(rv) = &c.review {

@@ -120,10 +120,9 @@ pub(super) fn identical_trees(
     let (a, b) = (&dirs[p.da as usize], &dirs[p.db as usize]);
     let (ra, rb) = (a.run()?, b.run()?);
     let same = ra.clone().zip(rb).all(|(x, y)| {
-        let (fx, fy) = (table.at(x), table.at(y));
-        fx.size == fy.size
-            && fx.content == fy.content
-            && fx.path.get(a.path_len()..) == fy.path.get(b.path_len()..)
+        table.size(x) == table.size(y)
+            && table.content(x) == table.content(y)
+            && table.path(x).get(a.path_len()..) == table.path(y).get(b.path_len()..)
     });
     same.then(|| TreeCopy {
         first_a: *ra.start(),

@@ -45,7 +45,7 @@ impl FolderPair {
     /// The json of its file lists (see [`PairFiles`]).
     fn files_json(&self, f: &PairFiles, table: &CompactTable) -> serde_json::Value {
         let rel = |id: u32, dir: &[u8]| {
-            let p = table.at(id).path;
+            let p = table.path(id);
             escape_path_string(p.strip_prefix(dir).map_or(p, |r| &r[1..]))
         };
         let (a, b) = (&self.a[..], &self.b[..]);
@@ -58,7 +58,7 @@ impl FolderPair {
             "changed": f.changed.iter().map(|&(x, y, c)| serde_json::json!([
                 rel(x, a),
                 rel(y, b),
-                c.map(|c| (crate::formats::percent(c.min(table.at(x).size), table.at(x).size) * 10.0).round() / 10.0),
+                c.map(|c| (crate::formats::percent(c.min(table.size(x)), table.size(x)) * 10.0).round() / 10.0),
             ])).collect::<Vec<_>>(),
             "changed_more": more(f.changed_count, f.changed.len()),
             "only_a": only(&f.only_a, a),

@@ -46,11 +46,7 @@ pub(crate) fn make_cluster(
     } else {
         "group"
     };
-    let id_hash = members
-        .iter()
-        .map(|&m| files.at(m).content)
-        .min()
-        .unwrap_or(0);
+    let id_hash = members.iter().map(|&m| files.content(m)).min().unwrap_or(0);
     let id = ClusterId::of(id_hash);
     let template = template.map(|t| {
         Box::new(TemplateHint {

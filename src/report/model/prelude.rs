@@ -154,7 +154,7 @@ pub(crate) fn same_content(files: &CompactTable, path_ok: &[bool]) -> Vec<SameCo
         })
         .map(|g| SameContent {
             id: hex128(g[0].0)[..10].to_string(),
-            size: files.at(g[0].1).size,
+            size: files.size(g[0].1),
             files: g.iter().map(|&(_, i)| i).collect(),
         })
         .collect();
