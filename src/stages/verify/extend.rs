@@ -46,7 +46,7 @@ use super::Region;
 /// few dozen bytes apart.
 pub const K: usize = 8;
 
-/// Largest gap side anchored again (step 3): its sieves cost two bits per
+/// Largest gap side anchored again (step 3): its sieves cost a byte per
 /// byte of the gap, its table 48 bytes per string both sides hold.
 pub const GAP_MAX: usize = 1 << 18;
 
