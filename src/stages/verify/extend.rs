@@ -244,10 +244,11 @@ impl Grams {
     /// full), counted in `b`.
     fn of(a: &[u8], b: &[u8]) -> Grams {
         let in_b = Sieve::of(b);
-        let kept = (0..=a.len() - K)
+        let kept: Vec<u32> = (0..=a.len() - K)
             .filter(|&i| in_b.may_hold(key(a, i)))
-            .count();
-        let size = (2 * kept).next_power_of_two().max(16);
+            .map(|i| i as u32)
+            .collect();
+        let size = (2 * kept.len()).next_power_of_two().max(16);
         let empty = Slot {
             key: 0,
             a: EMPTY,
@@ -258,14 +259,11 @@ impl Grams {
             slots: vec![empty; size],
             shift: 64 - size.trailing_zeros(),
         };
-        for i in 0..=a.len() - K {
-            let k = key(a, i);
-            if !in_b.may_hold(k) {
-                continue;
-            }
+        for i in kept {
+            let k = key(a, i as usize);
             let at = t.find(k);
             let s = &mut t.slots[at];
-            (s.key, s.a) = (k, if s.a == EMPTY { i as u32 } else { MANY });
+            (s.key, s.a) = (k, if s.a == EMPTY { i } else { MANY });
         }
         let in_a = Sieve::of(a);
         for j in 0..=b.len() - K {
