@@ -466,13 +466,8 @@ pub fn entry_view(e: &crate::formats::FileEntry, limits: &Limits) -> Result<Vec<
     if e.view.kind == Kind::Prose {
         return prose_view(e, path);
     }
-    let o = open(path, limits)
-        .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
-    let m = &o.meta;
-    if !m.is_file() {
-        return Err("no longer a regular file".into());
-    }
-    check_unchanged(e, m, m.len())?;
+    let o = open(path, limits).map_err(vanished)?;
+    still_chunked(e, &o.meta)?;
     let want = e.view.kind.name();
     match o.body {
         Body::View(bytes) if o.kind == e.view.kind && bytes.len() as u64 == e.size => Ok(bytes),
@@ -496,13 +491,9 @@ pub fn entry_view(e: &crate::formats::FileEntry, limits: &Limits) -> Result<Vec<
 /// when 1 % of the overlap tree was edited. Still checked, cheaply: the
 /// bytes are UTF-8 text and give a view of the length chunked.
 fn prose_view(e: &crate::formats::FileEntry, path: &Path) -> Result<Vec<u8>, String> {
-    let vanished = |err: io::Error| format!("vanished or unreadable since chunking ({err})");
     let mut file = crate::io::longpath::open_file(path).map_err(vanished)?;
     let m = file.metadata().map_err(vanished)?;
-    if !m.is_file() {
-        return Err("no longer a regular file".into());
-    }
-    check_unchanged(e, &m, m.len())?;
+    still_chunked(e, &m)?;
     let mut all = Vec::with_capacity(m.len().min(plaintext::MAX_PROSE_BYTES as u64) as usize);
     (&mut file)
         .take(plaintext::MAX_PROSE_BYTES as u64)
@@ -528,13 +519,22 @@ fn stored_view(e: &crate::formats::FileEntry, path: &Path) -> Result<Option<Vec<
     let Some(bytes) = store::get(e) else {
         return Ok(None);
     };
-    let m = std::fs::metadata(path)
-        .map_err(|err| format!("vanished or unreadable since chunking ({err})"))?;
+    let m = std::fs::metadata(path).map_err(vanished)?;
+    still_chunked(e, &m)?;
+    Ok(Some(bytes))
+}
+
+/// Why a file chunked earlier cannot be read now.
+fn vanished(err: io::Error) -> String {
+    format!("vanished or unreadable since chunking ({err})")
+}
+
+/// Stale unless `m` is still a regular file of the size and mtime chunked.
+fn still_chunked(e: &crate::formats::FileEntry, m: &Metadata) -> Result<(), String> {
     if !m.is_file() {
         return Err("no longer a regular file".into());
     }
-    check_unchanged(e, &m, m.len())?;
-    Ok(Some(bytes))
+    check_unchanged(e, m, m.len())
 }
 
 /// Stale unless `size` (the raw bytes read now) and the mtime of `m` are
