@@ -89,18 +89,34 @@ impl<'a> Catalog<'a> {
     }
 
     /// String `i` of the table at `table` (its bytes, without the NUL).
+    ///
+    /// Every writer ends a string with a NUL the length leaves out, and
+    /// GNU `msgunfmt` refuses a catalog where one does not: the offsets of
+    /// a catalog edited as bytes (a line inserted, a block cut) point
+    /// across the strings' ends, and the "messages" they give are pieces
+    /// of others, NULs within. Such a file has no view; its bytes are
+    /// compared, with a note.
     fn string(&self, table: usize, i: usize) -> Result<&'a [u8], Fail> {
         let at = table + 8 * i;
         let len = word(self.data, at, self.big_endian) as usize;
         let off = word(self.data, at + 4, self.big_endian) as usize;
-        off.checked_add(len)
-            .and_then(|end| self.data.get(off..end))
+        // The NUL after it is in the file too.
+        let s = off
+            .checked_add(len)
+            .filter(|&end| end < self.data.len())
+            .map(|end| &self.data[off..end])
             .ok_or_else(|| {
                 format!(
                     "string {i} ({len} bytes at offset {off}) is past the end of the file ({} bytes)",
                     self.data.len()
                 )
-            })
+            })?;
+        if self.data[off + len] != 0 {
+            return Err(format!(
+                "string {i} ({len} bytes at offset {off}) does not end in a NUL, as every string of a .mo does (a catalog edited as bytes?)"
+            ));
+        }
+        Ok(s)
     }
 }
 
@@ -242,7 +258,20 @@ mod tests {
         assert_eq!(v.kind, Kind::Raw);
         assert_eq!(
             v.note.as_deref(),
-            Some("unreadable as mo: string 1 (1 bytes at offset 66) is past the end of the file (65 bytes)")
+            Some("unreadable as mo: string 0 (1 bytes at offset 64) is past the end of the file (65 bytes)")
+        );
+        // A line inserted in "pear" (its strings start at 60: "apple",
+        // "pear" at 66, ...), as by a text editor: the offsets stay in the
+        // file, but the translations after it ("Apfel" at 71) are read 9
+        // bytes early, across the NUL before them.
+        let good = mo_of(&[(b"apple", b"Apfel"), (b"pear", b"Birne")]);
+        assert_eq!(&good[66..71], b"pear\0");
+        let edited = [&good[..68], b"inserted\n", &good[68..]].concat();
+        let v = view(&edited, &Limits::default());
+        assert_eq!(v.kind, Kind::Raw, "{:?}", String::from_utf8_lossy(&v.bytes));
+        assert_eq!(
+            v.note.as_deref(),
+            Some("unreadable as mo: string 0 (5 bytes at offset 71) does not end in a NUL, as every string of a .mo does (a catalog edited as bytes?)")
         );
         let mut huge = mo_of(&[(b"a", b"b")]);
         huge[8..12].copy_from_slice(&u32::MAX.to_le_bytes());

@@ -383,13 +383,14 @@ pub fn pdf_extractor_param() -> Option<&'static str> {
 /// decompressed streams that read as prose too ([`plaintext`]), and a
 /// short line ending with a colon is no heading; 4: stand-alone HTML
 /// documents as their text ([`html::is_document`]); 5: a hyphen between
-/// two letters is no part of a prose word.
+/// two letters is no part of a prose word; 6: a `.mo` whose strings do not
+/// each end in a NUL has no view (src/content/gettext.rs).
 pub fn views_param() -> Option<String> {
     Some(VIEWS_VERSION.into())
 }
 
 /// See [`views_param`].
-const VIEWS_VERSION: &str = "5";
+const VIEWS_VERSION: &str = "6";
 
 /// The `office=` chunking parameter: which of catdoc's programs were
 /// missing, when any (src/content/legacy.rs).

@@ -247,7 +247,7 @@ fn chunk_warns_with_the_note_and_is_deterministic() {
     assert!(outs[0] == outs[1]);
     let table = String::from_utf8(outs[0].0.clone()).unwrap();
     assert!(table.starts_with("#fsim files v4\t"), "{table}");
-    assert!(table.contains("\tcontent=auto\tviews=5\n"), "{table}");
+    assert!(table.contains("\tcontent=auto\tviews=6\n"), "{table}");
     let cut = table.lines().find(|l| l.ends_with("cut.docx")).unwrap();
     assert!(cut.contains("\traw/docx\t"), "{cut}");
 }
@@ -857,7 +857,7 @@ fn two_versions_of_a_pdf_are_one_pair_with_the_rust_fallback() {
     let table = read(&work, "files.tsv");
     let head = table.lines().next().unwrap();
     assert!(
-        head.ends_with("\tcontent=auto\tpdf=fsim-pdftext\tviews=5"),
+        head.ends_with("\tcontent=auto\tpdf=fsim-pdftext\tviews=6"),
         "{head}"
     );
 

@@ -337,8 +337,8 @@ fn as_if_chunked_by_another_version(work: &Path) {
     for f in ["files.tsv", "chunks.tsv"] {
         let text = String::from_utf8(read_records(&work.join(f))).unwrap();
         let (head, rest) = text.split_once('\n').unwrap();
-        assert!(head.contains("\tviews=5"), "{head}");
-        let old = head.replace("\tviews=5", "");
+        assert!(head.contains("\tviews=6"), "{head}");
+        let old = head.replace("\tviews=6", "");
         std::fs::write(work.join(f), format!("{old}\n{rest}")).unwrap();
     }
     let s = std::fs::read_to_string(work.join("settings/chunk")).unwrap();

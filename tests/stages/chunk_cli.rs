@@ -139,7 +139,7 @@ fn output_identical_for_any_jobs() {
     assert_eq!(outs[0], outs[1]);
     assert_eq!(outs[0], outs[2]);
     let table = &outs[0].1;
-    assert!(table.starts_with(b"#fsim files v4\tmethod=tttd\tavg=1000\tmin=453\tmax=2759\tdiv=532\tdiv2=266\twindow=64\thash=md5\tcontent=auto\tviews=5\n"));
+    assert!(table.starts_with(b"#fsim files v4\tmethod=tttd\tavg=1000\tmin=453\tmax=2759\tdiv=532\tdiv2=266\twindow=64\thash=md5\tcontent=auto\tviews=6\n"));
     assert!(lines(table)
         .last()
         .unwrap()

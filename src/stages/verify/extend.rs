@@ -230,10 +230,11 @@ struct Slot {
 /// The [`K`]-byte strings of a gap's side `a` that side `b` may hold (its
 /// [`Sieve`] says so), counted in `b`: open addressing with linear probing
 /// over one array. This pass was 60 % of fsim-verify's time when 1 % of
-/// the releases tree was edited (its binary catalogs: 277,654 gaps, most
-/// of 4-64 KiB, nine in ten of their strings in one side only); the
-/// strings kept out leave a table a fifth the size (fsim-verify there
-/// 5.2 -> 4.8 CPU-s, the same runs).
+/// the releases tree was edited as bytes (its catalogs, broken by the
+/// edit and then still viewed, as binary: 277,654 gaps, most of 4-64 KiB,
+/// nine in ten of their strings in one side only); the strings kept out
+/// leave a table a fifth the size (fsim-verify there 5.2 -> 4.8 CPU-s,
+/// the same runs). Such binary pairs cost this pass whatever their kind.
 struct Grams {
     slots: Vec<Slot>,
     shift: u32,
