@@ -100,23 +100,22 @@ impl<'a> Catalog<'a> {
         let at = table + 8 * i;
         let len = word(self.data, at, self.big_endian) as usize;
         let off = word(self.data, at + 4, self.big_endian) as usize;
-        // The NUL after it is in the file too.
-        let s = off
+        // `end` is the NUL's offset: it is in the file too.
+        let end = off
             .checked_add(len)
             .filter(|&end| end < self.data.len())
-            .map(|end| &self.data[off..end])
             .ok_or_else(|| {
                 format!(
                     "string {i} ({len} bytes at offset {off}) is past the end of the file ({} bytes)",
                     self.data.len()
                 )
             })?;
-        if self.data[off + len] != 0 {
+        if self.data[end] != 0 {
             return Err(format!(
                 "string {i} ({len} bytes at offset {off}) does not end in a NUL, as every string of a .mo does (a catalog edited as bytes?)"
             ));
         }
-        Ok(s)
+        Ok(&self.data[off..end])
     }
 }
 

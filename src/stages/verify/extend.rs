@@ -234,7 +234,8 @@ struct Slot {
 /// edit and then still viewed, as binary: 277,654 gaps, most of 4-64 KiB,
 /// nine in ten of their strings in one side only); the strings kept out
 /// leave a table a fifth the size (fsim-verify there 5.2 -> 4.8 CPU-s,
-/// the same runs). Such binary pairs cost this pass whatever their kind.
+/// the same runs). Such catalogs have no view since `views=6`; any binary
+/// pair with long gaps still costs this pass.
 struct Grams {
     slots: Vec<Slot>,
     shift: u32,
