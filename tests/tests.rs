@@ -62,6 +62,7 @@ mod driver {
     mod one_file_once;
     mod one_pipeline;
     mod pipeline;
+    mod rerun_generated;
     mod rerun_settings;
     mod resume;
     mod scratch;

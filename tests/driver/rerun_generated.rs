@@ -1,0 +1,200 @@
+//! Re-runs on generated changes: whatever happens to a tree between two
+//! runs (files edited in place or at their end, emptied, removed, added
+//! beside a sibling or in a folder that sorts between two others, renamed,
+//! copied, hard-linked, swapped, replaced by a symlink, only touched, whole
+//! folders gone), a re-run that takes the earlier run's records
+//! (`PREVIOUS=`, with `DROP_PREVIOUS=1` as the installed fsim re-runs)
+//! writes the bytes of a run from scratch on the same tree: the reports,
+//! the verified pairs and the file table. Each round's re-run takes the
+//! previous round's re-run, so an error carried from run to run shows too.
+//!
+//! The changes are drawn from a fixed seed, several to a round; the test
+//! says the seed, the round and the changes when the bytes differ. Not
+//! drawn: an edit that keeps a file's size and its timestamp to the
+//! nanosecond, which no run without reading every file can see
+//! (docs/reliability.md).
+
+use crate::common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n.max(1)
+    }
+}
+
+/// The regular files under `dir` (symlinks left out), in byte order.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let t = std::fs::symlink_metadata(&p).unwrap().file_type();
+            if t.is_dir() {
+                todo.push(p);
+            } else if t.is_file() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `data` with `line` inserted at the line break nearest its middle.
+fn with_line_inserted(data: &[u8], line: &str) -> Vec<u8> {
+    let mid = data.len() / 2;
+    let at = data[mid..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(data.len(), |i| mid + i + 1);
+    [&data[..at], line.as_bytes(), &data[at..]].concat()
+}
+
+/// A new name for a file beside `p`'s folder: one that sorts between
+/// `dir` and `dir/...` in walk order (`dir-b`), before everything (`0`),
+/// or with a space or a tab in it.
+fn new_path(repo: &Path, p: &Path, n: usize, rng: &mut Rng) -> PathBuf {
+    let parent = p.parent().unwrap();
+    let dir = match rng.below(4) {
+        0 if parent != repo => parent.with_file_name(format!(
+            "{}-b",
+            parent.file_name().unwrap().to_string_lossy()
+        )),
+        1 => repo.join("0"),
+        2 => parent.join("sub folder"),
+        _ => parent.to_path_buf(),
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let stem = p.file_stem().unwrap().to_string_lossy();
+    let ext = p
+        .extension()
+        .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
+    dir.join(format!("{stem}\tv{n}{ext}"))
+}
+
+/// One change to the tree, drawn; returns what it did.
+fn change(repo: &Path, n: usize, rng: &mut Rng) -> String {
+    let files = files_under(repo);
+    if files.len() < 2 {
+        std::fs::write(
+            repo.join(format!("new {n}.txt")),
+            format!("a file of change {n}\n"),
+        )
+        .unwrap();
+        return format!("new {n}.txt added");
+    }
+    let p = files[rng.below(files.len())].clone();
+    let q = files[rng.below(files.len())].clone();
+    let data = std::fs::read(&p).unwrap();
+    let line = format!("a line added by change {n}\n");
+    let what = match rng.below(12) {
+        0 => std::fs::write(&p, with_line_inserted(&data, &line)).map(|_| "edited"),
+        1 => std::fs::write(&p, [&data[..], line.as_bytes()].concat()).map(|_| "appended to"),
+        2 => std::fs::write(&p, b"").map(|_| "emptied"),
+        3 => std::fs::remove_file(&p).map(|_| "removed"),
+        4 => std::fs::write(new_path(repo, &p, n, rng), with_line_inserted(&data, &line))
+            .map(|_| "given a new version beside it"),
+        5 => std::fs::rename(&p, new_path(repo, &p, n, rng)).map(|_| "renamed"),
+        6 => std::fs::write(new_path(repo, &p, n, rng), &data).map(|_| "copied"),
+        7 => std::fs::hard_link(&p, new_path(repo, &p, n, rng)).map(|_| "hard-linked"),
+        8 => {
+            let other = std::fs::read(&q).unwrap();
+            std::fs::write(&p, &other)
+                .and_then(|()| std::fs::write(&q, &data))
+                .map(|_| "swapped with another")
+        }
+        9 => std::fs::remove_file(&p)
+            .and_then(|()| std::os::unix::fs::symlink(&q, &p))
+            .map(|_| "replaced by a symlink"),
+        10 => std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+            .map(|_| "touched"),
+        _ if p.parent() == Some(repo) => std::fs::remove_file(&p).map(|_| "removed"),
+        _ => std::fs::remove_dir_all(p.parent().unwrap()).map(|_| "removed with its folder"),
+    }
+    .unwrap();
+    format!("{} {what}", p.strip_prefix(repo).unwrap().display())
+}
+
+/// `make report` of `repo` into `work`, small memory (the sort and the
+/// bins spill), the defaults otherwise; `vars` added.
+fn report(repo: &Path, work: &Path, vars: &[&str]) {
+    let out = run_raw(
+        make_report_cmd(
+            repo,
+            work,
+            &[&["CAPACITY=64K", "MEMORY=64K", "QUIET=-q"], vars].concat(),
+        ),
+        None,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "make report into {} failed:\n{err}",
+        work.display()
+    );
+}
+
+/// The outputs that must be a run from scratch's bytes.
+const SAME: &[&str] = &["files.tsv", "verified.tsv", "report.txt", "report.json"];
+
+/// Four rounds of five changes from `seed`, each round re-run from the
+/// last and compared with a run from scratch; `vars` for every run.
+fn rounds(seed: u64, vars: &[&str]) {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let mut rng = Rng(seed);
+    let mut previous = t.path().join("run-0");
+    report(&repo, &previous, vars);
+    for round in 1..=4 {
+        let changes: Vec<String> = (0..5)
+            .map(|i| change(&repo, round * 10 + i, &mut rng))
+            .collect();
+        let rerun = t.path().join(format!("run-{round}"));
+        let prev = format!("PREVIOUS={}", previous.display());
+        report(&repo, &rerun, &[vars, &[&prev, "DROP_PREVIOUS=1"]].concat());
+        let scratch = t.path().join(format!("scratch-{round}"));
+        report(&repo, &scratch, vars);
+        for name in SAME {
+            let (a, b) = (rerun.join(name), scratch.join(name));
+            assert!(
+                std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+                "seed {seed:#x} {vars:?}, round {round}: {name} of the re-run differs from a run \
+                 from scratch after these changes:\n{}",
+                changes.join("\n")
+            );
+        }
+        std::fs::remove_dir_all(&scratch).unwrap();
+        previous = rerun;
+    }
+}
+
+#[test]
+fn a_rerun_after_any_changes_is_a_run_from_scratch() {
+    rounds(0x5eed_f00d, &[]);
+}
+
+/// The line sets always kept (`LINE_SETS=1`): each re-run takes the
+/// unchanged contents' lines from the last.
+#[test]
+fn a_rerun_that_takes_the_earlier_line_sets_is_a_run_from_scratch() {
+    rounds(0xdeca_fbad, &["LINE_SETS=1"]);
+}
+
+/// Chunked in shards, each shard's re-run from the earlier records.
+#[test]
+fn a_sharded_rerun_is_a_run_from_scratch() {
+    rounds(0xfeed_beef, &["SHARDS=3", "-j2"]);
+}
