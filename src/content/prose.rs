@@ -238,7 +238,8 @@ fn unhyphenated(w: &str) -> Cow<'_, str> {
 /// The words of a line, as [`str::split_whitespace`] gives them; a line
 /// of ASCII words and `' '` (most of them) is split by memchr, with no
 /// decoding of chars: fsim-verify makes the view of each file of its
-/// pairs again, and the split was a quarter of its time.
+/// pairs again, and the split and the hyphen rules took 45 % of its time
+/// after 1 % of 100,000 prose files were edited (37 % now).
 struct Words<'a> {
     rest: &'a str,
     /// ASCII with no space but `' '`: split where memchr finds one.

@@ -190,8 +190,8 @@ fn parse_item(field: &[u8], at: usize) -> Option<((u64, u32, u32), usize)> {
     Some(((h, len, count), i))
 }
 
-/// The digits from `at` (one at least, at most 20, no overflow) and the
-/// offset past them.
+/// The digits from `at` (one at least, their value within a u64) and
+/// the offset past them.
 #[inline]
 fn parse_decimal(field: &[u8], at: usize) -> Option<(u64, usize)> {
     let mut v = 0u64;

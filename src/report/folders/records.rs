@@ -128,10 +128,21 @@ impl Grouped for Detail {
 /// every locale of the other release) is combined here, keeping the
 /// greatest as [`super::Folders::figure`] keeps the last of the sorted records,
 /// instead of being sorted and spilled once per partner.
+///
+/// The slots are 1.5 MiB, past the core's cache, and a put's slot was a
+/// miss most of the time (a third of the folder pairs' crediting on the
+/// releases tree): each put prefetches its slot and is applied
+/// [`AHEAD`] puts later, in the same order, so the records that come out
+/// are the same, in the same order.
 pub(super) struct Combiner<T: Grouped> {
     slots: Vec<T>,
     shift: u32,
+    /// Puts not yet applied (slot, record), oldest first.
+    pending: std::collections::VecDeque<(usize, T)>,
 }
+
+/// How many puts a put's slot is prefetched ahead of its use.
+const AHEAD: usize = 16;
 
 impl<T: Grouped> Combiner<T> {
     /// At most `bytes` of slots, and [`COMBINED`] (a power of two of
@@ -142,6 +153,7 @@ impl<T: Grouped> Combiner<T> {
         Combiner {
             slots: vec![T::FREE; 1 << bits],
             shift: 64 - bits,
+            pending: std::collections::VecDeque::with_capacity(AHEAD + 1),
         }
     }
 
@@ -149,10 +161,23 @@ impl<T: Grouped> Combiner<T> {
         (self.slots.len() * std::mem::size_of::<T>()) as u64
     }
 
-    /// Combine `c` into its slot; the record it displaces, if any.
+    /// Combine `c` into its slot (once [`AHEAD`] more puts came); the
+    /// record that the oldest pending put displaces, if any.
     #[inline]
     pub(super) fn put(&mut self, c: T) -> Option<T> {
-        let slot = &mut self.slots[(c.group_hash() >> self.shift) as usize];
+        let at = (c.group_hash() >> self.shift) as usize;
+        prefetch(&self.slots[at]);
+        self.pending.push_back((at, c));
+        if self.pending.len() <= AHEAD {
+            return None;
+        }
+        let (at, c) = self.pending.pop_front()?;
+        self.apply(at, c)
+    }
+
+    #[inline]
+    fn apply(&mut self, at: usize, c: T) -> Option<T> {
+        let slot = &mut self.slots[at];
         if slot.same_group(&c) {
             *slot = (*slot).max(c);
             return None;
@@ -161,13 +186,35 @@ impl<T: Grouped> Combiner<T> {
         (old != T::FREE).then_some(old)
     }
 
-    /// The records held, the slots freed.
+    /// The records the pending puts displace, then the records held; the
+    /// slots freed.
     pub(super) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
-        self.slots
-            .iter_mut()
-            .map(|s| std::mem::replace(s, T::FREE))
-            .filter(|c| *c != T::FREE)
+        let mut displaced = Vec::new();
+        while let Some((at, c)) = self.pending.pop_front() {
+            displaced.extend(self.apply(at, c));
+        }
+        displaced.into_iter().chain(
+            self.slots
+                .iter_mut()
+                .map(|s| std::mem::replace(s, T::FREE))
+                .filter(|c| *c != T::FREE),
+        )
     }
+}
+
+/// Ask for `r`'s cache line, to be read soon.
+#[inline]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults nor changes memory;
+    // the pointer is a live reference's.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (r as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }
 
 /// A file's partner in the other folder of a listed pair ([`super::DETAILED`]):
