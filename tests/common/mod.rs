@@ -194,6 +194,27 @@ pub fn sh(cwd: &Path, line: &str) {
     run_ok(c, None);
 }
 
+/// The regular files under `dir`, sorted by path: symlinks (to files or to
+/// folders) are not followed, so each file is listed once whatever links a
+/// test adds beside it.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let t = std::fs::symlink_metadata(&p).unwrap().file_type();
+            if t.is_dir() {
+                todo.push(p);
+            } else if t.is_file() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// `make report` with the test's binaries on `repo` into `work`, progress
 /// shown (`QUIET=`), and extra `VAR=value` arguments; not yet run.
 pub fn make_report_cmd(repo: &Path, work: &Path, vars: &[&str]) -> Command {

@@ -31,25 +31,6 @@ impl Rng {
     }
 }
 
-/// The regular files under `dir` (symlinks left out), in byte order.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            let t = std::fs::symlink_metadata(&p).unwrap().file_type();
-            if t.is_dir() {
-                todo.push(p);
-            } else if t.is_file() {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// `data` with `line` inserted at the line break nearest its middle.
 fn with_line_inserted(data: &[u8], line: &str) -> Vec<u8> {
     let mid = data.len() / 2;

@@ -184,8 +184,7 @@ fn incremental_rerun_reads_only_changed_files() {
     let old = t.path().join("old");
     ok(&make(&repo, &old, &[], &[]));
     // Change one file, add one, delete one.
-    let mut all: Vec<_> = walk_files(&repo);
-    all.sort();
+    let all = files_under(&repo);
     let changed = &all[4];
     let mut data = std::fs::read(changed).unwrap();
     data.extend_from_slice(b"one more line\n");
@@ -249,8 +248,7 @@ fn line_sets_let_a_rerun_read_only_the_changed_contents() {
     };
     let (_, old) = run("old", None, &on);
     assert!(old.join("lines.tsv").is_file());
-    let mut all: Vec<_> = walk_files(&repo);
-    all.sort();
+    let all = files_under(&repo);
     let mut data = std::fs::read(&all[4]).unwrap();
     data.extend_from_slice(b"one more line\n");
     std::fs::write(&all[4], &data).unwrap();
@@ -346,8 +344,7 @@ fn rerun_copies_the_stages_whose_program_arguments_and_inputs_are_the_same() {
     // Quiet, unlike the runs below (whose summaries are read): `-q` does
     // not count in a stage's key.
     ok(&make(&repo, &old, &[formats, "QUIET=-q"], &[]));
-    let mut all: Vec<_> = walk_files(&repo);
-    all.sort();
+    let all = files_under(&repo);
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
     for f in all.iter().step_by(7) {
         let file = std::fs::File::options().write(true).open(f).unwrap();
@@ -498,8 +495,7 @@ fn the_same_chunk_records_are_linked_not_written() {
     };
     let meta = |p: &str| std::fs::metadata(t.path().join(p)).unwrap();
     chunk("first", None);
-    let mut all = walk_files(&repo);
-    all.sort();
+    let all = files_under(&repo);
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
     for f in &all {
         let f = std::fs::File::options().write(true).open(f).unwrap();
@@ -573,8 +569,7 @@ fn previous_runs_that_do_not_fit_are_refused() {
     );
     // The records of another run (here of the repository's last file
     // alone, as file 0): the first file found does not add up.
-    let mut all = walk_files(&repo);
-    all.sort();
+    let all = files_under(&repo);
     let last = all.last().unwrap();
     let mut c = fsim("fsim-chunk");
     c.current_dir(&work)
@@ -596,18 +591,4 @@ fn previous_runs_that_do_not_fit_are_refused() {
             )),
         "{e}"
     );
-}
-
-/// Regular files under `dir`, recursively.
-fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk_files(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }

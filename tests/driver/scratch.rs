@@ -138,7 +138,7 @@ fn previous_runs_and_gnu_sort_read_the_compressed_records() {
         .unwrap()
         .starts_with(&ZSTD));
     // One file edited: its records are new, the others' reused.
-    let edited = walk_files(&repo).swap_remove(0);
+    let edited = files_under(&repo).swap_remove(0);
     let mut body = std::fs::read(&edited).unwrap();
     body.extend_from_slice(b"one more line\n");
     std::fs::write(&edited, body).unwrap();
@@ -211,24 +211,6 @@ fn compressed_records_are_the_same_bytes_and_gzip_still_reads() {
     );
 }
 
-/// The regular files under `dir`, in name order.
-fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut names: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    names.sort();
-    for p in names {
-        if p.is_dir() {
-            out.extend(walk_files(&p));
-        } else if p.is_file() {
-            out.push(p);
-        }
-    }
-    out
-}
-
 /// `cp -a`-like copy of the flat work folder `from` (files and the
 /// folders one level down) into `to`: an earlier run's folder to drop from.
 fn copy_folder(from: &Path, to: &Path) {
@@ -250,7 +232,7 @@ fn first_and_fresh(tmp: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
     let repo = small_files(tmp);
     let first = tmp.join("first");
     run_ok(make_report_cmd(&repo, &first, &[]), None);
-    let edited = walk_files(&repo).swap_remove(3);
+    let edited = files_under(&repo).swap_remove(3);
     let mut body = std::fs::read(&edited).unwrap();
     body.extend_from_slice(b"one more line\n");
     std::fs::write(&edited, body).unwrap();
@@ -437,7 +419,7 @@ fn line_sets_are_kept_only_where_a_rerun_stays_within_the_tree() {
     );
     // The re-run after an edit: every file read by the line source, the
     // reports a fresh run's.
-    let edited = walk_files(&gz).into_iter().min().unwrap();
+    let edited = files_under(&gz).into_iter().min().unwrap();
     let mut c = std::process::Command::new("sh");
     c.arg("-c").arg(format!(
         "gzip -dc '{0}' > '{0}.txt' && echo one more line >> '{0}.txt' && gzip -nc '{0}.txt' > '{0}' && rm '{0}.txt'",

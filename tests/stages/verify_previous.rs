@@ -33,20 +33,6 @@ fn verify_summary(err: &str) -> &str {
         .unwrap_or_else(|| panic!("no fsim-verify summary in:\n{err}"))
 }
 
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    for d in std::fs::read_dir(dir).unwrap() {
-        let p = d.unwrap().path();
-        if p.is_dir() {
-            v.extend(files_under(&p));
-        } else {
-            v.push(p);
-        }
-    }
-    v.sort();
-    v
-}
-
 /// The first line of a work folder's pairs.tsv.
 fn head(w: &Path) -> String {
     let t = String::from_utf8(crate::common::read_records(&w.join("pairs.tsv"))).unwrap();
