@@ -7,6 +7,7 @@ pub mod bgwrite;
 pub mod hashing;
 pub mod longpath;
 pub mod ordered;
+pub mod prefetch;
 pub mod progress;
 pub mod sorter;
 pub mod walk;

@@ -256,6 +256,8 @@ struct Feeder<'a> {
     pos: u64,
     failed: Option<Error>,
     batch: Vec<Job>,
+    /// The files to read, asked of the disk as they are walked.
+    ahead: crate::io::prefetch::ReadAhead,
 }
 
 impl Feeder<'_> {
@@ -296,7 +298,12 @@ impl Feeder<'_> {
                     return false;
                 }
                 Some(Ok(Some(f))) => Job::Ready(Box::new(Body::File(reused(p, f, pos)))),
-                _ => Job::Read(pos, p),
+                _ => {
+                    // The walk is at most the queue's window of files ahead
+                    // of the workers: their reads start now.
+                    self.ahead.file(&p);
+                    Job::Read(pos, p)
+                }
             },
             Event::Warning(p, m) => Job::Ready(Box::new(Body::Warning(pos, p, m))),
         };
@@ -423,6 +430,7 @@ fn chunk_all(
             pos: 0,
             failed: None,
             batch: Vec::with_capacity(BATCH),
+            ahead: crate::io::prefetch::ReadAhead::new(),
         };
         let walker = s.spawn(move || feeder.walk());
         let mut workers: Vec<Worker> = (0..jobs).map(|_| Worker::new(cfg, jobs)).collect();

@@ -60,6 +60,14 @@ impl Cache {
         }
     }
 
+    /// Whether file `id` is held, in either mode.
+    pub(super) fn holds(&self, id: u32) -> bool {
+        !self.map.is_empty()
+            && [Mode::Lines, Mode::Pieces]
+                .iter()
+                .any(|&m| self.map.contains_key(&(id, m)))
+    }
+
     pub(super) fn get(&mut self, key: (u32, Mode)) -> Option<Arc<Tokens>> {
         let (t, stamp) = self.map.get_mut(&key)?;
         self.order.remove(stamp);

@@ -8,6 +8,9 @@ use super::worker::{Outcome, Worker};
 use super::*;
 use crate::formats::FileEntry;
 use crate::io::ordered::ordered_map;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 
 /// Cut a batch into units of work at group boundaries, not before a group
 /// whose file a the unit already read (as a b: a version compared with its
@@ -74,21 +77,39 @@ pub(super) fn process(
 ) -> Vec<Outcome> {
     plan.set(batch);
     let units = units(batch, plan);
+    let mut ahead = Ahead::new(units.len());
     let out = if workers.len() == 1 || units.len() == 1 {
-        workers[0].run(cache, batch, 0, files, plan, want_regions)
+        let mut out = Vec::with_capacity(batch.len());
+        for (k, r) in units.iter().enumerate() {
+            ahead.starting(k, &units, batch, files, plan, cache);
+            out.extend(workers[0].run(
+                cache,
+                &batch[r.clone()],
+                r.start,
+                files,
+                plan,
+                want_regions,
+            ));
+        }
+        out
     } else {
         // Every unit may be in flight: they are in memory already, and an
         // idle worker takes the next one however long the first takes.
         let plan = &*plan;
         let mut out = Vec::with_capacity(batch.len());
-        let mut next = units.iter().cloned();
+        let mut next = units.iter().cloned().enumerate();
         ordered_map::<_, _, _, crate::error::Error>(
             workers,
             units.len(),
             |w, r: std::ops::Range<usize>| {
                 w.run(cache, &batch[r.clone()], r.start, files, plan, want_regions)
             },
-            || Ok(next.next()),
+            || {
+                Ok(next.next().map(|(k, r)| {
+                    ahead.starting(k, &units, batch, files, plan, cache);
+                    r
+                }))
+            },
             |o| {
                 out.extend(o);
                 Ok(())
@@ -103,4 +124,60 @@ pub(super) fn process(
     lock(cache).retain(|id| plan.keep(id) && plan.needed_from(id, end));
     plan.clear(batch);
     out
+}
+
+/// About how many files are read ahead of the unit a worker starts, its
+/// own included (at most [`crate::io::prefetch::AHEAD_BYTES`] each).
+const AHEAD_FILES: usize = 512;
+
+/// The read-ahead of a batch's files, unit by unit: as each unit starts,
+/// the files first used in it and in the units after it, up to
+/// [`AHEAD_FILES`] of them, are handed to the read-ahead thread
+/// ([`crate::io::prefetch::ahead`]), except those the cache holds (no
+/// read) and archive members (no path of their own). On a tree outside the
+/// page cache the disk then reads them while the workers compare. It
+/// changes no outcome.
+pub(super) struct Ahead {
+    /// Files handed over for each unit sent.
+    counts: Vec<usize>,
+}
+
+impl Ahead {
+    fn new(units: usize) -> Ahead {
+        Ahead {
+            counts: Vec::with_capacity(units),
+        }
+    }
+
+    /// Unit `k` of `units` is about to start.
+    fn starting(
+        &mut self,
+        k: usize,
+        units: &[std::ops::Range<usize>],
+        batch: &[PairIn],
+        files: &[FileEntry],
+        plan: &Plan,
+        cache: &SharedCache,
+    ) {
+        let mut ahead: usize = self.counts.get(k..).map_or(0, |c| c.iter().sum());
+        while self.counts.len() < units.len() && ahead < AHEAD_FILES {
+            let r = units[self.counts.len()].clone();
+            let c = lock(cache);
+            let mut n = 0;
+            for (i, p) in batch[r.clone()].iter().enumerate() {
+                for f in [p.a, p.b] {
+                    let e = &files[f as usize];
+                    if plan.first[f as usize] as usize == r.start + i
+                        && !e.view.is_member()
+                        && !c.holds(f)
+                    {
+                        crate::io::prefetch::ahead(PathBuf::from(OsStr::from_bytes(&e.path)));
+                        n += 1;
+                    }
+                }
+            }
+            self.counts.push(n);
+            ahead += n;
+        }
+    }
 }
