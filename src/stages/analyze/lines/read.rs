@@ -8,13 +8,12 @@ use super::cache::{key_of, Pass};
 use super::exclude::Exclude;
 use super::LineFiles;
 use crate::formats::FileEntry;
-use crate::io::prefetch;
 use crate::stages::verify::for_each_line_token;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// One file's distinct lines as (hash, length, occurrences), sorted by
@@ -318,16 +317,6 @@ fn read_lines(
     threads: usize,
     ex: &Exclude,
 ) -> Vec<FileLines> {
-    // The window's files (at most WINDOW, WINDOW_BYTES) are asked of the
-    // disk at once, beside the readers (crate::io::prefetch): on a tree
-    // outside the page cache they then wait for the reads together, not
-    // for each in turn.
-    for k in which {
-        let e = files.entry(reps[*k]);
-        if !e.view.is_member() {
-            prefetch::ahead(PathBuf::from(OsStr::from_bytes(&e.path)));
-        }
-    }
     let one = |k: &usize| file_lines_by(&files.entry(reps[*k]), BLOCK, ex);
     let threads = threads.clamp(1, which.len().max(1));
     if threads == 1 {
