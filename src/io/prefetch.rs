@@ -30,7 +30,7 @@ use rustix::io::{Errno, ReadWriteFlags};
 use std::io::IoSliceMut;
 use std::num::NonZeroU64;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::OnceLock;
 
 /// How much of each file is asked for: most documents and source files
@@ -129,11 +129,13 @@ impl ReadAhead {
 ///
 /// The thread starts with the first path and lives as long as the
 /// process; the process never waits for it, so an open that hangs (a stale
-/// network mount) never holds a stage's exit.
+/// network mount) never holds a stage's exit. Nor does a caller wait: a
+/// path sent while [`QUEUE`] paths wait already is dropped (it is advice),
+/// so the queue's memory is bounded whatever the thread's pace.
 pub fn ahead(path: PathBuf) {
-    static THREAD: OnceLock<Option<Sender<PathBuf>>> = OnceLock::new();
+    static THREAD: OnceLock<Option<SyncSender<PathBuf>>> = OnceLock::new();
     let tx = THREAD.get_or_init(|| {
-        let (tx, rx) = channel::<PathBuf>();
+        let (tx, rx) = sync_channel::<PathBuf>(QUEUE);
         let started = std::thread::Builder::new()
             .name("read-ahead".into())
             .spawn(move || {
@@ -146,9 +148,14 @@ pub fn ahead(path: PathBuf) {
         started.is_ok().then_some(tx)
     });
     if let Some(tx) = tx {
-        let _ = tx.send(path);
+        let _ = tx.try_send(path);
     }
 }
+
+/// Paths waiting for the read-ahead thread at most: twice what a stage
+/// sends ahead of its workers (fsim-verify's 512 files), so that only a
+/// thread stuck in an open drops any.
+pub const QUEUE: usize = 1024;
 
 #[cfg(test)]
 mod tests {

@@ -140,16 +140,26 @@ const AHEAD_FILES: usize = 512;
 pub(super) struct Ahead {
     /// Files handed over for each unit sent.
     counts: Vec<usize>,
+    /// Of them, in all units sent.
+    sent: usize,
+    /// Of them, in the units started: those before the one starting now
+    /// (units start in order).
+    started: usize,
+    /// How many units `started` counts.
+    passed: usize,
 }
 
 impl Ahead {
     fn new(units: usize) -> Ahead {
         Ahead {
             counts: Vec::with_capacity(units),
+            sent: 0,
+            started: 0,
+            passed: 0,
         }
     }
 
-    /// Unit `k` of `units` is about to start.
+    /// Unit `k` of `units` is about to start (`k` one more than the last).
     fn starting(
         &mut self,
         k: usize,
@@ -159,8 +169,11 @@ impl Ahead {
         plan: &Plan,
         cache: &SharedCache,
     ) {
-        let mut ahead: usize = self.counts.get(k..).map_or(0, |c| c.iter().sum());
-        while self.counts.len() < units.len() && ahead < AHEAD_FILES {
+        while self.passed < k.min(self.counts.len()) {
+            self.started += self.counts[self.passed];
+            self.passed += 1;
+        }
+        while self.counts.len() < units.len() && self.sent - self.started < AHEAD_FILES {
             let r = units[self.counts.len()].clone();
             let c = lock(cache);
             let mut n = 0;
@@ -177,7 +190,7 @@ impl Ahead {
                 }
             }
             self.counts.push(n);
-            ahead += n;
+            self.sent += n;
         }
     }
 }
