@@ -418,7 +418,13 @@ input in the page cache; in the group each reads it back from the disk
 (fsim-sort the chunk records, fsim-partition, fsim-binpack and
 fsim-analyze theirs, fsim-verify the files of the candidate pairs, which
 outside were still cached from the chunking). md5sum reads the tree once
-either way.
+either way. fsim-analyze reads most: its line source compares the text
+files of any size by their lines, ~56 bytes a distinct line of a content
+in memory, so over CAPACITY it reads each file once more to count its
+lines into a spill file (the lines that one content alone holds left
+out: they make no pair), then joins the contents in groups, each group
+with the contents after it, taken from that file (docs/performance.md,
+*Line source on files of any size*).
 """)
 
 

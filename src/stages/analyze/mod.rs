@@ -531,7 +531,10 @@ fn line_source_line(st: &LineStats) {
         st.pairs,
         st.added,
         if st.passes > 1 {
-            format!(" ({} groups of contents to stay within --capacity)", st.passes)
+            format!(
+                " ({} groups of contents to stay within --capacity, {} lines of a single content left out)",
+                st.passes, st.single
+            )
         } else {
             String::new()
         }

@@ -47,6 +47,8 @@ impl FixedRecord for Pair {
 /// Sorts the pairs of every bin within `capacity / PAIRS_SHARE` bytes.
 pub struct PairStore {
     sorter: ExternalSorter<Pair>,
+    /// Where it spills, and where the line source spills its lines.
+    tmpdir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for PairStore {
@@ -58,10 +60,16 @@ impl std::fmt::Debug for PairStore {
 impl PairStore {
     pub fn new(capacity: u64, tmpdir: Option<PathBuf>) -> PairStore {
         let mut opts = SortOptions::with_memory(capacity / PAIRS_SHARE);
-        opts.tmpdir = tmpdir;
+        opts.tmpdir = tmpdir.clone();
         PairStore {
             sorter: ExternalSorter::new(opts),
+            tmpdir,
         }
+    }
+
+    /// The folder for temporary files (`--tmpdir`; `None`: the system's).
+    pub fn tmpdir(&self) -> Option<&std::path::Path> {
+        self.tmpdir.as_deref()
     }
 
     #[inline]

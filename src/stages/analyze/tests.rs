@@ -650,7 +650,7 @@ fn the_line_source_counts_its_file_table() {
     };
     let table = LineFiles::of(&entries, &src);
     assert!(table.heap_bytes() >= 1000 * 41, "{}", table.heap_bytes());
-    // Every file is compared: 32 bytes each besides the table.
+    // Every file is compared: BYTES_PER_REP bytes each besides the table.
     let held = table.heap_bytes() + 1000 * super::lines::BYTES_PER_REP;
     let capacity = 1 << 20;
     assert_eq!(line_memory(capacity, &table), capacity * 3 / 4 - held);

@@ -226,6 +226,8 @@ pub struct Pass {
     pub keep: Option<Keep>,
     /// Contents whose lines came from the earlier file.
     pub taken: u64,
+    /// Files opened for their lines.
+    pub read: u64,
 }
 
 impl Pass {

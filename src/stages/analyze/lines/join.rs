@@ -4,9 +4,9 @@
 //! still reaches the threshold get their exact overlap by a merge of the
 //! rest of their lines with the partner's ([`super`]).
 
-use super::exclude::Exclude;
 use super::order::{kept, Loaded, Postings};
-use super::read::file_lines;
+use super::spill::Spilled;
+use super::Held;
 use super::LineFiles;
 use super::{LineSource, Pair, PairStore};
 use crate::error::Result;
@@ -21,8 +21,6 @@ pub(super) struct Probe<'a> {
     /// partner is only compared with them).
     pub changed_post: Option<&'a Postings>,
     pub src: &'a LineSource,
-    /// What the files read later leave out.
-    pub ex: &'a Exclude<'a>,
 }
 
 /// A content compared with the rows before it.
@@ -162,37 +160,34 @@ impl Probe<'_> {
         })
     }
 
-    /// The files `later` (after every row, in the contents' order) as
-    /// partners of all the rows, each read again by one of `-j` workers;
-    /// `changed` says which changed since the earlier run. Returns
-    /// (candidates, pairs).
+    /// The contents `later` (after every row, in the contents' order) as
+    /// partners of all the rows, their lines taken from the spill file by
+    /// one of `-j` workers each; `changed` says which changed since the
+    /// earlier run. Returns (candidates, pairs).
     pub fn read_later(
         &self,
         files: &LineFiles,
-        later: &[usize],
-        changed: impl Fn(usize) -> bool + Sync,
+        later: &[Held],
+        spill: &Spilled,
+        changed: impl Fn(&Held) -> bool + Sync,
         threads: usize,
         store: &Mutex<&mut PairStore>,
     ) -> Result<(u64, u64)> {
         let next = AtomicUsize::new(0);
         let rows = self.set.contents();
         self.workers(threads.min(later.len().max(1)), store, |w| {
+            let mut buf = Vec::new();
             loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&i) = later.get(k) else { break };
-                let e = files.entry(i);
-                // Left out as when it was counted (it changed since).
-                let Some(lines) = file_lines(&e, self.ex) else {
-                    continue;
-                };
-                let size = lines.size;
-                let lines = self.set.rank(&lines.lines);
+                let Some(h) = later.get(k) else { break };
+                let lines = spill.read(h.at, &mut buf)?;
+                let ranked = self.set.rank(&lines.lines);
                 let partner = Partner {
-                    id: e.id,
-                    size,
-                    lines: &lines,
+                    id: files.id(h.row as usize),
+                    size: lines.size,
+                    lines: &ranked,
                     rows,
-                    changed: changed(i),
+                    changed: changed(h),
                 };
                 self.probe(&partner, w);
                 w.flush(store, false)?;

@@ -79,13 +79,15 @@
 //! it is read) and its longest line. When
 //! the contents do not fit, they are read once to count their lines into
 //! a count-min sketch of the lines' frequencies (an eighth of the budget,
-//! 16 KiB to 64 MiB: [`order::Sketch`])
-//! and cut, in their order, into groups that fit in three quarters of the
-//! rest; each group is ranked by the sketch (the same order for all) and
-//! joined with itself in memory, then with every later content read again
-//! one file at a time by each thread: with G groups the files are read
-//! about 2 + G/2 times (the attempt in one set and the count included),
-//! for the same pairs as in one set ([`line_pairs`]). A single
+//! 16 KiB to 64 MiB: [`order::Sketch`]) and into a spill file on disk
+//! ([`spill`]: 16 bytes per distinct line of a content), and cut, in
+//! their order, into groups that fit in three quarters of the rest; each
+//! group is taken from the spill file, ranked by the sketch (the same
+//! order for all) and joined with itself in memory, then with every later
+//! content, taken from the spill file one at a time by each thread: the
+//! files are read at most twice (the attempt in one set, and the count),
+//! and with G groups the spill file about G/2 times, for the same pairs
+//! as in one set ([`line_pairs`]). A single
 //! content larger than a group is a group alone. The pairs go to the
 //! analysis's pair store as they are found, which spills them beyond its
 //! quarter of `--capacity`. On the quality corpus (Django, moment and
@@ -98,6 +100,7 @@ mod exclude;
 mod join;
 mod order;
 mod read;
+mod spill;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -111,6 +114,7 @@ use exclude::Exclude;
 pub use exclude::LineTemplates;
 use order::{Interner, Loaded, Postings, Sketch};
 use read::{window_lines, windows};
+use spill::{SpillWriter, Spilled, Twice};
 use std::sync::Mutex;
 pub use table::LineFiles;
 
@@ -157,6 +161,12 @@ pub struct LineStats {
     /// Contents whose lines came from the earlier run's line sets
     /// ([`cache`]), not from their files.
     pub taken: u64,
+    /// Files opened for their lines (a site theme's pages besides): each
+    /// content's at most twice, in one set or in groups ([`spill`]).
+    pub read: u64,
+    /// In groups: (content, line) entries left out as the line is held by
+    /// that content only ([`spill::Twice`]).
+    pub single: u64,
     /// What became of this run's line sets (`None`: none were asked for).
     pub kept: Option<Kept>,
     /// (content, line) entries interned when all contents were joined in
@@ -198,15 +208,8 @@ impl Reuse<'_> {
                 None => None,
             },
             taken: 0,
+            read: 0,
         })
-    }
-
-    /// A pass over some of them (a group): it only takes.
-    fn group_pass(&self, cap: u64) -> Pass {
-        Pass {
-            cursor: self.earlier.as_ref().map(|e| e.cursor(cap)),
-            ..Pass::none()
-        }
     }
 }
 
@@ -239,10 +242,10 @@ const BYTES_PER_ACC: u64 = 8;
 
 /// Bytes held per file compared, whatever the set (counted with the file
 /// table by the caller: [`LineFiles::compared_rows`]): its content's file
-/// in the order of the contents and then its count of lines when they are
-/// joined in groups (8, then 16), its place in the list of the files read
-/// after a group (8), and 8 more for the changed ones of a re-run.
-pub const BYTES_PER_REP: u64 = 32;
+/// in the order of the contents and then, when they are joined in groups,
+/// its place in the spill file and its count of lines (8, then 24:
+/// [`Held`]), and for the changed ones of a re-run a copy of that (24).
+pub const BYTES_PER_REP: u64 = 48;
 
 /// What a set of `contents` contents holding `entries` (content, line)
 /// entries costs with `threads` threads.
@@ -290,6 +293,7 @@ pub fn line_pairs(
     let memory = memory.saturating_sub(theme_lines * exclude::BYTES_PER_THEME_LINE);
     let cap = reuse.held(memory);
     let memory = memory - cap;
+    let tmpdir = out.tmpdir().map(std::path::Path::to_path_buf);
     let store = Mutex::new(out);
     let run = Run {
         files,
@@ -314,18 +318,24 @@ pub fn line_pairs(
         filter.as_ref(),
     ) {
         Some((set, unreadable)) => {
-            let taken = pass.taken;
+            let (taken, read) = (pass.taken, pass.read);
             let kept = pass.keep.map(Keep::finish).transpose()?;
             LineStats {
                 taken,
+                read,
                 kept,
                 ..run.in_one(set, unreadable)?
             }
         }
         // Over the memory: the keeping starts again with the count.
         None => {
+            let tried = pass.read;
             drop(pass);
-            run.in_groups(reps, memory, reuse, cap)?
+            let st = run.in_groups(reps, memory, reuse, cap, tmpdir.as_deref())?;
+            LineStats {
+                read: tried + st.read,
+                ..st
+            }
         }
     };
     Ok(LineStats {
@@ -468,7 +478,7 @@ impl Run<'_, '_> {
     /// when `later` is given, every file of it (the contents after the
     /// set, in order) compared with the whole set. Returns (candidates,
     /// pairs).
-    fn join(&self, set: &Loaded, later: Option<&[usize]>) -> Result<(u64, u64)> {
+    fn join(&self, set: &Loaded, later: Option<Later>) -> Result<(u64, u64)> {
         let flags: Option<Vec<bool>> = self
             .only
             .map(|_| set.meta.iter().map(|&(id, _)| self.changed(id)).collect());
@@ -479,24 +489,27 @@ impl Run<'_, '_> {
             post: &post,
             changed_post: changed_post.as_ref(),
             src: self.src,
-            ex: self.ex,
         };
         let (mut candidates, mut pairs) =
             probe.in_memory(flags.as_deref(), self.threads, self.store)?;
         if let Some(later) = later {
             // A set without a changed content has pairs only with the
-            // changed files after it.
+            // changed contents after it.
             let any = flags.as_ref().is_none_or(|f| f.contains(&true));
-            let read: std::borrow::Cow<[usize]> = if any {
-                later.into()
+            let changed = |h: &Held| self.changed(self.files.id(h.row as usize));
+            let read: std::borrow::Cow<[Held]> = if any {
+                later.held.into()
             } else {
-                let changed = later.iter().copied();
-                changed
-                    .filter(|&i| self.changed(self.files.id(i)))
-                    .collect()
+                later.held.iter().copied().filter(changed).collect()
             };
-            let changed = |i: usize| self.changed(self.files.id(i));
-            let (c, p) = probe.read_later(self.files, &read, changed, self.threads, self.store)?;
+            let (c, p) = probe.read_later(
+                self.files,
+                &read,
+                later.spill,
+                changed,
+                self.threads,
+                self.store,
+            )?;
             candidates += c;
             pairs += p;
         }
@@ -518,25 +531,31 @@ impl Run<'_, '_> {
             passes: 1,
             theme_lines: 0,
             taken: 0,
+            read: 0,
+            single: 0,
             kept: None,
         })
     }
 
     /// Over the memory: the contents counted into a sketch of the lines'
-    /// frequencies, cut into groups that fit, each group joined with
-    /// itself and with the files after it (module doc).
+    /// frequencies and written to a spill file ([`spill`]), cut into
+    /// groups that fit, each group joined with itself and with the
+    /// contents after it, all taken from the spill file (module doc).
     fn in_groups(
         &self,
         reps: Vec<usize>,
         memory: u64,
         reuse: &Reuse,
         cap: u64,
+        tmpdir: Option<&std::path::Path>,
     ) -> Result<LineStats> {
         let mut sketch = Sketch::new((memory / 8).clamp(16 << 10, 64 << 20));
+        let mut twice = Twice::new(memory.saturating_sub(sketch.bytes()));
         let mut pass = reuse.whole_pass(cap)?;
-        // (file, distinct lines, size) of each readable content, in
-        // (size, id) order (sizes of the payloads with templates).
-        let mut counted: Vec<(u32, u32, u64)> = Vec::with_capacity(reps.len());
+        let mut spill = SpillWriter::create(tmpdir)?;
+        // Each readable content, in (size, id) order (sizes of the
+        // payloads with templates).
+        let mut counted: Vec<Held> = Vec::with_capacity(reps.len());
         let mut unreadable = 0u64;
         for window in windows(self.files, &reps) {
             for (&i, lines) in window.iter().zip(window_lines(
@@ -548,7 +567,13 @@ impl Run<'_, '_> {
             )) {
                 match &lines {
                     Some(l) => {
-                        counted.push((i as u32, l.len().min(u32::MAX as usize) as u32, l.size))
+                        twice.add(&l.lines);
+                        counted.push(Held {
+                            row: i as u32,
+                            entries: l.len().min(u32::MAX as usize) as u32,
+                            size: l.size,
+                            at: spill.push(l)?,
+                        })
                     }
                     None => unreadable += 1,
                 }
@@ -557,50 +582,48 @@ impl Run<'_, '_> {
         }
         // Only the counts from here on (BYTES_PER_REP).
         drop(reps);
-        let taken = pass.taken;
+        let (spill, single) = shared_only(spill.finish()?, &mut counted, &twice, tmpdir)?;
+        drop(twice);
+        let contents = counted.len() as u64;
+        // A content left with no line can be in no pair.
+        counted.retain(|h| h.entries > 0);
+        let (taken, read) = (pass.taken, pass.read);
         let kept = pass.keep.map(Keep::finish).transpose()?;
-        counted.sort_by_key(|&(i, _, size)| (size, self.files.id(i as usize)));
+        counted.sort_by_key(|h| (h.size, self.files.id(h.row as usize)));
         let budget = memory.saturating_sub(sketch.bytes());
         let budget = budget - budget / 4;
         let mut stats = LineStats {
-            contents: counted.len() as u64,
+            contents,
             unreadable,
             taken,
+            read,
+            single,
             kept,
             ..LineStats::default()
         };
         let mut from = 0;
+        let mut buf = Vec::new();
         while from < counted.len() {
             let mut bytes = 0u64;
             let n = counted[from..]
                 .iter()
-                .take_while(|&&(_, entries, _)| {
-                    bytes += set_bytes(entries as u64, 1, self.threads);
+                .take_while(|h| {
+                    bytes += set_bytes(h.entries as u64, 1, self.threads);
                     bytes <= budget
                 })
                 .count()
                 .max(1);
-            let group: Vec<usize> = counted[from..from + n]
-                .iter()
-                .map(|&(i, ..)| i as usize)
-                .collect();
-            let later: Vec<usize> = counted[from + n..]
-                .iter()
-                .map(|&(i, ..)| i as usize)
-                .collect();
-            let mut pass = reuse.group_pass(cap);
-            let (set, _) = load(
-                self.files,
-                &group,
-                self.threads,
-                None,
-                self.ex,
-                &mut pass,
-                None,
-            )
-            .expect("no cap");
+            let mut set = Interner::default();
+            for h in &counted[from..from + n] {
+                let lines = spill.read(h.at, &mut buf)?;
+                set.push(self.files.id(h.row as usize), lines.size, &lines.lines);
+            }
             let set = set.finish(|h, _| sketch.get(h), self.src, true);
-            let (c, p) = self.join(&set, Some(&later))?;
+            let later = Later {
+                held: &counted[from + n..],
+                spill: &spill,
+            };
+            let (c, p) = self.join(&set, Some(later))?;
             stats.candidates += c;
             stats.pairs += p;
             stats.passes += 1;
@@ -608,6 +631,47 @@ impl Run<'_, '_> {
         }
         Ok(stats)
     }
+}
+
+/// The spill file again with only the lines `twice` says two contents or
+/// more hold, and each content's place and count of lines in it updated;
+/// how many (content, line) entries were left out. One sequential pass:
+/// the contents are in the order they were written.
+fn shared_only(
+    spill: Spilled,
+    counted: &mut [Held],
+    twice: &Twice,
+    tmpdir: Option<&std::path::Path>,
+) -> Result<(Spilled, u64)> {
+    let mut out = SpillWriter::create(tmpdir)?;
+    let mut buf = Vec::new();
+    let mut single = 0u64;
+    for h in counted.iter_mut() {
+        let mut lines = spill.read(h.at, &mut buf)?;
+        let before = lines.lines.len();
+        lines.lines.retain(|l| twice.shared(l.0));
+        single += (before - lines.lines.len()) as u64;
+        h.entries = lines.lines.len() as u32;
+        h.at = out.push(&lines)?;
+    }
+    Ok((out.finish()?, single))
+}
+
+/// A content counted by [`Run::in_groups`]: its row of the file table,
+/// its distinct lines, its size, and where its lines are in the spill
+/// file (24 bytes: [`BYTES_PER_REP`]).
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    row: u32,
+    entries: u32,
+    size: u64,
+    at: spill::Offset,
+}
+
+/// The contents after a group, as its join takes them: from the spill.
+struct Later<'a> {
+    held: &'a [Held],
+    spill: &'a Spilled,
 }
 
 /// Whether a pair whose line overlap is `most` bytes can reach fsim-verify's

@@ -105,17 +105,6 @@ impl Counted {
     }
 }
 
-/// The lines of `e`, counted, if it is still the file of the table (same
-/// size and mtime, as fsim-verify checks): the content view it was chunked
-/// from, if any (one per thread, at most the default 64 MiB, as fsim-chunk
-/// reads), else its bytes a [`BLOCK`] at a time; with templates, the
-/// payload of the whole file.
-pub(super) fn file_lines(e: &FileEntry, ex: &Exclude) -> FileLines {
-    let mut lines = file_lines_by(e, BLOCK, ex)?;
-    cut_theme(e.content, &mut lines, ex);
-    Some(lines)
-}
-
 /// The lines of a site's theme left out of those of a page's content.
 fn cut_theme(content: u128, lines: &mut Lines, ex: &Exclude) {
     if ex.cuts_theme_of(content) {
@@ -123,8 +112,12 @@ fn cut_theme(content: u128, lines: &mut Lines, ex: &Exclude) {
     }
 }
 
-/// [`file_lines`] as the file gives them, a site's theme not cut (what a
-/// line sets file keeps), `block` bytes of a raw file read at a time.
+/// The lines of `e`, counted, if it is still the file of the table (same
+/// size and mtime, as fsim-verify checks): the content view it was chunked
+/// from, if any (one per thread, at most the default 64 MiB, as fsim-chunk
+/// reads), else its bytes `block` bytes at a time; with templates, the
+/// payload of the whole file. A site's theme is not cut (what a line sets
+/// file keeps).
 pub(super) fn file_lines_by(e: &FileEntry, block: usize, ex: &Exclude) -> FileLines {
     let viewed = !e.view.is_raw() || e.view.is_member();
     if viewed || ex.templates.is_some() {
@@ -232,7 +225,8 @@ pub(super) fn windows<'a>(
     })
 }
 
-/// [`file_lines`] of `reps`, in their order, over `threads` workers (file
+/// The lines of `reps` ([`file_lines_by`], a [`BLOCK`] at a time, less a
+/// site's theme), in their order, over `threads` workers (file
 /// `i` of the window by worker `i % threads`: catalogs and small files
 /// spread over them); with `pass`, the earlier run's lines of the
 /// contents it holds taken instead of reading them, and each content's
@@ -263,6 +257,7 @@ pub(super) fn window_lines(
     if keys.is_empty() {
         missed.extend(0..reps.len());
     }
+    pass.read += missed.len() as u64;
     let read = read_lines(files, reps, &missed, threads, ex);
     for (k, lines) in missed.into_iter().zip(read) {
         got[k] = lines;
