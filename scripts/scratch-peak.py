@@ -7,7 +7,10 @@ Runs COMMAND (e.g. `make -s report REPO=TREE WORK=WORK` or `fsim TREE`)
 and every --interval seconds (default 0.1) walks WORK (and each --also
 folder, e.g. a PREVIOUS= run's folder) summing the disk blocks
 (st_blocks * 512) and the apparent sizes of its files, each inode once
-(a file hard-linked into both folders counts once). Prints the peak of
+(a file hard-linked into both folders counts once), and of the files
+removed from them that a process still holds open (a stage's unlinked
+temporary files: fsim-analyze's line spill, fsim-report's folder pairs;
+read from /proc/PID/fd, listed as "PATH (unlinked)"). Prints the peak of
 the disk blocks against the repository's size (apparent bytes of its
 regular files, the work folder left out when it is inside), the files at
 that moment, and the peak of each moment of the run, a moment being named
@@ -63,7 +66,38 @@ def sample(roots):
                 files[p] = b
                 if st.st_mtime > newest_t and st.st_size > 0:
                     newest, newest_t = p, st.st_mtime
+    for p, st in unlinked(roots):
+        if (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        b = st.st_blocks * 512
+        disk += b
+        apparent += st.st_size
+        files[p + " (unlinked)"] = b
     return disk, apparent, files, newest
+
+
+def unlinked(roots):
+    """(path, stat) of the files under `roots` that were removed while a
+    process holds them open (their /proc/PID/fd link ends in " (deleted)")."""
+    prefixes = tuple(r.rstrip("/") + "/" for r in roots)
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        fds = f"/proc/{pid}/fd"
+        try:
+            names = os.listdir(fds)
+        except OSError:
+            continue  # gone, or not ours to see
+        for fd in names:
+            link = os.path.join(fds, fd)
+            try:
+                target = os.readlink(link)
+                if not (target.endswith(" (deleted)") and target.startswith(prefixes)):
+                    continue
+                yield target[: -len(" (deleted)")], os.stat(link)
+            except OSError:
+                continue  # closed while looked at
 
 
 # Temporary names (tempfile's .tmpXXXXXX, numbered runs) folded into one

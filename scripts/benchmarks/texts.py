@@ -527,8 +527,10 @@ make -s report ... WORK=scratch4
 each under `scripts/scratch-peak.py --repo R --work W [--also PREVIOUS]`,
 which times the run (wall; CPU of make and its stages) and walks the work
 folder every 0.1 s summing its files' disk blocks, each inode once (a
-re-run's folder counted with the earlier one it links from), against the
-tree's apparent bytes. *Same bytes*: the re-run's ${compared} `cmp`-equal
+re-run's folder counted with the earlier one it links from; since
+2026-12-01 also the files removed from it that a stage still holds open,
+as fsim-analyze's line spill and fsim-report's folder pairs are),
+against the tree's apparent bytes. *Same bytes*: the re-run's ${compared} `cmp`-equal
 to the run from scratch on the same tree.
 
 | tree | change | re-run: wall | CPU | from scratch: wall | CPU | share: wall | CPU | ≤ 15 % | same bytes |
