@@ -49,32 +49,32 @@ def sample(roots):
     disk = apparent = 0
     files = {}
     newest, newest_t = "", -1.0
-    for root in roots:
-        for d, _, names in os.walk(root):
-            for f in names:
-                p = os.path.join(d, f)
-                try:
-                    st = os.lstat(p)
-                except OSError:
-                    continue  # removed while walked
-                if (st.st_dev, st.st_ino) in seen:
-                    continue
-                seen.add((st.st_dev, st.st_ino))
-                b = st.st_blocks * 512
-                disk += b
-                apparent += st.st_size
-                files[p] = b
-                if st.st_mtime > newest_t and st.st_size > 0:
-                    newest, newest_t = p, st.st_mtime
-    for p, st in unlinked(roots):
+    for p, st, named in listed(roots):
         if (st.st_dev, st.st_ino) in seen:
             continue
         seen.add((st.st_dev, st.st_ino))
         b = st.st_blocks * 512
         disk += b
         apparent += st.st_size
-        files[p + " (unlinked)"] = b
+        files[p if named else p + " (unlinked)"] = b
+        if named and st.st_mtime > newest_t and st.st_size > 0:
+            newest, newest_t = p, st.st_mtime
     return disk, apparent, files, newest
+
+
+def listed(roots):
+    """(path, stat, named) of the files under `roots`, then of those
+    removed from them that a process still holds open (named False)."""
+    for root in roots:
+        for d, _, names in os.walk(root):
+            for f in names:
+                p = os.path.join(d, f)
+                try:
+                    yield p, os.lstat(p), True
+                except OSError:
+                    continue  # removed while walked
+    for p, st in unlinked(roots):
+        yield p, st, False
 
 
 def unlinked(roots):
