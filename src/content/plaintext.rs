@@ -98,24 +98,114 @@ pub fn may_read_as_prose(head: &[u8], size: u64) -> bool {
 /// The conditions on words: enough of them, most tokens words, and
 /// sentence ends often enough.
 fn words_read_as_prose(text: &str) -> bool {
-    let (mut tokens, mut words, mut ends) = (0usize, 0usize, 0usize);
+    let Counts {
+        tokens,
+        words,
+        ends,
+    } = match text.is_ascii() {
+        true => ascii_counts(text.as_bytes()),
+        false => counts(text),
+    };
+    words >= MIN_WORDS && words * 100 >= tokens * WORD_SHARE && words <= ends * WORDS_PER_END
+}
+
+/// Whitespace-separated tokens, the words among them, and the words that
+/// end a sentence.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Counts {
+    tokens: usize,
+    words: usize,
+    ends: usize,
+}
+
+/// The [`Counts`] of any text, by chars.
+fn counts(text: &str) -> Counts {
+    let mut c = Counts::default();
     for tok in text.split_whitespace() {
-        tokens += 1;
+        c.tokens += 1;
         if is_word(tok) {
-            words += 1;
+            c.words += 1;
             if tok.trim_end_matches(CLOSING).ends_with(['.', '!', '?']) {
-                ends += 1;
+                c.ends += 1;
             }
         }
     }
-    words >= MIN_WORDS && words * 100 >= tokens * WORD_SHARE && words <= ends * WORDS_PER_END
+    c
+}
+
+/// The [`Counts`] of ASCII text, byte by byte: the rule of [`counts`]
+/// with the ASCII members of its sets (ASCII's whitespace, for
+/// `split_whitespace`, is `\t \n \x0b \x0c \r` and the space). Every file
+/// that may read as prose is counted whole: by chars, the word rule took
+/// a quarter of fsim-chunk's CPU on 20,000 generated English texts (perf);
+/// by bytes, with the lines below found by memchr, the stage takes 11 %
+/// less (2.68 -> 2.37 CPU-s, `-j 1`).
+fn ascii_counts(text: &[u8]) -> Counts {
+    let mut c = Counts::default();
+    let mut rest = text;
+    loop {
+        let Some(start) = rest.iter().position(|&b| !is_ascii_space(b)) else {
+            return c;
+        };
+        rest = &rest[start..];
+        let end = rest
+            .iter()
+            .position(|&b| is_ascii_space(b))
+            .unwrap_or(rest.len());
+        let (tok, after) = rest.split_at(end);
+        rest = after;
+        c.tokens += 1;
+        if is_ascii_word(tok) {
+            c.words += 1;
+            let open = tok.len()
+                - tok
+                    .iter()
+                    .rev()
+                    .take_while(|b| CLOSING_ASCII.contains(b))
+                    .count();
+            if matches!(tok[..open].last(), Some(b'.' | b'!' | b'?')) {
+                c.ends += 1;
+            }
+        }
+    }
+}
+
+/// The ASCII members of [`OPENING`], [`TRAILING`] and [`CLOSING`].
+const OPENING_ASCII: &[u8] = b"\"'([";
+const TRAILING_ASCII: &[u8] = b".,;:!?\"')]";
+const CLOSING_ASCII: &[u8] = b")]\"'";
+
+/// `char::is_whitespace` of an ASCII byte.
+#[inline]
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t'..=b'\r')
+}
+
+/// [`is_word`] of an ASCII token.
+#[inline]
+fn is_ascii_word(tok: &[u8]) -> bool {
+    let from = tok.iter().take_while(|b| OPENING_ASCII.contains(b)).count();
+    let w = &tok[from..];
+    let to = w.len()
+        - w.iter()
+            .rev()
+            .take_while(|b| TRAILING_ASCII.contains(b))
+            .count();
+    let w = &w[..to];
+    w.first().is_some_and(u8::is_ascii_alphabetic)
+        && w.iter()
+            .all(|&b| b.is_ascii_alphabetic() || b == b'-' || b == b'\'')
 }
 
 /// The conditions on lines: few code lines, few indented lines, and the
 /// line length of prose.
 fn lines_read_as_prose(data: &[u8]) -> bool {
     let (mut lengths, mut code, mut indented) = (Vec::new(), 0usize, 0usize);
-    for line in data.split(|&b| b == b'\n') {
+    let ends = memchr::memchr_iter(b'\n', data).chain([data.len()]);
+    let mut start = 0;
+    for end in ends {
+        let line = &data[start..end];
+        start = end + 1;
         let t = line.trim_ascii();
         if t.is_empty() {
             continue;
@@ -279,6 +369,37 @@ mod tests {
             as_lines("</intro/tutorial07>`_, ").as_bytes()
         ));
         assert!(!reads_as_prose(as_lines("<intro> ").as_bytes()));
+    }
+
+    /// The ASCII counts are the chars' on the tokens that try them: the
+    /// signs of each set around and inside words, every ASCII control
+    /// (whitespace or not), digits.
+    #[test]
+    fn ascii_counts_are_the_counts_of_chars() {
+        let cases = [
+            "A word. (Two) [words]! \"Quoted,\" it said? 'Yes.' x->y a,b 3.5 re-enter don't",
+            "-dash 'lead trail- end.) end.] end.\" end.' end)? ((( ))) .,;: 'a'",
+            "tab\tvt\x0bff\x0ccr\rlf\nus\x1fword fs\x1cend. nul\x00x del\x7fy",
+            "",
+            "   ",
+            "a",
+        ];
+        for c in cases {
+            assert_eq!(ascii_counts(c.as_bytes()), counts(c), "{c:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        #[test]
+        fn ascii_counts_match_on_any_ascii(text in "[ -~\t\n\x0b\x0c\r\x1c-\x1f]{0,200}") {
+            proptest::prop_assert_eq!(ascii_counts(text.as_bytes()), counts(&text));
+        }
+
+        #[test]
+        fn ascii_counts_match_on_prose_signs(text in "[aZ'\"()\\[\\].,;:!?\\- \n]{0,120}") {
+            proptest::prop_assert_eq!(ascii_counts(text.as_bytes()), counts(&text));
+        }
     }
 
     /// A head cut inside a character may still be prose; a NUL or a bad
