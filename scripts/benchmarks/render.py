@@ -475,7 +475,7 @@ def lines_kept(done):
             kept.append(f"{t['label']} ({b / 1e6:.1f} MB, {b / tree:.2f}× the tree)")
     say = lambda xs: "; ".join(xs) if xs else "none"  # noqa: E731
     return (f"Line sets kept by the first run (`LINE_SETS=auto`, the default: kept when twice the chunk "
-            f"records and the line sets take at most 4/5 of the tree), so that the re-runs took the "
+            f"records and the file table, with the line sets, take at most 4/5 of the tree), so that the re-runs took the "
             f"unchanged contents' lines instead of reading them: {say(kept)}. Not kept, every file read "
             f"again by the line source: {say(not_kept)}.")
 

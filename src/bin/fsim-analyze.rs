@@ -134,10 +134,11 @@ struct Args {
     #[arg(long, value_name = "FILE", conflicts_with = "line_pairs_from")]
     previous_lines: Option<PathBuf>,
     /// With --lines-out: keep the line sets only when they, with twice
-    /// FILE (this run's chunk records: the next re-run holds its own
-    /// beside them), take at most 4/5 of the repository's bytes (the file
-    /// table's files), so that the re-run's work folder stays within the
-    /// repository's size; else none are written, and stderr says so.
+    /// FILE (this run's chunk records) and twice the file table (the next
+    /// re-run holds its own of both beside them), take at most 4/5 of the
+    /// repository's bytes (the file table's files), so that the re-run's
+    /// work folder stays within the repository's size; else none are
+    /// written, and stderr says so.
     /// `make report` gives its chunks.tsv (LINE_SETS=auto, the default)
     #[arg(long, value_name = "FILE", requires = "lines_out")]
     lines_room_beside: Option<PathBuf>,

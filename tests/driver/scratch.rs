@@ -372,6 +372,61 @@ fn a_rerun_removes_nothing_from_a_folder_fsim_did_not_make() {
     }
 }
 
+/// Of 200-byte files the file table is half the tree: `LINE_SETS=auto`
+/// counts it twice with the chunk records, as a re-run holds both runs'
+/// tables, and keeps no line sets, where the records alone would have let
+/// them in and the work folder would end over the tree (1.13x at 10^6
+/// such files). It ends within it; `LINE_SETS=1` still keeps them.
+#[test]
+fn the_file_table_counts_in_the_line_sets_room() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let mut c = fsim("fsim-gen");
+    c.args(["--bulk", "3000", "--bulk-size", "200"]).arg(&repo);
+    run_ok(c, None);
+    let tree = tree_bytes(&repo);
+    let size = |p: PathBuf| std::fs::metadata(p).unwrap().len();
+
+    let kept = tmp.path().join("kept");
+    run_ok(make_report_cmd(&repo, &kept, &["LINE_SETS=1"]), None);
+    let (records, table, lines) = (
+        size(kept.join("chunks.tsv")),
+        size(kept.join("files.tsv")),
+        size(kept.join("lines.tsv")),
+    );
+    assert!(
+        2 * records + lines <= tree / 5 * 4,
+        "not the test's case (the records alone leave room): {records} {lines} {tree}"
+    );
+    assert!(
+        2 * (records + table) + lines > tree / 5 * 4,
+        "not the test's case (the table leaves room): {records} {table} {lines} {tree}"
+    );
+    assert!(
+        tree_bytes(&kept) > tree,
+        "not the test's case: {} kept for a tree of {tree}",
+        tree_bytes(&kept)
+    );
+
+    let work = tmp.path().join("auto");
+    let o = run_ok(make_report_cmd(&repo, &work, &[]), None);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(!work.join("lines.tsv").exists(), "{said}");
+    assert!(said.contains("fsim-analyze: line sets not kept"), "{said}");
+    assert!(
+        tree_bytes(&work) <= tree,
+        "{} in the work folder for a tree of {tree}",
+        tree_bytes(&work)
+    );
+    for f in ["report.txt", "report.json"] {
+        assert_eq!(
+            std::fs::read(work.join(f)).unwrap(),
+            std::fs::read(kept.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
 /// `LINE_SETS=auto` (the default) keeps the line sets where a re-run
 /// holding them beside both runs' chunk records stays within the tree:
 /// twice the records with the line sets within 4/5 of it. On the same

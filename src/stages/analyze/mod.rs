@@ -357,18 +357,23 @@ fn line_reuse<'a>(
 }
 
 /// The most bytes this run's line sets may take (`--lines-room-beside`):
-/// 4/5 of the repository's bytes less twice the chunk records'. A re-run's
-/// work folder is fullest while it writes its chunk records beside the
-/// earlier run's, or while it holds its records, their sorted copy and
-/// the partition (about as large again): twice the records, with the
-/// earlier line sets, the reports and the bins in the last fifth.
-/// Measured: the line sets are 0.10-0.20x a tree, the chunk records
-/// 0.19-0.46x (docs/performance.md, "Re-runs and scratch space"). `None`
-/// without the flag, or when the file table or the records cannot be
-/// read (the stages reading them say why): no bound.
+/// 4/5 of the repository's bytes less twice the chunk records' and the
+/// file table's. A re-run's work folder is fullest while it writes its
+/// chunk records and file table beside the earlier run's, or while it
+/// holds its records, their sorted copy and the partition (about as
+/// large again): twice each, with the earlier line sets, the reports and
+/// the bins in the last fifth. Measured: the line sets are 0.10-0.20x a
+/// tree, the chunk records 0.19-0.46x (docs/performance.md, "Re-runs and
+/// scratch space"); the file table is 0.01-0.05x a tree of documents but
+/// half a tree of 200-byte files, whose line sets then put the work
+/// folder over the tree (it ended at 1.13x at 10^6 files, 0.96x without
+/// them; its peak, at the partition, is then 1.06x).
+/// `None` without the flag, or when the file table or the records cannot
+/// be read (the stages reading them say why): no bound.
 fn lines_room(cfg: &Config) -> Option<u64> {
     let (chunks, files) = (cfg.lines_room_beside.as_deref()?, cfg.files.as_deref()?);
     let records = std::fs::metadata(chunks).ok()?.len();
+    let table = std::fs::metadata(files).ok()?.len();
     let mut repository = 0u64;
     crate::formats::files::scan_file_table(files, &mut |e| {
         if !e.view.is_member() {
@@ -376,7 +381,7 @@ fn lines_room(cfg: &Config) -> Option<u64> {
         }
     })
     .ok()?;
-    Some((repository / 5 * 4).saturating_sub(2 * records))
+    Some((repository / 5 * 4).saturating_sub(2 * (records + table)))
 }
 
 /// A re-run in which no file changed: the line source does not run, and
@@ -510,7 +515,7 @@ fn line_memory(capacity: u64, table: &LineFiles) -> u64 {
 fn line_source_line(st: &LineStats) {
     if let Some(lines::Kept::OverRoom(room)) = st.kept {
         crate::cli::stderr_line(format_args!(
-            "fsim-analyze: line sets not kept: they took more than their room of {room} bytes (4/5 of the repository less twice its chunk records); the next re-run reads every file"
+            "fsim-analyze: line sets not kept: they took more than their room of {room} bytes (4/5 of the repository less twice its chunk records and file table); the next re-run reads every file"
         ));
     }
     crate::cli::stderr_line(format_args!(
