@@ -19,13 +19,21 @@ pub fn stderr_line(text: impl std::fmt::Display) {
     let _ = std::io::stderr().write_all(s.as_bytes());
 }
 
+/// The exit code of [`Error::NeedsAll`].
+pub const NEEDS_ALL: u8 = 3;
+
 /// Run a stage body and turn its outcome into an exit code: 0 on success or
-/// on a broken pipe anywhere in the chain, 2 with one line on stderr
+/// on a broken pipe anywhere in the chain, 3 when a re-run's stage must
+/// see every record ([`Error::NeedsAll`]), 2 with one line on stderr
 /// (`fsim-sort: <error>`) otherwise.
 pub fn run(name: &str, body: impl FnOnce() -> Result<()>) -> ExitCode {
     match body() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e @ Error::NeedsAll(_)) => {
+            stderr_line(format_args!("{name}: {e}"));
+            ExitCode::from(NEEDS_ALL)
+        }
         Err(e) => {
             stderr_line(format_args!("{name}: {e}"));
             ExitCode::from(2)

@@ -18,6 +18,10 @@ pub enum Error {
     },
     /// Anything else (bad option, inconsistent inputs...).
     Msg(String),
+    /// A re-run's stage given the changed chunks' records alone that must
+    /// see every record (why): exit code 3, on which `make` runs the
+    /// stages again from all records.
+    NeedsAll(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -47,7 +51,7 @@ impl fmt::Display for Error {
         match self {
             Error::Io { context, source } => write!(f, "{context}: {source}"),
             Error::Input { file, line, msg } => write!(f, "{file}:{line}: {msg}"),
-            Error::Msg(m) => f.write_str(m),
+            Error::Msg(m) | Error::NeedsAll(m) => f.write_str(m),
         }
     }
 }

@@ -135,6 +135,13 @@ struct Args {
     /// The unsorted chunk file of that earlier run (one per --previous).
     #[arg(long, value_name = "CHUNKS.tsv", requires = "previous")]
     previous_chunks: Vec<PathBuf>,
+    /// With one --previous: write the chunks of the files changed since
+    /// (read again, or gone): their ids and the hashes they hold now or
+    /// held then, so that the re-run sorts, partitions and packs only the
+    /// records of those chunks (fsim-sort --changed). When they are more
+    /// than 4 Mi chunks, FILE is removed instead and the re-run sorts all.
+    #[arg(long, value_name = "FILE", requires = "previous", conflicts_with = "shard")]
+    changed_out: Option<PathBuf>,
     /// Which bytes of a file to chunk: auto, the content view chosen by
     /// its bytes (compressed streams decompressed; docx, xlsx, pptx, odt,
     /// ods, odp, epub, PDF and e-mail as their text; at most 64 MiB per
@@ -238,13 +245,20 @@ fn main() -> ExitCode {
         fsim::cli::ensure(args.previous.len() == args.previous_chunks.len(), || {
             "give one --previous-chunks for each --previous".to_string()
         })?;
+        fsim::cli::ensure(args.changed_out.is_none() || args.previous.len() == 1, || {
+            "--changed-out takes one earlier run (one --previous), not shards".to_string()
+        })?;
         let chunker = make_chunker(&args).map_err(fsim::Error::Msg)?;
         let jobs = match args.jobs {
             Some(j) => j as usize,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         // fsim-chunk never reads what it writes (`-o chunks.tsv .`).
-        let own_outputs = [args.output.clone(), Some(args.files_out.clone())]
+        let own_outputs = [
+            args.output.clone(),
+            Some(args.files_out.clone()),
+            args.changed_out.clone(),
+        ]
             .into_iter()
             .flatten()
             .filter(|p| p.as_os_str() != "-")
@@ -272,6 +286,7 @@ fn main() -> ExitCode {
                 .into_iter()
                 .zip(args.previous_chunks)
                 .collect(),
+            changed_out: args.changed_out,
             content: args.content,
         };
         chunk::run(&cfg).map(|_| ())

@@ -56,6 +56,22 @@ struct Args {
     /// F line becomes its payload (size less its template chunks).
     #[arg(long, value_name = "TEMPLATES.tsv")]
     templates: Vec<PathBuf>,
+    /// Write every chunk dropped and the files holding one (runs of ids),
+    /// with what they depend on (file count, limit, site rule, the paths'
+    /// identity): what a re-run of the changed chunks alone patches.
+    #[arg(long, value_name = "FILE")]
+    dropped_out: Option<PathBuf>,
+    /// A re-run whose sorted records are the changed chunks' alone
+    /// (fsim-sort --changed): the earlier run's --dropped-out ...
+    #[arg(long, value_name = "FILE")]
+    previous_dropped: Option<PathBuf>,
+    /// ... and this run's changed set (fsim-chunk --changed-out). The
+    /// trailer's dropped figures are then the whole tree's. When the two
+    /// cannot stand for every record (another file count, limit or paths,
+    /// templates, a chunk dropped then and not now...) it exits with 3,
+    /// saying why, and nothing is written: partition every record.
+    #[arg(long, value_name = "FILE")]
+    changed: Option<PathBuf>,
     /// Keep the output file zstd-compressed (level 1): the next stage
     /// reads it as it reads text, `zstdcat` gives its lines; standard
     /// output stays text. `make report` passes it by default (`COMPRESS=1`;
@@ -153,6 +169,9 @@ fn main() -> ExitCode {
             compress: a.compress,
             templates: a.templates,
             site_names: a.site_names,
+            dropped_out: a.dropped_out,
+            previous_dropped: a.previous_dropped,
+            changed: a.changed,
         };
         let s = fsim::stages::partition::run(&cfg)?;
         if !cfg.quiet {

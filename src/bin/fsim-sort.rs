@@ -61,6 +61,13 @@ struct Args {
     /// docs/performance.md, "Scratch space").
     #[arg(long)]
     compress: bool,
+    /// A re-run's changed chunks (fsim-chunk --changed-out): sort only
+    /// the records of those chunks, every file's; the header says
+    /// changed-only=N and the trailer counts the records kept and, as
+    /// all-records/all-digest, those read. When the set takes more than
+    /// half of --memory, every record is sorted.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["split_ranges", "split_by_file", "records_only"])]
+    changed: Option<PathBuf>,
     /// No progress bar and no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
@@ -106,6 +113,7 @@ fn main() -> ExitCode {
             compress: a.compress,
             resume_dir: a.resume_dir,
             records_only: a.records_only,
+            changed: a.changed,
         };
         let s = fsim::stages::sort::run(&cfg)?;
         if !cfg.quiet {

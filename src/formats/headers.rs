@@ -541,6 +541,10 @@ pub struct PartitionTrailer {
     /// and the rule's threshold (`site_names=`, written with them).
     pub site_chunks: u64,
     pub site_names: Option<u64>,
+    /// A re-run's partition of the changed chunks' records alone
+    /// (`changed-only=N`, N changed chunks): its kept records are those;
+    /// its dropped figures are the whole tree's.
+    pub changed_only: Option<u64>,
 }
 
 impl PartitionTrailer {
@@ -558,6 +562,7 @@ impl PartitionTrailer {
             dropped_digest: f.hex("dropped_digest")?,
             site_chunks: f.num("site_chunks")?.unwrap_or(0),
             site_names: f.num("site_names")?,
+            changed_only: f.num("changed-only")?,
         })
     }
 
@@ -581,6 +586,7 @@ impl PartitionTrailer {
                 "site_names",
                 self.site_names.filter(|_| self.site_chunks > 0),
             )
+            .put("changed-only", self.changed_only)
             .0
     }
 }

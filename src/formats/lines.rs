@@ -251,11 +251,14 @@ impl Params {
 /// The header parameters a stage passes on to the next: the chunking
 /// parameters plus the identity of the templates ignored since
 /// fsim-partition (`templates=`, `template-chunks=`; see
-/// [`crate::stages::templates`]).
+/// [`crate::stages::templates`]), what it dropped, and whether its
+/// records were a re-run's changed chunks alone (`changed-only=`, which
+/// the analysis checks and drops).
 pub fn stage_params(p: &Params) -> Params {
     p.only(CHUNK_PARAM_KEYS)
         .merged(&p.only(TEMPLATE_PARAM_KEYS))
         .merged(&p.only(PRUNED_PARAM_KEYS))
+        .merged(&p.only(&[crate::formats::changed::CHANGED_ONLY]))
 }
 
 /// What fsim-partition's degree limit dropped, carried in the headers of
@@ -311,6 +314,10 @@ pub enum Kind {
     Templates,
     /// The line source's lines of each content (`fsim-analyze --lines-out`).
     Lines,
+    /// The chunks of the files changed since an earlier run (`fsim-chunk --changed-out`).
+    Changed,
+    /// The chunks a partition dropped (`fsim-partition --dropped-out`).
+    Dropped,
 }
 
 impl Kind {
@@ -324,6 +331,8 @@ impl Kind {
             Kind::Regions => "regions",
             Kind::Templates => "templates",
             Kind::Lines => "lines",
+            Kind::Changed => "changed",
+            Kind::Dropped => "dropped",
         }
     }
 
@@ -337,6 +346,8 @@ impl Kind {
             Kind::Regions,
             Kind::Templates,
             Kind::Lines,
+            Kind::Changed,
+            Kind::Dropped,
         ]
         .into_iter()
         .find(|k| k.as_str().as_bytes() == s)
@@ -361,6 +372,8 @@ impl Kind {
             Kind::Regions => "fsim-verify --regions",
             Kind::Templates => "fsim-template",
             Kind::Lines => "fsim-analyze --lines-out",
+            Kind::Changed => "fsim-chunk --changed-out",
+            Kind::Dropped => "fsim-partition --dropped-out",
         }
     }
 }

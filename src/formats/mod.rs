@@ -15,6 +15,7 @@
 //! lets `LC_ALL=C sort` replace `fsim-sort` byte for byte.
 
 pub mod bins;
+pub mod changed;
 pub mod chunks;
 pub mod codec;
 pub mod collections;

@@ -53,7 +53,7 @@ use crate::io::bgwrite::BgWriter;
 use crate::io::progress::Progress;
 use crate::io::walk::{self, Event, WalkConfig, WalkStats};
 use crate::io::Output;
-use crate::stages::reuse::{Found, Previous, PreviousChunks, Shard};
+use crate::stages::reuse::{ChangedHashes, Found, Previous, PreviousChunks, Shard};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -88,6 +88,10 @@ pub struct Config {
     /// (file table, chunk file) pairs of earlier runs whose records are
     /// reused for unchanged files (see [`crate::stages::reuse`]).
     pub previous: Vec<(PathBuf, PathBuf)>,
+    /// With one previous run: where to write the chunks of the files
+    /// changed since ([`crate::formats::changed::ChangedSet`]); the file is
+    /// removed instead when they are too many to be worth it.
+    pub changed_out: Option<PathBuf>,
     /// Which view of each file is chunked (`--content`), recorded in the
     /// headers as `content=`.
     pub content: Mode,
@@ -435,6 +439,7 @@ fn chunk_all(
         let walker = s.spawn(move || feeder.walk());
         let mut workers: Vec<Worker> = (0..jobs).map(|_| Worker::new(cfg, jobs)).collect();
         let mut writer = Writer::new(cfg.shard, bg, files_out, progress, records);
+        writer.w.changed = cfg.changed_out.is_some().then(Default::default);
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             crate::io::ordered::ordered_map::<_, _, _, Error>(
                 &mut workers,
@@ -509,7 +514,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (mut previous, mut records) = if cfg.previous.is_empty() {
         (None, None)
     } else {
-        let (p, r) = Previous::open(&cfg.previous, &header.chunk.to_params())?;
+        let (p, mut r) = Previous::open(&cfg.previous, &header.chunk.to_params())?;
+        if cfg.changed_out.is_some() {
+            r.collect_skipped();
+        }
         (Some(p), Some(r))
     };
     if cfg.content == Mode::Auto {
@@ -541,9 +549,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     if let Some(prev) = previous {
         prev.finish()?;
     }
-    if let Some(records) = records {
-        records.finish()?;
-    }
+    let skipped = match records {
+        Some(records) => records.finish()?,
+        None => None,
+    };
     if w.events != total {
         return Err(Error::msg(format!(
             "internal error: {} of {total} walk events were written",
@@ -552,6 +561,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     w.summary.walk = wstats;
     w.summary.walk.special += w.special;
+    if let Some(path) = &cfg.changed_out {
+        write_changed(path, &header.chunk.to_params(), w.changed.take(), skipped)?;
+    }
     finish_outputs(&w, cfg.walk.rules(), chunks_out, files_out, to_stdout)?;
     w.summary.seconds = start.elapsed().as_secs_f64();
     progress.finish();
@@ -599,6 +611,41 @@ fn finish_outputs(
     } else {
         files_out.finish()?;
         chunks_out.finish()
+    }
+}
+
+/// Write the changed set (`--changed-out`): the files read again and the
+/// chunks they hold now or held before (and those of the files gone); or,
+/// when those are more than [`ChangedHashes::MAX`], remove the file, so
+/// that the re-run sorts every record.
+fn write_changed(
+    path: &Path,
+    params: &Params,
+    written: Option<(Vec<u32>, ChangedHashes)>,
+    skipped: Option<ChangedHashes>,
+) -> Result<()> {
+    let (files, mut hashes) = written.unwrap_or_default();
+    if let Some(s) = skipped {
+        hashes.absorb(s);
+    }
+    match hashes.finish() {
+        Some(hashes) => {
+            let set = crate::formats::changed::ChangedSet {
+                params: params.clone(),
+                files,
+                hashes,
+            };
+            let mut out = Output::create(Some(path))?;
+            out.write_all(&set.to_bytes())?;
+            out.finish()
+        }
+        None => match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::msg(format!(
+                "cannot remove {}: {e}",
+                path.display()
+            ))),
+            _ => Ok(()),
+        },
     }
 }
 
@@ -685,6 +732,9 @@ struct Written {
     /// Walk events written (files, warnings, specials).
     events: u64,
     special: u64,
+    /// With `--changed-out`: the ids of the files not taken from the
+    /// previous run, and the hashes of their records.
+    changed: Option<(Vec<u32>, ChangedHashes)>,
 }
 
 /// Count a file read or reused, and warn with its note (a document that
@@ -729,7 +779,17 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
     let lines = ChunkLines::new(id);
     let chunks_out = &mut *out.chunks_out;
     let digest = &mut w.digest;
+    let mut changed = match &mut w.changed {
+        Some((ids, hashes)) if f.reused.is_none() => {
+            ids.push(id);
+            Some(hashes)
+        }
+        _ => None,
+    };
     let mut put = |(hash, len): Piece| -> Result<()> {
+        if let Some(c) = changed.as_deref_mut() {
+            c.push(hash);
+        }
         lines.write(hash, len, chunks_out.buf());
         digest.add(&ChunkRecord {
             hash,
@@ -822,6 +882,9 @@ fn write_unread(
     };
     w.table.write(&entry, fbuf);
     w.summary.files += 1;
+    if let Some((ids, _)) = &mut w.changed {
+        ids.push(id);
+    }
     Ok(())
 }
 

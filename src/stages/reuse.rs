@@ -133,6 +133,63 @@ struct Records {
     chunks_done: bool,
     check: InputCheck,
     seen: Digest,
+    /// The hashes of the records skipped (files read again or gone), when
+    /// a changed set is asked for.
+    skipped: Option<ChangedHashes>,
+}
+
+/// Hashes of changed chunks as they are found, bounded: past [`Self::MAX`]
+/// distinct hashes the set is given up (`None`): a re-run that changed that
+/// much sorts everything, as the restricted problem would save little.
+#[derive(Debug, Default)]
+pub struct ChangedHashes {
+    hashes: Vec<u128>,
+    /// Distinct count at the last compaction.
+    kept: usize,
+    over: bool,
+}
+
+impl ChangedHashes {
+    /// 4 Mi hashes: 64 MiB, twice that between compactions.
+    pub const MAX: usize = 1 << 22;
+
+    #[inline]
+    pub fn push(&mut self, h: u128) {
+        if self.over {
+            return;
+        }
+        self.hashes.push(h);
+        if self.hashes.len() >= 2 * Self::MAX.max(self.kept) {
+            self.compact();
+        }
+    }
+
+    fn compact(&mut self) {
+        self.hashes.sort_unstable();
+        self.hashes.dedup();
+        self.kept = self.hashes.len();
+        if self.kept > Self::MAX {
+            self.over = true;
+            self.hashes = Vec::new();
+        }
+    }
+
+    /// Add another collector's hashes.
+    pub fn absorb(&mut self, other: ChangedHashes) {
+        if other.over {
+            self.over = true;
+            self.hashes = Vec::new();
+        }
+        for h in other.hashes {
+            self.push(h);
+        }
+    }
+
+    /// The distinct hashes, ascending; `None` when there were too many.
+    pub fn finish(mut self) -> Option<Vec<u128>> {
+        self.compact();
+        (!self.over).then_some(self.hashes)
+    }
 }
 
 /// The previous sources of a run, as the walker looks files up in them.
@@ -232,6 +289,7 @@ fn open_source(
         chunks_done: false,
         check,
         seen: Digest::default(),
+        skipped: None,
     };
     let mut table = Table {
         index,
@@ -446,6 +504,8 @@ impl Records {
             if r.file == id {
                 total += r.len as u64;
                 put((r.hash, r.len))?;
+            } else if let Some(s) = &mut self.skipped {
+                s.push(r.hash);
             }
             self.advance_rec()?;
         }
@@ -459,12 +519,16 @@ impl Records {
         Ok(())
     }
 
-    /// Read what is left, checking the trailer (count and digest).
-    fn finish(mut self) -> Result<()> {
-        while self.next_rec.is_some() {
+    /// Read what is left, checking the trailer (count and digest); the
+    /// hashes of the records skipped, when they were collected.
+    fn finish(mut self) -> Result<Option<ChangedHashes>> {
+        while let Some(r) = self.next_rec {
+            if let Some(s) = &mut self.skipped {
+                s.push(r.hash);
+            }
             self.advance_rec()?;
         }
-        Ok(())
+        Ok(self.skipped)
     }
 }
 
@@ -582,12 +646,25 @@ impl PreviousChunks {
         }
     }
 
-    /// Read the rest of every chunk file, checking counts and digests.
-    pub fn finish(self) -> Result<()> {
-        for r in self.sources {
-            r.finish()?;
+    /// Collect the hashes of the records not taken (the files read again,
+    /// and those gone since): the chunks they held before.
+    pub fn collect_skipped(&mut self) {
+        for r in &mut self.sources {
+            r.skipped = Some(ChangedHashes::default());
         }
-        Ok(())
+    }
+
+    /// Read the rest of every chunk file, checking counts and digests; the
+    /// hashes of the records not taken, when [`Self::collect_skipped`]
+    /// asked for them.
+    pub fn finish(self) -> Result<Option<ChangedHashes>> {
+        let mut all: Option<ChangedHashes> = None;
+        for r in self.sources {
+            if let Some(s) = r.finish()? {
+                all.get_or_insert_with(ChangedHashes::default).absorb(s);
+            }
+        }
+        Ok(all)
     }
 }
 

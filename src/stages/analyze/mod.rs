@@ -248,6 +248,10 @@ pub fn run(cfg: &Config) -> Result<()> {
     }
     let mut options = cfg.options.clone();
     let whole = plan_rerun(cfg, &mut options)?;
+    if cfg.input.as_os_str() != "-" {
+        let bins = crate::formats::read_header(&cfg.input, crate::formats::Kind::Bins)?;
+        needs_earlier(&bins, &options, &cfg.input)?;
+    }
     // Nothing changed since the earlier run: every pair is in its verified
     // pairs, and the bins need not be analysed.
     let unchanged = options.only.as_ref().is_some_and(|c| c.count == 0);
@@ -287,6 +291,7 @@ pub fn run(cfg: &Config) -> Result<()> {
     } else if unchanged {
         keep_earlier_lines(cfg, &a.params)?;
     }
+    needs_earlier(&a.params, &options, &cfg.input)?;
     // The bins header was read as a `BinsHeader`: its values are well formed.
     let mut params = pairs_params(&a.params, th, src).map_err(crate::Error::msg)?;
     if let Some(c) = &options.only {
@@ -435,6 +440,22 @@ fn line_templates(
         ))
     })?;
     Ok(Some(LineTemplates { set, chunker }))
+}
+
+/// Bins of a re-run's changed chunks alone (`changed-only=N`, fsim-sort
+/// --changed) hold every pair with a changed file and no other: they are
+/// enough only when the pairs of the other files are the earlier run's
+/// (`options.only`, [`delta`]). Else [`Error::NeedsAll`]: exit code 3,
+/// on which `make` packs every record again.
+fn needs_earlier(bins: &Params, options: &Options, input: &Path) -> Result<()> {
+    let key = crate::formats::changed::CHANGED_ONLY;
+    if bins.get(key).is_none() || options.only.is_some() {
+        return Ok(());
+    }
+    Err(crate::Error::NeedsAll(format!(
+        "{}: the bins hold only the chunks of the files changed since the earlier run ({key}=), and this run must analyse every file (stderr says why; without --previous-files and --previous-verified, no earlier run was given): bin every record",
+        input.display()
+    )))
 }
 
 /// A re-run (`--previous-files`): which files changed, into `options`

@@ -78,7 +78,16 @@ pub fn pairs_params(
             verify_min_percent: (l.verify_floor > 0.0).then_some(l.verify_floor),
         }),
     };
-    Ok(bins.clone().merged(&analysis.to_params()))
+    // Whether the bins were a re-run's changed chunks alone says nothing
+    // of the pairs (the same as from every record).
+    let bins = Params(
+        bins.0
+            .iter()
+            .filter(|(k, _)| k != crate::formats::changed::CHANGED_ONLY)
+            .cloned()
+            .collect(),
+    );
+    Ok(bins.merged(&analysis.to_params()))
 }
 
 /// Write a pairs file (header `params`, pair lines in (a, b) order,

@@ -167,10 +167,12 @@ pub(super) fn bin_line(number: usize, bin: &Bin) -> String {
 }
 
 /// The bins file's header parameters: the partition's stage parameters,
-/// what it pruned, the number of bins and the capacity.
+/// what it pruned, whether its records are a re-run's changed chunks
+/// alone (`changed-only=N`), the number of bins and the capacity.
 pub(super) fn bins_params(
     header: Option<&formats::Params>,
     pruned: Option<&Pruned>,
+    changed_only: Option<u64>,
     bins: usize,
     capacity: u64,
 ) -> formats::Params {
@@ -183,6 +185,9 @@ pub(super) fn bins_params(
         .map(formats::stage_params)
         .unwrap_or_default()
         .merged(&pruned.map(Pruned::to_params).unwrap_or_default())
+        .merged(&changed_only.map_or_else(formats::Params::new, |n| {
+            formats::Params::new().with(formats::changed::CHANGED_ONLY, n)
+        }))
         .merged(&packing.packing_params())
 }
 

@@ -274,6 +274,7 @@ pub(super) fn write_bins(
     let params = bins_params(
         p.check.params.as_ref(),
         p.pruned.as_ref(),
+        p.changed_only,
         pl.bins.len(),
         capacity,
     );

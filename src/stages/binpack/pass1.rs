@@ -73,6 +73,9 @@ pub(super) struct Pass1 {
     pub(super) trailer_files: Option<u64>,
     /// What fsim-partition dropped, passed on to the report.
     pub(super) pruned: Option<Pruned>,
+    /// A re-run's partition of the changed chunks alone (`changed-only=N`),
+    /// passed on to the analysis, which then needs the earlier run.
+    pub(super) changed_only: Option<u64>,
     /// Where the records are in the input, and whether they can be copied
     /// from it as they are.
     pub(super) span: Span,
@@ -123,6 +126,7 @@ impl Pass1 {
             comp_index: HashMap::new(),
             trailer_files: None,
             pruned: None,
+            changed_only: None,
             span: Span {
                 start: 0,
                 end: 0,
@@ -154,6 +158,7 @@ impl Pass1 {
                 let t = PartitionTrailer::parse(&p)?;
                 self.trailer_files = Some(t.files);
                 self.pruned = Pruned::of_partition(partition_limit(&self.check)?, &t);
+                self.changed_only = t.changed_only;
                 if t.files != self.files.len() as u64 {
                     return Err(format!(
                         "{} F lines read but the trailer announced files={}: the file is truncated or was edited",

@@ -57,6 +57,15 @@ pub(super) struct FBlock {
     pub(super) example: Option<String>,
     /// A line only the serial reader can explain (it makes the error).
     pub(super) odd: bool,
+    /// Of the block's (id, path) pairs ([`path_mix`]).
+    pub(super) paths: u128,
+}
+
+/// A file's share of the paths' identity (a sum, so blocks add up in any
+/// order): which path has which id, whatever the other fields.
+#[inline]
+pub(super) fn path_mix(id: u32, path: &[u8]) -> u128 {
+    crate::formats::mix128(xxhash_rust::xxh3::xxh3_128(path) ^ id as u128)
 }
 
 /// The `F` lines of one block (whole lines); `first_block`/`last_block`:
@@ -98,6 +107,7 @@ pub(super) fn f_block(block: &[u8], first_block: bool, last_block: bool, fl: &FL
                 }
                 next_id = id.wrapping_add(1);
                 r.files += 1;
+                r.paths = r.paths.wrapping_add(path_mix(id, path));
                 if Some(id) == fl.want_path {
                     // Escaped already in the file table: printable, valid UTF-8.
                     r.example = Some(String::from_utf8_lossy(path).into_owned());
@@ -175,6 +185,7 @@ struct Joined {
     example: Option<String>,
     odd: bool,
     digest: TableDigest,
+    paths: u128,
 }
 
 impl Joined {
@@ -185,6 +196,7 @@ impl Joined {
         }
         self.files += b.files;
         self.digest.merge(b.table);
+        self.paths = self.paths.wrapping_add(b.paths);
         self.ends.0 = self.ends.0.take().or(b.header);
         self.ends.1 = self.ends.1.take().or(b.trailer);
         self.example = self.example.take().or(b.example);
@@ -195,7 +207,8 @@ impl Joined {
 /// Read the whole (regular) file table once more and write the `F` lines of
 /// the files in components: blocks parsed and formatted on two threads,
 /// written in order by this one ([`ordered_map`], at most 4 blocks in
-/// flight). Returns the path of `fl.want_path`.
+/// flight). Returns the path of `fl.want_path` and the identity of the
+/// table's paths ([`path_mix`]).
 ///
 /// Anything but the expected shape (header first, trailer last, records
 /// with ids 0, 1, 2...) is handed to the serial [`read_file_table`], which
@@ -205,7 +218,7 @@ pub(super) fn f_lines_parallel(
     table: &FileTable,
     fl: &FLines,
     w: &mut BgWriter,
-) -> Result<Option<String>> {
+) -> Result<(Option<String>, u128)> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| Error::msg(format!("{name}: {e}")))?;
     let mut blocks = Blocks {
@@ -229,6 +242,7 @@ pub(super) fn f_lines_parallel(
         example,
         odd,
         digest,
+        paths,
     } = joined;
     let again = match ends {
         (Some(h), Some(t)) if !odd => FileTable::from_ends(name, h, &t),
@@ -238,7 +252,7 @@ pub(super) fn f_lines_parallel(
         .as_ref()
         .is_some_and(|t| t.files == files && t.table_digest == digest.0);
     if whole && again.as_ref() == Some(table) {
-        return Ok(example);
+        return Ok((example, paths));
     }
     if !whole {
         // The serial reader says what is wrong, with the line.

@@ -67,6 +67,9 @@ pub struct Grouper {
     /// Chunks under the limit dropped as a site's template (also counted
     /// in `dropped_chunks`, `dropped_records` and `dropped_digest`).
     pub site_chunks: u64,
+    /// Every dropped chunk, in hash order (`--dropped-out`, and a re-run's
+    /// check that it dropped the same chunks).
+    pub dropped: Vec<DroppedChunk>,
 }
 
 impl Grouper {
@@ -93,6 +96,7 @@ impl Grouper {
             top: Default::default(),
             site: PageNames::off(),
             site_chunks: 0,
+            dropped: Vec::new(),
         }
     }
 
@@ -180,7 +184,7 @@ impl Grouper {
                 self.pruned.set(file);
             }
             self.site_chunks += 1;
-            self.count_dropped();
+            self.count_dropped(true);
         } else if self.degree <= self.limit {
             self.kept.count += self.nrecs;
             self.kept.sum = self.kept.sum.wrapping_add(self.mix);
@@ -206,7 +210,7 @@ impl Grouper {
             }
             keep.kept_group(&self.recs);
         } else {
-            self.count_dropped();
+            self.count_dropped(false);
             let item = std::cmp::Reverse((
                 self.degree,
                 std::cmp::Reverse(self.hash),
@@ -225,8 +229,13 @@ impl Grouper {
         Ok(())
     }
 
-    /// Count the current group as dropped.
-    fn count_dropped(&mut self) {
+    /// Count the current group as dropped (by the site rule: `site`).
+    fn count_dropped(&mut self, site: bool) {
+        self.dropped.push(DroppedChunk {
+            hash: self.hash,
+            records: self.nrecs,
+            site,
+        });
         self.dropped_chunks += 1;
         self.dropped_records += self.nrecs;
         self.dropped_digest = self
@@ -269,6 +278,8 @@ pub(super) struct Grouped {
     pub(super) feature_counts: Option<Vec<u32>>,
     /// Template bytes per file (`--templates`).
     pub(super) tmpl: crate::stages::templates::PayloadCounter,
+    /// The input's trailer (a re-run's says how many records were read).
+    pub(super) trailer: Option<Params>,
 }
 
 /// [`Keep`] of [`run`]: kept text into the output's current block, file
@@ -342,6 +353,7 @@ pub(super) fn group_chunks(
         .is_some_and(crate::chunking::features::is_feature_method)
         .then(|| vec![0u32; n as usize]);
     let (mut last_name, mut last_line) = (String::from("-"), 0);
+    let mut trailer = None;
     let mut keep = RunKeep {
         out,
         links: Vec::with_capacity(LINKS),
@@ -383,7 +395,9 @@ pub(super) fn group_chunks(
                 grouper.add(&k, mix, line, &mut keep)?;
                 continue;
             }
-            other_line(line, &at, &mut check, chunk_params, table)?;
+            if let Some(t) = other_line(line, &at, &mut check, chunk_params, table)? {
+                trailer = Some(t);
+            }
         }
         last_name = lines.name().to_string();
         last_line = lines.line_number();
@@ -405,19 +419,20 @@ pub(super) fn group_chunks(
         last_line,
         feature_counts,
         tmpl,
+        trailer,
     })
 }
 
 /// A line of the chunk stream that is not a chunk record: the header
 /// (checked against the file table's chunking), the trailer, a comment;
-/// anything else is an error at `at`.
+/// anything else is an error at `at`. The trailer's parameters.
 fn other_line(
     line: &[u8],
     at: &crate::stages::sort::At,
     check: &mut InputCheck,
     chunk_params: &ChunkParams,
     table: &FileTable,
-) -> Result<()> {
+) -> Result<Option<Params>> {
     match classify_line(line).map_err(|m| at.error(m))? {
         Line::Header(kind, params) => {
             let chunk = ChunkParams::parse(&params).map_err(|m| at.error(m))?;
@@ -429,7 +444,10 @@ fn other_line(
             }
             check.header(kind, params).map_err(|m| at.error(m))?;
         }
-        Line::Trailer(kind, params) => check.trailer(kind, &params).map_err(|m| at.error(m))?,
+        Line::Trailer(kind, params) => {
+            check.trailer(kind, &params).map_err(|m| at.error(m))?;
+            return Ok(Some(params));
+        }
         Line::Comment(_) => {}
         Line::Data(_) => {
             return Err(at.error(format!(
@@ -438,5 +456,5 @@ fn other_line(
             )));
         }
     }
-    Ok(())
+    Ok(None)
 }

@@ -116,6 +116,7 @@ pub fn run_merge(cfg: &MergeConfig) -> Result<()> {
         dropped_digest: Some(s.dropped_digest),
         site_chunks: s.site_chunks,
         site_names: s.site_names,
+        changed_only: None,
     };
     let mut trailer = Vec::new();
     write_trailer(Kind::Partition, &tp.to_params(), &mut trailer);

@@ -32,6 +32,7 @@ mod flines;
 mod forest;
 mod group;
 mod merge;
+mod rerun;
 pub mod site;
 mod table;
 #[cfg(test)]
@@ -47,6 +48,7 @@ pub use site::{PageNames, DEFAULT_SITE_NAMES};
 use table::{is_regular, parse_file_line, peek_file_table, read_file_table, FileTable};
 
 use crate::error::{Error, Result};
+use crate::formats::changed::DroppedChunk;
 use crate::formats::files::TableDigest;
 use crate::formats::headers::{ChunkParams, PartitionHeader, PartitionTrailer};
 use crate::formats::open_input;
@@ -127,6 +129,21 @@ impl FileBits {
     pub fn count(&self) -> u64 {
         self.0.iter().map(|w| w.count_ones() as u64).sum()
     }
+
+    #[inline]
+    pub fn get(&self, file: u32) -> bool {
+        self.0
+            .get(file as usize / 64)
+            .is_some_and(|w| w >> (file % 64) & 1 == 1)
+    }
+
+    /// Set or clear `file`'s bit.
+    #[inline]
+    pub fn put(&mut self, file: u32, on: bool) {
+        if let Some(w) = self.0.get_mut(file as usize / 64) {
+            *w = (*w & !(1 << (file % 64))) | (u64::from(on) << (file % 64));
+        }
+    }
 }
 
 /// Validated options of `fsim-partition`.
@@ -145,6 +162,13 @@ pub struct Config {
     /// `--site-names`: the fewest page names that make a chunk a generated
     /// site's template ([`site`]); 0 turns the rule off.
     pub site_names: u64,
+    /// Write every dropped chunk and the files holding one here
+    /// (`--dropped-out`, for the next re-run).
+    pub dropped_out: Option<PathBuf>,
+    /// A re-run given the changed chunks' records alone (fsim-sort
+    /// --changed): the earlier run's dropped list and this run's changed set.
+    pub previous_dropped: Option<PathBuf>,
+    pub changed: Option<PathBuf>,
 }
 
 /// A dropped chunk of high degree, for the report.
@@ -259,16 +283,23 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let grouper = Grouper::new(limit, n).with_site(page_names(cfg, n, keys)?);
     let (grouped, unions) = group_and_join(cfg, &table, &chunk, tmpl, grouper, w);
     let gr = grouped?;
-    let (g, mut w, seen, tmpl, feature_counts) =
+    let (mut g, mut w, seen, tmpl, feature_counts) =
         (gr.grouper, gr.out, gr.seen, gr.tmpl, gr.feature_counts);
     let last_name = gr.last_name;
     gr.check.finish(&seen, &last_name, gr.last_line)?;
-    if seen != table.chunk_digest {
+    // A re-run's records of the changed chunks: the file table is checked
+    // against every record the sort read.
+    let changed_only = gr.check.params.as_ref().and_then(|p| p.get_u64("changed-only"));
+    let read = match changed_only {
+        Some(_) => all_read(gr.trailer.as_ref(), &last_name)?,
+        None => seen,
+    };
+    if read != table.chunk_digest {
         return Err(Error::msg(format!(
             "{last_name} does not belong to the file table {}: it holds {} records (digest {}) but the file table was written with {} records (digest {}); a stale or foreign file table",
             table.name,
-            seen.count,
-            hex128(seen.sum),
+            read.count,
+            hex128(read.sum),
             table.chunk_digest.count,
             hex128(table.chunk_digest.sum)
         )));
@@ -276,11 +307,12 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 
     let top = g.top_dropped();
     let kept = g.kept;
-    let (singleton_chunks, dropped_chunks, dropped_records) =
-        (g.singleton_chunks, g.dropped_chunks, g.dropped_records);
-    let pruned_files = g.pruned.count();
-    let dropped_digest = g.dropped_digest;
-    let (site_chunks, site_names) = (g.site_chunks, g.site.min_names());
+    let singleton_chunks = g.singleton_chunks;
+    let site_names = g.site.min_names();
+    let own = rerun::DroppedFigures {
+        chunks: std::mem::take(&mut g.dropped),
+        pruned: std::mem::take(&mut g.pruned),
+    };
     drop(g);
     let comps = unions.into_components();
     let (components, files_in_components) = comps.multi_counts();
@@ -292,8 +324,49 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         feature_counts: feature_counts.as_deref(),
         want_path: top.first().map(|t| t.example),
     };
-    let top_example_path = write_f_lines(&cfg.files, &table, kept_files.as_deref(), &fl, &mut w)?;
+    let (top_example_path, paths) =
+        write_f_lines(&cfg.files, &table, kept_files.as_deref(), &fl, &mut w)?;
     drop(comps);
+    let list_params = paths.map(|p| {
+        rerun::list_params(&chunk.to_params().merged(&tmpl.set.header_params()), n, limit, site_names, p)
+    });
+    let dropped = match changed_only {
+        None => own,
+        Some(_) => {
+            let Some(params) = &list_params else {
+                return Err(Error::NeedsAll(format!(
+                    "{}: a re-run of the changed chunks alone needs the file table as a file, not a pipe",
+                    table.name
+                )));
+            };
+            if !tmpl.set.is_empty() || feature_counts.is_some() {
+                return Err(Error::NeedsAll(
+                    "the changed chunks alone are not enough with templates or a feature method (sizes and counts need every record of a file)".into(),
+                ));
+            }
+            let earlier = rerun::Earlier {
+                dropped: cfg.previous_dropped.as_deref(),
+                changed: cfg.changed.as_deref(),
+            };
+            let now = rerun::Restricted {
+                params,
+                dropped: &own.chunks,
+                pruned: &own.pruned,
+                files: n,
+            };
+            rerun::patch(&earlier, &now)?
+        }
+    };
+    if let (Some(path), Some(params)) = (&cfg.dropped_out, list_params) {
+        let mut out = Output::create(Some(path))?;
+        out.write_all(&dropped.list(params).to_bytes())?;
+        out.finish()?;
+    }
+    let dropped_chunks = dropped.chunks.len() as u64;
+    let dropped_records = dropped.records();
+    let pruned_files = dropped.pruned.count();
+    let dropped_digest = dropped.digest();
+    let site_chunks = dropped.site_chunks();
 
     let mut tail = Vec::new();
     dropped_lines(&top, &mut tail);
@@ -308,6 +381,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         dropped_digest: Some(dropped_digest),
         site_chunks,
         site_names: Some(site_names),
+        changed_only,
     };
     write_trailer(Kind::Partition, &tp.to_params(), &mut tail);
     w.raw(&tail)?;
@@ -330,6 +404,18 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         templates: tmpl.summary(),
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// A re-run's sorted records: the count and digest of every record the
+/// sort read, from the trailer's `all-records` and `all-digest`.
+fn all_read(trailer: Option<&Params>, name: &str) -> Result<Digest> {
+    let t = trailer.ok_or_else(|| Error::msg(format!("{name}: no trailer")))?;
+    match (t.get_u64("all-records"), t.get_u128_hex("all-digest")) {
+        (Some(count), Some(sum)) => Ok(Digest { count, sum }),
+        _ => Err(Error::msg(format!(
+            "{name}: the header says changed-only= but the trailer has no all-records= and all-digest= (written by fsim-sort --changed)"
+        ))),
+    }
 }
 
 /// The `#dropped` lines of the highest dropped chunks.
@@ -436,20 +522,21 @@ fn group_and_join(
 /// The `F` lines, in id order: from the sizes and contents read up front,
 /// or from the one full read of the table (which checks every line, as the
 /// read up front of a pipe does). Returns the path of `fl.want_path` when
-/// the table was read for it.
+/// the table was read for it, and the identity of its paths (not from a
+/// pipe).
 fn write_f_lines(
     files: &Path,
     table: &FileTable,
     kept_files: Option<&[SizeContent]>,
     fl: &FLines,
     w: &mut BgWriter,
-) -> Result<Option<String>> {
+) -> Result<(Option<String>, Option<u128>)> {
     let Some(kept_files) = kept_files else {
-        return f_lines_parallel(files, table, fl, w);
+        return f_lines_parallel(files, table, fl, w).map(|(e, p)| (e, Some(p)));
     };
     for (id, &(size, content)) in kept_files.iter().enumerate() {
         fl.line(id as u32, size, content, w.buf());
         w.maybe_flush()?;
     }
-    Ok(None)
+    Ok((None, None))
 }

@@ -78,6 +78,40 @@ pub struct Config {
     /// hash range of a sort by files, whose header and trailer the
     /// concatenation gets once (fsim-spark, [`split`]).
     pub records_only: bool,
+    /// Keep only the records of these chunks (`--changed`, a re-run's
+    /// [`crate::formats::changed::ChangedSet`]).
+    pub changed: Option<PathBuf>,
+}
+
+/// The chunks a re-run keeps (by hash halves, hashed with one multiply
+/// each).
+type ChunkFilter = crate::io::hashing::MixedSet<(u64, u64)>;
+
+/// Memory a changed chunk takes in the filter (hash table slot, load).
+const FILTER_BYTES: u64 = 40;
+
+/// The filter of `--changed`, when it fits in half of `--memory` (else,
+/// and for a set of another chunking, every record is kept: a full sort
+/// is always right, only slower).
+fn load_filter(cfg: &Config) -> Result<Option<ChunkFilter>> {
+    let Some(path) = &cfg.changed else {
+        return Ok(None);
+    };
+    if cfg.inputs.len() != 1 || cfg.records_only {
+        return Err(Error::msg(
+            "--changed sorts one chunk file (a run's chunks.tsv), as a whole",
+        ));
+    }
+    let set = crate::formats::changed::ChangedSet::read(path)?;
+    if set.hashes.len() as u64 * FILTER_BYTES > cfg.memory / 2 {
+        return Ok(None);
+    }
+    Ok(Some(
+        set.hashes
+            .iter()
+            .map(|&h| ((h >> 64) as u64, h as u64))
+            .collect(),
+    ))
 }
 
 /// What a run did (for the summary and for tests).
@@ -89,14 +123,19 @@ pub struct Summary {
     pub resumed: u64,
     pub header_lines: usize,
     pub runs_spilled: usize,
+    /// With `--changed`: the records of the input, of which `records` kept.
+    pub of: Option<u64>,
     pub seconds: f64,
 }
 
 impl Summary {
     /// `fsim-sort: R records (S sorted, K resumed), H header lines, N runs spilled, T s`.
     pub fn line(&self) -> String {
+        let of = self.of.map_or(String::new(), |n| {
+            format!(" of {n} (those of the changed chunks)")
+        });
         format!(
-            "fsim-sort: {} records ({} sorted, {} resumed), {} header lines, {} runs spilled, {:.2} s",
+            "fsim-sort: {} records{of} ({} sorted, {} resumed), {} header lines, {} runs spilled, {:.2} s",
             self.records,
             self.records - self.resumed,
             self.resumed,
@@ -192,7 +231,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         )));
     }
     let inputs: &[PathBuf] = &inputs_or_stdin(&cfg.inputs);
-    let (journal, cp) = match &cfg.resume_dir {
+    let filter = load_filter(cfg)?;
+    // A re-run's few records are sorted again rather than resumed.
+    let (journal, cp) = match cfg.resume_dir.as_ref().filter(|_| filter.is_none()) {
         Some(d) => {
             let (j, cp) = Journal::open(d, inputs, cfg.memory)?;
             (Some(j), cp)
@@ -201,6 +242,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let out = Output::create_records(cfg.output.as_deref(), cfg.compress)?;
     let mut p1 = Phase1::new(cfg, journal, cp.as_ref())?;
+    p1.filter = filter;
     let resumed = p1.sorter.len();
     // Progress, phase 1: bytes of input read (ETA when the inputs are files).
     let paths: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
@@ -215,8 +257,14 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         journal,
         meta,
         mut hash_lines,
+        filter,
+        kept,
+        read,
         ..
     } = p1;
+    if let Some(f) = &filter {
+        hash_lines = mark_changed_only(&hash_lines, f.len(), &kept, &read);
+    }
     // `#` sorts before every hex digit: these lines come first, in byte order.
     hash_lines.sort_unstable();
     // Formatting (here) overlaps writing (on the writer's thread).
@@ -245,8 +293,37 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         resumed,
         header_lines: hash_lines.len(),
         runs_spilled,
+        of: filter.map(|_| read.count),
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// The `#` lines of a sort of the changed chunks' records: the header
+/// says `changed-only=N` (N chunks asked for), the trailer counts the
+/// records kept, and `all-records`/`all-digest` those read, which
+/// fsim-partition checks against the file table.
+fn mark_changed_only(lines: &[Vec<u8>], chunks: usize, kept: &Digest, read: &Digest) -> Vec<Vec<u8>> {
+    let mut out = Vec::with_capacity(lines.len());
+    for l in lines {
+        let mut buf = Vec::new();
+        match classify_line(l) {
+            Ok(Line::Header(kind, params)) => {
+                crate::formats::write_header(kind, &params.with("changed-only", chunks), &mut buf)
+            }
+            Ok(Line::Trailer(kind, _)) => {
+                let p = crate::formats::digest_params(kept, "records")
+                    .with("all-records", read.count)
+                    .with("all-digest", crate::formats::hex128(read.sum));
+                crate::formats::write_trailer(kind, &p, &mut buf)
+            }
+            _ => buf.extend_from_slice(l),
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        out.push(buf);
+    }
+    out
 }
 
 /// Phase 2: the records merged and written (the bar is up while the last
@@ -292,6 +369,11 @@ struct Phase1 {
     hash_lines: Vec<Vec<u8>>,
     /// The checks across all inputs.
     all: InputCheck,
+    /// `--changed`: the chunks whose records are kept.
+    filter: Option<ChunkFilter>,
+    /// The records kept, and all those read.
+    kept: Digest,
+    read: Digest,
 }
 
 impl Phase1 {
@@ -325,6 +407,9 @@ impl Phase1 {
             meta,
             hash_lines,
             all,
+            filter: None,
+            kept: Digest::default(),
+            read: Digest::default(),
         })
     }
 
@@ -376,7 +461,15 @@ impl Phase1 {
                         crate::io::test_abort_after_run(self.sorter.runs_spilled() as u64);
                     }
                 }
-                seen.add(&k.record());
+                let record = k.record();
+                seen.add(&record);
+                if let Some(f) = &self.filter {
+                    self.read.add(&record);
+                    if !f.contains(&(k.hi, k.lo)) {
+                        continue;
+                    }
+                    self.kept.add(&record);
+                }
                 self.sorter.push(k)?;
                 continue;
             }
