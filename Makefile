@@ -234,8 +234,27 @@ SORT_CMD = zstd -dcfq $< | LC_ALL=C sort $(if $(MEMORY),-S $(MEMORY)) -T $(WORK)
 else
 # Finished runs are kept in $@.runs with a journal: a killed sort resumed
 # by make continues after its last finished run (docs/reliability.md).
-SORT_CMD = $(REUSE) -- $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) $(COMPRESS_OPT) --resume-dir $@.runs -o $@ $<
+SORT_CMD = $(REUSE) -- $(BIN)/fsim-sort $(QUIET) $(MEMORY_OPT) $(COMPRESS_OPT) $(CHANGED_SORT_OPT) --resume-dir $@.runs -o $@ $<
 endif
+
+# A re-run (PREVIOUS=) sorts, partitions and packs only the records of the
+# chunks the changed files hold now or held then ($(WORK)/changed.tsv,
+# written by fsim-chunk; every file's records of those chunks): the pairs
+# with a changed file are the same as from every record, and the others
+# are the earlier run's (docs/pipeline.md, "Re-runs"). fsim-partition
+# patches what it dropped from the earlier run's $(PREVIOUS)/dropped.tsv.
+# When that cannot stand for every record (another file list or limit,
+# templates, a chunk dropped then and not now, an analysis that must see
+# every pair), the stage exits with 3 and the recipe makes its target
+# again from every record (CHANGED_ONLY=0, which also turns it off).
+CHANGED_ONLY ?= 1
+changed_only = $(and $(PREVIOUS),$(filter-out 0,$(CHANGED_ONLY)),$(if $(TEMPLATES),,y))
+CHANGED_SORT_OPT = $(if $(and $(changed_only),$(wildcard $(WORK)/changed.tsv),$(wildcard $(PREVIOUS)/dropped.tsv)),--changed $(WORK)/changed.tsv)
+CHANGED_PARTITION_OPTS = --dropped-out $(WORK)/dropped.tsv $(if $(changed_only),$(if $(wildcard $(PREVIOUS)/dropped.tsv),--previous-dropped $(PREVIOUS)/dropped.tsv) $(if $(wildcard $(WORK)/changed.tsv),--changed $(WORK)/changed.tsv))
+# $(call or_all,TARGET): after a stage that exited with 3, the changed
+# chunks' sorted records, partition and bins removed and TARGET made again
+# from every record by a make of its own (which cannot exit with 3 again).
+or_all = $(if $(filter 0,$(CHANGED_ONLY)),,|| { rc=$$?; [ $$rc -eq 3 ] || exit $$rc; rm -f $(WORK)/sorted.tsv $(WORK)/partition.tsv $(WORK)/bins.tsv; echo "make: $(notdir $(1)) again from every record" >&2; $(MAKE) -f $(MAKEFILE_SELF) --no-print-directory NO_BUILD=1 CHANGED_ONLY=0 $(1); })
 
 # The work folder carries a cache directory tag (bford.info/cachedir): a
 # scan of a folder that holds it leaves it out, and backup tools may too.
@@ -324,7 +343,7 @@ $(WORK)/chunks.tsv: $(COLL_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
 	$(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS) $(AGAINST)
 else ifeq ($(SHARDS),1)
 $(WORK)/chunks.tsv: $(WORK)/settings/chunk | build $(WORK) check-repo
-	$(drop_bins) $(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
+	$(drop_bins) rm -f $(WORK)/changed.tsv && $(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) $(if $(PREV_OPTS),--changed-out $(WORK)/changed.tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
 else
 $(SHARD_DIR): | $(WORK)
 	mkdir -p $@
@@ -371,7 +390,7 @@ $(WORK)/sorted.tsv: $(WORK)/chunks.tsv | build
 # TEMPLATES: template chunks dropped, F sizes become payloads (a newer
 # templates file re-runs from here; nothing is re-chunked).
 $(WORK)/partition.tsv: $(WORK)/sorted.tsv $(WORK)/files.tsv $(TEMPLATES) $(WORK)/settings/partition | build
-	$(REUSE) --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) $(COMPRESS_OPT) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) -o $@ $< $(call consumed,$<)
+	{ $(REUSE) --also $(WORK)/dropped.tsv --mtimes-unused -- $(BIN)/fsim-partition $(QUIET) $(COMPRESS_OPT) --files $(WORK)/files.tsv $(if $(SITE_NAMES),--site-names $(SITE_NAMES)) $(TEMPLATE_OPTS) $(CHANGED_PARTITION_OPTS) -o $@ $< $(call or_all,$@); } $(call consumed,$<)
 
 # 2.5 steps 5-6: pack components into bins that fit in memory.
 $(WORK)/bins.tsv: $(WORK)/partition.tsv $(WORK)/settings/binpack | build
@@ -396,7 +415,7 @@ endif
 # (other parameters, other chunks dropped, a lower MIN_PERCENT).
 ANALYZE_PREV_OPTS = $(if $(and $(filter-out 0,$(VERIFY)),$(wildcard $(PREVIOUS)/verified.tsv)),--previous-files $(PREVIOUS)/files.tsv --previous-verified $(PREVIOUS)/verified.tsv)
 $(WORK)/pairs.tsv: $(WORK)/bins.tsv $(WORK)/files.tsv $(TEMPLATES) $(if $(filter-out 0,$(VERIFY)),$(WORK)/verify-threshold) $(WORK)/settings/analyze | build
-	$(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) $(COMPRESS_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $< $(drop_lines)
+	{ $(BIN)/fsim-analyze $(QUIET) --files $(WORK)/files.tsv $(if $(FLOOR),--min-percent $(FLOOR)) $(LINE_OPTS) $(ANALYZE_PREV_OPTS) $(CAPACITY_OPT) $(COMPRESS_OPT) --tmpdir $(WORK) -j $(JOBS) -o $@ $< $(call or_all,$@); } $(drop_lines)
 
 # Exact similarity of the candidate pairs (line LCS for text), and with
 # REGIONS=1 their shared regions. PREVIOUS=<old work dir> with a
@@ -533,6 +552,8 @@ $(WORK)/report.sh: $(PAIRS) $(WORK)/files.tsv $(WORK)/settings/report $(WORK)/se
 TEMPLATES_OUT = $(or $(firstword $(TEMPLATES)),$(WORK)/templates.tsv)
 # The partition, removed after the bin packing unless KEEP=1, is made again
 # first when it is gone.
+# A template is made from every record's partition.
+template: CHANGED_ONLY = 0
 template: $(WORK)/partition.tsv | build
 	@test -n "$(CLUSTER)" || { echo "make: set CLUSTER=<cluster id from $(WORK)/report.txt>" >&2; exit 2; }
 	$(BIN)/fsim-template $(QUIET) --cluster $(CLUSTER) --fraction $(FRACTION) --report $(WORK)/report.json --files $(WORK)/files.tsv -o $(TEMPLATES_OUT) $(WORK)/partition.tsv

@@ -120,6 +120,14 @@ pub fn run(cfg: &Config) -> Result<Outcome> {
     let status = child
         .wait()
         .ctx(|| format!("cannot run {}", program.to_string_lossy()))?;
+    if status.code() == Some(crate::cli::NEEDS_ALL.into()) {
+        // A re-run's stage that must see every record: make's cue.
+        return Err(Error::NeedsAll(format!(
+            "{} must see every record: {} not written",
+            program.to_string_lossy(),
+            cfg.output.display()
+        )));
+    }
     if !status.success() {
         return Err(Error::msg(format!(
             "{} failed ({status}): {} not written",
