@@ -320,6 +320,7 @@ $(if $(filter-out 0 1,$(CATALOGS)),$(call expect,CATALOGS,0 or 1))
 $(if $(filter fsim gnu,$(SORT)),,$(call expect,SORT,fsim or gnu))
 $(if $(filter 0 1,$(COMPRESS)),,$(call expect,COMPRESS,0 or 1))
 $(if $(filter 0 1 auto,$(LINE_SETS)),,$(call expect,LINE_SETS,0, 1 or auto))
+$(if $(filter 0 1,$(CHANGED_ONLY)),,$(call expect,CHANGED_ONLY,0 or 1))
 $(if $(call is_count,$(SHARDS)),,$(call expect,SHARDS,a whole number of shards (1 or more)))
 $(if $(call is_count,$(JOBS)),,$(call expect,JOBS,a whole number of processes (1 or more)))
 endif

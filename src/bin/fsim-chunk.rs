@@ -140,7 +140,12 @@ struct Args {
     /// held then, so that the re-run sorts, partitions and packs only the
     /// records of those chunks (fsim-sort --changed). When they are more
     /// than 4 Mi chunks, FILE is removed instead and the re-run sorts all.
-    #[arg(long, value_name = "FILE", requires = "previous", conflicts_with = "shard")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "previous",
+        conflicts_with = "shard"
+    )]
     changed_out: Option<PathBuf>,
     /// Which bytes of a file to chunk: auto, the content view chosen by
     /// its bytes (compressed streams decompressed; docx, xlsx, pptx, odt,
@@ -245,9 +250,10 @@ fn main() -> ExitCode {
         fsim::cli::ensure(args.previous.len() == args.previous_chunks.len(), || {
             "give one --previous-chunks for each --previous".to_string()
         })?;
-        fsim::cli::ensure(args.changed_out.is_none() || args.previous.len() == 1, || {
-            "--changed-out takes one earlier run (one --previous), not shards".to_string()
-        })?;
+        fsim::cli::ensure(
+            args.changed_out.is_none() || args.previous.len() == 1,
+            || "--changed-out takes one earlier run (one --previous), not shards".to_string(),
+        )?;
         let chunker = make_chunker(&args).map_err(fsim::Error::Msg)?;
         let jobs = match args.jobs {
             Some(j) => j as usize,
@@ -259,10 +265,10 @@ fn main() -> ExitCode {
             Some(args.files_out.clone()),
             args.changed_out.clone(),
         ]
-            .into_iter()
-            .flatten()
-            .filter(|p| p.as_os_str() != "-")
-            .collect();
+        .into_iter()
+        .flatten()
+        .filter(|p| p.as_os_str() != "-")
+        .collect();
         let cfg = Config {
             walk: WalkConfig {
                 roots: args.roots,

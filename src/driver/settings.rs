@@ -207,6 +207,9 @@ pub const SETTINGS: &[Setting] = &[
     s("LINE_SETS", &[], Some((Expect::OneOf(&["0", "1", "auto"]), false)), None)
         .default("auto")
         .help("keep each content's lines (lines.tsv, 0.10-0.20x the tree), so that a re-run reads only the changed files in the analysis too: auto when they leave the re-run within the tree's size, 1 always, 0 never"),
+    s("CHANGED_ONLY", &[], Some((Expect::OneOf(&["0", "1"]), false)), None)
+        .default("1")
+        .help("1: a re-run sorts, partitions and packs only the records of the chunks the changed files hold (every file's), the same pairs; 0: all records"),
     s(
         "SORT",
         &[],

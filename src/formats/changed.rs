@@ -18,10 +18,7 @@ use crate::formats::lines::{open_input, Kind, Line, LineReader, Params};
 use crate::formats::numbers::{hex128, parse_hex128, parse_u64, split_fields};
 use std::path::Path;
 
-/// The header key of sorted records, a partition's trailer and a bins
-/// header whose records are a re-run's changed chunks alone (its value:
-/// how many chunks the changed set holds).
-pub const CHANGED_ONLY: &str = "changed-only";
+pub use crate::formats::lines::CHANGED_ONLY;
 
 /// The chunks of the files changed since an earlier run: the records the
 /// re-chunked files hold now and held then (and the removed files'), and
@@ -74,7 +71,9 @@ impl ChangedSet {
                         .and_then(|v| u32::try_from(v).ok())
                         .ok_or_else(|| err("expected F<TAB>file id".into()))?;
                     if set.files.last().is_some_and(|&l| l >= id) || !set.hashes.is_empty() {
-                        return Err(err("file ids must increase and come before the chunks".into()));
+                        return Err(err(
+                            "file ids must increase and come before the chunks".into()
+                        ));
                     }
                     set.files.push(id);
                     Ok(())
@@ -167,7 +166,8 @@ impl DroppedList {
                             })
                         })
                         .ok_or_else(|| err("expected D<TAB>hash<TAB>records<TAB>0 or 1".into()))?;
-                    if list.chunks.last().is_some_and(|l| l.hash >= c.hash) || !list.pruned.is_empty()
+                    if list.chunks.last().is_some_and(|l| l.hash >= c.hash)
+                        || !list.pruned.is_empty()
                     {
                         return Err(err(
                             "dropped chunks must increase and come before the files".into(),
@@ -190,7 +190,9 @@ impl DroppedList {
                     list.pruned.push((a, b));
                     Ok(())
                 }
-                _ => Err(err("expected D<TAB>dropped chunk or P<TAB>run of file ids".into())),
+                _ => Err(err(
+                    "expected D<TAB>dropped chunk or P<TAB>run of file ids".into()
+                )),
             },
             Line::Data(_) => Err(err(
                 "expected a '#fsim dropped v1' header (written by fsim-partition --dropped-out)"
@@ -223,7 +225,10 @@ fn read_lines(
     while let Some((line, no)) = r.next_numbered()? {
         let err = |m: String| Error::input(&name, no, m);
         if trailer.is_some() {
-            return Err(err(format!("a line after the '#end {}' trailer", kind.as_str())));
+            return Err(err(format!(
+                "a line after the '#end {}' trailer",
+                kind.as_str()
+            )));
         }
         match line {
             Line::Header(k, _) | Line::Trailer(k, _) if k != kind => {
@@ -271,7 +276,7 @@ mod tests {
     #[test]
     fn a_changed_set_reads_back_as_written() {
         let set = ChangedSet {
-            params: Params::new().with("method", "tttd".into()),
+            params: Params::new().with("method", "tttd"),
             files: vec![3, 9],
             hashes: vec![1, 0xffff_0000_0000_0000_0000_0000_0000_0001],
         };
@@ -282,17 +287,27 @@ mod tests {
     #[test]
     fn a_truncated_or_unordered_changed_set_is_refused() {
         let set = ChangedSet {
-            params: Params::new().with("method", "tttd".into()),
+            params: Params::new().with("method", "tttd"),
             files: vec![3],
             hashes: vec![5, 7],
         };
         let bytes = set.to_bytes();
-        let cut = &bytes[..bytes.len() - 20];
-        let f = roundtrip_file(cut);
+        // Cut inside its last line, or after the line before it.
+        let f = roundtrip_file(&bytes[..bytes.len() - 20]);
+        let e = ChangedSet::read(f.path()).unwrap_err().to_string();
+        assert!(e.contains(":5: last line has no newline"), "{e}");
+        let before_trailer = bytes[..bytes.len() - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap();
+        let f = roundtrip_file(&bytes[..=before_trailer]);
         let e = ChangedSet::read(f.path()).unwrap_err().to_string();
         assert!(e.contains("no '#end changed' trailer"), "{e}");
         let text = String::from_utf8(bytes).unwrap();
-        let swapped = text.replace(&hex128(5), "x").replace(&hex128(7), &hex128(5)).replace('x', &hex128(7));
+        let swapped = text
+            .replace(&hex128(5), "x")
+            .replace(&hex128(7), &hex128(5))
+            .replace('x', &hex128(7));
         let f = roundtrip_file(swapped.as_bytes());
         let e = ChangedSet::read(f.path()).unwrap_err().to_string();
         assert!(e.contains(":4: chunk hashes must increase"), "{e}");
@@ -301,10 +316,18 @@ mod tests {
     #[test]
     fn a_dropped_list_reads_back_and_counts_its_files() {
         let list = DroppedList {
-            params: Params::new().with("files", "10".into()),
+            params: Params::new().with("files", 10),
             chunks: vec![
-                DroppedChunk { hash: 2, records: 5, site: false },
-                DroppedChunk { hash: 8, records: 3, site: true },
+                DroppedChunk {
+                    hash: 2,
+                    records: 5,
+                    site: false,
+                },
+                DroppedChunk {
+                    hash: 8,
+                    records: 3,
+                    site: true,
+                },
             ],
             pruned: vec![(0, 3), (7, 7)],
         };

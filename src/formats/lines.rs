@@ -258,8 +258,13 @@ pub fn stage_params(p: &Params) -> Params {
     p.only(CHUNK_PARAM_KEYS)
         .merged(&p.only(TEMPLATE_PARAM_KEYS))
         .merged(&p.only(PRUNED_PARAM_KEYS))
-        .merged(&p.only(&[crate::formats::changed::CHANGED_ONLY]))
+        .merged(&p.only(&[CHANGED_ONLY]))
 }
+
+/// The header key of sorted records, a partition's trailer and a bins
+/// header whose records are a re-run's changed chunks alone (its value:
+/// how many chunks the changed set holds; [`crate::formats::changed`]).
+pub const CHANGED_ONLY: &str = "changed-only";
 
 /// What fsim-partition's degree limit dropped, carried in the headers of
 /// bins, pairs and verified pairs so that the report can say it: the limit,

@@ -640,10 +640,9 @@ fn write_changed(
             out.finish()
         }
         None => match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::msg(format!(
-                "cannot remove {}: {e}",
-                path.display()
-            ))),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(Error::msg(format!("cannot remove {}: {e}", path.display())))
+            }
             _ => Ok(()),
         },
     }

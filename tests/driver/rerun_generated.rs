@@ -179,3 +179,94 @@ fn a_rerun_that_takes_the_earlier_line_sets_is_a_run_from_scratch() {
 fn a_sharded_rerun_is_a_run_from_scratch() {
     rounds(0xfeed_beef, &["SHARDS=3", "-j2"]);
 }
+
+/// One edit in place (the paths, and so the ids, stay): a line inserted,
+/// a line appended, the file emptied, two files swapped, or one touched.
+fn edit_in_place(repo: &Path, n: usize, rng: &mut Rng) -> String {
+    let files = files_under(repo);
+    let p = files[rng.below(files.len())].clone();
+    let q = files[rng.below(files.len())].clone();
+    let data = std::fs::read(&p).unwrap();
+    let line = format!("a line added by edit {n}\n");
+    let what = match rng.below(5) {
+        0 => std::fs::write(&p, with_line_inserted(&data, &line)).map(|_| "edited"),
+        1 => std::fs::write(&p, [&data[..], line.as_bytes()].concat()).map(|_| "appended to"),
+        2 => std::fs::write(&p, b"").map(|_| "emptied"),
+        3 => {
+            let other = std::fs::read(&q).unwrap();
+            std::fs::write(&p, &other)
+                .and_then(|()| std::fs::write(&q, &data))
+                .map(|_| "swapped with another")
+        }
+        _ => std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+            .map(|_| "touched"),
+    }
+    .unwrap();
+    format!("{} {what}", p.strip_prefix(repo).unwrap().display())
+}
+
+/// Files edited in place, as in a weekly re-run of a share: each re-run
+/// sorts, partitions and packs the records of the changed chunks alone
+/// (fsim-sort says so), and writes the bytes of a run from scratch, round
+/// after round; the one round whose files are removed (ids shift) makes
+/// them again from every record, and is a run from scratch too.
+#[test]
+fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
+    let t = tempfile::tempdir().unwrap();
+    let (repo, _) = gen_repo(t.path(), &[]);
+    let mut rng = Rng(0x0c4a_d6ed);
+    let vars = ["MEMORY=16M", "QUIET="];
+    let run = |work: &Path, more: &[&str]| {
+        let out = run_raw(
+            make_report_cmd(&repo, work, &[&vars[..], more].concat()),
+            None,
+        );
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success(),
+            "make report into {} failed:\n{err}",
+            work.display()
+        );
+        err
+    };
+    let mut previous = t.path().join("run-0");
+    run(&previous, &[]);
+    for round in 1..=4 {
+        let changes: Vec<String> = if round == 3 {
+            let gone = files_under(&repo)[1].clone();
+            std::fs::remove_file(&gone).unwrap();
+            vec![format!("{} removed", gone.display())]
+        } else {
+            (0..3)
+                .map(|i| edit_in_place(&repo, round * 10 + i, &mut rng))
+                .collect()
+        };
+        let rerun = t.path().join(format!("run-{round}"));
+        let prev = format!("PREVIOUS={}", previous.display());
+        let err = run(&rerun, &[&prev, "DROP_PREVIOUS=1"]);
+        let restricted = err.contains("(those of the changed chunks)");
+        let again = err.contains("again from every record");
+        let why = format!("round {round}, after:\n{}\n{err}", changes.join("\n"));
+        if round == 3 {
+            assert!(
+                restricted && again,
+                "ids shifted: every record again: {why}"
+            );
+        } else {
+            assert!(restricted && !again, "the changed chunks alone: {why}");
+        }
+        let scratch = t.path().join(format!("scratch-{round}"));
+        run(&scratch, &[]);
+        for name in SAME {
+            let (a, b) = (rerun.join(name), scratch.join(name));
+            assert!(
+                std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+                "{name} of the re-run differs from a run from scratch: {why}"
+            );
+        }
+        previous = rerun;
+    }
+}

@@ -91,7 +91,15 @@ pub fn run_components(cfg: &Config) -> Result<()> {
     report_plan(cfg, &comps, &bins)?;
     let limit = partition_limit(&check).map_err(|m| r.error(m))?;
     let pruned = Pruned::of_partition(limit, &t);
-    let buf = components_plan(&comps, &bins, &check, pruned.as_ref(), t.changed_only, files, cfg.capacity);
+    let buf = components_plan(
+        &comps,
+        &bins,
+        &check,
+        pruned.as_ref(),
+        t.changed_only,
+        files,
+        cfg.capacity,
+    );
     let mut out = Output::create(cfg.output.as_deref())?;
     out.write_all(&buf)?;
     out.finish()?;
@@ -124,7 +132,13 @@ pub(super) fn components_plan(
     let mut buf = Vec::new();
     formats::write_header(
         Kind::Bins,
-        &bins_params(check.params.as_ref(), pruned, changed_only, bins.len(), capacity),
+        &bins_params(
+            check.params.as_ref(),
+            pruned,
+            changed_only,
+            bins.len(),
+            capacity,
+        ),
         &mut buf,
     );
     for (b, bin) in bins.iter().enumerate() {

@@ -48,7 +48,7 @@ pub use site::{PageNames, DEFAULT_SITE_NAMES};
 use table::{is_regular, parse_file_line, peek_file_table, read_file_table, FileTable};
 
 use crate::error::{Error, Result};
-use crate::formats::changed::DroppedChunk;
+use crate::formats::changed::{DroppedChunk, CHANGED_ONLY};
 use crate::formats::files::TableDigest;
 use crate::formats::headers::{ChunkParams, PartitionHeader, PartitionTrailer};
 use crate::formats::open_input;
@@ -270,15 +270,13 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         n as usize,
     );
     let mut w = BgWriter::new(Output::create_records(cfg.output.as_deref(), cfg.compress)?);
-    let mut head = Vec::new();
     let header = PartitionHeader {
         chunk: chunk.clone(),
         files: Some(n),
         limit: Some(limit),
         templates: tmpl.set.identity(),
     };
-    write_header(Kind::Partition, &header.to_params(), &mut head);
-    w.raw(&head)?;
+    w.raw(&header_line(&header))?;
 
     let grouper = Grouper::new(limit, n).with_site(page_names(cfg, n, keys)?);
     let (grouped, unions) = group_and_join(cfg, &table, &chunk, tmpl, grouper, w);
@@ -287,32 +285,18 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         (gr.grouper, gr.out, gr.seen, gr.tmpl, gr.feature_counts);
     let last_name = gr.last_name;
     gr.check.finish(&seen, &last_name, gr.last_line)?;
-    // A re-run's records of the changed chunks: the file table is checked
-    // against every record the sort read.
-    let changed_only = gr.check.params.as_ref().and_then(|p| p.get_u64("changed-only"));
-    let read = match changed_only {
-        Some(_) => all_read(gr.trailer.as_ref(), &last_name)?,
-        None => seen,
-    };
-    if read != table.chunk_digest {
-        return Err(Error::msg(format!(
-            "{last_name} does not belong to the file table {}: it holds {} records (digest {}) but the file table was written with {} records (digest {}); a stale or foreign file table",
-            table.name,
-            read.count,
-            hex128(read.sum),
-            table.chunk_digest.count,
-            hex128(table.chunk_digest.sum)
-        )));
-    }
+    let changed_only = gr
+        .check
+        .params
+        .as_ref()
+        .and_then(|p| p.get_u64(CHANGED_ONLY));
+    belongs(changed_only, gr.trailer.as_ref(), &seen, &table, &last_name)?;
 
     let top = g.top_dropped();
     let kept = g.kept;
     let singleton_chunks = g.singleton_chunks;
     let site_names = g.site.min_names();
-    let own = rerun::DroppedFigures {
-        chunks: std::mem::take(&mut g.dropped),
-        pruned: std::mem::take(&mut g.pruned),
-    };
+    let own = rerun::DroppedFigures::take(&mut g);
     drop(g);
     let comps = unions.into_components();
     let (components, files_in_components) = comps.multi_counts();
@@ -327,46 +311,15 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let (top_example_path, paths) =
         write_f_lines(&cfg.files, &table, kept_files.as_deref(), &fl, &mut w)?;
     drop(comps);
-    let list_params = paths.map(|p| {
-        rerun::list_params(&chunk.to_params().merged(&tmpl.set.header_params()), n, limit, site_names, p)
-    });
-    let dropped = match changed_only {
-        None => own,
-        Some(_) => {
-            let Some(params) = &list_params else {
-                return Err(Error::NeedsAll(format!(
-                    "{}: a re-run of the changed chunks alone needs the file table as a file, not a pipe",
-                    table.name
-                )));
-            };
-            if !tmpl.set.is_empty() || feature_counts.is_some() {
-                return Err(Error::NeedsAll(
-                    "the changed chunks alone are not enough with templates or a feature method (sizes and counts need every record of a file)".into(),
-                ));
-            }
-            let earlier = rerun::Earlier {
-                dropped: cfg.previous_dropped.as_deref(),
-                changed: cfg.changed.as_deref(),
-            };
-            let now = rerun::Restricted {
-                params,
-                dropped: &own.chunks,
-                pruned: &own.pruned,
-                files: n,
-            };
-            rerun::patch(&earlier, &now)?
-        }
+    let ident = chunk.to_params().merged(&tmpl.set.header_params());
+    let mine = rerun::Mine {
+        figures: own,
+        list: paths.map(|p| rerun::list_params(&ident, n, limit, site_names, p)),
+        per_file_records: !tmpl.set.is_empty() || feature_counts.is_some(),
+        files: n,
+        table: &table.name,
     };
-    if let (Some(path), Some(params)) = (&cfg.dropped_out, list_params) {
-        let mut out = Output::create(Some(path))?;
-        out.write_all(&dropped.list(params).to_bytes())?;
-        out.finish()?;
-    }
-    let dropped_chunks = dropped.chunks.len() as u64;
-    let dropped_records = dropped.records();
-    let pruned_files = dropped.pruned.count();
-    let dropped_digest = dropped.digest();
-    let site_chunks = dropped.site_chunks();
+    let dropped = rerun::settle(cfg, mine, changed_only.is_some())?;
 
     let mut tail = Vec::new();
     dropped_lines(&top, &mut tail);
@@ -375,11 +328,11 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         digest: kept.sum,
         files: files_in_components,
         components,
-        dropped_chunks,
-        dropped_records,
-        pruned_files: Some(pruned_files),
-        dropped_digest: Some(dropped_digest),
-        site_chunks,
+        dropped_chunks: dropped.chunks.len() as u64,
+        dropped_records: dropped.records(),
+        pruned_files: Some(dropped.pruned.count()),
+        dropped_digest: Some(dropped.digest()),
+        site_chunks: dropped.site_chunks(),
         site_names: Some(site_names),
         changed_only,
     };
@@ -394,16 +347,50 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         components,
         files_in_components,
         singleton_chunks,
-        dropped_chunks,
-        dropped_records,
-        pruned_files,
-        site_chunks,
+        dropped_chunks: tp.dropped_chunks,
+        dropped_records: tp.dropped_records,
+        pruned_files: dropped.pruned.count(),
+        site_chunks: tp.site_chunks,
         site_names,
         top,
         top_example_path,
         templates: tmpl.summary(),
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// The partition's header line.
+fn header_line(h: &PartitionHeader) -> Vec<u8> {
+    let mut head = Vec::new();
+    write_header(Kind::Partition, &h.to_params(), &mut head);
+    head
+}
+
+/// The records read are those the file table was written with: those
+/// `seen`, or, in a re-run's records of the changed chunks alone
+/// (`changed_only`), all those its sort read (the `trailer` says).
+fn belongs(
+    changed_only: Option<u64>,
+    trailer: Option<&Params>,
+    seen: &Digest,
+    table: &FileTable,
+    name: &str,
+) -> Result<()> {
+    let read = match changed_only {
+        Some(_) => all_read(trailer, name)?,
+        None => *seen,
+    };
+    if read == table.chunk_digest {
+        return Ok(());
+    }
+    Err(Error::msg(format!(
+        "{name} does not belong to the file table {}: it holds {} records (digest {}) but the file table was written with {} records (digest {}); a stale or foreign file table",
+        table.name,
+        read.count,
+        hex128(read.sum),
+        table.chunk_digest.count,
+        hex128(table.chunk_digest.sum)
+    )))
 }
 
 /// A re-run's sorted records: the count and digest of every record the

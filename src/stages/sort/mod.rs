@@ -302,7 +302,12 @@ pub fn run(cfg: &Config) -> Result<Summary> {
 /// says `changed-only=N` (N chunks asked for), the trailer counts the
 /// records kept, and `all-records`/`all-digest` those read, which
 /// fsim-partition checks against the file table.
-fn mark_changed_only(lines: &[Vec<u8>], chunks: usize, kept: &Digest, read: &Digest) -> Vec<Vec<u8>> {
+fn mark_changed_only(
+    lines: &[Vec<u8>],
+    chunks: usize,
+    kept: &Digest,
+    read: &Digest,
+) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(lines.len());
     for l in lines {
         let mut buf = Vec::new();

@@ -267,6 +267,7 @@ mod tests {
             compress: false,
             resume_dir: None,
             records_only,
+            changed: None,
         })
         .unwrap();
         std::fs::read(out).unwrap()
