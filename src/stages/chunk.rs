@@ -549,9 +549,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     if let Some(prev) = previous {
         prev.finish()?;
     }
-    let skipped = match records {
+    let (skipped, before) = match records {
         Some(records) => records.finish()?,
-        None => None,
+        None => (None, Digest::default()),
     };
     if w.events != total {
         return Err(Error::msg(format!(
@@ -562,7 +562,16 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     w.summary.walk = wstats;
     w.summary.walk.special += w.special;
     if let Some(path) = &cfg.changed_out {
-        write_changed(path, &header.chunk.to_params(), w.changed.take(), skipped)?;
+        // The same records as before (files only touched): nothing for a
+        // restricted problem to do, the stages after are reused whole.
+        let same = w.digest == before;
+        let changed = w.changed.take().filter(|_| !same);
+        write_changed(
+            path,
+            &header.chunk.to_params(),
+            changed,
+            skipped.filter(|_| !same),
+        )?;
     }
     finish_outputs(&w, cfg.walk.rules(), chunks_out, files_out, to_stdout)?;
     w.summary.seconds = start.elapsed().as_secs_f64();
@@ -616,15 +625,18 @@ fn finish_outputs(
 
 /// Write the changed set (`--changed-out`): the files read again and the
 /// chunks they hold now or held before (and those of the files gone); or,
-/// when those are more than [`ChangedHashes::MAX`], remove the file, so
-/// that the re-run sorts every record.
+/// when those are more than [`ChangedHashes::MAX`], or when the records
+/// are the earlier ones (`written` none), remove the file, so that the
+/// re-run sorts every record (or takes the earlier stages whole).
 fn write_changed(
     path: &Path,
     params: &Params,
     written: Option<(Vec<u32>, ChangedHashes)>,
     skipped: Option<ChangedHashes>,
 ) -> Result<()> {
-    let (files, mut hashes) = written.unwrap_or_default();
+    let Some((files, mut hashes)) = written else {
+        return remove(path);
+    };
     if let Some(s) = skipped {
         hashes.absorb(s);
     }
@@ -639,12 +651,17 @@ fn write_changed(
             out.write_all(&set.to_bytes())?;
             out.finish()
         }
-        None => match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(Error::msg(format!("cannot remove {}: {e}", path.display())))
-            }
-            _ => Ok(()),
-        },
+        None => remove(path),
+    }
+}
+
+/// Remove `path`, if it is there.
+fn remove(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::msg(format!("cannot remove {}: {e}", path.display())))
+        }
+        _ => Ok(()),
     }
 }
 

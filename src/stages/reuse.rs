@@ -521,14 +521,14 @@ impl Records {
 
     /// Read what is left, checking the trailer (count and digest); the
     /// hashes of the records skipped, when they were collected.
-    fn finish(mut self) -> Result<Option<ChangedHashes>> {
+    fn finish(mut self) -> Result<(Option<ChangedHashes>, Digest)> {
         while let Some(r) = self.next_rec {
             if let Some(s) = &mut self.skipped {
                 s.push(r.hash);
             }
             self.advance_rec()?;
         }
-        Ok(self.skipped)
+        Ok((self.skipped, self.seen))
     }
 }
 
@@ -656,15 +656,18 @@ impl PreviousChunks {
 
     /// Read the rest of every chunk file, checking counts and digests; the
     /// hashes of the records not taken, when [`Self::collect_skipped`]
-    /// asked for them.
-    pub fn finish(self) -> Result<Option<ChangedHashes>> {
+    /// asked for them, and the count and digest of every record read.
+    pub fn finish(self) -> Result<(Option<ChangedHashes>, Digest)> {
         let mut all: Option<ChangedHashes> = None;
+        let mut read = Digest::default();
         for r in self.sources {
-            if let Some(s) = r.finish()? {
+            let (skipped, seen) = r.finish()?;
+            read.merge(&seen);
+            if let Some(s) = skipped {
                 all.get_or_insert_with(ChangedHashes::default).absorb(s);
             }
         }
-        Ok(all)
+        Ok((all, read))
     }
 }
 
