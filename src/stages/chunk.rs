@@ -546,9 +546,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     // wrote both itself (the first output to fail is the one reported).
     let chunks_out = bg.finish()?;
     files_out.write_all(&std::mem::take(&mut w.files_tail))?;
-    if let Some(prev) = previous {
-        prev.finish()?;
-    }
+    let files_before = match previous {
+        Some(prev) => prev.finish()?,
+        None => None,
+    };
     let (skipped, before) = match records {
         Some(records) => records.finish()?,
         None => (None, Digest::default()),
@@ -565,7 +566,9 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         // The same records as before (files only touched): nothing for a
         // restricted problem to do, the stages after are reused whole.
         let same = w.digest == before;
-        let changed = w.changed.take().filter(|_| !same);
+        // Files added or removed move the ids: the partition would refuse.
+        let moved = files_before != Some(w.summary.files);
+        let changed = w.changed.take().filter(|_| !same && !moved);
         write_changed(
             path,
             &header.chunk.to_params(),
@@ -626,8 +629,9 @@ fn finish_outputs(
 /// Write the changed set (`--changed-out`): the files read again and the
 /// chunks they hold now or held before (and those of the files gone); or,
 /// when those are more than [`ChangedHashes::MAX`], or when the records
-/// are the earlier ones (`written` none), remove the file, so that the
-/// re-run sorts every record (or takes the earlier stages whole).
+/// are the earlier ones or the file count is not (`written` none), remove
+/// the file, so that the re-run sorts every record (or takes the earlier
+/// stages whole).
 fn write_changed(
     path: &Path,
     params: &Params,

@@ -397,12 +397,13 @@ impl Table {
         }
     }
 
-    /// Read what is left, checking the trailer (its records' digest).
-    fn finish(mut self) -> Result<()> {
+    /// Read what is left, checking the trailer (its records' digest); the
+    /// files it counts.
+    fn finish(mut self) -> Result<Option<u64>> {
         while self.files_trailer.is_none() {
             self.advance_file()?;
         }
-        Ok(())
+        Ok(self.files_trailer.and_then(|t| t.get_u64("files")))
     }
 }
 
@@ -618,12 +619,15 @@ impl Previous {
         Ok(found.filter(|f| !again(f)))
     }
 
-    /// Read the rest of every file table, checking its digest.
-    pub fn finish(self) -> Result<()> {
+    /// Read the rest of every file table, checking its digest; the files
+    /// they count.
+    pub fn finish(self) -> Result<Option<u64>> {
+        let mut files = Some(0u64);
         for s in self.sources {
-            s.finish()?;
+            let n = s.finish()?;
+            files = files.zip(n).map(|(a, b)| a + b);
         }
-        Ok(())
+        Ok(files)
     }
 }
 

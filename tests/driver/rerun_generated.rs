@@ -211,8 +211,10 @@ fn edit_in_place(repo: &Path, n: usize, rng: &mut Rng) -> String {
 /// Files edited in place, as in a weekly re-run of a share: each re-run
 /// sorts, partitions and packs the records of the changed chunks alone
 /// (fsim-sort says so), and writes the bytes of a run from scratch, round
-/// after round; the one round whose files are removed (ids shift) makes
-/// them again from every record, and is a run from scratch too.
+/// after round. A file removed and another added (the same count, the ids
+/// moved): the partition refuses, and make sorts every record again; a
+/// file removed (another count): every record sorted at once. Each is a
+/// run from scratch too.
 #[test]
 fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
     let t = tempfile::tempdir().unwrap();
@@ -234,15 +236,22 @@ fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
     };
     let mut previous = t.path().join("run-0");
     run(&previous, &[]);
-    for round in 1..=4 {
-        let changes: Vec<String> = if round == 3 {
-            let gone = files_under(&repo)[1].clone();
-            std::fs::remove_file(&gone).unwrap();
-            vec![format!("{} removed", gone.display())]
-        } else {
-            (0..3)
+    for round in 1..=5 {
+        let changes: Vec<String> = match round {
+            3 | 4 => {
+                let gone = files_under(&repo)[1].clone();
+                std::fs::remove_file(&gone).unwrap();
+                if round == 3 {
+                    std::fs::write(repo.join("0 new.txt"), "a new file\n").unwrap();
+                }
+                vec![format!(
+                    "{} removed (round 3: 0 new.txt added)",
+                    gone.display()
+                )]
+            }
+            _ => (0..3)
                 .map(|i| edit_in_place(&repo, round * 10 + i, &mut rng))
-                .collect()
+                .collect(),
         };
         let rerun = t.path().join(format!("run-{round}"));
         let prev = format!("PREVIOUS={}", previous.display());
@@ -250,13 +259,10 @@ fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
         let restricted = err.contains("(those of the changed chunks)");
         let again = err.contains("again from every record");
         let why = format!("round {round}, after:\n{}\n{err}", changes.join("\n"));
-        if round == 3 {
-            assert!(
-                restricted && again,
-                "ids shifted: every record again: {why}"
-            );
-        } else {
-            assert!(restricted && !again, "the changed chunks alone: {why}");
+        match round {
+            3 => assert!(restricted && again, "ids moved: every record again: {why}"),
+            4 => assert!(!restricted && !again, "another count: every record: {why}"),
+            _ => assert!(restricted && !again, "the changed chunks alone: {why}"),
         }
         let scratch = t.path().join(format!("scratch-{round}"));
         run(&scratch, &[]);
