@@ -239,7 +239,8 @@ endif
 
 # A re-run (PREVIOUS=) sorts, partitions and packs only the records of the
 # chunks the changed files hold now or held then ($(WORK)/changed.tsv,
-# written by fsim-chunk; every file's records of those chunks): the pairs
+# written by fsim-chunk with the records, removed by every recipe that
+# writes them otherwise; every file's records of those chunks): the pairs
 # with a changed file are the same as from every record, and the others
 # are the earlier run's (docs/pipeline.md, "Re-runs"). fsim-partition
 # patches what it dropped from the earlier run's $(PREVIOUS)/dropped.tsv.
@@ -341,7 +342,7 @@ $(WORK)/collections/%/chunks.tsv: $(WORK)/settings/chunk | build check-repo $(WO
 	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) --files-out $(@D)/files.tsv -o $@ $(patsubst $*=%,%,$(filter $*=%,$(REPO)))
 
 $(WORK)/chunks.tsv: $(COLL_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
-	$(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS) $(AGAINST)
+	rm -f $(WORK)/changed.tsv && $(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS) $(AGAINST)
 else ifeq ($(SHARDS),1)
 $(WORK)/chunks.tsv: $(WORK)/settings/chunk | build $(WORK) check-repo
 	$(drop_bins) rm -f $(WORK)/changed.tsv && $(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) $(if $(PREV_OPTS),--changed-out $(WORK)/changed.tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
@@ -356,7 +357,7 @@ $(SHARD_DIR)/chunks.%.tsv: $(WORK)/settings/chunk | build $(SHARD_DIR) check-rep
 chunk-shards: $(SHARD_CHUNKS)
 
 $(WORK)/chunks.tsv: $(SHARD_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
-	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(foreach i,$(SHARD_IDS),--previous $(SHARD_DIR)/files.$(i).tsv --previous-chunks $(SHARD_DIR)/chunks.$(i).tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
+	rm -f $(WORK)/changed.tsv && $(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(foreach i,$(SHARD_IDS),--previous $(SHARD_DIR)/files.$(i).tsv --previous-chunks $(SHARD_DIR)/chunks.$(i).tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
 endif
 
 $(WORK)/files.tsv: $(WORK)/chunks.tsv

@@ -569,12 +569,12 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         // Files added or removed move the ids: the partition would refuse.
         let moved = files_before != Some(w.summary.files);
         let changed = w.changed.take().filter(|_| !same && !moved);
-        write_changed(
-            path,
-            &header.chunk.to_params(),
-            changed,
-            skipped.filter(|_| !same),
-        )?;
+        // The set names the records it was written with (fsim-sort checks).
+        let params = header
+            .chunk
+            .to_params()
+            .merged(&formats::digest_params(&w.digest, "records"));
+        write_changed(path, &params, changed, skipped.filter(|_| !same))?;
     }
     finish_outputs(&w, cfg.walk.rules(), chunks_out, files_out, to_stdout)?;
     w.summary.seconds = start.elapsed().as_secs_f64();

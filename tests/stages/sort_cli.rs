@@ -352,3 +352,86 @@ fn a_journal_that_does_not_fit_is_not_used() {
         "fsim-sort: --resume-dir needs input files: standard input cannot be read again\n"
     );
 }
+
+/// `--changed`: the records of the set's chunks, every file's, in the
+/// order `LC_ALL=C sort` gives them, the trailer counting those kept and
+/// every record read; a set written with other records is refused,
+/// nothing written.
+#[test]
+fn changed_keeps_the_records_of_the_set_and_refuses_another_runs_set() {
+    use fsim::formats::changed::ChangedSet;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("chunks.tsv");
+    let data = chunk_file(2000, 7, 100);
+    std::fs::write(&input, &data).unwrap();
+    let text = String::from_utf8(data.clone()).unwrap();
+    let records: Vec<ChunkRecord> = text
+        .lines()
+        .filter_map(|l| ChunkRecord::parse(l.as_bytes()))
+        .collect();
+    let mut all = Digest::default();
+    records.iter().for_each(|r| all.add(r));
+    // Every fifth distinct hash is a changed chunk.
+    let mut hashes: Vec<u128> = records.iter().map(|r| r.hash).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    let hashes: Vec<u128> = hashes.into_iter().step_by(5).collect();
+    let set = |of: &Digest| ChangedSet {
+        params: params(100).merged(&digest_params(of, "records")),
+        files: vec![1],
+        hashes: hashes.clone(),
+    };
+    let changed = dir.path().join("changed.tsv");
+    std::fs::write(&changed, set(&all).to_bytes()).unwrap();
+    let out = dir.path().join("sorted.tsv");
+    let o = run(fsim_sort()
+        .args(["-q", "--changed"])
+        .arg(&changed)
+        .arg("-o")
+        .arg(&out)
+        .arg(&input));
+    assert!(o.status.success());
+    let got = String::from_utf8(std::fs::read(&out).unwrap()).unwrap();
+    let mut want: Vec<String> = text
+        .lines()
+        .filter(|l| {
+            ChunkRecord::parse(l.as_bytes()).is_some_and(|r| hashes.binary_search(&r.hash).is_ok())
+        })
+        .map(String::from)
+        .collect();
+    want.sort();
+    let kept: Vec<&str> = got.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(kept, want);
+    assert!(!kept.is_empty() && kept.len() < records.len());
+    let trailer = got.lines().find(|l| l.starts_with("#end chunks")).unwrap();
+    assert!(
+        trailer.contains(&format!("\trecords={}\t", kept.len())),
+        "{trailer}"
+    );
+    assert!(
+        trailer.contains(&format!("\tall-records={}\t", records.len())),
+        "{trailer}"
+    );
+    let header = got.lines().find(|l| l.starts_with("#fsim chunks")).unwrap();
+    assert!(
+        header.ends_with(&format!("\tchanged-only={}", hashes.len())),
+        "{header}"
+    );
+    // A set of other records: refused, nothing written.
+    std::fs::remove_file(&out).unwrap();
+    let other = Digest {
+        count: all.count,
+        sum: all.sum ^ 1,
+    };
+    std::fs::write(&changed, set(&other).to_bytes()).unwrap();
+    let o = run(fsim_sort()
+        .arg("--changed")
+        .arg(&changed)
+        .arg("-o")
+        .arg(&out)
+        .arg(&input));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("a changed set of another run"), "{err}");
+    assert!(!out.exists());
+}

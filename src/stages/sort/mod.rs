@@ -93,7 +93,7 @@ const FILTER_BYTES: u64 = 40;
 /// The filter of `--changed`, when it fits in half of `--memory` (else,
 /// and for a set of another chunking, every record is kept: a full sort
 /// is always right, only slower).
-fn load_filter(cfg: &Config) -> Result<Option<ChunkFilter>> {
+fn load_filter(cfg: &Config) -> Result<Option<(ChunkFilter, Digest)>> {
     let Some(path) = &cfg.changed else {
         return Ok(None);
     };
@@ -103,15 +103,43 @@ fn load_filter(cfg: &Config) -> Result<Option<ChunkFilter>> {
         ));
     }
     let set = crate::formats::changed::ChangedSet::read(path)?;
+    let of = match (
+        set.params.get_u64("records"),
+        set.params.get_u128_hex("digest"),
+    ) {
+        (Some(count), Some(sum)) => Digest { count, sum },
+        _ => {
+            return Err(Error::msg(format!(
+                "{}: no records= and digest= in its header (written by fsim-chunk --changed-out)",
+                path.display()
+            )))
+        }
+    };
     if set.hashes.len() as u64 * FILTER_BYTES > cfg.memory / 2 {
         return Ok(None);
     }
-    Ok(Some(
-        set.hashes
-            .iter()
-            .map(|&h| ((h >> 64) as u64, h as u64))
-            .collect(),
-    ))
+    let filter = set
+        .hashes
+        .iter()
+        .map(|&h| ((h >> 64) as u64, h as u64))
+        .collect();
+    Ok(Some((filter, of)))
+}
+
+/// A changed set belongs to the chunk records it was written with: a set
+/// of other records would leave out chunks of the changed files.
+fn check_changed_of(cfg: &Config, of: &Digest, read: &Digest) -> Result<()> {
+    if of == read {
+        return Ok(());
+    }
+    Err(Error::msg(format!(
+        "{}: written with {} chunk records (digest {}), but the input holds {} (digest {}): a changed set of another run; remove it (every record is then sorted)",
+        cfg.changed.as_deref().unwrap_or(Path::new("-")).display(),
+        of.count,
+        crate::formats::hex128(of.sum),
+        read.count,
+        crate::formats::hex128(read.sum)
+    )))
 }
 
 /// What a run did (for the summary and for tests).
@@ -231,7 +259,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         )));
     }
     let inputs: &[PathBuf] = &inputs_or_stdin(&cfg.inputs);
-    let filter = load_filter(cfg)?;
+    let (filter, of) = load_filter(cfg)?.unzip();
     // A re-run's few records are sorted again rather than resumed.
     let (journal, cp) = match cfg.resume_dir.as_ref().filter(|_| filter.is_none()) {
         Some(d) => {
@@ -262,7 +290,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         read,
         ..
     } = p1;
-    if let Some(f) = &filter {
+    if let (Some(f), Some(of)) = (&filter, &of) {
+        check_changed_of(cfg, of, &read)?;
         hash_lines = mark_changed_only(&hash_lines, f.len(), &kept, &read);
     }
     // `#` sorts before every hex digit: these lines come first, in byte order.
