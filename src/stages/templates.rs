@@ -396,6 +396,7 @@ fn count_chunks(
                     if !matches!(k, Kind::Chunks | Kind::Partition | Kind::Bins) {
                         return Err(Error::input(&name, line_no, format!("this is a {} file: expected chunk records (partition.tsv, sorted.tsv or chunks.tsv)", k.as_str())));
                     }
+                    changed_only_refused(&p, &name, line_no)?;
                     let chunk =
                         ChunkParams::parse(&p).map_err(|m| Error::input(&name, line_no, m))?;
                     if let Some(d) = chunk.difference(chunk_params) {
@@ -409,6 +410,7 @@ fn count_chunks(
                     }
                     seen_header = true;
                 }
+                Line::Trailer(_, p) => changed_only_refused(&p, &name, line_no)?,
                 Line::Data(d) => {
                     let Some(rec) = crate::formats::ChunkRecord::parse(d) else {
                         continue; // F lines of a partition or bins file
@@ -508,6 +510,20 @@ impl Summary {
             self.clusters, self.files, self.chunks, self.bytes, self.records_read, self.seconds
         )
     }
+}
+
+/// A re-run's records of the changed chunks alone (`changed-only=` in a
+/// header or trailer) hold a cluster's files only in part: a template
+/// made from them would miss chunks. Refused, saying so.
+fn changed_only_refused(p: &crate::formats::Params, name: &str, line: u64) -> Result<()> {
+    if p.get(crate::formats::CHANGED_ONLY).is_none() {
+        return Ok(());
+    }
+    Err(Error::input(
+        name,
+        line,
+        "a re-run's records of the changed chunks alone (changed-only=): a template needs every record; remove this file and run make template again, which partitions every record",
+    ))
 }
 
 #[cfg(test)]

@@ -271,3 +271,44 @@ fn likely_templates_of_many_clusters_in_one_read_at_any_budget() {
     assert_eq!(j["summary"]["likely_templates"], 2 * clusters / 5);
     assert!(all == small, "the same report at --memory 64");
 }
+
+/// A re-run's partition of the changed chunks alone (`changed-only=` in
+/// its trailer) holds the cluster's files only in part: fsim-template
+/// refuses it, naming the line, and writes nothing.
+#[test]
+fn a_partition_of_the_changed_chunks_alone_makes_no_template() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = make_repo(t.path(), false);
+    let work = t.path().join("work");
+    let before = pipeline(&repo, &work, &[]);
+    let (id, _) = flagged(&before);
+    let text = std::fs::read_to_string(work.join("partition.tsv")).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| match l.starts_with("#end partition") {
+            true => format!("{l}\tchanged-only=7"),
+            false => l.to_string(),
+        })
+        .collect();
+    let at = lines.iter().position(|l| l.starts_with("#end")).unwrap() + 1;
+    std::fs::write(work.join("partition.tsv"), lines.join("\n") + "\n").unwrap();
+    let out = t.path().join("templates.tsv");
+    let mut c = fsim("fsim-template");
+    c.args(["--cluster", &id, "--report"])
+        .arg(work.join("report.json"))
+        .arg("--files")
+        .arg(work.join("files.tsv"))
+        .arg("-o")
+        .arg(&out)
+        .arg(work.join("partition.tsv"));
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "partition.tsv:{at}: a re-run's records of the changed chunks alone"
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
