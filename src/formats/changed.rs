@@ -15,7 +15,7 @@
 
 use crate::error::{Error, Result};
 use crate::formats::lines::{open_input, Kind, Line, LineReader, Params};
-use crate::formats::numbers::{hex128, parse_hex128, parse_u64, split_fields};
+use crate::formats::numbers::{parse_hex128, parse_u64, split_fields, write_hex128, write_u64};
 use std::path::Path;
 
 pub use crate::formats::lines::CHANGED_ONLY;
@@ -39,12 +39,14 @@ impl ChangedSet {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16 + self.files.len() * 12 + self.hashes.len() * 35);
         crate::formats::write_header(Kind::Changed, &self.params, &mut out);
-        for f in &self.files {
-            out.extend_from_slice(format!("F\t{f}\n").as_bytes());
+        for &f in &self.files {
+            out.extend_from_slice(b"F\t");
+            write_u64(f as u64, &mut out);
+            out.push(b'\n');
         }
         for &h in &self.hashes {
             out.extend_from_slice(b"C\t");
-            out.extend_from_slice(hex128(h).as_bytes());
+            write_hex128(h, &mut out);
             out.push(b'\n');
         }
         let t = Params::new()
@@ -58,42 +60,31 @@ impl ChangedSet {
     /// trailer's counts).
     pub fn read(path: &Path) -> Result<ChangedSet> {
         let mut set = ChangedSet::default();
-        let mut header = false;
-        let trailer = read_lines(path, Kind::Changed, |line, err| match line {
-            Line::Header(_, p) => {
-                set.params = p;
-                header = true;
+        let (params, trailer) = read_lines(path, Kind::Changed, |d, err| match d {
+            [b'F', b'\t', id @ ..] => {
+                let id = parse_u64(id)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .ok_or_else(|| err("expected F<TAB>file id".into()))?;
+                if set.files.last().is_some_and(|&l| l >= id) || !set.hashes.is_empty() {
+                    return Err(err(
+                        "file ids must increase and come before the chunks".into()
+                    ));
+                }
+                set.files.push(id);
                 Ok(())
             }
-            Line::Data(d) if header => match d {
-                [b'F', b'\t', id @ ..] => {
-                    let id = parse_u64(id)
-                        .and_then(|v| u32::try_from(v).ok())
-                        .ok_or_else(|| err("expected F<TAB>file id".into()))?;
-                    if set.files.last().is_some_and(|&l| l >= id) || !set.hashes.is_empty() {
-                        return Err(err(
-                            "file ids must increase and come before the chunks".into()
-                        ));
-                    }
-                    set.files.push(id);
-                    Ok(())
+            [b'C', b'\t', h @ ..] => {
+                let h =
+                    parse_hex128(h).ok_or_else(|| err("expected C<TAB>32 hex digits".into()))?;
+                if set.hashes.last().is_some_and(|&l| l >= h) {
+                    return Err(err("chunk hashes must increase".into()));
                 }
-                [b'C', b'\t', h @ ..] => {
-                    let h = parse_hex128(h)
-                        .ok_or_else(|| err("expected C<TAB>32 hex digits".into()))?;
-                    if set.hashes.last().is_some_and(|&l| l >= h) {
-                        return Err(err("chunk hashes must increase".into()));
-                    }
-                    set.hashes.push(h);
-                    Ok(())
-                }
-                _ => Err(err("expected F<TAB>file id or C<TAB>chunk hash".into())),
-            },
-            Line::Data(_) => Err(err(
-                "expected a '#fsim changed v1' header (written by fsim-chunk --changed-out)".into(),
-            )),
-            _ => Ok(()),
+                set.hashes.push(h);
+                Ok(())
+            }
+            _ => Err(err("expected F<TAB>file id or C<TAB>chunk hash".into())),
         })?;
+        set.params = params;
         check_count(path, &trailer, "files", set.files.len())?;
         check_count(path, &trailer, "chunks", set.hashes.len())?;
         Ok(set)
@@ -129,11 +120,17 @@ impl DroppedList {
         crate::formats::write_header(Kind::Dropped, &self.params, &mut out);
         for c in &self.chunks {
             out.extend_from_slice(b"D\t");
-            out.extend_from_slice(hex128(c.hash).as_bytes());
-            out.extend_from_slice(format!("\t{}\t{}\n", c.records, u8::from(c.site)).as_bytes());
+            write_hex128(c.hash, &mut out);
+            out.push(b'\t');
+            write_u64(c.records, &mut out);
+            out.extend_from_slice(if c.site { b"\t1\n" } else { b"\t0\n" });
         }
         for &(a, b) in &self.pruned {
-            out.extend_from_slice(format!("P\t{a}\t{b}\n").as_bytes());
+            out.extend_from_slice(b"P\t");
+            write_u64(a as u64, &mut out);
+            out.push(b'\t');
+            write_u64(b as u64, &mut out);
+            out.push(b'\n');
         }
         let t = Params::new()
             .with("chunks", self.chunks.len().to_string())
@@ -144,62 +141,48 @@ impl DroppedList {
 
     pub fn read(path: &Path) -> Result<DroppedList> {
         let mut list = DroppedList::default();
-        let mut header = false;
-        let trailer = read_lines(path, Kind::Dropped, |line, err| match line {
-            Line::Header(_, p) => {
-                list.params = p;
-                header = true;
+        let (params, trailer) = read_lines(path, Kind::Dropped, |d, err| match d {
+            [b'D', b'\t', rest @ ..] => {
+                let c = split_fields::<3>(rest)
+                    .and_then(|[h, r, s]| {
+                        Some(DroppedChunk {
+                            hash: parse_hex128(h)?,
+                            records: parse_u64(r)?,
+                            site: match s {
+                                b"0" => false,
+                                b"1" => true,
+                                _ => return None,
+                            },
+                        })
+                    })
+                    .ok_or_else(|| err("expected D<TAB>hash<TAB>records<TAB>0 or 1".into()))?;
+                if list.chunks.last().is_some_and(|l| l.hash >= c.hash) || !list.pruned.is_empty() {
+                    return Err(err(
+                        "dropped chunks must increase and come before the files".into(),
+                    ));
+                }
+                list.chunks.push(c);
                 Ok(())
             }
-            Line::Data(d) if header => match d {
-                [b'D', b'\t', rest @ ..] => {
-                    let c = split_fields::<3>(rest)
-                        .and_then(|[h, r, s]| {
-                            Some(DroppedChunk {
-                                hash: parse_hex128(h)?,
-                                records: parse_u64(r)?,
-                                site: match s {
-                                    b"0" => false,
-                                    b"1" => true,
-                                    _ => return None,
-                                },
-                            })
-                        })
-                        .ok_or_else(|| err("expected D<TAB>hash<TAB>records<TAB>0 or 1".into()))?;
-                    if list.chunks.last().is_some_and(|l| l.hash >= c.hash)
-                        || !list.pruned.is_empty()
-                    {
-                        return Err(err(
-                            "dropped chunks must increase and come before the files".into(),
-                        ));
-                    }
-                    list.chunks.push(c);
-                    Ok(())
+            [b'P', b'\t', rest @ ..] => {
+                let (a, b) = split_fields::<2>(rest)
+                    .and_then(|[a, b]| {
+                        let a = u32::try_from(parse_u64(a)?).ok()?;
+                        let b = u32::try_from(parse_u64(b)?).ok()?;
+                        (a <= b).then_some((a, b))
+                    })
+                    .ok_or_else(|| err("expected P<TAB>first id<TAB>last id".into()))?;
+                if list.pruned.last().is_some_and(|l| l.1 >= a) {
+                    return Err(err("runs of file ids must increase".into()));
                 }
-                [b'P', b'\t', rest @ ..] => {
-                    let (a, b) = split_fields::<2>(rest)
-                        .and_then(|[a, b]| {
-                            let a = u32::try_from(parse_u64(a)?).ok()?;
-                            let b = u32::try_from(parse_u64(b)?).ok()?;
-                            (a <= b).then_some((a, b))
-                        })
-                        .ok_or_else(|| err("expected P<TAB>first id<TAB>last id".into()))?;
-                    if list.pruned.last().is_some_and(|l| l.1 >= a) {
-                        return Err(err("runs of file ids must increase".into()));
-                    }
-                    list.pruned.push((a, b));
-                    Ok(())
-                }
-                _ => Err(err(
-                    "expected D<TAB>dropped chunk or P<TAB>run of file ids".into()
-                )),
-            },
-            Line::Data(_) => Err(err(
-                "expected a '#fsim dropped v1' header (written by fsim-partition --dropped-out)"
-                    .into(),
+                list.pruned.push((a, b));
+                Ok(())
+            }
+            _ => Err(err(
+                "expected D<TAB>dropped chunk or P<TAB>run of file ids".into()
             )),
-            _ => Ok(()),
         })?;
+        list.params = params;
         check_count(path, &trailer, "chunks", list.chunks.len())?;
         check_count(path, &trailer, "runs", list.pruned.len())?;
         Ok(list)
@@ -211,17 +194,18 @@ impl DroppedList {
     }
 }
 
-/// Read `path` line by line into `each` (given the line and a maker of
-/// errors at it); the trailer's parameters. A file without its trailer
-/// is truncated: refused.
+/// Read `path`: its header, then each data line into `each` (given the
+/// line and a maker of errors at it), then its trailer; the header's and
+/// the trailer's parameters. A data line before the header, a second
+/// header, or a file without its trailer (truncated) is refused.
 fn read_lines(
     path: &Path,
     kind: Kind,
-    mut each: impl FnMut(Line<'_>, &dyn Fn(String) -> Error) -> Result<()>,
-) -> Result<Params> {
+    mut each: impl FnMut(&[u8], &dyn Fn(String) -> Error) -> Result<()>,
+) -> Result<(Params, Params)> {
     let (input, name) = open_input(path)?;
     let mut r = LineReader::new(input, name.clone());
-    let mut trailer = None;
+    let (mut header, mut trailer) = (None, None);
     while let Some((line, no)) = r.next_numbered()? {
         let err = |m: String| Error::input(&name, no, m);
         if trailer.is_some() {
@@ -239,17 +223,27 @@ fn read_lines(
                     k.as_str()
                 )))
             }
+            Line::Header(_, p) if header.is_none() => header = Some(p),
             Line::Trailer(_, p) => trailer = Some(p),
-            other => each(other, &err)?,
+            Line::Data(d) if header.is_some() => each(d, &err)?,
+            Line::Comment(_) => {}
+            _ => {
+                return Err(err(format!(
+                    "expected one '#fsim {} v1' header first (written by {})",
+                    kind.as_str(),
+                    kind.producer()
+                )))
+            }
         }
     }
-    trailer.ok_or_else(|| {
-        Error::input(
+    match (header, trailer) {
+        (Some(h), Some(t)) => Ok((h, t)),
+        _ => Err(Error::input(
             &name,
             r.line_number(),
             format!("no '#end {}' trailer: the file is truncated", kind.as_str()),
-        )
-    })
+        )),
+    }
 }
 
 fn check_count(path: &Path, trailer: &Params, key: &str, n: usize) -> Result<()> {
@@ -266,6 +260,7 @@ fn check_count(path: &Path, trailer: &Params, key: &str, n: usize) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::numbers::hex128;
 
     fn roundtrip_file(bytes: &[u8]) -> tempfile::NamedTempFile {
         let f = tempfile::NamedTempFile::new().unwrap();
