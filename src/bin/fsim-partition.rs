@@ -57,8 +57,9 @@ struct Args {
     #[arg(long, value_name = "TEMPLATES.tsv")]
     templates: Vec<PathBuf>,
     /// Write every chunk dropped and the files holding one (runs of ids),
-    /// with what they depend on (file count, limit, site rule, the paths'
-    /// identity): what a re-run of the changed chunks alone patches.
+    /// the degrees of the chunks near the limit, and what they depend on
+    /// (the file table, limit, site rule): what a re-run of the changed
+    /// chunks alone patches.
     #[arg(long, value_name = "FILE")]
     dropped_out: Option<PathBuf>,
     /// A re-run whose sorted records are the changed chunks' alone
@@ -67,8 +68,9 @@ struct Args {
     previous_dropped: Option<PathBuf>,
     /// ... and this run's changed set (fsim-chunk --changed-out). The
     /// trailer's dropped figures are then the whole tree's. When the two
-    /// cannot stand for every record (another file count, limit or paths,
-    /// templates, a chunk dropped then and not now...) it exits with 3,
+    /// cannot stand for every record (another table than the set's, a
+    /// chunk held by unchanged files whose degree lies between the two
+    /// limits, templates, a chunk dropped then and not now...) it exits with 3,
     /// saying why, and nothing is written: partition every record.
     #[arg(long, value_name = "FILE")]
     changed: Option<PathBuf>,

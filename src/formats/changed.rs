@@ -9,9 +9,12 @@
 //! figures found from those records alone are the ones found from all
 //! records. The chunks outside the set are held by unchanged files only:
 //! their degree, and so whether the partition drops them, is what it was
-//! (same file count, same limit), which the dropped list records; the
-//! partition's figures of dropped chunks (what the report's `pruned:`
-//! line says) are the earlier ones patched with the chunks of the set.
+//! at the same limit, which the dropped list records (and, for another
+//! limit, the degrees near it); the partition's figures of dropped chunks
+//! (what the report's `pruned:` line says) are the earlier ones patched
+//! with the chunks of the set. Files added or removed move the ids of the
+//! files after them: the set says where each unchanged file's id went
+//! ([`Move`]), so that the earlier list's files are found again.
 
 use crate::error::{Error, Result};
 use crate::formats::lines::{open_input, Kind, Line, LineReader, Params};
@@ -21,27 +24,68 @@ use std::path::Path;
 pub use crate::formats::lines::CHANGED_ONLY;
 
 /// The chunks of the files changed since an earlier run: the records the
-/// re-chunked files hold now and held then (and the removed files'), and
-/// which files (this run's ids) were read again.
+/// re-chunked files hold now and held then (and the removed files'), which
+/// files (this run's ids) were read again, and where the others' ids went.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChangedSet {
-    /// The chunking parameters of the run.
+    /// The chunking parameters of the run, its records (`records=`,
+    /// `digest=`) and the earlier table (`before-files=`, `before-paths=`).
     pub params: Params,
     /// Ids (this run's) of the files not taken from the earlier run.
     pub files: Vec<u32>,
+    /// The files taken from the earlier run: runs of ids, ascending.
+    pub moves: Vec<Move>,
     /// Distinct chunk hashes, ascending.
     pub hashes: Vec<u128>,
+}
+
+/// `len` files taken from the earlier run, whose ids there were `from..`
+/// and are `to..` now (ids are walk positions: a file added or removed
+/// before them moves them all by one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Move {
+    pub from: u32,
+    pub to: u32,
+    pub len: u32,
+}
+
+/// Header keys of a changed set: the earlier run's file count and which
+/// path had which id ([`crate::formats::files::path_mix`]), which its
+/// dropped list names too (`files=`, `paths=`).
+pub const BEFORE_FILES: &str = "before-files";
+pub const BEFORE_PATHS: &str = "before-paths";
+
+impl Move {
+    /// Runs of (earlier id, id now) pairs given in order of both.
+    pub fn push(runs: &mut Vec<Move>, from: u32, to: u32) {
+        match runs.last_mut() {
+            Some(m) if m.from + m.len == from && m.to + m.len == to => m.len += 1,
+            _ => runs.push(Move { from, to, len: 1 }),
+        }
+    }
 }
 
 impl ChangedSet {
     /// The file's text: header, `F<TAB>id` lines, `C<TAB>hash` lines,
     /// trailer with both counts.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16 + self.files.len() * 12 + self.hashes.len() * 35);
+        let mut out = Vec::with_capacity(
+            16 + self.files.len() * 12 + self.moves.len() * 30 + self.hashes.len() * 35,
+        );
         crate::formats::write_header(Kind::Changed, &self.params, &mut out);
         for &f in &self.files {
             out.extend_from_slice(b"F\t");
             write_u64(f as u64, &mut out);
+            out.push(b'\n');
+        }
+        for m in &self.moves {
+            out.extend_from_slice(b"M\t");
+            for (i, v) in [m.from, m.to, m.len].into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b'\t');
+                }
+                write_u64(v as u64, &mut out);
+            }
             out.push(b'\n');
         }
         for &h in &self.hashes {
@@ -51,12 +95,13 @@ impl ChangedSet {
         }
         let t = Params::new()
             .with("files", self.files.len().to_string())
+            .with("moves", self.moves.len().to_string())
             .with("chunks", self.hashes.len().to_string());
         crate::formats::write_trailer(Kind::Changed, &t, &mut out);
         out
     }
 
-    /// Read and check a changed set (ids and hashes ascending, the
+    /// Read and check a changed set (ids, runs and hashes ascending, the
     /// trailer's counts).
     pub fn read(path: &Path) -> Result<ChangedSet> {
         let mut set = ChangedSet::default();
@@ -65,12 +110,40 @@ impl ChangedSet {
                 let id = parse_u64(id)
                     .and_then(|v| u32::try_from(v).ok())
                     .ok_or_else(|| err("expected F<TAB>file id".into()))?;
-                if set.files.last().is_some_and(|&l| l >= id) || !set.hashes.is_empty() {
+                if set.files.last().is_some_and(|&l| l >= id)
+                    || !set.moves.is_empty()
+                    || !set.hashes.is_empty()
+                {
                     return Err(err(
-                        "file ids must increase and come before the chunks".into()
+                        "file ids must increase and come before the runs and chunks".into(),
                     ));
                 }
                 set.files.push(id);
+                Ok(())
+            }
+            [b'M', b'\t', rest @ ..] => {
+                let m = split_fields::<3>(rest)
+                    .and_then(|f| {
+                        let [from, to, len] =
+                            f.map(|v| parse_u64(v).and_then(|v| u32::try_from(v).ok()));
+                        Some(Move {
+                            from: from?,
+                            to: to?,
+                            len: len?,
+                        })
+                        .filter(|m| m.len > 0)
+                    })
+                    .ok_or_else(|| err("expected M<TAB>earlier id<TAB>id<TAB>files".into()))?;
+                let after = |l: &Move| {
+                    u64::from(l.from) + u64::from(l.len) <= u64::from(m.from)
+                        && u64::from(l.to) + u64::from(l.len) <= u64::from(m.to)
+                };
+                if !set.moves.last().is_none_or(after) || !set.hashes.is_empty() {
+                    return Err(err(
+                        "runs of ids must increase and come before the chunks".into()
+                    ));
+                }
+                set.moves.push(m);
                 Ok(())
             }
             [b'C', b'\t', h @ ..] => {
@@ -82,12 +155,31 @@ impl ChangedSet {
                 set.hashes.push(h);
                 Ok(())
             }
-            _ => Err(err("expected F<TAB>file id or C<TAB>chunk hash".into())),
+            _ => Err(err(
+                "expected F<TAB>file id, M<TAB>run of ids or C<TAB>chunk hash".into(),
+            )),
         })?;
         set.params = params;
         check_count(path, &trailer, "files", set.files.len())?;
+        check_count(path, &trailer, "moves", set.moves.len())?;
         check_count(path, &trailer, "chunks", set.hashes.len())?;
         Ok(set)
+    }
+
+    /// This run's id of the file whose id was `from` in the earlier run,
+    /// if it was taken from there.
+    pub fn id_now(&self, from: u32) -> Option<u32> {
+        let i = self
+            .moves
+            .partition_point(|m| m.from <= from)
+            .checked_sub(1)?;
+        let m = self.moves[i];
+        (from - m.from < m.len).then(|| m.to + (from - m.from))
+    }
+
+    /// Files taken from the earlier run.
+    pub fn moved_files(&self) -> u64 {
+        self.moves.iter().map(|m| u64::from(m.len)).sum()
     }
 }
 
@@ -101,22 +193,33 @@ pub struct DroppedChunk {
 }
 
 /// Every chunk a partition dropped and the files that hold one (as runs
-/// of ids), with what they depend on: the file count, the limit, the site
-/// rule and the file table's paths (a re-run's ids are the earlier ones
-/// only when the paths are the same, in the same order).
+/// of ids), with what they depend on: the chunking, the limit, the site
+/// rule, and the file table (its file count, and which path has which id,
+/// which a re-run's changed set names to map the ids); and the
+/// degree of every chunk held by at least `near-from=` files, so that a
+/// re-run whose file count moved the limit knows which chunks it drops.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DroppedList {
-    /// Chunking parameters, `files=`, `limit=`, `site-names=`, `paths=`.
+    /// Chunking parameters, `files=`, `paths=`, `limit=`, `site-names=`,
+    /// `near-from=`.
     pub params: Params,
     /// By hash, ascending.
     pub chunks: Vec<DroppedChunk>,
+    /// (hash, degree) of every chunk, kept or dropped, held by at least
+    /// `near-from=` files; by hash, ascending.
+    pub near: Vec<(u128, u64)>,
     /// Files holding a dropped chunk: runs `[from, to]` of ids, ascending.
     pub pruned: Vec<(u32, u32)>,
 }
 
+/// Header key of a dropped list: the degree from which it lists chunks.
+pub const NEAR_FROM: &str = "near-from";
+
 impl DroppedList {
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.chunks.len() * 48 + self.pruned.len() * 24);
+        let mut out = Vec::with_capacity(
+            64 + (self.chunks.len() + self.near.len()) * 48 + self.pruned.len() * 24,
+        );
         crate::formats::write_header(Kind::Dropped, &self.params, &mut out);
         for c in &self.chunks {
             out.extend_from_slice(b"D\t");
@@ -124,6 +227,13 @@ impl DroppedList {
             out.push(b'\t');
             write_u64(c.records, &mut out);
             out.extend_from_slice(if c.site { b"\t1\n" } else { b"\t0\n" });
+        }
+        for &(h, degree) in &self.near {
+            out.extend_from_slice(b"N\t");
+            write_hex128(h, &mut out);
+            out.push(b'\t');
+            write_u64(degree, &mut out);
+            out.push(b'\n');
         }
         for &(a, b) in &self.pruned {
             out.extend_from_slice(b"P\t");
@@ -134,6 +244,7 @@ impl DroppedList {
         }
         let t = Params::new()
             .with("chunks", self.chunks.len().to_string())
+            .with("near", self.near.len().to_string())
             .with("runs", self.pruned.len().to_string());
         crate::formats::write_trailer(Kind::Dropped, &t, &mut out);
         out
@@ -156,12 +267,27 @@ impl DroppedList {
                         })
                     })
                     .ok_or_else(|| err("expected D<TAB>hash<TAB>records<TAB>0 or 1".into()))?;
-                if list.chunks.last().is_some_and(|l| l.hash >= c.hash) || !list.pruned.is_empty() {
+                if list.chunks.last().is_some_and(|l| l.hash >= c.hash)
+                    || !list.near.is_empty()
+                    || !list.pruned.is_empty()
+                {
                     return Err(err(
-                        "dropped chunks must increase and come before the files".into(),
+                        "dropped chunks must increase and come before the degrees and files".into(),
                     ));
                 }
                 list.chunks.push(c);
+                Ok(())
+            }
+            [b'N', b'\t', rest @ ..] => {
+                let n = split_fields::<2>(rest)
+                    .and_then(|[h, d]| Some((parse_hex128(h)?, parse_u64(d)?)))
+                    .ok_or_else(|| err("expected N<TAB>hash<TAB>degree".into()))?;
+                if list.near.last().is_some_and(|l| l.0 >= n.0) || !list.pruned.is_empty() {
+                    return Err(err(
+                        "chunk degrees must increase by hash and come before the files".into(),
+                    ));
+                }
+                list.near.push(n);
                 Ok(())
             }
             [b'P', b'\t', rest @ ..] => {
@@ -179,11 +305,12 @@ impl DroppedList {
                 Ok(())
             }
             _ => Err(err(
-                "expected D<TAB>dropped chunk or P<TAB>run of file ids".into()
+                "expected D<TAB>dropped chunk, N<TAB>chunk degree or P<TAB>run of file ids".into(),
             )),
         })?;
         list.params = params;
         check_count(path, &trailer, "chunks", list.chunks.len())?;
+        check_count(path, &trailer, "near", list.near.len())?;
         check_count(path, &trailer, "runs", list.pruned.len())?;
         Ok(list)
     }
@@ -246,13 +373,17 @@ fn read_lines(
     }
 }
 
+/// The trailer's count `key` against the lines read; a key an earlier
+/// writer did not write counts none (its header then differs, and a
+/// re-run refuses the file for that).
 fn check_count(path: &Path, trailer: &Params, key: &str, n: usize) -> Result<()> {
-    match trailer.get(key).and_then(|v| v.parse::<usize>().ok()) {
-        Some(t) if t == n => Ok(()),
+    match trailer.get(key).map(|v| v.parse::<usize>().ok()) {
+        Some(Some(t)) if t == n => Ok(()),
+        None if n == 0 => Ok(()),
         t => Err(Error::msg(format!(
             "{}: the trailer says {key}={} but the file holds {n}: a damaged file",
             path.display(),
-            t.map_or("?".into(), |t| t.to_string())
+            t.flatten().map_or("?".into(), |t| t.to_string())
         ))),
     }
 }
@@ -273,10 +404,45 @@ mod tests {
         let set = ChangedSet {
             params: Params::new().with("method", "tttd"),
             files: vec![3, 9],
+            moves: vec![
+                Move {
+                    from: 0,
+                    to: 0,
+                    len: 3,
+                },
+                Move {
+                    from: 5,
+                    to: 4,
+                    len: 5,
+                },
+            ],
             hashes: vec![1, 0xffff_0000_0000_0000_0000_0000_0000_0001],
         };
         let f = roundtrip_file(&set.to_bytes());
-        assert_eq!(ChangedSet::read(f.path()).unwrap(), set);
+        let back = ChangedSet::read(f.path()).unwrap();
+        assert_eq!(back, set);
+        // Files 3 and 4 were removed (ids 3, 4 then), file 3 is new, file 9
+        // was re-chunked.
+        let now: Vec<Option<u32>> = (0..11).map(|f| back.id_now(f)).collect();
+        let some = |v: &[u32]| v.iter().map(|&v| Some(v)).collect::<Vec<_>>();
+        assert_eq!(now[..3], some(&[0, 1, 2])[..]);
+        assert_eq!(now[3..5], [None, None]);
+        assert_eq!(now[5..10], some(&[4, 5, 6, 7, 8])[..]);
+        assert_eq!(now[10], None);
+        assert_eq!(back.moved_files(), 8);
+        let mut runs = Vec::new();
+        for (a, b) in [(0, 0), (1, 1), (2, 2), (5, 4), (6, 5), (9, 7)] {
+            Move::push(&mut runs, a, b);
+        }
+        assert_eq!(runs.len(), 3);
+        assert_eq!(
+            runs[1],
+            Move {
+                from: 5,
+                to: 4,
+                len: 2
+            }
+        );
     }
 
     #[test]
@@ -284,6 +450,7 @@ mod tests {
         let set = ChangedSet {
             params: Params::new().with("method", "tttd"),
             files: vec![3],
+            moves: vec![],
             hashes: vec![5, 7],
         };
         let bytes = set.to_bytes();
@@ -324,11 +491,21 @@ mod tests {
                     site: true,
                 },
             ],
+            near: vec![(2, 900), (5, 880)],
             pruned: vec![(0, 3), (7, 7)],
         };
         let f = roundtrip_file(&list.to_bytes());
         let back = DroppedList::read(f.path()).unwrap();
         assert_eq!(back, list);
+        // An earlier writer's list (no N lines, no near= count) reads too.
+        let text = String::from_utf8(list.to_bytes()).unwrap();
+        let old: String = text
+            .lines()
+            .filter(|l| !l.starts_with("N\t"))
+            .map(|l| l.replace("\tnear=2", "") + "\n")
+            .collect();
+        let f2 = roundtrip_file(old.as_bytes());
+        assert_eq!(DroppedList::read(f2.path()).unwrap().near, vec![]);
         assert_eq!(back.pruned_files(), 5);
         let e = ChangedSet::read(f.path()).unwrap_err().to_string();
         assert!(e.contains("expected a changed file"), "{e}");

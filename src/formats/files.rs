@@ -1081,6 +1081,22 @@ pub fn changed_since(new: &[FileEntry], old: &[FileEntry]) -> (Vec<bool>, Vec<u3
     (changed, new_of_old)
 }
 
+/// A file's share of a table's paths' identity (a sum, so blocks add up
+/// in any order): which path (as the table writes it, escaped) has which
+/// id, whatever the other fields. A re-run's changed set and the earlier
+/// dropped list name their table by it, not by its `table-digest`: a
+/// table whose files were only touched has other timestamps, and the
+/// stages after it are copied from the earlier run with their lists.
+#[inline]
+pub fn path_mix(id: u32, escaped_path: &[u8]) -> u128 {
+    crate::formats::mix128(xxhash_rust::xxh3::xxh3_128(escaped_path) ^ id as u128)
+}
+
+/// The path of a file table's record line, as written (its last field).
+pub fn escaped_path(line: &[u8]) -> &[u8] {
+    memchr::memrchr(b'\t', line).map_or(line, |t| &line[t + 1..])
+}
+
 /// Trailer key of the digest of the file table's own records.
 pub const TABLE_DIGEST_KEY: &str = "table-digest";
 

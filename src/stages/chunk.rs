@@ -46,6 +46,7 @@ use crate::chunking::reader::{
 use crate::chunking::stream::{Piece, StreamInfo};
 use crate::content::Mode;
 use crate::error::{Error, Result};
+use crate::formats::changed::{Move, BEFORE_FILES, BEFORE_PATHS};
 use crate::formats::files::TableDigest;
 use crate::formats::headers::{ChunkParams, FilesHeader, FilesTrailer};
 use crate::formats::{self, ChunkLines, ChunkRecord, Digest, FileEntry, Kind, Params};
@@ -53,7 +54,7 @@ use crate::io::bgwrite::BgWriter;
 use crate::io::progress::Progress;
 use crate::io::walk::{self, Event, WalkConfig, WalkStats};
 use crate::io::Output;
-use crate::stages::reuse::{ChangedHashes, Found, Previous, PreviousChunks, Shard};
+use crate::stages::reuse::{Before, ChangedHashes, Found, Previous, PreviousChunks, Shard};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -547,7 +548,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let chunks_out = bg.finish()?;
     files_out.write_all(&std::mem::take(&mut w.files_tail))?;
     let files_before = match previous {
-        Some(prev) => prev.finish()?,
+        Some(prev) => Some(prev.finish()?),
         None => None,
     };
     let (skipped, before) = match records {
@@ -566,14 +567,24 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         // The same records as before (files only touched): nothing for a
         // restricted problem to do, the stages after are reused whole.
         let same = w.digest == before;
-        // Files added or removed move the ids: the partition would refuse.
-        let moved = files_before != Some(w.summary.files);
-        let changed = w.changed.take().filter(|_| !same && !moved);
-        // The set names the records it was written with (fsim-sort checks).
-        let params = header
+        let changed = w.changed.take().filter(|c| !same && !c.unmapped);
+        // The set names the records it was written with (fsim-sort checks)
+        // and the earlier table (the partition finds its dropped list).
+        let mut params = header
             .chunk
             .to_params()
             .merged(&formats::digest_params(&w.digest, "records"));
+        let changed = match files_before {
+            Some(Before {
+                files: Some(n),
+                paths: Some(p),
+            }) => {
+                params.set(BEFORE_FILES, n);
+                params.set(BEFORE_PATHS, formats::hex128(p));
+                changed
+            }
+            _ => None,
+        };
         write_changed(path, &params, changed, skipped.filter(|_| !same))?;
     }
     finish_outputs(&w, cfg.walk.rules(), chunks_out, files_out, to_stdout)?;
@@ -627,18 +638,24 @@ fn finish_outputs(
 }
 
 /// Write the changed set (`--changed-out`): the files read again and the
-/// chunks they hold now or held before (and those of the files gone); or,
-/// when those are more than [`ChangedHashes::MAX`], or when the records
-/// are the earlier ones or the file count is not (`written` none), remove
-/// the file, so that the re-run sorts every record (or takes the earlier
-/// stages whole).
+/// chunks they hold now or held before (and those of the files gone),
+/// and where the other files' ids went; or, when those chunks are more
+/// than [`ChangedHashes::MAX`], or when the records are the earlier ones
+/// or the ids cannot be mapped (`written` none), remove the file, so that
+/// the re-run sorts every record (or takes the earlier stages whole).
 fn write_changed(
     path: &Path,
     params: &Params,
-    written: Option<(Vec<u32>, ChangedHashes)>,
+    written: Option<ChangedFiles>,
     skipped: Option<ChangedHashes>,
 ) -> Result<()> {
-    let Some((files, mut hashes)) = written else {
+    let Some(ChangedFiles {
+        ids,
+        mut hashes,
+        moves,
+        ..
+    }) = written
+    else {
         return remove(path);
     };
     if let Some(s) = skipped {
@@ -648,7 +665,8 @@ fn write_changed(
         Some(hashes) => {
             let set = crate::formats::changed::ChangedSet {
                 params: params.clone(),
-                files,
+                files: ids,
+                moves,
                 hashes,
             };
             let mut out = Output::create(Some(path))?;
@@ -752,9 +770,20 @@ struct Written {
     /// Walk events written (files, warnings, specials).
     events: u64,
     special: u64,
-    /// With `--changed-out`: the ids of the files not taken from the
-    /// previous run, and the hashes of their records.
-    changed: Option<(Vec<u32>, ChangedHashes)>,
+    /// With `--changed-out`: what the changed set is made of.
+    changed: Option<ChangedFiles>,
+}
+
+/// The files of a changed set as the writer writes them: the ids of the
+/// files not taken from the previous run and the hashes of their records;
+/// where the ids of the others went (runs of a single previous source:
+/// a shard's ids are walk positions, and several sources give no map).
+#[derive(Default)]
+struct ChangedFiles {
+    ids: Vec<u32>,
+    hashes: ChangedHashes,
+    moves: Vec<Move>,
+    unmapped: bool,
 }
 
 /// Count a file read or reused, and warn with its note (a document that
@@ -799,10 +828,15 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
     let lines = ChunkLines::new(id);
     let chunks_out = &mut *out.chunks_out;
     let digest = &mut w.digest;
-    let mut changed = match &mut w.changed {
-        Some((ids, hashes)) if f.reused.is_none() => {
-            ids.push(id);
-            Some(hashes)
+    let mut changed = match (&mut w.changed, f.reused) {
+        (Some(c), None) => {
+            c.ids.push(id);
+            Some(&mut c.hashes)
+        }
+        (Some(c), Some(from)) => {
+            c.unmapped |= from.source != 0 || out.shard.is_some();
+            Move::push(&mut c.moves, from.id, id);
+            None
         }
         _ => None,
     };
@@ -902,8 +936,8 @@ fn write_unread(
     };
     w.table.write(&entry, fbuf);
     w.summary.files += 1;
-    if let Some((ids, _)) = &mut w.changed {
-        ids.push(id);
+    if let Some(c) = &mut w.changed {
+        c.ids.push(id);
     }
     Ok(())
 }

@@ -117,6 +117,8 @@ struct Table {
     files_trailer: Option<Params>,
     /// Of the file table's records read so far.
     table: TableDigest,
+    /// Which path has which id, of the records read so far.
+    paths: u128,
 }
 
 /// One previous chunk file, read by the writer as it writes the files the
@@ -190,6 +192,15 @@ impl ChangedHashes {
         self.compact();
         (!self.over).then_some(self.hashes)
     }
+}
+
+/// The previous run's file table: the files its trailer counts and which
+/// path had which id ([`crate::formats::files::path_mix`]; `None` for
+/// several sources, whose ids are no one table's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Before {
+    pub files: Option<u64>,
+    pub paths: Option<u128>,
 }
 
 /// The previous sources of a run, as the walker looks files up in them.
@@ -298,6 +309,7 @@ fn open_source(
         last_id: None,
         files_trailer: None,
         table: TableDigest::default(),
+        paths: 0,
     };
     table.advance_file()?;
     records.advance_rec()?;
@@ -329,6 +341,9 @@ impl Table {
             Some(Line::Data(raw)) => {
                 self.table.add_line(raw);
                 let e = FileEntry::parse(raw).map_err(|m| Error::input(&name, line_no, m))?;
+                let mix =
+                    crate::formats::files::path_mix(e.id, crate::formats::files::escaped_path(raw));
+                self.paths = self.paths.wrapping_add(mix);
                 if self.last_id.is_some_and(|l| e.id <= l) {
                     return Err(Error::input(
                         name,
@@ -398,12 +413,12 @@ impl Table {
     }
 
     /// Read what is left, checking the trailer (its records' digest); the
-    /// files it counts.
-    fn finish(mut self) -> Result<Option<u64>> {
+    /// trailer, and the identity of the paths.
+    fn finish(mut self) -> Result<(Params, u128)> {
         while self.files_trailer.is_none() {
             self.advance_file()?;
         }
-        Ok(self.files_trailer.and_then(|t| t.get_u64("files")))
+        Ok((self.files_trailer.unwrap_or_default(), self.paths))
     }
 }
 
@@ -620,14 +635,19 @@ impl Previous {
     }
 
     /// Read the rest of every file table, checking its digest; the files
-    /// they count.
-    pub fn finish(self) -> Result<Option<u64>> {
-        let mut files = Some(0u64);
+    /// they count, and which path had which id (one source).
+    pub fn finish(self) -> Result<Before> {
+        let one = self.sources.len() == 1;
+        let mut before = Before {
+            files: Some(0),
+            paths: None,
+        };
         for s in self.sources {
-            let n = s.finish()?;
-            files = files.zip(n).map(|(a, b)| a + b);
+            let (t, paths) = s.finish()?;
+            before.files = before.files.zip(t.get_u64("files")).map(|(a, b)| a + b);
+            before.paths = Some(paths).filter(|_| one);
         }
-        Ok(files)
+        Ok(before)
     }
 }
 

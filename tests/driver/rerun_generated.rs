@@ -208,13 +208,13 @@ fn edit_in_place(repo: &Path, n: usize, rng: &mut Rng) -> String {
     format!("{} {what}", p.strip_prefix(repo).unwrap().display())
 }
 
-/// Files edited in place, as in a weekly re-run of a share: each re-run
-/// sorts, partitions and packs the records of the changed chunks alone
-/// (fsim-sort says so), and writes the bytes of a run from scratch, round
-/// after round. A file removed and another added (the same count, the ids
-/// moved): the partition refuses, and make sorts every record again; a
-/// file removed (another count): every record sorted at once. Each is a
-/// run from scratch too.
+/// Files edited in place, removed and added, as in a weekly re-run of a
+/// share: each re-run sorts, partitions and packs the records of the
+/// changed chunks alone (fsim-sort says so), the ids of the files after a
+/// file removed or added moved through the changed set's map, and writes
+/// the bytes of a run from scratch, round after round. Then another
+/// setting of the analysis: the bins of the changed chunks are refused,
+/// and make packs every record again.
 #[test]
 fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
     let t = tempfile::tempdir().unwrap();
@@ -236,18 +236,35 @@ fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
     };
     let mut previous = t.path().join("run-0");
     run(&previous, &[]);
-    for round in 1..=5 {
+    for round in 1..=6 {
+        let mut more = vec![];
         let changes: Vec<String> = match round {
             3 | 4 => {
                 let gone = files_under(&repo)[1].clone();
                 std::fs::remove_file(&gone).unwrap();
                 if round == 3 {
-                    std::fs::write(repo.join("0 new.txt"), "a new file\n").unwrap();
+                    // A copy of a file that stays, before every other.
+                    let kept = files_under(&repo)[5].clone();
+                    std::fs::copy(&kept, repo.join("0 new.txt")).unwrap();
                 }
                 vec![format!(
                     "{} removed (round 3: 0 new.txt added)",
                     gone.display()
                 )]
+            }
+            5 => {
+                let files = files_under(&repo);
+                let mid = files[files.len() / 2].clone();
+                std::fs::copy(&mid, mid.with_extension("copy")).unwrap();
+                std::fs::write(repo.join("zz last.txt"), "added at the end\n").unwrap();
+                vec![format!(
+                    "{} copied beside, zz last.txt added",
+                    mid.display()
+                )]
+            }
+            6 => {
+                more.push("MIN_PERCENT=20");
+                vec![edit_in_place(&repo, 60, &mut rng), "MIN_PERCENT=20".into()]
             }
             _ => (0..3)
                 .map(|i| edit_in_place(&repo, round * 10 + i, &mut rng))
@@ -255,17 +272,22 @@ fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
         };
         let rerun = t.path().join(format!("run-{round}"));
         let prev = format!("PREVIOUS={}", previous.display());
-        let err = run(&rerun, &[&prev, "DROP_PREVIOUS=1"]);
+        let err = run(
+            &rerun,
+            &[&[&prev[..], "DROP_PREVIOUS=1"][..], &more].concat(),
+        );
         let restricted = err.contains("(those of the changed chunks)");
         let again = err.contains("again from every record");
         let why = format!("round {round}, after:\n{}\n{err}", changes.join("\n"));
         match round {
-            3 => assert!(restricted && again, "ids moved: every record again: {why}"),
-            4 => assert!(!restricted && !again, "another count: every record: {why}"),
+            6 => assert!(
+                restricted && again,
+                "another setting: every record again: {why}"
+            ),
             _ => assert!(restricted && !again, "the changed chunks alone: {why}"),
         }
         let scratch = t.path().join(format!("scratch-{round}"));
-        run(&scratch, &[]);
+        run(&scratch, &more);
         for name in SAME {
             let (a, b) = (rerun.join(name), scratch.join(name));
             assert!(

@@ -392,3 +392,158 @@ fn chunks_of_web_pages_of_many_names_are_a_sites_template() {
         "{t}"
     );
 }
+
+fn succeeds(cmd: &mut Command) {
+    let out = run(cmd);
+    assert!(out.status.success(), "{cmd:?} failed");
+}
+
+/// Lines of text, the same for the same `seed` (no two seeds share one).
+fn block(seed: u32, lines: u32) -> String {
+    (0..lines)
+        .map(|i| {
+            format!(
+                "line {i} of block {seed}: {}\n",
+                (seed * 7919 + i * 104_729) % 1_000_003
+            )
+        })
+        .collect()
+}
+
+/// One run of the pipeline's first stages on `repo` into `work`: the
+/// file table and records (from `prev`'s, with the changed set), every
+/// record sorted and partitioned (`partition.tsv`, `dropped.tsv`), and,
+/// with `prev`, the changed chunks' records partitioned from its dropped
+/// list (`partition-c.tsv`): its output, or why it refused.
+fn limit_round(repo: &Path, work: &Path, prev: Option<&Path>) -> Option<Output> {
+    std::fs::create_dir_all(work).unwrap();
+    let limit = ["--max-degree-fraction", "0.5", "--degree-floor", "2"];
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fsim-chunk"));
+    c.args(["-q", "--files-out"]).arg(work.join("files.tsv"));
+    c.arg("-o").arg(work.join("chunks.tsv"));
+    if let Some(p) = prev {
+        c.arg("--previous").arg(p.join("files.tsv"));
+        c.arg("--previous-chunks").arg(p.join("chunks.tsv"));
+        c.arg("--changed-out").arg(work.join("changed.tsv"));
+    }
+    succeeds(c.arg(repo));
+    let sort = |out: &str, changed: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_fsim-sort"));
+        c.args(["-q", "-o"]).arg(work.join(out));
+        if changed {
+            c.arg("--changed").arg(work.join("changed.tsv"));
+        }
+        succeeds(c.arg(work.join("chunks.tsv")));
+    };
+    // Every record, or the changed chunks' from the earlier list.
+    let part = |sorted: &str, out: &str, earlier: Option<&Path>| {
+        let mut c = partition(&work.join("files.tsv"));
+        c.args(limit);
+        if let Some(p) = earlier {
+            c.arg("--previous-dropped").arg(p.join("dropped.tsv"));
+            c.arg("--changed").arg(work.join("changed.tsv"));
+        }
+        let dropped = if earlier.is_some() {
+            "dropped-c.tsv"
+        } else {
+            "dropped.tsv"
+        };
+        c.arg("--dropped-out").arg(work.join(dropped));
+        c.arg("-o").arg(work.join(out)).arg(work.join(sorted));
+        c
+    };
+    sort("sorted.tsv", false);
+    succeeds(&mut part("sorted.tsv", "partition.tsv", None));
+    let p = prev?;
+    assert!(
+        work.join("changed.tsv").exists(),
+        "no changed set in {}",
+        work.display()
+    );
+    sort("sorted-c.tsv", true);
+    Some(
+        part("sorted-c.tsv", "partition-c.tsv", Some(p))
+            .output()
+            .unwrap(),
+    )
+}
+
+/// The trailer's figures of what was dropped.
+fn dropped_figures(partition: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(partition).unwrap();
+    let trailer = text.lines().last().unwrap().to_string();
+    trailer
+        .split('\t')
+        .filter(|kv| {
+            ["dropped_", "pruned_files", "site_"]
+                .iter()
+                .any(|k| kv.starts_with(k))
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// Files added (one before every other, so every id moves) and removed
+/// move the default limit (half the files) of a re-run of the changed
+/// chunks alone: its dropped figures and list are a full partition's
+/// while no chunk held by unchanged files lies between the two limits,
+/// and it refuses with 3, naming the chunk, when one does.
+#[test]
+fn a_rerun_whose_file_count_moved_the_limit_is_exact_or_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    // 20 files: each its own text, a block all hold (dropped at the limit
+    // of 10) and, for the first 10, a block of their own (kept: 10 files).
+    let common = block(1, 120);
+    let shared = block(2, 120);
+    for f in 0..20 {
+        let own = block(100 + f, 60);
+        let mid = if f < 10 { &shared[..] } else { "" };
+        let text = format!("{own}{common}{mid}{}", block(200 + f, 60));
+        std::fs::write(repo.join(format!("f{f:02}.txt")), text).unwrap();
+    }
+    let w0 = t.path().join("w0");
+    assert!(limit_round(&repo, &w0, None).is_none());
+    // 23 files: the limit is 11, nothing held by 10 or 11 files outside
+    // the changed chunks.
+    for name in ["0 first.txt", "g1.txt", "g2.txt"] {
+        let text = format!("{}{common}", block(300 + u32::from(name.as_bytes()[1]), 60));
+        std::fs::write(repo.join(name), text).unwrap();
+    }
+    let w1 = t.path().join("w1");
+    let out = limit_round(&repo, &w1, Some(&w0)).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (full, mine) = (w1.join("partition.tsv"), w1.join("partition-c.tsv"));
+    assert!(!dropped_figures(&full).is_empty());
+    assert_eq!(dropped_figures(&mine), dropped_figures(&full));
+    let dp = |name: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(w1.join(name)).unwrap();
+        text.lines()
+            .filter(|l| l.starts_with("D\t") || l.starts_with("P\t"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(dp("dropped-c.tsv"), dp("dropped.tsv"));
+    // 18 files: the limit is 9, and the shared block (10 files, none
+    // changed) is dropped now: refused, naming a chunk of it.
+    for f in 15..20 {
+        std::fs::remove_file(repo.join(format!("f{f:02}.txt"))).unwrap();
+    }
+    let w2 = t.path().join("w2");
+    let out = limit_round(&repo, &w2, Some(&w1)).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("held by 10 files is dropped at a limit of 11 files and kept at 9"),
+        "{err}"
+    );
+    assert!(!w2.join("partition-c.tsv").exists());
+    assert!(dropped_figures(&w2.join("partition.tsv"))
+        .iter()
+        .any(|f| f.starts_with("dropped_chunks=")));
+}

@@ -379,6 +379,7 @@ fn changed_keeps_the_records_of_the_set_and_refuses_another_runs_set() {
     let set = |of: &Digest| ChangedSet {
         params: params(100).merged(&digest_params(of, "records")),
         files: vec![1],
+        moves: vec![],
         hashes: hashes.clone(),
     };
     let changed = dir.path().join("changed.tsv");

@@ -57,15 +57,8 @@ pub(super) struct FBlock {
     pub(super) example: Option<String>,
     /// A line only the serial reader can explain (it makes the error).
     pub(super) odd: bool,
-    /// Of the block's (id, path) pairs ([`path_mix`]).
+    /// Of the block's (id, path) pairs ([`crate::formats::files::path_mix`]).
     pub(super) paths: u128,
-}
-
-/// A file's share of the paths' identity (a sum, so blocks add up in any
-/// order): which path has which id, whatever the other fields.
-#[inline]
-pub(super) fn path_mix(id: u32, path: &[u8]) -> u128 {
-    crate::formats::mix128(xxhash_rust::xxh3::xxh3_128(path) ^ id as u128)
 }
 
 /// The `F` lines of one block (whole lines); `first_block`/`last_block`:
@@ -107,7 +100,9 @@ pub(super) fn f_block(block: &[u8], first_block: bool, last_block: bool, fl: &FL
                 }
                 next_id = id.wrapping_add(1);
                 r.files += 1;
-                r.paths = r.paths.wrapping_add(path_mix(id, path));
+                r.paths = r
+                    .paths
+                    .wrapping_add(crate::formats::files::path_mix(id, path));
                 if Some(id) == fl.want_path {
                     // Escaped already in the file table: printable, valid UTF-8.
                     r.example = Some(String::from_utf8_lossy(path).into_owned());
@@ -208,7 +203,7 @@ impl Joined {
 /// the files in components: blocks parsed and formatted on two threads,
 /// written in order by this one ([`ordered_map`], at most 4 blocks in
 /// flight). Returns the path of `fl.want_path` and the identity of the
-/// table's paths ([`path_mix`]).
+/// table's paths ([`crate::formats::files::path_mix`]).
 ///
 /// Anything but the expected shape (header first, trailer last, records
 /// with ids 0, 1, 2...) is handed to the serial [`read_file_table`], which

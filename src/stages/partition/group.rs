@@ -70,6 +70,11 @@ pub struct Grouper {
     /// Every dropped chunk, in hash order (`--dropped-out`, and a re-run's
     /// check that it dropped the same chunks).
     pub dropped: Vec<DroppedChunk>,
+    /// Chunks held by at least this many files have their degree listed
+    /// in `near` (a re-run's other limit: [`super::rerun`]).
+    pub near_from: u64,
+    /// (hash, degree) of those chunks, in hash order.
+    pub near: Vec<(u128, u64)>,
 }
 
 impl Grouper {
@@ -97,7 +102,15 @@ impl Grouper {
             site: PageNames::off(),
             site_chunks: 0,
             dropped: Vec::new(),
+            near_from: u64::MAX,
+            near: Vec::new(),
         }
+    }
+
+    /// List the degree of every chunk held by at least `from` files.
+    pub fn with_near(mut self, from: u64) -> Self {
+        self.near_from = from;
+        self
     }
 
     /// Drop the chunks that `site` finds to be a generated site's template.
@@ -174,6 +187,9 @@ impl Grouper {
     pub(super) fn end_group(&mut self, keep: &mut impl Keep) -> Result<()> {
         if self.nrecs == 0 {
             return Ok(());
+        }
+        if self.degree >= self.near_from {
+            self.near.push((self.hash, self.degree));
         }
         if self.degree == 1 {
             self.singleton_chunks += 1;

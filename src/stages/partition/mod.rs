@@ -278,7 +278,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     w.raw(&header_line(&header))?;
 
-    let grouper = Grouper::new(limit, n).with_site(page_names(cfg, n, keys)?);
+    let grouper = grouper(cfg, limit, n, keys)?;
     let (grouped, unions) = group_and_join(cfg, &table, &chunk, tmpl, grouper, w);
     let gr = grouped?;
     let (mut g, mut w, seen, tmpl, feature_counts) =
@@ -314,7 +314,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let ident = chunk.to_params().merged(&tmpl.set.header_params());
     let mine = rerun::Mine {
         figures: own,
-        list: paths.map(|p| rerun::list_params(&ident, n, limit, site_names, p)),
+        list: paths.map(|p| rerun::list_params(&ident, n, p, limit, site_names)),
         per_file_records: !tmpl.set.is_empty() || feature_counts.is_some(),
         files: n,
         table: &table.name,
@@ -414,6 +414,14 @@ fn dropped_lines(top: &[Dropped], out: &mut Vec<u8>) {
         crate::formats::write_id(t.example, out);
         out.push(b'\n');
     }
+}
+
+/// The grouper of this run: its limit, its site rule, and the degrees it
+/// lists for a re-run ([`rerun::near_from`]).
+fn grouper(cfg: &Config, limit: u64, files: u64, keys: Option<Vec<u32>>) -> Result<Grouper> {
+    Ok(Grouper::new(limit, files)
+        .with_site(page_names(cfg, files, keys)?)
+        .with_near(rerun::near_from(cfg.limit, limit)))
 }
 
 /// The site-template rule's page names: from the table's one read when it
