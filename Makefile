@@ -342,7 +342,7 @@ $(WORK)/collections/%/chunks.tsv: $(WORK)/settings/chunk | build check-repo $(WO
 	$(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) --files-out $(@D)/files.tsv -o $@ $(patsubst $*=%,%,$(filter $*=%,$(REPO)))
 
 $(WORK)/chunks.tsv: $(COLL_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
-	rm -f $(WORK)/changed.tsv && $(BIN)/fsim-merge $(QUIET) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS) $(AGAINST)
+	rm -f $(WORK)/changed.tsv && $(BIN)/fsim-merge $(QUIET) $(if $(and $(AGAINST),$(changed_only)),--changed-out $(WORK)/changed.tsv) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS) $(AGAINST)
 else ifeq ($(SHARDS),1)
 $(WORK)/chunks.tsv: $(WORK)/settings/chunk | build $(WORK) check-repo
 	$(drop_bins) rm -f $(WORK)/changed.tsv && $(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) $(if $(PREV_OPTS),--changed-out $(WORK)/changed.tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)

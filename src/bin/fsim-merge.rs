@@ -28,6 +28,14 @@ struct Args {
     /// No progress bar and no summary line on standard error.
     #[arg(short, long)]
     quiet: bool,
+    /// The last COLLECTION is an earlier run of the case (make's
+    /// AGAINST), the others new: write the changed set of a re-run (the
+    /// new files, the chunks they hold, where the earlier ids went), so
+    /// that the sort, the partition and the bin packing take only the
+    /// records of those chunks (fsim-sort --changed). Removed instead
+    /// when those chunks are more than 4 Mi.
+    #[arg(long, value_name = "FILE")]
+    changed_out: Option<PathBuf>,
     /// NAME=DIR or NAME=FILES.tsv,CHUNKS.tsv, one per collection.
     #[arg(value_name = "COLLECTION", required = true, value_parser = Input::parse)]
     inputs: Vec<Input>,
@@ -41,6 +49,7 @@ fn main() -> ExitCode {
             files_out: a.files_out,
             output: a.output,
             quiet: a.quiet,
+            changed_out: a.changed_out,
         })?;
         if !a.quiet {
             fsim::cli::stderr_line(s.line());

@@ -649,42 +649,19 @@ fn write_changed(
     written: Option<ChangedFiles>,
     skipped: Option<ChangedHashes>,
 ) -> Result<()> {
-    let Some(ChangedFiles {
-        ids,
-        mut hashes,
-        moves,
-        ..
-    }) = written
-    else {
-        return remove(path);
-    };
-    if let Some(s) = skipped {
-        hashes.absorb(s);
-    }
-    match hashes.finish() {
-        Some(hashes) => {
-            let set = crate::formats::changed::ChangedSet {
-                params: params.clone(),
-                files: ids,
-                moves,
-                hashes,
-            };
-            let mut out = Output::create(Some(path))?;
-            out.write_all(&set.to_bytes())?;
-            out.finish()
+    let set = written.and_then(|c| {
+        let mut hashes = c.hashes;
+        if let Some(s) = skipped {
+            hashes.absorb(s);
         }
-        None => remove(path),
-    }
-}
-
-/// Remove `path`, if it is there.
-fn remove(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::msg(format!("cannot remove {}: {e}", path.display())))
-        }
-        _ => Ok(()),
-    }
+        Some(crate::formats::changed::ChangedSet {
+            params: params.clone(),
+            files: c.ids,
+            moves: c.moves,
+            hashes: hashes.finish()?,
+        })
+    });
+    crate::stages::reuse::write_changed_set(path, set.as_ref())
 }
 
 /// A worker: its read buffer and scratch space, reused from file to file.

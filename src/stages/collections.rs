@@ -21,15 +21,18 @@
 //! chunk records are streamed.
 
 use crate::error::{Error, Result};
+use crate::formats::changed::{ChangedSet, Move, BEFORE_FILES, BEFORE_PATHS};
 use crate::formats::collections::{check_name, Collection};
 use crate::formats::files::TableDigest;
 use crate::formats::headers::{in_file, ChunkParams, FilesHeader, FilesTrailer};
 use crate::formats::open_input;
+use crate::formats::Params;
 use crate::formats::{
     digest_params, escape_path_string, write_header, write_trailer, ChunkRecord, Digest, FileEntry,
     InputCheck, Kind, Line, LineReader,
 };
 use crate::io::Output;
+use crate::stages::reuse::ChangedHashes;
 use std::path::{Path, PathBuf};
 
 // ---------------------------------------------------------------------------
@@ -118,6 +121,9 @@ pub struct MergeConfig {
     pub files_out: PathBuf,
     pub output: Option<PathBuf>,
     pub quiet: bool,
+    /// The last input is the earlier run of a case (`AGAINST`), the others
+    /// new: write the changed set of a re-run here ([`Against`]).
+    pub changed_out: Option<PathBuf>,
 }
 
 /// What a merge did.
@@ -191,6 +197,58 @@ fn read_table(path: &Path) -> Result<Table> {
     })
 }
 
+/// The changed set of a merge against an earlier run (its last input):
+/// every other input's files are new, and so are the chunks they hold;
+/// the earlier run's files keep their order, their ids moved past the new
+/// ones (one run). The sort, the partition and the bin packing then take
+/// only the records of the new files' chunks, as a re-run of fsim-chunk's
+/// (docs/pipeline.md, "Re-runs").
+#[derive(Default)]
+struct Against {
+    new_files: Vec<u32>,
+    hashes: ChangedHashes,
+    moves: Vec<Move>,
+    before: Params,
+}
+
+impl Against {
+    /// The earlier run's table at ids from `offset`: where its ids go, and
+    /// what its dropped list names it by (`files=`, `paths=`).
+    fn earlier(&mut self, entries: &[FileEntry], offset: u32) {
+        let mut paths = 0u128;
+        let mut esc = Vec::new();
+        for e in entries {
+            esc.clear();
+            crate::formats::escape_path(&e.path, &mut esc);
+            paths = paths.wrapping_add(crate::formats::files::path_mix(e.id, &esc));
+        }
+        if !entries.is_empty() {
+            self.moves.push(Move {
+                from: 0,
+                to: offset,
+                len: entries.len() as u32,
+            });
+        }
+        self.before = Params::new()
+            .with(BEFORE_FILES, entries.len())
+            .with(BEFORE_PATHS, crate::formats::hex128(paths));
+    }
+
+    /// The set, or none when its chunks are too many.
+    fn finish(self, chunk: Option<&ChunkParams>, written: &Digest) -> Option<ChangedSet> {
+        let params = chunk?
+            .to_params()
+            .merged(&digest_params(written, "records"))
+            .merged(&self.before);
+        Some(ChangedSet {
+            params,
+            files: self.new_files,
+            moves: self.moves,
+            hashes: self.hashes.finish()?,
+        })
+    }
+}
+
 /// Merge collections; see the module doc. Every file table is read and
 /// every name checked before anything is written; the file table is
 /// renamed into place before the chunk stream is finished, as fsim-chunk
@@ -213,18 +271,14 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
     let mut buf = Vec::with_capacity(1 << 16);
     let chunk_paths: Vec<&Path> = cfg.inputs.iter().map(|i| i.chunks.as_path()).collect();
     let progress = crate::io::progress::Progress::for_inputs("fsim-merge", &chunk_paths, cfg.quiet);
-    for (inp, planned) in cfg.inputs.iter().zip(planned) {
+    let mut against = cfg.changed_out.as_ref().map(|_| Against::default());
+    let last = cfg.inputs.len() - 1;
+    for (i, (inp, planned)) in cfg.inputs.iter().zip(planned).enumerate() {
         let table = read_table(&inp.files)?;
         let params = table.chunk;
         match &chunk_params {
             None => {
-                let h = FilesHeader {
-                    chunk: params.clone(),
-                    collections: Some(names.len() as u64),
-                    merged: Some(true),
-                    shard: None,
-                };
-                write_header(Kind::Chunks, &h.to_params(), &mut buf);
+                write_chunks_header(&params, names.len(), &mut buf);
                 chunk_params = Some(params.clone());
             }
             Some(first) => {
@@ -244,6 +298,15 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
         }
         cols.extend(placed(inp, planned, offset as u32, n as usize)?);
         summary.skipped += table.skipped;
+        let mut new_hashes = None;
+        if let Some(a) = &mut against {
+            if i == last {
+                a.earlier(&table.entries, offset as u32);
+            } else {
+                a.new_files.extend(offset as u32..(offset + n) as u32);
+                new_hashes = Some(&mut a.hashes);
+            }
+        }
         for mut e in table.entries {
             e.id += offset as u32;
             summary.bytes += e.size;
@@ -254,22 +317,20 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
             first: offset as u32,
             files: n,
         };
-        copy_chunks(
-            inp,
-            &params,
-            at,
-            &table.records,
-            &progress,
-            &mut written,
-            &mut buf,
-            &mut out,
-        )?;
+        let to = Copied {
+            written: &mut written,
+            hashes: new_hashes,
+            buf: &mut buf,
+            out: &mut out,
+        };
+        copy_chunks(inp, &params, at, &table.records, &progress, to)?;
     }
     progress.finish();
     summary.same_files = mark_same_files(&mut entries);
     write_trailer(Kind::Chunks, &digest_params(&written, "records"), &mut buf);
 
     // The file table first (renamed into place), then the chunk stream.
+    let chunk_for_set = chunk_params.clone();
     write_file_table(
         cfg,
         chunk_params,
@@ -280,10 +341,26 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
     )?;
     out.write_all(&buf)?;
     out.finish()?;
+    if let (Some(path), Some(a)) = (&cfg.changed_out, against) {
+        let set = a.finish(chunk_for_set.as_ref(), &written);
+        crate::stages::reuse::write_changed_set(path, set.as_ref())?;
+    }
     summary.files = entries.len() as u64;
     summary.records = written.count;
     summary.seconds = t0.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// The merged chunk stream's header: the chunking of the first input,
+/// the number of collections.
+fn write_chunks_header(params: &ChunkParams, collections: usize, buf: &mut Vec<u8>) {
+    let h = FilesHeader {
+        chunk: params.clone(),
+        collections: Some(collections as u64),
+        merged: Some(true),
+        shard: None,
+    };
+    write_header(Kind::Chunks, &h.to_params(), buf);
 }
 
 /// Every input's collections, read first (comment lines only) so that
@@ -392,19 +469,31 @@ struct Offset {
     files: u64,
 }
 
+/// Where a collection's records go: the merged stream (`out`, through
+/// `buf`) and its digest; a new collection's hashes to the changed set.
+struct Copied<'a> {
+    written: &'a mut Digest,
+    hashes: Option<&'a mut ChangedHashes>,
+    buf: &'a mut Vec<u8>,
+    out: &'a mut Output,
+}
+
 /// Copy a collection's chunk stream to `out` (through `buf`), its file
 /// ids offset, checked against its file table (`params`, `records`).
-#[allow(clippy::too_many_arguments)]
 fn copy_chunks(
     inp: &Input,
     params: &ChunkParams,
     at: Offset,
     records: &Digest,
     progress: &crate::io::progress::Progress,
-    written: &mut Digest,
-    buf: &mut Vec<u8>,
-    out: &mut Output,
+    to: Copied,
 ) -> Result<()> {
+    let Copied {
+        written,
+        mut hashes,
+        buf,
+        out,
+    } = to;
     let (input, name) = progress.open(&inp.chunks)?;
     let mut r = LineReader::new(input, name.clone());
     let mut check = InputCheck::new(Kind::Chunks, "records");
@@ -437,6 +526,9 @@ fn copy_chunks(
                     )));
                 }
                 rec.file += at.first;
+                if let Some(h) = hashes.as_deref_mut() {
+                    h.push(rec.hash);
+                }
                 written.add(&rec);
                 rec.write(buf);
                 if buf.len() >= 1 << 16 {

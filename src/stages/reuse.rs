@@ -203,6 +203,28 @@ pub struct Before {
     pub paths: Option<u128>,
 }
 
+/// Write a re-run's changed set to `path`, or, without one (too many
+/// chunks, ids that cannot be mapped, the earlier records), remove the
+/// file there, so that the stages after take every record.
+pub fn write_changed_set(
+    path: &Path,
+    set: Option<&crate::formats::changed::ChangedSet>,
+) -> Result<()> {
+    match set {
+        Some(set) => {
+            let mut out = crate::io::Output::create(Some(path))?;
+            out.write_all(&set.to_bytes())?;
+            out.finish()
+        }
+        None => match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(Error::msg(format!("cannot remove {}: {e}", path.display())))
+            }
+            _ => Ok(()),
+        },
+    }
+}
+
 /// The previous sources of a run, as the walker looks files up in them.
 pub struct Previous {
     sources: Vec<Table>,

@@ -346,13 +346,13 @@ fn a_new_collection_against_a_case_reads_only_the_new_files() {
     make_named(
         &format!("prod2={}", p("p2").display()),
         &p("run2"),
-        &[formats, &against("run1")],
+        &[formats, &against("run1"), "KEEP=1"],
         true,
     );
     make_named(
         &format!("prod3={}", p("p3").display()),
         &p("run3"),
-        &[formats, &against("run2")],
+        &[formats, &against("run2"), "KEEP=1"],
         true,
     );
     for f in ["report.txt", "report.json"] {
@@ -362,8 +362,14 @@ fn a_new_collection_against_a_case_reads_only_the_new_files() {
             "{f}"
         );
     }
-    // Only the new folder was chunked; the analysis wrote only the pairs
-    // with a new file.
+    // Only the new folder was chunked; the sort, the partition and the
+    // packing took the records of its chunks alone (the earlier ids moved
+    // past the new ones); the analysis wrote only the pairs with a new file.
+    for run in ["run2", "run3"] {
+        let bins = read(&p(run), "bins.tsv");
+        let header = bins.lines().next().unwrap();
+        assert!(header.contains("\tchanged-only="), "{run}: {header}");
+    }
     assert!(p("run3/collections/prod3").exists());
     assert!(!p("run3/collections/prod2").exists() && !p("run3/collections/prod1").exists());
     let pairs = read(&p("run3"), "pairs.tsv");
