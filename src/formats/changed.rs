@@ -59,7 +59,12 @@ impl Move {
     /// Runs of (earlier id, id now) pairs given in order of both.
     pub fn push(runs: &mut Vec<Move>, from: u32, to: u32) {
         match runs.last_mut() {
-            Some(m) if m.from + m.len == from && m.to + m.len == to => m.len += 1,
+            Some(m)
+                if u64::from(m.from) + u64::from(m.len) == u64::from(from)
+                    && u64::from(m.to) + u64::from(m.len) == u64::from(to) =>
+            {
+                m.len += 1
+            }
             _ => runs.push(Move { from, to, len: 1 }),
         }
     }

@@ -346,6 +346,15 @@ fn patch_pruned(
             now.files
         )));
     }
+    if let Some(&(_, b)) = before.pruned.last() {
+        let then = before.params.get_u64("files").unwrap_or(0);
+        if u64::from(b) >= then {
+            return Err(Error::msg(format!(
+                "{}: file id {b} is past the {then} files of its table",
+                dropped.display()
+            )));
+        }
+    }
     let mut pruned = FileBits::new(now.files);
     let mut moves = set.moves.iter().peekable();
     for &(a, b) in &before.pruned {
@@ -358,15 +367,6 @@ fn patch_pruned(
                 Some(m) if m.from <= f => pruned.set(m.to + (f - m.from)),
                 _ => {}
             }
-        }
-    }
-    if let Some(&(_, b)) = before.pruned.last() {
-        let then = before.params.get_u64("files").unwrap_or(0);
-        if u64::from(b) >= then {
-            return Err(Error::msg(format!(
-                "{}: file id {b} is past the {then} files of its table",
-                dropped.display()
-            )));
         }
     }
     for &f in &set.files {
