@@ -234,8 +234,20 @@ impl Against {
             .with(BEFORE_PATHS, crate::formats::hex128(paths));
     }
 
-    /// The set, or none when its chunks are too many.
-    fn finish(self, chunk: Option<&ChunkParams>, written: &Digest) -> Option<ChangedSet> {
+    /// The set, or none when its chunks are too many, or when a path is
+    /// met twice (a folder and its sub-folder, one folder in two
+    /// collections): that maps an earlier file to two of this run's, and
+    /// the analysis, which finds the earlier files by path, would take more
+    /// files for changed than the set holds the chunks of.
+    fn finish(
+        self,
+        chunk: Option<&ChunkParams>,
+        written: &Digest,
+        paths_repeat: bool,
+    ) -> Option<ChangedSet> {
+        if paths_repeat {
+            return None;
+        }
         let params = chunk?
             .to_params()
             .merged(&digest_params(written, "records"))
@@ -326,7 +338,8 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
         copy_chunks(inp, &params, at, &table.records, &progress, to)?;
     }
     progress.finish();
-    summary.same_files = mark_same_files(&mut entries);
+    let (same_files, paths_repeat) = mark_same_files(&mut entries);
+    summary.same_files = same_files;
     write_trailer(Kind::Chunks, &digest_params(&written, "records"), &mut buf);
 
     // The file table first (renamed into place), then the chunk stream.
@@ -342,7 +355,7 @@ pub fn merge(cfg: &MergeConfig) -> Result<MergeSummary> {
     out.write_all(&buf)?;
     out.finish()?;
     if let (Some(path), Some(a)) = (&cfg.changed_out, against) {
-        let set = a.finish(chunk_for_set.as_ref(), &written);
+        let set = a.finish(chunk_for_set.as_ref(), &written, paths_repeat);
         crate::stages::reuse::write_changed_set(path, set.as_ref())?;
     }
     summary.files = entries.len() as u64;
@@ -422,9 +435,10 @@ pub const SAME_FILE_DEVICE: u64 = u64::MAX;
 /// ([`crate::formats::FileView::link`]), so the report lists them as names
 /// of one file, counts no overhead for them and plans nothing on them.
 /// Members of archives are left as they are (they name no file on disk).
-/// Returns the entries marked after the first of their file. Sorts a
-/// `u32` a file by path: the entries stay in id order.
-fn mark_same_files(entries: &mut [FileEntry]) -> u64 {
+/// Returns the entries marked after the first of their file, and whether
+/// any path is met twice (marked or not). Sorts a `u32` a file by path:
+/// the entries stay in id order.
+fn mark_same_files(entries: &mut [FileEntry]) -> (u64, bool) {
     let mut by_path: Vec<u32> = (0..entries.len() as u32).collect();
     by_path.sort_unstable_by(|&a, &b| {
         let (x, y) = (&entries[a as usize], &entries[b as usize]);
@@ -458,7 +472,10 @@ fn mark_same_files(entries: &mut [FileEntry]) -> u64 {
         }
         start = end;
     }
-    marked
+    let repeated = by_path
+        .windows(2)
+        .any(|w| entries[w[0] as usize].path == entries[w[1] as usize].path);
+    (marked, repeated)
 }
 
 /// Where a collection's files go in the merged table: its first id and

@@ -409,6 +409,70 @@ fn a_new_collection_against_a_case_reads_only_the_new_files() {
     );
 }
 
+/// Productions whose paths the case holds already: one folder added to
+/// it twice, then its sub-folder. The earlier files are found by path, and
+/// a path met twice names two of them: every record is sorted (no changed
+/// set, the bins of every chunk), and each report is a run from scratch's
+/// bytes.
+#[test]
+fn a_production_the_case_holds_already_is_a_run_from_scratch() {
+    let t = tempfile::tempdir().unwrap();
+    let p = |n: &str| t.path().join(n);
+    // Six versions of a 60-clause contract, each with 3 clauses amended
+    // from the one before, a copy, a hard link, a note; below, a copy of
+    // a version and a symlink.
+    std::fs::create_dir_all(p("p1/sub")).unwrap();
+    let mut clauses: Vec<String> = (0..60)
+        .map(|i| {
+            format!(
+                "Clause {i}: the party shall act within {} days.\n",
+                5 + i * 7 % 83
+            )
+        })
+        .collect();
+    for v in 0..6 {
+        std::fs::write(p(&format!("p1/contract-v{v}.txt")), clauses.concat()).unwrap();
+        for k in 0..3 {
+            let j = (v * 17 + k * 23 + 5) % 60;
+            clauses[j] = format!("Clause {j} amended in v{}: notice in writing.\n", v + 1);
+        }
+    }
+    std::fs::copy(p("p1/contract-v0.txt"), p("p1/copy-of-v0.txt")).unwrap();
+    std::fs::hard_link(p("p1/contract-v1.txt"), p("p1/hardlink-v1.txt")).unwrap();
+    std::fs::write(p("p1/note.txt"), "a note on nothing in particular\n").unwrap();
+    std::fs::copy(p("p1/contract-v2.txt"), p("p1/sub/c2.txt")).unwrap();
+    std::fs::write(p("note2.txt"), "note two\n").unwrap();
+    std::os::unix::fs::symlink("../../note2.txt", p("p1/sub/link.txt")).unwrap();
+    let formats = "FORMATS=txt json";
+    let against = |w: &str| format!("AGAINST={}", p(w).display());
+    let named = |names: &[(&str, &str)]| -> String {
+        let each = names.iter().map(|(n, d)| format!("{n}={}", p(d).display()));
+        each.collect::<Vec<_>>().join(" ")
+    };
+    make_named(&named(&[("a", "p1")]), &p("r1"), &[formats], true);
+    let steps = [("r2", "r1", ("b", "p1")), ("r3", "r2", ("c", "p1/sub"))];
+    let mut held = vec![("a", "p1")];
+    for (run, earlier, new) in steps {
+        let vars = [formats, &against(earlier), "KEEP=1"];
+        make_named(&named(&[new]), &p(run), &vars, true);
+        held.insert(0, new);
+        let scratch = format!("scratch-{run}");
+        make_named(&named(&held), &p(&scratch), &[formats], true);
+        for f in ["report.txt", "report.json"] {
+            let (a, b) = (p(run).join(f), p(&scratch).join(f));
+            assert!(
+                std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+                "{run}: {f} differs from a run from scratch"
+            );
+        }
+        let bins = read(&p(run), "bins.tsv");
+        assert!(
+            !bins.lines().next().unwrap().contains("changed-only="),
+            "{run}"
+        );
+    }
+}
+
 /// One folder named twice (`a=X c=X/`), or a folder and its sub-folder
 /// (`a=X s=X/sub`), is one set of files met in two collections: no file
 /// is a copy of itself, the one real copy is the only overhead, each
