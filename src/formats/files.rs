@@ -988,6 +988,12 @@ impl CompactTable {
         }
     }
 
+    /// (id, (device, inode)) of every file with more than one name, in id
+    /// order (the other names may be outside the table).
+    pub fn links(&self) -> &[(u32, (u64, u64))] {
+        &self.links
+    }
+
     /// (device, inode) of file `id` when it has more than one name.
     pub fn link(&self, id: u32) -> Option<(u64, u64)> {
         self.links

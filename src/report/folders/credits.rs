@@ -41,6 +41,11 @@ pub(super) struct Shape<'a> {
     pub(super) up: Vec<Up>,
     /// Directory of each file.
     pub(super) dir_of: Vec<u32>,
+    /// Which file each file is another name of ([`aliases`]): read for
+    /// every file of every match, an index where the table's links are a
+    /// binary search (twice the folder pairs' cost on a tree whose every
+    /// file has a hard link elsewhere).
+    pub(super) alias: Vec<u32>,
     /// The identical set a representative file stands for, by file id
     /// ([`NO_SET`]: none, or one wider than [`super::SET_FANOUT`]; [`SPREAD`]: a
     /// file of a set in more than [`SET_FOLDERS`] folders, never credited
@@ -68,6 +73,28 @@ pub(super) struct Shape<'a> {
 pub(super) struct Up {
     pub(super) parent: u32,
     pub(super) depth: u32,
+}
+
+/// [`Shape::alias`] of a file with no other name in the table.
+pub(super) const NO_ALIAS: u32 = u32::MAX;
+
+/// Each file's [`Shape::alias`]: the lowest id of the files of the table
+/// that are names of the same file (hard links), [`NO_ALIAS`] for a file
+/// that has no other name in the table (a hard link whose other names are
+/// outside the repository pairs like any file).
+pub(super) fn aliases(table: &CompactTable) -> Vec<u32> {
+    let mut alias = vec![NO_ALIAS; table.len()];
+    let mut by_inode: Vec<((u64, u64), u32)> =
+        table.links().iter().map(|&(f, inode)| (inode, f)).collect();
+    by_inode.sort_unstable();
+    for names in by_inode.chunk_by(|a, b| a.0 == b.0) {
+        if let [(_, first), _, ..] = names {
+            for &(_, f) in names {
+                alias[f as usize] = *first;
+            }
+        }
+    }
+    alias
 }
 
 /// [`Shape::set_index`] of a file that stands for no set.
@@ -167,6 +194,9 @@ pub(super) struct Crediting {
     pub(super) detail_combiner: Combiner<Detail>,
     /// A match's chain of folder pairs, bottom up (reused).
     pub(super) chain: Vec<(u32, u32)>,
+    /// A match's files with their partners, credited at every height of
+    /// its chain (reused).
+    pub(super) partners: Vec<(u32, u32)>,
 }
 
 /// A match to credit: a kept link between two representatives (`link`:
@@ -309,14 +339,23 @@ impl Shape<'_> {
             Pass::Below(_) => 0..n.saturating_sub(1),
             Pass::All => 0..n,
         };
+        // A file's partner is the same at every height: found once.
+        let mut partners = std::mem::take(&mut w.partners);
+        partners.clear();
+        if !credited.is_empty() {
+            for (fs, os) in [(xs, ys), (ys, xs)] {
+                partners.extend(fs.iter().filter_map(|&f| Some((f, self.partner(f, os)?))));
+            }
+        }
         let mut done = Ok(());
         for &p in &chain[credited] {
-            done = self.pair_at(w, p, xs, ys, bytes, identical);
+            done = self.pair_at(w, p, &partners, bytes, identical);
             if done.is_err() {
                 break;
             }
         }
         w.chain = chain;
+        w.partners = partners;
         done
     }
 
@@ -328,11 +367,13 @@ impl Shape<'_> {
         if self.set_index[f as usize] == SPREAD {
             return None;
         }
-        let link = self.table.link(f);
-        others
-            .iter()
-            .copied()
-            .find(|&o| link.is_none() || self.table.link(o) != link)
+        match self.alias[f as usize] {
+            NO_ALIAS => others.first().copied(),
+            alias => others
+                .iter()
+                .copied()
+                .find(|&o| self.alias[o as usize] != alias),
+        }
     }
 
     /// The folder pairs (lower id first) of a match between folders `dx`
@@ -362,27 +403,21 @@ impl Shape<'_> {
         }
     }
 
-    /// Credit the files `xs` and `ys` to each other in folder pair
-    /// `(da, db)`: in the first passes through the [`Combiner`] to the
-    /// sorter, in the file lists' pass for their lists when it is a listed
-    /// pair.
+    /// Credit the files of `partners` (a match's files of both sides,
+    /// each with its partner on the other) in folder pair `(da, db)`: in
+    /// the first passes through the [`Combiner`] to the sorter, in the
+    /// file lists' pass for their lists when it is a listed pair.
     #[inline]
     fn pair_at(
         &self,
         w: &mut Crediting,
         (da, db): (u32, u32),
-        xs: &[u32],
-        ys: &[u32],
+        partners: &[(u32, u32)],
         bytes: u64,
         identical: bool,
     ) -> Result<()> {
-        let sides = [(xs, ys), (ys, xs)];
-        let each = sides.into_iter().flat_map(|(fs, os)| {
-            fs.iter()
-                .filter_map(move |&f| Some((f, self.partner(f, os)?)))
-        });
         if let Some(credits) = &mut w.credits {
-            for (file, _) in each {
+            for &(file, _) in partners {
                 let c = Credit::new(da, db, file, bytes, identical);
                 if let Some(out) = w.combiner.put(c) {
                     credits.push(out)?;
@@ -394,7 +429,7 @@ impl Shape<'_> {
             return Ok(());
         }
         if let (Some(&k), Some(details)) = (self.wanted.get(&(da, db)), &mut w.details) {
-            for (file, partner) in each {
+            for &(file, partner) in partners {
                 let d = Detail {
                     k,
                     file,

@@ -103,7 +103,7 @@ use crate::formats::files::CompactTable;
 use crate::io::hashing::MixedMap;
 use crate::io::sorter::{ExternalSorter, SortOptions, MIN_MEMORY};
 use children::names;
-use credits::{credit_sorter, group_sets, Crediting, Match, Pass, Shape, Up, NO_SET};
+use credits::{aliases, credit_sorter, group_sets, Crediting, Match, Pass, Shape, Up, NO_SET};
 use families::by_family;
 use figures::{explains, identical_trees};
 use records::{Combiner, Credit, COMBINED};
@@ -326,8 +326,9 @@ impl<'a> Folders<'a> {
         let groups = group_sets(table, &dir_of, sets, &mut set_index);
         let spread = Spread::new(table, &up, &dir_of, sets, &groups.spread);
         let named = names(table, &dirs);
+        let alias = aliases(table);
         let held = table_bytes(&dirs, &dir_of)
-            + (up.len() * 8 + set_index.len() * 4) as u64
+            + (up.len() * 8 + set_index.len() * 4 + alias.len() * 4) as u64
             + named.bytes()
             + groups.bytes()
             + spread.bytes();
@@ -344,6 +345,7 @@ impl<'a> Folders<'a> {
                 details: None,
                 detail_combiner: Combiner::new(0),
                 chain: Vec::new(),
+                partners: Vec::new(),
             })
             .collect();
         let mut f = Folders {
@@ -353,6 +355,7 @@ impl<'a> Folders<'a> {
                 named,
                 up,
                 dir_of,
+                alias,
                 set_index,
                 sets,
                 groups,

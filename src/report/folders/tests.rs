@@ -1,6 +1,7 @@
 //! Tests of the folder pairs: the table, the credits, the figures and the
 //! families on small file tables.
 
+use super::credits::NO_ALIAS;
 use super::*;
 use crate::formats::files::{FileEntry, FileType};
 use std::collections::BTreeMap;
@@ -664,4 +665,57 @@ fn every_folder_is_found_once_its_path_read_from_its_first_file() {
         table::table_bytes(&dirs, &dir_of),
         (dirs.capacity() * std::mem::size_of::<table::Dir>() + dir_of.capacity() * 4) as u64
     );
+}
+
+#[test]
+fn names_of_one_file_pair_no_folders_and_a_name_outside_pairs_like_any_file() {
+    // r/A/x and r/B/x are two names of one file (inode 7); r/C/x has the
+    // same bytes and another name outside the table (inode 9); r/D/x is
+    // a plain copy, linked to r/E/y by 600 bytes.
+    let files = [
+        ("r/A/x", Some(7)),
+        ("r/B/x", Some(7)),
+        ("r/C/x", Some(9)),
+        ("r/D/x", None),
+        ("r/E/y", None),
+    ];
+    let mut t = CompactTable::default();
+    for (i, &(p, inode)) in files.iter().enumerate() {
+        let mut view = crate::formats::FileView::raw(1000);
+        view.link = inode.map(|n| (1, n));
+        t.push(&FileEntry {
+            id: i as u32,
+            size: 1000,
+            content: if i < 4 { 1 } else { 2 },
+            ftype: FileType::Text,
+            view,
+            path: p.as_bytes().to_vec(),
+            mtime_s: 0,
+            mtime_ns: 0,
+        });
+    }
+    let alias = aliases(&t);
+    assert_eq!(alias, [0, 0, NO_ALIAS, NO_ALIAS, NO_ALIAS]);
+    let sets = [Set {
+        size: 1000,
+        files: vec![0, 1, 2, 3],
+    }];
+    let set_of = HashMap::from([(0, 0)]);
+    let sr = set_refs(&sets);
+    let mut f = Folders::new(&t, &sr, &set_of, sort()).unwrap();
+    let r = f.figure(50.0, &[], |f| f.link(3, 4, 600)).unwrap();
+    let mut found = paths(&r);
+    found.sort();
+    let want: Vec<(String, String)> = [
+        ("r/A", "r/C"),
+        ("r/A", "r/D"),
+        ("r/B", "r/C"),
+        ("r/B", "r/D"),
+        ("r/C", "r/D"),
+        ("r/D", "r/E"),
+    ]
+    .iter()
+    .map(|&(a, b)| (a.into(), b.into()))
+    .collect();
+    assert_eq!(found, want);
 }
