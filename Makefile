@@ -295,6 +295,11 @@ drop_previous = $(if $(dropping),&& { [ $(PREVIOUS)/chunks.tsv -ef $@ ] || ! $(c
 # The earlier line sets, once the analysis took what it needed (kept when
 # they are this run's own file: a re-run in which nothing changed links them).
 drop_lines = $(if $(dropping),&& { [ $(PREVIOUS)/lines.tsv -ef $(WORK)/lines.tsv ] || ! $(call fsim_made,$(PREVIOUS)) || rm -f $(PREVIOUS)/lines.tsv || :; })
+# With DROP_PREVIOUS=1, fsim-chunk frees the earlier chunk records as it
+# reads them (--consume-previous: not while its output may turn out to be
+# them, nor a file with another name), so both runs' records are never
+# whole on disk together; only in a folder fsim made.
+consume_chunks = $(if $(dropping),$$($(call fsim_made,$(PREVIOUS)) && echo --consume-previous))
 PREV_CHUNKS = $(if $(and $(filter 1,$(DROP_PREVIOUS)),$(if $(wildcard $(PREVIOUS)/chunks.tsv),,gone)),,$(PREVIOUS))
 PREV_OPTS  = $(if $(PREV_CHUNKS),--previous $(PREV_CHUNKS)/files.tsv --previous-chunks $(PREV_CHUNKS)/chunks.tsv)
 SHARD_DIR  = $(WORK)/shards-$(SHARDS)
@@ -345,7 +350,7 @@ $(WORK)/chunks.tsv: $(COLL_CHUNKS) $(WORK)/settings/chunk | build $(WORK)
 	rm -f $(WORK)/changed.tsv && $(BIN)/fsim-merge $(QUIET) $(if $(and $(AGAINST),$(changed_only)),--changed-out $(WORK)/changed.tsv) --files-out $(WORK)/files.tsv -o $@ $(foreach n,$(COLL_NAMES),$(n)=$(WORK)/collections/$(n)) $(COLLECTIONS) $(AGAINST)
 else ifeq ($(SHARDS),1)
 $(WORK)/chunks.tsv: $(WORK)/settings/chunk | build $(WORK) check-repo
-	$(drop_bins) rm -f $(WORK)/changed.tsv && $(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) $(if $(PREV_OPTS),--changed-out $(WORK)/changed.tsv) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
+	$(drop_bins) rm -f $(WORK)/changed.tsv && $(BIN)/fsim-chunk $(CHUNK_OPTS) -j $(JOBS) $(PREV_OPTS) $(if $(PREV_OPTS),--changed-out $(WORK)/changed.tsv $(consume_chunks)) --files-out $(WORK)/files.tsv -o $@ $(REPO) $(drop_previous)
 else
 $(SHARD_DIR): | $(WORK)
 	mkdir -p $@

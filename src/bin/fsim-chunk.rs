@@ -147,6 +147,17 @@ struct Args {
         conflicts_with = "shard"
     )]
     changed_out: Option<PathBuf>,
+    /// With one --previous run: its chunk file is consumed, freed as it is
+    /// read (its name removed, then its disk blocks behind the read), so
+    /// that the two runs' records are never on disk whole together. For
+    /// an earlier run that is thrown away after (the fsim command's
+    /// re-run, make's DROP_PREVIOUS=1). A file with another name (a hard
+    /// link) is only read; so is the chunk file while this run's records
+    /// are still its bytes (a re-run of touched files links it in place).
+    /// A run killed after it began has no earlier records: the next reads
+    /// every file.
+    #[arg(long, requires = "previous", conflicts_with = "shard")]
+    consume_previous: bool,
     /// Which bytes of a file to chunk: auto, the content view chosen by
     /// its bytes (compressed streams decompressed; docx, xlsx, pptx, odt,
     /// ods, odp, epub, PDF and e-mail as their text; at most 64 MiB per
@@ -293,6 +304,7 @@ fn main() -> ExitCode {
                 .zip(args.previous_chunks)
                 .collect(),
             changed_out: args.changed_out,
+            consume_previous: args.consume_previous,
             content: args.content,
         };
         chunk::run(&cfg).map(|_| ())

@@ -4,6 +4,7 @@
 //! `make` would take as done.
 
 pub mod bgwrite;
+pub mod consume;
 pub mod hashing;
 pub mod longpath;
 pub mod ordered;
@@ -228,6 +229,7 @@ impl TempSink {
             ));
         }
         self.wrote(copied as usize);
+        s.gate.release();
         Ok(())
     }
 }
@@ -242,12 +244,38 @@ impl TempSink {
 /// ([`link_dated_now`]), and from a first difference on the output is
 /// written as any other, the equal part copied first.
 struct Same {
+    /// Released once the earlier file's bytes are no longer needed here
+    /// (its blocks may then be freed: [`consume::Gate`]).
+    gate: consume::Gate,
     prev: File,
     path: PathBuf,
     /// The earlier file's bytes, mapped (compared without a copy).
     map: memmap2::Mmap,
     /// The earlier file's first `pos` bytes were this output's.
     pos: u64,
+}
+
+impl Same {
+    /// `prev` mapped to be compared, or `None` when it cannot be.
+    fn open(prev: &Path, gate: consume::Gate) -> Option<Same> {
+        let f = File::open(prev).ok()?;
+        if !f.metadata().ok()?.is_file() {
+            return None;
+        }
+        // SAFETY: the map is only read, and a change to the earlier file
+        // while it is mapped (no fsim program writes into an existing
+        // file; a consumed one frees nothing before the gate is released)
+        // could only make this output differ from it: the bytes compared
+        // are then written as any output's.
+        let map = unsafe { memmap2::Mmap::map(&f) }.ok()?;
+        Some(Same {
+            gate,
+            prev: f,
+            path: prev.to_path_buf(),
+            map,
+            pos: 0,
+        })
+    }
 }
 
 /// Put `from` at `to` as a hard link, atomically (a temporary name in
@@ -406,37 +434,22 @@ impl Output {
     /// Compare this output with the earlier file `prev` as it is written,
     /// and link `prev` in place of writing it when every byte is the same
     /// ([`Same`]). Before anything is written; a no-op for standard output,
-    /// a device, or a `prev` that cannot be opened.
-    pub fn same_as(&mut self, prev: &Path) {
+    /// a device, or a `prev` that cannot be opened. `gate` is released
+    /// when this output no longer needs `prev`'s bytes: at once when it
+    /// does not compare, else once it differs ([`consume`]).
+    pub fn same_as(&mut self, prev: &Path, gate: consume::Gate) {
         let sink = self.inner.as_mut().map(|w| match w.get_mut() {
             Sink::Zstd(z) => z.get_mut(),
             s => s,
         });
-        let Some(Sink::Temp(t)) = sink else {
-            return;
+        let compared = match sink {
+            Some(Sink::Temp(t)) if t.written == 0 => Same::open(prev, gate.clone()).map(|s| (t, s)),
+            _ => None,
         };
-        let Ok(f) = File::open(prev) else {
-            return;
-        };
-        let Ok(m) = f.metadata() else {
-            return;
-        };
-        if t.written > 0 || !m.is_file() {
-            return;
+        match compared {
+            Some((t, same)) => t.same = Some(same),
+            None => gate.release(),
         }
-        // SAFETY: the map is only read, and a change to the earlier file
-        // while it is mapped (no fsim program writes into an existing
-        // file) could only make this output differ from it: the bytes
-        // compared are then written as any output's.
-        let Ok(map) = (unsafe { memmap2::Mmap::map(&f) }) else {
-            return;
-        };
-        t.same = Some(Same {
-            prev: f,
-            path: prev.to_path_buf(),
-            map,
-            pos: 0,
-        });
     }
 
     /// Keep this output zstd-compressed on disk: record streams that the

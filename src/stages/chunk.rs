@@ -51,6 +51,7 @@ use crate::formats::files::TableDigest;
 use crate::formats::headers::{ChunkParams, FilesHeader, FilesTrailer};
 use crate::formats::{self, ChunkLines, ChunkRecord, Digest, FileEntry, Kind, Params};
 use crate::io::bgwrite::BgWriter;
+use crate::io::consume::Gate;
 use crate::io::progress::Progress;
 use crate::io::walk::{self, Event, WalkConfig, WalkStats};
 use crate::io::Output;
@@ -93,6 +94,9 @@ pub struct Config {
     /// changed since ([`crate::formats::changed::ChangedSet`]); the file is
     /// removed instead when they are too many to be worth it.
     pub changed_out: Option<PathBuf>,
+    /// Free the one previous run's chunk file as it is read
+    /// ([`crate::io::consume`]).
+    pub consume_previous: bool,
     /// Which view of each file is chunked (`--content`), recorded in the
     /// headers as `content=`.
     pub content: Mode,
@@ -116,6 +120,9 @@ pub struct Summary {
     /// Archives read in this run whose members were not all read (each
     /// warned with its note).
     pub archive_notes: u64,
+    /// The earlier run's chunk file was consumed: freed as it was read
+    /// (`--consume-previous`).
+    pub consumed: bool,
     pub walk: WalkStats,
     pub seconds: f64,
 }
@@ -145,6 +152,9 @@ impl Summary {
         };
         let walk = &self.walk;
         let mut notes = notes;
+        if self.consumed {
+            notes.push_str(", the earlier records freed as they were read");
+        }
         for (n, what) in [
             (walk.repeated, "reached twice and walked once"),
             (walk.work_folders, "fsim work folders left out"),
@@ -392,11 +402,13 @@ fn check_outputs(cfg: &Config) -> Result<bool> {
 }
 
 /// The two outputs, their headers written.
-fn open_outputs(cfg: &Config, params: &Params) -> Result<(Output, Output)> {
+fn open_outputs(cfg: &Config, params: &Params, gate: Gate) -> Result<(Output, Output)> {
     let mut chunks_out = Output::create_records(cfg.output.as_deref(), cfg.compress)?;
-    if let [(_, chunks)] = cfg.previous.as_slice() {
-        // Files only touched since: the same records, linked, not written.
-        chunks_out.same_as(chunks);
+    match cfg.previous.as_slice() {
+        // Files only touched since: the same records, linked, not written
+        // (and the earlier ones not freed while they may be).
+        [(_, chunks)] => chunks_out.same_as(chunks, gate),
+        _ => gate.release(),
     }
     let mut files_out = Output::create(Some(&cfg.files_out))?;
     let mut head = Vec::new();
@@ -512,10 +524,13 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         shard: cfg.shard.map(|sh| sh.text()),
         ..FilesHeader::default()
     };
+    // Shut until this run's records stop being the earlier ones' bytes.
+    let gate = Gate::default();
     let (mut previous, mut records) = if cfg.previous.is_empty() {
         (None, None)
     } else {
-        let (p, mut r) = Previous::open(&cfg.previous, &header.chunk.to_params())?;
+        let consume = cfg.consume_previous.then(|| gate.clone());
+        let (p, mut r) = Previous::open(&cfg.previous, &header.chunk.to_params(), consume)?;
         if cfg.changed_out.is_some() {
             r.collect_skipped();
         }
@@ -525,7 +540,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         let tables: Vec<PathBuf> = cfg.previous.iter().map(|(t, _)| t.clone()).collect();
         crate::content::store::create_beside(&cfg.files_out, &tables);
     }
-    let (chunks_out, mut files_out) = open_outputs(cfg, &header.to_params())?;
+    let (chunks_out, mut files_out) = open_outputs(cfg, &header.to_params(), gate.clone())?;
 
     // The records are written by a thread of their own (crate::io::bgwrite):
     // the write system calls copy ~0.5 byte per byte read at avg 100 and
@@ -589,6 +604,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     }
     finish_outputs(&w, cfg.walk.rules(), chunks_out, files_out, to_stdout)?;
     w.summary.seconds = start.elapsed().as_secs_f64();
+    w.summary.consumed = gate.consumed();
     progress.finish();
     if !cfg.quiet {
         crate::cli::stderr_line(w.summary.line());

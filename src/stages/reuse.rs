@@ -42,17 +42,18 @@
 
 use crate::chunking::members;
 use crate::chunking::stream::Piece;
-use crate::error::{Error, Result};
+use crate::error::{Context, Error, Result};
 use crate::formats::files::TableDigest;
 use crate::formats::headers::FilesHeader;
-use crate::formats::open_input;
 use crate::formats::{
     classify_line, ChunkRecord, Digest, FileEntry, InputCheck, Kind, Line, LineReader, Params,
     CHUNK_PARAM_KEYS,
 };
+use crate::formats::{open_input, BUF_SIZE};
+use crate::io::consume::{Consumed, Gate};
 use std::cmp::Ordering;
 use std::ffi::OsStr;
-use std::io::BufRead;
+use std::io::{BufRead, BufReader};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -257,6 +258,22 @@ fn params_differ(name: &str, line: u64, got: &Params, want: &Params) -> Option<E
     })
 }
 
+/// A chunk file read as its lines and freed as it is read (a file it
+/// must not free is read as any other: [`Consumed::open`]).
+fn open_consumed(path: &Path, gate: Gate) -> Result<(Box<dyn BufRead + Send>, String)> {
+    if path.as_os_str() == "-" {
+        return open_input(path);
+    }
+    let name = path.display().to_string();
+    let file = Consumed::open(path, gate).ctx(|| format!("cannot open {name}"))?;
+    let Some(file) = file else {
+        return open_input(path);
+    };
+    let raw = Box::new(BufReader::with_capacity(BUF_SIZE, file));
+    let r = crate::formats::codec::decode_any(raw).ctx(|| format!("reading {name}"))?;
+    Ok((r, name))
+}
+
 /// Open the previous source `index`: its file table for the walker, its
 /// chunk file for the writer, and which shard it is.
 fn open_source(
@@ -264,6 +281,7 @@ fn open_source(
     files: &Path,
     chunks: &Path,
     params: &Params,
+    consume: Option<Gate>,
 ) -> Result<(Table, Records, Option<Shard>)> {
     let (r, name) = open_input(files)?;
     let mut files = LineReader::new(r, name);
@@ -285,7 +303,10 @@ fn open_source(
             Shard::parse(s).map_err(|m| Error::input(files.name(), 1, format!("header: {m}")))?,
         ),
     };
-    let (r, name) = open_input(chunks)?;
+    let (r, name) = match consume {
+        Some(gate) => open_consumed(chunks, gate)?,
+        None => open_input(chunks)?,
+    };
     let mut chunks = LineReader::new(r, name);
     let mut check = InputCheck::new(Kind::Chunks, "records");
     match chunks.next_line()? {
@@ -581,15 +602,19 @@ impl Previous {
     /// Open (file table, chunk file) pairs. Either one ordinary previous run,
     /// or the N shards of a sharded run in shard order. The tables are the
     /// walker's, the chunk files the writer's.
+    /// `consume`: the one chunk file is freed as it is read once `consume`
+    /// opens ([`crate::io::consume`]; not the shards').
     pub fn open(
         pairs: &[(PathBuf, PathBuf)],
         params: &Params,
+        consume: Option<Gate>,
     ) -> Result<(Previous, PreviousChunks)> {
         let mut sources = Vec::with_capacity(pairs.len());
         let mut records = Vec::with_capacity(pairs.len());
         let mut shards = Vec::new();
+        let consume = consume.filter(|_| pairs.len() == 1);
         for (i, (f, c)) in pairs.iter().enumerate() {
-            let (t, r, shard) = open_source(i, f, c, params)?;
+            let (t, r, shard) = open_source(i, f, c, params, consume.clone())?;
             shards.push((shard, t.files.name().to_string()));
             sources.push(t);
             records.push(r);

@@ -497,3 +497,54 @@ fn line_sets_are_kept_only_where_a_rerun_stays_within_the_tree() {
         );
     }
 }
+
+/// fsim's own re-run (`DROP_PREVIOUS=1`) on a tree whose chunk records
+/// take megabytes: fsim-chunk frees the earlier records as it reads them
+/// (`--consume-previous`), from the first file that differs (the edited
+/// one is first), so both runs' records are never whole on disk together;
+/// the reports are a fresh run's bytes.
+#[test]
+fn a_rerun_frees_the_earlier_records_while_it_reads_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut letters = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 61 == 60 {
+                    b'\n'
+                } else {
+                    b'a' + (x % 26) as u8
+                }
+            })
+            .collect()
+    };
+    for i in 0..200 {
+        std::fs::write(repo.join(format!("f{i:03}.txt")), letters(100_000)).unwrap();
+    }
+    let first = tmp.path().join("first");
+    run_ok(make_report_cmd(&repo, &first, &[]), None);
+    let records = std::fs::metadata(first.join("chunks.tsv")).unwrap().len();
+    assert!(records > 2 << 20, "{records} bytes of records");
+    std::fs::write(repo.join("f000.txt"), letters(100_000)).unwrap();
+    let prev = format!("PREVIOUS={}", first.display());
+    let rerun = tmp.path().join("rerun");
+    let o = run_ok(
+        make_report_cmd(&repo, &rerun, &[&prev, "DROP_PREVIOUS=1"]),
+        None,
+    );
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("1 read, 199 reused")
+            && said.contains("the earlier records freed as they were read"),
+        "{said}"
+    );
+    assert!(!first.join("chunks.tsv").exists());
+    let fresh = tmp.path().join("fresh");
+    run_ok(make_report_cmd(&repo, &fresh, &[]), None);
+    assert_same_as(&rerun, &fresh, &FRESH_OUTPUTS);
+}

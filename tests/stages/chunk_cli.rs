@@ -492,3 +492,89 @@ fn read_error_mid_file_lists_it_without_records() {
     let recs = fs::read(d.path().join("c.tsv")).unwrap();
     assert_eq!(data_lines(&recs).len(), 2);
 }
+
+/// `--consume-previous`: the earlier chunk file goes as it is read (this
+/// run's records to standard output: none compared with it), and the
+/// records are those of a run that only read it; a chunk file with
+/// another name (a hard link) is only read; a run killed once it began
+/// has no earlier file left, and the next, reading every file, writes a
+/// fresh run's records.
+#[test]
+fn consume_previous_frees_the_earlier_records_and_writes_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    make_tree(&d.join("r"));
+    ok(d, &["-q", "--files-out", "f0.tsv", "-o", "c0.tsv", "r"]);
+    fs::write(d.join("r/d0/sub0/f00.txt"), text(7000, 99)).unwrap();
+    let prev = ["--previous", "f0.tsv", "--previous-chunks"];
+    let read_only = ok(
+        d,
+        &[
+            &["-q"][..],
+            &prev,
+            &["c0.tsv", "--files-out", "f1.tsv", "-o", "-", "r"],
+        ]
+        .concat(),
+    );
+    let fresh = ok(d, &["-q", "--files-out", "f2.tsv", "-o", "-", "r"]);
+    assert_eq!(read_only.stdout, fresh.stdout);
+    assert!(d.join("c0.tsv").is_file(), "read without the flag: kept");
+
+    // Another name: read, kept.
+    fs::hard_link(d.join("c0.tsv"), d.join("linked.tsv")).unwrap();
+    let consume = |chunks: &str, files_out: &str| {
+        ok(
+            d,
+            &[
+                &["-q", "--consume-previous"][..],
+                &prev,
+                &[chunks, "--files-out", files_out, "-o", "-", "r"],
+            ]
+            .concat(),
+        )
+    };
+    assert_eq!(consume("c0.tsv", "f3.tsv").stdout, fresh.stdout);
+    assert!(d.join("c0.tsv").is_file() && d.join("linked.tsv").is_file());
+    fs::remove_file(d.join("linked.tsv")).unwrap();
+
+    // One name: consumed, the same records.
+    let said = consume("c0.tsv", "f4.tsv");
+    assert_eq!(said.stdout, fresh.stdout);
+    assert!(
+        !d.join("c0.tsv").exists(),
+        "the earlier records are still there"
+    );
+
+    // Killed after it began: no earlier file, and the redo of the same
+    // command refuses it by name; without it every file is read.
+    ok(d, &["-q", "--files-out", "f0.tsv", "-o", "c0.tsv", "r"]);
+    fs::write(d.join("r/d1/sub1/f01.txt"), text(5000, 98)).unwrap();
+    let args: Vec<&OsStr> = [&["-q", "--consume-previous"][..], &prev]
+        .concat()
+        .into_iter()
+        .chain(["c0.tsv", "--files-out", "f5.tsv", "-o", "-", "r"])
+        .map(OsStr::new)
+        .collect();
+    let killed = Command::new(BIN)
+        .args(&args)
+        .current_dir(d)
+        .env("FSIM_TEST_ABORT", "fsim-chunk:2000")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "not killed");
+    assert!(
+        !d.join("c0.tsv").exists(),
+        "the earlier records outlived the kill"
+    );
+    let again = run(d, &args);
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("c0.tsv"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let redo = ok(d, &["-q", "--files-out", "f6.tsv", "-o", "-", "r"]);
+    let fresh = ok(d, &["-q", "--files-out", "f7.tsv", "-o", "-", "r"]);
+    assert_eq!(redo.stdout, fresh.stdout);
+}
