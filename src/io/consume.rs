@@ -88,17 +88,21 @@ pub struct Consumed {
 }
 
 impl Consumed {
-    /// `path` opened to be consumed, or `None` when it must not be: not a
-    /// regular file, or a file with another name (a hard link: another
-    /// run's file, or the one this run writes). Errors are those of
-    /// opening it.
+    /// `path` opened to be consumed, or `None` when it must not or cannot
+    /// be: not a regular file, a file with another name (a hard link:
+    /// another run's file, or the one this run writes), or one that cannot
+    /// be opened for writing (a read-only file is read as any other, and
+    /// whatever else is wrong with it said by the plain open).
     pub fn open(path: &Path, gate: Gate) -> io::Result<Option<Consumed>> {
         // Written through the holes it punches: opened for writing, never
         // written to.
-        let file = std::fs::OpenOptions::new()
+        let Ok(file) = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
-            .open(path)?;
+            .open(path)
+        else {
+            return Ok(None);
+        };
         let m = file.metadata()?;
         if !m.is_file() || nlink(&m) != 1 {
             return Ok(None);
@@ -216,23 +220,19 @@ fn punch(_: &File, _: u64, _: u64) -> io::Result<()> {
     Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
-/// Whether files in `dir` can have their blocks freed while they are
-/// read: a probe file punched and removed. Where they cannot, a re-run
-/// holds both runs' copies of what it consumes.
-pub fn can_free_in(dir: &Path) -> bool {
-    let Ok(mut probe) = tempfile::NamedTempFile::new_in(dir) else {
-        return false;
-    };
-    let block = [1u8; 8192];
-    std::io::Write::write_all(&mut probe, &block).is_ok()
-        && probe.as_file().sync_all().is_ok()
-        && punch(probe.as_file(), 0, 4096).is_ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    /// Whether files in `dir` can have their blocks freed: a probe file
+    /// punched.
+    fn can_free_in(dir: &Path) -> bool {
+        let path = dir.join("probe");
+        std::fs::write(&path, [1u8; 8192]).unwrap();
+        let file = File::options().write(true).open(&path).unwrap();
+        punch(&file, 0, 4096).is_ok()
+    }
 
     fn big_file(dir: &Path, mib: u64) -> (PathBuf, Vec<u8>) {
         let path = dir.join("earlier.tsv");
@@ -303,9 +303,10 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_is_not_consumed() {
+    fn a_directory_or_a_missing_file_is_left_to_the_plain_open() {
         let dir = tempfile::tempdir().unwrap();
-        // Opening a directory for writing fails: an error, not a consume.
-        assert!(Consumed::open(dir.path(), Gate::open()).is_err());
+        assert!(Consumed::open(dir.path(), Gate::open()).unwrap().is_none());
+        let gone = dir.path().join("gone.tsv");
+        assert!(Consumed::open(&gone, Gate::open()).unwrap().is_none());
     }
 }
