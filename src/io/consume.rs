@@ -118,7 +118,8 @@ impl Consumed {
     }
 
     /// Bytes freed so far.
-    pub fn freed(&self) -> u64 {
+    #[cfg(test)]
+    fn freed(&self) -> u64 {
         self.freed
     }
 
