@@ -579,28 +579,12 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     w.summary.walk = wstats;
     w.summary.walk.special += w.special;
     if let Some(path) = &cfg.changed_out {
-        // The same records as before (files only touched): nothing for a
-        // restricted problem to do, the stages after are reused whole.
-        let same = w.digest == before;
-        let changed = w.changed.take().filter(|c| !same && !c.unmapped);
-        // The set names the records it was written with (fsim-sort checks)
-        // and the earlier table (the partition finds its dropped list).
-        let mut params = header
-            .chunk
-            .to_params()
-            .merged(&formats::digest_params(&w.digest, "records"));
-        let changed = match files_before {
-            Some(Before {
-                files: Some(n),
-                paths: Some(p),
-            }) => {
-                params.set(BEFORE_FILES, n);
-                params.set(BEFORE_PATHS, formats::hex128(p));
-                changed
-            }
-            _ => None,
+        let earlier = Earlier {
+            files: files_before,
+            records: before,
+            skipped,
         };
-        write_changed(path, &params, changed, skipped.filter(|_| !same))?;
+        settle_changed(path, header.chunk.to_params(), &mut w, earlier)?;
     }
     finish_outputs(&w, cfg.walk.rules(), chunks_out, files_out, to_stdout)?;
     w.summary.seconds = start.elapsed().as_secs_f64();
@@ -653,12 +637,58 @@ fn finish_outputs(
     }
 }
 
+/// What a re-run read of the earlier run: its table's figures, the
+/// count and digest of its records, the hashes of those not taken.
+struct Earlier {
+    files: Option<Before>,
+    records: Digest,
+    skipped: Option<ChangedHashes>,
+}
+
+/// Write the changed set (`--changed-out`) of a run that wrote `w`, with
+/// the chunking parameters `chunk`.
+fn settle_changed(path: &Path, chunk: Params, w: &mut Written, earlier: Earlier) -> Result<()> {
+    // The same records as before. With the same table but for its
+    // times (files only touched, or nothing changed), the changed set
+    // is empty: the stages after sort, partition and pack nothing, and
+    // the analysis and verification take every pair from the earlier
+    // run (its sorted records and partition are gone by then). With
+    // another table (a file renamed in place, a document whose view
+    // kept its text), every record is sorted again.
+    let same = w.digest == earlier.records;
+    let untouched = same
+        && earlier
+            .files
+            .is_some_and(|b| b.untimed == Some(w.untimed.0));
+    let changed = match w.changed.take().filter(|c| !c.unmapped) {
+        Some(_) if untouched => Some(ChangedFiles::untouched(w.summary.files)),
+        c => c.filter(|_| !same),
+    }
+    .filter(|c| !c.unmapped);
+    // The set names the records it was written with (fsim-sort checks)
+    // and the earlier table (the partition finds its dropped list).
+    let mut params = chunk.merged(&formats::digest_params(&w.digest, "records"));
+    let changed = match earlier.files {
+        Some(Before {
+            files: Some(n),
+            paths: Some(p),
+            ..
+        }) => {
+            params.set(BEFORE_FILES, n);
+            params.set(BEFORE_PATHS, formats::hex128(p));
+            changed
+        }
+        _ => None,
+    };
+    write_changed(path, &params, changed, earlier.skipped.filter(|_| !same))
+}
+
 /// Write the changed set (`--changed-out`): the files read again and the
 /// chunks they hold now or held before (and those of the files gone),
 /// and where the other files' ids went; or, when those chunks are more
 /// than [`ChangedHashes::MAX`], or when the records are the earlier ones
-/// or the ids cannot be mapped (`written` none), remove the file, so that
-/// the re-run sorts every record (or takes the earlier stages whole).
+/// under another table or the ids cannot be mapped (`written` none),
+/// remove the file, so that the re-run sorts every record.
 fn write_changed(
     path: &Path,
     params: &Params,
@@ -760,11 +790,22 @@ struct Written {
     digest: Digest,
     /// Of the file table's own records.
     table: TableDigest,
+    /// ... and of them without their times.
+    untimed: TableDigest,
     /// Walk events written (files, warnings, specials).
     events: u64,
     special: u64,
     /// With `--changed-out`: what the changed set is made of.
     changed: Option<ChangedFiles>,
+}
+
+impl Written {
+    /// Append `entry`'s line to `fbuf`, adding it to both table digests.
+    fn write_entry(&mut self, entry: &FileEntry, fbuf: &mut Vec<u8>) {
+        let start = fbuf.len();
+        self.table.write(entry, fbuf);
+        self.untimed.add_untimed(&fbuf[start..fbuf.len() - 1]);
+    }
 }
 
 /// The files of a changed set as the writer writes them: the ids of the
@@ -777,6 +818,26 @@ struct ChangedFiles {
     hashes: ChangedHashes,
     moves: Vec<Move>,
     unmapped: bool,
+}
+
+impl ChangedFiles {
+    /// The changed set of a re-run whose `files` files are all the
+    /// earlier run's, at the same ids: none read, none moved.
+    fn untouched(files: u64) -> ChangedFiles {
+        let len = u32::try_from(files);
+        ChangedFiles {
+            moves: match len {
+                Ok(len) if len > 0 => vec![Move {
+                    from: 0,
+                    to: 0,
+                    len,
+                }],
+                _ => Vec::new(),
+            },
+            unmapped: len.is_err(),
+            ..ChangedFiles::default()
+        }
+    }
 }
 
 /// Count a file read or reused, and warn with its note (a document that
@@ -881,7 +942,7 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
         view: f.view,
         path: f.path.into_os_string().into_vec(),
     };
-    w.table.write(&entry, out.fbuf);
+    w.write_entry(&entry, out.fbuf);
     if out.fbuf.len() >= 60 << 10 {
         out.files_out.write_all(out.fbuf)?;
         out.fbuf.clear();
@@ -927,7 +988,7 @@ fn write_unread(
         view,
         path: path.into_os_string().into_vec(),
     };
-    w.table.write(&entry, fbuf);
+    w.write_entry(&entry, fbuf);
     w.summary.files += 1;
     if let Some(c) = &mut w.changed {
         c.ids.push(id);

@@ -120,6 +120,8 @@ struct Table {
     table: TableDigest,
     /// Which path has which id, of the records read so far.
     paths: u128,
+    /// The records read so far without their times.
+    untimed: TableDigest,
 }
 
 /// One previous chunk file, read by the writer as it writes the files the
@@ -202,6 +204,9 @@ impl ChangedHashes {
 pub struct Before {
     pub files: Option<u64>,
     pub paths: Option<u128>,
+    /// Its records' identity without their times
+    /// ([`TableDigest::add_untimed`]; one source).
+    pub untimed: Option<u128>,
 }
 
 /// Write a re-run's changed set to `path`, or, without one (too many
@@ -352,6 +357,7 @@ fn open_source(
         last_id: None,
         files_trailer: None,
         table: TableDigest::default(),
+        untimed: TableDigest::default(),
         paths: 0,
     };
     table.advance_file()?;
@@ -383,6 +389,7 @@ impl Table {
             }
             Some(Line::Data(raw)) => {
                 self.table.add_line(raw);
+                self.untimed.add_untimed(raw);
                 let e = FileEntry::parse(raw).map_err(|m| Error::input(&name, line_no, m))?;
                 let mix =
                     crate::formats::files::path_mix(e.id, crate::formats::files::escaped_path(raw));
@@ -456,12 +463,16 @@ impl Table {
     }
 
     /// Read what is left, checking the trailer (its records' digest); the
-    /// trailer, and the identity of the paths.
-    fn finish(mut self) -> Result<(Params, u128)> {
+    /// trailer, the identity of the paths and the records' without times.
+    fn finish(mut self) -> Result<(Params, u128, u128)> {
         while self.files_trailer.is_none() {
             self.advance_file()?;
         }
-        Ok((self.files_trailer.unwrap_or_default(), self.paths))
+        Ok((
+            self.files_trailer.unwrap_or_default(),
+            self.paths,
+            self.untimed.0,
+        ))
     }
 }
 
@@ -688,11 +699,13 @@ impl Previous {
         let mut before = Before {
             files: Some(0),
             paths: None,
+            untimed: None,
         };
         for s in self.sources {
-            let (t, paths) = s.finish()?;
+            let (t, paths, untimed) = s.finish()?;
             before.files = before.files.zip(t.get_u64("files")).map(|(a, b)| a + b);
             before.paths = Some(paths).filter(|_| one);
+            before.untimed = Some(untimed).filter(|_| one);
         }
         Ok(before)
     }

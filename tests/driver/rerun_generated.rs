@@ -298,3 +298,96 @@ fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
         previous = rerun;
     }
 }
+
+/// Files only touched (a new time, the same bytes): the re-run's records
+/// and file table but for its times are the earlier run's, so it sorts
+/// no record, and takes every pair from the earlier run. A file renamed
+/// in place (the same id, the same records, another path) is no touch:
+/// its pairs are found again from every record. Both give a run from
+/// scratch's bytes.
+#[test]
+fn a_rerun_of_files_only_touched_sorts_nothing_and_a_rename_in_place_everything() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let text: String = (0..400)
+        .map(|i| {
+            format!(
+                "clause {i}: the parties agree to term {}\n",
+                i * 7919 % 1009
+            )
+        })
+        .collect();
+    // b.txt a version of a.txt; d.txt another text.
+    std::fs::write(repo.join("a.txt"), &text).unwrap();
+    std::fs::write(
+        repo.join("b.txt"),
+        with_line_inserted(text.as_bytes(), "new\n"),
+    )
+    .unwrap();
+    std::fs::write(repo.join("d.txt"), text.replace("parties", "others")).unwrap();
+    let run = |work: &Path, prev: Option<&Path>| {
+        let p = prev.map(|p| format!("PREVIOUS={}", p.display()));
+        let vars: Vec<&str> = p
+            .iter()
+            .map(|s| s.as_str())
+            .chain(["DROP_PREVIOUS=1"])
+            .collect();
+        let out = run_raw(make_report_cmd(&repo, work, &vars), None);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success(),
+            "make report into {}:\n{err}",
+            work.display()
+        );
+        err
+    };
+    let same_as_scratch = |rerun: &Path, scratch: &Path, why: &str| {
+        run(scratch, None);
+        for name in SAME {
+            assert!(
+                std::fs::read(rerun.join(name)).unwrap()
+                    == std::fs::read(scratch.join(name)).unwrap(),
+                "{why}: {name} differs from a run from scratch"
+            );
+        }
+    };
+    let first = t.path().join("first");
+    run(&first, None);
+    let report = std::fs::read_to_string(first.join("report.txt")).unwrap();
+    assert!(
+        report.contains("a.txt") && report.contains("b.txt"),
+        "{report}"
+    );
+
+    for f in ["a.txt", "d.txt"] {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(repo.join(f))
+            .unwrap();
+        file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+            .unwrap();
+    }
+    let touched = t.path().join("touched");
+    let err = run(&touched, Some(&first));
+    assert!(
+        err.contains("fsim-sort: 0 records of ") && err.contains("(those of the changed chunks)"),
+        "files only touched: no record sorted:\n{err}"
+    );
+    same_as_scratch(&touched, &t.path().join("scratch-1"), "touched");
+
+    // b.txt -> c.txt: between a.txt and d.txt, so its id stays.
+    std::fs::rename(repo.join("b.txt"), repo.join("c.txt")).unwrap();
+    let renamed = t.path().join("renamed");
+    let err = run(&renamed, Some(&touched));
+    assert!(
+        !err.contains("(those of the changed chunks)"),
+        "a file renamed in place: every record sorted:\n{err}"
+    );
+    let report = std::fs::read_to_string(renamed.join("report.txt")).unwrap();
+    assert!(
+        report.contains("c.txt") && !report.contains("b.txt"),
+        "{report}"
+    );
+    same_as_scratch(&renamed, &t.path().join("scratch-2"), "renamed in place");
+}
