@@ -59,7 +59,7 @@ use crate::stages::reuse::{Before, ChangedHashes, Found, Previous, PreviousChunk
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::time::Instant;
 
 /// Name used in messages.
@@ -241,7 +241,9 @@ fn reuse_lookup(prev: &mut Previous, pos: u64, path: &Path) -> Result<Option<Fou
     )?;
     // A link made or removed since changes no mtime: its names now.
     Ok(found.map(|mut f| {
-        f.entry.view.link = (meta.nlink() > 1).then(|| (meta.dev(), meta.ino()));
+        if !f.stale {
+            f.entry.view.link = (meta.nlink() > 1).then(|| (meta.dev(), meta.ino()));
+        }
         f
     }))
 }
@@ -273,6 +275,15 @@ struct Feeder<'a> {
     batch: Vec<Job>,
     /// The files to read, asked of the disk as they are walked.
     ahead: crate::io::prefetch::ReadAhead,
+    /// With a changed set: the earlier entries of the files read again,
+    /// to the writer, which compares them with what it writes.
+    stale: Option<Sender<Stale>>,
+}
+
+/// The earlier entry of a file read again, at its walk position.
+struct Stale {
+    pos: u64,
+    found: Found,
 }
 
 impl Feeder<'_> {
@@ -312,8 +323,14 @@ impl Feeder<'_> {
                     self.failed = Some(e);
                     return false;
                 }
-                Some(Ok(Some(f))) => Job::Ready(Box::new(Body::File(reused(p, f, pos)))),
-                _ => {
+                Some(Ok(Some(f))) if !f.stale => {
+                    Job::Ready(Box::new(Body::File(reused(p, f, pos))))
+                }
+                found => {
+                    if let (Some(Ok(Some(found))), Some(tx)) = (found, &self.stale) {
+                        // Sent before the file's job: there when it is written.
+                        let _ = tx.send(Stale { pos, found });
+                    }
                     // The walk is at most the queue's window of files ahead
                     // of the workers: their reads start now.
                     self.ahead.file(&p);
@@ -439,7 +456,7 @@ fn chunk_all(
     let window = (256 * jobs).div_ceil(BATCH);
     let (tx, rx) = sync_channel::<Vec<Job>>(window);
     std::thread::scope(|s| {
-        let feeder = Feeder {
+        let mut feeder = Feeder {
             cfg,
             previous,
             tx,
@@ -448,11 +465,20 @@ fn chunk_all(
             failed: None,
             batch: Vec::with_capacity(BATCH),
             ahead: crate::io::prefetch::ReadAhead::new(),
+            stale: None,
         };
+        let mut writer = Writer::new(cfg.shard, bg, files_out, progress, records);
+        if cfg.changed_out.is_some() {
+            let mut changed = ChangedFiles::default();
+            if cfg.shard.is_none() {
+                let (tx, rx) = std::sync::mpsc::channel();
+                feeder.stale = Some(tx);
+                changed.stale = Some(rx);
+            }
+            writer.w.changed = Some(changed);
+        }
         let walker = s.spawn(move || feeder.walk());
         let mut workers: Vec<Worker> = (0..jobs).map(|_| Worker::new(cfg, jobs)).collect();
-        let mut writer = Writer::new(cfg.shard, bg, files_out, progress, records);
-        writer.w.changed = cfg.changed_out.is_some().then(Default::default);
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             crate::io::ordered::ordered_map::<_, _, _, Error>(
                 &mut workers,
@@ -818,9 +844,63 @@ struct ChangedFiles {
     hashes: ChangedHashes,
     moves: Vec<Move>,
     unmapped: bool,
+    /// The earlier entries of the files read again, in walk order, and
+    /// the next one not yet compared.
+    stale: Option<Receiver<Stale>>,
+    next_stale: Option<Stale>,
 }
 
 impl ChangedFiles {
+    /// The earlier entry of file `f`, read again, when what it read is
+    /// that entry but for its time (a file only touched): its records are
+    /// the earlier ones, so it is moved, not changed. Not for an archive
+    /// with members, nor a file whose view or link changed.
+    fn touched(&mut self, f: &FileResult) -> Option<Found> {
+        let rx = self.stale.as_ref()?;
+        loop {
+            if self.next_stale.is_none() {
+                self.next_stale = rx.try_recv().ok();
+            }
+            match &self.next_stale {
+                Some(s) if s.pos < f.pos => self.next_stale = None,
+                Some(s) if s.pos == f.pos => break,
+                _ => return None,
+            }
+        }
+        let old = self.next_stale.take()?.found;
+        let e = &old.entry;
+        let same = f.members.is_none()
+            && !f.content_pending
+            && (e.size, e.content, e.ftype, e.view)
+                == (f.info.size, f.info.content, f.info.ftype, f.view);
+        same.then_some(old)
+    }
+
+    /// File `f`, written with `id`, in the set: where its chunks' hashes
+    /// go (a file read again), or its earlier id moved (a file reused,
+    /// or read again and found only touched: its earlier entry returned,
+    /// whose records are passed over).
+    fn file(
+        &mut self,
+        f: &FileResult,
+        id: u32,
+        shard: bool,
+    ) -> (Option<&mut ChangedHashes>, Option<Found>) {
+        let (from, touched) = match f.reused {
+            Some(from) => ((from.source as usize, from.id), None),
+            None => match self.touched(f) {
+                Some(old) => ((old.source, old.entry.id), Some(old)),
+                None => {
+                    self.ids.push(id);
+                    return (Some(&mut self.hashes), None);
+                }
+            },
+        };
+        self.unmapped |= from.0 != 0 || shard;
+        Move::push(&mut self.moves, from.1, id);
+        (None, touched)
+    }
+
     /// The changed set of a re-run whose `files` files are all the
     /// earlier run's, at the same ids: none read, none moved.
     fn untouched(files: u64) -> ChangedFiles {
@@ -882,17 +962,9 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
     let lines = ChunkLines::new(id);
     let chunks_out = &mut *out.chunks_out;
     let digest = &mut w.digest;
-    let mut changed = match (&mut w.changed, f.reused) {
-        (Some(c), None) => {
-            c.ids.push(id);
-            Some(&mut c.hashes)
-        }
-        (Some(c), Some(from)) => {
-            c.unmapped |= from.source != 0 || out.shard.is_some();
-            Move::push(&mut c.moves, from.id, id);
-            None
-        }
-        _ => None,
+    let (mut changed, touched) = match &mut w.changed {
+        Some(c) => c.file(&f, id, out.shard.is_some()),
+        None => (None, None),
     };
     let mut put = |(hash, len): Piece| -> Result<()> {
         if let Some(c) = changed.as_deref_mut() {
@@ -914,6 +986,10 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
         put(p)?;
     }
     let mut chunks = f.pieces.len() as u64;
+    if let (Some(old), Some(records)) = (touched, out.records.as_deref_mut()) {
+        let e = &old.entry;
+        records.take(old.source, e.id, e.size, &mut |_| Ok(()))?;
+    }
     if let Some(from) = f.reused {
         let Some(records) = out.records.as_deref_mut() else {
             return Err(Error::msg(

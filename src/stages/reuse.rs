@@ -101,6 +101,10 @@ pub struct Found {
     /// follow their archive there): reused with it, as they change only
     /// with it.
     pub members: Vec<Found>,
+    /// Its path's entry, but of another size or time: the file is read
+    /// again, and its records may come out the same (only touched). Not
+    /// for an archive with members.
+    pub stale: bool,
 }
 
 type Reader = LineReader<Box<dyn BufRead + Send>>;
@@ -441,7 +445,14 @@ impl Table {
                     let entry = self.head.take().expect("head checked above");
                     self.advance_file()?;
                     if !hit {
-                        return Ok(None);
+                        let archive = self
+                            .head
+                            .as_ref()
+                            .is_some_and(|h| is_member_of(h, &entry.path));
+                        return Ok((!archive).then(|| Found {
+                            stale: true,
+                            ..self.found(entry)
+                        }));
                     }
                     let mut found = self.found(entry);
                     while let Some(m) = self.head.take_if(|h| is_member_of(h, &found.entry.path)) {
@@ -459,6 +470,7 @@ impl Table {
             entry,
             source: self.index,
             members: Vec::new(),
+            stale: false,
         }
     }
 
@@ -660,7 +672,8 @@ impl Previous {
         Ok((previous, PreviousChunks { sources: records }))
     }
 
-    /// Look up the walked file at walk position `pos`.
+    /// Look up the walked file at walk position `pos`: its entry, to reuse
+    /// or, when [`Found::stale`], to compare with what it reads now.
     pub fn lookup(
         &mut self,
         pos: u64,

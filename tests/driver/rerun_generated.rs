@@ -299,6 +299,13 @@ fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
     }
 }
 
+/// `path` given a time `secs` from now, its bytes kept.
+fn touch(path: &Path, secs: u64) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    let when = std::time::SystemTime::now() + std::time::Duration::from_secs(secs);
+    file.set_modified(when).unwrap();
+}
+
 /// Files only touched (a new time, the same bytes): the re-run's records
 /// and file table but for its times are the earlier run's, so it sorts
 /// no record, and takes every pair from the earlier run. A file renamed
@@ -361,12 +368,7 @@ fn a_rerun_of_files_only_touched_sorts_nothing_and_a_rename_in_place_everything(
     );
 
     for f in ["a.txt", "d.txt"] {
-        let file = std::fs::File::options()
-            .write(true)
-            .open(repo.join(f))
-            .unwrap();
-        file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
-            .unwrap();
+        touch(&repo.join(f), 60);
     }
     let touched = t.path().join("touched");
     let err = run(&touched, Some(&first));
@@ -376,10 +378,24 @@ fn a_rerun_of_files_only_touched_sorts_nothing_and_a_rename_in_place_everything(
     );
     same_as_scratch(&touched, &t.path().join("scratch-1"), "touched");
 
+    // a.txt touched again, d.txt edited: the changed set holds d.txt
+    // (id 2) alone, a.txt moved with b.txt onto their own ids.
+    touch(&repo.join("a.txt"), 120);
+    let d = std::fs::read(repo.join("d.txt")).unwrap();
+    std::fs::write(repo.join("d.txt"), with_line_inserted(&d, "an edit\n")).unwrap();
+    let edited = t.path().join("edited");
+    let err = run(&edited, Some(&touched));
+    let set = std::fs::read_to_string(edited.join("changed.tsv")).unwrap();
+    assert!(
+        err.contains("2 read, 1 reused") && set.contains("\nF\t2\nM\t0\t0\t2\n"),
+        "one file touched, one edited: the edited one changed:\n{err}\n{set}"
+    );
+    same_as_scratch(&edited, &t.path().join("scratch-3"), "touched and edited");
+
     // b.txt -> c.txt: between a.txt and d.txt, so its id stays.
     std::fs::rename(repo.join("b.txt"), repo.join("c.txt")).unwrap();
     let renamed = t.path().join("renamed");
-    let err = run(&renamed, Some(&touched));
+    let err = run(&renamed, Some(&edited));
     assert!(
         !err.contains("(those of the changed chunks)"),
         "a file renamed in place: every record sorted:\n{err}"
