@@ -56,6 +56,7 @@ use crate::io::progress::Progress;
 use crate::io::walk::{self, Event, WalkConfig, WalkStats};
 use crate::io::Output;
 use crate::stages::reuse::{Before, ChangedHashes, Found, Previous, PreviousChunks, Shard};
+use std::collections::VecDeque;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -686,6 +687,9 @@ fn settle_changed(path: &Path, chunk: Params, w: &mut Written, earlier: Earlier)
         && earlier
             .files
             .is_some_and(|b| b.untimed == Some(w.untimed.0));
+    // Unmapped twice: the written set's ids may not map (an earlier run
+    // in shards: no untouched set either), and the untouched set's may
+    // not (more than 2^32 files).
     let changed = match w.changed.take().filter(|c| !c.unmapped) {
         Some(_) if untouched => Some(ChangedFiles::untouched(w.summary.files)),
         c => c.filter(|_| !same),
@@ -848,13 +852,18 @@ struct ChangedFiles {
     /// the next one not yet compared.
     stale: Option<Receiver<Stale>>,
     next_stale: Option<Stale>,
+    /// The earlier entries of the members of an archive found only
+    /// touched, which are written next, in this order.
+    members_left: VecDeque<Found>,
 }
 
 impl ChangedFiles {
     /// The earlier entry of file `f`, read again, when what it read is
     /// that entry but for its time (a file only touched): its records are
-    /// the earlier ones, so it is moved, not changed. Not for an archive
-    /// with members, nor a file whose view or link changed.
+    /// the earlier ones, so it is moved, not changed. Not for a file whose
+    /// view or link changed. An archive is touched when its members are
+    /// the earlier ones too, one for one; they are then the next files
+    /// written, each moved onto its earlier entry ([`Self::members_left`]).
     fn touched(&mut self, f: &FileResult) -> Option<Found> {
         let rx = self.stale.as_ref()?;
         loop {
@@ -867,13 +876,28 @@ impl ChangedFiles {
                 _ => return None,
             }
         }
-        let old = self.next_stale.take()?.found;
-        let e = &old.entry;
-        let same = f.members.is_none()
-            && !f.content_pending
-            && (e.size, e.content, e.ftype, e.view)
-                == (f.info.size, f.info.content, f.info.ftype, f.view);
-        same.then_some(old)
+        let mut old = self.next_stale.take()?.found;
+        let members = f.members.as_deref().map_or(&[][..], |m| &m.files[..]);
+        let same = same_but_time(&old.entry, f)
+            && old.members.len() == members.len()
+            && old.members.iter().zip(members).all(|(o, m)| {
+                m.members.is_none()
+                    && o.entry.path == m.path.as_os_str().as_bytes()
+                    && same_but_time(&o.entry, m)
+            });
+        if !same {
+            return None;
+        }
+        self.members_left.extend(old.members.drain(..));
+        Some(old)
+    }
+
+    /// The earlier entry of member `f` of an archive found only touched
+    /// (written right after it, in its earlier order).
+    fn member_left(&mut self, f: &FileResult) -> Option<Found> {
+        let m = self.members_left.pop_front()?;
+        debug_assert_eq!(m.entry.path, f.path.as_os_str().as_bytes());
+        Some(m)
     }
 
     /// File `f`, written with `id`, in the set: where its chunks' hashes
@@ -888,7 +912,7 @@ impl ChangedFiles {
     ) -> (Option<&mut ChangedHashes>, Option<Found>) {
         let (from, touched) = match f.reused {
             Some(from) => ((from.source as usize, from.id), None),
-            None => match self.touched(f) {
+            None => match self.member_left(f).or_else(|| self.touched(f)) {
                 Some(old) => ((old.source, old.entry.id), Some(old)),
                 None => {
                     self.ids.push(id);
@@ -918,6 +942,14 @@ impl ChangedFiles {
             ..ChangedFiles::default()
         }
     }
+}
+
+/// Whether `f`, as read now, is earlier entry `e` but for its time: the
+/// same size, content, type and view (a hard link's identity included).
+fn same_but_time(e: &FileEntry, f: &FileResult) -> bool {
+    !f.content_pending
+        && (e.size, e.content, e.ftype, e.view)
+            == (f.info.size, f.info.content, f.info.ftype, f.view)
 }
 
 /// Count a file read or reused, and warn with its note (a document that

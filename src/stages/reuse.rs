@@ -102,8 +102,8 @@ pub struct Found {
     /// with it.
     pub members: Vec<Found>,
     /// Its path's entry, but of another size or time: the file is read
-    /// again, and its records may come out the same (only touched). Not
-    /// for an archive with members.
+    /// again, and its records (an archive's, and its members') may come
+    /// out the same (only touched).
     pub stale: bool,
 }
 
@@ -444,21 +444,12 @@ impl Table {
                         && (head.view.is_raw() || head.view.hash.is_some());
                     let entry = self.head.take().expect("head checked above");
                     self.advance_file()?;
-                    if !hit {
-                        let archive = self
-                            .head
-                            .as_ref()
-                            .is_some_and(|h| is_member_of(h, &entry.path));
-                        return Ok((!archive).then(|| Found {
-                            stale: true,
-                            ..self.found(entry)
-                        }));
-                    }
                     let mut found = self.found(entry);
                     while let Some(m) = self.head.take_if(|h| is_member_of(h, &found.entry.path)) {
                         self.advance_file()?;
                         found.members.push(self.found(m));
                     }
+                    found.stale = !hit;
                     return Ok(Some(found));
                 }
             }

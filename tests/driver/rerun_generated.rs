@@ -299,6 +299,16 @@ fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
     }
 }
 
+/// The outputs of re-run `rerun` are those of `scratch`'s run from scratch.
+fn assert_same(rerun: &Path, scratch: &Path, why: &str) {
+    for name in SAME {
+        assert!(
+            std::fs::read(rerun.join(name)).unwrap() == std::fs::read(scratch.join(name)).unwrap(),
+            "{why}: {name} differs from a run from scratch"
+        );
+    }
+}
+
 /// `path` given a time `secs` from now, its bytes kept.
 fn touch(path: &Path, secs: u64) {
     let file = std::fs::File::options().write(true).open(path).unwrap();
@@ -351,13 +361,7 @@ fn a_rerun_of_files_only_touched_sorts_nothing_and_a_rename_in_place_everything(
     };
     let same_as_scratch = |rerun: &Path, scratch: &Path, why: &str| {
         run(scratch, None);
-        for name in SAME {
-            assert!(
-                std::fs::read(rerun.join(name)).unwrap()
-                    == std::fs::read(scratch.join(name)).unwrap(),
-                "{why}: {name} differs from a run from scratch"
-            );
-        }
+        assert_same(rerun, scratch, why);
     };
     let first = t.path().join("first");
     run(&first, None);
@@ -406,4 +410,68 @@ fn a_rerun_of_files_only_touched_sorts_nothing_and_a_rename_in_place_everything(
         "{report}"
     );
     same_as_scratch(&renamed, &t.path().join("scratch-2"), "renamed in place");
+}
+
+/// An archive only touched, beside a file edited: the archive and its
+/// members are moved onto their earlier entries, not changed (their
+/// records passed over, none of their chunks sorted). The same members
+/// zipped again (other bytes) change the archive and every member. Both
+/// give a run from scratch's bytes.
+#[test]
+fn a_touched_archive_is_moved_with_its_members_and_a_rezipped_one_changed() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let (a, b) = (
+        archive_repo::text(300, false),
+        archive_repo::text(300, true),
+    );
+    std::fs::write(repo.join("a.txt"), &a).unwrap();
+    std::fs::write(repo.join("b.txt"), &b).unwrap();
+    // Walk order: a.txt 0, b.txt 1, pack.zip 2, its members 3 and 4.
+    let members = [("x.txt", a.as_bytes()), ("y.txt", b.as_bytes())];
+    std::fs::write(repo.join("pack.zip"), archive_repo::zip_of(&members)).unwrap();
+    let run = |work: &Path, prev: &[&str]| {
+        let out = run_raw(make_report_cmd(&repo, work, prev), None);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success(),
+            "make report into {}:\n{err}",
+            work.display()
+        );
+        std::fs::read_to_string(work.join("changed.tsv")).unwrap_or_default()
+    };
+    let same_as_scratch = |rerun: &Path, why: &str| {
+        let scratch = rerun.with_extension("scratch");
+        run(&scratch, &[]);
+        assert_same(rerun, &scratch, why);
+    };
+    let first = t.path().join("first");
+    run(&first, &[]);
+
+    touch(&repo.join("pack.zip"), 60);
+    std::fs::write(
+        repo.join("b.txt"),
+        with_line_inserted(b.as_bytes(), "an edit\n"),
+    )
+    .unwrap();
+    let touched = t.path().join("touched");
+    let prev = format!("PREVIOUS={}", first.display());
+    let set = run(&touched, &[&prev, "DROP_PREVIOUS=1"]);
+    assert!(
+        set.contains("\nF\t1\nM\t0\t0\t1\nM\t2\t2\t3\n") && !set.contains("\nF\t2\n"),
+        "b.txt edited, pack.zip touched: b.txt alone changed, the archive and its members moved:\n{set}"
+    );
+    same_as_scratch(&touched, "an archive touched");
+
+    let again = [("y.txt", b.as_bytes()), ("x.txt", a.as_bytes())];
+    std::fs::write(repo.join("pack.zip"), archive_repo::zip_of(&again)).unwrap();
+    let rezipped = t.path().join("rezipped");
+    let prev = format!("PREVIOUS={}", touched.display());
+    let set = run(&rezipped, &[&prev, "DROP_PREVIOUS=1"]);
+    assert!(
+        set.contains("\nF\t2\nF\t3\nF\t4\nM\t0\t0\t2\n"),
+        "pack.zip zipped again: it and its members changed:\n{set}"
+    );
+    same_as_scratch(&rezipped, "an archive zipped again");
 }
