@@ -1041,6 +1041,10 @@ impl CompactTable {
 /// (identical copies are analysed through one of them, so a change in a
 /// set of copies can change which one carries the pairs). fsim-analyze and
 /// fsim-verify both call this, so they agree on which pairs are reused.
+/// The unchanged files keep their earlier order (an earlier pair read
+/// later maps to a later pair): one whose new id is not after the last
+/// kept one's (the members of an archive zipped again in another order)
+/// is changed.
 pub fn changed_since(new: &[FileEntry], old: &[FileEntry]) -> (Vec<bool>, Vec<u32>) {
     use std::collections::{HashMap, HashSet};
     // Most files keep their id (ids are walk positions, and few files come
@@ -1065,6 +1069,19 @@ pub fn changed_since(new: &[FileEntry], old: &[FileEntry]) -> (Vec<bool>, Vec<u3
                 new_of_old[o.id as usize] = f.id;
                 changed[f.id as usize] = false;
             }
+        }
+    }
+    // The earlier pairs are read in their order, mapped to the new ids,
+    // and must stay in it: an unchanged file whose new id is not after
+    // the one before it (the members of an archive zipped again in
+    // another order) has its pairs found again, as if changed.
+    let mut last = None;
+    for n in new_of_old.iter_mut().filter(|n| **n != u32::MAX) {
+        if last.is_some_and(|l| *n <= l) {
+            changed[*n as usize] = true;
+            *n = u32::MAX;
+        } else {
+            last = Some(*n);
         }
     }
     // Contents of the files added, removed or changed, before and after.
@@ -1198,6 +1215,39 @@ mod tests {
         assert_eq!(files[0].path, b"a.txt");
         // No `content=`: `content::Mode::of_table` reads it as raw.
         assert_eq!(params.get("content"), None);
+    }
+
+    /// The members of an archive zipped again in another order keep their
+    /// contents but swap their ids: the earlier pairs, mapped, would come
+    /// out of order, so the second is found again, as if changed (with
+    /// its copy), and the others keep their earlier ids' pairs.
+    #[test]
+    fn a_file_whose_new_id_breaks_the_earlier_order_is_changed() {
+        let entry = |id: u32, path: &str, content: u128| FileEntry {
+            id,
+            size: 10,
+            mtime_s: 1,
+            mtime_ns: 0,
+            content,
+            ftype: FileType::Text,
+            view: FileView::raw(10),
+            path: path.as_bytes().to_vec(),
+        };
+        let old = [
+            entry(0, "a.txt", 1),
+            entry(1, "m.zip!/p.txt", 2),
+            entry(2, "m.zip!/q.txt", 3),
+            entry(3, "z.txt", 3),
+        ];
+        let new = [
+            entry(0, "a.txt", 1),
+            entry(1, "m.zip!/q.txt", 3),
+            entry(2, "m.zip!/p.txt", 2),
+            entry(3, "z.txt", 3),
+        ];
+        let (changed, new_of_old) = changed_since(&new, &old);
+        assert_eq!(new_of_old, [0, 2, u32::MAX, u32::MAX]);
+        assert_eq!(changed, [false, true, false, true]);
     }
 
     /// The table digest's hash is the reference xxh3-128 (seed 0), the one

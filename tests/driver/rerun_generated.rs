@@ -63,6 +63,38 @@ fn new_path(repo: &Path, p: &Path, n: usize, rng: &mut Rng) -> PathBuf {
     dir.join(format!("{stem}\tv{n}{ext}"))
 }
 
+/// A zip of `p` and `q` beside `p`.
+fn zip_beside(
+    repo: &Path,
+    p: &Path,
+    q: &Path,
+    n: usize,
+    rng: &mut Rng,
+) -> std::io::Result<&'static str> {
+    let (a, b) = (std::fs::read(p).unwrap(), std::fs::read(q).unwrap());
+    let zip = archive_repo::zip_of(&[("p.txt", &a), ("q.txt", &b)]);
+    std::fs::write(new_path(repo, p, n, rng).with_extension("zip"), zip)
+        .map(|_| "zipped with another")
+}
+
+/// The members of zip `z`, zipped again in the other order: other bytes,
+/// the same members.
+fn zipped_again(z: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(z).unwrap();
+    let mut a = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut members: Vec<(String, Vec<u8>)> = (0..a.len())
+        .map(|i| {
+            let mut m = a.by_index(i).unwrap();
+            let mut b = Vec::new();
+            std::io::Read::read_to_end(&mut m, &mut b).unwrap();
+            (m.name().to_string(), b)
+        })
+        .collect();
+    members.reverse();
+    let refs: Vec<(&str, &[u8])> = members.iter().map(|(n, b)| (n.as_str(), &b[..])).collect();
+    archive_repo::zip_of(&refs)
+}
+
 /// One change to the tree, drawn; returns what it did.
 fn change(repo: &Path, n: usize, rng: &mut Rng) -> String {
     let files = files_under(repo);
@@ -78,7 +110,7 @@ fn change(repo: &Path, n: usize, rng: &mut Rng) -> String {
     let q = files[rng.below(files.len())].clone();
     let data = std::fs::read(&p).unwrap();
     let line = format!("a line added by change {n}\n");
-    let what = match rng.below(12) {
+    let what = match rng.below(14) {
         0 => std::fs::write(&p, with_line_inserted(&data, &line)).map(|_| "edited"),
         1 => std::fs::write(&p, [&data[..], line.as_bytes()].concat()).map(|_| "appended to"),
         2 => std::fs::write(&p, b"").map(|_| "emptied"),
@@ -102,6 +134,18 @@ fn change(repo: &Path, n: usize, rng: &mut Rng) -> String {
             .open(&p)
             .and_then(|f| f.set_modified(std::time::SystemTime::now()))
             .map(|_| "touched"),
+        11 => match files
+            .iter()
+            .find(|f| f.extension().is_some_and(|e| e == "zip"))
+        {
+            Some(z) if n.is_multiple_of(2) => {
+                touch(z, n as u64);
+                Ok("(a zip touched)")
+            }
+            Some(z) => std::fs::write(z, zipped_again(z)).map(|_| "(a zip zipped again)"),
+            None => zip_beside(repo, &p, &q, n, rng),
+        },
+        12 => zip_beside(repo, &p, &q, n, rng),
         _ if p.parent() == Some(repo) => std::fs::remove_file(&p).map(|_| "removed"),
         _ => std::fs::remove_dir_all(p.parent().unwrap()).map(|_| "removed with its folder"),
     }
