@@ -15,10 +15,11 @@ use std::process::ExitCode;
 /// figure and `exact` or `lower-bound` (file changed, vanished or
 /// unreadable since chunking: the chunk lower bound is kept, with a
 /// warning). Paths are those of the file table: run from the directory
-/// fsim-chunk ran in. Output is identical whatever --jobs. Memory: the
-/// entries of the file table that the pairs name (every entry when the
-/// pairs come from a pipe, or with --previous), a cache of tokenized files
-/// bounded by --memory, and both files of the pairs in flight.
+/// fsim-chunk ran in. Output is identical whatever --jobs and --memory.
+/// Memory: --memory (a cache of tokenized files, both files of the pairs
+/// in flight, a batch of pairs, the output's encoder), plus the entries
+/// of the file table that the pairs name (every entry when the pairs come
+/// from a pipe, or with --previous).
 #[derive(Parser, Debug)]
 #[command(name = "fsim-verify", version)]
 struct Args {
@@ -48,7 +49,8 @@ struct Args {
     /// Which file the percentage refers to.
     #[arg(long, value_enum, default_value = "smaller")]
     percent_of: PercentOf,
-    /// Budget of the cache of tokenized files (e.g. 256M, 1G).
+    /// Memory of the run besides the file table: the cache of tokenized
+    /// files takes what the pairs in flight and a batch leave (e.g. 256M, 1G).
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = fsim::cli::parse_size)]
     memory: u64,
     /// Worker threads (default: number of cores).
@@ -76,6 +78,8 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    // The workers share one cache: one arena (see the function).
+    fsim::io::one_malloc_arena();
     let a = Args::parse();
     fsim::cli::run(verify::PROG, || {
         let jobs = match a.jobs {

@@ -214,3 +214,58 @@ fn verify_holds_only_the_files_its_pairs_name() {
         whole >> 20
     );
 }
+
+/// Many small prose files, each in ~40 pairs, at a budget that holds a
+/// fraction of them: the cache evicts and the workers read files again
+/// all run long, with the output compressed as `make report` writes it.
+/// The peak stays within `--memory` plus the file table (~3 MB here) and
+/// the program: cached files shrunk in place left a hole each, and each
+/// worker's malloc arena grew to the whole cache, so that fsim-verify
+/// peaked at 105 MB at `--memory 32M` before (380 MB at 128M on 100,000
+/// files), and its batch and compressor were outside the budget. A
+/// budget three times larger gives the same figures.
+#[test]
+fn overlapping_files_read_again_stay_within_memory() {
+    if !own_process(
+        module_path!(),
+        "overlapping_files_read_again_stay_within_memory",
+    ) {
+        return;
+    }
+    const FIXED_MB: u64 = 16;
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    let mut g = fsim("fsim-gen");
+    g.args(["--overlap", "20000"]).arg(&repo);
+    run_ok(g, None);
+    let work = t.path().join("work");
+    pairs_of(&repo, &work, &[]);
+    let table_mb = std::fs::metadata(work.join("files.tsv")).unwrap().len() >> 20;
+    let mut first = None;
+    for mb in [32u64, 96] {
+        let mut c = fsim("fsim-verify");
+        c.current_dir(&work)
+            .args(["-q", "--memory", &format!("{mb}M"), "-j", "2", "--compress"])
+            .args(["--files", "files.tsv", "-o", "verified.tsv", "pairs.tsv"]);
+        let (ok, kib) = run_rss(c, &work.join("stdout"));
+        assert!(ok, "fsim-verify failed");
+        let out = std::fs::read(work.join("verified.tsv")).unwrap();
+        assert_eq!(
+            first.get_or_insert_with(|| out.clone()),
+            &out,
+            "the same bytes"
+        );
+        let rss = kib >> 10;
+        assert!(
+            rss <= mb + table_mb + FIXED_MB,
+            "--memory {mb}M: peak RSS {rss} MB over the budget + the table ({table_mb} MB) + {FIXED_MB} MB"
+        );
+    }
+    let out = zstd::decode_all(&first.unwrap()[..]).unwrap();
+    let pairs = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with("\texact"))
+        .count();
+    assert!(pairs > 100_000, "{pairs} exact pairs: the cache must churn");
+}

@@ -1,13 +1,13 @@
 //! The token cache shared by the workers: tokenized files kept until their
-//! last pair, in an LRU bounded by `--memory` (with the workers' working
-//! memory reserved in the same budget).
+//! last pair, in an LRU bounded by what `--memory` leaves to it (with the
+//! workers' working memory and kept buffers reserved in the same budget).
 
 use super::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Largest token buffers kept for reuse: a large file's buffers are freed
-/// (8 of them per worker, outside the cache's accounting).
+/// ([`SPARE_COUNT`] of them per worker, reserved in the cache's budget).
 pub(super) const SPARE_MAX: u64 = 1 << 20;
 
 /// Largest file buffer a worker keeps between files.
@@ -25,19 +25,22 @@ pub(super) const BUF_KEEP: usize = 8 << 20;
 /// while the worker runs the pair, so that the cache shrinks to make room.
 pub(super) const WORK_PER_BYTE: u64 = 8;
 
-/// Token buffers kept for reuse (per worker).
-pub(super) const SPARE_COUNT: usize = 8;
+/// Token buffers kept for reuse (per worker): a pair's two files and one
+/// being tokenized, and one more.
+pub(super) const SPARE_COUNT: usize = 4;
 
 /// Tokenized files kept for later pairs, shared by the workers (behind a
 /// mutex): a file read by one worker is found by the other.
 ///
 /// An LRU bounded in bytes, from which a file is also removed as soon as
-/// no later pair needs it ([`Plan::needed_after`]): the cache then holds
+/// no later pair needs it ([`Plan::needed_from`]): the cache then holds
 /// the files still to be used instead of growing to its budget. Entries
-/// removed are handed back to the caller, whose worker recycles their
-/// buffers once nobody holds them (fresh memory costs a page fault per
-/// 4 KiB on first touch: without recycling, allocation and page faults
-/// are a fifth of fsim-verify's CPU time).
+/// removed are handed back to the caller, whose worker frees them outside
+/// the lock. An entry is a copy of its file's size, made from the buffers
+/// the worker tokenized into, which it keeps for the next file (fresh
+/// memory costs a page fault per 4 KiB on first touch: without reuse,
+/// allocation and page faults were a fifth of fsim-verify's CPU time);
+/// the copies take the blocks freed by earlier copies.
 pub(super) struct Cache {
     pub(super) budget: u64,
     pub(super) used: u64,

@@ -62,10 +62,17 @@
 //! **Memory and I/O**: pairs are streamed in batches; within a batch, pairs
 //! are grouped by file a (the analysis writes them sorted by (a, b)), each
 //! worker reads and tokenizes a once per group, and keeps the tokenized
-//! files that a later group of the batch needs, until their last use, in an
-//! LRU cache bounded by `--memory` / jobs. A pair needs both files' bytes in
-//! memory transiently (one reused buffer per worker); token buffers are
-//! recycled, so a worker allocates nothing per file or pair once warm.
+//! files that a later group needs, until their last use, in an LRU cache
+//! shared by the workers. `--memory` bounds the run but for the file
+//! table: the batch and a compressed output's encoder are taken off it
+//! ([`cache_budget`]), the workers reserve their pairs' working memory and
+//! their kept buffers in what is left, and the cache holds the rest. The
+//! workers tokenize into reused buffers and cache copies of each file's
+//! size, all from one malloc arena (the program's `main` asks for it:
+//! [`crate::io::one_malloc_arena`]), so
+//! that the heap stays near what is counted (fsim-verify on the
+//! 100,000-file overlap tree at `--memory 128M`: 380 MiB before, see
+//! docs/performance.md).
 //!
 //! **Determinism**: groups are handed to `-j` workers dynamically, results
 //! are written in input order, so output and warnings are byte-identical
@@ -136,9 +143,40 @@ pub const BIT_BUDGET: u64 = 1 << 31;
 /// Largest `(N+M)·D` bound for which Myers runs on long inputs.
 pub const MYERS_BUDGET: u64 = 1 << 31;
 
-/// Pairs read before a batch is handed to the workers (memory: ~100 bytes
-/// per pair plus the regions of the batch).
+/// Most pairs read before a batch is handed to the workers (fewer at a
+/// small `--memory`: [`batch_pairs`]).
 const BATCH_PAIRS: usize = 1 << 16;
+
+/// Fewest pairs of a batch, whatever `--memory`.
+const MIN_BATCH_PAIRS: usize = 1 << 10;
+
+/// Bytes a pair of a batch holds: its record, its slot for an earlier
+/// run's outcome and its outcome (regions apart: [`REGION_SHARE`]).
+const PAIR_BYTES: u64 = (std::mem::size_of::<PairIn>() + 2 * std::mem::size_of::<Outcome>()) as u64;
+
+/// Pairs of a batch at `--memory`: the batch's vectors, which grow to
+/// twice their pairs, within an eighth of it.
+fn batch_pairs(memory: u64) -> usize {
+    let fit = memory / 8 / (2 * PAIR_BYTES);
+    usize::try_from(fit)
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_BATCH_PAIRS, BATCH_PAIRS)
+}
+
+/// The token cache's budget: `--memory` less what the run holds beside
+/// the cache and the workers (who reserve theirs in it): a batch's pairs
+/// and a compressed output's encoder; at least a quarter of `--memory`.
+/// The file table is not in it (the `--help` says so).
+fn cache_budget(cfg: &Config) -> u64 {
+    let batch = 2 * batch_pairs(cfg.memory) as u64 * PAIR_BYTES;
+    let encoder = match cfg.compress && cfg.output.is_some() {
+        true => crate::io::ZSTD_ENCODER_BYTES,
+        false => 0,
+    };
+    cfg.memory
+        .saturating_sub(batch + encoder)
+        .max(cfg.memory / 4)
+}
 
 /// With `--regions`, a batch also ends once the smaller files of its pairs
 /// add up to this share of `--memory` (1/`REGION_SHARE`): a pair's regions
@@ -210,7 +248,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let mut r = LineReader::new(input, name.clone());
     let tset = crate::formats::templates::TemplateSet::load(&cfg.templates, &table_params)?;
     let mut workers = make_workers(cfg, &tset, &table_params, &files_name)?;
-    let cache = SharedCache::new(Cache::new(cfg.memory));
+    let cache = SharedCache::new(Cache::new(cache_budget(cfg)));
     let mut sink = open_sink(cfg)?;
     let want_regions = sink.regions.is_some();
     let previous = usable_previous(cfg)?;
@@ -641,11 +679,10 @@ impl Flow<'_> {
             return Ok(());
         }
         // Batches end between two files A, unless one A has very many pairs.
-        let full = self.batch.len() >= BATCH_PAIRS
+        let most = batch_pairs(cfg.memory);
+        let full = self.batch.len() >= most
             || (self.want_regions && self.batch_bytes >= cfg.memory / REGION_SHARE);
-        if full
-            && (self.batch.last().map(|l| l.a) != Some(p.a) || self.batch.len() >= 4 * BATCH_PAIRS)
-        {
+        if full && (self.batch.last().map(|l| l.a) != Some(p.a) || self.batch.len() >= 4 * most) {
             self.flush()?;
         }
         self.batch_bytes += p.size_a.min(p.size_b);

@@ -332,7 +332,7 @@ fn lru_cache_stays_in_budget() {
 }
 
 #[test]
-fn cache_removes_and_workers_recycle() {
+fn cache_removes_and_workers_free_or_recycle() {
     let mut c = Cache::new(1 << 20);
     let mut w = Worker::new();
     for id in 0..4 {
@@ -342,14 +342,15 @@ fn cache_removes_and_workers_recycle() {
     c.remove(1, &mut w.gone);
     assert!(c.get((1, Mode::Lines)).is_none() && c.get((1, Mode::Pieces)).is_none());
     assert_eq!(w.gone.len(), 2);
-    w.recycle_gone();
-    assert_eq!(w.spare.len(), 2, "buffers of removed entries are kept");
+    w.free_gone();
+    assert!(w.gone.is_empty());
+    assert!(w.spare.is_empty(), "removed entries are freed, not kept");
     let held = c.get((2, Mode::Lines)).unwrap();
     c.retain(|id| id == 3);
     assert_eq!(c.map.len(), 1);
     assert_eq!(c.order.len(), 1);
     w.recycle(held);
-    assert_eq!(w.spare.len(), 3);
+    assert_eq!(w.spare.len(), 1, "a worker's last hold is recycled");
     let mut t = w.spare.pop().unwrap();
     tokenize_into(b"p\nq\nr", Mode::Lines, &piece_chunker(), &mut t);
     assert_eq!(t, lines(b"p\nq\nr"), "recycled buffers hold no old tokens");
