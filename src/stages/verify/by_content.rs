@@ -105,6 +105,11 @@ impl ByContent {
         Ok(Some(load(previous, &old, &new_of_old, max)?))
     }
 
+    /// Bytes held, as counted against the quarter of `--memory`.
+    pub(super) fn bytes(&self) -> u64 {
+        self.figures.len() as u64 * ENTRY_BYTES
+    }
+
     /// The earlier figure of pair `p` of `files`, if the earlier run
     /// verified its two contents exactly, in this order.
     pub(super) fn figure(&self, files: &[FileEntry], p: &PairIn) -> Option<u64> {

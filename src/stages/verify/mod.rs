@@ -164,17 +164,18 @@ fn batch_pairs(memory: u64) -> usize {
 }
 
 /// The token cache's budget: `--memory` less what the run holds beside
-/// the cache and the workers (who reserve theirs in it): a batch's pairs
-/// and a compressed output's encoder; at least a quarter of `--memory`.
-/// The file table is not in it (the `--help` says so).
-fn cache_budget(cfg: &Config) -> u64 {
+/// the cache and the workers (who reserve theirs in it): a batch's pairs,
+/// a compressed output's encoder and `held` (an earlier run's figures by
+/// content, [`by_content`]); at least a quarter of `--memory`. The file
+/// table is not in it (the `--help` says so).
+fn cache_budget(cfg: &Config, held: u64) -> u64 {
     let batch = 2 * batch_pairs(cfg.memory) as u64 * PAIR_BYTES;
     let encoder = match cfg.compress && cfg.output.is_some() {
         true => crate::io::ZSTD_ENCODER_BYTES,
         false => 0,
     };
     cfg.memory
-        .saturating_sub(batch + encoder)
+        .saturating_sub(batch + encoder + held)
         .max(cfg.memory / 4)
 }
 
@@ -248,7 +249,6 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     let mut r = LineReader::new(input, name.clone());
     let tset = crate::formats::templates::TemplateSet::load(&cfg.templates, &table_params)?;
     let mut workers = make_workers(cfg, &tset, &table_params, &files_name)?;
-    let cache = SharedCache::new(Cache::new(cache_budget(cfg)));
     let mut sink = open_sink(cfg)?;
     let want_regions = sink.regions.is_some();
     let previous = usable_previous(cfg)?;
@@ -265,6 +265,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     };
     let prev = open_earlier()?;
     let by_content = earlier_by_content(cfg, &previous, files, want_regions)?;
+    let held = by_content.as_ref().map_or(0, ByContent::bytes);
+    let cache = SharedCache::new(Cache::new(cache_budget(cfg, held)));
     let mut plan = Plan::new(files.len());
     // With --previous, the plan leaves out the pairs the earlier run gives
     // (a second reader of its outputs answers as the real one will): a
@@ -323,10 +325,8 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     flow.flush()?;
     progress.finish();
     let mut summary = finish_outputs(sink)?;
-    for w in &workers {
-        summary.files_read += w.files_read;
-        summary.bytes_read += w.bytes_read;
-    }
+    summary.files_read = workers.iter().map(|w| w.files_read).sum();
+    summary.bytes_read = workers.iter().map(|w| w.bytes_read).sum();
     summary.seconds = start.elapsed().as_secs_f64();
     summary.reused = (reading.prev.map(|p| p.reused)).or(reading.delta.map(|d| d.reused));
     summary.by_content = reading.by_content.map_or(0, |b| b.used);
