@@ -344,18 +344,27 @@ pub const ZSTD_LEVEL: i32 = 1;
 /// output is the same for any number of workers from one on.
 pub const ZSTD_WORKERS: u32 = 1;
 
-/// What a compressed record stream holds besides the stage's own memory:
-/// the encoder's buffers and its thread's (fsim-verify at `--memory 4M`
-/// on the 100,000-file overlap tree peaked at 45.7 MiB writing text and
-/// 61.6 MiB compressed). A stage whose `--memory` bounds the whole
-/// process counts it in.
+/// What a compressed record stream holds besides the stage's own memory,
+/// with [`ZSTD_WORKERS`]: the encoder's buffers and its thread's
+/// (fsim-verify at `--memory 4M` on the 100,000-file overlap tree peaked
+/// at 45.7 MiB writing text and 61.6 MiB compressed by a worker thread).
 pub const ZSTD_ENCODER_BYTES: u64 = 16 << 20;
 
-/// A zstd encoder writing into `sink` ([`Output::compress`]).
-fn zstd_encoder(sink: Sink) -> io::Result<zstd::stream::write::Encoder<'static, Sink>> {
+/// What a stream compressed on the stage's own thread holds
+/// ([`Output::create_small_records`]).
+pub const ZSTD_SMALL_ENCODER_BYTES: u64 = 2 << 20;
+
+/// A zstd encoder writing into `sink` ([`Output::compress`]), with
+/// `workers` threads of its own (0: on the caller's thread).
+fn zstd_encoder(
+    sink: Sink,
+    workers: u32,
+) -> io::Result<zstd::stream::write::Encoder<'static, Sink>> {
     let mut z = zstd::stream::write::Encoder::new(sink, ZSTD_LEVEL)?;
     z.include_checksum(true)?;
-    z.multithread(ZSTD_WORKERS)?;
+    if workers > 0 {
+        z.multithread(workers)?;
+    }
     Ok(z)
 }
 
@@ -417,7 +426,21 @@ impl Output {
     pub fn create_records(path: Option<&Path>, compress: bool) -> Result<Output> {
         let mut out = Output::create(path)?;
         if compress {
-            out.compress()?;
+            out.compress_with(ZSTD_WORKERS)?;
+        }
+        Ok(out)
+    }
+
+    /// [`Output::create_records`] for a stream written slowly beside much
+    /// work (fsim-verify's pairs: 16 MB compressed in a minute), compressed
+    /// on the stage's own thread: nothing to overlap, and the encoder's
+    /// buffers are ~1 MiB instead of 16 ([`ZSTD_SMALL_ENCODER_BYTES`]),
+    /// left to the stage's `--memory`. Other bytes than a worker thread's
+    /// zstd frame, the same lines.
+    pub fn create_small_records(path: Option<&Path>, compress: bool) -> Result<Output> {
+        let mut out = Output::create(path)?;
+        if compress {
+            out.compress_with(0)?;
         }
         Ok(out)
     }
@@ -472,6 +495,12 @@ impl Output {
     /// standard output, a device or a FIFO, which stay text for the pipes
     /// that read them.
     pub fn compress(&mut self) -> Result<()> {
+        self.compress_with(ZSTD_WORKERS)
+    }
+
+    /// [`Output::compress`] with `workers` threads of zstd's (0: on the
+    /// caller's thread).
+    fn compress_with(&mut self, workers: u32) -> Result<()> {
         let Some(w) = self.inner.take() else {
             return Ok(());
         };
@@ -479,7 +508,8 @@ impl Output {
         let sink = match w.into_parts().0 {
             Sink::Temp(t) => {
                 let name = &self.name;
-                let z = zstd_encoder(Sink::Temp(t)).ctx(|| format!("compressing {name}"))?;
+                let z =
+                    zstd_encoder(Sink::Temp(t), workers).ctx(|| format!("compressing {name}"))?;
                 Sink::Zstd(Box::new(z))
             }
             other => other,

@@ -171,7 +171,7 @@ fn batch_pairs(memory: u64) -> usize {
 fn cache_budget(cfg: &Config, held: u64) -> u64 {
     let batch = 2 * batch_pairs(cfg.memory) as u64 * PAIR_BYTES;
     let encoder = match cfg.compress && cfg.output.is_some() {
-        true => crate::io::ZSTD_ENCODER_BYTES,
+        true => crate::io::ZSTD_SMALL_ENCODER_BYTES,
         false => 0,
     };
     cfg.memory
@@ -391,7 +391,7 @@ fn make_workers(
 /// The outputs: verified pairs, and regions when asked for.
 fn open_sink(cfg: &Config) -> Result<Sink> {
     Ok(Sink {
-        out: Output::create_records(cfg.output.as_deref(), cfg.compress)?,
+        out: Output::create_small_records(cfg.output.as_deref(), cfg.compress)?,
         regions: match &cfg.regions {
             Some(p) => Some(Output::create(Some(p))?),
             None => None,
