@@ -344,12 +344,6 @@ pub const ZSTD_LEVEL: i32 = 1;
 /// output is the same for any number of workers from one on.
 pub const ZSTD_WORKERS: u32 = 1;
 
-/// What a compressed record stream holds besides the stage's own memory,
-/// with [`ZSTD_WORKERS`]: the encoder's buffers and its thread's
-/// (fsim-verify at `--memory 4M` on the 100,000-file overlap tree peaked
-/// at 45.7 MiB writing text and 61.6 MiB compressed by a worker thread).
-pub const ZSTD_ENCODER_BYTES: u64 = 16 << 20;
-
 /// What a stream compressed on the stage's own thread holds
 /// ([`Output::create_small_records`]).
 pub const ZSTD_SMALL_ENCODER_BYTES: u64 = 2 << 20;
@@ -434,7 +428,9 @@ impl Output {
     /// [`Output::create_records`] for a stream written slowly beside much
     /// work (fsim-verify's pairs: 16 MB compressed in a minute), compressed
     /// on the stage's own thread: nothing to overlap, and the encoder's
-    /// buffers are ~1 MiB instead of 16 ([`ZSTD_SMALL_ENCODER_BYTES`]),
+    /// buffers are ~1.4 MiB ([`ZSTD_SMALL_ENCODER_BYTES`]) instead of a
+    /// worker thread's 16 (fsim-verify at `--memory 4M` on the
+    /// 100,000-file overlap tree: 45.7 MiB writing text, 61.6 compressed),
     /// left to the stage's `--memory`. Other bytes than a worker thread's
     /// zstd frame, the same lines.
     pub fn create_small_records(path: Option<&Path>, compress: bool) -> Result<Output> {
