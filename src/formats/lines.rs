@@ -445,6 +445,20 @@ impl<R: BufRead> LineReader<R> {
         self.line
     }
 
+    /// Count `n` lines passed over without being read (a frame copied
+    /// whole: [`crate::io::frames`]).
+    pub fn count_lines(&mut self, n: u64) {
+        self.line += n;
+    }
+
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
     /// An input error at the current line.
     pub fn error(&self, msg: impl Into<String>) -> Error {
         Error::input(self.name.clone(), self.line, msg)

@@ -11,6 +11,7 @@
 //! write error is reported by the next hand-over or by [`BgWriter::finish`].
 
 use crate::error::{Error, Result};
+use crate::io::frames::FrameMeta;
 use crate::io::Output;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -21,12 +22,24 @@ pub const BLOCK: usize = 1 << 20;
 /// Blocks in flight at most (including the one being filled).
 pub const BLOCKS: usize = 4;
 
+/// What the writer thread is handed: bytes, in blocks; or, for an output
+/// written as frames ([`Output::end_frame`]), a frame's end or an earlier
+/// frame to copy.
+enum Msg {
+    Bytes(Vec<u8>),
+    EndFrame(FrameMeta),
+    Copy(Vec<u8>),
+}
+
 /// An [`Output`] written by a background thread; fill with
 /// [`BgWriter::raw`] or directly through [`BgWriter::buf`].
 pub struct BgWriter {
     /// The block being filled.
     buf: Vec<u8>,
-    full: Option<SyncSender<Vec<u8>>>,
+    /// Bytes handed over so far (not those of frames copied).
+    handed: u64,
+    framed: bool,
+    full: Option<SyncSender<Msg>>,
     empty: Receiver<Vec<u8>>,
     thread: Option<JoinHandle<(Output, Result<()>)>>,
 }
@@ -34,24 +47,33 @@ pub struct BgWriter {
 impl BgWriter {
     /// Start the writer thread; it owns `out` until [`BgWriter::finish`].
     pub fn new(mut out: Output) -> Self {
-        let (full_tx, full_rx) = sync_channel::<Vec<u8>>(BLOCKS);
+        let framed = out.is_framed();
+        let (full_tx, full_rx) = sync_channel::<Msg>(BLOCKS);
         let (empty_tx, empty_rx) = sync_channel::<Vec<u8>>(BLOCKS);
         for _ in 1..BLOCKS {
             let _ = empty_tx.send(Vec::with_capacity(BLOCK + 4096));
         }
         let thread = std::thread::spawn(move || {
-            for mut b in full_rx.iter() {
-                if let Err(e) = out.write_all(&b) {
+            for msg in full_rx.iter() {
+                let done = match msg {
+                    Msg::Bytes(mut b) => out.write_all(&b).map(|()| {
+                        b.clear();
+                        let _ = empty_tx.try_send(b);
+                    }),
+                    Msg::EndFrame(m) => out.end_frame(Some(m)),
+                    Msg::Copy(frame) => out.copy_frame(&frame),
+                };
+                if let Err(e) = done {
                     // Dropping the receivers makes the next hand-over fail.
                     return (out, Err(e));
                 }
-                b.clear();
-                let _ = empty_tx.try_send(b);
             }
             (out, Ok(()))
         });
         BgWriter {
             buf: Vec::with_capacity(BLOCK + 4096),
+            handed: 0,
+            framed,
             full: Some(full_tx),
             empty: empty_rx,
             thread: Some(thread),
@@ -81,6 +103,51 @@ impl BgWriter {
         self.maybe_flush()
     }
 
+    /// Bytes written so far, but for the frames copied.
+    #[inline]
+    pub fn written(&self) -> u64 {
+        self.handed + self.buf.len() as u64
+    }
+
+    /// Whether the output is written as frames: only then do
+    /// [`Self::end_frame`] and [`Self::copy_frame`] mean anything.
+    pub fn is_framed(&self) -> bool {
+        self.framed
+    }
+
+    /// End the output's current frame after what was written, announced
+    /// by `meta` ([`Output::end_frame`]).
+    pub fn end_frame(&mut self, meta: FrameMeta) -> Result<()> {
+        if !self.framed {
+            return Ok(());
+        }
+        self.hand_over_now()?;
+        self.send(Msg::EndFrame(meta))
+    }
+
+    /// Write an earlier run's frame as it is ([`Output::copy_frame`]),
+    /// after what was written.
+    pub fn copy_frame(&mut self, frame: Vec<u8>) -> Result<()> {
+        self.hand_over_now()?;
+        self.send(Msg::Copy(frame))
+    }
+
+    /// Hand the block over now, when it holds anything.
+    fn hand_over_now(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.hand_over()
+    }
+
+    fn send(&mut self, msg: Msg) -> Result<()> {
+        let sent = self.full.as_ref().map(|tx| tx.send(msg).is_ok());
+        if sent != Some(true) {
+            return Err(self.failure());
+        }
+        Ok(())
+    }
+
     #[cold]
     fn hand_over(&mut self) -> Result<()> {
         let next = match self.empty.recv() {
@@ -88,11 +155,8 @@ impl BgWriter {
             Err(_) => return Err(self.failure()),
         };
         let full = std::mem::replace(&mut self.buf, next);
-        let sent = self.full.as_ref().map(|tx| tx.send(full).is_ok());
-        if sent != Some(true) {
-            return Err(self.failure());
-        }
-        Ok(())
+        self.handed += full.len() as u64;
+        self.send(Msg::Bytes(full))
     }
 
     /// The writer thread's error (it stopped).
@@ -112,7 +176,7 @@ impl BgWriter {
         let tx = self.full.take();
         if let Some(tx) = &tx {
             if !last.is_empty() {
-                let _ = tx.send(last);
+                let _ = tx.send(Msg::Bytes(last));
             }
         }
         drop(tx);

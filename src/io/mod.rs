@@ -5,6 +5,7 @@
 
 pub mod bgwrite;
 pub mod consume;
+pub mod frames;
 pub mod hashing;
 pub mod longpath;
 pub mod ordered;
@@ -90,6 +91,9 @@ enum Sink {
     Direct(File),
     /// A record stream kept compressed on disk ([`Output::compress`]).
     Zstd(Box<zstd::stream::write::Encoder<'static, Sink>>),
+    /// Chunk records kept compressed as frames a re-run may copy
+    /// ([`Output::create_framed_records`]).
+    Frames(Box<frames::FrameWriter<Sink>>),
 }
 
 /// The mode a finished output is created with: `0666`, less the umask
@@ -312,6 +316,7 @@ impl Write for Sink {
             Sink::Temp(t) => t.write(buf),
             Sink::Direct(f) => f.write(buf),
             Sink::Zstd(z) => z.write(buf),
+            Sink::Frames(z) => z.write(buf),
         }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
@@ -320,6 +325,7 @@ impl Write for Sink {
             Sink::Temp(t) => t.write_all(buf),
             Sink::Direct(f) => f.write_all(buf),
             Sink::Zstd(z) => z.write_all(buf),
+            Sink::Frames(z) => z.write_all(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -330,7 +336,7 @@ impl Write for Sink {
             // No flush: it would end a block wherever a stage flushed,
             // and equal records would not give equal bytes (a renamed
             // temp file needs no flush before its end).
-            Sink::Zstd(_) => Ok(()),
+            Sink::Zstd(_) | Sink::Frames(_) => Ok(()),
         }
     }
 }
@@ -441,6 +447,80 @@ impl Output {
         Ok(out)
     }
 
+    /// [`Output::create_records`] for chunk records: compressed, they are
+    /// written as frames of whole files that a re-run copies when their
+    /// files did not change ([`frames`]; [`Output::end_frame`],
+    /// [`Output::copy_frame`]), compressed on the caller's thread (a
+    /// [`crate::io::bgwrite::BgWriter`]'s, beside the stage).
+    pub fn create_framed_records(path: Option<&Path>, compress: bool) -> Result<Output> {
+        let mut out = Output::create(path)?;
+        if !compress {
+            return Ok(out);
+        }
+        let Some(w) = out.inner.take() else {
+            return Ok(out);
+        };
+        let sink = match w.into_parts().0 {
+            Sink::Temp(t) => {
+                let name = &out.name;
+                let z = frames::FrameWriter::new(Sink::Temp(t))
+                    .ctx(|| format!("compressing {name}"))?;
+                Sink::Frames(Box::new(z))
+            }
+            other => other,
+        };
+        out.inner = Some(BufWriter::with_capacity(BUF_SIZE, sink));
+        Ok(out)
+    }
+
+    /// Whether this output is written as frames ([`Output::create_framed_records`]).
+    pub fn is_framed(&self) -> bool {
+        matches!(
+            self.inner.as_ref().map(|w| w.get_ref()),
+            Some(Sink::Frames(_))
+        )
+    }
+
+    /// The sink's frame writer, once what is buffered is compressed.
+    fn frames(&mut self) -> Result<Option<&mut frames::FrameWriter<Sink>>> {
+        let name = &self.name;
+        let Some(w) = self.inner.as_mut() else {
+            return Ok(None);
+        };
+        w.flush().ctx(|| format!("writing {name}"))?;
+        Ok(match w.get_mut() {
+            Sink::Frames(z) => Some(z),
+            _ => None,
+        })
+    }
+
+    /// End the current frame, announced by `meta` ([`frames::FrameMeta`]);
+    /// nothing for an output not written as frames.
+    pub fn end_frame(&mut self, meta: Option<frames::FrameMeta>) -> Result<()> {
+        let name = self.name.clone();
+        match self.frames()? {
+            Some(z) => z.end_frame(meta).ctx(|| format!("writing {name}")),
+            None => Ok(()),
+        }
+    }
+
+    /// Write an earlier run's frame as it is (its announcement and itself).
+    pub fn copy_frame(&mut self, frame: &[u8]) -> Result<()> {
+        if let Err(e) = self.tick(frame.len()) {
+            return Err(Error::Io {
+                context: format!("writing {}", self.name),
+                source: e,
+            });
+        }
+        let name = self.name.clone();
+        match self.frames()? {
+            Some(z) => z.copy(frame).ctx(|| format!("writing {name}")),
+            None => Err(Error::msg(format!(
+                "internal error: a frame copied into {name}, which is not written as frames"
+            ))),
+        }
+    }
+
     fn stdout() -> Output {
         Output {
             inner: Some(BufWriter::with_capacity(
@@ -466,6 +546,7 @@ impl Output {
     pub fn same_as(&mut self, prev: &Path, gate: consume::Gate) {
         let sink = self.inner.as_mut().map(|w| match w.get_mut() {
             Sink::Zstd(z) => z.get_mut(),
+            Sink::Frames(z) => z.get_mut(),
             s => s,
         });
         let compared = match sink {
@@ -539,6 +620,7 @@ impl Output {
     pub fn bytes_on_disk(&self) -> u64 {
         let sink = self.inner.as_ref().map(|w| match w.get_ref() {
             Sink::Zstd(z) => z.get_ref(),
+            Sink::Frames(z) => z.get_ref(),
             s => s,
         });
         match sink {
@@ -579,11 +661,15 @@ impl Output {
             context: format!("writing {name}"),
             source: e.into_error(),
         })?;
-        if let Sink::Zstd(z) = sink {
-            sink = z.finish().ctx(|| format!("writing {name}"))?;
+        match sink {
+            Sink::Zstd(z) => sink = z.finish().ctx(|| format!("writing {name}"))?,
+            Sink::Frames(z) => sink = z.finish().ctx(|| format!("writing {name}"))?,
+            s => sink = s,
         }
         match sink {
-            Sink::Zstd(_) => unreachable!("the compressed stream was finished above"),
+            Sink::Zstd(_) | Sink::Frames(_) => {
+                unreachable!("the compressed stream was finished above")
+            }
             Sink::Stdout(mut s) => s.flush().ctx(|| format!("writing {name}")),
             Sink::Direct(mut f) => f.flush().ctx(|| format!("writing {name}")),
             Sink::Temp(mut t) => {

@@ -52,10 +52,11 @@ use crate::formats::headers::{ChunkParams, FilesHeader, FilesTrailer};
 use crate::formats::{self, ChunkLines, ChunkRecord, Digest, FileEntry, Kind, Params};
 use crate::io::bgwrite::BgWriter;
 use crate::io::consume::Gate;
+use crate::io::frames::{cut_before, FrameMeta};
 use crate::io::progress::Progress;
 use crate::io::walk::{self, Event, WalkConfig, WalkStats};
 use crate::io::Output;
-use crate::stages::reuse::{Before, ChangedHashes, Found, Previous, PreviousChunks, Shard};
+use crate::stages::reuse::{Before, ChangedHashes, Found, Hold, Previous, PreviousChunks, Shard};
 use std::collections::VecDeque;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
@@ -115,6 +116,9 @@ pub struct Summary {
     pub read: u64,
     /// Files whose records were taken from a previous run (not opened).
     pub reused: u64,
+    /// Frames of the previous run's records copied whole, not
+    /// decompressed ([`crate::io::frames`]).
+    pub frames_copied: u64,
     /// Documents read in this run that kept their raw view (each warned
     /// with its note).
     pub notes: u64,
@@ -153,6 +157,12 @@ impl Summary {
         };
         let walk = &self.walk;
         let mut notes = notes;
+        if self.frames_copied > 0 {
+            notes.push_str(&format!(
+                ", {} frames of earlier records copied whole",
+                self.frames_copied
+            ));
+        }
         if self.consumed {
             notes.push_str(", the earlier records freed as they were read");
         }
@@ -421,7 +431,7 @@ fn check_outputs(cfg: &Config) -> Result<bool> {
 
 /// The two outputs, their headers written.
 fn open_outputs(cfg: &Config, params: &Params, gate: Gate) -> Result<(Output, Output)> {
-    let mut chunks_out = Output::create_records(cfg.output.as_deref(), cfg.compress)?;
+    let mut chunks_out = Output::create_framed_records(cfg.output.as_deref(), cfg.compress)?;
     match cfg.previous.as_slice() {
         // Files only touched since: the same records, linked, not written
         // (and the earlier ones not freed while they may be).
@@ -432,6 +442,7 @@ fn open_outputs(cfg: &Config, params: &Params, gate: Gate) -> Result<(Output, Ou
     let mut head = Vec::new();
     formats::write_header(Kind::Chunks, params, &mut head);
     chunks_out.write_all(&head)?;
+    chunks_out.end_frame(None)?;
     head.clear();
     formats::write_header(Kind::Files, params, &mut head);
     files_out.write_all(&head)?;
@@ -495,7 +506,7 @@ fn chunk_all(
             .join()
             .unwrap_or_else(|_| Err(Error::msg("internal error: the walker thread panicked")));
         let written = match run {
-            Ok(r) => r.map(|()| writer.finish()),
+            Ok(r) => r.and_then(|()| writer.finish()),
             Err(_) => Err(Error::msg("internal error: a chunking thread panicked")),
         };
         (written, walked)
@@ -827,9 +838,68 @@ struct Written {
     special: u64,
     /// With `--changed-out`: what the changed set is made of.
     changed: Option<ChangedFiles>,
+    frame: FrameAcc,
+}
+
+/// The frame of records being written ([`crate::io::frames`]): where it
+/// began, and what it holds so far.
+#[derive(Default)]
+struct FrameAcc {
+    first: u32,
+    /// The bytes written and the records' digest when it began.
+    start: u64,
+    at: Digest,
+    /// Its files' sizes, added up.
+    bytes: u64,
+    /// The last file id it holds; `None`: no frame begun.
+    last: Option<u32>,
 }
 
 impl Written {
+    /// File `id` comes next: end the frame before it where the rule says
+    /// ([`cut_before`]), begin one at it when none is.
+    fn frame_at(&mut self, id: u32, out: &mut BgWriter) -> Result<()> {
+        if !out.is_framed() {
+            return Ok(());
+        }
+        if self.frame.last.is_some() && cut_before(id, out.written() - self.frame.start) {
+            self.end_frame(out)?;
+        }
+        if self.frame.last.is_none() {
+            self.frame = FrameAcc {
+                first: id,
+                start: out.written(),
+                at: self.digest,
+                bytes: 0,
+                last: None,
+            };
+        }
+        self.frame.last = Some(id);
+        Ok(())
+    }
+
+    /// Whether the frame begins at file `id` with nothing written: the
+    /// place where an earlier frame of the same files may be copied.
+    fn frame_empty_at(&self, id: u32, out: &BgWriter) -> bool {
+        self.frame.first == id && self.frame.start == out.written()
+    }
+
+    /// End the frame begun, if one is, announced with what it holds.
+    fn end_frame(&mut self, out: &mut BgWriter) -> Result<()> {
+        let Some(last) = self.frame.last.take() else {
+            return Ok(());
+        };
+        let f = &self.frame;
+        out.end_frame(FrameMeta {
+            first: f.first,
+            last,
+            records: self.digest.count - f.at.count,
+            sum: self.digest.sum.wrapping_sub(f.at.sum),
+            bytes: f.bytes,
+            ..FrameMeta::default()
+        })
+    }
+
     /// Append `entry`'s line to `fbuf`, adding it to both table digests.
     fn write_entry(&mut self, entry: &FileEntry, fbuf: &mut Vec<u8>) {
         let start = fbuf.len();
@@ -989,6 +1059,7 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
     })
     .map_err(|_| Error::msg("more than 2^32 files: file ids are 32-bit"))?;
     count_read(&mut w.summary, &f, out.progress);
+    let hold = begin_file(w, &f, id, out)?;
     // The text goes out a block at a time, also within a
     // file: a large file's records are not all held here.
     let lines = ChunkLines::new(id);
@@ -998,17 +1069,11 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
         Some(c) => c.file(&f, id, out.shard.is_some()),
         None => (None, None),
     };
-    let mut put = |(hash, len): Piece| -> Result<()> {
+    let mut put = |p: Piece| -> Result<()> {
         if let Some(c) = changed.as_deref_mut() {
-            c.push(hash);
+            c.push(p.0);
         }
-        lines.write(hash, len, chunks_out.buf());
-        digest.add(&ChunkRecord {
-            hash,
-            file: id,
-            len,
-        });
-        chunks_out.maybe_flush()
+        put_record(&lines, id, p, chunks_out, digest)
     };
     if let Some(s) = f.spilled {
         w.summary.chunks += s.count;
@@ -1022,6 +1087,7 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
         let e = &old.entry;
         records.take(old.source, e.id, e.size, &mut |_| Ok(()))?;
     }
+    let mut copied = None;
     if let Some(from) = f.reused {
         let Some(records) = out.records.as_deref_mut() else {
             return Err(Error::msg(
@@ -1032,10 +1098,17 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
             chunks += 1;
             put(p)
         };
-        records.take(from.source as usize, from.id, f.info.size, &mut count)?;
+        match hold {
+            Hold::No => records.take(from.source as usize, from.id, f.info.size, &mut count)?,
+            Hold::Held => {}
+            Hold::Complete(meta, frame) => copied = Some((meta, frame)),
+        }
         if let Some(hash) = f.view.hash {
             crate::content::store::carry(from.source as usize, f.view.kind, hash);
         }
+    }
+    if let Some((meta, frame)) = copied {
+        chunks += copy_frame(w, meta, frame, out)?;
     }
     w.summary.files += 1;
     w.summary.bytes += f.info.size;
@@ -1070,6 +1143,104 @@ fn write_file(w: &mut Written, f: FileResult, out: &mut Out) -> Result<()> {
         write_file(w, m, out)?;
     }
     Ok(())
+}
+
+/// The frame steps before file `f`'s records, written with `id`
+/// ([`crate::io::frames`]): a frame held is given back unless `f` is its
+/// next file, unchanged; the frame before `f` ends where the rule says;
+/// and `f`, unchanged at its earlier id, is offered to the earlier
+/// frame that begins with it.
+fn begin_file(w: &mut Written, f: &FileResult, id: u32, out: &mut Out) -> Result<Hold> {
+    let copy = out.may_copy(f, id);
+    if out.held_next().is_some_and(|next| !copy || next != id) {
+        replay(w, out)?;
+    }
+    w.frame_at(id, out.chunks_out)?;
+    let hold = match out.records.as_deref_mut() {
+        Some(records) if copy => {
+            let empty = w.frame_empty_at(id, out.chunks_out);
+            records.hold(id, f.info.size, empty)?
+        }
+        _ => Hold::No,
+    };
+    if matches!(hold, Hold::No) {
+        w.frame.bytes += f.info.size;
+    }
+    Ok(hold)
+}
+
+/// Write an earlier frame whose files all came unchanged as it is, in
+/// place of the frame begun at its first file (which holds nothing); its
+/// records counted.
+fn copy_frame(w: &mut Written, meta: FrameMeta, frame: Vec<u8>, out: &mut Out) -> Result<u64> {
+    w.digest.merge(&Digest {
+        count: meta.records,
+        sum: meta.sum,
+    });
+    w.summary.frames_copied += 1;
+    w.frame.last = None;
+    out.chunks_out.copy_frame(frame)?;
+    Ok(meta.records)
+}
+
+/// Write a record of file `id` (whose `lines` they are) and add it to
+/// the records' `digest`.
+#[inline]
+fn put_record(
+    lines: &ChunkLines,
+    id: u32,
+    (hash, len): Piece,
+    out: &mut BgWriter,
+    digest: &mut Digest,
+) -> Result<()> {
+    lines.write(hash, len, out.buf());
+    digest.add(&ChunkRecord {
+        hash,
+        file: id,
+        len,
+    });
+    out.maybe_flush()
+}
+
+/// Give the frame held back ([`Hold`]) and write the records of the files
+/// it held, as any reused file's.
+fn replay(w: &mut Written, out: &mut Out) -> Result<()> {
+    let Some(records) = out.records.as_deref_mut() else {
+        return Ok(());
+    };
+    for (id, size) in records.release()? {
+        w.frame_at(id, out.chunks_out)?;
+        w.frame.bytes += size;
+        let lines = ChunkLines::new(id);
+        let (chunks_out, digest) = (&mut *out.chunks_out, &mut w.digest);
+        let mut n = 0u64;
+        records.take(0, id, size, &mut |p: Piece| {
+            n += 1;
+            put_record(&lines, id, p, chunks_out, digest)
+        })?;
+        w.summary.chunks += n;
+    }
+    Ok(())
+}
+
+impl Out<'_> {
+    /// Whether file `f`, written with `id`, is one whose records a frame
+    /// of the earlier run may hold as they are: found unchanged in the one
+    /// earlier run at the same id, written into frames.
+    fn may_copy(&self, f: &FileResult, id: u32) -> bool {
+        self.shard.is_none()
+            && self.chunks_out.is_framed()
+            && f.spilled.is_none()
+            && f.pieces.is_empty()
+            && f.reused
+                .as_ref()
+                .is_some_and(|r| r.source == 0 && r.id == id)
+    }
+
+    /// The next file of the frame held, if one is.
+    fn held_next(&self) -> Option<u32> {
+        self.records.as_deref()?.held_next()
+    }
 }
 
 /// The entry of a file or folder the walk found but could not read: no
@@ -1139,22 +1310,25 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// Run `f` with what was written and where it goes.
+    fn with_out<T>(&mut self, f: impl FnOnce(&mut Written, &mut Out) -> Result<T>) -> Result<T> {
+        let mut out = Out {
+            shard: self.shard,
+            chunks_out: &mut *self.chunks_out,
+            files_out: &mut *self.files_out,
+            fbuf: &mut self.fbuf,
+            progress: self.progress,
+            records: self.records.as_deref_mut(),
+        };
+        f(&mut self.w, &mut out)
+    }
+
     /// The results of one batch, in walk order.
     fn write(&mut self, bodies: Vec<Body>) -> Result<()> {
         for body in bodies {
             self.w.events += 1;
             match body {
-                Body::File(f) => {
-                    let mut out = Out {
-                        shard: self.shard,
-                        chunks_out: &mut *self.chunks_out,
-                        files_out: &mut *self.files_out,
-                        fbuf: &mut self.fbuf,
-                        progress: self.progress,
-                        records: self.records.as_deref_mut(),
-                    };
-                    write_file(&mut self.w, f, &mut out)?;
-                }
+                Body::File(f) => self.with_out(|w, out| write_file(w, f, out))?,
                 Body::Warning(pos, path, msg) => {
                     self.w.summary.skipped += 1;
                     self.progress
@@ -1164,7 +1338,13 @@ impl<'a> Writer<'a> {
                     } else {
                         self.w.summary.files
                     };
-                    write_unread(&mut self.w, id, path, &msg, &mut self.fbuf)?;
+                    self.with_out(|w, out| {
+                        replay(w, out)?;
+                        if let Ok(id) = u32::try_from(id) {
+                            w.frame_at(id, out.chunks_out)?;
+                        }
+                        write_unread(w, id, path, &msg, out.fbuf)
+                    })?;
                 }
                 Body::Special => self.w.special += 1,
             }
@@ -1175,9 +1355,14 @@ impl<'a> Writer<'a> {
     }
 
     /// What was written; the file entries not written yet in `files_tail`.
-    fn finish(mut self) -> Written {
+    /// A frame held is written as any records, the last frame ended.
+    fn finish(mut self) -> Result<Written> {
+        self.with_out(|w, out| {
+            replay(w, out)?;
+            w.end_frame(out.chunks_out)
+        })?;
         self.w.files_tail = std::mem::take(&mut self.fbuf);
-        self.w
+        Ok(self.w)
     }
 }
 

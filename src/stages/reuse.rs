@@ -51,9 +51,10 @@ use crate::formats::{
 };
 use crate::formats::{open_input, BUF_SIZE};
 use crate::io::consume::{Consumed, Gate};
+use crate::io::frames::{FrameMeta, FrameReader};
 use std::cmp::Ordering;
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -128,13 +129,75 @@ struct Table {
     untimed: TableDigest,
 }
 
+/// A previous chunk file's bytes: zstd frames a re-run may copy
+/// ([`crate::io::frames`]), or any other stream, decoded.
+enum Source {
+    Frames(FrameReader<Box<dyn BufRead + Send>>),
+    Any(Box<dyn BufRead + Send>),
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Frames(f) => f.read(buf),
+            Source::Any(a) => a.read(buf),
+        }
+    }
+}
+
+impl BufRead for Source {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self {
+            Source::Frames(f) => f.fill_buf(),
+            Source::Any(a) => a.fill_buf(),
+        }
+    }
+    fn consume(&mut self, amt: usize) {
+        match self {
+            Source::Frames(f) => f.consume(amt),
+            Source::Any(a) => a.consume(amt),
+        }
+    }
+}
+
+/// The frame of an earlier chunk file held while the files it holds come
+/// one by one, each found unchanged at its earlier id: then it is copied
+/// whole; at the first that is not, given back and read.
+struct Held {
+    meta: FrameMeta,
+    /// Its bytes as written (announcement and frame).
+    frame: Vec<u8>,
+    /// The next file id it holds, and the sizes of those before it.
+    next: u32,
+    sizes: Vec<u64>,
+}
+
+/// What became of a file offered to [`PreviousChunks::hold`].
+pub enum Hold {
+    /// Not held: take its records ([`PreviousChunks::take`]).
+    No,
+    /// Held with its frame: nothing to write yet.
+    Held,
+    /// The last file of the frame held: write the frame as it is.
+    Complete(FrameMeta, Vec<u8>),
+}
+
 /// One previous chunk file, read by the writer as it writes the files the
 /// table gave: both go in walk order, so the records of each file found
 /// are next in the stream (those of files not found are skipped). Parsing
 /// the records here rather than on the walker keeps the walk, which on a
 /// re-run is the stage's critical path, to its walk and `stat`s.
+///
+/// A chunk file written as frames is read up to each frame, which is
+/// copied whole when every file it holds is unchanged at its earlier id
+/// ([`Held`]), else read.
 struct Records {
-    chunks: Reader,
+    chunks: LineReader<Source>,
+    /// Frames may be copied (one unsharded previous run).
+    copyable: bool,
+    held: Option<Held>,
+    /// The file of the last record read.
+    last_file: Option<u32>,
     /// The file table's name, for the error that says they do not match.
     table_name: String,
     /// Next chunk record not yet consumed.
@@ -267,20 +330,29 @@ fn params_differ(name: &str, line: u64, got: &Params, want: &Params) -> Option<E
     })
 }
 
-/// A chunk file read as its lines and freed as it is read (a file it
-/// must not free is read as any other: [`Consumed::open`]).
-fn open_consumed(path: &Path, gate: Gate) -> Result<(Box<dyn BufRead + Send>, String)> {
+/// A chunk file read as its lines, freed as it is read when `gate` is
+/// given (a file it must not free is read as any other:
+/// [`Consumed::open`]); a zstd one as frames a re-run may copy.
+fn open_chunks(path: &Path, gate: Option<Gate>) -> Result<(Source, String)> {
     if path.as_os_str() == "-" {
-        return open_input(path);
+        let (r, name) = open_input(path)?;
+        return Ok((Source::Any(r), name));
     }
     let name = path.display().to_string();
-    let file = Consumed::open(path, gate).ctx(|| format!("cannot open {name}"))?;
-    let Some(file) = file else {
-        return open_input(path);
+    let consumed = match gate {
+        Some(gate) => Consumed::open(path, gate).ctx(|| format!("cannot open {name}"))?,
+        None => None,
     };
-    let raw = Box::new(BufReader::with_capacity(BUF_SIZE, file));
+    let mut raw: Box<dyn BufRead + Send> = match consumed {
+        Some(file) => Box::new(BufReader::with_capacity(BUF_SIZE, file)),
+        None => crate::formats::open_raw(path)?.0,
+    };
+    let head = raw.fill_buf().ctx(|| format!("reading {name}"))?;
+    if head.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
+        return Ok((Source::Frames(FrameReader::new(raw)), name));
+    }
     let r = crate::formats::codec::decode_any(raw).ctx(|| format!("reading {name}"))?;
-    Ok((r, name))
+    Ok((Source::Any(r), name))
 }
 
 /// Open the previous source `index`: its file table for the walker, its
@@ -312,10 +384,7 @@ fn open_source(
             Shard::parse(s).map_err(|m| Error::input(files.name(), 1, format!("header: {m}")))?,
         ),
     };
-    let (r, name) = match consume {
-        Some(gate) => open_consumed(chunks, gate)?,
-        None => open_input(chunks)?,
-    };
+    let (r, name) = open_chunks(chunks, consume)?;
     let mut chunks = LineReader::new(r, name);
     let mut check = InputCheck::new(Kind::Chunks, "records");
     match chunks.next_line()? {
@@ -348,6 +417,9 @@ fn open_source(
     let mut records = Records {
         table_name: files.name().to_string(),
         chunks,
+        copyable: shard.is_none(),
+        held: None,
+        last_file: None,
         next_rec: None,
         chunks_done: false,
         check,
@@ -492,8 +564,9 @@ enum Step {
 
 impl Records {
     /// Read the next chunk record into `next_rec` (None at the end).
+    /// Stops before a frame that may be copied ([`Self::at_frame`]).
     fn advance_rec(&mut self) -> Result<()> {
-        let prev = self.next_rec.take();
+        self.next_rec = None;
         if self.chunks_done {
             return Ok(());
         }
@@ -516,6 +589,7 @@ impl Records {
             };
             let name = self.chunks.name();
             match step {
+                Step::End if self.at_frame().is_some() => return Ok(()),
                 Step::End => {
                     self.chunks_done = true;
                     return self.check.finish(&self.seen, name, line_no);
@@ -528,7 +602,7 @@ impl Records {
                     ))
                 }
                 Step::Record(Some(r)) => {
-                    if prev.is_some_and(|p| r.file < p.file) {
+                    if self.last_file.is_some_and(|p| r.file < p) {
                         return Err(Error::input(
                             name,
                             line_no,
@@ -536,6 +610,7 @@ impl Records {
                         ));
                     }
                     self.seen.add(&r);
+                    self.last_file = Some(r.file);
                     self.next_rec = Some(r);
                     return Ok(());
                 }
@@ -570,7 +645,16 @@ impl Records {
         put: &mut impl FnMut(Piece) -> Result<()>,
     ) -> Result<()> {
         let mut total = 0u64;
-        while let Some(r) = self.next_rec {
+        loop {
+            if self.next_rec.is_none() {
+                // Before a frame: its files are this one or later.
+                match self.at_frame() {
+                    Some(m) if m.first <= id => self.read_frame()?,
+                    _ => break,
+                }
+                continue;
+            }
+            let Some(r) = self.next_rec else { break };
             if r.file > id {
                 break;
             }
@@ -595,13 +679,114 @@ impl Records {
     /// Read what is left, checking the trailer (count and digest); the
     /// hashes of the records skipped, when they were collected.
     fn finish(mut self) -> Result<(Option<ChangedHashes>, Digest)> {
-        while let Some(r) = self.next_rec {
-            if let Some(s) = &mut self.skipped {
+        if self.held.is_some() {
+            return Err(Error::msg(
+                "internal error: a frame of earlier records held at the end",
+            ));
+        }
+        loop {
+            if self.next_rec.is_none() {
+                if self.at_frame().is_none() {
+                    break;
+                }
+                self.read_frame()?;
+                continue;
+            }
+            if let (Some(s), Some(r)) = (&mut self.skipped, self.next_rec) {
                 s.push(r.hash);
             }
             self.advance_rec()?;
         }
         Ok((self.skipped, self.seen))
+    }
+
+    /// The frame the reading stopped before, if it did.
+    fn at_frame(&self) -> Option<FrameMeta> {
+        match self.chunks.get_ref() {
+            Source::Frames(f) => f.head().copied(),
+            Source::Any(_) => None,
+        }
+    }
+
+    /// Read on into the frame the reading stopped before.
+    fn read_frame(&mut self) -> Result<()> {
+        if let Source::Frames(f) = self.chunks.get_mut() {
+            f.decode_next();
+        }
+        self.advance_rec()
+    }
+
+    /// Offer file `id` (of `size` bytes), found unchanged at its earlier
+    /// id, to be copied with its frame: `empty_here` when the writer's own
+    /// frame begins at it. See [`Hold`].
+    fn hold(&mut self, id: u32, size: u64, empty_here: bool) -> Result<Hold> {
+        if self.held.is_none() {
+            let m = match self.at_frame() {
+                Some(m) if self.copyable && empty_here && m.copyable_at(id) => m,
+                _ => return Ok(Hold::No),
+            };
+            let mut frame = Vec::new();
+            if let Source::Frames(f) = self.chunks.get_mut() {
+                f.take_frame(&mut frame)
+                    .ctx(|| format!("reading {}", self.chunks.name()))?;
+            }
+            self.held = Some(Held {
+                meta: m,
+                frame,
+                next: id,
+                sizes: Vec::new(),
+            });
+        }
+        let Some(h) = self.held.as_mut() else {
+            return Ok(Hold::No);
+        };
+        if h.next != id {
+            return Err(Error::msg(format!(
+                "internal error: file {id} offered to the frame held at file {}",
+                h.next
+            )));
+        }
+        h.sizes.push(size);
+        if id < h.meta.last {
+            h.next = id + 1;
+            return Ok(Hold::Held);
+        }
+        let Some(h) = self.held.take() else {
+            return Ok(Hold::No);
+        };
+        let total: u64 = h.sizes.iter().sum();
+        if total != h.meta.bytes {
+            return Err(Error::msg(format!(
+                "{}: the chunk records of files {} to {} add up to {} bytes but the file table {} says {total}: the two files are not from the same run",
+                self.chunks.name(),
+                h.meta.first,
+                h.meta.last,
+                h.meta.bytes,
+                self.table_name,
+            )));
+        }
+        self.seen.merge(&Digest {
+            count: h.meta.records,
+            sum: h.meta.sum,
+        });
+        self.chunks.count_lines(h.meta.records);
+        self.last_file = Some(h.meta.last);
+        // On to what follows the frame, as after any file's records.
+        self.advance_rec()?;
+        Ok(Hold::Complete(h.meta, h.frame))
+    }
+
+    /// Give the frame held back to be read: the files held so far, with
+    /// their sizes, whose records the writer then takes.
+    fn release(&mut self) -> Result<Vec<(u32, u64)>> {
+        let Some(h) = self.held.take() else {
+            return Ok(Vec::new());
+        };
+        if let Source::Frames(f) = self.chunks.get_mut() {
+            f.give_back(&h.frame);
+        }
+        self.advance_rec()?;
+        Ok((h.meta.first..).zip(h.sizes).collect())
     }
 }
 
@@ -731,6 +916,29 @@ impl PreviousChunks {
             None => Err(Error::msg(format!(
                 "internal error: no previous source {source}"
             ))),
+        }
+    }
+
+    /// Offer a file found unchanged at its earlier id in the one previous
+    /// run to be copied with its frame ([`Hold`]).
+    pub fn hold(&mut self, id: u32, size: u64, empty_here: bool) -> Result<Hold> {
+        match self.sources.as_mut_slice() {
+            [r] => r.hold(id, size, empty_here),
+            _ => Ok(Hold::No),
+        }
+    }
+
+    /// The next file id of the frame held, if one is.
+    pub fn held_next(&self) -> Option<u32> {
+        self.sources.first()?.held.as_ref().map(|h| h.next)
+    }
+
+    /// Give the frame held back: the files held (ids and sizes), whose
+    /// records are then taken as any others'.
+    pub fn release(&mut self) -> Result<Vec<(u32, u64)>> {
+        match self.sources.first_mut() {
+            Some(r) => r.release(),
+            None => Ok(Vec::new()),
         }
     }
 

@@ -553,6 +553,82 @@ fn the_same_chunk_records_are_linked_not_written() {
     assert!(meta("scratch/chunks.tsv").len() > 2 << 20);
 }
 
+/// Compressed chunk records are frames of whole files: a re-run copies
+/// those of unchanged files whole, gives back a frame whose files changed
+/// and writes it again, and the result is the bytes of a run from scratch,
+/// still one zstd stream of the same lines. Edits at the first file, inside
+/// a frame and at the last file, and a file gone (the ids after it move:
+/// nothing is copied, the same bytes again).
+#[test]
+fn compressed_records_copy_the_frames_of_unchanged_files() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    let mut gen = fsim("fsim-gen");
+    gen.args(["--bulk", "600"]).arg(&repo);
+    run_ok(gen, None);
+    let chunk = |dir: &str, prev: Option<&str>| -> String {
+        std::fs::create_dir_all(t.path().join(dir)).unwrap();
+        let mut c = fsim("fsim-chunk");
+        c.current_dir(t.path())
+            .args(["--compress", "-o", &format!("{dir}/chunks.tsv")]);
+        c.args(["--files-out", &format!("{dir}/files.tsv")]);
+        if let Some(p) = prev {
+            c.args(["--previous", &format!("{p}/files.tsv")]);
+            c.args(["--previous-chunks", &format!("{p}/chunks.tsv")]);
+        }
+        c.arg(&repo);
+        String::from_utf8_lossy(&run_ok(c, None).stderr).into_owned()
+    };
+    let copied = |summary: &str| -> u64 {
+        summary
+            .split(", ")
+            .find_map(|p| {
+                p.trim()
+                    .strip_suffix(" frames of earlier records copied whole")
+            })
+            .map_or(0, |n| n.trim().parse().unwrap())
+    };
+    let read = |dir: &str| std::fs::read(t.path().join(dir).join("chunks.tsv")).unwrap();
+    chunk("first", None);
+    let mut all = files_under(&repo);
+    all.sort();
+    for f in [&all[0], &all[all.len() / 2], &all[all.len() - 1]] {
+        let mut data = std::fs::read(f).unwrap();
+        data.extend_from_slice(b"one more line\n");
+        std::fs::write(f, &data).unwrap();
+    }
+    let edited = chunk("edited", Some("first"));
+    let scratch = chunk("scratch", None);
+    assert_eq!(copied(&scratch), 0, "{scratch}");
+    let n = copied(&edited);
+    assert!(n >= 2, "{edited}");
+    assert!(
+        read("edited") == read("scratch"),
+        "not the bytes of a run from scratch"
+    );
+    let lines = zstd::stream::decode_all(&read("edited")[..]).unwrap();
+    let text = String::from_utf8(lines).unwrap();
+    assert!(text.starts_with("#fsim chunks"), "{}", &text[..80]);
+    assert!(text.lines().last().unwrap().starts_with('#'));
+    assert_eq!(
+        text.lines().filter(|l| !l.starts_with('#')).count() as u64,
+        {
+            let s = scratch.split(" chunks,").next().unwrap();
+            s.rsplit(' ').next().unwrap().parse::<u64>().unwrap()
+        }
+    );
+    // The earlier run a re-run itself: its copied frames are copied again.
+    let again = chunk("again", Some("edited"));
+    assert!(copied(&again) > n, "{again}");
+    assert!(read("again") == read("scratch"));
+    // A file gone: the ids after it move, no frame is copied.
+    std::fs::remove_file(&all[1]).unwrap();
+    let gone = chunk("gone", Some("again"));
+    chunk("scratch2", None);
+    assert_eq!(copied(&gone), 0, "{gone}");
+    assert!(read("gone") == read("scratch2"));
+}
+
 #[test]
 fn previous_runs_that_do_not_fit_are_refused() {
     let t = tempfile::tempdir().unwrap();
