@@ -110,7 +110,9 @@ impl FrameMeta {
             len: u64_at(56),
             codec: u32_at(64),
         };
-        (m.first <= m.last).then_some(m)
+        // A length no writer of ours gives is another's, or damage: the
+        // frame is then read, never taken.
+        (m.first <= m.last && m.len <= 2 * HOLD_MAX as u64).then_some(m)
     }
 
     /// Whether this run, with its frame empty at file `id`, would write
@@ -304,7 +306,7 @@ impl<R: BufRead> FrameReader<R> {
         into.extend_from_slice(&m.encode());
         let start = into.len();
         into.resize(start + m.len as usize, 0);
-        self.raw.read_exact(&mut into[start..])?;
+        read_whole(&mut self.raw, &mut into[start..])?;
         Ok(m)
     }
 
@@ -348,10 +350,7 @@ impl<R: BufRead> FrameReader<R> {
             self.raw.fill_buf()?
         };
         if input.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the zstd stream ends inside a frame",
-            ));
+            return Err(truncated());
         }
         let mut ib = InBuffer::around(input);
         let mut ob = OutBuffer::around(&mut self.out);
@@ -379,7 +378,7 @@ impl<R: BufRead> FrameReader<R> {
             let mut magic = [0u8; 4];
             match self.raw.read(&mut magic[..1])? {
                 0 => return Ok(false),
-                _ => self.raw.read_exact(&mut magic[1..])?,
+                _ => read_whole(&mut self.raw, &mut magic[1..])?,
             }
             let m = u32::from_le_bytes(magic);
             if m == ZSTD_MAGIC {
@@ -396,17 +395,39 @@ impl<R: BufRead> FrameReader<R> {
                 ));
             }
             let mut size = [0u8; 4];
-            self.raw.read_exact(&mut size)?;
-            let mut payload = vec![0u8; u32::from_le_bytes(size) as usize];
-            self.raw.read_exact(&mut payload)?;
-            if m == META_MAGIC {
+            read_whole(&mut self.raw, &mut size)?;
+            let size = u32::from_le_bytes(size) as usize;
+            if m == META_MAGIC && size == META_LEN {
+                let mut payload = [0u8; META_LEN];
+                read_whole(&mut self.raw, &mut payload)?;
                 if let Some(meta) = FrameMeta::decode(&payload) {
                     self.head = Some(meta);
                     return Ok(false);
                 }
+                continue;
+            }
+            let skipped = io::copy(&mut (&mut self.raw).take(size as u64), &mut io::sink())?;
+            if skipped != size as u64 {
+                return Err(truncated());
             }
         }
     }
+}
+
+/// The error of a stream that ends inside a frame.
+fn truncated() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the zstd stream ends inside a frame: the file is cut short",
+    )
+}
+
+/// Fill `buf` from `r`, or say the stream was cut short.
+fn read_whole(r: &mut impl Read, buf: &mut [u8]) -> io::Result<()> {
+    r.read_exact(buf).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => truncated(),
+        _ => e,
+    })
 }
 
 impl<R: BufRead> Read for FrameReader<R> {
@@ -505,6 +526,39 @@ mod tests {
         r.decode_next();
         r.read_to_end(&mut got).unwrap();
         assert_eq!(got.len() + header.len(), text.len());
+    }
+
+    #[test]
+    fn damaged_announcements_are_read_through_or_refused() {
+        let (z, text) = stream();
+        let at = z
+            .windows(4)
+            .position(|w| w == META_MAGIC.to_le_bytes())
+            .unwrap();
+        // A frame length no writer gives: the announcement is ignored,
+        // the frame read.
+        let mut long = z.clone();
+        long[at + 8 + 56..at + 8 + 64].copy_from_slice(&u64::MAX.to_le_bytes());
+        let mut r = FrameReader::new(&long[..]);
+        let mut got = Vec::new();
+        r.read_to_end(&mut got).unwrap();
+        assert!(got.starts_with(&text[..text.len() / 2]));
+        // A skippable frame of 4 GiB announced, 20 bytes there: cut short.
+        let mut huge = z[..at].to_vec();
+        huge.extend_from_slice(&0x184D_2A50u32.to_le_bytes());
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        huge.extend_from_slice(&[0; 20]);
+        let err = FrameReader::new(&huge[..])
+            .read_to_end(&mut got)
+            .unwrap_err();
+        assert!(err.to_string().contains("cut short"), "{err}");
+        // Garbage where a frame begins.
+        let mut bad = z[..at].to_vec();
+        bad.extend_from_slice(b"#not zstd\n");
+        let err = FrameReader::new(&bad[..])
+            .read_to_end(&mut got)
+            .unwrap_err();
+        assert!(err.to_string().contains("not a zstd frame"), "{err}");
     }
 
     #[test]

@@ -553,6 +553,43 @@ fn the_same_chunk_records_are_linked_not_written() {
     assert!(meta("scratch/chunks.tsv").len() > 2 << 20);
 }
 
+/// `fsim-chunk --compress` of `repo` into `t/dir`, after the run in
+/// `t/prev` when given; its output, whatever its status.
+fn chunk_compressed(t: &Path, repo: &Path, dir: &str, prev: Option<&str>) -> std::process::Output {
+    std::fs::create_dir_all(t.join(dir)).unwrap();
+    let mut c = fsim("fsim-chunk");
+    c.current_dir(t)
+        .args(["--compress", "-o", &format!("{dir}/chunks.tsv")]);
+    c.args(["--files-out", &format!("{dir}/files.tsv")]);
+    if let Some(p) = prev {
+        c.args(["--previous", &format!("{p}/files.tsv")]);
+        c.args(["--previous-chunks", &format!("{p}/chunks.tsv")]);
+    }
+    c.arg(repo);
+    run_raw(c, None)
+}
+
+/// The frames a summary line says were copied.
+fn frames_copied(summary: &str) -> u64 {
+    summary
+        .split(", ")
+        .find_map(|p| {
+            p.trim()
+                .strip_suffix(" frames of earlier records copied whole")
+        })
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// 600 generated files, chunked compressed into `t/first`.
+fn first_compressed(t: &Path) -> std::path::PathBuf {
+    let repo = t.join("repo");
+    let mut gen = fsim("fsim-gen");
+    gen.args(["--bulk", "600"]).arg(&repo);
+    run_ok(gen, None);
+    ok(&chunk_compressed(t, &repo, "first", None));
+    repo
+}
+
 /// Compressed chunk records are frames of whole files: a re-run copies
 /// those of unchanged files whole, gives back a frame whose files changed
 /// and writes it again, and the result is the bytes of a run from scratch,
@@ -562,34 +599,10 @@ fn the_same_chunk_records_are_linked_not_written() {
 #[test]
 fn compressed_records_copy_the_frames_of_unchanged_files() {
     let t = tempfile::tempdir().unwrap();
-    let repo = t.path().join("repo");
-    let mut gen = fsim("fsim-gen");
-    gen.args(["--bulk", "600"]).arg(&repo);
-    run_ok(gen, None);
-    let chunk = |dir: &str, prev: Option<&str>| -> String {
-        std::fs::create_dir_all(t.path().join(dir)).unwrap();
-        let mut c = fsim("fsim-chunk");
-        c.current_dir(t.path())
-            .args(["--compress", "-o", &format!("{dir}/chunks.tsv")]);
-        c.args(["--files-out", &format!("{dir}/files.tsv")]);
-        if let Some(p) = prev {
-            c.args(["--previous", &format!("{p}/files.tsv")]);
-            c.args(["--previous-chunks", &format!("{p}/chunks.tsv")]);
-        }
-        c.arg(&repo);
-        String::from_utf8_lossy(&run_ok(c, None).stderr).into_owned()
-    };
-    let copied = |summary: &str| -> u64 {
-        summary
-            .split(", ")
-            .find_map(|p| {
-                p.trim()
-                    .strip_suffix(" frames of earlier records copied whole")
-            })
-            .map_or(0, |n| n.trim().parse().unwrap())
-    };
-    let read = |dir: &str| std::fs::read(t.path().join(dir).join("chunks.tsv")).unwrap();
-    chunk("first", None);
+    let t = t.path();
+    let repo = first_compressed(t);
+    let chunk = |dir: &str, prev: Option<&str>| ok(&chunk_compressed(t, &repo, dir, prev));
+    let read = |dir: &str| std::fs::read(t.join(dir).join("chunks.tsv")).unwrap();
     let mut all = files_under(&repo);
     all.sort();
     for f in [&all[0], &all[all.len() / 2], &all[all.len() - 1]] {
@@ -599,8 +612,8 @@ fn compressed_records_copy_the_frames_of_unchanged_files() {
     }
     let edited = chunk("edited", Some("first"));
     let scratch = chunk("scratch", None);
-    assert_eq!(copied(&scratch), 0, "{scratch}");
-    let n = copied(&edited);
+    assert_eq!(frames_copied(&scratch), 0, "{scratch}");
+    let n = frames_copied(&edited);
     assert!(n >= 2, "{edited}");
     assert!(
         read("edited") == read("scratch"),
@@ -619,14 +632,52 @@ fn compressed_records_copy_the_frames_of_unchanged_files() {
     );
     // The earlier run a re-run itself: its copied frames are copied again.
     let again = chunk("again", Some("edited"));
-    assert!(copied(&again) > n, "{again}");
+    assert!(frames_copied(&again) > n, "{again}");
     assert!(read("again") == read("scratch"));
     // A file gone: the ids after it move, no frame is copied.
     std::fs::remove_file(&all[1]).unwrap();
     let gone = chunk("gone", Some("again"));
     chunk("scratch2", None);
-    assert_eq!(copied(&gone), 0, "{gone}");
+    assert_eq!(frames_copied(&gone), 0, "{gone}");
     assert!(read("gone") == read("scratch2"));
+}
+
+/// Earlier records damaged where a re-run would copy them without reading
+/// them: a frame's announcement that gives other sizes, or another digest,
+/// or a file cut inside a frame. The re-run stops with one line naming the
+/// earlier records, leaves no output, and never writes records it did
+/// not check.
+#[test]
+fn damaged_frames_of_earlier_records_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let t = t.path();
+    let repo = first_compressed(t);
+    let good = std::fs::read(t.join("first/chunks.tsv")).unwrap();
+    let magic = [0x5e, 0x2a, 0x4d, 0x18];
+    let meta = good.windows(4).position(|w| w == magic).unwrap();
+    // The announcement's fields after the magic, size and tag: first,
+    // last, records, sum (at 24 of the payload), bytes (at 40).
+    let bump = |at: usize| {
+        let mut d = good.clone();
+        d[meta + 8 + at] ^= 1;
+        d
+    };
+    let cut = good[..good.len() * 2 / 3].to_vec();
+    for (what, data) in [("sizes", bump(40)), ("digest", bump(24)), ("cut", cut)] {
+        let prev = format!("prev-{what}");
+        std::fs::create_dir_all(t.join(&prev)).unwrap();
+        std::fs::copy(t.join("first/files.tsv"), t.join(&prev).join("files.tsv")).unwrap();
+        std::fs::write(t.join(&prev).join("chunks.tsv"), data).unwrap();
+        let dir = format!("re-{what}");
+        let out = chunk_compressed(t, &repo, &dir, Some(&prev));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{what}: {err}");
+        assert!(err.contains(&format!("{prev}/chunks.tsv")), "{what}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{what}: {err}");
+        assert!(!t.join(&dir).join("chunks.tsv").exists(), "{what}");
+        let left: Vec<_> = std::fs::read_dir(t.join(&dir)).unwrap().collect();
+        assert!(left.is_empty(), "{what}: {left:?}");
+    }
 }
 
 #[test]
