@@ -38,6 +38,23 @@ pub type MixedMap<K, V> = HashMap<K, V, BuildHasherDefault<Mixed>>;
 /// A `HashSet` hashed with [`Mixed`].
 pub type MixedSet<K> = HashSet<K, BuildHasherDefault<Mixed>>;
 
+/// Ask for `r`'s cache line, to be read soon: a table larger than the
+/// caches misses on most look-ups, and a loop that knows its next few
+/// overlaps those misses instead of waiting for each in turn.
+#[inline]
+pub fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults nor changes memory;
+    // the pointer is a live reference's.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (r as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 #[cfg(test)]
 mod tests {
     use super::Mixed;

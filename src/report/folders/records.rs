@@ -5,6 +5,7 @@
 //! ([`Merged`]).
 
 use crate::error::Result;
+use crate::io::hashing::prefetch;
 use crate::io::sorter::{FixedRecord, Sorted};
 
 /// Slots of the [`Combiner`] at most (1.5 MiB): enough to hold a file's
@@ -200,21 +201,6 @@ impl<T: Grouped> Combiner<T> {
                 .filter(|c| *c != T::FREE),
         )
     }
-}
-
-/// Ask for `r`'s cache line, to be read soon.
-#[inline]
-fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults nor changes memory;
-    // the pointer is a live reference's.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (r as *const T).cast::<i8>(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
 }
 
 /// A file's partner in the other folder of a listed pair ([`super::DETAILED`]):

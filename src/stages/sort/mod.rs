@@ -83,44 +83,122 @@ pub struct Config {
     pub changed: Option<PathBuf>,
 }
 
-/// The chunks a re-run keeps: a set by hash halves, behind a bitmap by
-/// the hash's top bits. Most records read are of other chunks, and the
-/// set of 100,000 chunks is larger than the caches: looking every record
-/// up in it was half of a re-run's sort (a miss a record); the bitmap, 32
-/// bits a chunk, stays in cache and lets through 3 % of the others.
+/// The chunks a re-run keeps: an open-addressed table of their hashes,
+/// behind a bitmap by the hash's top bits. Most records read are of other
+/// chunks, and the table of 100,000 chunks is larger than the caches:
+/// looking every record up in it was half of a re-run's sort (a miss a
+/// record); the bitmap, 32 bits a chunk, lets through 3 % of the others.
+/// The bitmap is larger than the core's cache too for a large changed
+/// set, so records are looked up a [`BATCH`] at a time: their bitmap
+/// words asked for first, then the table slots of those that pass, then
+/// both read (the misses overlap instead of coming one after the other).
 struct ChunkFilter {
     bits: Vec<u64>,
     /// The hash's top `64 - shift` bits index `bits`.
     shift: u32,
-    set: crate::io::hashing::MixedSet<(u64, u64)>,
+    /// Hashes by their low half's bits (`mask`), linear probing; at most
+    /// half full. (0, 0) marks a free slot: that hash is `zero`.
+    slots: Vec<(u64, u64)>,
+    mask: u64,
+    zero: bool,
+    /// Distinct chunks in the set.
+    chunks: usize,
 }
+
+/// Records a [`ChunkFilter`] looks up together.
+const BATCH: usize = 16;
 
 impl ChunkFilter {
     fn new(hashes: &[u128]) -> ChunkFilter {
         let width = (hashes.len() as u64 * 32).next_power_of_two().max(1 << 12);
         let shift = 64 - width.trailing_zeros();
         let mut bits = vec![0u64; (width / 64) as usize];
-        let mut set = crate::io::hashing::MixedSet::default();
-        set.reserve(hashes.len());
+        let size = (hashes.len() * 2).next_power_of_two().max(16);
+        let mut f = ChunkFilter {
+            bits: Vec::new(),
+            shift,
+            slots: vec![(0, 0); size],
+            mask: size as u64 - 1,
+            zero: false,
+            chunks: 0,
+        };
         for &h in hashes {
             let (hi, lo) = ((h >> 64) as u64, h as u64);
             let i = hi >> shift;
             bits[(i / 64) as usize] |= 1 << (i % 64);
-            set.insert((hi, lo));
+            f.insert(hi, lo);
         }
-        ChunkFilter { bits, shift, set }
+        f.bits = bits;
+        f
+    }
+
+    /// The slot of (`hi`, `lo`): its own, or the free one it would take.
+    /// The low half of an MD5 is as uniform as its top, which the bitmap
+    /// takes: the two index apart.
+    #[inline]
+    fn slot(&self, hi: u64, lo: u64) -> usize {
+        let mut at = lo & self.mask;
+        loop {
+            let s = self.slots[at as usize];
+            if s == (hi, lo) || s == (0, 0) {
+                return at as usize;
+            }
+            at = (at + 1) & self.mask;
+        }
+    }
+
+    fn insert(&mut self, hi: u64, lo: u64) {
+        if (hi, lo) == (0, 0) {
+            self.chunks += usize::from(!self.zero);
+            self.zero = true;
+            return;
+        }
+        let at = self.slot(hi, lo);
+        self.chunks += usize::from(self.slots[at] == (0, 0));
+        self.slots[at] = (hi, lo);
+    }
+
+    #[inline]
+    fn bit(&self, hi: u64) -> (usize, u64) {
+        let i = hi >> self.shift;
+        ((i / 64) as usize, 1 << (i % 64))
     }
 
     #[inline]
     fn contains(&self, hi: u64, lo: u64) -> bool {
-        let i = hi >> self.shift;
-        self.bits[(i / 64) as usize] & (1 << (i % 64)) != 0 && self.set.contains(&(hi, lo))
+        let (w, b) = self.bit(hi);
+        if self.bits[w] & b == 0 {
+            return false;
+        }
+        if (hi, lo) == (0, 0) {
+            return self.zero;
+        }
+        self.slots[self.slot(hi, lo)] == (hi, lo)
+    }
+
+    /// Whether each of `keys` is of the set, into `out`: the same answers
+    /// as [`ChunkFilter::contains`], the cache misses overlapped.
+    fn contains_all(&self, keys: &[ChunkKey], out: &mut [bool; BATCH]) {
+        use crate::io::hashing::prefetch;
+        for k in keys {
+            prefetch(&self.bits[self.bit(k.hi).0]);
+        }
+        for (k, o) in keys.iter().zip(out.iter_mut()) {
+            let (w, b) = self.bit(k.hi);
+            *o = self.bits[w] & b != 0;
+            if *o {
+                prefetch(&self.slots[(k.lo & self.mask) as usize]);
+            }
+        }
+        for (k, o) in keys.iter().zip(out.iter_mut()) {
+            *o = *o && self.contains(k.hi, k.lo);
+        }
     }
 }
 
-/// Memory a changed chunk takes in the filter (hash table slot, load,
-/// and its bitmap's 4 bytes).
-const FILTER_BYTES: u64 = 44;
+/// Memory a changed chunk takes in the filter at most: two to four
+/// table slots of 16 bytes, and 32 to 64 bits of bitmap.
+const FILTER_BYTES: u64 = 72;
 
 /// The filter of `--changed`, when it fits in half of `--memory` (else,
 /// and for a set of another chunking, every record is kept: a full sort
@@ -319,7 +397,7 @@ pub fn run(cfg: &Config) -> Result<Summary> {
     } = p1;
     if let (Some(f), Some(of)) = (&filter, &of) {
         check_changed_of(cfg, of, &read)?;
-        hash_lines = mark_changed_only(&hash_lines, f.set.len(), &kept, &read);
+        hash_lines = mark_changed_only(&hash_lines, f.chunks, &kept, &read);
     }
     // `#` sorts before every hex digit: these lines come first, in byte order.
     hash_lines.sort_unstable();
@@ -483,6 +561,9 @@ impl Phase1 {
         here: Option<Position>,
         progress: &Progress,
     ) -> Result<()> {
+        if self.filter.is_some() {
+            return self.read_filtered(path, progress);
+        }
         let mut check = InputCheck::new(Kind::Chunks, "records");
         let mut seen = Digest::default();
         let mut lines = match here {
@@ -522,31 +603,85 @@ impl Phase1 {
                         crate::io::test_abort_after_run(self.sorter.runs_spilled() as u64);
                     }
                 }
-                let record = k.record();
-                seen.add(&record);
-                if let Some(f) = &self.filter {
-                    self.read.add(&record);
-                    if !f.contains(k.hi, k.lo) {
-                        continue;
-                    }
-                    self.kept.add(&record);
-                }
+                seen.add(&k.record());
                 self.sorter.push(k)?;
                 continue;
             }
             if line.first() == Some(&b'#') {
-                let owned = line.to_vec();
-                check_hash_line(&owned, &mut check, &mut self.all).map_err(|m| lines.error(m))?;
+                let owned = self
+                    .hash_line(line, &mut check)
+                    .map_err(|m| lines.error(m))?;
                 if self.journal.is_some() {
-                    self.meta.push((idx, owned.clone()));
+                    self.meta.push((idx, owned));
                 }
-                self.hash_lines.push(owned);
                 continue;
             }
             let why = not_a_record(line);
             return Err(lines.error(why));
         }
         check.finish(&seen, lines.name(), lines.line_number())
+    }
+
+    /// A `#` line checked and kept; its bytes, for the journal.
+    fn hash_line(
+        &mut self,
+        line: &[u8],
+        check: &mut InputCheck,
+    ) -> std::result::Result<Vec<u8>, String> {
+        let owned = line.to_vec();
+        check_hash_line(&owned, check, &mut self.all)?;
+        self.hash_lines.push(owned.clone());
+        Ok(owned)
+    }
+
+    /// A re-run's one input (`--changed`, never resumed) read into the
+    /// sorter, the records of the filter's chunks only, looked up a
+    /// [`BATCH`] at a time ([`ChunkFilter::contains_all`]). Every record
+    /// read counts in `read`, those kept in `kept`.
+    fn read_filtered(&mut self, path: &Path, progress: &Progress) -> Result<()> {
+        let mut check = InputCheck::new(Kind::Chunks, "records");
+        let (reader, name) = progress.open(path)?;
+        let mut lines = FastLines::new(reader, name);
+        let mut batch: Vec<ChunkKey> = Vec::with_capacity(BATCH);
+        while let Some(line) = lines.next_line()? {
+            if let Some(k) = parse_chunk_line(line) {
+                batch.push(k);
+                if batch.len() == BATCH {
+                    self.keep_of(&mut batch)?;
+                }
+                continue;
+            }
+            self.keep_of(&mut batch)?;
+            if line.first() == Some(&b'#') {
+                self.hash_line(line, &mut check)
+                    .map_err(|m| lines.error(m))?;
+                continue;
+            }
+            let why = not_a_record(line);
+            return Err(lines.error(why));
+        }
+        self.keep_of(&mut batch)?;
+        check.finish(&self.read, lines.name(), lines.line_number())
+    }
+
+    /// The records of `batch` counted as read, those of the filter's
+    /// chunks sorted; `batch` emptied.
+    fn keep_of(&mut self, batch: &mut Vec<ChunkKey>) -> Result<()> {
+        let f = self
+            .filter
+            .as_ref()
+            .expect("a filtered read has its filter");
+        let mut kept = [false; BATCH];
+        f.contains_all(batch, &mut kept);
+        for (k, keep) in batch.drain(..).zip(kept) {
+            let m = k.record().mix();
+            self.read.add_mix(m);
+            if keep {
+                self.kept.add_mix(m);
+                self.sorter.push(k)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -578,6 +713,37 @@ mod tests {
             for &h in &others {
                 let inside = set.contains(&h);
                 prop_assert_eq!(f.contains((h >> 64) as u64, h as u64), inside);
+            }
+            let mut distinct = set.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            prop_assert_eq!(f.chunks, distinct.len());
+        }
+
+        /// A batch gets the answers one look-up at a time gives, with
+        /// chunks that crowd one slot of the table (the same low half)
+        /// and the hash 0, which marks a free slot.
+        #[test]
+        fn a_batch_is_looked_up_as_one_record_at_a_time(
+            tops in proptest::collection::vec(0u64..64, 0..200),
+            probes in proptest::collection::vec((0u64..80, 0u64..3), 0..200),
+            with_zero in any::<bool>(),
+        ) {
+            let crowd = |hi: u64, lo: u64| u128::from(hi) << 64 | u128::from(lo);
+            let mut set: Vec<u128> = tops.iter().map(|&hi| crowd(hi, 7)).collect();
+            if with_zero {
+                set.push(0);
+            }
+            let f = ChunkFilter::new(&set);
+            let keys: Vec<ChunkKey> = probes.iter().map(|&(hi, lo)| key(crowd(hi, lo * 7), 0, 1)).collect();
+            for part in keys.chunks(BATCH) {
+                let mut got = [false; BATCH];
+                f.contains_all(part, &mut got);
+                for (k, &g) in part.iter().zip(&got) {
+                    let h = crowd(k.hi, k.lo);
+                    prop_assert_eq!(g, set.contains(&h));
+                    prop_assert_eq!(f.contains(k.hi, k.lo), g);
+                }
             }
         }
     }
