@@ -451,10 +451,14 @@ impl<R: BufRead> LineReader<R> {
         self.line += n;
     }
 
+    /// The reader under the lines (a chunk file's frames, to look at the
+    /// next one before reading on).
     pub fn get_ref(&self) -> &R {
         &self.inner
     }
 
+    /// The reader under the lines, to take or give back a frame whole;
+    /// the lines read are counted by [`Self::count_lines`].
     pub fn get_mut(&mut self) -> &mut R {
         &mut self.inner
     }

@@ -565,8 +565,9 @@ impl Output {
     /// `zstdcat` (`zstd -dc`) still gives the lines. Level 1: ~4x faster
     /// than deflate's level 2 and smaller (chunk records 0.38x their text,
     /// sorted ones 0.19x; docs/performance.md, "Scratch space"). One
-    /// frame (chunk records: many, [`Output::create_framed_records`]) with a checksum (a damaged file is an error when it is read,
-    /// not wrong records), compressed by a worker thread of zstd's while
+    /// frame (chunk records: many, [`Output::create_framed_records`]) with
+    /// a checksum (a damaged file is an error when it is read, not wrong
+    /// records), compressed by a worker thread of zstd's while
     /// the stage goes on ([`ZSTD_WORKERS`]); its bytes depend on the
     /// records only. Before anything is written; nothing changes for
     /// standard output, a device or a FIFO, which stay text for the pipes
