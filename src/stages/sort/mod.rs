@@ -26,7 +26,9 @@
 //! run ([`crate::stages::sort::resume`]).
 //!
 //! Memory: `--memory` bounds the record buffer (and, while merging, the run
-//! read buffers); fixed I/O buffers of about 3 MiB come on top. Disk: one
+//! read buffers), and a re-run's filter of the changed chunks (`--changed`),
+//! whose bytes the buffer gives up; fixed I/O buffers of about 3 MiB come
+//! on top. Disk: one
 //! binary copy of the input (24 bytes per record, less than half the text).
 
 /// The sorter lives in the io layer, so the report can use it too.
@@ -156,6 +158,11 @@ impl ChunkFilter {
         let at = self.slot(hi, lo);
         self.chunks += usize::from(self.slots[at] == (0, 0));
         self.slots[at] = (hi, lo);
+    }
+
+    /// What it holds: its table and its bitmap.
+    fn bytes(&self) -> u64 {
+        (self.slots.len() * 16 + self.bits.len() * 8) as u64
     }
 
     #[inline]
@@ -374,7 +381,10 @@ pub fn run(cfg: &Config) -> Result<Summary> {
         None => (None, None),
     };
     let out = Output::create_records(cfg.output.as_deref(), cfg.compress)?;
-    let mut p1 = Phase1::new(cfg, journal, cp.as_ref())?;
+    // The filter is held all through the sort: its bytes are the
+    // records' less.
+    let held = filter.as_ref().map_or(0, ChunkFilter::bytes);
+    let mut p1 = Phase1::new(cfg, cfg.memory.saturating_sub(held), journal, cp.as_ref())?;
     p1.filter = filter;
     let resumed = p1.sorter.len();
     // Progress, phase 1: bytes of input read (ETA when the inputs are files).
@@ -519,8 +529,13 @@ impl Phase1 {
     /// The sorter (with the runs a killed sort finished, `cp`) and the
     /// checks, the '#' lines read before the kill replayed so that the
     /// checks go on from where they were (they passed them then).
-    fn new(cfg: &Config, journal: Option<Journal>, cp: Option<&Checkpoint>) -> Result<Phase1> {
-        let mut opts = SortOptions::with_memory(cfg.memory);
+    fn new(
+        cfg: &Config,
+        memory: u64,
+        journal: Option<Journal>,
+        cp: Option<&Checkpoint>,
+    ) -> Result<Phase1> {
+        let mut opts = SortOptions::with_memory(memory.max(MIN_MEMORY));
         opts.tmpdir = cfg.tmpdir.clone();
         opts.threads = cfg.threads.max(1);
         opts.fan_in = cfg.fan_in;
