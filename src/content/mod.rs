@@ -51,7 +51,7 @@ pub use detect::detect;
 
 /// What a file's bytes are, as far as its content view is concerned (its
 /// name is the file table's `view` column, so the type lives in formats).
-pub use crate::formats::files::ViewKind as Kind;
+pub use crate::formats::views::ViewKind as Kind;
 
 /// Which view the stages read (`--content auto|raw`): `Auto` the content
 /// view chosen by the bytes, `Raw` the bytes as they are.

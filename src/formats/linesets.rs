@@ -24,8 +24,8 @@
 //! long lines): a file written under other ones is not used.
 
 use crate::formats::chunks::mix128;
-use crate::formats::files::ViewKind;
 use crate::formats::numbers::{parse_hex128, parse_u64, write_hex128, write_u64};
+use crate::formats::views::ViewKind;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The file-table fields a content's lines are found again by.

@@ -30,6 +30,7 @@ pub mod numbers;
 pub mod pairs;
 pub mod shards;
 pub mod templates;
+pub mod views;
 
 pub use chunks::*;
 pub use codec::{Codec, GZIP_MAGIC, ZSTD_MAGIC};
@@ -37,6 +38,7 @@ pub use escape::*;
 pub use files::*;
 pub use lines::*;
 pub use numbers::*;
+pub use views::*;
 
 #[cfg(test)]
 mod tests {

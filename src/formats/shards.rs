@@ -18,9 +18,10 @@
 
 use crate::error::{Context, Error, Result};
 use crate::formats::chunks::Digest;
-use crate::formats::files::{FileEntry, LeftOut, TableDigest};
+use crate::formats::files::{FileEntry, TableDigest};
 use crate::formats::headers::{FilesHeader, FilesTrailer};
 use crate::formats::lines::{write_header, write_trailer, Kind, Line, LineReader, Params};
+use crate::formats::views::LeftOut;
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 
@@ -482,7 +483,8 @@ fn walk_counts(t: Option<FilesTrailer>) -> FilesTrailer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::files::{scan_file_table, FileType};
+    use crate::formats::files::scan_file_table;
+    use crate::formats::views::FileType;
 
     /// A shard table of these walk positions (sizes = position).
     fn table(shard: &str, positions: &[u32], records: u64, digest: u128) -> String {

@@ -3,7 +3,8 @@
 
 use super::credits::NO_ALIAS;
 use super::*;
-use crate::formats::files::{FileEntry, FileType};
+use crate::formats::files::FileEntry;
+use crate::formats::views::FileType;
 use std::collections::BTreeMap;
 
 /// A table of (path, size, content) and its identical sets.

@@ -165,7 +165,8 @@ pub(crate) fn same_content(files: &CompactTable, path_ok: &[bool]) -> Vec<SameCo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::files::{FileEntry, FileType, FileView, ViewKind};
+    use crate::formats::files::FileEntry;
+    use crate::formats::views::{FileType, FileView, ViewKind};
 
     /// A file of `content` and `size` on disk, with a view of `view`
     /// bytes, a hard-link mark and an archive prefix when given.

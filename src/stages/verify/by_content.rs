@@ -29,8 +29,9 @@
 
 use super::PairIn;
 use crate::error::Result;
-use crate::formats::files::{changed_since, read_file_table, FileType, ViewKind};
+use crate::formats::files::{changed_since, read_file_table};
 use crate::formats::headers::{Delta, VerifyParams};
+use crate::formats::views::{FileType, ViewKind};
 use crate::formats::{open_input, pairs, FileEntry, Kind, Line, LineReader};
 use std::collections::HashMap;
 use std::path::Path;
