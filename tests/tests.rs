@@ -50,6 +50,7 @@ mod documents {
     #[allow(clippy::module_inception)]
     mod documents;
     mod office_variants;
+    mod pdfs;
     mod text_prose;
 }
 

@@ -2,7 +2,8 @@
 //! of src/, tools/src/ and tests/ (test data aside) is a `//!` doc comment, so a reader
 //! who opens any file, or lists their first lines (`head -1`), learns
 //! what it holds and where the next thing lives. A file with no header
-//! fails here with its path.
+//! fails here with its path. A file that grows past [`MAX_FILE_LINES`]
+//! has taken on more than one job, and is split along them.
 
 use crate::common;
 use common::rust_files;
@@ -29,6 +30,38 @@ fn every_source_file_opens_with_its_job() {
     assert!(
         missing.is_empty(),
         "files whose first line is not a `//!` header saying their job: {missing:?}"
+    );
+}
+
+/// Lines a source file may hold: past it a file does several jobs (the
+/// stage, its writer, its re-run sets) that a reader would rather open
+/// one at a time.
+const MAX_FILE_LINES: usize = 1_200;
+
+#[test]
+fn no_source_file_does_several_jobs() {
+    let root = common::source_root();
+    let mut files = Vec::new();
+    for dir in ["src", "tools/src", "tests"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 100, "{} files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter(|f| !f.starts_with(root.join("tests/data")))
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).unwrap().lines().count();
+            (lines > MAX_FILE_LINES).then(|| {
+                format!(
+                    "{} ({lines} lines)",
+                    f.strip_prefix(&root).unwrap().display()
+                )
+            })
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "source files over {MAX_FILE_LINES} lines (split them along their jobs): {long:?}"
     );
 }
 
