@@ -49,7 +49,9 @@ struct Args {
 
 fn main() -> ExitCode {
     let a = Args::parse();
-    fsim::cli::run("fsim-reuse", || {
+    // The stage said why on stderr; make reads the exit code alone.
+    let mut needs_all = false;
+    let code = fsim::cli::run("fsim-reuse", || {
         let previous = a.previous.filter(|p| !p.as_os_str().is_empty());
         let cfg = Config {
             output: a.output,
@@ -62,6 +64,10 @@ fn main() -> ExitCode {
             Outcome::Linked => "a hard link",
             Outcome::Copied => "copied",
             Outcome::Ran => return Ok(()),
+            Outcome::NeedsAll => {
+                needs_all = true;
+                return Ok(());
+            }
         };
         if !a.quiet {
             fsim::cli::stderr_line(format_args!(
@@ -74,5 +80,9 @@ fn main() -> ExitCode {
             ));
         }
         Ok(())
-    })
+    });
+    match needs_all {
+        true => ExitCode::from(fsim::cli::NEEDS_ALL),
+        false => code,
+    }
 }

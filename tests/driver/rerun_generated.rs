@@ -403,6 +403,19 @@ fn assert_same(rerun: &Path, scratch: &Path, why: &str) {
     }
 }
 
+/// `make report` of `repo` into `work` with `vars`, which must succeed:
+/// its standard error.
+fn make_report(repo: &Path, work: &Path, vars: &[&str]) -> String {
+    let out = run_raw(make_report_cmd(repo, work, vars), None);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "make report into {}:\n{err}",
+        work.display()
+    );
+    err
+}
+
 /// `path` given a time `secs` from now, its bytes kept.
 fn touch(path: &Path, secs: u64) {
     let file = std::fs::File::options().write(true).open(path).unwrap();
@@ -444,14 +457,7 @@ fn a_rerun_of_files_only_touched_sorts_nothing_and_a_rename_in_place_everything(
             .map(|s| s.as_str())
             .chain(["DROP_PREVIOUS=1"])
             .collect();
-        let out = run_raw(make_report_cmd(&repo, work, &vars), None);
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(
-            out.status.success(),
-            "make report into {}:\n{err}",
-            work.display()
-        );
-        err
+        make_report(&repo, work, &vars)
     };
     let same_as_scratch = |rerun: &Path, scratch: &Path, why: &str| {
         run(scratch, None);
@@ -526,13 +532,7 @@ fn a_touched_archive_is_moved_with_its_members_and_a_rezipped_one_changed() {
     let members = [("x.txt", a.as_bytes()), ("y.txt", b.as_bytes())];
     std::fs::write(repo.join("pack.zip"), archive_repo::zip_of(&members)).unwrap();
     let run = |work: &Path, prev: &[&str]| {
-        let out = run_raw(make_report_cmd(&repo, work, prev), None);
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(
-            out.status.success(),
-            "make report into {}:\n{err}",
-            work.display()
-        );
+        make_report(&repo, work, prev);
         std::fs::read_to_string(work.join("changed.tsv")).unwrap_or_default()
     };
     let same_as_scratch = |rerun: &Path, why: &str| {
@@ -568,4 +568,59 @@ fn a_touched_archive_is_moved_with_its_members_and_a_rezipped_one_changed() {
         "pack.zip zipped again: it and its members changed:\n{set}"
     );
     same_as_scratch(&rezipped, "an archive zipped again");
+}
+
+/// A file added that makes a chunk too common (1,001 files hold it, the
+/// limit is 1,000): the partition of the changed chunks alone cannot say
+/// what is dropped now, exits 3, and make partitions every record. One
+/// line says why (the partition's), one what happens (make's): no line of
+/// fsim-reuse's between them, which read as a second failure. The report
+/// is a run from scratch's, which prunes the chunk too.
+#[test]
+fn a_chunk_that_becomes_too_common_partitions_every_record_said_once() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let notice: String = (0..20)
+        .map(|i| format!("shared preamble line {i} of the standard notice\n"))
+        .collect();
+    let mut rng = Rng(7);
+    for i in 0..1000 {
+        let own: String = (0..10)
+            .map(|_| format!("file {i} says {}\n", rng.below(1_000_000_007)))
+            .collect();
+        std::fs::write(repo.join(format!("n{i:04}.txt")), format!("{notice}{own}")).unwrap();
+    }
+    let run = |work: &Path, vars: &[&str]| make_report(&repo, work, vars);
+    let first = t.path().join("first");
+    run(&first, &[]);
+    let report = std::fs::read_to_string(first.join("report.txt")).unwrap();
+    assert!(
+        !report.contains("pruned:"),
+        "1,000 files: nothing pruned yet:\n{report}"
+    );
+
+    std::fs::write(repo.join("zz.txt"), format!("{notice}one more file\n")).unwrap();
+    let rerun = t.path().join("rerun");
+    let prev = format!("PREVIOUS={}", first.display());
+    let err = run(&rerun, &[&prev]);
+    let why = "fsim-partition: the changed chunks alone are not enough: the chunks dropped changed";
+    assert!(
+        err.contains(why) && err.contains("make: partition.tsv again from every record"),
+        "the partition says why, make what it does:\n{err}"
+    );
+    assert!(
+        !err.contains("fsim-reuse"),
+        "no second line from the stage's wrapper:\n{err}"
+    );
+    let report = std::fs::read_to_string(rerun.join("report.txt")).unwrap();
+    assert!(
+        report.contains(
+            "found in more than 1000 files were ignored as boilerplate (1001 files hold one)"
+        ),
+        "the chunk now pruned:\n{report}"
+    );
+    let scratch = t.path().join("scratch");
+    run(&scratch, &[]);
+    assert_same(&rerun, &scratch, "a chunk now too common");
 }
