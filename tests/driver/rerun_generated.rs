@@ -274,6 +274,26 @@ fn a_sharded_rerun_is_a_run_from_scratch() {
     rounds(0xfeed_beef, &["SHARDS=3", "-j2"]);
 }
 
+/// Other seeds, for a soak run when the re-run changes: `FSIM_SOAK=N`
+/// rounds of each kind above (the sample tree, the tree of many frames,
+/// the line sets kept) from seeds 1..=N, e.g. `FSIM_SOAK=20 cargo test
+/// --test tests soak -- --ignored` (about 7 s a seed on 2 cores).
+/// Ignored in `make test`: each seed runs the same code on other changes.
+#[test]
+#[ignore]
+fn soak_reruns_of_other_seeds() {
+    let n: u64 = std::env::var("FSIM_SOAK")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let frames = ["--bulk", "1000", "--bulk-size", "2000", "--bulk-dirs", "50"];
+    for seed in 1..=n {
+        rounds(seed, &[]);
+        rounds_on(seed ^ 0xf4a3_e5c0, &[], &frames);
+        rounds(seed ^ 0xdeca_fbad, &["LINE_SETS=1"]);
+    }
+}
+
 /// One edit in place (the paths, and so the ids, stay): a line inserted,
 /// a line appended, the file emptied, two files swapped, or one touched.
 fn edit_in_place(repo: &Path, n: usize, rng: &mut Rng) -> String {
