@@ -26,7 +26,7 @@ import subprocess
 import time
 import zlib
 
-from . import inputs
+from . import inputs, measure
 from .measure import log, sh
 
 # What a re-run must write the same bytes of as a run from scratch: the
@@ -104,6 +104,26 @@ def change(root, how):
     return len(paths), total
 
 
+def partners(work):
+    """What a re-run in WORK changed, as links see it: its table's files,
+    its kept links, the files it read again (its changed set's `F` lines)
+    and the unchanged files linked to one of them (a dict of counts)."""
+    files = measure.records(os.path.join(work, "files.tsv"))
+    edited = {int(line.split(b"\t")[1]) for line in measure.record_lines(os.path.join(work, "changed.tsv"))
+              if line.startswith(b"F\t")}
+    links, linked = 0, set()
+    for line in measure.record_lines(os.path.join(work, "verified.tsv")):
+        if line.startswith(b"#"):
+            continue
+        a, b = (int(x) for x in line.split(b"\t")[:2])
+        links += 1
+        if a in edited:
+            linked.add(b)
+        if b in edited:
+            linked.add(a)
+    return {"files": files, "links": links, "edited": len(edited), "partners": len(linked - edited)}
+
+
 def peak_run(bench, repo, work, also=(), extra=()):
     """`make report` on REPO into WORK under scratch-peak.py: its JSON
     (wall, CPU, the peak, the files at the peak, the end), the write-back of
@@ -148,6 +168,7 @@ def one_tree(bench, key, label, src):
     r["edit"] = peak_run(bench, repo, w["edit"], [w["first"]], [f"PREVIOUS={w['first']}"])
     r["scratch"] = peak_run(bench, repo, w["scratch"])
     r["edit_differs"] = same_bytes(w["edit"], w["scratch"])
+    r["partners"] = partners(w["edit"])
     # The same re-run as the fsim command makes it: the earlier folder is
     # its own (WORK/previous), its records dropped once the new are written.
     r["edit_drop"] = peak_run(bench, repo, w["edit_drop"], [w["first"]],

@@ -480,6 +480,23 @@ def lines_kept(done):
             f"again by the line source: {say(not_kept)}.")
 
 
+def linked(done):
+    """How many files the edited files are linked to (the files a re-run
+    whose figures are a run from scratch's reads or credits again): a
+    paragraph and a blank line, "" when the data predates the record."""
+    said = []
+    for t in done:
+        p = t.get("partners")
+        if not p:
+            return ""
+        share = (p["edited"] + p["partners"]) / p["files"] if p["files"] else 0
+        said.append(f"{t['label']}: {p['edited']:,} edited of {p['files']:,} files, linked to {p['partners']:,} "
+                    f"unchanged ones ({p['links']:,} links kept): {100 * share:.1f} %")
+    return ("\nFiles an exact re-run after the edit reads or credits again, the edited ones and the "
+            "unchanged files linked to one (fsim-verify measures each changed link from both files; "
+            f"fsim-report credits both in their folder pairs): {'; '.join(said)}.\n")
+
+
 def changes_section(data):
     """The section "Re-runs and scratch space" ("" without its data)."""
     d = data["sections"].get("changes")
@@ -492,4 +509,4 @@ def changes_section(data):
         compared=", ".join(f"`{f}`" for f in d.get("compared", ("report.*", "verified.tsv"))),
         rerun_rows="\n".join(r for t in done for r in change_rows(t)),
         scratch_rows="\n".join(r for t in done for r in scratch_rows(t)), skipped=skipped,
-        verdict=changes_verdict(done), lines_kept=lines_kept(done))
+        verdict=changes_verdict(done), lines_kept=lines_kept(done), linked=linked(done))

@@ -166,8 +166,37 @@ class Section(unittest.TestCase):
         del older["lines_bytes"]
         self.assertNotIn("Line sets kept", self.section([older]))
 
+    def test_the_files_linked_to_the_edited_ones_are_said(self):
+        def tree_of(label, partners):
+            t = {"label": label, "files": 10, "edited": 1, "touched": 1, "first": run(20, 30, 50e6),
+                 "edit": run(8, 10, 60e6), "scratch": run(20, 40, 50e6), "touch": run(2, 3, 60e6),
+                 "scratch2": run(20, 40, 50e6), "edit_differs": [], "touch_differs": []}
+            if partners:
+                t["partners"] = partners
+            return t
+        p = {"files": 35976, "links": 382952, "edited": 354, "partners": 3856}
+        text = self.section([tree_of("the releases", p)])
+        self.assertIn("the releases: 354 edited of 35,976 files, linked to 3,856 unchanged ones "
+                      "(382,952 links kept): 11.7 %.", text)
+        self.assertNotIn("reads or credits again", self.section([tree_of("the releases", None)]))
+
     def test_no_data_no_section(self):
         self.assertEqual(render.changes_section({"meta": META, "knobs": KNOBS, "sections": {}}), "")
+
+
+class Partners(unittest.TestCase):
+    def test_the_unchanged_files_linked_to_a_changed_one_are_counted(self):
+        with tempfile.TemporaryDirectory() as work:
+            def write(name, text):
+                with open(os.path.join(work, name), "w", encoding="utf-8") as f:
+                    f.write(text)
+            write("files.tsv", "#fsim files v4\n" + "".join(f"{i:010d}\tx\n" for i in range(10)) + "#end files\n")
+            # Files 1 and 3 read again; 0 and 2 moved.
+            write("changed.tsv", "#fsim changed v1\nF\t1\nF\t3\nM\t0\t0\t1\nH\tabc\n#end changed\n")
+            # 0, 2 and 4 are linked to 1 or 3; 5-6 to neither; 1-3 both changed.
+            write("verified.tsv", "#fsim pairs v1\n0\t1\tx\n1\t2\tx\n1\t3\tx\n3\t4\tx\n5\t6\tx\n"
+                                  "#end pairs\n")
+            self.assertEqual(changes.partners(work), {"files": 10, "links": 5, "edited": 2, "partners": 3})
 
 
 class CorpusStamp(unittest.TestCase):

@@ -544,7 +544,7 @@ ${skipped}
 ${verdict}
 
 ${lines_kept}
-
+${linked}
 The budget is the re-run's as the fsim command makes it (`DROP_PREVIOUS=1`):
 a `PREVIOUS=` re-run that keeps the earlier folder whole holds two runs'
 outputs, line sets and reports each twice, and `LINE_SETS=0` or
