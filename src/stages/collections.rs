@@ -434,7 +434,8 @@ pub const SAME_FILE_DEVICE: u64 = u64::MAX;
 /// one identity on disk, as the walk gives the names of a hard link
 /// ([`crate::formats::FileView::link`]), so the report lists them as names
 /// of one file, counts no overhead for them and plans nothing on them.
-/// Members of archives are left as they are (they name no file on disk).
+/// So are the members of such an archive (the same path inside it, the
+/// same bytes): one member met twice, not an identical set of two.
 /// Returns the entries marked after the first of their file, and whether
 /// any path is met twice (marked or not). Sorts a `u32` a file by path:
 /// the entries stay in id order.
@@ -449,8 +450,6 @@ fn mark_same_files(entries: &mut [FileEntry]) -> (u64, bool) {
             && (x.size, x.mtime_s, x.mtime_ns, x.content)
                 == (y.size, y.mtime_s, y.mtime_ns, y.content)
             && x.view.raw_size == y.view.raw_size
-            && !x.view.is_member()
-            && !y.view.is_member()
     };
     let mut marked = 0;
     let mut start = 0;

@@ -475,9 +475,10 @@ fn a_production_the_case_holds_already_is_a_run_from_scratch() {
 
 /// One folder named twice (`a=X c=X/`), or a folder and its sub-folder
 /// (`a=X s=X/sub`), is one set of files met in two collections: no file
-/// is a copy of itself, the one real copy is the only overhead, each
-/// collection holds the other's files, and the plan removes the copy once
-/// and nothing else.
+/// is a copy of itself, nor a member of an archive in it (each is the same
+/// member again, with the hard links: no identical set of 0 bytes), the
+/// one real copy is the only overhead, each collection holds the other's
+/// files, and the plan removes the copy once and nothing else.
 #[test]
 fn a_folder_named_twice_is_no_copy_of_itself() {
     let t = tempfile::tempdir().unwrap();
@@ -490,10 +491,14 @@ fn a_folder_named_twice_is_no_copy_of_itself() {
     let dup = text(7, 60);
     std::fs::write(x.join("sub/kept.txt"), &dup).unwrap();
     std::fs::write(x.join("sub/zz-copy.txt"), &dup).unwrap();
+    let (m1, m2) = (text(60, 40), text(61, 40));
+    let zip = common::archive_repo::zip_of(&[("m1.txt", m1.as_bytes()), ("m2.txt", m2.as_bytes())]);
+    std::fs::write(x.join("sub/pack.zip"), zip).unwrap();
     let xs = x.display().to_string();
+    // Names met in both collections: the files, the zip and its two members.
     for (case, repo, names) in [
-        ("twice", format!("a={xs} c={xs}/"), 8u64),
-        ("sub", format!("a={xs} s={xs}/sub"), 5),
+        ("twice", format!("a={xs} c={xs}/"), 11u64),
+        ("sub", format!("a={xs} s={xs}/sub"), 8),
     ] {
         let work = t.path().join(case);
         make_named(&repo, &work, &["FORMATS=txt json sh"], true);

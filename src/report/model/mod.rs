@@ -206,7 +206,8 @@ pub struct IdenticalSet {
 pub struct OnDisk {
     /// Distinct files outside archives (names of one file count once).
     pub files: u32,
-    /// Members of archives: copies nobody can remove alone.
+    /// Members of archives: copies nobody can remove alone (one member
+    /// met in two collections counts once).
     pub in_archives: u32,
     /// (name, the first name of its file) of each name after the first of
     /// a file with several names, in file id order.
@@ -220,12 +221,11 @@ impl OnDisk {
         let mut first: HashMap<(u64, u64), u32> = HashMap::new();
         for &f in names {
             let e = table.at(f);
-            if e.archive.is_some() {
-                d.in_archives += 1;
-                continue;
-            }
+            // A member met again (its archive named in two collections)
+            // is another name of that member, as a file's is of the file.
             match e.link.map(|l| *first.entry(l).or_insert(f)) {
                 Some(k) if k != f => d.other_names.push((f, k)),
+                _ if e.archive.is_some() => d.in_archives += 1,
                 _ => d.files += 1,
             }
         }

@@ -100,7 +100,8 @@ pub(crate) fn identical_sets(
     for v in groups() {
         let id = hex128(files.content(v[0]))[..10].to_string();
         let (size, disk) = (files.raw_size(v[0]), OnDisk::of(files, v));
-        if disk.files == 1 && disk.in_archives == 0 {
+        // One file, or one member of an archive, under several names.
+        if disk.files + disk.in_archives == 1 {
             let files = v.to_vec();
             hard_links.push(HardLinks { id, size, files });
             continue;
