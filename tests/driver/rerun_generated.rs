@@ -159,19 +159,10 @@ fn change(repo: &Path, n: usize, rng: &mut Rng) -> String {
 /// `make report` of `repo` into `work`, small memory (the sort and the
 /// bins spill), the defaults otherwise; `vars` added.
 fn report(repo: &Path, work: &Path, vars: &[&str]) {
-    let out = run_raw(
-        make_report_cmd(
-            repo,
-            work,
-            &[&["CAPACITY=64K", "MEMORY=64K", "QUIET=-q"], vars].concat(),
-        ),
-        None,
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "make report into {} failed:\n{err}",
-        work.display()
+    make_report(
+        repo,
+        work,
+        &[&["CAPACITY=64K", "MEMORY=64K", "QUIET=-q"], vars].concat(),
     );
 }
 
@@ -339,19 +330,7 @@ fn a_rerun_of_the_changed_chunks_alone_is_a_run_from_scratch() {
     let (repo, _) = gen_repo(t.path(), &[]);
     let mut rng = Rng(0x0c4a_d6ed);
     let vars = ["MEMORY=16M", "QUIET="];
-    let run = |work: &Path, more: &[&str]| {
-        let out = run_raw(
-            make_report_cmd(&repo, work, &[&vars[..], more].concat()),
-            None,
-        );
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(
-            out.status.success(),
-            "make report into {} failed:\n{err}",
-            work.display()
-        );
-        err
-    };
+    let run = |work: &Path, more: &[&str]| make_report(&repo, work, &[&vars[..], more].concat());
     let mut previous = t.path().join("run-0");
     run(&previous, &[]);
     for round in 1..=6 {
